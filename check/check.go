@@ -1,0 +1,829 @@
+// Package check turns a parsed kdsl file into algorithm-level IR: it resolves names, infers and unifies
+// shapes, types every expression, turns Einstein-style implicit reductions into explicit ones, and checks
+// the schedules against the algorithm. It reports every error it finds, each at a source position.
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/parse"
+)
+
+// Targets lists the target names a schedule's `for` block may name.
+var Targets = []string{"go", "amd64", "arm64", "ptx", "msl", "llvm"}
+
+type checker struct {
+	errs parse.ErrorList
+	src  string
+}
+
+func (c *checker) errorf(pos ir.Pos, format string, a ...any) {
+	c.errs = append(c.errs, &parse.Error{Pos: pos, Msg: fmt.Sprintf(format, a...)})
+}
+
+// File parses and checks src, returning its kernels in source order, or a parse.ErrorList.
+func File(filename, src string) ([]*ir.Kernel, error) {
+	f, err := parse.Parse(filename, src)
+	if err != nil {
+		return nil, err
+	}
+	return Check(f, src)
+}
+
+// Check checks a parsed file. src is used to record each kernel's source text.
+func Check(f *parse.File, src string) ([]*ir.Kernel, error) {
+	c := &checker{src: src}
+	var kernels []*ir.Kernel
+	byName := map[string]*ir.Kernel{}
+	for _, d := range f.Decls {
+		if d.Kernel == nil {
+			continue
+		}
+		if _, dup := byName[d.Kernel.Name]; dup {
+			c.errorf(d.Kernel.Pos, "kernel %s redeclared", d.Kernel.Name)
+			continue
+		}
+		k := c.kernel(d.Kernel)
+		byName[k.Name] = k
+		kernels = append(kernels, k)
+	}
+	scheduled := map[string]bool{}
+	for _, d := range f.Decls {
+		if d.Schedule == nil {
+			continue
+		}
+		s := d.Schedule
+		k := byName[s.Kernel]
+		if k == nil {
+			c.errorf(s.Pos, "schedule for unknown kernel %s", s.Kernel)
+			continue
+		}
+		if scheduled[s.Kernel] {
+			c.errorf(s.Pos, "second schedule for kernel %s", s.Kernel)
+			continue
+		}
+		scheduled[s.Kernel] = true
+		c.schedule(k, s)
+	}
+	// Kernel source text: from its position to the next declaration.
+	for i, d := range f.Decls {
+		if d.Kernel == nil || byName[d.Kernel.Name] == nil {
+			continue
+		}
+		end := len(src)
+		if i+1 < len(f.Decls) {
+			end = f.Decls[i+1].Pos.Offset
+		}
+		text := src[d.Pos.Offset:end]
+		if i := strings.LastIndex(text, "}"); i >= 0 {
+			text = text[:i+1]
+		}
+		byName[d.Kernel.Name].Source = strings.TrimSpace(text)
+	}
+	if len(c.errs) > 0 {
+		sort.SliceStable(c.errs, func(i, j int) bool {
+			a, b := c.errs[i].Pos, c.errs[j].Pos
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Column < b.Column
+		})
+		return nil, c.errs
+	}
+	return kernels, nil
+}
+
+// kernel-level state
+type kchecker struct {
+	*checker
+	k       *ir.Kernel
+	names   map[string]any // *ir.Tensor or *ir.Dim
+	parent  map[*ir.Dim]*ir.Dim
+	dimPos  map[*ir.Dim]ir.Pos
+	vars    []*ir.Var
+	dimVals []*ir.DimVal
+	written map[*ir.Tensor]bool
+	// per statement
+	scope    map[string]*ir.Var
+	free     []*ir.Var
+	varPos   map[*ir.Var]ir.Pos
+	out      *ir.Tensor
+	outVars  []*ir.Var
+	allowNew bool
+}
+
+var reserved = map[string]bool{"kernel": true, "schedule": true, "let": true, "for": true, "in": true, "out": true, "inout": true}
+
+// goReserved are names a kernel may not use because generated Go would break: Go keywords, the builtins
+// and packages the generated code uses.
+var goReserved = map[string]bool{
+	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true, "defer": true,
+	"else": true, "fallthrough": true, "func": true, "go": true, "goto": true, "if": true, "import": true,
+	"interface": true, "map": true, "package": true, "range": true, "return": true, "select": true,
+	"struct": true, "switch": true, "type": true, "var": true, "len": true, "make": true, "min": true,
+	"max": true, "fmt": true, "rt": true, "math": true, "f16": true, "os": true, "nil": true, "true": true,
+	"false": true, "int": true, "float32": true, "float64": true, "int32": true, "int8": true, "bool": true,
+	"err": true, "acc": true, "sel": true,
+}
+
+// checkName reports names that generated Go cannot use.
+func (c *checker) checkName(pos ir.Pos, name string) bool {
+	if goReserved[name] || reserved[name] || strings.HasSuffix(name, "_") || strings.HasSuffix(name, "Slot") {
+		c.errorf(pos, "%s is reserved (a Go keyword or a name the generated code uses); choose another name", name)
+		return false
+	}
+	return true
+}
+
+func (c *checker) kernel(pk *parse.Kernel) *ir.Kernel {
+	k := &ir.Kernel{Name: pk.Name, Pos: pk.Pos}
+	kc := &kchecker{checker: c, k: k, names: map[string]any{}, parent: map[*ir.Dim]*ir.Dim{}, dimPos: map[*ir.Dim]ir.Pos{}, written: map[*ir.Tensor]bool{}}
+	c.checkName(pk.Pos, pk.Name)
+	for _, p := range pk.Params {
+		if !c.checkName(p.Pos, p.Name) {
+			continue
+		}
+		if kc.names[p.Name] != nil {
+			c.errorf(p.Pos, "parameter %s redeclared", p.Name)
+			continue
+		}
+		dt := ir.ParseDType(p.Type)
+		if dt == ir.Invalid {
+			c.errorf(p.Pos, "unknown type %s for %s: expected f64, f32, f16, bf16, i32 or i8", p.Type, p.Name)
+			dt = ir.F32
+		}
+		t := &ir.Tensor{Name: p.Name, Type: dt, Pos: p.Pos}
+		switch p.Mode {
+		case "", "in":
+			t.Kind = ir.In
+		case "out":
+			t.Kind = ir.Out
+		case "inout":
+			t.Kind = ir.InOut
+		}
+		if p.Shape == nil {
+			if t.Kind != ir.In {
+				c.errorf(p.Pos, "scalar parameter %s cannot be %s: outputs are tensors (use %s[] for a single value)", p.Name, p.Mode, p.Type)
+			}
+			t.Kind = ir.Scalar
+		} else {
+			for _, dn := range p.Shape.Dims {
+				if !c.checkName(dn.Pos, dn.Name) {
+					continue
+				}
+				switch v := kc.names[dn.Name].(type) {
+				case *ir.Dim:
+					t.Shape = append(t.Shape, v)
+				case nil:
+					d := &ir.Dim{Name: dn.Name}
+					kc.names[dn.Name] = d
+					kc.dimPos[d] = dn.Pos
+					k.Dims = append(k.Dims, d)
+					t.Shape = append(t.Shape, d)
+				default:
+					c.errorf(dn.Pos, "%s is a parameter, not a dimension", dn.Name)
+				}
+			}
+		}
+		if _, isDim := kc.names[p.Name].(*ir.Dim); isDim {
+			c.errorf(p.Pos, "%s is already a dimension name", p.Name)
+			continue
+		}
+		kc.names[p.Name] = t
+		k.Params = append(k.Params, t)
+	}
+	for _, s := range pk.Body {
+		kc.stmt(s)
+	}
+	for _, p := range k.Params {
+		if (p.Kind == ir.Out || p.Kind == ir.InOut) && !kc.written[p] {
+			c.errorf(p.Pos, "output %s is never written", p.Name)
+		}
+	}
+	kc.resolveDims()
+	return k
+}
+
+func (kc *kchecker) find(d *ir.Dim) *ir.Dim {
+	for kc.parent[d] != nil {
+		d = kc.parent[d]
+	}
+	return d
+}
+
+// unify records that a and b are the same size; the dim declared first stays the representative.
+func (kc *kchecker) unify(a, b *ir.Dim) {
+	a, b = kc.find(a), kc.find(b)
+	if a == b {
+		return
+	}
+	ia, ib := kc.dimIndex(a), kc.dimIndex(b)
+	if ib < ia {
+		a, b = b, a
+	}
+	kc.parent[b] = a
+}
+
+func (kc *kchecker) dimIndex(d *ir.Dim) int {
+	for i, x := range kc.k.Dims {
+		if x == d {
+			return i
+		}
+	}
+	return len(kc.k.Dims)
+}
+
+// resolveDims replaces every dim by its representative.
+func (kc *kchecker) resolveDims() {
+	var dims []*ir.Dim
+	for _, d := range kc.k.Dims {
+		if kc.find(d) == d {
+			dims = append(dims, d)
+		}
+	}
+	kc.k.Dims = dims
+	for _, t := range append(append([]*ir.Tensor(nil), kc.k.Params...), kc.k.Temps...) {
+		for i, d := range t.Shape {
+			t.Shape[i] = kc.find(d)
+		}
+	}
+	for _, v := range kc.vars {
+		if v.Range != nil {
+			v.Range = kc.find(v.Range)
+		}
+	}
+	for _, d := range kc.dimVals {
+		d.D = kc.find(d.D)
+	}
+}
+
+func (kc *kchecker) newVar(name string, pos ir.Pos) *ir.Var {
+	v := &ir.Var{Name: name}
+	kc.vars = append(kc.vars, v)
+	kc.varPos[v] = pos
+	return v
+}
+
+func (kc *kchecker) stmt(s *parse.Stmt) {
+	kc.scope = map[string]*ir.Var{}
+	kc.free = nil
+	kc.varPos = map[*ir.Var]ir.Pos{}
+	kc.out, kc.outVars = nil, nil
+	var lhs []*parse.IndexVar
+	if s.Index != nil {
+		lhs = s.Index.Vars
+	}
+	for _, iv := range lhs {
+		if kc.scope[iv.Name] != nil {
+			kc.errorf(iv.Pos, "index %s appears twice on the left", iv.Name)
+			return
+		}
+		if !kc.checkName(iv.Pos, iv.Name) {
+			return
+		}
+		if _, ok := kc.names[iv.Name]; ok {
+			kc.errorf(iv.Pos, "index %s has the name of a parameter or dimension", iv.Name)
+			return
+		}
+		v := kc.newVar(iv.Name, iv.Pos)
+		kc.scope[iv.Name] = v
+		kc.outVars = append(kc.outVars, v)
+	}
+	var target *ir.Tensor
+	if s.Let {
+		if !kc.checkName(s.Pos, s.Target) {
+			return
+		}
+		if kc.names[s.Target] != nil {
+			kc.errorf(s.Pos, "%s redeclared (let declares a new temporary)", s.Target)
+			return
+		}
+		if s.Op == "+=" {
+			kc.errorf(s.Pos, "let %s += ...: a new temporary has no value to add to; use =", s.Target)
+			return
+		}
+	} else {
+		switch t := kc.names[s.Target].(type) {
+		case *ir.Tensor:
+			target = t
+		case *ir.Dim:
+			kc.errorf(s.Pos, "cannot assign to dimension %s", s.Target)
+			return
+		default:
+			kc.errorf(s.Pos, "undefined: %s (declare a temporary with let %s[...] = ...)", s.Target, s.Target)
+			return
+		}
+		switch target.Kind {
+		case ir.In:
+			kc.errorf(s.Pos, "cannot assign to input %s: declare it out or inout", target.Name)
+			return
+		case ir.Scalar:
+			kc.errorf(s.Pos, "cannot assign to scalar parameter %s", target.Name)
+			return
+		}
+		if len(lhs) != len(target.Shape) {
+			kc.errorf(s.Pos, "%s has rank %d but is written with %d indices", target.Name, len(target.Shape), len(lhs))
+			return
+		}
+		for i, v := range kc.outVars {
+			v.Range = target.Shape[i]
+		}
+		if target.Kind == ir.Out && !kc.written[target] && s.Op == "+=" {
+			kc.errorf(s.Pos, "%s += ...: output %s has no value yet (declare it inout, or assign it first)", target.Name, target.Name)
+		}
+		kc.out = target
+	}
+	nerr := len(kc.errs)
+	kc.allowNew = true
+	val := kc.expr(s.Value)
+	if val == nil || len(kc.errs) > nerr {
+		return
+	}
+	// Every variable needs a range.
+	for _, v := range kc.vars {
+		if _, mine := kc.varPos[v]; mine && v.Range == nil {
+			kc.errorf(kc.varPos[v], "cannot infer the range of index %s: use it alone as an index of a tensor", v.Name)
+		}
+	}
+	if len(kc.errs) > nerr {
+		return
+	}
+	if len(kc.free) > 0 {
+		val = &ir.Reduce{Op: ir.Add, Vars: kc.free, X: val, T: val.Type().Compute()}
+	}
+	if s.Let {
+		dt := val.Type()
+		if dt == ir.Untyped {
+			dt = ir.F32
+		}
+		if dt == ir.Bool {
+			kc.errorf(s.Value.Pos, "temporary %s would hold a comparison result; use select(cond, a, b)", s.Target)
+			return
+		}
+		target = &ir.Tensor{Name: s.Target, Type: dt, Kind: ir.Temp, Pos: s.Pos}
+		for _, v := range kc.outVars {
+			target.Shape = append(target.Shape, v.Range)
+		}
+		kc.names[s.Target] = target
+		kc.k.Temps = append(kc.k.Temps, target)
+	}
+	if s.Op == "+=" {
+		old := &ir.Load{T: target, Idx: ivars(kc.outVars)}
+		val = kc.arith(s.Value.Pos, ir.Add, old, val)
+		if val == nil {
+			return
+		}
+	}
+	vt := val.Type()
+	if vt == ir.Untyped {
+		settle(val, target.Type.Compute())
+	} else if vt == ir.Bool {
+		kc.errorf(s.Value.Pos, "cannot store a comparison result in %s: use select(cond, a, b)", target.Name)
+		return
+	} else if !ir.Widens(vt, target.Type) {
+		kc.errorf(s.Value.Pos, "cannot store a %s value in %s tensor %s without an explicit cast: write %s(...)", vt, target.Type, target.Name, target.Type)
+		return
+	}
+	kc.written[target] = true
+	kc.k.Stmts = append(kc.k.Stmts, &ir.Stmt{Out: target, Vars: kc.outVars, Value: val, Pos: s.Pos})
+}
+
+func ivars(vs []*ir.Var) []ir.IExpr {
+	out := make([]ir.IExpr, len(vs))
+	for i, v := range vs {
+		out[i] = ir.IVar{V: v}
+	}
+	return out
+}
+
+// settle gives untyped constants and dims in e the type t.
+func settle(e ir.Expr, t ir.DType) {
+	ir.Walk(e, func(n ir.Expr) {
+		switch n := n.(type) {
+		case *ir.Const:
+			if n.T == ir.Untyped {
+				n.T = t
+			}
+		case *ir.DimVal:
+			if n.T == ir.Untyped {
+				n.T = t
+			}
+		case *ir.VarVal:
+			if n.T == ir.Untyped {
+				n.T = t
+			}
+		case *ir.Unary:
+			if n.T == ir.Untyped {
+				n.T = t
+			}
+		case *ir.Binary:
+			if n.T == ir.Untyped {
+				n.T = t
+			}
+		case *ir.Reduce:
+			if n.T == ir.Untyped {
+				n.T = t
+			}
+		}
+	})
+}
+
+func (kc *kchecker) expr(e *parse.Expr) ir.Expr {
+	x := kc.sum(e.Left)
+	if e.Op == "" || x == nil {
+		return x
+	}
+	y := kc.sum(e.Right)
+	if y == nil {
+		return nil
+	}
+	return kc.arith(e.Pos, ir.Op(e.Op), x, y)
+}
+
+func (kc *kchecker) sum(s *parse.Sum) ir.Expr {
+	x := kc.product(s.Left)
+	for _, r := range s.Rest {
+		y := kc.product(r.Term)
+		if x == nil || y == nil {
+			return nil
+		}
+		x = kc.arith(r.Pos, ir.Op(r.Op), x, y)
+	}
+	return x
+}
+
+func (kc *kchecker) product(p *parse.Product) ir.Expr {
+	x := kc.unary(p.Left)
+	for _, r := range p.Rest {
+		y := kc.unary(r.Factor)
+		if x == nil || y == nil {
+			return nil
+		}
+		x = kc.arith(r.Pos, ir.Op(r.Op), x, y)
+	}
+	return x
+}
+
+func (kc *kchecker) unary(u *parse.Unary) ir.Expr {
+	if u.Neg != nil {
+		x := kc.unary(u.Neg)
+		if x == nil {
+			return nil
+		}
+		if c, ok := x.(*ir.Const); ok {
+			return &ir.Const{Val: -c.Val, T: c.T}
+		}
+		if !kc.numeric(u.Pos, "-", x) {
+			return nil
+		}
+		return &ir.Unary{Op: ir.Neg, X: x, T: x.Type().Compute()}
+	}
+	return kc.primary(u.Primary)
+}
+
+func (kc *kchecker) numeric(pos ir.Pos, what string, x ir.Expr) bool {
+	if x.Type() == ir.Bool {
+		kc.errorf(pos, "%s needs a number, got a comparison result", what)
+		return false
+	}
+	return true
+}
+
+// arith types a binary operation, widening the narrower float operand implicitly.
+func (kc *kchecker) arith(pos ir.Pos, op ir.Op, x, y ir.Expr) ir.Expr {
+	if !kc.numeric(pos, string(op), x) || !kc.numeric(pos, string(op), y) {
+		return nil
+	}
+	t, ok := kc.unifyTypes(pos, string(op), x, y)
+	if !ok {
+		return nil
+	}
+	if op.IsCompare() {
+		return &ir.Binary{Op: op, X: x, Y: y, T: ir.Bool}
+	}
+	return &ir.Binary{Op: op, X: x, Y: y, T: t.Compute()}
+}
+
+func (kc *kchecker) unifyTypes(pos ir.Pos, what string, x, y ir.Expr) (ir.DType, bool) {
+	tx, ty := x.Type(), y.Type()
+	switch {
+	case tx == ty:
+		return tx, true
+	case tx == ir.Untyped:
+		settle(x, ty)
+		return ty, true
+	case ty == ir.Untyped:
+		settle(y, tx)
+		return tx, true
+	case ir.Widens(tx, ty):
+		return ty, true
+	case ir.Widens(ty, tx):
+		return tx, true
+	case tx.Compute() == ty.Compute() && tx.IsFloat():
+		return tx.Compute(), true // f16 with bf16: both compute in f32
+	}
+	kc.errorf(pos, "mismatched types %s and %s for %s: convert one operand explicitly, e.g. %s(...)", tx, ty, what, ty)
+	return ir.Invalid, false
+}
+
+var unaryFuncs = map[string]ir.Op{"abs": ir.Abs, "sqrt": ir.Sqrt, "exp": ir.Exp, "log": ir.Log, "tanh": ir.Tanh, "relu": ir.Relu, "sigmoid": ir.Sigmoid, "neg": ir.Neg}
+
+const funcList = "abs, sqrt, exp, log, tanh, relu, sigmoid, neg, min, max, select, or a cast f64/f32/f16/bf16/i32/i8"
+
+func (kc *kchecker) primary(p *parse.Primary) ir.Expr {
+	switch {
+	case p.Number != nil:
+		v, err := strconv.ParseFloat(*p.Number, 64)
+		if err != nil {
+			kc.errorf(p.Pos, "bad number %s", *p.Number)
+			return nil
+		}
+		return &ir.Const{Val: v, T: ir.Untyped}
+	case p.Paren != nil:
+		return kc.expr(p.Paren)
+	case p.Reduce != nil:
+		return kc.reduce(p.Reduce)
+	case p.Call != nil:
+		return kc.call(p.Call)
+	case p.Access != nil:
+		return kc.access(p.Access)
+	}
+	kc.errorf(p.Pos, "empty expression")
+	return nil
+}
+
+func (kc *kchecker) reduce(r *parse.Reduce) ir.Expr {
+	var op ir.Op
+	switch r.Op {
+	case "sum":
+		op = ir.Add
+	case "max":
+		op = ir.Max
+	case "min":
+		op = ir.Min
+	default:
+		kc.errorf(r.Pos, "unknown reduction %s: expected sum, max or min", r.Op)
+		return nil
+	}
+	var vars []*ir.Var
+	for _, iv := range r.Vars {
+		if kc.scope[iv.Name] != nil {
+			kc.errorf(iv.Pos, "reduction index %s is already an index here", iv.Name)
+			return nil
+		}
+		if _, ok := kc.names[iv.Name]; ok {
+			kc.errorf(iv.Pos, "reduction index %s has the name of a parameter or dimension", iv.Name)
+			return nil
+		}
+		if !kc.checkName(iv.Pos, iv.Name) {
+			return nil
+		}
+		v := kc.newVar(iv.Name, iv.Pos)
+		kc.scope[iv.Name] = v
+		vars = append(vars, v)
+	}
+	x := kc.expr(r.Value)
+	for _, v := range vars {
+		delete(kc.scope, v.Name)
+	}
+	if x == nil || !kc.numeric(r.Pos, r.Op, x) {
+		return nil
+	}
+	return &ir.Reduce{Op: op, Vars: vars, X: x, T: x.Type().Compute()}
+}
+
+func (kc *kchecker) call(c *parse.Call) ir.Expr {
+	args := make([]ir.Expr, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = kc.expr(a)
+		if args[i] == nil {
+			return nil
+		}
+	}
+	want := func(n int) bool {
+		if len(args) != n {
+			kc.errorf(c.Pos, "%s takes %d argument(s), got %d", c.Func, n, len(args))
+			return false
+		}
+		return true
+	}
+	if dt := ir.ParseDType(c.Func); dt != ir.Invalid {
+		if !want(1) || !kc.numeric(c.Pos, c.Func, args[0]) {
+			return nil
+		}
+		if args[0].Type() == ir.Untyped {
+			settle(args[0], dt.Compute())
+		}
+		return &ir.Cast{X: args[0], T: dt}
+	}
+	if op, ok := unaryFuncs[c.Func]; ok {
+		if !want(1) || !kc.numeric(c.Pos, c.Func, args[0]) {
+			return nil
+		}
+		t := args[0].Type()
+		if t.IsInt() && op != ir.Abs && op != ir.Neg && op != ir.Relu {
+			kc.errorf(c.Pos, "%s needs a floating-point operand, got %s: convert with f32(...)", c.Func, t)
+			return nil
+		}
+		return &ir.Unary{Op: op, X: args[0], T: t.Compute()}
+	}
+	switch c.Func {
+	case "min", "max":
+		if !want(2) {
+			return nil
+		}
+		return kc.arith(c.Pos, ir.Op(c.Func), args[0], args[1])
+	case "select":
+		if !want(3) {
+			return nil
+		}
+		if args[0].Type() != ir.Bool {
+			kc.errorf(c.Args[0].Pos, "select needs a comparison as its first argument, got %s", args[0].Type())
+			return nil
+		}
+		t, ok := kc.unifyTypes(c.Pos, "select", args[1], args[2])
+		if !ok {
+			return nil
+		}
+		a, b := args[1], args[2]
+		if a.Type() != t {
+			a = &ir.Cast{X: a, T: t}
+		}
+		if b.Type() != t {
+			b = &ir.Cast{X: b, T: t}
+		}
+		return &ir.Select{C: args[0], A: a, B: b}
+	case "sum":
+		kc.errorf(c.Pos, "sum needs its reduction indices: sum(k: expr)")
+		return nil
+	}
+	kc.errorf(c.Pos, "unknown function %s: expected %s", c.Func, funcList)
+	return nil
+}
+
+func (kc *kchecker) access(a *parse.Access) ir.Expr {
+	if a.Index == nil {
+		if v := kc.scope[a.Name]; v != nil {
+			return &ir.VarVal{V: v, T: ir.Untyped}
+		}
+		switch n := kc.names[a.Name].(type) {
+		case *ir.Dim:
+			d := &ir.DimVal{D: n, T: ir.Untyped}
+			kc.dimVals = append(kc.dimVals, d)
+			return d
+		case *ir.Tensor:
+			if len(n.Shape) != 0 {
+				kc.errorf(a.Pos, "%s has rank %d: index it, e.g. %s[%s]", n.Name, len(n.Shape), n.Name, strings.Repeat("_, ", len(n.Shape)-1)+"_")
+				return nil
+			}
+			return kc.load(a, n, nil)
+		}
+		kc.errorf(a.Pos, "undefined: %s", a.Name)
+		return nil
+	}
+	t, ok := kc.names[a.Name].(*ir.Tensor)
+	if !ok {
+		if kc.names[a.Name] != nil {
+			kc.errorf(a.Pos, "%s is a dimension, not a tensor", a.Name)
+		} else {
+			kc.errorf(a.Pos, "undefined: %s", a.Name)
+		}
+		return nil
+	}
+	if t.Kind == ir.Scalar {
+		kc.errorf(a.Pos, "%s is a scalar and cannot be indexed", a.Name)
+		return nil
+	}
+	if len(a.Index.Exprs) != len(t.Shape) {
+		kc.errorf(a.Pos, "%s has rank %d but is indexed with %d indices", t.Name, len(t.Shape), len(a.Index.Exprs))
+		return nil
+	}
+	idx := make([]ir.IExpr, len(a.Index.Exprs))
+	for i, e := range a.Index.Exprs {
+		ix := kc.index(e)
+		if ix == nil {
+			return nil
+		}
+		idx[i] = ix
+		if v, ok := ix.(ir.IVar); ok {
+			if v.V.Range == nil {
+				v.V.Range = t.Shape[i]
+			} else {
+				kc.unify(v.V.Range, t.Shape[i])
+			}
+		}
+	}
+	return kc.load(a, t, idx)
+}
+
+func (kc *kchecker) load(a *parse.Access, t *ir.Tensor, idx []ir.IExpr) ir.Expr {
+	if t == kc.out {
+		if len(idx) != len(kc.outVars) || !sameVars(idx, kc.outVars) {
+			kc.errorf(a.Pos, "%s is read at other indices than it is written: the result would depend on the order of evaluation", t.Name)
+			return nil
+		}
+	}
+	if t.Kind == ir.Out && !kc.written[t] {
+		kc.errorf(a.Pos, "output %s is read before it is written (declare it inout to pass its value in)", t.Name)
+		return nil
+	}
+	return &ir.Load{T: t, Idx: idx}
+}
+
+func sameVars(idx []ir.IExpr, vs []*ir.Var) bool {
+	for i, e := range idx {
+		v, ok := e.(ir.IVar)
+		if !ok || v.V != vs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// index converts an index expression: an affine combination of index variables, dims and integers.
+// A name that is not yet bound becomes an implicit (Einstein) summation index.
+func (kc *kchecker) index(e *parse.Expr) ir.IExpr {
+	if e.Op != "" {
+		kc.errorf(e.Pos, "an index cannot be a comparison")
+		return nil
+	}
+	x := kc.indexTerm(e.Left.Left)
+	for _, r := range e.Left.Rest {
+		y := kc.indexTerm(r.Term)
+		if x == nil || y == nil {
+			return nil
+		}
+		if r.Op == "+" {
+			x = ir.IAdd(x, y)
+		} else {
+			x = ir.ISub(x, y)
+		}
+	}
+	return x
+}
+
+func (kc *kchecker) indexTerm(p *parse.Product) ir.IExpr {
+	x := kc.indexAtom(p.Left)
+	for _, r := range p.Rest {
+		y := kc.indexAtom(r.Factor)
+		if x == nil || y == nil {
+			return nil
+		}
+		_, cx := x.(ir.IConst)
+		_, cy := y.(ir.IConst)
+		if r.Op != "*" || (!cx && !cy) {
+			kc.errorf(r.Pos, "index expressions must be affine: only multiplication by an integer constant is allowed")
+			return nil
+		}
+		x = ir.IMul(x, y)
+	}
+	return x
+}
+
+func (kc *kchecker) indexAtom(u *parse.Unary) ir.IExpr {
+	if u.Neg != nil {
+		x := kc.indexAtom(u.Neg)
+		if x == nil {
+			return nil
+		}
+		return ir.IMul(ir.IConst{V: -1}, x)
+	}
+	p := u.Primary
+	switch {
+	case p.Number != nil:
+		v, err := strconv.Atoi(*p.Number)
+		if err != nil {
+			kc.errorf(p.Pos, "index constant %s is not an integer", *p.Number)
+			return nil
+		}
+		return ir.IConst{V: v}
+	case p.Paren != nil:
+		return kc.index(p.Paren)
+	case p.Access != nil && p.Access.Index == nil:
+		name := p.Access.Name
+		if v := kc.scope[name]; v != nil {
+			return ir.IVar{V: v}
+		}
+		switch n := kc.names[name].(type) {
+		case *ir.Dim:
+			return ir.IDim{D: n}
+		case *ir.Tensor:
+			kc.errorf(p.Pos, "%s is a tensor; indices must be index variables, dims or integers", name)
+			return nil
+		}
+		if !kc.checkName(p.Pos, name) {
+			return nil
+		}
+		// Einstein summation: a new name on the right is summed over.
+		v := kc.newVar(name, p.Pos)
+		kc.scope[name] = v
+		kc.free = append(kc.free, v)
+		return ir.IVar{V: v}
+	}
+	kc.errorf(p.Pos, "indices must be affine in index variables (like i, k+1, 2*i)")
+	return nil
+}

@@ -1,0 +1,367 @@
+// Command kgen compiles kdsl kernels into a Go package.
+//
+//	kgen gen [-o dir] [-pkg name] [-targets go,amd64] [-tests] file.kdsl
+//	kgen check file.kdsl
+//	kgen ir [-level algo|loop] [-target go] [-print-after pass|all] [-kernel name] file.kdsl
+//	kgen fmt [-w] [-d] file.kdsl...
+//	kgen version
+//
+// Exit status: 0 success, 1 compile errors, 2 usage errors.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/codegen/golang"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/parse"
+	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/target"
+)
+
+// Version is kgen's version.
+const Version = "0.1.0"
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+type compileError struct{ msg string }
+
+func (e compileError) Error() string { return e.msg }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `kgen compiles kdsl tensor kernels into Go packages.
+
+Usage:
+	kgen gen [flags] file.kdsl      generate the Go package
+	kgen check file.kdsl            report errors only
+	kgen ir [flags] file.kdsl       print the IR
+	kgen fmt [-w] [-d] file.kdsl... format kdsl source
+	kgen version                    print the version
+
+Run 'kgen <command> -h' for a command's flags.
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "gen":
+		err = cmdGen(args[1:], stdout, stderr)
+	case "check":
+		err = cmdCheck(args[1:], stderr)
+	case "ir":
+		err = cmdIR(args[1:], stdout, stderr)
+	case "fmt":
+		err = cmdFmt(args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "kgen %s\n", Version)
+		return 0
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "kgen: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(stderr, "kgen %s: %v\n", args[0], err)
+		return 2
+	case errors.As(err, new(compileError)):
+		fmt.Fprint(stderr, err.Error())
+		return 1
+	}
+	fmt.Fprintf(stderr, "kgen %s: %v\n", args[0], err)
+	return 1
+}
+
+func newFlags(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("kgen "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: kgen %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	return nil
+}
+
+// load reads and checks one kdsl file.
+func load(path string) ([]*ir.Kernel, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := check.File(path, string(src))
+	if err != nil {
+		var list parse.ErrorList
+		if errors.As(err, &list) {
+			return nil, compileError{parse.Format(err, string(src))}
+		}
+		return nil, err
+	}
+	return ks, nil
+}
+
+func oneFile(fs *flag.FlagSet) (string, error) {
+	if fs.NArg() != 1 {
+		return "", usageError{"want exactly one .kdsl file"}
+	}
+	return fs.Arg(0), nil
+}
+
+func cmdCheck(args []string, stderr io.Writer) error {
+	fs := newFlags("check", stderr, "file.kdsl")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	path, err := oneFile(fs)
+	if err != nil {
+		return err
+	}
+	_, err = load(path)
+	return err
+}
+
+func cmdIR(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("ir", stderr, "[flags] file.kdsl")
+	level := fs.String("level", "loop", "IR level to print: algo or loop")
+	tgt := fs.String("target", "go", "target machine model: "+strings.Join(target.Names(), ", "))
+	after := fs.String("print-after", "", "print the loop IR after this pass ("+strings.Join(passes.Names(), ", ")+") or after all")
+	kname := fs.String("kernel", "", "only this kernel")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	path, err := oneFile(fs)
+	if err != nil {
+		return err
+	}
+	if *level != "algo" && *level != "loop" {
+		return usageError{"-level must be algo or loop"}
+	}
+	if *after != "" && *after != "all" && !contains(passes.Names(), *after) {
+		return usageError{fmt.Sprintf("-print-after: unknown pass %q (passes: %s)", *after, strings.Join(passes.Names(), ", "))}
+	}
+	m, err := target.Host(*tgt)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ks, err := load(path)
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, k := range ks {
+		if *kname != "" && k.Name != *kname {
+			continue
+		}
+		found = true
+		if *level == "algo" {
+			fmt.Fprint(stdout, k.String())
+			continue
+		}
+		opt := passes.Options{}
+		if *after != "" {
+			opt.After = func(pass string, f *ir.Func, changed bool) {
+				if *after != "all" && *after != pass {
+					return
+				}
+				if !changed {
+					fmt.Fprintf(stdout, "// after %s: %s unchanged\n", pass, k.Name)
+					return
+				}
+				fmt.Fprintf(stdout, "// after %s:\n%s\n", pass, f)
+			}
+		}
+		f, err := passes.Compile(k, m, opt)
+		if err != nil {
+			return err
+		}
+		if *after == "" {
+			fmt.Fprintln(stdout, f)
+		}
+	}
+	if !found {
+		return usageError{fmt.Sprintf("no kernel %q in %s", *kname, path)}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// backends maps target names to backends. The portable Go backend always runs.
+func backends(module string, tests bool) map[string]codegen.Backend {
+	return map[string]codegen.Backend{
+		"go": golang.Backend{Module: module, Tests: tests},
+	}
+}
+
+func cmdGen(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("gen", stderr, "[flags] file.kdsl")
+	out := fs.String("o", ".", "output directory")
+	pkg := fs.String("pkg", "", "Go package name (default: the output directory's name)")
+	targets := fs.String("targets", "go", "comma-separated targets (go is always included)")
+	tests := fs.Bool("tests", true, "also write kgen_test.go, checking every kernel against the interpreter")
+	module := fs.String("module", "github.com/kgen-dev/kgen", "import path of kgen (for its rt, f16 and test packages)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	path, err := oneFile(fs)
+	if err != nil {
+		return err
+	}
+	name := *pkg
+	if name == "" {
+		abs, err := filepath.Abs(*out)
+		if err != nil {
+			return err
+		}
+		name = filepath.Base(abs)
+	}
+	all := backends(*module, *tests)
+	var chosen []codegen.Backend
+	chosen = append(chosen, all["go"])
+	for _, t := range strings.Split(*targets, ",") {
+		t = strings.TrimSpace(t)
+		if t == "" || t == "go" {
+			continue
+		}
+		b, ok := all[t]
+		if !ok {
+			var names []string
+			for n := range all {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return usageError{fmt.Sprintf("no backend for target %q yet (available: %s)", t, strings.Join(names, ", "))}
+		}
+		chosen = append(chosen, b)
+	}
+	ks, err := load(path)
+	if err != nil {
+		return err
+	}
+	m, err := target.Host("go")
+	if err != nil {
+		return err
+	}
+	// Generation must not depend on the machine it runs on: use the static model (cache sizes), so the
+	// committed files are reproducible anywhere.
+	m, _ = target.Lookup("go")
+	p := &codegen.Package{Name: name, Source: filepath.Base(path)}
+	for _, k := range ks {
+		f, err := passes.Compile(k, m, passes.Options{})
+		if err != nil {
+			return err
+		}
+		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+	}
+	var files []codegen.File
+	for _, b := range chosen {
+		fsOut, err := b.Generate(p)
+		if err != nil {
+			return fmt.Errorf("backend %s: %v", b.Name(), err)
+		}
+		files = append(files, fsOut...)
+	}
+	// Write everything only after everything was generated: no partial output on error.
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		dst := filepath.Join(*out, f.Name)
+		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, f.Data) {
+			continue
+		}
+		tmp := dst + ".tmp"
+		if err := os.WriteFile(tmp, f.Data, 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "kgen: wrote %d files for %d kernels to %s\n", len(files), len(ks), *out)
+	return nil
+}
+
+func cmdFmt(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fmt", stderr, "[-w] [-d] file.kdsl...")
+	write := fs.Bool("w", false, "write the result to the file instead of stdout")
+	diff := fs.Bool("d", false, "list files whose formatting differs (exit 1 if any)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usageError{"want one or more .kdsl files"}
+	}
+	differs := false
+	for _, path := range fs.Args() {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parse.Parse(path, string(src))
+		if err != nil {
+			return compileError{parse.Format(err, string(src))}
+		}
+		res := parse.Print(f)
+		switch {
+		case *diff:
+			if res != string(src) {
+				fmt.Fprintln(stdout, path)
+				differs = true
+			}
+		case *write:
+			if res != string(src) {
+				if err := os.WriteFile(path, []byte(res), 0o644); err != nil {
+					return err
+				}
+			}
+		default:
+			fmt.Fprint(stdout, res)
+		}
+	}
+	if differs {
+		return compileError{""}
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+package amd64
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Element types and instruction sets understood by the generator.
+const (
+	F32    = "f32"
+	F64    = "f64"
+	AVX2   = "avx2"
+	AVX512 = "avx512"
+)
+
+// GemmKernel describes one GEMM microkernel to generate.
+type GemmKernel struct {
+	Name    string // Go identifier of the generated function
+	Elem    string // F32 or F64
+	ISA     string // AVX2 or AVX512
+	MR, NR  int    // register tile; NR must be a multiple of the vector length
+	KUnroll int    // k-loop unroll factor, a power of two (0 means 4)
+
+	// PrefetchA and PrefetchB are the distances, in k steps, at which Ã and
+	// B̃ are prefetched (PREFETCHT0) ahead of the step being computed.
+	// 0 means the default; a negative value disables that prefetch.
+	PrefetchA, PrefetchB int
+}
+
+// PeakKernel describes an FMA-peak microbenchmark kernel:
+// func Name(iters int) runs iters iterations of Chains independent
+// VFMADD231PS/PD on registers only.
+type PeakKernel struct {
+	Name   string
+	Elem   string
+	ISA    string
+	Chains int // independent accumulator chains (0 means the default)
+}
+
+// Default prefetch distances in k steps.
+const (
+	defaultPrefetchA = 8
+	defaultPrefetchB = 8
+)
+
+// TileFor returns the register tile MR×NR used for elem on isa.
+//
+// AVX2 (16 ymm): f32 6×16 and f64 6×8, i.e. 12 accumulators + 2 B̃ vectors +
+// 1-2 broadcast registers, the BLIS haswell shapes. AVX-512 (32 zmm): f32
+// 14×32 and f64 14×16, i.e. 28 accumulators + 2 B̃ vectors + 2 broadcast
+// registers. It returns 0, 0 for an unknown pair.
+func TileFor(elem, isa string) (mr, nr int) {
+	vl := vecLen(elem, isa)
+	if vl == 0 {
+		return 0, 0
+	}
+	switch isa {
+	case AVX2:
+		return 6, 2 * vl
+	case AVX512:
+		return 14, 2 * vl
+	}
+	return 0, 0
+}
+
+// NewGemmKernel returns the default kernel for elem and isa, named e.g.
+// "sgemm6x16AVX2" or "dgemm14x16AVX512".
+func NewGemmKernel(elem, isa string) GemmKernel {
+	mr, nr := TileFor(elem, isa)
+	p := "sgemm"
+	if elem == F64 {
+		p = "dgemm"
+	}
+	return GemmKernel{
+		Name:    fmt.Sprintf("%s%dx%d%s", p, mr, nr, isaSuffix(isa)),
+		Elem:    elem,
+		ISA:     isa,
+		MR:      mr,
+		NR:      nr,
+		KUnroll: 4,
+	}
+}
+
+// NewPeakKernel returns the default FMA-peak kernel for elem and isa, named
+// e.g. "fmaPeakAVX2F32".
+func NewPeakKernel(elem, isa string) PeakKernel {
+	return PeakKernel{
+		Name: fmt.Sprintf("fmaPeak%s%s", isaSuffix(isa), elemSuffix(elem)),
+		Elem: elem,
+		ISA:  isa,
+	}
+}
+
+// DefaultKernels returns the four default GEMM kernels (f32/f64 × AVX2/AVX-512).
+func DefaultKernels() []GemmKernel {
+	return []GemmKernel{
+		NewGemmKernel(F32, AVX2),
+		NewGemmKernel(F64, AVX2),
+		NewGemmKernel(F32, AVX512),
+		NewGemmKernel(F64, AVX512),
+	}
+}
+
+// DefaultPeaks returns the four default FMA-peak kernels.
+func DefaultPeaks() []PeakKernel {
+	return []PeakKernel{
+		NewPeakKernel(F32, AVX2),
+		NewPeakKernel(F64, AVX2),
+		NewPeakKernel(F32, AVX512),
+		NewPeakKernel(F64, AVX512),
+	}
+}
+
+// HostSupports reports whether the running CPU can execute kernels for isa.
+func HostSupports(isa string) bool {
+	switch isa {
+	case AVX2:
+		return cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	case AVX512:
+		return cpu.X86.HasAVX512F
+	}
+	return false
+}
+
+// VecLen returns the number of elem lanes in one vector register of isa
+// (8/4 for AVX2, 16/8 for AVX-512), or 0 if unknown.
+func VecLen(elem, isa string) int { return vecLen(elem, isa) }
+
+// ChainsOrDefault returns p.Chains, or the default number of chains for p.ISA.
+func (p PeakKernel) ChainsOrDefault() int {
+	if p.Chains > 0 {
+		return p.Chains
+	}
+	if p.ISA == AVX512 {
+		return 24
+	}
+	return 12
+}
+
+// FlopsPerIter returns the floating-point operations one iteration of the
+// peak kernel performs (2 per FMA lane).
+func (p PeakKernel) FlopsPerIter() int {
+	return 2 * p.ChainsOrDefault() * vecLen(p.Elem, p.ISA)
+}
+
+// Validate checks p.
+func (p PeakKernel) Validate() error {
+	if !isIdent(p.Name) {
+		return fmt.Errorf("peak kernel: bad name %q", p.Name)
+	}
+	if vecLen(p.Elem, p.ISA) == 0 {
+		return fmt.Errorf("peak kernel %s: bad elem/isa %q/%q", p.Name, p.Elem, p.ISA)
+	}
+	// Two multiplicand registers plus the chains.
+	if c := p.ChainsOrDefault(); c+2 > numVecRegs(p.ISA) {
+		return fmt.Errorf("peak kernel %s: %d chains do not fit in %d registers", p.Name, c, numVecRegs(p.ISA))
+	}
+	return nil
+}
+
+// Flops returns the floating-point operations of one call with the given kc
+// on a full tile (2·MR·NR·kc).
+func (k GemmKernel) Flops(kc int) int { return 2 * k.MR * k.NR * kc }
+
+// Validate checks that k names a known element type and ISA, and that its
+// tile fits the register file: MR·NR/VL accumulators, NR/VL B̃ vectors and at
+// least one broadcast register, plus the epilogue's scratch registers.
+func (k GemmKernel) Validate() error {
+	if !isIdent(k.Name) {
+		return fmt.Errorf("gemm kernel: bad name %q", k.Name)
+	}
+	vl := vecLen(k.Elem, k.ISA)
+	if vl == 0 {
+		return fmt.Errorf("gemm kernel %s: bad elem/isa %q/%q", k.Name, k.Elem, k.ISA)
+	}
+	if k.MR < 1 || k.NR < vl || k.NR%vl != 0 {
+		return fmt.Errorf("gemm kernel %s: tile %dx%d: MR must be >= 1 and NR a multiple of %d", k.Name, k.MR, k.NR, vl)
+	}
+	if k.NR >= 64 || k.MR > 64 {
+		return fmt.Errorf("gemm kernel %s: tile %dx%d too large (NR < 64, MR <= 64)", k.Name, k.MR, k.NR)
+	}
+	if u := k.unroll(); u < 1 || u > 16 || u&(u-1) != 0 {
+		return fmt.Errorf("gemm kernel %s: KUnroll %d is not a power of two in 1..16", k.Name, k.KUnroll)
+	}
+	nv := k.NR / vl
+	free := numVecRegs(k.ISA) - k.MR*nv
+	need := nv + 1 // loop: B̃ vectors + one broadcast; epilogue (avx512): bias vectors + 1
+	if k.ISA == AVX2 && need < 3 {
+		need = 3 // avx2 epilogue: beta, mask, loaded C
+	}
+	if k.ISA == AVX512 && nv > 7 {
+		return fmt.Errorf("gemm kernel %s: %d column vectors need more than 7 opmask registers", k.Name, nv)
+	}
+	if free < need {
+		return fmt.Errorf("gemm kernel %s: tile %dx%d needs %d accumulators + %d scratch registers, %s has %d",
+			k.Name, k.MR, k.NR, k.MR*nv, need, k.ISA, numVecRegs(k.ISA))
+	}
+	return nil
+}
+
+func (k GemmKernel) unroll() int {
+	if k.KUnroll == 0 {
+		return 4
+	}
+	return k.KUnroll
+}
+
+func vecLen(elem, isa string) int {
+	var bytes int
+	switch isa {
+	case AVX2:
+		bytes = 32
+	case AVX512:
+		bytes = 64
+	default:
+		return 0
+	}
+	switch elem {
+	case F32:
+		return bytes / 4
+	case F64:
+		return bytes / 8
+	}
+	return 0
+}
+
+func elemSize(elem string) int {
+	if elem == F64 {
+		return 8
+	}
+	return 4
+}
+
+func numVecRegs(isa string) int {
+	if isa == AVX512 {
+		return 32
+	}
+	return 16
+}
+
+func isaSuffix(isa string) string {
+	switch isa {
+	case AVX2:
+		return "AVX2"
+	case AVX512:
+		return "AVX512"
+	}
+	return "X"
+}
+
+func elemSuffix(elem string) string {
+	switch elem {
+	case F32:
+		return "F32"
+	case F64:
+		return "F64"
+	}
+	return "X"
+}
+
+func goType(elem string) string {
+	if elem == F64 {
+		return "float64"
+	}
+	return "float32"
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		ok := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

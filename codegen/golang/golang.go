@@ -1,0 +1,594 @@
+// Package golang is kgen's portable backend: it emits plain Go from the loop IR. Its output is the whole
+// generated package on GOARCHes without an assembly backend and under the purego build tag, and the
+// frame (validating wrappers, cache-blocked loops, packing) around the assembly microkernels elsewhere.
+// The microkernel it emits for a GEMM slot is register-blocked and unrolled scalar Go.
+package golang
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// Backend is the portable Go backend.
+type Backend struct {
+	// Module is the import path of kgen itself (for the rt and f16 packages).
+	Module string
+	// TestImports adds the interpreter-based test file.
+	Tests bool
+}
+
+// Name implements codegen.Backend.
+func (Backend) Name() string { return "go" }
+
+// Generate implements codegen.Backend.
+func (b Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
+	mod := b.Module
+	if mod == "" {
+		mod = "github.com/kgen-dev/kgen"
+	}
+	var files []codegen.File
+	for _, k := range p.Kernels {
+		g := &gen{mod: mod, k: k.K, f: k.F, imports: map[string]bool{}}
+		src, err := g.file(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", k.K.Name, err)
+		}
+		files = append(files, codegen.File{Name: k.K.Name + ".go", Data: src})
+	}
+	sup, err := support(p, mod)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, codegen.File{Name: "kgen.go", Data: sup})
+	if b.Tests {
+		t, err := testFile(p, mod)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, codegen.File{Name: "kgen_test.go", Data: t})
+	}
+	return files, nil
+}
+
+type gen struct {
+	mod     string
+	k       *ir.Kernel
+	f       *ir.Func
+	imports map[string]bool
+	b       bytes.Buffer
+	depth   int
+	// hoisted allocations: emitted at function start (or parallel chunk start)
+	hoisted map[*ir.Alloc]bool
+}
+
+func (g *gen) line(format string, a ...any) {
+	g.b.WriteString(strings.Repeat("\t", g.depth))
+	fmt.Fprintf(&g.b, format, a...)
+	g.b.WriteByte('\n')
+}
+
+// goType is the Go storage type of d; compute values use goType(d.Compute()).
+func goType(d ir.DType) string {
+	switch d {
+	case ir.F64:
+		return "float64"
+	case ir.F32:
+		return "float32"
+	case ir.F16:
+		return "f16.F16"
+	case ir.BF16:
+		return "f16.BF16"
+	case ir.I32:
+		return "int32"
+	case ir.I8:
+		return "int8"
+	case ir.Bool:
+		return "bool"
+	}
+	return "invalid"
+}
+
+func suffix(d ir.DType) string {
+	switch d.Compute() {
+	case ir.F64:
+		return "64"
+	case ir.F32:
+		return "32"
+	case ir.I32:
+		return "I32"
+	case ir.I8:
+		return "I8"
+	}
+	return "X"
+}
+
+// params lists the Go parameters of a kernel: dims first (first-appearance order), then the declared
+// parameters in order.
+func params(k *ir.Kernel) []string {
+	var out []string
+	if len(k.Dims) > 0 {
+		names := make([]string, len(k.Dims))
+		for i, d := range k.Dims {
+			names[i] = d.Name
+		}
+		out = append(out, strings.Join(names, ", ")+" int")
+	}
+	for _, p := range k.Params {
+		if p.Kind == ir.Scalar {
+			out = append(out, p.Name+" "+goType(p.Type))
+		} else {
+			out = append(out, p.Name+" []"+goType(p.Type))
+		}
+	}
+	return out
+}
+
+func args(k *ir.Kernel) string {
+	var out []string
+	for _, d := range k.Dims {
+		out = append(out, d.Name)
+	}
+	for _, p := range k.Params {
+		out = append(out, p.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func shapeExpr(t *ir.Tensor) (string, []string) {
+	var names []string
+	for _, d := range t.Shape {
+		names = append(names, d.Name)
+	}
+	if len(names) == 0 {
+		return "1", nil
+	}
+	return strings.Join(names, "*"), names
+}
+
+func (g *gen) file(p *codegen.Package) ([]byte, error) {
+	k := g.k
+	name := codegen.GoName(k.Name)
+	var body bytes.Buffer
+	g.b = bytes.Buffer{}
+	// exported wrapper
+	g.line("// %s runs kernel %s from %s:", name, k.Name, p.Source)
+	g.line("//")
+	for _, l := range strings.Split(k.Source, "\n") {
+		g.line("//\t%s", strings.TrimRight(l, " \t"))
+	}
+	g.line("//")
+	g.line("// Tensors are row-major slices whose lengths must match the dims; nothing is written when an")
+	g.line("// error is returned.")
+	g.line("func %s(%s) error {", name, strings.Join(params(k), ", "))
+	g.depth++
+	for _, d := range k.Dims {
+		g.line("if %s < 0 {", d.Name)
+		g.line("\treturn fmt.Errorf(\"kgen: %s: dim %s = %%d is negative\", %s)", k.Name, d.Name, d.Name)
+		g.line("}")
+	}
+	for _, t := range k.Params {
+		if t.Kind == ir.Scalar {
+			continue
+		}
+		shape, dims := shapeExpr(t)
+		dl := ""
+		if len(dims) > 0 {
+			dl = ", " + strings.Join(dims, ", ")
+		}
+		g.line("if err := rt.CheckLen(%q, %q, len(%s), %q%s); err != nil {", k.Name, t.Name, t.Name, shape, dl)
+		g.line("\treturn err")
+		g.line("}")
+	}
+	g.boundsChecks()
+	g.line("%sImpl(%s)", k.Name, args(k))
+	g.line("return nil")
+	g.depth--
+	g.line("}")
+	g.line("")
+	// implementation
+	g.line("func %sImpl(%s) {", k.Name, strings.Join(params(k), ", "))
+	g.depth++
+	for _, d := range k.Dims {
+		g.line("_ = %s", d.Name)
+	}
+	for _, t := range k.Temps {
+		shape, _ := shapeExpr(t)
+		g.line("%s := make([]%s, %s)", t.Name, goType(t.Type), shape)
+	}
+	g.hoisted = map[*ir.Alloc]bool{}
+	g.hoistAllocs(g.f.Body, false)
+	if err := g.nodes(g.f.Body); err != nil {
+		return nil, err
+	}
+	g.depth--
+	g.line("}")
+	body.Write(g.b.Bytes())
+
+	var out bytes.Buffer
+	out.WriteString(codegen.Header + "\n")
+	fmt.Fprintf(&out, "package %s\n\n", p.Name)
+	g.imports["fmt"] = true
+	g.imports[g.mod+"/rt"] = true
+	var imps []string
+	for i := range g.imports {
+		imps = append(imps, strconv.Quote(i))
+	}
+	sort.Strings(imps)
+	fmt.Fprintf(&out, "import (\n%s\n)\n\n", strings.Join(imps, "\n"))
+	out.Write(body.Bytes())
+	src, err := format.Source(out.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("generated Go does not parse: %v\n%s", err, out.String())
+	}
+	return src, nil
+}
+
+// boundsChecks emits run-time checks for affine index expressions (like x+kx in a convolution): the
+// largest index each access can reach must be inside the dim, whenever the domain is not empty.
+func (g *gen) boundsChecks() {
+	seen := map[string]bool{}
+	for _, s := range g.k.Stmts {
+		ir.Walk(s.Value, func(e ir.Expr) {
+			l, ok := e.(*ir.Load)
+			if !ok {
+				return
+			}
+			for pos, ix := range l.Idx {
+				if _, plain := ix.(ir.IVar); plain {
+					continue
+				}
+				if _, c := ix.(ir.IConst); c {
+					// constant index: must be < dim
+				}
+				var vars []*ir.Var
+				ir.IVars(ix, func(v *ir.Var) { vars = append(vars, v) })
+				m := map[*ir.Var]ir.IExpr{}
+				var nonEmpty []string
+				for _, v := range vars {
+					m[v] = ir.ISub(ir.IDim{D: v.Range}, ir.IConst{V: 1})
+					nonEmpty = append(nonEmpty, v.Range.Name+" > 0")
+				}
+				hi := ir.SubstIExpr(ix, m)
+				zero := map[*ir.Var]ir.IExpr{}
+				for _, v := range vars {
+					zero[v] = ir.IConst{V: 0}
+				}
+				lo := ir.SubstIExpr(ix, zero)
+				cond := fmt.Sprintf("(%s >= %s || %s < 0)", g.iexpr(hi), l.T.Shape[pos].Name, g.iexpr(lo))
+				if len(nonEmpty) > 0 {
+					cond = strings.Join(nonEmpty, " && ") + " && " + cond
+				}
+				key := cond
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				g.line("if %s {", cond)
+				g.line("\treturn fmt.Errorf(\"kgen: %s: index %s of %s reaches outside dim %s = %%d\", %s)", g.k.Name, ix.String(), l.T.Name, l.T.Shape[pos].Name, l.T.Shape[pos].Name)
+				g.line("}")
+			}
+		})
+	}
+}
+
+// hoistAllocs marks scratch allocations whose size uses no loop variable: they are made once, at the
+// start of the function or of the enclosing parallel chunk.
+func (g *gen) hoistAllocs(body []ir.Node, inParallel bool) {
+	ir.WalkNodes(body, func(n ir.Node) bool {
+		if a, ok := n.(*ir.Alloc); ok {
+			usesVar := false
+			ir.IVars(a.T.Size, func(*ir.Var) { usesVar = true })
+			if !usesVar && !inParallel {
+				g.hoisted[a] = true
+				g.line("%s := make([]%s, %s)", a.T.Name, goType(a.T.Type), g.iexpr(a.T.Size))
+			}
+		}
+		if l, ok := n.(*ir.Loop); ok && l.Kind == ir.Parallel {
+			return false
+		}
+		return true
+	})
+}
+
+func (g *gen) iexpr(e ir.IExpr) string {
+	switch e := e.(type) {
+	case ir.IConst:
+		return strconv.Itoa(e.V)
+	case ir.IVar:
+		return e.V.Name
+	case ir.IDim:
+		return e.D.Name
+	case ir.ISym:
+		slot, field, _ := strings.Cut(e.Name, ".")
+		return codegen.SlotVar(slot) + "." + field
+	case ir.IBin:
+		x, y := g.iexpr(e.X), g.iexpr(e.Y)
+		switch e.Op {
+		case 'm':
+			return "min(" + x + ", " + y + ")"
+		case 'M':
+			return "max(" + x + ", " + y + ")"
+		case '/':
+			return "((" + x + ") / (" + y + "))" // operands are non-negative here
+		}
+		return "(" + x + " " + string(e.Op) + " " + y + ")"
+	}
+	return "?"
+}
+
+// offset is the flat element offset of an index list into t.
+func (g *gen) offset(t *ir.Tensor, idx []ir.IExpr) string {
+	if t.Kind == ir.Scratch {
+		return g.iexpr(idx[0])
+	}
+	if len(idx) == 0 {
+		return "0"
+	}
+	s := g.iexpr(idx[0])
+	for i := 1; i < len(idx); i++ {
+		s = "(" + s + ")*" + t.Shape[i].Name + " + " + g.iexpr(idx[i])
+	}
+	return s
+}
+
+func floatLit(v float64, t ir.DType) string {
+	ct := goType(t.Compute())
+	switch {
+	case math.IsInf(v, 1):
+		return ct + "(math.Inf(1))"
+	case math.IsInf(v, -1):
+		return ct + "(math.Inf(-1))"
+	case v != v:
+		return ct + "(math.NaN())"
+	}
+	return ct + "(" + strconv.FormatFloat(v, 'g', -1, 64) + ")"
+}
+
+// expr renders e as a Go expression of type goType(e.Type().Compute()).
+func (g *gen) expr(e ir.Expr) string {
+	switch e := e.(type) {
+	case *ir.Const:
+		if math.IsInf(e.Val, 0) || e.Val != e.Val {
+			g.imports["math"] = true
+		}
+		if e.T == ir.Bool {
+			return strconv.FormatBool(e.Val != 0)
+		}
+		return floatLit(e.Val, e.T)
+	case *ir.Load:
+		var v string
+		if e.T.Kind == ir.Scalar {
+			v = e.T.Name
+		} else {
+			v = e.T.Name + "[" + g.offset(e.T, e.Idx) + "]"
+		}
+		switch e.T.Type {
+		case ir.F16, ir.BF16:
+			g.imports[g.mod+"/f16"] = true
+			return v + ".Float32()"
+		}
+		return v
+	case *ir.DimVal:
+		return goType(e.T.Compute()) + "(" + e.D.Name + ")"
+	case *ir.VarVal:
+		return goType(e.T.Compute()) + "(" + e.V.Name + ")"
+	case *ir.PlanVal:
+		slot, field, _ := strings.Cut(e.Name, ".")
+		return goType(e.T.Compute()) + "(" + codegen.SlotVar(slot) + "." + field + ")"
+	case *ir.Local:
+		return e.L.Name
+	case *ir.Cast:
+		x := g.expr(e.X)
+		from := e.X.Type().Compute()
+		switch e.T {
+		case ir.F16:
+			g.imports[g.mod+"/f16"] = true
+			return "f16.FromFloat64(float64(" + x + ")).Float32()"
+		case ir.BF16:
+			g.imports[g.mod+"/f16"] = true
+			return "f16.BF16FromFloat64(float64(" + x + ")).Float32()"
+		case ir.I32, ir.I8:
+			if from.IsFloat() {
+				return "toInt" + suffix(e.T) + "(float64(" + x + "))"
+			}
+		}
+		if from == e.T.Compute() {
+			return x
+		}
+		return goType(e.T.Compute()) + "(" + x + ")"
+	case *ir.Select:
+		return "sel(" + g.expr(e.C) + ", " + g.expr(e.A) + ", " + g.expr(e.B) + ")"
+	case *ir.Unary:
+		x := g.expr(e.X)
+		t := e.T.Compute()
+		switch e.Op {
+		case ir.Neg:
+			return "(-" + x + ")"
+		case ir.Abs, ir.Sqrt, ir.Exp, ir.Log, ir.Tanh:
+			if t.IsInt() {
+				return "abs" + suffix(t) + "(" + x + ")"
+			}
+			g.imports["math"] = true
+			fn := map[ir.Op]string{ir.Abs: "Abs", ir.Sqrt: "Sqrt", ir.Exp: "Exp", ir.Log: "Log", ir.Tanh: "Tanh"}[e.Op]
+			if t == ir.F64 {
+				return "math." + fn + "(" + x + ")"
+			}
+			return "float32(math." + fn + "(float64(" + x + ")))"
+		case ir.Relu:
+			return "relu" + suffix(t) + "(" + x + ")"
+		case ir.Sigmoid:
+			return "sigmoid" + suffix(t) + "(" + x + ")"
+		}
+	case *ir.Binary:
+		x, y := g.expr(e.X), g.expr(e.Y)
+		if e.Op.IsCompare() {
+			return "(" + x + " " + string(e.Op) + " " + y + ")"
+		}
+		t := e.T.Compute()
+		switch e.Op {
+		case ir.Max, ir.Min:
+			return string(e.Op) + suffix(t) + "(" + x + ", " + y + ")"
+		case ir.Div:
+			if t.IsInt() {
+				return "div" + suffix(t) + "(" + x + ", " + y + ")"
+			}
+		}
+		return "(" + x + " " + string(e.Op) + " " + y + ")"
+	}
+	return "?"
+}
+
+// storeValue converts a compute value for storing into t.
+func (g *gen) storeValue(t *ir.Tensor, v string) string {
+	switch t.Type {
+	case ir.F16:
+		g.imports[g.mod+"/f16"] = true
+		return "f16.FromFloat32(" + v + ")"
+	case ir.BF16:
+		g.imports[g.mod+"/f16"] = true
+		return "f16.BF16FromFloat32(" + v + ")"
+	}
+	return v
+}
+
+func (g *gen) nodes(body []ir.Node) error {
+	for _, n := range body {
+		if err := g.node(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *gen) node(n ir.Node) error {
+	switch n := n.(type) {
+	case *ir.Nest:
+		for _, s := range n.Stmts {
+			g.line("// %s[%s] = %s", s.Out.Name, varNames(s.Vars), ir.FormatExpr(s.Value))
+		}
+		return g.nodes(n.Body)
+	case *ir.Loop:
+		lo, hi, step := g.iexpr(n.Lo), g.iexpr(n.Hi), g.iexpr(n.Step)
+		v := n.Var.Name
+		if n.Kind == ir.Parallel {
+			cost := "1"
+			if n.Cost != nil {
+				// the cost expression may mention the loop variable at its first value
+				cost = "func() int { " + v + " := " + lo + "; _ = " + v + "; return " + g.iexpr(n.Cost) + " }()"
+			}
+			g.line("rt.ParallelFor(%s, %s, %s, %s, func(lo_, hi_ int) {", lo, hi, step, cost)
+			g.depth++
+			g.hoistAllocs(n.Body, false)
+			g.line("for %s := lo_; %s < hi_; %s += %s {", v, v, v, step)
+		} else {
+			g.line("for %s := %s; %s < %s; %s += %s {", v, lo, v, hi, v, step)
+		}
+		g.depth++
+		if err := g.nodes(n.Body); err != nil {
+			return err
+		}
+		g.depth--
+		g.line("}")
+		if n.Kind == ir.Parallel {
+			g.depth--
+			g.line("})")
+		}
+	case *ir.Decl:
+		g.line("var %s %s = %s", n.L.Name, goType(n.L.T.Compute()), g.expr(n.Init))
+		g.line("_ = %s", n.L.Name)
+	case *ir.Assign:
+		g.line("%s = %s", n.L.Name, g.expr(n.Value))
+	case *ir.Store:
+		g.line("%s[%s] = %s", n.T.Name, g.offset(n.T, n.Idx), g.storeValue(n.T, g.expr(n.Value)))
+	case *ir.Alloc:
+		if !g.hoisted[n] {
+			g.line("%s := make([]%s, %s)", n.T.Name, goType(n.T.Type), g.iexpr(n.T.Size))
+		}
+		return g.nodes(n.Body)
+	case *ir.Pack:
+		g.pack(n)
+	case *ir.Micro:
+		if n.A == nil || n.B == nil {
+			return fmt.Errorf("micro %s: operands are not packed (run the pack pass)", n.Slot)
+		}
+		bias := "nil"
+		if n.Bias != nil {
+			bias = n.Bias.Name + "[" + g.iexpr(n.BiasOff) + ":]"
+		}
+		g.line("%s.Micro(%s, %s[%s:], %s[%s:], %s[%s:], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot),
+			g.iexpr(n.KC), n.A.Name, g.iexpr(n.AOff), n.B.Name, g.iexpr(n.BOff), n.C.Name, g.iexpr(n.COff),
+			g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N), g.expr(n.Alpha), g.expr(n.Beta), bias, g.expr(n.EP))
+	default:
+		return fmt.Errorf("cannot generate Go for %T", n)
+	}
+	return nil
+}
+
+func varNames(vs []*ir.Var) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = v.Name
+	}
+	return strings.Join(s, ", ")
+}
+
+// pack emits the panel copy. The loop order follows the source's contiguous direction: when the
+// depth index D moves along the source's last dimension, rows are read contiguously (A panels),
+// otherwise columns are (B panels).
+func (g *gen) pack(p *ir.Pack) {
+	depthInner := false
+	ir.Walk(p.Value, func(e ir.Expr) {
+		if l, ok := e.(*ir.Load); ok && len(l.Idx) > 0 {
+			ir.IVars(l.Idx[len(l.Idx)-1], func(v *ir.Var) {
+				if v == p.D {
+					depthInner = true
+				}
+			})
+		}
+	})
+	P, D := p.P.Name, p.D.Name
+	g.line("{")
+	g.depth++
+	g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
+	g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
+	g.depth++
+	g.line("dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
+	g.line("w_ := min(panel_, n_-p0_)")
+	val := g.expr(p.Value)
+	if depthInner {
+		g.line("for q_ := 0; q_ < w_; q_++ {")
+		g.line("\t%s := p0_ + q_", P)
+		g.line("\tfor %s := 0; %s < depth_; %s++ {", D, D, D)
+		g.line("\t\tdst_[%s*panel_+q_] = %s", D, val)
+		g.line("\t}")
+		g.line("}")
+		g.line("for q_ := w_; q_ < panel_; q_++ {")
+		g.line("\tfor d_ := 0; d_ < depth_; d_++ {")
+		g.line("\t\tdst_[d_*panel_+q_] = 0")
+		g.line("\t}")
+		g.line("}")
+	} else {
+		g.line("for %s := 0; %s < depth_; %s++ {", D, D, D)
+		g.line("\trow_ := dst_[%s*panel_ : %s*panel_+panel_]", D, D)
+		g.line("\tfor q_ := 0; q_ < w_; q_++ {")
+		g.line("\t\t%s := p0_ + q_", P)
+		g.line("\t\trow_[q_] = %s", val)
+		g.line("\t}")
+		g.line("\tfor q_ := w_; q_ < panel_; q_++ {")
+		g.line("\t\trow_[q_] = 0")
+		g.line("\t}")
+		g.line("}")
+	}
+	g.depth--
+	g.line("}")
+	g.depth--
+	g.line("}")
+}

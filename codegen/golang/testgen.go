@@ -1,0 +1,64 @@
+package golang
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"strings"
+
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// testFile emits kgen_test.go: every kernel against the reference interpreter (run on the kernel's own
+// kdsl source) on random shapes — all ones, primes, ragged sizes, one with K beyond the K block — under
+// every variant available, plus NaN/Inf propagation and the wrapper's length checks.
+func testFile(p *codegen.Package, mod string) ([]byte, error) {
+	var b bytes.Buffer
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("%s\n", codegen.Header)
+	w("package %s\n\nimport (\n\t\"testing\"\n\n\t%q\n\t%q\n\t%q\n)\n\n", p.Name, mod+"/f16", mod+"/ir", mod+"/kgentest")
+	w("var _ = f16.F16(0)\n\n")
+	for _, k := range p.Kernels {
+		name := codegen.GoName(k.K.Name)
+		w("func Test%s(t *testing.T) {\n", name)
+		w("\tkgentest.Run(t, %q, kgentest.Kernel{\n", k.K.Source)
+		w("\t\tVariants: Variants, Use: Use,\n")
+		w("\t\tCall: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {\n")
+		var callArgs []string
+		for _, d := range k.K.Dims {
+			callArgs = append(callArgs, fmt.Sprintf("dims[%q]", d.Name))
+		}
+		for _, prm := range k.K.Params {
+			if prm.Kind == ir.Scalar {
+				w("\t\t\t%s := %s(scalars[%q])\n", prm.Name, goType(prm.Type), prm.Name)
+			} else {
+				w("\t\t\t%s := %s(in[%q])\n", prm.Name, conv(prm.Type, true), prm.Name)
+			}
+			callArgs = append(callArgs, prm.Name)
+		}
+		w("\t\t\terr := %s(%s)\n", name, strings.Join(callArgs, ", "))
+		w("\t\t\tout := map[string][]float64{}\n")
+		for _, prm := range k.K.Params {
+			if prm.Kind == ir.Out || prm.Kind == ir.InOut {
+				w("\t\t\tout[%q] = %s(%s)\n", prm.Name, conv(prm.Type, false), prm.Name)
+			}
+		}
+		w("\t\t\treturn out, err\n\t\t},\n\t})\n}\n\n")
+	}
+	w("var _ = ir.F32\n")
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("test file does not parse: %v\n%s", err, b.String())
+	}
+	return src, nil
+}
+
+// conv names the kgentest conversion between []float64 and the Go slice type of d.
+func conv(d ir.DType, to bool) string {
+	n := map[ir.DType]string{ir.F64: "F64", ir.F32: "F32", ir.F16: "F16", ir.BF16: "BF16", ir.I32: "I32", ir.I8: "I8"}[d]
+	if to {
+		return "kgentest.To" + n
+	}
+	return "kgentest.From" + n
+}

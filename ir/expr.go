@@ -1,0 +1,387 @@
+package ir
+
+import "fmt"
+
+// Expr is a scalar-valued expression. The same node types serve both IR levels: Reduce appears only at
+// the algorithm level, Local only at the loop level.
+type Expr interface {
+	Type() DType
+	expr()
+}
+
+// Const is a literal.
+type Const struct {
+	Val float64
+	T   DType
+}
+
+// Load reads T[Idx...]; a rank-0 tensor or scalar parameter has no indices. Scratch buffers are
+// indexed by one flat offset.
+type Load struct {
+	T   *Tensor
+	Idx []IExpr
+}
+
+// DimVal is a dim used as a number (e.g. dividing by N in a mean).
+type DimVal struct {
+	D *Dim
+	T DType
+}
+
+// VarVal is an index variable used as a number.
+type VarVal struct {
+	V *Var
+	T DType
+}
+
+// Op names the elementwise operations.
+type Op string
+
+const (
+	Add Op = "+"
+	Sub Op = "-"
+	Mul Op = "*"
+	Div Op = "/"
+	Lt  Op = "<"
+	Le  Op = "<="
+	Gt  Op = ">"
+	Ge  Op = ">="
+	Eq  Op = "=="
+	Ne  Op = "!="
+	Min Op = "min"
+	Max Op = "max"
+
+	Neg     Op = "neg"
+	Abs     Op = "abs"
+	Sqrt    Op = "sqrt"
+	Exp     Op = "exp"
+	Log     Op = "log"
+	Tanh    Op = "tanh"
+	Relu    Op = "relu"
+	Sigmoid Op = "sigmoid"
+)
+
+// Unary applies a one-operand function.
+type Unary struct {
+	Op Op
+	X  Expr
+	T  DType
+}
+
+// Binary applies a two-operand operator; comparisons have type Bool.
+type Binary struct {
+	Op   Op
+	X, Y Expr
+	T    DType
+}
+
+// Select is `c ? a : b` (select(c, a, b) in kdsl).
+type Select struct {
+	C, A, B Expr
+}
+
+// Cast converts X to T (rounding as a store to T would).
+type Cast struct {
+	X Expr
+	T DType
+}
+
+// Reduce folds X with Op (Add, Max or Min) over the domain of Vars. Algorithm level only.
+type Reduce struct {
+	Op   Op
+	Vars []*Var
+	X    Expr
+	T    DType
+}
+
+// PlanVal is the value of a plan symbol used as a number.
+type PlanVal struct {
+	Name string
+	T    DType
+}
+
+// Local reads a loop-level scalar local.
+type Local struct {
+	L *LocalVar
+}
+
+// LocalVar is a scalar variable of the loop level (an accumulator, a hoisted value).
+type LocalVar struct {
+	Name string
+	T    DType
+}
+
+func (c *Const) Type() DType  { return c.T }
+func (l *Load) Type() DType   { return l.T.Type }
+func (d *DimVal) Type() DType { return d.T }
+func (v *VarVal) Type() DType { return v.T }
+func (u *Unary) Type() DType  { return u.T }
+func (b *Binary) Type() DType { return b.T }
+func (s *Select) Type() DType { return s.A.Type() }
+func (c *Cast) Type() DType   { return c.T }
+func (r *Reduce) Type() DType { return r.T }
+func (l *Local) Type() DType  { return l.L.T }
+func (p *PlanVal) Type() DType { return p.T }
+
+func (*Const) expr()  {}
+func (*Load) expr()   {}
+func (*DimVal) expr() {}
+func (*VarVal) expr() {}
+func (*Unary) expr()  {}
+func (*Binary) expr() {}
+func (*Select) expr() {}
+func (*Cast) expr()   {}
+func (*Reduce) expr() {}
+func (*Local) expr()  {}
+func (*PlanVal) expr() {}
+
+// IsCompare reports whether op is a comparison.
+func (op Op) IsCompare() bool {
+	switch op {
+	case Lt, Le, Gt, Ge, Eq, Ne:
+		return true
+	}
+	return false
+}
+
+// IExpr is an integer index expression: affine in variables and dims, with min and floor division
+// for tile bounds.
+type IExpr interface {
+	iexpr()
+	String() string
+}
+
+// IConst is an integer literal.
+type IConst struct{ V int }
+
+// IVar is the current value of an index variable.
+type IVar struct{ V *Var }
+
+// IDim is the run-time size of a dim.
+type IDim struct{ D *Dim }
+
+// ISym is a named plan parameter fixed when a variant is chosen (MR, NR, MC, KC, NC of a microkernel).
+type ISym struct{ Name string }
+
+// IBin is X op Y for op in + - * min / (floor division, Y > 0).
+type IBin struct {
+	Op   byte // '+', '-', '*', 'm' (min), 'M' (max), '/'
+	X, Y IExpr
+}
+
+func (IConst) iexpr() {}
+func (IVar) iexpr()   {}
+func (IDim) iexpr()   {}
+func (ISym) iexpr()   {}
+func (IBin) iexpr()   {}
+
+func (c IConst) String() string { return fmt.Sprint(c.V) }
+func (v IVar) String() string   { return v.V.Name }
+func (d IDim) String() string   { return d.D.Name }
+func (s ISym) String() string   { return s.Name }
+func (b IBin) String() string {
+	switch b.Op {
+	case 'm':
+		return "min(" + b.X.String() + ", " + b.Y.String() + ")"
+	case 'M':
+		return "max(" + b.X.String() + ", " + b.Y.String() + ")"
+	}
+	return "(" + b.X.String() + " " + string(b.Op) + " " + b.Y.String() + ")"
+}
+
+// Helpers that fold constants as they build.
+
+// IAdd returns x+y.
+func IAdd(x, y IExpr) IExpr {
+	cx, okx := x.(IConst)
+	cy, oky := y.(IConst)
+	switch {
+	case okx && oky:
+		return IConst{cx.V + cy.V}
+	case okx && cx.V == 0:
+		return y
+	case oky && cy.V == 0:
+		return x
+	}
+	return IBin{'+', x, y}
+}
+
+// ISub returns x-y.
+func ISub(x, y IExpr) IExpr {
+	cx, okx := x.(IConst)
+	cy, oky := y.(IConst)
+	switch {
+	case okx && oky:
+		return IConst{cx.V - cy.V}
+	case oky && cy.V == 0:
+		return x
+	}
+	if x == y {
+		return IConst{0}
+	}
+	return IBin{'-', x, y}
+}
+
+// IMul returns x*y.
+func IMul(x, y IExpr) IExpr {
+	cx, okx := x.(IConst)
+	cy, oky := y.(IConst)
+	switch {
+	case okx && oky:
+		return IConst{cx.V * cy.V}
+	case okx && cx.V == 1:
+		return y
+	case oky && cy.V == 1:
+		return x
+	case (okx && cx.V == 0) || (oky && cy.V == 0):
+		return IConst{0}
+	}
+	return IBin{'*', x, y}
+}
+
+// IMin returns min(x, y).
+func IMin(x, y IExpr) IExpr {
+	cx, okx := x.(IConst)
+	cy, oky := y.(IConst)
+	if okx && oky {
+		return IConst{min(cx.V, cy.V)}
+	}
+	return IBin{'m', x, y}
+}
+
+// IMax returns max(x, y).
+func IMax(x, y IExpr) IExpr {
+	cx, okx := x.(IConst)
+	cy, oky := y.(IConst)
+	if okx && oky {
+		return IConst{max(cx.V, cy.V)}
+	}
+	return IBin{'M', x, y}
+}
+
+// IDiv returns floor(x / y).
+func IDiv(x, y IExpr) IExpr {
+	cx, okx := x.(IConst)
+	cy, oky := y.(IConst)
+	if okx && oky && cy.V > 0 {
+		return IConst{floorDiv(cx.V, cy.V)}
+	}
+	if oky && cy.V == 1 {
+		return x
+	}
+	return IBin{'/', x, y}
+}
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// IVars calls f for every variable an index expression mentions.
+func IVars(e IExpr, f func(*Var)) {
+	switch e := e.(type) {
+	case IVar:
+		f(e.V)
+	case IBin:
+		IVars(e.X, f)
+		IVars(e.Y, f)
+	}
+}
+
+// Walk calls f for e and every sub-expression, parents first.
+func Walk(e Expr, f func(Expr)) {
+	f(e)
+	switch e := e.(type) {
+	case *Unary:
+		Walk(e.X, f)
+	case *Binary:
+		Walk(e.X, f)
+		Walk(e.Y, f)
+	case *Select:
+		Walk(e.C, f)
+		Walk(e.A, f)
+		Walk(e.B, f)
+	case *Cast:
+		Walk(e.X, f)
+	case *Reduce:
+		Walk(e.X, f)
+	}
+}
+
+// Rewrite rebuilds e bottom-up, replacing each node n by f(n) (f returns n to keep it).
+func Rewrite(e Expr, f func(Expr) Expr) Expr {
+	switch n := e.(type) {
+	case *Unary:
+		c := *n
+		c.X = Rewrite(n.X, f)
+		return f(&c)
+	case *Binary:
+		c := *n
+		c.X, c.Y = Rewrite(n.X, f), Rewrite(n.Y, f)
+		return f(&c)
+	case *Select:
+		c := *n
+		c.C, c.A, c.B = Rewrite(n.C, f), Rewrite(n.A, f), Rewrite(n.B, f)
+		return f(&c)
+	case *Cast:
+		c := *n
+		c.X = Rewrite(n.X, f)
+		return f(&c)
+	case *Reduce:
+		c := *n
+		c.X = Rewrite(n.X, f)
+		return f(&c)
+	case *Load:
+		c := *n
+		c.Idx = append([]IExpr(nil), n.Idx...)
+		return f(&c)
+	}
+	return f(e)
+}
+
+// SubstIExpr replaces variables in an index expression.
+func SubstIExpr(e IExpr, m map[*Var]IExpr) IExpr {
+	switch e := e.(type) {
+	case IVar:
+		if r, ok := m[e.V]; ok {
+			return r
+		}
+	case IBin:
+		x, y := SubstIExpr(e.X, m), SubstIExpr(e.Y, m)
+		switch e.Op {
+		case '+':
+			return IAdd(x, y)
+		case '-':
+			return ISub(x, y)
+		case '*':
+			return IMul(x, y)
+		case 'm':
+			return IMin(x, y)
+		case 'M':
+			return IMax(x, y)
+		case '/':
+			return IDiv(x, y)
+		}
+	}
+	return e
+}
+
+// SubstVars replaces index variables inside the loads of e (and VarVal uses).
+func SubstVars(e Expr, m map[*Var]IExpr) Expr {
+	return Rewrite(e, func(n Expr) Expr {
+		switch n := n.(type) {
+		case *Load:
+			for i, ix := range n.Idx {
+				n.Idx[i] = SubstIExpr(ix, m)
+			}
+		case *VarVal:
+			if r, ok := m[n.V].(IVar); ok {
+				return &VarVal{V: r.V, T: n.T}
+			}
+		}
+		return n
+	})
+}

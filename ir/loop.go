@@ -1,0 +1,191 @@
+package ir
+
+// Func is the loop-level IR of one kernel: the statements lowered to loop nests and transformed by the
+// passes. Its parameters are the kernel's; Body may declare scratch buffers (Alloc) and locals (Decl).
+type Func struct {
+	Kernel *Kernel
+	Body   []Node
+	// Plan holds the default value of every plan symbol (ISym) used in Body. A backend variant may
+	// replace them (a different microkernel tile) without changing the result beyond rounding.
+	Plan map[string]int
+}
+
+// Node is a loop-level statement.
+type Node interface{ node() }
+
+// LoopKind says how a loop's iterations may run.
+type LoopKind uint8
+
+const (
+	Serial    LoopKind = iota
+	Parallel           // iterations are independent and may run on different cores
+	Vector             // Width consecutive iterations form one SIMD group (lanes independent)
+	Unrolled           // the body is replicated Width times per trip
+	GPUGrid            // one iteration per GPU thread block (grid dimension)
+	GPUBlock           // one iteration per thread-block slot (block dimension)
+	GPUWarp            // one iteration per warp of a block
+	GPUThread          // one iteration per thread (lane) of a warp
+)
+
+var loopKindNames = [...]string{"for", "parallel", "vector", "unrolled", "gpu.grid", "gpu.block", "gpu.warp", "gpu.thread"}
+
+func (k LoopKind) String() string { return loopKindNames[k] }
+
+// Loop runs Body for Var = Lo, Lo+Step, ... while Var < Hi. Step is a positive constant or plan symbol.
+// For Vector and Unrolled loops, Width iterations are grouped; Step is Width, and the pass that made the
+// loop also made the remainder loop after it, so a group is always whole.
+type Loop struct {
+	Var    *Var
+	Lo, Hi IExpr
+	Step   IExpr
+	Kind   LoopKind
+	Width  int
+	// Cost estimates the work of one iteration (for deciding at run time whether a parallel loop is
+	// worth splitting); nil means unknown.
+	Cost IExpr
+	Body []Node
+}
+
+// Decl declares a scalar local and sets it to Init.
+type Decl struct {
+	L    *LocalVar
+	Init Expr
+}
+
+// Assign sets a declared local.
+type Assign struct {
+	L     *LocalVar
+	Value Expr
+}
+
+// Store writes Value (rounded to T's type) to T[Idx...].
+type Store struct {
+	T     *Tensor
+	Idx   []IExpr
+	Value Expr
+}
+
+// Nest groups the code of one source statement (or several fused ones). It changes nothing when run.
+type Nest struct {
+	Stmts []*Stmt
+	Body  []Node
+}
+
+// Alloc makes a scratch buffer T (T.Size elements, contents undefined until written) for the duration
+// of Body. Inside a parallel loop every iteration has its own (a backend may reuse one per worker).
+type Alloc struct {
+	T    *Tensor
+	Body []Node
+}
+
+// Pack copies an N×Depth block into Dst in panels of Panel along N: element (p, d) goes to
+// Dst[DstOff + (p/Panel)*Panel*Depth + d*Panel + p%Panel], and the last panel is padded with zeros up to
+// a multiple of Panel. Value gives the element in terms of the placeholder variables P and D; it may
+// convert (f16 to f32) or gather (transposed or strided operands).
+// A-panels of GEMM pack rows of A (P = row, D = k); B-panels pack columns of B (P = column, D = k).
+type Pack struct {
+	Dst      *Tensor
+	DstOff   IExpr
+	N, Depth IExpr
+	Panel    IExpr
+	P, D     *Var
+	Value    Expr
+}
+
+// Micro is one register-tile update through a backend's microkernel (the tensorize intrinsic): with
+// Ã = A[AOff:] packed MR×KC by columns and B̃ = B[BOff:] packed KC×NR by rows, it computes for i < M,
+// j < N:
+//
+//	v = Alpha·Σ_p Ã[p·MR+i]·B̃[p·NR+j]; if Beta ≠ 0 { v += Beta·C[COff+i·LDC+j] }
+//	if EP&1 { v += Bias[BiasOff+j] }; if EP&2 { v = max(v, 0) }; C[COff+i·LDC+j] = v
+//
+// accumulating in Elem. C is addressed as a flat row-major buffer. docs/MICROKERNEL.md is the contract.
+type Micro struct {
+	Slot        string // the kernel family ("sgemm", "dgemm"): one microkernel per Slot and variant
+	Elem        DType
+	MR, NR      IExpr
+	KC          IExpr
+	A, B        *Tensor // packed panels; nil while the operand is still a View
+	AOff, BOff  IExpr
+	// AView and BView give the operands before packing: Ã(i, p) = AView at (Row0+i, K0+p) and
+	// B̃(p, j) = BView at (K0+p, Col0+j). The pack pass replaces them by packed panels.
+	AView, BView *View
+	C           *Tensor
+	COff, LDC   IExpr
+	M, N        IExpr
+	Alpha, Beta Expr
+	Bias        *Tensor // nil when there is no bias
+	BiasOff     IExpr
+	EP          Expr // i32: epilogue bits
+}
+
+// View is an operand element as an expression of two placeholder variables: P ranges over the
+// operand's rows (A) or columns (B), D over the reduction; Base0 and K0 are where the tile starts.
+type View struct {
+	P, D  *Var
+	Value Expr
+	Base0 IExpr // first row (A) or column (B) of the tile
+	K0    IExpr // first reduction index of the tile
+}
+
+func (*Loop) node()   {}
+func (*Decl) node()   {}
+func (*Assign) node() {}
+func (*Store) node()  {}
+func (*Nest) node()   {}
+func (*Alloc) node()  {}
+func (*Pack) node()   {}
+func (*Micro) node()  {}
+
+// WalkNodes calls f for every node in body, parents first; f returning false skips the children.
+func WalkNodes(body []Node, f func(Node) bool) {
+	for _, n := range body {
+		if !f(n) {
+			continue
+		}
+		switch n := n.(type) {
+		case *Loop:
+			WalkNodes(n.Body, f)
+		case *Nest:
+			WalkNodes(n.Body, f)
+		case *Alloc:
+			WalkNodes(n.Body, f)
+		}
+	}
+}
+
+// RewriteNodes rebuilds body, replacing each node by the nodes f returns for it (children are
+// rewritten first).
+func RewriteNodes(body []Node, f func(Node) []Node) []Node {
+	var out []Node
+	for _, n := range body {
+		switch n := n.(type) {
+		case *Loop:
+			n.Body = RewriteNodes(n.Body, f)
+		case *Nest:
+			n.Body = RewriteNodes(n.Body, f)
+		case *Alloc:
+			n.Body = RewriteNodes(n.Body, f)
+		}
+		out = append(out, f(n)...)
+	}
+	return out
+}
+
+// NodeExprs calls f for every expression held directly by n.
+func NodeExprs(n Node, f func(Expr)) {
+	switch n := n.(type) {
+	case *Decl:
+		f(n.Init)
+	case *Assign:
+		f(n.Value)
+	case *Store:
+		f(n.Value)
+	case *Pack:
+		f(n.Value)
+	case *Micro:
+		f(n.Alpha)
+		f(n.Beta)
+		f(n.EP)
+	}
+}

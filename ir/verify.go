@@ -1,0 +1,293 @@
+package ir
+
+import "fmt"
+
+// VerifyKernel checks the algorithm-level invariants: every variable has a range, loads have one index
+// per dimension, every statement's value is assignable to its output, reductions bind fresh variables.
+func VerifyKernel(k *Kernel) error {
+	for _, s := range k.Stmts {
+		bound := map[*Var]bool{}
+		for _, v := range s.Vars {
+			if v.Range == nil {
+				return fmt.Errorf("%s: statement at line %d: index %s has no range", k.Name, s.Pos.Line, v.Name)
+			}
+			bound[v] = true
+		}
+		if len(s.Vars) != len(s.Out.Shape) {
+			return fmt.Errorf("%s: statement at line %d writes %s with %d indices, rank %d", k.Name, s.Pos.Line, s.Out.Name, len(s.Vars), len(s.Out.Shape))
+		}
+		if !Widens(s.Value.Type(), s.Out.Type) {
+			return fmt.Errorf("%s: statement at line %d stores %s into %s %s", k.Name, s.Pos.Line, s.Value.Type(), s.Out.Type, s.Out.Name)
+		}
+		if err := verifyExpr(s.Value, bound, nil); err != nil {
+			return fmt.Errorf("%s: statement at line %d: %v", k.Name, s.Pos.Line, err)
+		}
+	}
+	return nil
+}
+
+func verifyExpr(e Expr, bound map[*Var]bool, locals map[*LocalVar]bool) error {
+	switch e := e.(type) {
+	case *Const:
+		if e.T == Untyped || e.T == Invalid {
+			return fmt.Errorf("constant %v has no type", e.Val)
+		}
+	case *Load:
+		if e.T.Kind == Scratch {
+			if len(e.Idx) != 1 {
+				return fmt.Errorf("scratch %s needs one flat index", e.T.Name)
+			}
+		} else if len(e.Idx) != len(e.T.Shape) {
+			return fmt.Errorf("%s loaded with %d indices, rank %d", e.T.Name, len(e.Idx), len(e.T.Shape))
+		}
+		for _, ix := range e.Idx {
+			var err error
+			IVars(ix, func(v *Var) {
+				if !bound[v] && err == nil {
+					err = fmt.Errorf("index %s of %s is not bound here", v.Name, e.T.Name)
+				}
+			})
+			if err != nil {
+				return err
+			}
+		}
+	case *Local:
+		if locals != nil && !locals[e.L] {
+			return fmt.Errorf("local %%%s used before its declaration", e.L.Name)
+		}
+	case *VarVal:
+		if !bound[e.V] {
+			return fmt.Errorf("index %s used outside its loop", e.V.Name)
+		}
+	case *Unary:
+		return verifyExpr(e.X, bound, locals)
+	case *Binary:
+		if err := verifyExpr(e.X, bound, locals); err != nil {
+			return err
+		}
+		return verifyExpr(e.Y, bound, locals)
+	case *Select:
+		for _, x := range []Expr{e.C, e.A, e.B} {
+			if err := verifyExpr(x, bound, locals); err != nil {
+				return err
+			}
+		}
+		if e.A.Type() != e.B.Type() {
+			return fmt.Errorf("select arms have types %s and %s", e.A.Type(), e.B.Type())
+		}
+	case *Cast:
+		return verifyExpr(e.X, bound, locals)
+	case *Reduce:
+		if locals != nil {
+			return fmt.Errorf("reduction left in loop-level IR")
+		}
+		inner := map[*Var]bool{}
+		for v := range bound {
+			inner[v] = true
+		}
+		for _, v := range e.Vars {
+			if bound[v] {
+				return fmt.Errorf("reduction rebinds %s", v.Name)
+			}
+			inner[v] = true
+		}
+		return verifyExpr(e.X, inner, locals)
+	}
+	return nil
+}
+
+// VerifyFunc checks the loop-level invariants: every index variable is bound by an enclosing loop (or
+// is a Pack placeholder inside its Value), loop variables are not rebound, locals are declared before
+// use, scratch buffers are used only inside their Alloc, plan symbols have defaults, vector and unrolled
+// loops have a width, and no reduction is left.
+func VerifyFunc(f *Func) error {
+	v := &fverifier{f: f, bound: map[*Var]bool{}, locals: map[*LocalVar]bool{}, live: map[*Tensor]bool{}}
+	return v.nodes(f.Body)
+}
+
+type fverifier struct {
+	f      *Func
+	bound  map[*Var]bool
+	locals map[*LocalVar]bool
+	live   map[*Tensor]bool
+}
+
+func (v *fverifier) iexpr(e IExpr) error {
+	var err error
+	var walk func(IExpr)
+	walk = func(e IExpr) {
+		switch e := e.(type) {
+		case IVar:
+			if !v.bound[e.V] && err == nil {
+				err = fmt.Errorf("index %s is not bound here", e.V.Name)
+			}
+		case ISym:
+			if _, ok := v.f.Plan[e.Name]; !ok && err == nil {
+				err = fmt.Errorf("plan symbol %s has no default", e.Name)
+			}
+		case IBin:
+			walk(e.X)
+			walk(e.Y)
+		}
+	}
+	walk(e)
+	return err
+}
+
+func (v *fverifier) tensor(t *Tensor) error {
+	if t.Kind == Scratch && !v.live[t] {
+		return fmt.Errorf("scratch %s used outside its alloc", t.Name)
+	}
+	return nil
+}
+
+func (v *fverifier) expr(e Expr) error {
+	var err error
+	Walk(e, func(n Expr) {
+		if l, ok := n.(*Load); ok && err == nil {
+			err = v.tensor(l.T)
+		}
+		if p, ok := n.(*PlanVal); ok && err == nil {
+			if _, ok := v.f.Plan[p.Name]; !ok {
+				err = fmt.Errorf("plan symbol %s has no default", p.Name)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return verifyExpr(e, v.bound, v.locals)
+}
+
+func (v *fverifier) nodes(body []Node) error {
+	for _, n := range body {
+		if err := v.node(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (v *fverifier) node(n Node) error {
+	switch n := n.(type) {
+	case *Nest:
+		return v.nodes(n.Body)
+	case *Loop:
+		for _, e := range []IExpr{n.Lo, n.Hi, n.Step} {
+			if err := v.iexpr(e); err != nil {
+				return fmt.Errorf("loop %s: %v", n.Var.Name, err)
+			}
+		}
+		if v.bound[n.Var] {
+			return fmt.Errorf("loop variable %s rebound", n.Var.Name)
+		}
+		if (n.Kind == Vector || n.Kind == Unrolled) && n.Width < 1 {
+			return fmt.Errorf("%s loop %s has no width", n.Kind, n.Var.Name)
+		}
+		v.bound[n.Var] = true
+		err := v.nodes(n.Body)
+		delete(v.bound, n.Var)
+		return err
+	case *Decl:
+		if err := v.expr(n.Init); err != nil {
+			return err
+		}
+		v.locals[n.L] = true
+	case *Assign:
+		if !v.locals[n.L] {
+			return fmt.Errorf("assignment to undeclared local %%%s", n.L.Name)
+		}
+		return v.expr(n.Value)
+	case *Store:
+		if err := v.tensor(n.T); err != nil {
+			return err
+		}
+		if n.T.Kind == In || n.T.Kind == Scalar {
+			return fmt.Errorf("store to input %s", n.T.Name)
+		}
+		for _, ix := range n.Idx {
+			if err := v.iexpr(ix); err != nil {
+				return fmt.Errorf("store %s: %v", n.T.Name, err)
+			}
+		}
+		return v.expr(n.Value)
+	case *Alloc:
+		if n.T.Kind != Scratch {
+			return fmt.Errorf("alloc of non-scratch %s", n.T.Name)
+		}
+		if err := v.iexpr(n.T.Size); err != nil {
+			return fmt.Errorf("alloc %s: %v", n.T.Name, err)
+		}
+		v.live[n.T] = true
+		err := v.nodes(n.Body)
+		delete(v.live, n.T)
+		return err
+	case *Pack:
+		if err := v.tensor(n.Dst); err != nil {
+			return err
+		}
+		for _, e := range []IExpr{n.DstOff, n.N, n.Depth, n.Panel} {
+			if err := v.iexpr(e); err != nil {
+				return fmt.Errorf("pack %s: %v", n.Dst.Name, err)
+			}
+		}
+		v.bound[n.P], v.bound[n.D] = true, true
+		err := v.expr(n.Value)
+		delete(v.bound, n.P)
+		delete(v.bound, n.D)
+		return err
+	case *Micro:
+		if err := v.tensor(n.C); err != nil {
+			return err
+		}
+		for _, op := range []struct {
+			t    *Tensor
+			off  IExpr
+			view *View
+		}{{n.A, n.AOff, n.AView}, {n.B, n.BOff, n.BView}} {
+			if (op.t == nil) == (op.view == nil) {
+				return fmt.Errorf("micro %s: an operand must be either packed or a view", n.Slot)
+			}
+			if op.t != nil {
+				if err := v.tensor(op.t); err != nil {
+					return err
+				}
+				if err := v.iexpr(op.off); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := v.iexpr(op.view.Base0); err != nil {
+				return err
+			}
+			if err := v.iexpr(op.view.K0); err != nil {
+				return err
+			}
+			v.bound[op.view.P], v.bound[op.view.D] = true, true
+			err := v.expr(op.view.Value)
+			delete(v.bound, op.view.P)
+			delete(v.bound, op.view.D)
+			if err != nil {
+				return err
+			}
+		}
+		for _, e := range []IExpr{n.MR, n.NR, n.KC, n.COff, n.LDC, n.M, n.N} {
+			if err := v.iexpr(e); err != nil {
+				return fmt.Errorf("micro %s: %v", n.Slot, err)
+			}
+		}
+		if n.Bias != nil {
+			if err := v.iexpr(n.BiasOff); err != nil {
+				return err
+			}
+		}
+		for _, e := range []Expr{n.Alpha, n.Beta, n.EP} {
+			if err := v.expr(e); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("unknown node %T", n)
+	}
+	return nil
+}

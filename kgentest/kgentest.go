@@ -1,0 +1,398 @@
+// Package kgentest checks generated kernels against the reference interpreter. Generated packages' tests
+// call Run; it is not meant for other use.
+package kgentest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/f16"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// Kernel adapts one generated function to float64 data.
+type Kernel struct {
+	Variants func() []string
+	Use      func(string) error
+	Call     func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error)
+}
+
+// Run checks a kernel on random shapes under every variant.
+func Run(t *testing.T, source string, kern Kernel) {
+	t.Helper()
+	ks, err := check.File("kernel.kdsl", source)
+	if err != nil {
+		t.Fatalf("kernel source does not check: %v", err)
+	}
+	k := ks[0]
+	defer kern.Use("")
+	rng := rand.New(rand.NewPCG(1, uint64(len(source))))
+	shapes := Shapes(k, rng, 7)
+	for si, dims := range shapes {
+		args := RandomArgs(k, dims, rng, si)
+		ref := args.Clone()
+		if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+			t.Fatalf("interpreter on %v: %v", dims, err)
+		}
+		mag := Magnitude(k, args)
+		for _, v := range kern.Variants() {
+			if err := kern.Use(v); err != nil {
+				t.Fatal(err)
+			}
+			in := args.Clone()
+			got, err := kern.Call(dims, in.Tensors, in.Scalars)
+			if err != nil {
+				t.Fatalf("%s %v: %v", v, dims, err)
+			}
+			for _, p := range k.Params {
+				if p.Kind != ir.Out && p.Kind != ir.InOut {
+					continue
+				}
+				if err := Compare(k, dims, p, got[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
+					t.Errorf("variant %s, dims %v: %v", v, dims, err)
+				}
+			}
+		}
+	}
+	// A wrong length is reported and nothing is written.
+	dims := shapes[0]
+	args := RandomArgs(k, dims, rng, 0)
+	for _, p := range k.Params {
+		if p.Kind == ir.Scalar {
+			continue
+		}
+		in := args.Clone()
+		in.Tensors[p.Name] = append(in.Tensors[p.Name], 0)
+		before := in.Clone()
+		got, err := kern.Call(dims, in.Tensors, in.Scalars)
+		if err == nil {
+			t.Errorf("length of %s one too long: no error", p.Name)
+		}
+		for _, q := range k.Params {
+			if (q.Kind == ir.Out || q.Kind == ir.InOut) && q != p && !sameBits(got[q.Name], before.Tensors[q.Name]) {
+				t.Errorf("%s written although the call failed", q.Name)
+			}
+		}
+		break
+	}
+}
+
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+var sizes = []int{1, 2, 3, 5, 7, 13, 17, 31, 37, 61, 67, 97}
+
+// Shapes draws n dim assignments: all ones first, then random primes and ragged sizes, the last with
+// the reduction dims large (K beyond any K block), each within a work budget; dims used with affine
+// indices (x+kx) are grown until every access is in range.
+func Shapes(k *ir.Kernel, rng *rand.Rand, n int) []map[string]int {
+	var out []map[string]int
+	for s := 0; s < n; s++ {
+		dims := map[string]int{}
+		for _, d := range k.Dims {
+			switch {
+			case s == 0:
+				dims[d.Name] = 1
+			default:
+				dims[d.Name] = sizes[rng.IntN(len(sizes))]
+			}
+		}
+		if s == n-1 {
+			for _, d := range reductionDims(k) {
+				dims[d.Name] = 600 + rng.IntN(50)
+			}
+		}
+		fitAffine(k, dims)
+		for work(k, dims) > 3e6 {
+			for _, d := range k.Dims {
+				if dims[d.Name] > 1 && !slices.Contains(reductionDims(k), d) {
+					dims[d.Name] = max(1, dims[d.Name]/2)
+				}
+			}
+			fitAffine(k, dims)
+			if work(k, dims) > 3e6 {
+				for _, d := range k.Dims {
+					dims[d.Name] = max(1, dims[d.Name]/2)
+				}
+				fitAffine(k, dims)
+			}
+		}
+		out = append(out, dims)
+	}
+	return out
+}
+
+func reductionDims(k *ir.Kernel) []*ir.Dim {
+	var out []*ir.Dim
+	for _, s := range k.Stmts {
+		ir.Walk(s.Value, func(e ir.Expr) {
+			if r, ok := e.(*ir.Reduce); ok {
+				for _, v := range r.Vars {
+					if !slices.Contains(out, v.Range) {
+						out = append(out, v.Range)
+					}
+				}
+			}
+		})
+	}
+	return out
+}
+
+func work(k *ir.Kernel, dims map[string]int) float64 {
+	total := 0.0
+	for _, s := range k.Stmts {
+		w := 1.0
+		seen := map[*ir.Dim]bool{}
+		for _, v := range s.Vars {
+			w *= float64(dims[v.Range.Name])
+			seen[v.Range] = true
+		}
+		ir.Walk(s.Value, func(e ir.Expr) {
+			if r, ok := e.(*ir.Reduce); ok {
+				for _, v := range r.Vars {
+					w *= float64(dims[v.Range.Name])
+				}
+			}
+		})
+		total += w
+	}
+	return total
+}
+
+func fitAffine(k *ir.Kernel, dims map[string]int) {
+	for iter := 0; iter < 4; iter++ {
+		for _, s := range k.Stmts {
+			ir.Walk(s.Value, func(e ir.Expr) {
+				l, ok := e.(*ir.Load)
+				if !ok {
+					return
+				}
+				for pos, ix := range l.Idx {
+					if _, plain := ix.(ir.IVar); plain {
+						continue
+					}
+					m := map[*ir.Var]ir.IExpr{}
+					ir.IVars(ix, func(v *ir.Var) { m[v] = ir.IConst{V: dims[v.Range.Name] - 1} })
+					if c, ok := ir.SubstIExpr(ix, m).(ir.IConst); ok {
+						name := l.T.Shape[pos].Name
+						if dims[name] < c.V+1 {
+							dims[name] = c.V + 1
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// RandomArgs fills every input with values in [-1, 1) (integers in [-8, 8)), rounded to the tensor's
+// type. Shape index 2 puts a NaN, shape index 3 an Inf, into the first float input.
+func RandomArgs(k *ir.Kernel, dims map[string]int, rng *rand.Rand, shape int) ir.Args {
+	a := ir.Args{Tensors: map[string][]float64{}, Scalars: map[string]float64{}, Dims: dims}
+	injected := false
+	for _, p := range k.Params {
+		if p.Kind == ir.Scalar {
+			a.Scalars[p.Name] = p.Type.Round(rng.Float64()*2 - 0.5)
+			continue
+		}
+		n := 1
+		for _, d := range p.Shape {
+			n *= dims[d.Name]
+		}
+		data := make([]float64, n)
+		for i := range data {
+			if p.Type.IsInt() {
+				data[i] = float64(rng.IntN(16) - 8)
+			} else {
+				data[i] = p.Type.Round(rng.Float64()*2 - 1)
+			}
+		}
+		if !injected && p.Type.IsFloat() && p.Kind != ir.Out && n > 0 && (shape == 2 || shape == 3) {
+			v := math.NaN()
+			if shape == 3 {
+				v = math.Inf(1)
+			}
+			data[rng.IntN(n)] = v
+			injected = true
+		}
+		a.Tensors[p.Name] = data
+	}
+	return a
+}
+
+// Magnitude runs the kernel exactly on the absolute values of the inputs: for sums of products this is
+// G = |α||A||B| + |β||C|, the quantity Higham's bound |Ĉ−C| ≤ γ_K·G scales with.
+func Magnitude(k *ir.Kernel, args ir.Args) map[string][]float64 {
+	abs := args.Clone()
+	for _, v := range abs.Tensors {
+		for i := range v {
+			v[i] = math.Abs(v[i])
+		}
+	}
+	sc := map[string]float64{}
+	for n, v := range abs.Scalars {
+		sc[n] = math.Abs(v)
+	}
+	abs.Scalars = sc
+	if err := ir.RunKernel(k, ir.Exact, abs); err != nil {
+		return nil
+	}
+	return abs.Tensors
+}
+
+// Compare checks got against the interpreter's ref elementwise: NaN must match NaN, infinities must match
+// exactly, and finite values within 4·((R+2)·u_acc + 2·u_in)·max(G, |ref|, mean|ref|) + 2·u_out·|ref|,
+// where R is the longest reduction, u_acc the accumulator's unit roundoff, u_in and u_out those of 16-bit
+// inputs and outputs (GEMM-NOTES §6).
+func Compare(k *ir.Kernel, dims map[string]int, out *ir.Tensor, got, ref, mag []float64) error {
+	if len(got) != len(ref) {
+		return fmt.Errorf("%s: %d elements, want %d", out.Name, len(got), len(ref))
+	}
+	r := 1
+	for _, s := range k.Stmts {
+		ir.Walk(s.Value, func(e ir.Expr) {
+			if red, ok := e.(*ir.Reduce); ok {
+				n := 1
+				for _, v := range red.Vars {
+					n *= dims[v.Range.Name]
+				}
+				r = max(r, n)
+			}
+		})
+	}
+	r += len(k.Stmts) // each statement rounds at least once more
+	uacc := out.Type.Compute().Unit()
+	uin, uout := 0.0, 0.0
+	for _, p := range k.Params {
+		if p.Type == ir.F16 || p.Type == ir.BF16 {
+			uin = max(uin, p.Type.Unit())
+		}
+	}
+	if out.Type == ir.F16 || out.Type == ir.BF16 {
+		uout = out.Type.Unit()
+	}
+	mean := 0.0
+	for _, v := range ref {
+		if !math.IsInf(v, 0) && v == v {
+			mean += math.Abs(v)
+		}
+	}
+	if len(ref) > 0 {
+		mean /= float64(len(ref))
+	}
+	for i := range ref {
+		g, w := got[i], ref[i]
+		switch {
+		case w != w:
+			if g == g {
+				return fmt.Errorf("%s[%d] = %v, want NaN", out.Name, i, g)
+			}
+			continue
+		case math.IsInf(w, 0):
+			if g != w {
+				return fmt.Errorf("%s[%d] = %v, want %v", out.Name, i, g, w)
+			}
+			continue
+		}
+		scale := max(math.Abs(w), mean)
+		if mag != nil && i < len(mag) && !math.IsInf(mag[i], 0) && mag[i] == mag[i] {
+			scale = max(scale, mag[i])
+		}
+		tol := 4*(float64(r)*uacc+2*uin)*scale + 2*uout*math.Abs(w)
+		if out.Type.IsInt() {
+			tol = 0
+		}
+		if !(math.Abs(g-w) <= tol) {
+			return fmt.Errorf("%s[%d] = %v, want %v (|diff| %.3g > tol %.3g)", out.Name, i, g, w, math.Abs(g-w), tol)
+		}
+	}
+	return nil
+}
+
+// Conversions between the interpreter's float64 data and generated slices.
+
+func ToF64(v []float64) []float64 { return slices.Clone(v) }
+func ToF32(v []float64) []float32 {
+	o := make([]float32, len(v))
+	for i, x := range v {
+		o[i] = float32(x)
+	}
+	return o
+}
+func ToF16(v []float64) []f16.F16 {
+	o := make([]f16.F16, len(v))
+	for i, x := range v {
+		o[i] = f16.FromFloat64(x)
+	}
+	return o
+}
+func ToBF16(v []float64) []f16.BF16 {
+	o := make([]f16.BF16, len(v))
+	for i, x := range v {
+		o[i] = f16.BF16FromFloat64(x)
+	}
+	return o
+}
+func ToI32(v []float64) []int32 {
+	o := make([]int32, len(v))
+	for i, x := range v {
+		o[i] = int32(x)
+	}
+	return o
+}
+func ToI8(v []float64) []int8 {
+	o := make([]int8, len(v))
+	for i, x := range v {
+		o[i] = int8(x)
+	}
+	return o
+}
+func FromF64(v []float64) []float64 { return slices.Clone(v) }
+func FromF32(v []float32) []float64 {
+	o := make([]float64, len(v))
+	for i, x := range v {
+		o[i] = float64(x)
+	}
+	return o
+}
+func FromF16(v []f16.F16) []float64 {
+	o := make([]float64, len(v))
+	for i, x := range v {
+		o[i] = float64(x.Float32())
+	}
+	return o
+}
+func FromBF16(v []f16.BF16) []float64 {
+	o := make([]float64, len(v))
+	for i, x := range v {
+		o[i] = float64(x.Float32())
+	}
+	return o
+}
+func FromI32(v []int32) []float64 {
+	o := make([]float64, len(v))
+	for i, x := range v {
+		o[i] = float64(x)
+	}
+	return o
+}
+func FromI8(v []int8) []float64 {
+	o := make([]float64, len(v))
+	for i, x := range v {
+		o[i] = float64(x)
+	}
+	return o
+}

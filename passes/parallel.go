@@ -1,0 +1,101 @@
+package passes
+
+import "github.com/kgen-dev/kgen/ir"
+
+// Parallel marks one loop per nest to run on the worker pool. A `parallel i` directive names it;
+// otherwise GEMM nests parallelize the jr loop (NR-wide column panels of C: many even chunks, the
+// packed A and B blocks shared read-only, every C element written by one iteration) and other nests their
+// outermost loop when it is a statement index (never a reduction index, and never a loop that carries a
+// local). Iterations of a marked loop write disjoint elements, so the result does not depend on how they
+// are scheduled. Each marked loop gets a Cost: the product of the trip counts of the loops inside it, so
+// the run time can keep small problems on one core.
+func Parallel(f *ir.Func, c *Context) (bool, error) {
+	changed := false
+	named := map[string]bool{}
+	for _, d := range c.directive("parallel") {
+		for _, a := range d.Args {
+			named[a.Name] = true
+		}
+	}
+	for _, node := range f.Body {
+		nest, ok := node.(*ir.Nest)
+		if !ok {
+			continue
+		}
+		var pick *ir.Loop
+		stmtVar := map[*ir.Var]bool{}
+		for _, s := range nest.Stmts {
+			for _, v := range s.Vars {
+				stmtVar[v] = true
+			}
+		}
+		isGemm := false
+		ir.WalkNodes(nest.Body, func(n ir.Node) bool {
+			if _, ok := n.(*ir.Micro); ok {
+				isGemm = true
+			}
+			return pick == nil
+		})
+		ir.WalkNodes(nest.Body, func(n ir.Node) bool {
+			l, ok := n.(*ir.Loop)
+			if !ok || pick != nil {
+				return pick == nil
+			}
+			switch {
+			case len(named) > 0:
+				if named[l.Var.Name] {
+					pick = l
+				}
+			case isGemm:
+				if len(l.Body) == 1 {
+					if inner, ok := l.Body[0].(*ir.Loop); ok && len(inner.Body) == 1 {
+						if _, ok := inner.Body[0].(*ir.Micro); ok {
+							pick = l
+						}
+					}
+				}
+			default:
+				if stmtVar[l.Var] && l.Kind == ir.Serial && len(carried(l.Body)) == 0 {
+					pick = l
+				}
+				return false // only the outermost loop
+			}
+			return true
+		})
+		if pick == nil || pick.Kind != ir.Serial {
+			continue
+		}
+		pick.Kind = ir.Parallel
+		pick.Cost = bodyCost(pick.Body, map[*ir.Var]ir.IExpr{pick.Var: pick.Lo})
+		changed = true
+	}
+	return changed, nil
+}
+
+// bodyCost adds up the trip-count products of the loops in body, counting a Micro as MR·NR·KC. Inner
+// bounds are taken at their first iteration (each loop variable replaced by its start), so the estimate
+// only uses values bound outside the parallel loop.
+func bodyCost(body []ir.Node, m map[*ir.Var]ir.IExpr) ir.IExpr {
+	var best ir.IExpr = ir.IConst{V: 1}
+	for _, n := range body {
+		var c ir.IExpr
+		switch x := n.(type) {
+		case *ir.Loop:
+			lo, hi := ir.SubstIExpr(x.Lo, m), ir.SubstIExpr(x.Hi, m)
+			trip := ir.IDiv(ir.IAdd(ir.ISub(hi, lo), ir.ISub(x.Step, ir.IConst{V: 1})), x.Step)
+			inner := map[*ir.Var]ir.IExpr{x.Var: lo}
+			for k, v := range m {
+				inner[k] = v
+			}
+			c = ir.IMul(trip, bodyCost(x.Body, inner))
+		case *ir.Micro:
+			c = ir.IMul(ir.IMul(x.MR, x.NR), ir.SubstIExpr(x.KC, m))
+		case *ir.Alloc:
+			c = bodyCost(x.Body, m)
+		default:
+			continue
+		}
+		best = ir.IAdd(best, c)
+	}
+	return best
+}

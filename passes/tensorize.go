@@ -1,0 +1,293 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/target"
+)
+
+// gemm is a statement recognised as out[b..., i, j] = relu?(alpha·Σ_k X(i,k)·Y(k,j) + beta·out[b..., i, j] + bias[j]).
+type gemm struct {
+	s           *ir.Stmt
+	batch       []*ir.Var
+	i, j, k     *ir.Var
+	x, y        ir.Expr // operand elements, in terms of i, k (x) and k, j (y) and batch vars
+	alpha, beta ir.Expr
+	bias        *ir.Tensor
+	relu        bool
+	elem        ir.DType
+}
+
+// matchGemm recognises a GEMM-like contraction with an epilogue the microkernel contract can apply.
+func matchGemm(s *ir.Stmt) *gemm {
+	if len(s.Vars) < 2 {
+		return nil
+	}
+	g := &gemm{s: s, batch: s.Vars[:len(s.Vars)-2], i: s.Vars[len(s.Vars)-2], j: s.Vars[len(s.Vars)-1]}
+	v := s.Value
+	if u, ok := v.(*ir.Unary); ok && u.Op == ir.Relu {
+		g.relu, v = true, u.X
+	}
+	var terms []ir.Expr
+	var flat func(e ir.Expr)
+	flat = func(e ir.Expr) {
+		if b, ok := e.(*ir.Binary); ok && b.Op == ir.Add {
+			flat(b.X)
+			flat(b.Y)
+			return
+		}
+		terms = append(terms, e)
+	}
+	flat(v)
+	var red *ir.Reduce
+	for _, t := range terms {
+		if r, alpha := reduceTerm(t); r != nil {
+			if red != nil {
+				return nil
+			}
+			red, g.alpha = r, alpha
+			continue
+		}
+		if beta := cTerm(t, s); beta != nil {
+			if g.beta != nil {
+				return nil
+			}
+			g.beta = beta
+			continue
+		}
+		if l, ok := t.(*ir.Load); ok && len(l.Idx) == 1 && g.bias == nil {
+			if iv, ok := l.Idx[0].(ir.IVar); ok && iv.V == g.j && l.T.Kind != ir.Temp {
+				g.bias = l.T
+				continue
+			}
+		}
+		return nil
+	}
+	if red == nil || red.Op != ir.Add || len(red.Vars) != 1 || (red.T != ir.F32 && red.T != ir.F64) {
+		return nil
+	}
+	g.k, g.elem = red.Vars[0], red.T
+	if s.Out.Type != g.elem || (g.bias != nil && g.bias.Type != g.elem) || s.Out.Kind == ir.Temp {
+		return nil
+	}
+	mul, ok := red.X.(*ir.Binary)
+	if !ok || mul.Op != ir.Mul {
+		return nil
+	}
+	x, y := mul.X, mul.Y
+	if uses(x, g.j) || uses(y, g.i) {
+		x, y = y, x
+	}
+	if uses(x, g.j) || uses(y, g.i) || containsReduce(x) || containsReduce(y) {
+		return nil
+	}
+	g.x, g.y = x, y
+	if g.alpha == nil {
+		g.alpha = &ir.Const{Val: 1, T: g.elem}
+	}
+	if g.beta == nil {
+		g.beta = &ir.Const{Val: 0, T: g.elem}
+	}
+	if uses(g.alpha, nil) || uses(g.beta, nil) {
+		return nil
+	}
+	return g
+}
+
+// reduceTerm matches r, alpha·r or r·alpha where alpha mentions no index.
+func reduceTerm(t ir.Expr) (*ir.Reduce, ir.Expr) {
+	if r, ok := t.(*ir.Reduce); ok {
+		return r, nil
+	}
+	if b, ok := t.(*ir.Binary); ok && b.Op == ir.Mul {
+		if r, ok := b.Y.(*ir.Reduce); ok && !containsReduce(b.X) {
+			return r, b.X
+		}
+		if r, ok := b.X.(*ir.Reduce); ok && !containsReduce(b.Y) {
+			return r, b.Y
+		}
+	}
+	return nil, nil
+}
+
+// cTerm matches out[vars], beta·out[vars] or out[vars]·beta and returns beta.
+func cTerm(t ir.Expr, s *ir.Stmt) ir.Expr {
+	isOut := func(e ir.Expr) bool {
+		l, ok := e.(*ir.Load)
+		return ok && l.T == s.Out
+	}
+	if isOut(t) {
+		return &ir.Const{Val: 1, T: s.Out.Type}
+	}
+	if b, ok := t.(*ir.Binary); ok && b.Op == ir.Mul {
+		if isOut(b.Y) {
+			return b.X
+		}
+		if isOut(b.X) {
+			return b.Y
+		}
+	}
+	return nil
+}
+
+// uses reports whether e mentions v (any index variable when v is nil).
+func uses(e ir.Expr, v *ir.Var) bool {
+	found := false
+	ir.Walk(e, func(x ir.Expr) {
+		switch x := x.(type) {
+		case *ir.Load:
+			for _, ix := range x.Idx {
+				ir.IVars(ix, func(w *ir.Var) {
+					if v == nil || w == v {
+						found = true
+					}
+				})
+			}
+		case *ir.VarVal:
+			if v == nil || x.V == v {
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+func containsReduce(e ir.Expr) bool {
+	found := false
+	ir.Walk(e, func(x ir.Expr) {
+		if _, ok := x.(*ir.Reduce); ok {
+			found = true
+		}
+	})
+	return found
+}
+
+// Tensorize replaces the nest of every GEMM-like contraction by the BLIS loop structure around a
+// microkernel tile (ir.Micro): jc over N by NC, pc over K by KC, ic over M by MC, jr by NR, ir by MR.
+// The Micro's operands are Views of the source expressions (the pack pass stages them). Alpha is applied
+// in every K block, beta only in the first (later blocks accumulate with beta = 1), the bias and ReLU
+// epilogue only in the last; K = 0 still runs one block, so C = beta·C (+ bias) as the source says.
+// Tile sizes are plan symbols (<slot>.MR ...) so a backend variant can pick its own register tile; the
+// defaults come from tile directives (tile i MC MR, j NC NR, k KC) or the analytical model.
+// Guarantees: same result as the source up to the order of the K summation (blocked by KC).
+func Tensorize(f *ir.Func, c *Context) (bool, error) {
+	changed := false
+	n := funcNamer(f)
+	count := 0
+	for bi, node := range f.Body {
+		nest, ok := node.(*ir.Nest)
+		if !ok || len(nest.Stmts) != 1 {
+			continue
+		}
+		g := matchGemm(nest.Stmts[0])
+		if g == nil {
+			continue
+		}
+		slot := f.Kernel.Name
+		if count > 0 {
+			slot = fmt.Sprintf("%s%d", f.Kernel.Name, count)
+		}
+		count++
+		defaultPlan(f, c, g, slot)
+		f.Body[bi] = &ir.Nest{Stmts: nest.Stmts, Body: blisNest(g, slot, n)}
+		changed = true
+	}
+	return changed, nil
+}
+
+// defaultPlan sets the plan symbols of a slot from tile directives or the target model.
+func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
+	mr, nr := 4, 4
+	if g.elem == ir.F64 {
+		mr, nr = 4, 4
+	}
+	blocks := gemmBlocks(c, mr, nr, g.elem.Size())
+	if s, ok := c.sizes("tile", g.i.Name); ok {
+		blocks.MC = s[0]
+		if len(s) > 1 {
+			blocks.MR = s[1]
+		}
+	}
+	if s, ok := c.sizes("tile", g.j.Name); ok {
+		blocks.NC = s[0]
+		if len(s) > 1 {
+			blocks.NR = s[1]
+		}
+	}
+	if s, ok := c.sizes("tile", g.k.Name); ok {
+		blocks.KC = s[0]
+	}
+	f.Plan[slot+".MR"], f.Plan[slot+".NR"] = blocks.MR, blocks.NR
+	f.Plan[slot+".MC"], f.Plan[slot+".KC"], f.Plan[slot+".NC"] = blocks.MC, blocks.KC, blocks.NC
+}
+
+func sym(slot, name string) ir.IExpr { return ir.ISym{Name: slot + "." + name} }
+
+func blisNest(g *gemm, slot string, n namer) []ir.Node {
+	out := g.s.Out
+	dimM, dimN, dimK := ir.IDim{D: g.i.Range}, ir.IDim{D: g.j.Range}, ir.IDim{D: g.k.Range}
+	jc := &ir.Var{Name: n.name("jc")}
+	pc := &ir.Var{Name: n.name("pc")}
+	ic := &ir.Var{Name: n.name("ic")}
+	jr := &ir.Var{Name: n.name("jr")}
+	irr := &ir.Var{Name: n.name("ir")}
+	one := ir.IConst{V: 1}
+	nc := ir.IMin(sym(slot, "NC"), ir.ISub(dimN, ir.IVar{V: jc}))
+	kc := ir.IMin(sym(slot, "KC"), ir.ISub(dimK, ir.IVar{V: pc}))
+	mc := ir.IMin(sym(slot, "MC"), ir.ISub(dimM, ir.IVar{V: ic}))
+	row := ir.IAdd(ir.IVar{V: ic}, ir.IVar{V: irr})
+	col := ir.IAdd(ir.IVar{V: jc}, ir.IVar{V: jr})
+	// flat offset of out[batch..., row, col]
+	var off ir.IExpr = ir.IConst{V: 0}
+	for d, v := range g.batch {
+		off = ir.IAdd(ir.IMul(off, ir.IDim{D: out.Shape[d]}), ir.IVar{V: v})
+	}
+	off = ir.IAdd(ir.IMul(ir.IAdd(ir.IMul(off, dimM), row), dimN), col)
+	i32 := func(v float64) ir.Expr { return &ir.Const{Val: v, T: ir.I32} }
+	ep := 0
+	if g.bias != nil {
+		ep |= 1
+	}
+	if g.relu {
+		ep |= 2
+	}
+	first := &ir.Binary{Op: ir.Eq, X: &ir.VarVal{V: pc, T: ir.I32}, Y: i32(0), T: ir.Bool}
+	// the last K block: pc + KC >= K
+	last := &ir.Binary{Op: ir.Ge, X: &ir.VarVal{V: pc, T: ir.I32},
+		Y: &ir.Binary{Op: ir.Sub, X: &ir.DimVal{D: g.k.Range, T: ir.I32}, Y: &ir.PlanVal{Name: slot + ".KC", T: ir.I32}, T: ir.I32}, T: ir.Bool}
+	pA, dA := &ir.Var{Name: n.name("pi")}, &ir.Var{Name: n.name("pk")}
+	pB, dB := &ir.Var{Name: n.name("pj")}, &ir.Var{Name: n.name("pk")}
+	micro := &ir.Micro{
+		Slot: slot, Elem: g.elem,
+		MR: sym(slot, "MR"), NR: sym(slot, "NR"), KC: kc,
+		AView: &ir.View{P: pA, D: dA, Value: ir.SubstVars(g.x, map[*ir.Var]ir.IExpr{g.i: ir.IVar{V: pA}, g.k: ir.IVar{V: dA}}), Base0: row, K0: ir.IVar{V: pc}},
+		BView: &ir.View{P: pB, D: dB, Value: ir.SubstVars(g.y, map[*ir.Var]ir.IExpr{g.j: ir.IVar{V: pB}, g.k: ir.IVar{V: dB}}), Base0: col, K0: ir.IVar{V: pc}},
+		C:     out, COff: off, LDC: dimN,
+		M:     ir.IMin(sym(slot, "MR"), ir.ISub(mc, ir.IVar{V: irr})),
+		N:     ir.IMin(sym(slot, "NR"), ir.ISub(nc, ir.IVar{V: jr})),
+		Alpha: g.alpha,
+		Beta:  &ir.Select{C: first, A: g.beta, B: &ir.Const{Val: 1, T: g.elem}},
+		EP:    &ir.Select{C: last, A: i32(float64(ep)), B: i32(0)},
+	}
+	if g.bias != nil {
+		micro.Bias, micro.BiasOff = g.bias, col
+	}
+	loop := func(v *ir.Var, hi, step ir.IExpr, body ...ir.Node) *ir.Loop {
+		return &ir.Loop{Var: v, Lo: ir.IConst{V: 0}, Hi: hi, Step: step, Body: body}
+	}
+	nest := loop(jc, dimN, sym(slot, "NC"),
+		loop(pc, ir.IMax(dimK, one), sym(slot, "KC"),
+			loop(ic, dimM, sym(slot, "MC"),
+				loop(jr, nc, sym(slot, "NR"),
+					loop(irr, mc, sym(slot, "MR"), micro)))))
+	var body []ir.Node = []ir.Node{nest}
+	for d := len(g.batch) - 1; d >= 0; d-- {
+		body = []ir.Node{fullLoop(g.batch[d], body)}
+	}
+	return body
+}
+
+func gemmBlocks(c *Context, mr, nr, elem int) target.Blocks {
+	return target.GemmBlocks(c.Machine, mr, nr, elem)
+}

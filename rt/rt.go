@@ -1,0 +1,102 @@
+// Package rt is the small run-time support library of kgen-generated packages: a worker pool that runs
+// parallel loops across GOMAXPROCS cores, and shape arithmetic that cannot overflow. It has no
+// dependencies beyond the standard library and x/sys/cpu.
+package rt
+
+import (
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync"
+)
+
+// MinParallelWork is the estimated work (loop iterations or multiply-adds) below which a parallel loop
+// runs on the calling goroutine: splitting smaller jobs costs more than it saves.
+var MinParallelWork = 1 << 16
+
+type task struct {
+	f      func(lo, hi int)
+	lo, hi int
+	wg     *sync.WaitGroup
+}
+
+var (
+	poolOnce sync.Once
+	tasks    chan task
+)
+
+func startPool() {
+	tasks = make(chan task)
+	for i := 0; i < runtime.NumCPU(); i++ {
+		go func() {
+			for t := range tasks {
+				t.f(t.lo, t.hi)
+				t.wg.Done()
+			}
+		}()
+	}
+}
+
+// ParallelFor runs body over [lo, hi) in steps of step, split into contiguous chunks (each a whole
+// number of steps) run on up to GOMAXPROCS workers, and returns when all are done. cost estimates the
+// work of one iteration; small loops run inline.
+func ParallelFor(lo, hi, step, cost int, body func(lo, hi int)) {
+	if hi <= lo {
+		return
+	}
+	n := (hi - lo + step - 1) / step
+	workers := runtime.GOMAXPROCS(0)
+	if workers > n {
+		workers = n
+	}
+	if workers <= 1 || n*max(cost, 1) < MinParallelWork {
+		body(lo, hi)
+		return
+	}
+	poolOnce.Do(startPool)
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / workers
+	start := lo
+	var first [2]int
+	for w := 0; w < workers && start < hi; w++ {
+		end := min(start+per*step, hi)
+		if w == 0 {
+			first = [2]int{start, end}
+		} else {
+			wg.Add(1)
+			tasks <- task{body, start, end, &wg}
+		}
+		start = end
+	}
+	body(first[0], first[1]) // the caller works too
+	wg.Wait()
+}
+
+// Numel multiplies dims, reporting false if the product overflows int or a dim is negative.
+func Numel(dims ...int) (int, bool) {
+	n := uint(1)
+	for _, d := range dims {
+		if d < 0 {
+			return 0, false
+		}
+		hi, lo := bits.Mul(n, uint(d))
+		if hi != 0 || lo > uint(^uint(0)>>1) {
+			return 0, false
+		}
+		n = lo
+	}
+	return int(n), true
+}
+
+// CheckLen returns an error naming kernel and parameter unless the slice length equals the product of
+// the dims (named in shape).
+func CheckLen(kernel, param string, got int, shape string, dims ...int) error {
+	want, ok := Numel(dims...)
+	if !ok {
+		return fmt.Errorf("%s: %s: shape %s = %v is negative or overflows", kernel, param, shape, dims)
+	}
+	if got != want {
+		return fmt.Errorf("%s: %s has length %d, want %s = %d", kernel, param, got, shape, want)
+	}
+	return nil
+}
