@@ -148,7 +148,11 @@ func (c *checker) kernel(pk *parse.Kernel) *ir.Kernel {
 			continue
 		}
 		if kc.names[p.Name] != nil {
-			c.errorf(p.Pos, "parameter %s redeclared", p.Name)
+			if _, isDim := kc.names[p.Name].(*ir.Dim); isDim {
+				c.errorf(p.Pos, "%s is already a dimension name", p.Name)
+			} else {
+				c.errorf(p.Pos, "parameter %s redeclared", p.Name)
+			}
 			continue
 		}
 		dt := ir.ParseDType(p.Type)

@@ -111,28 +111,28 @@ type LocalVar struct {
 	T    DType
 }
 
-func (c *Const) Type() DType  { return c.T }
-func (l *Load) Type() DType   { return l.T.Type }
-func (d *DimVal) Type() DType { return d.T }
-func (v *VarVal) Type() DType { return v.T }
-func (u *Unary) Type() DType  { return u.T }
-func (b *Binary) Type() DType { return b.T }
-func (s *Select) Type() DType { return s.A.Type() }
-func (c *Cast) Type() DType   { return c.T }
-func (r *Reduce) Type() DType { return r.T }
-func (l *Local) Type() DType  { return l.L.T }
+func (c *Const) Type() DType   { return c.T }
+func (l *Load) Type() DType    { return l.T.Type }
+func (d *DimVal) Type() DType  { return d.T }
+func (v *VarVal) Type() DType  { return v.T }
+func (u *Unary) Type() DType   { return u.T }
+func (b *Binary) Type() DType  { return b.T }
+func (s *Select) Type() DType  { return s.A.Type() }
+func (c *Cast) Type() DType    { return c.T }
+func (r *Reduce) Type() DType  { return r.T }
+func (l *Local) Type() DType   { return l.L.T }
 func (p *PlanVal) Type() DType { return p.T }
 
-func (*Const) expr()  {}
-func (*Load) expr()   {}
-func (*DimVal) expr() {}
-func (*VarVal) expr() {}
-func (*Unary) expr()  {}
-func (*Binary) expr() {}
-func (*Select) expr() {}
-func (*Cast) expr()   {}
-func (*Reduce) expr() {}
-func (*Local) expr()  {}
+func (*Const) expr()   {}
+func (*Load) expr()    {}
+func (*DimVal) expr()  {}
+func (*VarVal) expr()  {}
+func (*Unary) expr()   {}
+func (*Binary) expr()  {}
+func (*Select) expr()  {}
+func (*Cast) expr()    {}
+func (*Reduce) expr()  {}
+func (*Local) expr()   {}
 func (*PlanVal) expr() {}
 
 // IsCompare reports whether op is a comparison.

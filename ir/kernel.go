@@ -45,10 +45,10 @@ func (k TensorKind) IsParam() bool { return k <= Scalar }
 type Space uint8
 
 const (
-	Global    Space = iota // caller memory or heap
-	Packed                 // packed scratch panels laid out for the microkernel
-	Register               // lives in registers (a backend may not take its address)
-	Shared                 // GPU shared / threadgroup memory
+	Global   Space = iota // caller memory or heap
+	Packed                // packed scratch panels laid out for the microkernel
+	Register              // lives in registers (a backend may not take its address)
+	Shared                // GPU shared / threadgroup memory
 )
 
 var spaceNames = [...]string{"global", "packed", "register", "shared"}

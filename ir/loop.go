@@ -101,22 +101,22 @@ type Pack struct {
 //
 // accumulating in Elem. C is addressed as a flat row-major buffer. docs/MICROKERNEL.md is the contract.
 type Micro struct {
-	Slot        string // the kernel family ("sgemm", "dgemm"): one microkernel per Slot and variant
-	Elem        DType
-	MR, NR      IExpr
-	KC          IExpr
-	A, B        *Tensor // packed panels; nil while the operand is still a View
-	AOff, BOff  IExpr
+	Slot       string // the kernel family ("sgemm", "dgemm"): one microkernel per Slot and variant
+	Elem       DType
+	MR, NR     IExpr
+	KC         IExpr
+	A, B       *Tensor // packed panels; nil while the operand is still a View
+	AOff, BOff IExpr
 	// AView and BView give the operands before packing: Ã(i, p) = AView at (Row0+i, K0+p) and
 	// B̃(p, j) = BView at (K0+p, Col0+j). The pack pass replaces them by packed panels.
 	AView, BView *View
-	C           *Tensor
-	COff, LDC   IExpr
-	M, N        IExpr
-	Alpha, Beta Expr
-	Bias        *Tensor // nil when there is no bias
-	BiasOff     IExpr
-	EP          Expr // i32: epilogue bits
+	C            *Tensor
+	COff, LDC    IExpr
+	M, N         IExpr
+	Alpha, Beta  Expr
+	Bias         *Tensor // nil when there is no bias
+	BiasOff      IExpr
+	EP           Expr // i32: epilogue bits
 }
 
 // View is an operand element as an expression of two placeholder variables: P ranges over the

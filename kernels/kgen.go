@@ -134,42 +134,32 @@ type gemmSlot64 struct {
 	Micro              func(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int)
 }
 
-var sgemmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 4, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x4}
+var sgemmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
 var sgemmSlotGo = *sgemmSlot
 
-// microGo32_4x4 is the portable 4x4 microkernel (docs/MICROKERNEL.md).
-func microGo32_4x4(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	var c0_0, c0_1, c0_2, c0_3, c1_0, c1_1, c1_2, c1_3, c2_0, c2_1, c2_2, c2_3, c3_0, c3_1, c3_2, c3_3 float32
-	a, b = a[:kc*4], b[:kc*4]
+// microGo32_4x2 is the portable 4x2 microkernel (docs/MICROKERNEL.md).
+func microGo32_4x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1, c3_0, c3_1 float32
+	a, b = a[:kc*4], b[:kc*2]
 	for p := 0; p < kc; p++ {
 		ap := a[p*4 : p*4+4 : p*4+4]
-		bp := b[p*4 : p*4+4 : p*4+4]
+		bp := b[p*2 : p*2+2 : p*2+2]
 		a0 := ap[0]
 		a1 := ap[1]
 		a2 := ap[2]
 		a3 := ap[3]
 		b0 := bp[0]
 		b1 := bp[1]
-		b2 := bp[2]
-		b3 := bp[3]
 		c0_0 += a0 * b0
 		c0_1 += a0 * b1
-		c0_2 += a0 * b2
-		c0_3 += a0 * b3
 		c1_0 += a1 * b0
 		c1_1 += a1 * b1
-		c1_2 += a1 * b2
-		c1_3 += a1 * b3
 		c2_0 += a2 * b0
 		c2_1 += a2 * b1
-		c2_2 += a2 * b2
-		c2_3 += a2 * b3
 		c3_0 += a3 * b0
 		c3_1 += a3 * b1
-		c3_2 += a3 * b2
-		c3_3 += a3 * b3
 	}
-	acc := [4][4]float32{{c0_0, c0_1, c0_2, c0_3}, {c1_0, c1_1, c1_2, c1_3}, {c2_0, c2_1, c2_2, c2_3}, {c3_0, c3_1, c3_2, c3_3}}
+	acc := [4][2]float32{{c0_0, c0_1}, {c1_0, c1_1}, {c2_0, c2_1}, {c3_0, c3_1}}
 	for i := 0; i < m; i++ {
 		row := c[i*ldc : i*ldc+n]
 		for j := range row {
@@ -188,42 +178,32 @@ func microGo32_4x4(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32
 	}
 }
 
-var dgemmSlot = &gemmSlot64{Name: "go", MR: 4, NR: 4, MC: 148, KC: 384, NC: 2728, Micro: microGo64_4x4}
+var dgemmSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2}
 var dgemmSlotGo = *dgemmSlot
 
-// microGo64_4x4 is the portable 4x4 microkernel (docs/MICROKERNEL.md).
-func microGo64_4x4(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
-	var c0_0, c0_1, c0_2, c0_3, c1_0, c1_1, c1_2, c1_3, c2_0, c2_1, c2_2, c2_3, c3_0, c3_1, c3_2, c3_3 float64
-	a, b = a[:kc*4], b[:kc*4]
+// microGo64_4x2 is the portable 4x2 microkernel (docs/MICROKERNEL.md).
+func microGo64_4x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1, c3_0, c3_1 float64
+	a, b = a[:kc*4], b[:kc*2]
 	for p := 0; p < kc; p++ {
 		ap := a[p*4 : p*4+4 : p*4+4]
-		bp := b[p*4 : p*4+4 : p*4+4]
+		bp := b[p*2 : p*2+2 : p*2+2]
 		a0 := ap[0]
 		a1 := ap[1]
 		a2 := ap[2]
 		a3 := ap[3]
 		b0 := bp[0]
 		b1 := bp[1]
-		b2 := bp[2]
-		b3 := bp[3]
 		c0_0 += a0 * b0
 		c0_1 += a0 * b1
-		c0_2 += a0 * b2
-		c0_3 += a0 * b3
 		c1_0 += a1 * b0
 		c1_1 += a1 * b1
-		c1_2 += a1 * b2
-		c1_3 += a1 * b3
 		c2_0 += a2 * b0
 		c2_1 += a2 * b1
-		c2_2 += a2 * b2
-		c2_3 += a2 * b3
 		c3_0 += a3 * b0
 		c3_1 += a3 * b1
-		c3_2 += a3 * b2
-		c3_3 += a3 * b3
 	}
-	acc := [4][4]float64{{c0_0, c0_1, c0_2, c0_3}, {c1_0, c1_1, c1_2, c1_3}, {c2_0, c2_1, c2_2, c2_3}, {c3_0, c3_1, c3_2, c3_3}}
+	acc := [4][2]float64{{c0_0, c0_1}, {c1_0, c1_1}, {c2_0, c2_1}, {c3_0, c3_1}}
 	for i := 0; i < m; i++ {
 		row := c[i*ldc : i*ldc+n]
 		for j := range row {
@@ -242,13 +222,13 @@ func microGo64_4x4(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64
 	}
 }
 
-var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 4, NR: 4, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x4}
+var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
 var gemm_bias_reluSlotGo = *gemm_bias_reluSlot
 
-var sgemm_accSlot = &gemmSlot32{Name: "go", MR: 4, NR: 4, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x4}
+var sgemm_accSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
 var sgemm_accSlotGo = *sgemm_accSlot
 
-var bmmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 4, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x4}
+var bmmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
 var bmmSlotGo = *bmmSlot
 
 // variant is one implementation level: install points every slot at its microkernels.

@@ -24,7 +24,9 @@ type Error struct {
 	Msg string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s:%d:%d: %s", e.Pos.Filename, e.Pos.Line, e.Pos.Column, e.Msg) }
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.Pos.Filename, e.Pos.Line, e.Pos.Column, e.Msg)
+}
 
 // ErrorList is every diagnostic found in one file, in source order.
 type ErrorList []*Error

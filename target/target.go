@@ -19,9 +19,9 @@ type Cache struct {
 
 // Machine is what the passes know about a target.
 type Machine struct {
-	Name     string // go, amd64, arm64, ptx, msl, llvm
-	VecBytes int    // SIMD register width in bytes (the portable Go target uses 16 as its unroll width)
-	VecRegs  int    // number of SIMD registers
+	Name       string // go, amd64, arm64, ptx, msl, llvm
+	VecBytes   int    // SIMD register width in bytes (the portable Go target uses 16 as its unroll width)
+	VecRegs    int    // number of SIMD registers
 	L1, L2, L3 Cache
 }
 

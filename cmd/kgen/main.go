@@ -22,6 +22,7 @@ import (
 
 	"github.com/kgen-dev/kgen/check"
 	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/codegen/amd64"
 	"github.com/kgen-dev/kgen/codegen/golang"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/parse"
@@ -230,7 +231,8 @@ func contains(list []string, s string) bool {
 // backends maps target names to backends. The portable Go backend always runs.
 func backends(module string, tests bool) map[string]codegen.Backend {
 	return map[string]codegen.Backend{
-		"go": golang.Backend{Module: module, Tests: tests},
+		"go":    golang.Backend{Module: module, Tests: tests},
+		"amd64": amd64.Backend{},
 	}
 }
 

@@ -1,0 +1,190 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scalarBound runs independent multiply-add chains on registers only: the throughput bound for scalar
+// Go floating point on this core (FMA-fused under GOAMD64=v3).
+//
+//go:noinline
+func scalarBound(n int) float32 {
+	var a0, a1, a2, a3, a4, a5, a6, a7 float32 = 1, 2, 3, 4, 5, 6, 7, 8
+	x, y := float32(0.999), float32(0.001)
+	for i := 0; i < n; i++ {
+		a0 = a0*x + y
+		a1 = a1*x + y
+		a2 = a2*x + y
+		a3 = a3*x + y
+		a4 = a4*x + y
+		a5 = a5*x + y
+		a6 = a6*x + y
+		a7 = a7*x + y
+	}
+	return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
+}
+
+var sink float32
+
+func BenchmarkScalarBound(b *testing.B) {
+	const n = 1 << 20
+	for i := 0; i < b.N; i++ {
+		sink += scalarBound(n)
+	}
+	b.ReportMetric(float64(b.N)*n*16/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// naiveSgemm is the i-k-j loop a Go programmer writes first.
+func naiveSgemm(M, K, N int, A, B, C []float32) {
+	for i := 0; i < M; i++ {
+		for k := 0; k < K; k++ {
+			a := A[i*K+k]
+			row := B[k*N : k*N+N]
+			crow := C[i*N : i*N+N]
+			for j := range row {
+				crow[j] += a * row[j]
+			}
+		}
+	}
+}
+
+func randSlice(n int, rng *rand.Rand) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = rng.Float32()*2 - 1
+	}
+	return s
+}
+
+func benchSizes() []int {
+	if s := os.Getenv("KGEN_BENCH_SIZES"); s != "" {
+		var out []int
+		for _, f := range strings.Split(s, ",") {
+			var n int
+			fmt.Sscan(f, &n)
+			out = append(out, n)
+		}
+		return out
+	}
+	return []int{512, 2048}
+}
+
+// BenchmarkSgemm runs every variant and the naive loop side by side, one core unless GOMAXPROCS says more.
+func BenchmarkSgemm(b *testing.B) {
+	defer Use("")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range benchSizes() {
+		A, B, C := randSlice(n*n, rng), randSlice(n*n, rng), make([]float32, n*n)
+		flops := 2 * float64(n) * float64(n) * float64(n)
+		for _, v := range append(Variants(), "naive") {
+			b.Run(fmt.Sprintf("%s/%d", v, n), func(b *testing.B) {
+				if v != "naive" {
+					Use(v)
+				}
+				for i := 0; i < b.N; i++ {
+					if v == "naive" {
+						naiveSgemm(n, n, n, A, B, C)
+					} else if err := Sgemm(n, n, n, A, B, C, 1, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+func BenchmarkDgemm(b *testing.B) {
+	defer Use("")
+	for _, n := range benchSizes() {
+		A, B, C := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+		for i := range A {
+			A[i], B[i] = float64(i%7)-3, float64(i%5)-2
+		}
+		flops := 2 * float64(n) * float64(n) * float64(n)
+		for _, v := range Variants() {
+			b.Run(fmt.Sprintf("%s/%d", v, n), func(b *testing.B) {
+				Use(v)
+				for i := 0; i < b.N; i++ {
+					Dgemm(n, n, n, A, B, C, 1, 0)
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// TestFastPathGuard fails when the assembly GEMM stops being much faster than the portable Go path:
+// a ratio measured in one process, never an absolute time. It guards against a "cleanup" that routes
+// sgemm around the packed, register-blocked microkernel.
+func TestFastPathGuard(t *testing.T) {
+	vs := Variants()
+	if len(vs) < 2 {
+		t.Skip("no assembly variant on this CPU")
+	}
+	defer Use("")
+	const n = 512
+	rng := rand.New(rand.NewPCG(3, 4))
+	A, B, C := randSlice(n*n, rng), randSlice(n*n, rng), make([]float32, n*n)
+	best := func(v string) time.Duration {
+		Use(v)
+		d := time.Duration(1 << 62)
+		for r := 0; r < 3; r++ {
+			start := time.Now()
+			Sgemm(n, n, n, A, B, C, 1, 0)
+			d = min(d, time.Since(start))
+		}
+		return d
+	}
+	fast, slow := best(vs[0]), best("go")
+	ratio := float64(slow) / float64(fast)
+	t.Logf("sgemm %d: %s %v, go %v, ratio %.1f", n, vs[0], fast, slow, ratio)
+	if ratio < 10 {
+		t.Fatalf("sgemm %d via %s is only %.1fx the portable Go path (want >= 10x): the fast path is gone", n, vs[0], ratio)
+	}
+}
+
+// TestAsmInnerLoop is the static guard: the sgemm microkernels' k loops are vector FMAs with broadcast A
+// operands, with no scalar FMA and no calls.
+func TestAsmInnerLoop(t *testing.T) {
+	src, err := os.ReadFile("kgen_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, reg string }{{"sgemm6x16AVX2", "Y"}, {"sgemm14x32AVX512", "Z"}} {
+		body := textOf(string(src), tc.name)
+		if body == "" {
+			t.Fatalf("%s not found", tc.name)
+		}
+		fma := regexp.MustCompile(`VFMADD231PS\s+` + tc.reg + `\d+, ` + tc.reg + `\d+, ` + tc.reg + `\d+`)
+		if n := len(fma.FindAllString(body, -1)); n < 8 {
+			t.Errorf("%s: %d vector FMAs on %s registers", tc.name, n, tc.reg)
+		}
+		if !strings.Contains(body, "VBROADCASTSS") && !strings.Contains(body, ".BCST") {
+			t.Errorf("%s: no broadcast of A", tc.name)
+		}
+		for _, bad := range []string{"CALL", "VFMADD231SS", "MULSS"} {
+			if strings.Contains(body, bad) {
+				t.Errorf("%s contains %s", tc.name, bad)
+			}
+		}
+	}
+}
+
+func textOf(src, name string) string {
+	i := strings.Index(src, "TEXT ·"+name+"(SB)")
+	if i < 0 {
+		return ""
+	}
+	rest := src[i+1:]
+	if j := strings.Index(rest, "\nTEXT "); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
