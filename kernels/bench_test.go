@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -132,17 +133,19 @@ func TestFastPathGuard(t *testing.T) {
 	const n = 512
 	rng := rand.New(rand.NewPCG(3, 4))
 	A, B, C := randSlice(n*n, rng), randSlice(n*n, rng), make([]float32, n*n)
-	best := func(v string) time.Duration {
+	// One core, runs interleaved, minimum of each: robust against a noisy neighbour.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	once := func(v string) time.Duration {
 		Use(v)
-		d := time.Duration(1 << 62)
-		for r := 0; r < 3; r++ {
-			start := time.Now()
-			Sgemm(n, n, n, A, B, C, 1, 0)
-			d = min(d, time.Since(start))
-		}
-		return d
+		start := time.Now()
+		Sgemm(n, n, n, A, B, C, 1, 0)
+		return time.Since(start)
 	}
-	fast, slow := best(vs[0]), best("go")
+	fast, slow := time.Duration(1<<62), time.Duration(1<<62)
+	for r := 0; r < 7; r++ {
+		fast = min(fast, once(vs[0]))
+		slow = min(slow, once("go"))
+	}
 	ratio := float64(slow) / float64(fast)
 	t.Logf("sgemm %d: %s %v, go %v, ratio %.1f", n, vs[0], fast, slow, ratio)
 	if ratio < 10 {

@@ -37,20 +37,20 @@ func dgemm6x8AVX2Slice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta flo
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		variants = append([]variant{{"avx2", func() {
-			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 678, KC: 168, NC: 4096, Micro: sgemm6x16AVX2Slice}
+			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
 			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 678, KC: 168, NC: 4096, Micro: sgemm6x16AVX2Slice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 678, KC: 168, NC: 4096, Micro: sgemm6x16AVX2Slice}
-			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 678, KC: 168, NC: 4096, Micro: sgemm6x16AVX2Slice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
+			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
 		}}}, variants...)
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
 		variants = append([]variant{{"avx512", func() {
-			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 784, KC: 144, NC: 4096, Micro: sgemm14x32AVX512Slice}
-			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 546, KC: 104, NC: 4096, Micro: dgemm14x16AVX512Slice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 784, KC: 144, NC: 4096, Micro: sgemm14x32AVX512Slice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 784, KC: 144, NC: 4096, Micro: sgemm14x32AVX512Slice}
-			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 784, KC: 144, NC: 4096, Micro: sgemm14x32AVX512Slice}
+			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
+			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
+			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
 		}}}, variants...)
 	}
 	selectVariant()

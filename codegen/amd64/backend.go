@@ -46,7 +46,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			if isa == AVX512 {
 				mach.VecBytes, mach.VecRegs = 64, 32
 			}
-			e := entry{slot: s, isa: isa, k: k, b: target.GemmBlocks(mach, k.MR, k.NR, s.Elem.Size())}
+			e := entry{slot: s, isa: isa, k: k, b: blocksFor(mach, k, s.Elem.Size())}
 			entries = append(entries, e)
 			if !have[k.Name] {
 				have[k.Name] = true
@@ -98,4 +98,17 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		{Name: "kgen_stub_amd64.go", Data: stubs},
 		{Name: "kgen_amd64.go", Data: src},
 	}, nil
+}
+
+// blocksFor starts from the analytical model and keeps KC at least 256: with a 6-row tile the model's
+// one L1 way for Ã gives KC = 168, and measured here (docs/PERF.md) a longer KC, which halves the
+// number of passes over C, wins over keeping B̃'s micro-panel strictly inside L1. MC is then resized so
+// Ã keeps the same L2 footprint.
+func blocksFor(m target.Machine, k GemmKernel, elem int) target.Blocks {
+	b := target.GemmBlocks(m, k.MR, k.NR, elem)
+	if b.KC < 256 {
+		b.MC = max(k.MR, b.MC*b.KC/256/k.MR*k.MR)
+		b.KC = 256
+	}
+	return b
 }

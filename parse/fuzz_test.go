@@ -1,0 +1,123 @@
+package parse_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/parse"
+)
+
+var fuzzSeeds = []string{
+	`kernel sgemm(A: f32[M, K], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {
+    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
+}
+kernel softmax(X: f32[M, N], Y: out f32[M, N]) {
+    let m[i] = max(j: X[i, j])
+    Y[i, j] = exp(X[i, j] - m[i])
+    let s[i] = sum(j: Y[i, j])
+    Y[i, j] = Y[i, j] / s[i]
+}
+schedule sgemm {
+    tile i 96 6, j 4096 16, k 256
+    parallel i
+    for amd64 { vectorize j }
+}
+`,
+	`kernel mm(A: f16[M, K], B: f16[K2, N], C: inout f16[M, N]) { C[i,j] += f16(A[i,k]*B[k,j]) }
+schedule mm { tile i 64 4; reorder j, i; precision f64; for arm64 { unroll k 4; pack A, B } }`,
+	`// comment
+kernel conv(X: f32[N], W: f32[R], Y: out f32[N]) {
+    Y[i] = sum(r: X[i + r - 1] * W[r]) // trailing
+    Y[i] = select(Y[i] < 0, -(Y[i] - 1) * 2, relu(Y[i]))
+}`,
+	`kernel ew(X: f32[M, N], s: f32, Y: out f32[M, N], Z: out i32[]) {
+    let t[i, j] = (X[i, j] + s) * 1.5e-3
+    Y[i, j] = min(t[i, j], M) / -N
+    Z = i32(sum(i, j: X[i, j]))
+}
+schedule ew { vectorize j 8; parallel i, j; nopack X }`,
+	`kernel bad(X: f33[N], X: f32[N], Y: out f32[X]) { Y[i, i] = q; let Y = 1 }
+schedule nope { tile i 96 7 }`,
+	`kernel f(A: out f32[N]) { A[i] = (a + }`,
+}
+
+// FuzzParseCheck: parsing and checking never panic and report positioned errors in order; a file that
+// checks prints to canonical source that parses and checks to the same IR, and printing is idempotent.
+func FuzzParseCheck(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		file, err := parse.Parse("f.kd", src)
+		if err != nil {
+			checkErrors(t, src, err, 1)
+			return
+		}
+		kernels, cerr := check.Check(file, src)
+		if cerr != nil {
+			checkErrors(t, src, cerr, 0)
+		}
+		for _, k := range kernels {
+			if err := ir.VerifyKernel(k); err != nil {
+				t.Fatalf("checked kernel does not verify: %v\n%s", err, src)
+			}
+		}
+
+		printed := parse.Print(file)
+		file2, err := parse.Parse("f.kd", printed)
+		if err != nil {
+			if cerr == nil {
+				t.Fatalf("printed form does not parse: %v\nsource:\n%s\nprinted:\n%s", err, src, printed)
+			}
+			return // some files that do not check (e.g. calls with dozens of arguments) do not round-trip
+		}
+		if again := parse.Print(file2); again != printed {
+			t.Fatalf("Print is not idempotent:\n%s\nthen\n%s", printed, again)
+		}
+		if cerr != nil {
+			return
+		}
+		kernels2, err := check.Check(file2, printed)
+		if err != nil {
+			t.Fatalf("printed form does not check: %v\nsource:\n%s\nprinted:\n%s", err, src, printed)
+		}
+		if len(kernels2) != len(kernels) {
+			t.Fatalf("%d kernels, then %d", len(kernels), len(kernels2))
+		}
+		for i := range kernels {
+			if a, b := kernels[i].String(), kernels2[i].String(); a != b {
+				t.Fatalf("IR changed by printing:\n%s\nthen\n%s\nprinted:\n%s", a, b, printed)
+			}
+		}
+	})
+}
+
+// checkErrors checks that err is a non-empty parse.ErrorList in position order with usable positions
+// (exactly want errors, when want > 0), and that formatting it does not fail.
+func checkErrors(t *testing.T, src string, err error, want int) {
+	t.Helper()
+	var list parse.ErrorList
+	if !errors.As(err, &list) || len(list) == 0 {
+		t.Fatalf("error %v (%T) is not a parse.ErrorList", err, err)
+	}
+	if want > 0 && len(list) != want {
+		t.Fatalf("%d errors, want %d: %v", len(list), want, err)
+	}
+	for i, e := range list {
+		if e.Pos.Filename != "f.kd" || e.Pos.Line < 1 || e.Pos.Column < 1 || e.Msg == "" {
+			t.Fatalf("bad error %q at %+v", e.Msg, e.Pos)
+		}
+		if i > 0 {
+			p := list[i-1].Pos
+			if p.Line > e.Pos.Line || (p.Line == e.Pos.Line && p.Column > e.Pos.Column) {
+				t.Fatalf("errors out of order:\n%v", err)
+			}
+		}
+	}
+	if out := parse.Format(err, src); !strings.HasPrefix(out, list[0].Error()) {
+		t.Fatalf("Format output %q", out)
+	}
+}
