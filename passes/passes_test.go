@@ -1,0 +1,142 @@
+package passes
+
+import (
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgentest"
+	"github.com/kgen-dev/kgen/target"
+)
+
+func library(t *testing.T) []*ir.Kernel {
+	src, err := os.ReadFile("../kernels.kdsl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := check.File("kernels.kdsl", string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+// TestEachPassPreservesResults interprets the loop IR after lowering and after every pass, for every
+// kernel of the library, on random shapes (ones, primes, ragged, long reductions), and compares it with
+// the algorithm-level interpreter. GEMM nests are also run with small odd plan values so that every
+// cache-block and register-tile edge is hit.
+func TestEachPassPreservesResults(t *testing.T) {
+	m, _ := target.Lookup("go")
+	names := Names()
+	for _, k := range library(t) {
+		rng := rand.New(rand.NewPCG(7, uint64(len(k.Name))))
+		shapes := kgentest.Shapes(k, rng, 4)
+		for upto := 0; upto < len(names); upto++ {
+			f, err := Compile(k, m, Options{Skip: names[upto+1:]})
+			if err != nil {
+				t.Fatalf("%s up to %s: %v", k.Name, names[upto], err)
+			}
+			plans := []map[string]int{nil}
+			if len(f.Plan) > 0 {
+				odd := map[string]int{}
+				for key := range f.Plan {
+					switch {
+					case strings.HasSuffix(key, ".MR"):
+						odd[key] = 3
+					case strings.HasSuffix(key, ".NR"):
+						odd[key] = 5
+					case strings.HasSuffix(key, ".MC"):
+						odd[key] = 6
+					case strings.HasSuffix(key, ".KC"):
+						odd[key] = 7
+					case strings.HasSuffix(key, ".NC"):
+						odd[key] = 10
+					}
+				}
+				plans = append(plans, odd)
+			}
+			for si, dims := range shapes {
+				args := kgentest.RandomArgs(k, dims, rng, si)
+				ref := args.Clone()
+				if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+					t.Fatal(err)
+				}
+				mag := kgentest.Magnitude(k, args)
+				for _, plan := range plans {
+					got := args.Clone()
+					if err := ir.RunFunc(f, ir.Storage, got, plan); err != nil {
+						t.Fatalf("%s after %s, dims %v, plan %v: %v", k.Name, names[upto], dims, plan, err)
+					}
+					for _, p := range k.Params {
+						if p.Kind == ir.Out || p.Kind == ir.InOut {
+							if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
+								t.Errorf("%s after %s, dims %v, plan %v: %v", k.Name, names[upto], dims, plan, err)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPassesDoTheirJob checks that each pass changes what it should on the library.
+func TestPassesDoTheirJob(t *testing.T) {
+	m, _ := target.Lookup("go")
+	changed := map[string]map[string]bool{}
+	for _, k := range library(t) {
+		changed[k.Name] = map[string]bool{}
+		_, err := Compile(k, m, Options{After: func(pass string, f *ir.Func, c bool) { changed[k.Name][pass] = c }})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		kernel, pass string
+		want         bool
+	}{
+		{"softmax", "fusion", true}, {"layernorm", "fusion", true}, {"sgemm", "fusion", false},
+		{"sgemm", "tensorize", true}, {"bmm", "tensorize", true}, {"gemm_bias_relu", "tensorize", true}, {"sgemm_acc", "tensorize", true},
+		{"conv2d", "tensorize", false}, {"sgemm", "pack", true}, {"transpose", "tile", true}, {"sgemm", "tile", false},
+		{"sdot", "vectorize", true}, {"saxpy", "vectorize", true}, {"sgemm", "parallel", true}, {"conv2d", "parallel", true},
+	} {
+		if changed[c.kernel][c.pass] != c.want {
+			t.Errorf("%s: pass %s changed = %v, want %v", c.kernel, c.pass, changed[c.kernel][c.pass], c.want)
+		}
+	}
+}
+
+// TestPrecisionDirective: `precision f64` makes a float32 dot product accumulate in f64.
+func TestPrecisionDirective(t *testing.T) {
+	src := "kernel d(x: f32[N], y: f32[N], r: out f32[]) {\n r[] = sum(i: x[i] * y[i])\n}\nschedule d { precision f64 }\n"
+	ks, err := check.File("d.kdsl", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := target.Lookup("go")
+	f, err := Compile(ks[0], m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.String(), "f64") {
+		t.Fatalf("no f64 accumulator:\n%s", f)
+	}
+	// 1 + 2^-30 summed in f32 loses the small parts; in f64 it keeps them.
+	n := 1 << 10
+	x, y := make([]float64, n), make([]float64, n)
+	x[0], y[0] = 1, 1
+	for i := 1; i < n; i++ {
+		x[i], y[i] = 0x1p-15, 0x1p-15
+	}
+	args := ir.Args{Tensors: map[string][]float64{"x": x, "y": y, "r": {0}}, Dims: map[string]int{"N": n}}
+	if err := ir.RunFunc(f, ir.Storage, args, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := float64(float32(1 + float64(n-1)*0x1p-30))
+	if args.Tensors["r"][0] != want {
+		t.Fatalf("r = %v, want %v", args.Tensors["r"][0], want)
+	}
+}
