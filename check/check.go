@@ -5,6 +5,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -384,7 +385,7 @@ func (kc *kchecker) stmt(s *parse.Stmt) {
 	}
 	vt := val.Type()
 	if vt == ir.Untyped {
-		settle(val, target.Type.Compute())
+		kc.settle(s.Value.Pos, val, target.Type.Compute())
 	} else if vt == ir.Bool {
 		kc.errorf(s.Value.Pos, "cannot store a comparison result in %s: use select(cond, a, b)", target.Name)
 		return
@@ -404,13 +405,17 @@ func ivars(vs []*ir.Var) []ir.IExpr {
 	return out
 }
 
-// settle gives untyped constants and dims in e the type t.
-func settle(e ir.Expr, t ir.DType) {
+// settle gives untyped constants and dims in e the type t. It reports, at pos, a constant that t cannot
+// represent (as Go does: generated code spells the constant as a conversion to t).
+func (kc *kchecker) settle(pos ir.Pos, e ir.Expr, t ir.DType) {
 	ir.Walk(e, func(n ir.Expr) {
 		switch n := n.(type) {
 		case *ir.Const:
 			if n.T == ir.Untyped {
 				n.T = t
+				if !representable(n.Val, t) {
+					kc.errorf(pos, "constant %s is not representable as %s", constString(n.Val), t)
+				}
 			}
 		case *ir.DimVal:
 			if n.T == ir.Untyped {
@@ -434,6 +439,28 @@ func settle(e ir.Expr, t ir.DType) {
 			}
 		}
 	})
+}
+
+// representable reports whether the constant v has an exact value of type t (integers) or does not
+// overflow it (floats).
+func representable(v float64, t ir.DType) bool {
+	switch t {
+	case ir.I32:
+		return v == math.Trunc(v) && v >= math.MinInt32 && v <= math.MaxInt32
+	case ir.I8:
+		return v == math.Trunc(v) && v >= math.MinInt8 && v <= math.MaxInt8
+	case ir.F32:
+		return !math.IsInf(float64(float32(v)), 0)
+	}
+	return true
+}
+
+// constString prints a constant for a message: integers without an exponent, as far as that is short.
+func constString(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 func (kc *kchecker) expr(e *parse.Expr) ir.Expr {
@@ -518,10 +545,10 @@ func (kc *kchecker) unifyTypes(pos ir.Pos, what string, x, y ir.Expr) (ir.DType,
 	case tx == ty:
 		return tx, true
 	case tx == ir.Untyped:
-		settle(x, ty)
+		kc.settle(pos, x, ty)
 		return ty, true
 	case ty == ir.Untyped:
-		settle(y, tx)
+		kc.settle(pos, y, tx)
 		return tx, true
 	case ir.Widens(tx, ty):
 		return ty, true
@@ -620,7 +647,7 @@ func (kc *kchecker) call(c *parse.Call) ir.Expr {
 			return nil
 		}
 		if args[0].Type() == ir.Untyped {
-			settle(args[0], dt.Compute())
+			kc.settle(c.Pos, args[0], dt.Compute())
 		}
 		return &ir.Cast{X: args[0], T: dt}
 	}

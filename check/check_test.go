@@ -273,6 +273,14 @@ func TestErrors(t *testing.T) {
 		{"sum of comparison", body("    Y[i] = sum(k: Z[i, k] < 1)"), "2:12", "sum needs a number, got a comparison result"},
 		{"sqrt of int", "kernel h(I: i32[N], Y: out f32[N]) {\n    Y[i] = f32(sqrt(I[i]))\n    Y[i] = 1\n}", "2:16", "sqrt needs a floating-point operand, got i32: convert with f32(...)"},
 		{"bad number", body("    Y[i] = 1e999"), "2:12", "bad number 1e999"},
+		{"fraction into int", "kernel h(I: i32[N], J: out i32[N]) {\n    J[i] = I[i] + 0.5\n    J[i] = I[i]\n}", "2:17", "constant 0.5 is not representable as i32"},
+		{"fraction stored in int", "kernel h(J: out i32[N]) {\n    J[i] = 1.5\n}", "2:12", "constant 1.5 is not representable as i32"},
+		{"fraction cast to int", "kernel h(J: out i32[N]) {\n    J[i] = i32(2.5)\n    J[i] = 2\n}", "2:12", "constant 2.5 is not representable as i32"},
+		{"int8 overflow", "kernel h(B: out i8[N]) {\n    B[i] = 300\n}", "2:12", "constant 300 is not representable as i8"},
+		{"int32 overflow", "kernel h(J: out i32[N]) {\n    J[i] = 2147483648\n}", "2:12", "constant 2147483648 is not representable as i32"},
+		{"int8 overflow negative", "kernel h(B: out i8[N]) {\n    B[i] = -(129)\n}", "2:12", "constant -129 is not representable as i8"},
+		{"f32 overflow", body("    Y[i] = X[i] * 1e39"), "2:17", "constant 1e+39 is not representable as f32"},
+		{"f32 overflow in comparison", body("    Y[i] = select(X[i] < 1e39, 1, 0)"), "2:19", "constant 1e+39 is not representable as f32"},
 
 		// Calls and reductions.
 		{"unknown function", body("    Y[i] = foo(X[i])"), "2:12", "unknown function foo: expected abs, sqrt, exp, log, tanh, relu, sigmoid, neg, min, max, select, or a cast"},
@@ -373,6 +381,12 @@ func TestValid(t *testing.T) {
 		`kernel r(X: f32[M, N], Y: inout f32[M], Z: out f32[M], m: f32) {
     Y[i] = max(Y[i], sum(j, k: X[i, j] * X[i, k])) / m
     Z[i] = select(Y[i] >= 0, min(Y[i], 1), abs(Y[i]))
+}`,
+		// Constants that the destination type represents.
+		`kernel c(X: f32[N], I: i32[N], J: out i32[N], B: out i8[N], D: out f64[N]) {
+    J[i] = I[i] * 2 + i32(X[i] * 0.5) - 2147483647 + i32(-2147483648)
+    B[i] = -128 + 127 * 0
+    D[i] = 1e300 * f64(X[i]) + 4.0
 }`,
 		// Mixed f16 and bf16 compute in f32.
 		`kernel mix(A: f16[N], B: bf16[N], C: out f32[N]) {

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# setup.sh — install what kgen's tests and tools need on a fresh Debian machine (run as root or with sudo):
+# LLVM (llvm-mc checks the arm64 WORD encodings), qemu-user (runs arm64 tests), clang-14, and NVIDIA's
+# ptxas into .tools/ (from Debian's non-free component, without touching the system's apt sources).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+need=()
+command -v llvm-mc >/dev/null || need+=(llvm)
+command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
+command -v clang-14 >/dev/null || need+=(clang-14)
+if [ ${#need[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+command -v go >/dev/null || { echo "setup: Go 1.26 is required (https://go.dev/dl)" >&2; exit 1; }
+go mod download
+# ptxas (optional until the PTX backend lands): never fail setup on it.
+if [ ! -x .tools/ptxas ]; then
+  ./scripts/fetch-ptxas.sh .tools >/dev/null 2>&1 || echo "setup: ptxas not fetched (only the future PTX backend needs it)"
+fi
+echo "setup: ok"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# test.sh — the whole test suite: vet, unit and differential tests (amd64, purego, arm64 under qemu),
+# the regenerated package must be byte-identical, brief fuzzing, cross-builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export KGEN_REQUIRE_TOOLS=1
+step() { echo; echo "== $*"; }
+
+step "gofmt"
+bad=$(gofmt -l $(git ls-files '*.go'))
+[ -z "$bad" ] || { echo "gofmt needed: $bad"; exit 1; }
+
+step "go vet"
+go vet ./...
+GOOS=linux GOARCH=arm64 go vet ./codegen/arm64/... ./kernels/...
+
+step "regenerate: committed generated files must be reproducible"
+go generate ./kernels/... ./codegen/amd64/internal/mk/... ./codegen/arm64/internal/mk/...
+if [ -n "$(git status --porcelain -- kernels codegen)" ]; then
+  git status --porcelain -- kernels codegen; git diff --stat -- kernels codegen
+  echo "generated files differ from the committed ones: run go generate and commit"; exit 1
+fi
+
+step "go test (amd64, every variant this CPU has)"
+go test -count=1 ./...
+
+step "go test -tags purego (portable Go only)"
+go test -count=1 -tags purego ./kernels/...
+
+step "arm64 under qemu"
+GOARCH=arm64 go test -count=1 -exec qemu-aarch64 ./codegen/arm64/... ./kernels/... ./f16/... ./rt/...
+
+step "cross-builds"
+GOOS=darwin GOARCH=arm64 go build ./kernels/... ./codegen/arm64/...
+GOOS=windows GOARCH=amd64 go build ./kernels/...
+
+step "fuzz (brief)"
+go test -run '^$' -fuzz=FuzzParseCheck -fuzztime=20s ./parse
+
+echo; echo "test.sh: all passed"
