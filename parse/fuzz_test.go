@@ -42,6 +42,25 @@ schedule ew { vectorize j 8; parallel i, j; nopack X }`,
 	`kernel bad(X: f33[N], X: f32[N], Y: out f32[X]) { Y[i, i] = q; let Y = 1 }
 schedule nope { tile i 96 7 }`,
 	`kernel f(A: out f32[N]) { A[i] = (a + }`,
+	// Expressions and directives, which the target also tries inside a fixed kernel and schedule.
+	`X[i] * 2 + sum(k: Z[i, k] * Z[k, i]) - -s / (N - 1)`,
+	`select(X[i] < s, -X[i], (X[i] - 1) / 2) + max(X[i], Y[i]) + f32(I[i])`,
+	`exp(X[i + 1 - 1]) * Z[i, 2 * j] + H[i]`,
+	`tile i 64 4, j 16
+parallel i; for amd64 { vectorize j 8 } for arm64 { unroll k 4; pack Z }`,
+}
+
+// inKernel puts a fuzz input on the right of an assignment in a kernel with inputs of several types, so
+// that the fuzzer explores expressions without having to invent the declarations.
+func inKernel(expr string) string {
+	return "kernel f(X: f32[N], Z: f32[N, N], s: f32, I: i32[N], H: f16[N], Y: inout f32[N]) {\n    Y[i] = " +
+		expr + "\n}\n"
+}
+
+// inSchedule puts a fuzz input in a schedule of a contraction and an elementwise statement.
+func inSchedule(dirs string) string {
+	return "kernel f(Z: f32[M, K], W: f32[K, N], X: f32[M, N], Y: out f32[M, N], T: out f32[M, N]) {\n" +
+		"    Y[i, j] = sum(k: Z[i, k] * W[k, j])\n    T[i, j] = X[i, j] * 2\n}\nschedule f {\n" + dirs + "\n}\n"
 }
 
 // FuzzParseCheck: parsing and checking never panic and report positioned errors in order; a file that
@@ -50,49 +69,56 @@ func FuzzParseCheck(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, src string) {
-		file, err := parse.Parse("f.kd", src)
-		if err != nil {
-			checkErrors(t, src, err, 1)
-			return
-		}
-		kernels, cerr := check.Check(file, src)
-		if cerr != nil {
-			checkErrors(t, src, cerr, 0)
-		}
-		for _, k := range kernels {
-			if err := ir.VerifyKernel(k); err != nil {
-				t.Fatalf("checked kernel does not verify: %v\n%s", err, src)
-			}
-		}
-
-		printed := parse.Print(file)
-		file2, err := parse.Parse("f.kd", printed)
-		if err != nil {
-			if cerr == nil {
-				t.Fatalf("printed form does not parse: %v\nsource:\n%s\nprinted:\n%s", err, src, printed)
-			}
-			return // some files that do not check (e.g. calls with dozens of arguments) do not round-trip
-		}
-		if again := parse.Print(file2); again != printed {
-			t.Fatalf("Print is not idempotent:\n%s\nthen\n%s", printed, again)
-		}
-		if cerr != nil {
-			return
-		}
-		kernels2, err := check.Check(file2, printed)
-		if err != nil {
-			t.Fatalf("printed form does not check: %v\nsource:\n%s\nprinted:\n%s", err, src, printed)
-		}
-		if len(kernels2) != len(kernels) {
-			t.Fatalf("%d kernels, then %d", len(kernels), len(kernels2))
-		}
-		for i := range kernels {
-			if a, b := kernels[i].String(), kernels2[i].String(); a != b {
-				t.Fatalf("IR changed by printing:\n%s\nthen\n%s\nprinted:\n%s", a, b, printed)
-			}
-		}
+	f.Fuzz(func(t *testing.T, in string) {
+		roundTrip(t, in)
+		roundTrip(t, inKernel(in))
+		roundTrip(t, inSchedule(in))
 	})
+}
+
+func roundTrip(t *testing.T, src string) {
+	t.Helper()
+	file, err := parse.Parse("f.kd", src)
+	if err != nil {
+		checkErrors(t, src, err, 1)
+		return
+	}
+	kernels, cerr := check.Check(file, src)
+	if cerr != nil {
+		checkErrors(t, src, cerr, 0)
+	}
+	for _, k := range kernels {
+		if err := ir.VerifyKernel(k); err != nil {
+			t.Fatalf("checked kernel does not verify: %v\n%s", err, src)
+		}
+	}
+
+	printed := parse.Print(file)
+	file2, err := parse.Parse("f.kd", printed)
+	if err != nil {
+		if cerr == nil {
+			t.Fatalf("printed form does not parse: %v\nsource:\n%s\nprinted:\n%s", err, src, printed)
+		}
+		return // some files that do not check (e.g. calls with dozens of arguments) do not round-trip
+	}
+	if again := parse.Print(file2); again != printed {
+		t.Fatalf("Print is not idempotent:\n%s\nthen\n%s", printed, again)
+	}
+	if cerr != nil {
+		return
+	}
+	kernels2, err := check.Check(file2, printed)
+	if err != nil {
+		t.Fatalf("printed form does not check: %v\nsource:\n%s\nprinted:\n%s", err, src, printed)
+	}
+	if len(kernels2) != len(kernels) {
+		t.Fatalf("%d kernels, then %d", len(kernels), len(kernels2))
+	}
+	for i := range kernels {
+		if a, b := kernels[i].String(), kernels2[i].String(); a != b {
+			t.Fatalf("IR changed by printing:\n%s\nthen\n%s\nprinted:\n%s", a, b, printed)
+		}
+	}
 }
 
 // checkErrors checks that err is a non-empty parse.ErrorList in position order with usable positions
