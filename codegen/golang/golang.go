@@ -245,9 +245,6 @@ func (g *gen) boundsChecks() {
 				if _, plain := ix.(ir.IVar); plain {
 					continue
 				}
-				if _, c := ix.(ir.IConst); c {
-					// constant index: must be < dim
-				}
 				var vars []*ir.Var
 				ir.IVars(ix, func(v *ir.Var) { vars = append(vars, v) })
 				m := map[*ir.Var]ir.IExpr{}
