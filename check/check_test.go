@@ -3,6 +3,7 @@ package check_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -10,22 +11,6 @@ import (
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/parse"
 )
-
-const example = `kernel sgemm(A: f32[M, K], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {
-    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
-}
-kernel softmax(X: f32[M, N], Y: out f32[M, N]) {
-    let m[i] = max(j: X[i, j])
-    Y[i, j] = exp(X[i, j] - m[i])
-    let s[i] = sum(j: Y[i, j])
-    Y[i, j] = Y[i, j] / s[i]
-}
-schedule sgemm {
-    tile i 96 6, j 4096 16, k 256
-    parallel i
-    for amd64 { vectorize j }
-}
-`
 
 func mustCheck(t *testing.T, src string) []*ir.Kernel {
 	t.Helper()
@@ -440,3 +425,12 @@ func TestSyntaxErrorThroughFile(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// example is parse's shared test kernel file.
+var example = func() string {
+	b, err := os.ReadFile("../parse/testdata/example.kdsl")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()

@@ -2,6 +2,7 @@ package parse_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -11,21 +12,6 @@ import (
 )
 
 var fuzzSeeds = []string{
-	`kernel sgemm(A: f32[M, K], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {
-    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
-}
-kernel softmax(X: f32[M, N], Y: out f32[M, N]) {
-    let m[i] = max(j: X[i, j])
-    Y[i, j] = exp(X[i, j] - m[i])
-    let s[i] = sum(j: Y[i, j])
-    Y[i, j] = Y[i, j] / s[i]
-}
-schedule sgemm {
-    tile i 96 6, j 4096 16, k 256
-    parallel i
-    for amd64 { vectorize j }
-}
-`,
 	`kernel mm(A: f16[M, K], B: f16[K2, N], C: inout f16[M, N]) { C[i,j] += f16(A[i,k]*B[k,j]) }
 schedule mm { tile i 64 4; reorder j, i; precision f64; for arm64 { unroll k 4; pack A, B } }`,
 	`// comment
@@ -66,6 +52,11 @@ func inSchedule(dirs string) string {
 // FuzzParseCheck: parsing and checking never panic and report positioned errors in order; a file that
 // checks prints to canonical source that parses and checks to the same IR, and printing is idempotent.
 func FuzzParseCheck(f *testing.F) {
+	example, err := os.ReadFile("testdata/example.kdsl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(example))
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}

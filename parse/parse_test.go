@@ -3,25 +3,10 @@ package parse
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
-
-const example = `kernel sgemm(A: f32[M, K], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {
-    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
-}
-kernel softmax(X: f32[M, N], Y: out f32[M, N]) {
-    let m[i] = max(j: X[i, j])
-    Y[i, j] = exp(X[i, j] - m[i])
-    let s[i] = sum(j: Y[i, j])
-    Y[i, j] = Y[i, j] / s[i]
-}
-schedule sgemm {
-    tile i 96 6, j 4096 16, k 256
-    parallel i
-    for amd64 { vectorize j }
-}
-`
 
 const examplePrinted = `kernel sgemm(A: f32[M, K], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {
     C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
@@ -304,3 +289,12 @@ schedule e {
 		t.Errorf("directives after round trip: %v", d)
 	}
 }
+
+// example is the shared test kernel file (also used by check's tests and the fuzz seeds).
+var example = func() string {
+	b, err := os.ReadFile("testdata/example.kdsl")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
