@@ -222,6 +222,24 @@ func microGo64_4x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64
 	}
 }
 
+var sgemm_tnSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var sgemm_tnSlotGo = *sgemm_tnSlot
+
+var sgemm_ntSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var sgemm_ntSlotGo = *sgemm_ntSlot
+
+var sgemm_ttSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var sgemm_ttSlotGo = *sgemm_ttSlot
+
+var dgemm_tnSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2}
+var dgemm_tnSlotGo = *dgemm_tnSlot
+
+var dgemm_ntSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2}
+var dgemm_ntSlotGo = *dgemm_ntSlot
+
+var dgemm_ttSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2}
+var dgemm_ttSlotGo = *dgemm_ttSlot
+
 var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
 var gemm_bias_reluSlotGo = *gemm_bias_reluSlot
 
@@ -241,6 +259,12 @@ type variant struct {
 var variants = []variant{{"go", func() {
 	*sgemmSlot = sgemmSlotGo
 	*dgemmSlot = dgemmSlotGo
+	*sgemm_tnSlot = sgemm_tnSlotGo
+	*sgemm_ntSlot = sgemm_ntSlotGo
+	*sgemm_ttSlot = sgemm_ttSlotGo
+	*dgemm_tnSlot = dgemm_tnSlotGo
+	*dgemm_ntSlot = dgemm_ntSlotGo
+	*dgemm_ttSlot = dgemm_ttSlotGo
 	*gemm_bias_reluSlot = gemm_bias_reluSlotGo
 	*sgemm_accSlot = sgemm_accSlotGo
 	*bmmSlot = bmmSlotGo

@@ -39,6 +39,12 @@ func init() {
 		variants = append([]variant{{"avx2", func() {
 			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
 			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice}
 			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
 			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
 			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
@@ -48,6 +54,12 @@ func init() {
 		variants = append([]variant{{"avx512", func() {
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
 			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice}
 			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
 			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
 			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}

@@ -46,6 +46,108 @@ func TestDgemm(t *testing.T) {
 	})
 }
 
+func TestSgemmTn(t *testing.T) {
+	kgentest.Run(t, "kernel sgemm_tn(A: f32[K, M], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF32(in["A"])
+			B := kgentest.ToF32(in["B"])
+			C := kgentest.ToF32(in["C"])
+			alpha := float32(scalars["alpha"])
+			beta := float32(scalars["beta"])
+			err := SgemmTn(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
+			out := map[string][]float64{}
+			out["C"] = kgentest.FromF32(C)
+			return out, err
+		},
+	})
+}
+
+func TestSgemmNt(t *testing.T) {
+	kgentest.Run(t, "kernel sgemm_nt(A: f32[M, K], B: f32[N, K], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF32(in["A"])
+			B := kgentest.ToF32(in["B"])
+			C := kgentest.ToF32(in["C"])
+			alpha := float32(scalars["alpha"])
+			beta := float32(scalars["beta"])
+			err := SgemmNt(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
+			out := map[string][]float64{}
+			out["C"] = kgentest.FromF32(C)
+			return out, err
+		},
+	})
+}
+
+func TestSgemmTt(t *testing.T) {
+	kgentest.Run(t, "kernel sgemm_tt(A: f32[K, M], B: f32[N, K], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[j, k]) + beta * C[i, j]\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF32(in["A"])
+			B := kgentest.ToF32(in["B"])
+			C := kgentest.ToF32(in["C"])
+			alpha := float32(scalars["alpha"])
+			beta := float32(scalars["beta"])
+			err := SgemmTt(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
+			out := map[string][]float64{}
+			out["C"] = kgentest.FromF32(C)
+			return out, err
+		},
+	})
+}
+
+func TestDgemmTn(t *testing.T) {
+	kgentest.Run(t, "kernel dgemm_tn(A: f64[K, M], B: f64[K, N], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF64(in["A"])
+			B := kgentest.ToF64(in["B"])
+			C := kgentest.ToF64(in["C"])
+			alpha := float64(scalars["alpha"])
+			beta := float64(scalars["beta"])
+			err := DgemmTn(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
+			out := map[string][]float64{}
+			out["C"] = kgentest.FromF64(C)
+			return out, err
+		},
+	})
+}
+
+func TestDgemmNt(t *testing.T) {
+	kgentest.Run(t, "kernel dgemm_nt(A: f64[M, K], B: f64[N, K], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF64(in["A"])
+			B := kgentest.ToF64(in["B"])
+			C := kgentest.ToF64(in["C"])
+			alpha := float64(scalars["alpha"])
+			beta := float64(scalars["beta"])
+			err := DgemmNt(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
+			out := map[string][]float64{}
+			out["C"] = kgentest.FromF64(C)
+			return out, err
+		},
+	})
+}
+
+func TestDgemmTt(t *testing.T) {
+	kgentest.Run(t, "kernel dgemm_tt(A: f64[K, M], B: f64[N, K], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[j, k]) + beta * C[i, j]\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF64(in["A"])
+			B := kgentest.ToF64(in["B"])
+			C := kgentest.ToF64(in["C"])
+			alpha := float64(scalars["alpha"])
+			beta := float64(scalars["beta"])
+			err := DgemmTt(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
+			out := map[string][]float64{}
+			out["C"] = kgentest.FromF64(C)
+			return out, err
+		},
+	})
+}
+
 func TestSgemv(t *testing.T) {
 	kgentest.Run(t, "kernel sgemv(A: f32[M, N], x: f32[N], y: inout f32[M], alpha: f32, beta: f32) {\n    y[i] = alpha * sum(j: A[i, j] * x[j]) + beta * y[i]\n}", kgentest.Kernel{
 		Variants: Variants, Use: Use,
