@@ -43,36 +43,71 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 	_ = M
 	_ = K
 	_ = N
+	cwide := make([]float32, (M * N))
+	packB := make([]float32, (min(hgemmSlot.NC, (((N+(hgemmSlot.NR-1))/(hgemmSlot.NR))*hgemmSlot.NR)) * min(hgemmSlot.KC, max(K, 1))))
+	packA := make([]float32, (min(hgemmSlot.MC, (((M+(hgemmSlot.MR-1))/(hgemmSlot.MR))*hgemmSlot.MR)) * min(hgemmSlot.KC, max(K, 1))))
 	// C[i, j] = f16(sum(k: (A[i, k] * B[k, j])))
-	rt.ParallelFor(0, M, 1, func() int {
-		i := 0
-		_ = i
-		return (1 + (N * ((1 + (((((K) / (4)) * 4) + 3) / (4))) + (K - (((K) / (4)) * 4)))))
-	}(), func(lo_, hi_ int) {
-		for i := lo_; i < hi_; i += 1 {
-			for j := 0; j < N; j += 1 {
-				var acc float32 = float32(0)
-				_ = acc
-				var accv float32 = float32(0)
-				_ = accv
-				var accv2 float32 = float32(0)
-				_ = accv2
-				var accv3 float32 = float32(0)
-				_ = accv3
-				var accv4 float32 = float32(0)
-				_ = accv4
-				for k := 0; k < (((K) / (4)) * 4); k += 4 {
-					accv = (accv + (A[(i)*K+k].Float32() * B[(k)*N+j].Float32()))
-					accv2 = (accv2 + (A[(i)*K+(k+1)].Float32() * B[(k+1)*N+j].Float32()))
-					accv3 = (accv3 + (A[(i)*K+(k+2)].Float32() * B[(k+2)*N+j].Float32()))
-					accv4 = (accv4 + (A[(i)*K+(k+3)].Float32() * B[(k+3)*N+j].Float32()))
+	for jc := 0; jc < N; jc += hgemmSlot.NC {
+		for pc := 0; pc < max(K, 1); pc += hgemmSlot.KC {
+			{
+				n_, depth_, panel_, off_ := min(hgemmSlot.NC, (N-jc)), min(hgemmSlot.KC, (K-pc)), hgemmSlot.NR, 0
+				for p0_ := 0; p0_ < n_; p0_ += panel_ {
+					dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+					w_ := min(panel_, n_-p0_)
+					for pk2 := 0; pk2 < depth_; pk2++ {
+						row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
+						for q_ := 0; q_ < w_; q_++ {
+							pj := p0_ + q_
+							row_[q_] = B[(pc+pk2)*N+(jc+pj)].Float32()
+						}
+						for q_ := w_; q_ < panel_; q_++ {
+							row_[q_] = 0
+						}
+					}
 				}
-				acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-				for kr := (((K) / (4)) * 4); kr < K; kr += 1 {
-					acc = (acc + (A[(i)*K+kr].Float32() * B[(kr)*N+j].Float32()))
+			}
+			for ic := 0; ic < M; ic += hgemmSlot.MC {
+				{
+					n_, depth_, panel_, off_ := min(hgemmSlot.MC, (M-ic)), min(hgemmSlot.KC, (K-pc)), hgemmSlot.MR, 0
+					for p0_ := 0; p0_ < n_; p0_ += panel_ {
+						dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+						w_ := min(panel_, n_-p0_)
+						for q_ := 0; q_ < w_; q_++ {
+							pi := p0_ + q_
+							for pk := 0; pk < depth_; pk++ {
+								dst_[pk*panel_+q_] = A[(ic+pi)*K+(pc+pk)].Float32()
+							}
+						}
+						for q_ := w_; q_ < panel_; q_++ {
+							for d_ := 0; d_ < depth_; d_++ {
+								dst_[d_*panel_+q_] = 0
+							}
+						}
+					}
 				}
-				C[(i)*N+j] = f16.FromFloat32(f16.FromFloat64(float64(acc)).Float32())
+				rt.ParallelFor(0, min(hgemmSlot.NC, (N-jc)), hgemmSlot.NR, func() int {
+					jr := 0
+					_ = jr
+					return (1 + (((min(hgemmSlot.MC, (M-ic)) + (hgemmSlot.MR - 1)) / (hgemmSlot.MR)) * (1 + ((hgemmSlot.MR * hgemmSlot.NR) * min(hgemmSlot.KC, (K-pc))))))
+				}(), func(lo_, hi_ int) {
+					for jr := lo_; jr < hi_; jr += hgemmSlot.NR {
+						for ir := 0; ir < min(hgemmSlot.MC, (M-ic)); ir += hgemmSlot.MR {
+							hgemmSlot.Micro(min(hgemmSlot.KC, (K-pc)), packA[(ir*min(hgemmSlot.KC, (K-pc))):], packB[(jr*min(hgemmSlot.KC, (K-pc))):], cwide[(((ic+ir)*N)+(jc+jr)):], N, min(hgemmSlot.MR, (min(hgemmSlot.MC, (M-ic))-ir)), min(hgemmSlot.NR, (min(hgemmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
+						}
+					}
+				})
 			}
 		}
-	})
+	}
+	for ci := 0; ci < M; ci += 1 {
+		for cj := 0; cj < (((N) / (4)) * 4); cj += 4 {
+			C[(ci)*N+cj] = f16.FromFloat32(f16.FromFloat64(float64(cwide[((ci * N) + cj)])).Float32())
+			C[(ci)*N+(cj+1)] = f16.FromFloat32(f16.FromFloat64(float64(cwide[((ci * N) + (cj + 1))])).Float32())
+			C[(ci)*N+(cj+2)] = f16.FromFloat32(f16.FromFloat64(float64(cwide[((ci * N) + (cj + 2))])).Float32())
+			C[(ci)*N+(cj+3)] = f16.FromFloat32(f16.FromFloat64(float64(cwide[((ci * N) + (cj + 3))])).Float32())
+		}
+		for cjr := (((N) / (4)) * 4); cjr < N; cjr += 1 {
+			C[(ci)*N+cjr] = f16.FromFloat32(f16.FromFloat64(float64(cwide[((ci * N) + cjr)])).Float32())
+		}
+	}
 }

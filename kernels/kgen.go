@@ -249,6 +249,9 @@ var sgemm_accSlotGo = *sgemm_accSlot
 var bmmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
 var bmmSlotGo = *bmmSlot
 
+var hgemmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var hgemmSlotGo = *hgemmSlot
+
 // variant is one implementation level: install points every slot at its microkernels.
 type variant struct {
 	name    string
@@ -268,6 +271,7 @@ var variants = []variant{{"go", func() {
 	*gemm_bias_reluSlot = gemm_bias_reluSlotGo
 	*sgemm_accSlot = sgemm_accSlotGo
 	*bmmSlot = bmmSlotGo
+	*hgemmSlot = hgemmSlotGo
 }}}
 
 var current = "go"

@@ -48,6 +48,7 @@ func init() {
 			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
 			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
 			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
+			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
 		}}}, variants...)
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
@@ -63,6 +64,7 @@ func init() {
 			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
 			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
 			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
+			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
 		}}}, variants...)
 	}
 	selectVariant()

@@ -100,7 +100,7 @@ func TestPassesDoTheirJob(t *testing.T) {
 	}{
 		{"softmax", "fusion", true}, {"layernorm", "fusion", true}, {"sgemm", "fusion", false},
 		{"sgemm", "tensorize", true}, {"bmm", "tensorize", true}, {"gemm_bias_relu", "tensorize", true}, {"sgemm_acc", "tensorize", true},
-		{"conv2d", "tensorize", false}, {"sgemm", "pack", true}, {"transpose", "tile", true}, {"sgemm", "tile", false},
+		{"conv2d", "tensorize", false}, {"hgemm", "tensorize", true}, {"sgemm", "pack", true}, {"transpose", "tile", true}, {"sgemm", "tile", false},
 		{"sdot", "vectorize", true}, {"saxpy", "vectorize", true}, {"sgemm", "parallel", true}, {"conv2d", "parallel", true},
 	} {
 		if changed[c.kernel][c.pass] != c.want {

@@ -16,6 +16,10 @@ type gemm struct {
 	alpha, beta ir.Expr
 	bias        *ir.Tensor
 	relu        bool
+	// narrow is set when the statement rounds the f32/f64 result to a narrower output type
+	// (out = f16(Σ...)): the tiles accumulate into a scratch buffer of the element type, converted once
+	// into the output after the K loop.
+	narrow bool
 	elem        ir.DType
 }
 
@@ -26,6 +30,9 @@ func matchGemm(s *ir.Stmt) *gemm {
 	}
 	g := &gemm{s: s, batch: s.Vars[:len(s.Vars)-2], i: s.Vars[len(s.Vars)-2], j: s.Vars[len(s.Vars)-1]}
 	v := s.Value
+	if c, ok := v.(*ir.Cast); ok && c.T == s.Out.Type && (c.T == ir.F16 || c.T == ir.BF16) {
+		g.narrow, v = true, c.X
+	}
 	if u, ok := v.(*ir.Unary); ok && u.Op == ir.Relu {
 		g.relu, v = true, u.X
 	}
@@ -68,7 +75,10 @@ func matchGemm(s *ir.Stmt) *gemm {
 		return nil
 	}
 	g.k, g.elem = red.Vars[0], red.T
-	if s.Out.Type != g.elem || (g.bias != nil && g.bias.Type != g.elem) || s.Out.Kind == ir.Temp {
+	if g.narrow && (g.beta != nil || g.elem != ir.F32) {
+		return nil // a C term would need the narrow output widened first; not supported
+	}
+	if (s.Out.Type != g.elem && !g.narrow) || (g.bias != nil && g.bias.Type != g.elem) || s.Out.Kind == ir.Temp {
 		return nil
 	}
 	mul, ok := red.X.(*ir.Binary)
@@ -224,6 +234,14 @@ func sym(slot, name string) ir.IExpr { return ir.ISym{Name: slot + "." + name} }
 
 func blisNest(g *gemm, slot string, n namer) []ir.Node {
 	out := g.s.Out
+	batch := g.batch
+	var wide *ir.Tensor
+	if g.narrow {
+		// accumulate in the element type, one M×N tile per batch point
+		wide = &ir.Tensor{Name: n.name("cwide"), Type: g.elem, Kind: ir.Scratch, Space: ir.Global,
+			Size: ir.IMul(ir.IDim{D: g.i.Range}, ir.IDim{D: g.j.Range})}
+		out, batch = wide, nil
+	}
 	dimM, dimN, dimK := ir.IDim{D: g.i.Range}, ir.IDim{D: g.j.Range}, ir.IDim{D: g.k.Range}
 	jc := &ir.Var{Name: n.name("jc")}
 	pc := &ir.Var{Name: n.name("pc")}
@@ -238,7 +256,7 @@ func blisNest(g *gemm, slot string, n namer) []ir.Node {
 	col := ir.IAdd(ir.IVar{V: jc}, ir.IVar{V: jr})
 	// flat offset of out[batch..., row, col]
 	var off ir.IExpr = ir.IConst{V: 0}
-	for d, v := range g.batch {
+	for d, v := range batch {
 		off = ir.IAdd(ir.IMul(off, ir.IDim{D: out.Shape[d]}), ir.IVar{V: v})
 	}
 	off = ir.IAdd(ir.IMul(ir.IAdd(ir.IMul(off, dimM), row), dimN), col)
@@ -280,6 +298,16 @@ func blisNest(g *gemm, slot string, n namer) []ir.Node {
 				loop(jr, nc, sym(slot, "NR"),
 					loop(irr, mc, sym(slot, "MR"), micro)))))
 	var body []ir.Node = []ir.Node{nest}
+	if wide != nil {
+		// out[batch..., i, j] = narrow(wide[i*N + j]), once per element
+		i2, j2 := &ir.Var{Name: n.name("ci"), Range: g.i.Range}, &ir.Var{Name: n.name("cj"), Range: g.j.Range}
+		idx := ivars(g.batch)
+		idx = append(idx, ir.IVar{V: i2}, ir.IVar{V: j2})
+		flat := ir.IAdd(ir.IMul(ir.IVar{V: i2}, dimN), ir.IVar{V: j2})
+		store := &ir.Store{T: g.s.Out, Idx: idx, Value: &ir.Cast{X: &ir.Load{T: wide, Idx: []ir.IExpr{flat}}, T: g.s.Out.Type}}
+		conv := fullLoop(i2, []ir.Node{fullLoop(j2, []ir.Node{store})})
+		body = []ir.Node{&ir.Alloc{T: wide, Body: []ir.Node{nest, conv}}}
+	}
 	for d := len(g.batch) - 1; d >= 0; d-- {
 		body = []ir.Node{fullLoop(g.batch[d], body)}
 	}
