@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/kgen-dev/kgen/check"
 	"github.com/kgen-dev/kgen/f16"
@@ -54,6 +55,24 @@ func Run(t *testing.T, source string, kern Kernel) {
 				}
 				if err := Compare(k, dims, p, got[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
 					t.Errorf("variant %s, dims %v: %v", v, dims, err)
+				}
+			}
+		}
+	}
+	// Every shape again under every variant with each operand ending at a guard page: an access past
+	// the end of any slice faults.
+	if guardSupported {
+		for si, dims := range shapes {
+			args := RandomArgs(k, dims, rng, si)
+			for _, v := range kern.Variants() {
+				kern.Use(v)
+				in := args.Clone()
+				guarded = true
+				_, err := kern.Call(dims, in.Tensors, in.Scalars)
+				guarded = false
+				freeGuarded()
+				if err != nil {
+					t.Fatalf("guarded %s %v: %v", v, dims, err)
 				}
 			}
 		}
@@ -322,39 +341,60 @@ func Compare(k *ir.Kernel, dims map[string]int, out *ir.Tensor, got, ref, mag []
 	return nil
 }
 
-// Conversions between the interpreter's float64 data and generated slices.
+// Conversions between the interpreter's float64 data and generated slices. While guarded is set, the
+// slices handed to kernels end exactly at a PROT_NONE page (unix), so reading or writing one element
+// past the end crashes the test.
 
-func ToF64(v []float64) []float64 { return slices.Clone(v) }
+var (
+	guarded bool
+	mapped  [][]byte
+)
+
+func newSlice[T any](n int) []T {
+	if !guarded || n == 0 {
+		return make([]T, n)
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	b := guardBytes(n * size)
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+func ToF64(v []float64) []float64 {
+	o := newSlice[float64](len(v))
+	copy(o, v)
+	return o
+}
 func ToF32(v []float64) []float32 {
-	o := make([]float32, len(v))
+	o := newSlice[float32](len(v))
 	for i, x := range v {
 		o[i] = float32(x)
 	}
 	return o
 }
 func ToF16(v []float64) []f16.F16 {
-	o := make([]f16.F16, len(v))
+	o := newSlice[f16.F16](len(v))
 	for i, x := range v {
 		o[i] = f16.FromFloat64(x)
 	}
 	return o
 }
 func ToBF16(v []float64) []f16.BF16 {
-	o := make([]f16.BF16, len(v))
+	o := newSlice[f16.BF16](len(v))
 	for i, x := range v {
 		o[i] = f16.BF16FromFloat64(x)
 	}
 	return o
 }
 func ToI32(v []float64) []int32 {
-	o := make([]int32, len(v))
+	o := newSlice[int32](len(v))
 	for i, x := range v {
 		o[i] = int32(x)
 	}
 	return o
 }
 func ToI8(v []float64) []int8 {
-	o := make([]int8, len(v))
+	o := newSlice[int8](len(v))
 	for i, x := range v {
 		o[i] = int8(x)
 	}
