@@ -52,38 +52,37 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 	for b := 0; b < Bt; b += 1 {
 		for jc := 0; jc < N; jc += bmmSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
-				{
+				{ // pack: rows of B are contiguous along the panel
 					n_, depth_, panel_, off_ := min(bmmSlot.NC, (N-jc)), min(bmmSlot.KC, (K-pc)), bmmSlot.NR, 0
 					for p0_ := 0; p0_ < n_; p0_ += panel_ {
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						w_ := min(panel_, n_-p0_)
+						pj := p0_
 						for pk2 := 0; pk2 < depth_; pk2++ {
+							src_ := B[((b)*K+(pc+pk2))*N+jc+pj:][:w_]
 							row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-							for q_ := 0; q_ < w_; q_++ {
-								pj := p0_ + q_
-								row_[q_] = B[((b)*K+(pc+pk2))*N+(jc+pj)]
-							}
-							for q_ := w_; q_ < panel_; q_++ {
-								row_[q_] = 0
-							}
+							copy(row_, src_)
+							clear(row_[w_:])
 						}
 					}
 				}
 				for ic := 0; ic < M; ic += bmmSlot.MC {
-					{
+					{ // pack: each panel row is a contiguous run of A
 						n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
 						for p0_ := 0; p0_ < n_; p0_ += panel_ {
 							dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 							w_ := min(panel_, n_-p0_)
-							for q_ := 0; q_ < w_; q_++ {
-								pi := p0_ + q_
-								for pk := 0; pk < depth_; pk++ {
-									dst_[pk*panel_+q_] = A[((b)*M+(ic+pi))*K+(pc+pk)]
+							for q_ := 0; q_ < panel_; q_++ {
+								if q_ >= w_ {
+									for d_ := 0; d_ < depth_; d_++ {
+										dst_[d_*panel_+q_] = 0
+									}
+									continue
 								}
-							}
-							for q_ := w_; q_ < panel_; q_++ {
-								for d_ := 0; d_ < depth_; d_++ {
-									dst_[d_*panel_+q_] = 0
+								pi := p0_ + q_
+								src_ := A[((b)*M+(ic+pi))*K+pc:][:depth_]
+								for pk, x := range src_ {
+									dst_[pk*panel_+q_] = x
 								}
 							}
 						}

@@ -50,38 +50,37 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 	// C[i, j] = relu((sum(k: (A[i, k] * B[k, j])) + bias[j]))
 	for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
-			{
+			{ // pack: rows of B are contiguous along the panel
 				n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.NC, (N-jc)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.NR, 0
 				for p0_ := 0; p0_ < n_; p0_ += panel_ {
 					dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 					w_ := min(panel_, n_-p0_)
+					pj := p0_
 					for pk2 := 0; pk2 < depth_; pk2++ {
+						src_ := B[(pc+pk2)*N+jc+pj:][:w_]
 						row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-						for q_ := 0; q_ < w_; q_++ {
-							pj := p0_ + q_
-							row_[q_] = B[(pc+pk2)*N+(jc+pj)]
-						}
-						for q_ := w_; q_ < panel_; q_++ {
-							row_[q_] = 0
-						}
+						copy(row_, src_)
+						clear(row_[w_:])
 					}
 				}
 			}
 			for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
-				{
+				{ // pack: each panel row is a contiguous run of A
 					n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, (M-ic)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.MR, 0
 					for p0_ := 0; p0_ < n_; p0_ += panel_ {
 						dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						w_ := min(panel_, n_-p0_)
-						for q_ := 0; q_ < w_; q_++ {
-							pi := p0_ + q_
-							for pk := 0; pk < depth_; pk++ {
-								dst_[pk*panel_+q_] = A[(ic+pi)*K+(pc+pk)]
+						for q_ := 0; q_ < panel_; q_++ {
+							if q_ >= w_ {
+								for d_ := 0; d_ < depth_; d_++ {
+									dst_[d_*panel_+q_] = 0
+								}
+								continue
 							}
-						}
-						for q_ := w_; q_ < panel_; q_++ {
-							for d_ := 0; d_ < depth_; d_++ {
-								dst_[d_*panel_+q_] = 0
+							pi := p0_ + q_
+							src_ := A[(ic+pi)*K+pc:][:depth_]
+							for pk, x := range src_ {
+								dst_[pk*panel_+q_] = x
 							}
 						}
 					}

@@ -541,6 +541,9 @@ func varNames(vs []*ir.Var) string {
 // depth index D moves along the source's last dimension, rows are read contiguously (A panels),
 // otherwise columns are (B panels).
 func (g *gen) pack(p *ir.Pack) {
+	if g.packFast(p) {
+		return
+	}
 	depthInner := false
 	ir.Walk(p.Value, func(e ir.Expr) {
 		if l, ok := e.(*ir.Load); ok && len(l.Idx) > 0 {
@@ -588,4 +591,154 @@ func (g *gen) pack(p *ir.Pack) {
 	g.line("}")
 	g.depth--
 	g.line("}")
+}
+
+// packSource matches a Pack whose Value is a plain load (possibly widened by a cast) and returns the load
+// and a function rendering the conversion of one source element.
+func (g *gen) packSource(p *ir.Pack) (*ir.Load, func(string) string) {
+	v := p.Value
+	var cast *ir.Cast
+	if c, ok := v.(*ir.Cast); ok {
+		cast, v = c, c.X
+	}
+	l, ok := v.(*ir.Load)
+	if !ok || l.T.Kind == ir.Scratch || len(l.Idx) == 0 {
+		return nil, nil
+	}
+	conv := func(x string) string {
+		switch l.T.Type {
+		case ir.F16, ir.BF16:
+			g.imports[g.mod+"/f16"] = true
+			x += ".Float32()"
+		case ir.F32, ir.F64:
+		default:
+			return ""
+		}
+		if cast != nil && cast.T.Compute() != l.T.Type.Compute() {
+			x = goType(cast.T.Compute()) + "(" + x + ")"
+		}
+		return x
+	}
+	if conv("x") == "" {
+		return nil, nil
+	}
+	return l, conv
+}
+
+// unitIn reports whether v occurs only in the last index of l, with coefficient 1, so that consecutive
+// values of v read consecutive elements.
+func unitIn(l *ir.Load, v *ir.Var) bool {
+	for i, ix := range l.Idx {
+		uses := false
+		ir.IVars(ix, func(w *ir.Var) { uses = uses || w == v })
+		if i < len(l.Idx)-1 && uses {
+			return false
+		}
+		if i == len(l.Idx)-1 {
+			one := ir.SubstIExpr(ix, map[*ir.Var]ir.IExpr{v: ir.IConst{V: 1}})
+			zero := ir.SubstIExpr(ix, map[*ir.Var]ir.IExpr{v: ir.IConst{V: 0}})
+			// coefficient 1: ix(v=1) - ix(v=0) must fold to the constant 1
+			if d, ok := ir.ISub(one, zero).(ir.IConst); !ok || d.V != 1 || !uses {
+				if !ok && uses {
+					return affineStep(ix, v) == 1
+				}
+				return uses && ok && d.V == 1
+			}
+		}
+	}
+	return true
+}
+
+// affineStep returns the coefficient of v in an index built from + and constant * (0 if unknown).
+func affineStep(e ir.IExpr, v *ir.Var) int {
+	switch e := e.(type) {
+	case ir.IVar:
+		if e.V == v {
+			return 1
+		}
+	case ir.IBin:
+		switch e.Op {
+		case '+':
+			return affineStep(e.X, v) + affineStep(e.Y, v)
+		case '-':
+			return affineStep(e.X, v) - affineStep(e.Y, v)
+		case '*':
+			if c, ok := e.Y.(ir.IConst); ok {
+				return c.V * affineStep(e.X, v)
+			}
+			if c, ok := e.X.(ir.IConst); ok {
+				return c.V * affineStep(e.Y, v)
+			}
+		}
+	}
+	return 0
+}
+
+// packFast emits the panel copy for a plain source with a unit-stride direction: B-like panels copy
+// whole runs of a source row per depth step; A-like panels walk one contiguous source row per panel
+// row. No index arithmetic per element.
+func (g *gen) packFast(p *ir.Pack) bool {
+	l, conv := g.packSource(p)
+	if l == nil {
+		return false
+	}
+	zero := func(v *ir.Var) string {
+		idx := make([]ir.IExpr, len(l.Idx))
+		for i, ix := range l.Idx {
+			idx[i] = ir.SubstIExpr(ix, map[*ir.Var]ir.IExpr{v: ir.IConst{V: 0}})
+		}
+		return g.offset(l.T, idx)
+	}
+	P, D := p.P.Name, p.D.Name
+	switch {
+	case unitIn(l, p.P):
+		g.line("{ // pack: rows of %s are contiguous along the panel", l.T.Name)
+		g.depth++
+		g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
+		g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
+		g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
+		g.line("	w_ := min(panel_, n_-p0_)")
+		g.line("	%s := p0_", P)
+		g.line("	for %s := 0; %s < depth_; %s++ {", D, D, D)
+		g.line("		src_ := %s[%s:][:w_]", l.T.Name, zero(p.P)+" + "+P)
+		g.line("		row_ := dst_[%s*panel_ : %s*panel_+panel_]", D, D)
+		if conv("x") == "x" {
+			g.line("		copy(row_, src_)")
+		} else {
+			g.line("		for q_, x := range src_ {")
+			g.line("			row_[q_] = %s", conv("x"))
+			g.line("		}")
+		}
+		g.line("		clear(row_[w_:])")
+		g.line("	}")
+		g.line("}")
+		g.depth--
+		g.line("}")
+	case unitIn(l, p.D):
+		g.line("{ // pack: each panel row is a contiguous run of %s", l.T.Name)
+		g.depth++
+		g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
+		g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
+		g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
+		g.line("	w_ := min(panel_, n_-p0_)")
+		g.line("	for q_ := 0; q_ < panel_; q_++ {")
+		g.line("		if q_ >= w_ {")
+		g.line("			for d_ := 0; d_ < depth_; d_++ {")
+		g.line("				dst_[d_*panel_+q_] = 0")
+		g.line("			}")
+		g.line("			continue")
+		g.line("		}")
+		g.line("		%s := p0_ + q_", P)
+		g.line("		src_ := %s[%s:][:depth_]", l.T.Name, zero(p.D))
+		g.line("		for %s, x := range src_ {", D)
+		g.line("			dst_[%s*panel_+q_] = %s", D, conv("x"))
+		g.line("		}")
+		g.line("	}")
+		g.line("}")
+		g.depth--
+		g.line("}")
+	default:
+		return false
+	}
+	return true
 }
