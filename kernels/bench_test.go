@@ -129,6 +129,16 @@ func TestFastPathGuard(t *testing.T) {
 	if len(vs) < 2 {
 		t.Skip("no assembly variant on this CPU")
 	}
+	if emulated() {
+		t.Skip("user-mode emulation (qemu): a timing ratio measures the emulator, not the kernels")
+	}
+	// On arm64 the portable microkernel already runs on fused scalar FMADDs (the Go compiler fuses
+	// x*y+z there, not on amd64 below GOAMD64=v3) and NEON has 4 f32 lanes, not 8 or 16: the
+	// expected ratio is lower, but a lost fast path (ratio ≈ 1) still fails.
+	minRatio := 10.0
+	if runtime.GOARCH == "arm64" {
+		minRatio = 3
+	}
 	defer Use("")
 	const n = 512
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -148,9 +158,20 @@ func TestFastPathGuard(t *testing.T) {
 	}
 	ratio := float64(slow) / float64(fast)
 	t.Logf("sgemm %d: %s %v, go %v, ratio %.1f", n, vs[0], fast, slow, ratio)
-	if ratio < 10 {
-		t.Fatalf("sgemm %d via %s is only %.1fx the portable Go path (want >= 10x): the fast path is gone", n, vs[0], ratio)
+	if ratio < minRatio {
+		t.Fatalf("sgemm %d via %s is only %.1fx the portable Go path (want >= %gx): the fast path is gone", n, vs[0], ratio, minRatio)
 	}
+}
+
+// emulated reports whether this linux/arm64 test binary runs under user-mode emulation: qemu-user passes
+// the host's /proc/cpuinfo through, and it then lacks the "CPU implementer" field every arm64 kernel
+// reports.
+func emulated() bool {
+	if runtime.GOARCH != "arm64" || runtime.GOOS != "linux" {
+		return false
+	}
+	b, err := os.ReadFile("/proc/cpuinfo")
+	return err == nil && !strings.Contains(string(b), "CPU implementer")
 }
 
 // TestAsmInnerLoop is the static guard: the sgemm microkernels' k loops are vector FMAs with broadcast A

@@ -1,6 +1,6 @@
 // Command kgen compiles kdsl kernels into a Go package.
 //
-//	kgen gen [-o dir] [-pkg name] [-targets go,amd64] [-tests] file.kdsl
+//	kgen gen [-o dir] [-pkg name] [-targets go,amd64,arm64] [-tests] file.kdsl
 //	kgen check file.kdsl
 //	kgen ir [-level algo|loop] [-target go] [-print-after pass|all] [-kernel name] file.kdsl
 //	kgen fmt [-w] [-d] file.kdsl...
@@ -23,6 +23,7 @@ import (
 	"github.com/kgen-dev/kgen/check"
 	"github.com/kgen-dev/kgen/codegen"
 	"github.com/kgen-dev/kgen/codegen/amd64"
+	"github.com/kgen-dev/kgen/codegen/arm64"
 	"github.com/kgen-dev/kgen/codegen/golang"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/parse"
@@ -233,6 +234,7 @@ func backends(module string, tests bool) map[string]codegen.Backend {
 	return map[string]codegen.Backend{
 		"go":    golang.Backend{Module: module, Tests: tests},
 		"amd64": amd64.Backend{},
+		"arm64": arm64.Backend{},
 	}
 }
 

@@ -1,0 +1,73 @@
+package arm64
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/target"
+)
+
+// Backend is the arm64 backend: for every GEMM slot of the package it generates the NEON by-element
+// FMLA microkernel of the slot's element type (the register tile of TileFor) and an init that registers
+// them as the "neon" variant ahead of the portable "go" one. ASIMD is mandatory on arm64, so there is no
+// feature check. The cache blocks come from the analytical model of the arm64 machine applied to the tile.
+type Backend struct{}
+
+// Name implements codegen.Backend.
+func (Backend) Name() string { return "arm64" }
+
+// variantName is the name the backend's implementation level registers under.
+const variantName = "neon"
+
+// Generate implements codegen.Backend.
+func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
+	slots := codegen.Slots(p)
+	if len(slots) == 0 {
+		return nil, nil
+	}
+	m, _ := target.Lookup("arm64")
+	v := codegen.Variant{Name: variantName}
+	var gemms []GemmKernel
+	have := map[string]bool{}
+	for _, s := range slots {
+		k, err := kernelFor(s.Elem)
+		if err != nil {
+			return nil, fmt.Errorf("arm64: slot %s: %v", s.Name, err)
+		}
+		b := target.GemmBlocks(m, k.MR, k.NR, s.Elem.Size())
+		v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC})
+		if !have[k.Name] {
+			have[k.Name] = true
+			gemms = append(gemms, k)
+		}
+	}
+	asm, stubs, err := Generate(p.Name, gemms)
+	if err != nil {
+		return nil, err
+	}
+	src, err := codegen.DispatchFile(p.Name, nil, []codegen.Variant{v})
+	if err != nil {
+		return nil, fmt.Errorf("arm64 %v", err)
+	}
+	return []codegen.File{
+		{Name: "kgen_arm64.s", Data: asm},
+		{Name: "kgen_stub_arm64.go", Data: stubs},
+		{Name: "kgen_arm64.go", Data: src},
+	}, nil
+}
+
+// kernelFor returns the microkernel of an element type: TileFor's tile, k unrolled by 4, named like
+// sgemm8x12NEON.
+func kernelFor(t ir.DType) (GemmKernel, error) {
+	elem, prefix := "f32", "sgemm"
+	switch t {
+	case ir.F32:
+	case ir.F64:
+		elem, prefix = "f64", "dgemm"
+	default:
+		return GemmKernel{}, fmt.Errorf("no NEON microkernel for element type %v", t)
+	}
+	mr, nr := TileFor(elem)
+	return GemmKernel{Name: fmt.Sprintf("%s%dx%dNEON", prefix, mr, nr), Elem: elem, MR: mr, NR: nr, KUnroll: 4}, nil
+}

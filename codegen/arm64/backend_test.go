@@ -1,0 +1,160 @@
+package arm64
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/target"
+)
+
+const backendSrc = `
+kernel sgemm(A: f32[M, K], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {
+    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
+}
+
+kernel sgemm_nt(A: f32[M, K], B: f32[N, K], C: inout f32[M, N], alpha: f32, beta: f32) {
+    C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]
+}
+
+kernel dgemm(A: f64[M, K], B: f64[K, N], C: inout f64[M, N], alpha: f64, beta: f64) {
+    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
+}
+
+kernel saxpy(x: f32[N], y: inout f32[N], alpha: f32) {
+    y[i] = alpha * x[i] + y[i]
+}
+`
+
+// compile builds a codegen.Package from kdsl source the way kgen gen does.
+func compile(t *testing.T, src string) *codegen.Package {
+	t.Helper()
+	ks, err := check.File("test.kdsl", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := target.Lookup("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &codegen.Package{Name: "kk", Source: "test.kdsl"}
+	for _, k := range ks {
+		f, err := passes.Compile(k, m, passes.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+	}
+	return p
+}
+
+func TestBackend(t *testing.T) {
+	p := compile(t, backendSrc)
+	var be codegen.Backend = Backend{}
+	if be.Name() != "arm64" {
+		t.Errorf("Name() = %q", be.Name())
+	}
+	files, err := be.Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range files {
+		got[f.Name] = string(f.Data)
+	}
+	for _, name := range []string{"kgen_arm64.s", "kgen_stub_arm64.go", "kgen_arm64.go"} {
+		src, ok := got[name]
+		if !ok {
+			t.Fatalf("no %s among %d files", name, len(files))
+		}
+		if !strings.HasPrefix(src, codegen.Header) || !strings.Contains(src, "//go:build !purego\n") {
+			t.Errorf("%s: missing header or !purego build tag", name)
+		}
+	}
+	if len(files) != 3 {
+		t.Errorf("%d files, want 3", len(files))
+	}
+
+	// One kernel per element type, shared by the slots that use it, made of by-element FMLA words.
+	asm := got["kgen_arm64.s"]
+	for _, k := range []string{"sgemm8x12NEON", "dgemm6x8NEON"} {
+		if n := strings.Count(asm, "TEXT ·"+k+"(SB)"); n != 1 {
+			t.Errorf("kgen_arm64.s: %d TEXT symbols for %s, want 1", n, k)
+		}
+		if !strings.Contains(got["kgen_stub_arm64.go"], "func "+k+"(") {
+			t.Errorf("kgen_stub_arm64.go: no declaration of %s", k)
+		}
+	}
+	if n := strings.Count(asm, "TEXT "); n != 2 {
+		t.Errorf("kgen_arm64.s: %d TEXT symbols, want 2", n)
+	}
+	fmla := regexp.MustCompile(`WORD\s+\$0x[0-9a-f]{8} // fmla v\d+\.(4s|2d), v\d+\.(4s|2d), v\d+\.([sd])\[\d\]`)
+	lanes := map[string]int{}
+	for _, m := range fmla.FindAllStringSubmatch(asm, -1) {
+		lanes[m[3]]++
+	}
+	if lanes["s"] == 0 || lanes["d"] == 0 {
+		t.Errorf("kgen_arm64.s: FMLA words by lane type %v, want both f32 (s) and f64 (d)", lanes)
+	}
+
+	// The dispatch file: slice adapters over unsafe.SliceData, one unconditional "neon" variant
+	// installing every slot (blocks multiples of the tile), then selectVariant; no cpu package.
+	disp := got["kgen_arm64.go"]
+	for _, want := range []string{
+		"package kk\n",
+		"func sgemm8x12NEONSlice(kc int, a, b, c []float32,",
+		"func dgemm6x8NEONSlice(kc int, a, b, c []float64,",
+		"unsafe.SliceData(a), unsafe.SliceData(b), &c[0]",
+		"\tvariants = append([]variant{{\"neon\", func() {\n",
+		"\tselectVariant()\n}\n",
+	} {
+		if !strings.Contains(disp, want) {
+			t.Errorf("kgen_arm64.go lacks %q:\n%s", want, disp)
+		}
+	}
+	if strings.Contains(disp, "x/sys/cpu") || strings.Contains(disp, "\tif ") {
+		t.Errorf("kgen_arm64.go: the neon variant should be registered without a feature check:\n%s", disp)
+	}
+	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\d+), KC: (\d+), NC: (\d+), Micro: (\w+)Slice\}`)
+	want := map[string]string{"sgemm": "sgemm8x12NEON", "sgemm_nt": "sgemm8x12NEON", "dgemm": "dgemm6x8NEON"}
+	seen := map[string]bool{}
+	for _, m := range install.FindAllStringSubmatch(disp, -1) {
+		seen[m[1]] = true
+		if want[m[1]] != m[8] {
+			t.Errorf("slot %s uses %s, want %s", m[1], m[8], want[m[1]])
+		}
+		n := func(i int) int { v, _ := strconv.Atoi(m[i]); return v }
+		mr, nr, mc, kc, nc := n(3), n(4), n(5), n(6), n(7)
+		if mc%mr != 0 || nc%nr != 0 || kc <= 0 {
+			t.Errorf("slot %s: blocks MR %d NR %d MC %d KC %d NC %d", m[1], mr, nr, mc, kc, nc)
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("installed slots %v, want %v", seen, want)
+	}
+
+	// Deterministic.
+	again, err := be.Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range files {
+		if !bytes.Equal(files[i].Data, again[i].Data) {
+			t.Errorf("%s: output is not deterministic", files[i].Name)
+		}
+	}
+}
+
+// A package without GEMM slots needs no arm64 files.
+func TestBackendNoSlots(t *testing.T) {
+	p := compile(t, "kernel saxpy(x: f32[N], y: inout f32[N], alpha: f32) {\n    y[i] = alpha * x[i] + y[i]\n}\n")
+	files, err := Backend{}.Generate(p)
+	if err != nil || len(files) != 0 {
+		t.Errorf("Generate = %d files, %v; want none", len(files), err)
+	}
+}

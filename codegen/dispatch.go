@@ -1,0 +1,102 @@
+package codegen
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// SlotKernel points one slot at an assembly microkernel in a variant: Kernel is the Go name of a function
+// with the pointer signature of docs/MICROKERNEL.md (declared in the backend's stub file), and MR..NC are
+// the slot fields the variant installs (the kernel's register tile and its cache blocks).
+type SlotKernel struct {
+	Slot               Slot
+	Kernel             string
+	MR, NR, MC, KC, NC int
+}
+
+// Variant is one implementation level an assembly backend registers: its name (Use/Variants), the Go
+// expression that must hold at init for it to be registered ("" registers it unconditionally), and the
+// kernel of every slot.
+type Variant struct {
+	Name  string
+	Cond  string
+	Slots []SlotKernel
+}
+
+// DispatchFile emits the Go half of an assembly backend (build tag !purego; the caller gives it an
+// architecture-specific name): one slice adapter per distinct kernel, turning the slot's slice signature
+// into the kernel's pointer one with unsafe.SliceData, and an init that prepends the variants (given best
+// first; a condition gates each) to the package's variant list and then calls selectVariant. imports are
+// the non-standard packages the conditions need (for example golang.org/x/sys/cpu).
+func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, error) {
+	var b bytes.Buffer
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("%s\n//go:build !purego\n\npackage %s\n\n", Header, pkg)
+	if len(imports) == 0 {
+		w("import \"unsafe\"\n\n")
+	} else {
+		w("import (\n\t\"unsafe\"\n\n")
+		for _, imp := range imports {
+			w("\t%q\n", imp)
+		}
+		w(")\n\n")
+	}
+	// Adapters in order of first use, best variant first.
+	adapted := map[string]bool{}
+	for _, v := range variants {
+		for _, s := range v.Slots {
+			if adapted[s.Kernel] {
+				continue
+			}
+			adapted[s.Kernel] = true
+			t := goFloat(s.Slot.Elem)
+			w("// %sSlice adapts %s (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest\n", s.Kernel, s.Kernel)
+			w("// guarantees m, n >= 1 and that every touched element lies inside the slices.\n")
+			w("func %sSlice(kc int, a, b, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep int) {\n", s.Kernel, t, t, t)
+			w("\t%s(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)\n}\n\n", s.Kernel)
+		}
+	}
+	// Each registration prepends, so the worst variant registers first and the best ends up first.
+	w("func init() {\n")
+	for i := len(variants) - 1; i >= 0; i-- {
+		v := variants[i]
+		ind := "\t"
+		if v.Cond != "" {
+			w("\tif %s {\n", v.Cond)
+			ind = "\t\t"
+		}
+		w("%svariants = append([]variant{{%q, func() {\n", ind, v.Name)
+		for _, s := range v.Slots {
+			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, Micro: %sSlice}\n", ind, s.Slot.Var,
+				slotType(s.Slot.Elem), v.Name, s.MR, s.NR, s.MC, s.KC, s.NC, s.Kernel)
+		}
+		w("%s}}}, variants...)\n", ind)
+		if v.Cond != "" {
+			w("\t}\n")
+		}
+	}
+	w("\tselectVariant()\n}\n")
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("dispatch file: %v\n%s", err, b.String())
+	}
+	return src, nil
+}
+
+func goFloat(t ir.DType) string {
+	if t == ir.F64 {
+		return "float64"
+	}
+	return "float32"
+}
+
+// slotType is the generated slot struct type of an element type (codegen/golang emits both).
+func slotType(t ir.DType) string {
+	if t == ir.F64 {
+		return "gemmSlot64"
+	}
+	return "gemmSlot32"
+}
