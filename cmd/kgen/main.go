@@ -162,6 +162,7 @@ func cmdIR(args []string, stdout, stderr io.Writer) error {
 	tgt := fs.String("target", "go", "target machine model: "+strings.Join(target.Names(), ", "))
 	after := fs.String("print-after", "", "print the loop IR after this pass ("+strings.Join(passes.Names(), ", ")+") or after all")
 	kname := fs.String("kernel", "", "only this kernel")
+	host := fs.Bool("host", false, "use the cache sizes probed from this machine instead of the static target model (which gen uses)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -175,7 +176,11 @@ func cmdIR(args []string, stdout, stderr io.Writer) error {
 	if *after != "" && *after != "all" && !contains(passes.Names(), *after) {
 		return usageError{fmt.Sprintf("-print-after: unknown pass %q (passes: %s)", *after, strings.Join(passes.Names(), ", "))}
 	}
-	m, err := target.Host(*tgt)
+	lookup := target.Lookup
+	if *host {
+		lookup = target.Host
+	}
+	m, err := lookup(*tgt)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -283,13 +288,12 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := target.Host("go")
+	// Generation must not depend on the machine it runs on: use the static model (cache sizes), so the
+	// committed files are reproducible anywhere.
+	m, err := target.Lookup("go")
 	if err != nil {
 		return err
 	}
-	// Generation must not depend on the machine it runs on: use the static model (cache sizes), so the
-	// committed files are reproducible anywhere.
-	m, _ = target.Lookup("go")
 	p := &codegen.Package{Name: name, Source: filepath.Base(path)}
 	for _, k := range ks {
 		f, err := passes.Compile(k, m, passes.Options{})
