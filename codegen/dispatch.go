@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -15,6 +16,9 @@ type SlotKernel struct {
 	Slot               Slot
 	Kernel             string
 	MR, NR, MC, KC, NC int
+	// KernelU is the unpacked microkernel (docs/MICROKERNEL.md, "Unpacked operands") with the same
+	// tile; "" keeps the portable one.
+	KernelU string
 }
 
 // Variant is one implementation level an assembly backend registers: its name (Use/Variants), the Go
@@ -24,6 +28,9 @@ type Variant struct {
 	Name  string
 	Cond  string
 	Slots []SlotKernel
+	// VLoops are the vector-loop slots (see VLoop) the variant implements; the others stay nil (the
+	// portable loop runs).
+	VLoops []VLoopImpl
 }
 
 // DispatchFile emits the Go half of an assembly backend (build tag !purego; the caller gives it an
@@ -35,14 +42,18 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 	var b bytes.Buffer
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("%s\n//go:build !purego\n\npackage %s\n\n", Header, pkg)
-	if len(imports) == 0 {
-		w("import \"unsafe\"\n\n")
-	} else {
-		w("import (\n\t\"unsafe\"\n\n")
-		for _, imp := range imports {
-			w("\t%q\n", imp)
+	var imps []string
+	for _, v := range variants {
+		if len(v.Slots) > 0 {
+			imps = append(imps, "\"unsafe\"", "")
+			break
 		}
-		w(")\n\n")
+	}
+	for _, imp := range imports {
+		imps = append(imps, fmt.Sprintf("%q", imp))
+	}
+	if len(imps) > 0 {
+		w("import (\n%s\n)\n\n", strings.Join(imps, "\n"))
 	}
 	// Adapters in order of first use, best variant first.
 	adapted := map[string]bool{}
@@ -59,6 +70,28 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			w("\t%s(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)\n}\n\n", s.Kernel)
 		}
 	}
+	for _, v := range variants {
+		for _, s := range v.Slots {
+			if s.KernelU == "" || adapted[s.KernelU] {
+				continue
+			}
+			adapted[s.KernelU] = true
+			t := goFloat(s.Slot.Elem)
+			w("// %sSlice adapts the unpacked microkernel %s to the slot's slice signature; the loop nest\n", s.KernelU, s.KernelU)
+			w("// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.\n")
+			w("func %sSlice(kc int, a []%s, ars, acs int, b []%s, ldb int, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep int) {\n", s.KernelU, t, t, t, t, t)
+			w("\t%s(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)\n}\n\n", s.KernelU)
+		}
+	}
+	for _, v := range variants {
+		for _, i := range v.VLoops {
+			if adapted[i.Func] {
+				continue
+			}
+			adapted[i.Func] = true
+			writeVLoopAdapter(&b, i)
+		}
+	}
 	// Each registration prepends, so the worst variant registers first and the best ends up first.
 	w("func init() {\n")
 	for i := len(variants) - 1; i >= 0; i-- {
@@ -69,9 +102,17 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			ind = "\t\t"
 		}
 		w("%svariants = append([]variant{{%q, func() {\n", ind, v.Name)
+		w("%s\tresetVLoops()\n", ind)
 		for _, s := range v.Slots {
-			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, Micro: %sSlice}\n", ind, s.Slot.Var,
-				slotType(s.Slot.Elem), v.Name, s.MR, s.NR, s.MC, s.KC, s.NC, s.Kernel)
+			microU := "microUGo" + strings.TrimPrefix(slotType(s.Slot.Elem), "gemmSlot")
+			if s.KernelU != "" {
+				microU = s.KernelU + "Slice"
+			}
+			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, Micro: %sSlice, MicroU: %s}\n", ind, s.Slot.Var,
+				slotType(s.Slot.Elem), v.Name, s.MR, s.NR, s.MC, s.KC, s.NC, s.Kernel, microU)
+		}
+		for _, i := range v.VLoops {
+			w("%s\t%s = %s\n", ind, i.VLoop.Var, i.adapter())
 		}
 		w("%s}}}, variants...)\n", ind)
 		if v.Cond != "" {

@@ -447,6 +447,12 @@ func (in *interp) node(n Node) {
 		} else {
 			delete(in.bufs, n.T)
 		}
+	case *If:
+		if in.eval(n.Cond) != 0 {
+			in.nodes(n.Then)
+		} else {
+			in.nodes(n.Else)
+		}
 	case *Pack:
 		in.pack(n)
 	case *Micro:

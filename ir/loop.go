@@ -44,6 +44,21 @@ type Loop struct {
 	// worth splitting); nil means unknown.
 	Cost IExpr
 	Body []Node
+	// Lane, set by the vectorize pass on the Vector loops it makes, is the loop's single-lane form: the
+	// original body with Var unshifted, from which a SIMD backend vectorizes (codegen.VLoops). Body stays
+	// the semantics (the interpreter and the portable backend run it); Lane is a description only and is
+	// not walked by WalkNodes, RewriteNodes or the verifier.
+	Lane *Lane
+}
+
+// Lane is the single-lane body of a Vector loop. For a reduction loop (`Acc = Acc op e` as the last node
+// of Body), Acc is the accumulator the lane body updates and Parts are the per-lane partial accumulators
+// of the replicated Body, lane by lane; elementwise loops have Acc == nil.
+type Lane struct {
+	Body  []Node
+	Acc   *LocalVar
+	Op    Op
+	Parts []*LocalVar
 }
 
 // Decl declares a scalar local and sets it to Init.
@@ -150,6 +165,9 @@ func WalkNodes(body []Node, f func(Node) bool) {
 			WalkNodes(n.Body, f)
 		case *Alloc:
 			WalkNodes(n.Body, f)
+		case *If:
+			WalkNodes(n.Then, f)
+			WalkNodes(n.Else, f)
 		}
 	}
 }
@@ -166,6 +184,9 @@ func RewriteNodes(body []Node, f func(Node) []Node) []Node {
 			n.Body = RewriteNodes(n.Body, f)
 		case *Alloc:
 			n.Body = RewriteNodes(n.Body, f)
+		case *If:
+			n.Then = RewriteNodes(n.Then, f)
+			n.Else = RewriteNodes(n.Else, f)
 		}
 		out = append(out, f(n)...)
 	}
@@ -187,5 +208,7 @@ func NodeExprs(n Node, f func(Expr)) {
 		f(n.Alpha)
 		f(n.Beta)
 		f(n.EP)
+	case *If:
+		f(n.Cond)
 	}
 }

@@ -164,6 +164,11 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 		case *Alloc:
 			fmt.Fprintf(b, "%salloc %s %s %s[%s]\n", ind, n.T.Space, n.T.Name, n.T.Type, n.T.Size)
 			printNodes(b, n.Body, depth+1)
+		case *If:
+			fmt.Fprintf(b, "%sif %s\n", ind, FormatExpr(n.Cond))
+			printNodes(b, n.Then, depth+1)
+			fmt.Fprintf(b, "%selse\n", ind)
+			printNodes(b, n.Else, depth+1)
 		case *Pack:
 			fmt.Fprintf(b, "%spack %s+%s panel %s, %s x %s, (%s, %s) <- %s\n", ind, n.Dst.Name, n.DstOff, n.Panel, n.N, n.Depth, n.P.Name, n.D.Name, FormatExpr(n.Value))
 		case *Micro:

@@ -222,6 +222,17 @@ func (v *fverifier) node(n Node) error {
 		err := v.nodes(n.Body)
 		delete(v.live, n.T)
 		return err
+	case *If:
+		if n.Cond.Type() != Bool {
+			return fmt.Errorf("if condition has type %s", n.Cond.Type())
+		}
+		if err := v.expr(n.Cond); err != nil {
+			return err
+		}
+		if err := v.nodes(n.Then); err != nil {
+			return err
+		}
+		return v.nodes(n.Else)
 	case *Pack:
 		if err := v.tensor(n.Dst); err != nil {
 			return err

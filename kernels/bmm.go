@@ -50,54 +50,79 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 	packA := make([]float32, (min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
 	// C[b, i, j] = sum(k: (A[b, i, k] * B[b, k, j]))
 	for b := 0; b < Bt; b += 1 {
-		for jc := 0; jc < N; jc += bmmSlot.NC {
-			for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
-				{ // pack: rows of B are contiguous along the panel
-					n_, depth_, panel_, off_ := min(bmmSlot.NC, (N-jc)), min(bmmSlot.KC, (K-pc)), bmmSlot.NR, 0
-					for p0_ := 0; p0_ < n_; p0_ += panel_ {
-						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-						w_ := min(panel_, n_-p0_)
-						pj := p0_
-						for pk2 := 0; pk2 < depth_; pk2++ {
-							src_ := B[((b)*K+(pc+pk2))*N+jc+pj:][:w_]
-							row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-							copy(row_, src_)
-							clear(row_[w_:])
-						}
+		if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
+			for jc := 0; jc < N; jc += bmmSlot.NC {
+				for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
+					for ic := 0; ic < M; ic += bmmSlot.MC {
+						rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, func() int {
+							jr := 0
+							_ = jr
+							return (1 + (((min(bmmSlot.MC, (M-ic)) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc))))))
+						}(), func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+								for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
+									{
+										aoff_, boff_ := ((b)*M+(ic+ir))*K+pc, ((b)*K+pc)*N+(jc+jr)
+										ars_, acs_ := (((b)*M+((ic+ir)+1))*K+pc)-aoff_, (((b)*M+(ic+ir))*K+(pc+1))-aoff_
+										ldb_ := (((b)*K+(pc+1))*N + (jc + jr)) - boff_
+										bmmSlot.MicroU(min(bmmSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+									}
+								}
+							}
+						})
 					}
 				}
-				for ic := 0; ic < M; ic += bmmSlot.MC {
-					{ // pack: each panel row is a contiguous run of A
-						n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
+			}
+		} else {
+			for jc := 0; jc < N; jc += bmmSlot.NC {
+				for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
+					{ // pack: rows of B are contiguous along the panel
+						n_, depth_, panel_, off_ := min(bmmSlot.NC, (N-jc)), min(bmmSlot.KC, (K-pc)), bmmSlot.NR, 0
 						for p0_ := 0; p0_ < n_; p0_ += panel_ {
-							dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+							dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 							w_ := min(panel_, n_-p0_)
-							for q_ := 0; q_ < panel_; q_++ {
-								if q_ >= w_ {
-									for d_ := 0; d_ < depth_; d_++ {
-										dst_[d_*panel_+q_] = 0
-									}
-									continue
-								}
-								pi := p0_ + q_
-								src_ := A[((b)*M+(ic+pi))*K+pc:][:depth_]
-								for pk, x := range src_ {
-									dst_[pk*panel_+q_] = x
-								}
+							pj := p0_
+							for pk2 := 0; pk2 < depth_; pk2++ {
+								src_ := B[((b)*K+(pc+pk2))*N+jc+pj:][:w_]
+								row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
+								copy(row_, src_)
+								clear(row_[w_:])
 							}
 						}
 					}
-					rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, func() int {
-						jr := 0
-						_ = jr
-						return (1 + (((min(bmmSlot.MC, (M-ic)) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += bmmSlot.NR {
-							for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
-								bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+					for ic := 0; ic < M; ic += bmmSlot.MC {
+						{ // pack: each panel row is a contiguous run of A
+							n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
+							for p0_ := 0; p0_ < n_; p0_ += panel_ {
+								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+								w_ := min(panel_, n_-p0_)
+								for q_ := 0; q_ < panel_; q_++ {
+									if q_ >= w_ {
+										for d_ := 0; d_ < depth_; d_++ {
+											dst_[d_*panel_+q_] = 0
+										}
+										continue
+									}
+									pi := p0_ + q_
+									src_ := A[((b)*M+(ic+pi))*K+pc:][:depth_]
+									for pk, x := range src_ {
+										dst_[pk*panel_+q_] = x
+									}
+								}
 							}
 						}
-					})
+						rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, func() int {
+							jr := 0
+							_ = jr
+							return (1 + (((min(bmmSlot.MC, (M-ic)) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc))))))
+						}(), func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+								for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
+									bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+								}
+							}
+						})
+					}
 				}
 			}
 		}

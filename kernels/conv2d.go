@@ -94,11 +94,19 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 								_ = accv3
 								var accv4 float32 = float32(0)
 								_ = accv4
-								for kx := 0; kx < (((KW) / (4)) * 4); kx += 4 {
-									accv = (accv + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+kx)] * F[(((co)*CI+ci)*KH+ky)*KW+kx]))
-									accv2 = (accv2 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+1))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+1)]))
-									accv3 = (accv3 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+2))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+2)]))
-									accv4 = (accv4 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+3))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+3)]))
+								{
+									kx := 0
+									if vloop_conv2d_0 != nil && kx < (((KW)/(4))*4) {
+										if next_, r_ := vloop_conv2d_0(kx, (((KW) / (4)) * 4), I, (((n)*CI+ci)*H+(y+ky))*W+(x+kx), F, (((co)*CI+ci)*KH+ky)*KW+kx); next_ > kx {
+											kx, accv = next_, (accv + r_)
+										}
+									}
+									for ; kx < (((KW) / (4)) * 4); kx += 4 {
+										accv = (accv + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+kx)] * F[(((co)*CI+ci)*KH+ky)*KW+kx]))
+										accv2 = (accv2 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+1))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+1)]))
+										accv3 = (accv3 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+2))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+2)]))
+										accv4 = (accv4 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+3))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+3)]))
+									}
 								}
 								acc = (acc + ((accv + accv2) + (accv3 + accv4)))
 								for kxr := (((KW) / (4)) * 4); kxr < KW; kxr += 1 {
@@ -113,3 +121,6 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 		})
 	}
 }
+
+// vloop_conv2d_0 runs a Vector loop of conv2d on a SIMD variant (codegen.VLoop); nil runs the Go loop.
+var vloop_conv2d_0 func(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32)

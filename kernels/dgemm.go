@@ -45,54 +45,79 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 	packB := make([]float64, (min(dgemmSlot.NC, (((N+(dgemmSlot.NR-1))/(dgemmSlot.NR))*dgemmSlot.NR)) * min(dgemmSlot.KC, max(K, 1))))
 	packA := make([]float64, (min(dgemmSlot.MC, (((M+(dgemmSlot.MR-1))/(dgemmSlot.MR))*dgemmSlot.MR)) * min(dgemmSlot.KC, max(K, 1))))
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
-	for jc := 0; jc < N; jc += dgemmSlot.NC {
-		for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
-			{ // pack: rows of B are contiguous along the panel
-				n_, depth_, panel_, off_ := min(dgemmSlot.NC, (N-jc)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.NR, 0
-				for p0_ := 0; p0_ < n_; p0_ += panel_ {
-					dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-					w_ := min(panel_, n_-p0_)
-					pj := p0_
-					for pk2 := 0; pk2 < depth_; pk2++ {
-						src_ := B[(pc+pk2)*N+jc+pj:][:w_]
-						row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-						copy(row_, src_)
-						clear(row_[w_:])
-					}
+	if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
+		for jc := 0; jc < N; jc += dgemmSlot.NC {
+			for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
+				for ic := 0; ic < M; ic += dgemmSlot.MC {
+					rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, func() int {
+						jr := 0
+						_ = jr
+						return (1 + (((min(dgemmSlot.MC, (M-ic)) + (dgemmSlot.MR - 1)) / (dgemmSlot.MR)) * (1 + ((dgemmSlot.MR * dgemmSlot.NR) * min(dgemmSlot.KC, (K-pc))))))
+					}(), func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+							for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
+								{
+									aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
+									ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
+									ldb_ := ((pc+1)*N + (jc + jr)) - boff_
+									dgemmSlot.MicroU(min(dgemmSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+								}
+							}
+						}
+					})
 				}
 			}
-			for ic := 0; ic < M; ic += dgemmSlot.MC {
-				{ // pack: each panel row is a contiguous run of A
-					n_, depth_, panel_, off_ := min(dgemmSlot.MC, (M-ic)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.MR, 0
+		}
+	} else {
+		for jc := 0; jc < N; jc += dgemmSlot.NC {
+			for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
+				{ // pack: rows of B are contiguous along the panel
+					n_, depth_, panel_, off_ := min(dgemmSlot.NC, (N-jc)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.NR, 0
 					for p0_ := 0; p0_ < n_; p0_ += panel_ {
-						dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						w_ := min(panel_, n_-p0_)
-						for q_ := 0; q_ < panel_; q_++ {
-							if q_ >= w_ {
-								for d_ := 0; d_ < depth_; d_++ {
-									dst_[d_*panel_+q_] = 0
-								}
-								continue
-							}
-							pi := p0_ + q_
-							src_ := A[(ic+pi)*K+pc:][:depth_]
-							for pk, x := range src_ {
-								dst_[pk*panel_+q_] = x
-							}
+						pj := p0_
+						for pk2 := 0; pk2 < depth_; pk2++ {
+							src_ := B[(pc+pk2)*N+jc+pj:][:w_]
+							row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
+							copy(row_, src_)
+							clear(row_[w_:])
 						}
 					}
 				}
-				rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, func() int {
-					jr := 0
-					_ = jr
-					return (1 + (((min(dgemmSlot.MC, (M-ic)) + (dgemmSlot.MR - 1)) / (dgemmSlot.MR)) * (1 + ((dgemmSlot.MR * dgemmSlot.NR) * min(dgemmSlot.KC, (K-pc))))))
-				}(), func(lo_, hi_ int) {
-					for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
-						for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
-							dgemmSlot.Micro(min(dgemmSlot.KC, (K-pc)), packA[(ir*min(dgemmSlot.KC, (K-pc))):], packB[(jr*min(dgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+				for ic := 0; ic < M; ic += dgemmSlot.MC {
+					{ // pack: each panel row is a contiguous run of A
+						n_, depth_, panel_, off_ := min(dgemmSlot.MC, (M-ic)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.MR, 0
+						for p0_ := 0; p0_ < n_; p0_ += panel_ {
+							dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+							w_ := min(panel_, n_-p0_)
+							for q_ := 0; q_ < panel_; q_++ {
+								if q_ >= w_ {
+									for d_ := 0; d_ < depth_; d_++ {
+										dst_[d_*panel_+q_] = 0
+									}
+									continue
+								}
+								pi := p0_ + q_
+								src_ := A[(ic+pi)*K+pc:][:depth_]
+								for pk, x := range src_ {
+									dst_[pk*panel_+q_] = x
+								}
+							}
 						}
 					}
-				})
+					rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, func() int {
+						jr := 0
+						_ = jr
+						return (1 + (((min(dgemmSlot.MC, (M-ic)) + (dgemmSlot.MR - 1)) / (dgemmSlot.MR)) * (1 + ((dgemmSlot.MR * dgemmSlot.NR) * min(dgemmSlot.KC, (K-pc))))))
+					}(), func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+							for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
+								dgemmSlot.Micro(min(dgemmSlot.KC, (K-pc)), packA[(ir*min(dgemmSlot.KC, (K-pc))):], packB[(jr*min(dgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+							}
+						}
+					})
+				}
 			}
 		}
 	}

@@ -125,6 +125,39 @@ type gemmSlot32 struct {
 	Name               string
 	MR, NR, MC, KC, NC int
 	Micro              func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int)
+	// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small and skinny problems.
+	MicroU func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int)
+}
+
+// microUGo32 is the portable unpacked microkernel (docs/MICROKERNEL.md): A(i, p) = a[i*ars+p*acs],
+// B(p, j) = b[p*ldb+j]; rows past m and columns past n are never read.
+func microUGo32(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	var acc [64]float32
+	for i := 0; i < m; i++ {
+		row := acc[:n]
+		clear(row)
+		for p := 0; p < kc; p++ {
+			ap := a[i*ars+p*acs]
+			brow := b[p*ldb : p*ldb+n]
+			for j, x := range brow {
+				row[j] += ap * x
+			}
+		}
+		crow := c[i*ldc : i*ldc+n]
+		for j := range crow {
+			v := alpha * row[j]
+			if beta != 0 {
+				v += beta * crow[j]
+			}
+			if ep&1 != 0 {
+				v += bias[j]
+			}
+			if ep&2 != 0 {
+				v = relu32(v)
+			}
+			crow[j] = v
+		}
+	}
 }
 
 // gemmSlot64 is one tensorized GEMM: its microkernel (docs/MICROKERNEL.md) and cache blocks.
@@ -132,9 +165,42 @@ type gemmSlot64 struct {
 	Name               string
 	MR, NR, MC, KC, NC int
 	Micro              func(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int)
+	// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small and skinny problems.
+	MicroU func(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int)
 }
 
-var sgemmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+// microUGo64 is the portable unpacked microkernel (docs/MICROKERNEL.md): A(i, p) = a[i*ars+p*acs],
+// B(p, j) = b[p*ldb+j]; rows past m and columns past n are never read.
+func microUGo64(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	var acc [64]float64
+	for i := 0; i < m; i++ {
+		row := acc[:n]
+		clear(row)
+		for p := 0; p < kc; p++ {
+			ap := a[i*ars+p*acs]
+			brow := b[p*ldb : p*ldb+n]
+			for j, x := range brow {
+				row[j] += ap * x
+			}
+		}
+		crow := c[i*ldc : i*ldc+n]
+		for j := range crow {
+			v := alpha * row[j]
+			if beta != 0 {
+				v += beta * crow[j]
+			}
+			if ep&1 != 0 {
+				v += bias[j]
+			}
+			if ep&2 != 0 {
+				v = relu64(v)
+			}
+			crow[j] = v
+		}
+	}
+}
+
+var sgemmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
 var sgemmSlotGo = *sgemmSlot
 
 // microGo32_4x2 is the portable 4x2 microkernel (docs/MICROKERNEL.md).
@@ -178,7 +244,7 @@ func microGo32_4x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32
 	}
 }
 
-var dgemmSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2}
+var dgemmSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2, MicroU: microUGo64}
 var dgemmSlotGo = *dgemmSlot
 
 // microGo64_4x2 is the portable 4x2 microkernel (docs/MICROKERNEL.md).
@@ -222,34 +288,34 @@ func microGo64_4x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64
 	}
 }
 
-var sgemm_tnSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var sgemm_tnSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
 var sgemm_tnSlotGo = *sgemm_tnSlot
 
-var sgemm_ntSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var sgemm_ntSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
 var sgemm_ntSlotGo = *sgemm_ntSlot
 
-var sgemm_ttSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var sgemm_ttSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
 var sgemm_ttSlotGo = *sgemm_ttSlot
 
-var dgemm_tnSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2}
+var dgemm_tnSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2, MicroU: microUGo64}
 var dgemm_tnSlotGo = *dgemm_tnSlot
 
-var dgemm_ntSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2}
+var dgemm_ntSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2, MicroU: microUGo64}
 var dgemm_ntSlotGo = *dgemm_ntSlot
 
-var dgemm_ttSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2}
+var dgemm_ttSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2, MicroU: microUGo64}
 var dgemm_ttSlotGo = *dgemm_ttSlot
 
-var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
 var gemm_bias_reluSlotGo = *gemm_bias_reluSlot
 
-var sgemm_accSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var sgemm_accSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
 var sgemm_accSlotGo = *sgemm_accSlot
 
-var bmmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var bmmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
 var bmmSlotGo = *bmmSlot
 
-var hgemmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2}
+var hgemmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
 var hgemmSlotGo = *hgemmSlot
 
 // variant is one implementation level: install points every slot at its microkernels.
@@ -272,9 +338,25 @@ var variants = []variant{{"go", func() {
 	*sgemm_accSlot = sgemm_accSlotGo
 	*bmmSlot = bmmSlotGo
 	*hgemmSlot = hgemmSlotGo
+	resetVLoops()
 }}}
 
 var current = "go"
+
+// resetVLoops points every vector-loop slot back at the portable loops (nil: the Go code runs).
+func resetVLoops() {
+	vloop_sgemv_0 = nil
+	vloop_sdot_0 = nil
+	vloop_saxpy_0 = nil
+	vloop_softmax_0 = nil
+	vloop_softmax_1 = nil
+	vloop_softmax_2 = nil
+	vloop_softmax_3 = nil
+	vloop_layernorm_0 = nil
+	vloop_layernorm_1 = nil
+	vloop_layernorm_2 = nil
+	vloop_conv2d_0 = nil
+}
 
 // Variants lists the implementations usable on this machine, best first (for example avx2, go).
 func Variants() []string {

@@ -34,37 +34,188 @@ func dgemm6x8AVX2Slice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta flo
 	dgemm6x8AVX2(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemm14x32AVX512USlice adapts the unpacked microkernel sgemm14x32AVX512U to the slot's slice signature; the loop nest
+// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
+func sgemm14x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm14x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
+// dgemm14x16AVX512USlice adapts the unpacked microkernel dgemm14x16AVX512U to the slot's slice signature; the loop nest
+// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
+func dgemm14x16AVX512USlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	dgemm14x16AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
+// sgemm6x16AVX2USlice adapts the unpacked microkernel sgemm6x16AVX2U to the slot's slice signature; the loop nest
+// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
+func sgemm6x16AVX2USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm6x16AVX2U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
+// dgemm6x8AVX2USlice adapts the unpacked microkernel dgemm6x8AVX2U to the slot's slice signature; the loop nest
+// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
+func dgemm6x8AVX2USlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	dgemm6x8AVX2U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
+// vloop_sgemv_0AVX2Slot runs vloop_sgemv_0 (a Vector loop of the loop IR) through vloop_sgemv_0AVX2, 8 lanes at a time.
+func vloop_sgemv_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo, 0
+	}
+	return lo + n*8, vloop_sgemv_0AVX2(n, &t0[o0], &t1[o1])
+}
+
+// vloop_sdot_0AVX2Slot runs vloop_sdot_0 (a Vector loop of the loop IR) through vloop_sdot_0AVX2, 8 lanes at a time.
+func vloop_sdot_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo, 0
+	}
+	return lo + n*8, vloop_sdot_0AVX2(n, &t0[o0], &t1[o1])
+}
+
+// vloop_saxpy_0AVX2Slot runs vloop_saxpy_0 (a Vector loop of the loop IR) through vloop_saxpy_0AVX2, 8 lanes at a time.
+func vloop_saxpy_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_saxpy_0AVX2(n, &t0[o0], &t1[o1], c0)
+	return lo + n*8
+}
+
+// vloop_softmax_0AVX2Slot runs vloop_softmax_0 (a Vector loop of the loop IR) through vloop_softmax_0AVX2, 8 lanes at a time.
+func vloop_softmax_0AVX2Slot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo, 0
+	}
+	return lo + n*8, vloop_softmax_0AVX2(n, &t0[o0])
+}
+
+// vloop_softmax_1AVX2Slot runs vloop_softmax_1 (a Vector loop of the loop IR) through vloop_softmax_1AVX2, 8 lanes at a time.
+func vloop_softmax_1AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_softmax_1AVX2(n, &t0[o0], &t1[o1], c0)
+	return lo + n*8
+}
+
+// vloop_softmax_2AVX2Slot runs vloop_softmax_2 (a Vector loop of the loop IR) through vloop_softmax_2AVX2, 8 lanes at a time.
+func vloop_softmax_2AVX2Slot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo, 0
+	}
+	return lo + n*8, vloop_softmax_2AVX2(n, &t0[o0])
+}
+
+// vloop_softmax_3AVX2Slot runs vloop_softmax_3 (a Vector loop of the loop IR) through vloop_softmax_3AVX2, 8 lanes at a time.
+func vloop_softmax_3AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_softmax_3AVX2(n, &t0[o0], c0)
+	return lo + n*8
+}
+
+// vloop_layernorm_0AVX2Slot runs vloop_layernorm_0 (a Vector loop of the loop IR) through vloop_layernorm_0AVX2, 8 lanes at a time.
+func vloop_layernorm_0AVX2Slot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo, 0
+	}
+	return lo + n*8, vloop_layernorm_0AVX2(n, &t0[o0])
+}
+
+// vloop_layernorm_1AVX2Slot runs vloop_layernorm_1 (a Vector loop of the loop IR) through vloop_layernorm_1AVX2, 8 lanes at a time.
+func vloop_layernorm_1AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32, c1 float32) (int, float32) {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo, 0
+	}
+	return lo + n*8, vloop_layernorm_1AVX2(n, &t0[o0], c0, c1)
+}
+
+// vloop_layernorm_2AVX2Slot runs vloop_layernorm_2 (a Vector loop of the loop IR) through vloop_layernorm_2AVX2, 8 lanes at a time.
+func vloop_layernorm_2AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, c0 float32, c1 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) || o2 < 0 || o2+n*8 > len(t2) || o3 < 0 || o3+n*8 > len(t3) {
+		return lo
+	}
+	vloop_layernorm_2AVX2(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], c0, c1)
+	return lo + n*8
+}
+
+// vloop_conv2d_0AVX2Slot runs vloop_conv2d_0 (a Vector loop of the loop IR) through vloop_conv2d_0AVX2, 8 lanes at a time.
+func vloop_conv2d_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo, 0
+	}
+	return lo + n*8, vloop_conv2d_0AVX2(n, &t0[o0], &t1[o1])
+}
+
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		variants = append([]variant{{"avx2", func() {
-			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
-			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
-			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
-			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice}
+			resetVLoops()
+			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
+			vloop_sdot_0 = vloop_sdot_0AVX2Slot
+			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
+			vloop_softmax_0 = vloop_softmax_0AVX2Slot
+			vloop_softmax_1 = vloop_softmax_1AVX2Slot
+			vloop_softmax_2 = vloop_softmax_2AVX2Slot
+			vloop_softmax_3 = vloop_softmax_3AVX2Slot
+			vloop_layernorm_0 = vloop_layernorm_0AVX2Slot
+			vloop_layernorm_1 = vloop_layernorm_1AVX2Slot
+			vloop_layernorm_2 = vloop_layernorm_2AVX2Slot
+			vloop_conv2d_0 = vloop_conv2d_0AVX2Slot
 		}}}, variants...)
 	}
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		variants = append([]variant{{"avx512", func() {
-			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
-			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
-			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
-			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice}
+			resetVLoops()
+			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
+			vloop_sdot_0 = vloop_sdot_0AVX2Slot
+			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
+			vloop_softmax_0 = vloop_softmax_0AVX2Slot
+			vloop_softmax_1 = vloop_softmax_1AVX2Slot
+			vloop_softmax_2 = vloop_softmax_2AVX2Slot
+			vloop_softmax_3 = vloop_softmax_3AVX2Slot
+			vloop_layernorm_0 = vloop_layernorm_0AVX2Slot
+			vloop_layernorm_1 = vloop_layernorm_1AVX2Slot
+			vloop_layernorm_2 = vloop_layernorm_2AVX2Slot
+			vloop_conv2d_0 = vloop_conv2d_0AVX2Slot
 		}}}, variants...)
 	}
 	selectVariant()

@@ -4,7 +4,9 @@
 
 package kernels
 
-import "unsafe"
+import (
+	"unsafe"
+)
 
 // sgemm8x12NEONSlice adapts sgemm8x12NEON (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
 // guarantees m, n >= 1 and that every touched element lies inside the slices.
@@ -20,18 +22,19 @@ func dgemm6x8NEONSlice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta flo
 
 func init() {
 	variants = append([]variant{{"neon", func() {
-		*sgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice}
-		*dgemmSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice}
-		*sgemm_tnSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice}
-		*sgemm_ntSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice}
-		*sgemm_ttSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice}
-		*dgemm_tnSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice}
-		*dgemm_ntSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice}
-		*dgemm_ttSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice}
-		*gemm_bias_reluSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice}
-		*sgemm_accSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice}
-		*bmmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice}
-		*hgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice}
+		resetVLoops()
+		*sgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*dgemmSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
+		*sgemm_tnSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*sgemm_ntSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*sgemm_ttSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*dgemm_tnSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
+		*dgemm_ntSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
+		*dgemm_ttSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
+		*gemm_bias_reluSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*sgemm_accSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*bmmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*hgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
 	}}}, variants...)
 	selectVariant()
 }

@@ -10,11 +10,25 @@ package kernels
 //go:noescape
 func sgemm14x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
 
+// sgemm14x32AVX512U is the f32 14×32 avx512 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func sgemm14x32AVX512U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
+
 // dgemm14x16AVX512 is the f64 14×16 avx512 GEMM microkernel (docs/MICROKERNEL.md):
 // C[i*ldc+j] = epilogue(alpha*Σ_p a[p*14+i]*b[p*16+j] + beta*C[i*ldc+j]) for i < m, j < n.
 //
 //go:noescape
 func dgemm14x16AVX512(kc int, a *float64, b *float64, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
+
+// dgemm14x16AVX512U is the f64 14×16 avx512 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func dgemm14x16AVX512U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
 
 // sgemm6x16AVX2 is the f32 6×16 avx2 GEMM microkernel (docs/MICROKERNEL.md):
 // C[i*ldc+j] = epilogue(alpha*Σ_p a[p*6+i]*b[p*16+j] + beta*C[i*ldc+j]) for i < m, j < n.
@@ -22,8 +36,77 @@ func dgemm14x16AVX512(kc int, a *float64, b *float64, c *float64, ldc int, m int
 //go:noescape
 func sgemm6x16AVX2(kc int, a *float32, b *float32, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
 
+// sgemm6x16AVX2U is the f32 6×16 avx2 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func sgemm6x16AVX2U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
+
 // dgemm6x8AVX2 is the f64 6×8 avx2 GEMM microkernel (docs/MICROKERNEL.md):
 // C[i*ldc+j] = epilogue(alpha*Σ_p a[p*6+i]*b[p*8+j] + beta*C[i*ldc+j]) for i < m, j < n.
 //
 //go:noescape
 func dgemm6x8AVX2(kc int, a *float64, b *float64, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
+
+// dgemm6x8AVX2U is the f64 6×8 avx2 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func dgemm6x8AVX2U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
+
+// vloop_sgemv_0AVX2 runs n groups of 8 iterations of vloop_sgemv_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_sgemv_0AVX2(n int, p0 *float32, p1 *float32) float32
+
+// vloop_sdot_0AVX2 runs n groups of 8 iterations of vloop_sdot_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_sdot_0AVX2(n int, p0 *float32, p1 *float32) float32
+
+// vloop_saxpy_0AVX2 runs n groups of 8 iterations of vloop_saxpy_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_saxpy_0AVX2(n int, p0 *float32, p1 *float32, c0 float32)
+
+// vloop_softmax_0AVX2 runs n groups of 8 iterations of vloop_softmax_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_softmax_0AVX2(n int, p0 *float32) float32
+
+// vloop_softmax_1AVX2 runs n groups of 8 iterations of vloop_softmax_1 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_softmax_1AVX2(n int, p0 *float32, p1 *float32, c0 float32)
+
+// vloop_softmax_2AVX2 runs n groups of 8 iterations of vloop_softmax_2 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_softmax_2AVX2(n int, p0 *float32) float32
+
+// vloop_softmax_3AVX2 runs n groups of 8 iterations of vloop_softmax_3 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_softmax_3AVX2(n int, p0 *float32, c0 float32)
+
+// vloop_layernorm_0AVX2 runs n groups of 8 iterations of vloop_layernorm_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_layernorm_0AVX2(n int, p0 *float32) float32
+
+// vloop_layernorm_1AVX2 runs n groups of 8 iterations of vloop_layernorm_1 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_layernorm_1AVX2(n int, p0 *float32, c0 float32, c1 float32) float32
+
+// vloop_layernorm_2AVX2 runs n groups of 8 iterations of vloop_layernorm_2 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_layernorm_2AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, c0 float32, c1 float32)
+
+// vloop_conv2d_0AVX2 runs n groups of 8 iterations of vloop_conv2d_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_conv2d_0AVX2(n int, p0 *float32, p1 *float32) float32

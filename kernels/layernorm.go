@@ -65,11 +65,19 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 			_ = accv3
 			var accv4 float32 = float32(0)
 			_ = accv4
-			for j := 0; j < (((N) / (4)) * 4); j += 4 {
-				accv = (accv + X[(i)*N+j])
-				accv2 = (accv2 + X[(i)*N+(j+1)])
-				accv3 = (accv3 + X[(i)*N+(j+2)])
-				accv4 = (accv4 + X[(i)*N+(j+3)])
+			{
+				j := 0
+				if vloop_layernorm_0 != nil && j < (((N)/(4))*4) {
+					if next_, r_ := vloop_layernorm_0(j, (((N) / (4)) * 4), X, (i)*N+j); next_ > j {
+						j, accv = next_, (accv + r_)
+					}
+				}
+				for ; j < (((N) / (4)) * 4); j += 4 {
+					accv = (accv + X[(i)*N+j])
+					accv2 = (accv2 + X[(i)*N+(j+1)])
+					accv3 = (accv3 + X[(i)*N+(j+2)])
+					accv4 = (accv4 + X[(i)*N+(j+3)])
+				}
 			}
 			acc = (acc + ((accv + accv2) + (accv3 + accv4)))
 			for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
@@ -86,22 +94,36 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 			_ = acc2v3
 			var acc2v4 float32 = float32(0)
 			_ = acc2v4
-			for j := 0; j < (((N) / (4)) * 4); j += 4 {
-				acc2v = (acc2v + ((X[(i)*N+j] - mean[i]) * (X[(i)*N+j] - mean[i])))
-				acc2v2 = (acc2v2 + ((X[(i)*N+(j+1)] - mean[i]) * (X[(i)*N+(j+1)] - mean[i])))
-				acc2v3 = (acc2v3 + ((X[(i)*N+(j+2)] - mean[i]) * (X[(i)*N+(j+2)] - mean[i])))
-				acc2v4 = (acc2v4 + ((X[(i)*N+(j+3)] - mean[i]) * (X[(i)*N+(j+3)] - mean[i])))
+			{
+				j := 0
+				if vloop_layernorm_1 != nil && j < (((N)/(4))*4) {
+					if next_, r_ := vloop_layernorm_1(j, (((N) / (4)) * 4), X, (i)*N+j, mean[i], mean[i]); next_ > j {
+						j, acc2v = next_, (acc2v + r_)
+					}
+				}
+				for ; j < (((N) / (4)) * 4); j += 4 {
+					acc2v = (acc2v + ((X[(i)*N+j] - mean[i]) * (X[(i)*N+j] - mean[i])))
+					acc2v2 = (acc2v2 + ((X[(i)*N+(j+1)] - mean[i]) * (X[(i)*N+(j+1)] - mean[i])))
+					acc2v3 = (acc2v3 + ((X[(i)*N+(j+2)] - mean[i]) * (X[(i)*N+(j+2)] - mean[i])))
+					acc2v4 = (acc2v4 + ((X[(i)*N+(j+3)] - mean[i]) * (X[(i)*N+(j+3)] - mean[i])))
+				}
 			}
 			acc2 = (acc2 + ((acc2v + acc2v2) + (acc2v3 + acc2v4)))
 			for jr2 := (((N) / (4)) * 4); jr2 < N; jr2 += 1 {
 				acc2 = (acc2 + ((X[(i)*N+jr2] - mean[i]) * (X[(i)*N+jr2] - mean[i])))
 			}
 			vr[i] = (acc2 / float32(N))
-			for j := 0; j < (((N) / (4)) * 4); j += 4 {
-				Y[(i)*N+j] = ((((X[(i)*N+j] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j]) + beta[j])
-				Y[(i)*N+(j+1)] = ((((X[(i)*N+(j+1)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+1)]) + beta[(j+1)])
-				Y[(i)*N+(j+2)] = ((((X[(i)*N+(j+2)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+2)]) + beta[(j+2)])
-				Y[(i)*N+(j+3)] = ((((X[(i)*N+(j+3)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+3)]) + beta[(j+3)])
+			{
+				j := 0
+				if vloop_layernorm_2 != nil && j < (((N)/(4))*4) {
+					j = vloop_layernorm_2(j, (((N) / (4)) * 4), X, (i)*N+j, gamma, j, beta, j, Y, (i)*N+j, mean[i], float32(math.Sqrt(float64((vr[i] + eps)))))
+				}
+				for ; j < (((N) / (4)) * 4); j += 4 {
+					Y[(i)*N+j] = ((((X[(i)*N+j] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j]) + beta[j])
+					Y[(i)*N+(j+1)] = ((((X[(i)*N+(j+1)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+1)]) + beta[(j+1)])
+					Y[(i)*N+(j+2)] = ((((X[(i)*N+(j+2)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+2)]) + beta[(j+2)])
+					Y[(i)*N+(j+3)] = ((((X[(i)*N+(j+3)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+3)]) + beta[(j+3)])
+				}
 			}
 			for jr3 := (((N) / (4)) * 4); jr3 < N; jr3 += 1 {
 				Y[(i)*N+jr3] = ((((X[(i)*N+jr3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[jr3]) + beta[jr3])
@@ -109,3 +131,12 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 		}
 	})
 }
+
+// vloop_layernorm_0 runs a Vector loop of layernorm on a SIMD variant (codegen.VLoop); nil runs the Go loop.
+var vloop_layernorm_0 func(lo, hi int, t0 []float32, o0 int) (int, float32)
+
+// vloop_layernorm_1 runs a Vector loop of layernorm on a SIMD variant (codegen.VLoop); nil runs the Go loop.
+var vloop_layernorm_1 func(lo, hi int, t0 []float32, o0 int, c0 float32, c1 float32) (int, float32)
+
+// vloop_layernorm_2 runs a Vector loop of layernorm on a SIMD variant (codegen.VLoop); nil runs the Go loop.
+var vloop_layernorm_2 func(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, c0 float32, c1 float32) int

@@ -45,11 +45,19 @@ func sdotImpl(N int, x []float32, y []float32, r []float32) {
 	_ = accv3
 	var accv4 float32 = float32(0)
 	_ = accv4
-	for i := 0; i < (((N) / (4)) * 4); i += 4 {
-		accv = (accv + (x[i] * y[i]))
-		accv2 = (accv2 + (x[(i+1)] * y[(i+1)]))
-		accv3 = (accv3 + (x[(i+2)] * y[(i+2)]))
-		accv4 = (accv4 + (x[(i+3)] * y[(i+3)]))
+	{
+		i := 0
+		if vloop_sdot_0 != nil && i < (((N)/(4))*4) {
+			if next_, r_ := vloop_sdot_0(i, (((N) / (4)) * 4), x, i, y, i); next_ > i {
+				i, accv = next_, (accv + r_)
+			}
+		}
+		for ; i < (((N) / (4)) * 4); i += 4 {
+			accv = (accv + (x[i] * y[i]))
+			accv2 = (accv2 + (x[(i+1)] * y[(i+1)]))
+			accv3 = (accv3 + (x[(i+2)] * y[(i+2)]))
+			accv4 = (accv4 + (x[(i+3)] * y[(i+3)]))
+		}
 	}
 	acc = (acc + ((accv + accv2) + (accv3 + accv4)))
 	for ir := (((N) / (4)) * 4); ir < N; ir += 1 {
@@ -57,3 +65,6 @@ func sdotImpl(N int, x []float32, y []float32, r []float32) {
 	}
 	r[0] = acc
 }
+
+// vloop_sdot_0 runs a Vector loop of sdot on a SIMD variant (codegen.VLoop); nil runs the Go loop.
+var vloop_sdot_0 func(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32)

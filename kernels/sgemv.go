@@ -51,11 +51,19 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 			_ = accv3
 			var accv4 float32 = float32(0)
 			_ = accv4
-			for j := 0; j < (((N) / (4)) * 4); j += 4 {
-				accv = (accv + (A[(i)*N+j] * x[j]))
-				accv2 = (accv2 + (A[(i)*N+(j+1)] * x[(j+1)]))
-				accv3 = (accv3 + (A[(i)*N+(j+2)] * x[(j+2)]))
-				accv4 = (accv4 + (A[(i)*N+(j+3)] * x[(j+3)]))
+			{
+				j := 0
+				if vloop_sgemv_0 != nil && j < (((N)/(4))*4) {
+					if next_, r_ := vloop_sgemv_0(j, (((N) / (4)) * 4), A, (i)*N+j, x, j); next_ > j {
+						j, accv = next_, (accv + r_)
+					}
+				}
+				for ; j < (((N) / (4)) * 4); j += 4 {
+					accv = (accv + (A[(i)*N+j] * x[j]))
+					accv2 = (accv2 + (A[(i)*N+(j+1)] * x[(j+1)]))
+					accv3 = (accv3 + (A[(i)*N+(j+2)] * x[(j+2)]))
+					accv4 = (accv4 + (A[(i)*N+(j+3)] * x[(j+3)]))
+				}
 			}
 			acc = (acc + ((accv + accv2) + (accv3 + accv4)))
 			for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
@@ -65,3 +73,6 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 		}
 	})
 }
+
+// vloop_sgemv_0 runs a Vector loop of sgemv on a SIMD variant (codegen.VLoop); nil runs the Go loop.
+var vloop_sgemv_0 func(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32)

@@ -115,7 +115,7 @@ func sameBits(a, b []float64) bool {
 var sizes = []int{1, 2, 3, 5, 7, 13, 17, 31, 37, 61, 67, 97}
 
 // Shapes draws n dim assignments: all ones first, then random primes and ragged sizes, the last with
-// the reduction dims large (K beyond any K block), each within a work budget; dims used with affine
+// the others above the small-problem thresholds and the reduction dims large (K beyond any K block), each within a work budget; dims used with affine
 // indices (x+kx) are grown until every access is in range.
 func Shapes(k *ir.Kernel, rng *rand.Rand, n int) []map[string]int {
 	var out []map[string]int
@@ -130,6 +130,10 @@ func Shapes(k *ir.Kernel, rng *rand.Rand, n int) []map[string]int {
 			}
 		}
 		if s == n-1 {
+			// large enough that GEMM-like kernels take their packed path (not the small/skinny one)
+			for _, d := range k.Dims {
+				dims[d.Name] = 20 + rng.IntN(30)
+			}
 			for _, d := range reductionDims(k) {
 				dims[d.Name] = 600 + rng.IntN(50)
 			}

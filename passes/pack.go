@@ -35,9 +35,102 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 	}
 	walk(f.Body, nil)
 	for _, s := range sites {
+		var unpacked *ir.Loop
+		if unpackable(s.u) {
+			unpacked = cloneLoop(s.loops[0])
+		}
 		packMicro(n, s.u, s.loops)
+		if unpacked != nil {
+			f.Body = replaceLoop(f.Body, s.loops[0], &ir.If{Cond: smallGemm(s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{s.loops[0]}})
+		}
 	}
 	return len(sites) > 0, nil
+}
+
+// SmallGemmWork and SkinnyRows decide when a GEMM runs unpacked: packing copies every operand element
+// once, which a problem of at most SmallGemmWork multiply-adds, or one with at most SkinnyRows rows of
+// C (where each B panel is used only a few times), does not earn back.
+const (
+	SmallGemmWork = 80 * 80 * 80
+	SkinnyRows    = 16
+)
+
+// smallGemm is M·N·K <= SmallGemmWork || M <= SkinnyRows, from the dims of the blocked loops.
+func smallGemm(loops []*ir.Loop) ir.Expr {
+	dim := func(e ir.IExpr) ir.Expr {
+		if b, ok := e.(ir.IBin); ok && b.Op == 'M' { // max(K, 1)
+			e = b.X
+		}
+		return &ir.DimVal{D: e.(ir.IDim).D, T: ir.F64}
+	}
+	m, nn, k := dim(loops[2].Hi), dim(loops[0].Hi), dim(loops[1].Hi)
+	mul := func(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Mul, X: x, Y: y, T: ir.F64} }
+	work := &ir.Binary{Op: ir.Le, X: mul(mul(m, nn), k), Y: &ir.Const{Val: SmallGemmWork, T: ir.F64}, T: ir.Bool}
+	skinny := &ir.Binary{Op: ir.Le, X: m, Y: &ir.Const{Val: SkinnyRows, T: ir.F64}, T: ir.Bool}
+	// work || skinny, as select(work, true, skinny)
+	return &ir.Select{C: work, A: &ir.Const{Val: 1, T: ir.Bool}, B: skinny}
+}
+
+// unpackable reports whether the microkernel can read the operands in place: both are plain loads of
+// the element type, and B's rows are contiguous along the tile's columns (A may have any strides).
+func unpackable(u *ir.Micro) bool {
+	a, ok1 := u.AView.Value.(*ir.Load)
+	b, ok2 := u.BView.Value.(*ir.Load)
+	if !ok1 || !ok2 || a.T.Type != u.Elem || b.T.Type != u.Elem || a.T.Kind == ir.Scratch || b.T.Kind == ir.Scratch {
+		return false
+	}
+	last := len(b.Idx) - 1
+	for i, ix := range b.Idx {
+		hasP, hasD := false, false
+		ir.IVars(ix, func(v *ir.Var) {
+			hasP = hasP || v == u.BView.P
+			hasD = hasD || v == u.BView.D
+		})
+		if i < last && hasP || i == last && (hasD || !hasP) {
+			return false
+		}
+	}
+	d := ir.ISub(ir.SubstIExpr(b.Idx[last], map[*ir.Var]ir.IExpr{u.BView.P: ir.IConst{V: 1}}),
+		ir.SubstIExpr(b.Idx[last], map[*ir.Var]ir.IExpr{u.BView.P: ir.IConst{V: 0}}))
+	c, ok := d.(ir.IConst)
+	return ok && c.V == 1
+}
+
+// cloneLoop copies a loop nest (loops, Micro and Alloc nodes; expressions are shared, never mutated).
+func cloneLoop(l *ir.Loop) *ir.Loop {
+	c := *l
+	c.Body = cloneNodes(l.Body)
+	return &c
+}
+
+func cloneNodes(body []ir.Node) []ir.Node {
+	out := make([]ir.Node, len(body))
+	for i, n := range body {
+		switch x := n.(type) {
+		case *ir.Loop:
+			out[i] = cloneLoop(x)
+		case *ir.Micro:
+			c := *x
+			out[i] = &c
+		case *ir.Alloc:
+			c := *x
+			c.Body = cloneNodes(x.Body)
+			out[i] = &c
+		default:
+			out[i] = n
+		}
+	}
+	return out
+}
+
+// replaceLoop substitutes node for the loop old wherever it sits in body.
+func replaceLoop(body []ir.Node, old *ir.Loop, node ir.Node) []ir.Node {
+	return ir.RewriteNodes(body, func(n ir.Node) []ir.Node {
+		if n == ir.Node(old) {
+			return []ir.Node{node}
+		}
+		return []ir.Node{n}
+	})
 }
 
 // packMicro rewrites one Micro and the loops around it: loops = jc, pc, ic, jr, ir.

@@ -65,8 +65,25 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 		if pick == nil || pick.Kind != ir.Serial {
 			continue
 		}
-		pick.Kind = ir.Parallel
-		pick.Cost = bodyCost(pick.Body, map[*ir.Var]ir.IExpr{pick.Var: pick.Lo})
+		picks := []*ir.Loop{pick}
+		if isGemm && len(named) == 0 {
+			// every version of the nest (packed and unpacked) gets its jr loop parallel
+			picks = nil
+			ir.WalkNodes(nest.Body, func(n ir.Node) bool {
+				if l, ok := n.(*ir.Loop); ok && len(l.Body) == 1 {
+					if inner, ok := l.Body[0].(*ir.Loop); ok && len(inner.Body) == 1 {
+						if _, ok := inner.Body[0].(*ir.Micro); ok {
+							picks = append(picks, l)
+						}
+					}
+				}
+				return true
+			})
+		}
+		for _, p := range picks {
+			p.Kind = ir.Parallel
+			p.Cost = bodyCost(p.Body, map[*ir.Var]ir.IExpr{p.Var: p.Lo})
+		}
 		changed = true
 	}
 	return changed, nil

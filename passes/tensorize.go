@@ -20,7 +20,7 @@ type gemm struct {
 	// (out = f16(Σ...)): the tiles accumulate into a scratch buffer of the element type, converted once
 	// into the output after the K loop.
 	narrow bool
-	elem        ir.DType
+	elem   ir.DType
 }
 
 // matchGemm recognises a GEMM-like contraction with an epilogue the microkernel contract can apply.

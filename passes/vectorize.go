@@ -74,7 +74,9 @@ func vectorWidth(l *ir.Loop, c *Context) int {
 func vectorizeLoop(l *ir.Loop, w int, n namer) []ir.Node {
 	car := carried(l.Body)
 	if len(car) == 0 {
-		return replicate(l, w, ir.Vector, n)
+		nodes := replicate(l, w, ir.Vector, n)
+		nodes[0].(*ir.Loop).Lane = &ir.Lane{Body: l.Body}
+		return nodes
 	}
 	if len(car) != 1 || len(l.Body) == 0 || l.Body[len(l.Body)-1] != ir.Node(car[0]) {
 		return nil
@@ -108,7 +110,8 @@ func vectorizeLoop(l *ir.Loop, w int, n namer) []ir.Node {
 		body = append(body, cloneBody(l.Body, map[*ir.Var]ir.IExpr{l.Var: ir.IAdd(ir.IVar{V: l.Var}, ir.IConst{V: lane})},
 			map[*ir.LocalVar]*ir.LocalVar{upd.L: parts[lane]}, n)...)
 	}
-	main := &ir.Loop{Var: l.Var, Lo: l.Lo, Hi: end, Step: ir.IConst{V: w}, Kind: ir.Vector, Width: w, Body: body}
+	main := &ir.Loop{Var: l.Var, Lo: l.Lo, Hi: end, Step: ir.IConst{V: w}, Kind: ir.Vector, Width: w, Body: body,
+		Lane: &ir.Lane{Body: l.Body, Acc: upd.L, Op: b.Op, Parts: parts}}
 	// combine pairwise: ((p0 op p1) op (p2 op p3)) ...
 	terms := make([]ir.Expr, w)
 	for i, p := range parts {

@@ -20,7 +20,8 @@ func (Backend) Name() string { return "amd64" }
 // Generate implements codegen.Backend.
 func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	slots := codegen.Slots(p)
-	if len(slots) == 0 {
+	vloops, vimpls := VLoopKernels(p, AVX2)
+	if len(slots) == 0 && len(vloops) == 0 {
 		return nil, nil
 	}
 	m, _ := target.Lookup("amd64")
@@ -28,10 +29,11 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	var gemms []GemmKernel
 	have := map[string]bool{}
 	for _, isa := range []string{AVX512, AVX2} {
-		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA"}
+		// Both variants run the AVX2 vector loops (AVX-512 ones are not generated yet).
+		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA", VLoops: vimpls}
 		mach := m
 		if isa == AVX512 {
-			v.Cond = "cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL"
+			v.Cond = "cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA"
 			mach.VecBytes, mach.VecRegs = 64, 32
 		}
 		for _, s := range slots {
@@ -39,17 +41,19 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			if s.Elem == ir.F64 {
 				elem = F64
 			}
-			k := NewGemmKernel(elem, isa)
+			k, ku := NewGemmKernel(elem, isa), NewGemmKernelU(elem, isa)
 			b := blocksFor(mach, k, s.Elem.Size())
-			v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC})
-			if !have[k.Name] {
-				have[k.Name] = true
-				gemms = append(gemms, k)
+			v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC})
+			for _, g := range []GemmKernel{k, ku} {
+				if !have[g.Name] {
+					have[g.Name] = true
+					gemms = append(gemms, g)
+				}
 			}
 		}
 		variants = append(variants, v)
 	}
-	asm, stubs, err := Generate(p.Name, gemms)
+	asm, stubs, err := GenerateWithVLoops(p.Name, gemms, vloops)
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,9 @@ type gemmGen struct {
 	iota    operand.Mem // AVX2 only
 	maskMem operand.Mem // AVX2 only: nv column masks spilled to the frame
 
+	masksReady bool        // column masks already built (unpacked kernels build them before the k loop)
+	rowTbl     operand.Mem // unpacked, index mode: MR row pointers of A spilled to the frame (edge tiles)
+
 	// Element-type dependent instruction builders.
 	vload, vstore func(ops ...operand.Op)
 	bcst          func(ops ...operand.Op)
@@ -124,6 +127,10 @@ func mem(base reg.Register, disp int) operand.Mem { return operand.Mem{Base: bas
 func lbl(name string) operand.LabelRef { return operand.LabelRef(name) }
 
 func (g *gemmGen) emit() {
+	if g.k.Unpacked {
+		g.emitU()
+		return
+	}
 	c, k := g.c, g.k
 	t := goType(k.Elem)
 	c.Function(k.Name)
@@ -267,7 +274,9 @@ func (g *gemmGen) epilogue() {
 	c.Load(c.Param("m"), rM)
 	c.Load(c.Param("n"), rN)
 	c.Load(c.Param("ep"), rEp)
-	g.masks()
+	if !g.masksReady {
+		g.masks()
+	}
 
 	c.Comment("beta != 0 (any bit but the sign set): acc += beta*C")
 	beta := g.paramAddr("beta")
@@ -431,5 +440,372 @@ func (g *gemmGen) tileLoop(prefix, out string, full func(r reg.VecPhysical, m op
 		if i < k.MR-1 {
 			c.ADDQ(rLdc, rRow)
 		}
+	}
+}
+
+// Unpacked (strided) kernels, docs/MICROKERNEL.md "Unpacked operands":
+// A is read in place at a[i*ars+p*acs], B at b[p*ldb+j]. The accumulator
+// tile, its register assignment and the epilogue are those of the packed
+// kernel; only the prologue and the k loops differ.
+
+// General-purpose registers of the unpacked k loops. The epilogue reloads
+// its own (rC, rLdc, ...) after them.
+var (
+	uB    = reg.RDI // B row p: b + p*ldb
+	uLdb  = reg.RSI // ldb in bytes
+	uKoff = reg.RAX // p*acs in bytes (register-row and table modes)
+	uAcs  = reg.RBX // acs in bytes
+	uLoop = reg.RDX // unrolled-loop counter
+	uKC   = reg.RCX // kc; remainder counter
+
+	// Register-row mode (MR <= 6): one pointer per row of A, fixed for the
+	// call; row i at step p is (P_i)(uKoff*1).
+	uRowRegs = []reg.GPPhysical{reg.R8, reg.R9, reg.R10, reg.R11, reg.R12, reg.R13}
+
+	// Index mode (MR > 6), full tiles: rows 0-6 at uA0 + {0,1,2,3,4,5,6}·ars
+	// and rows 7-13 at uA7 = uA0 + 7·ars + the same, from the index registers
+	// ars, 3·ars and 5·ars scaled by 1, 2 or 4; uA0 and uA7 advance with k.
+	uA0, uA7      = reg.R8, reg.R9
+	uI1, uI3, uI5 = reg.R10, reg.R11, reg.R12
+
+	// Table mode (MR > 6), edge tiles: the MR row pointers (rows i >= m
+	// pointing at row 0) live in the frame and are loaded into these,
+	// alternately, before each broadcast.
+	uTmp = []reg.GPPhysical{reg.R12, reg.R13}
+)
+
+// rowMode is how an unpacked k loop addresses the rows of A.
+type rowMode int
+
+const (
+	rowRegs  rowMode = iota // MR pointer registers + shared k offset
+	rowIndex                // two bases + scaled index registers (full tiles only)
+	rowTable                // pointers in the frame + shared k offset
+)
+
+// Index register and scale of row offset o·ars, o in 0..6, in index mode.
+func rowIndexOf(o int) (reg.Register, uint8) {
+	switch o {
+	case 1:
+		return uI1, 1
+	case 2:
+		return uI1, 2
+	case 3:
+		return uI3, 1
+	case 4:
+		return uI1, 4
+	case 5:
+		return uI5, 1
+	case 6:
+		return uI3, 2
+	}
+	return nil, 0
+}
+
+// emitU emits an unpacked kernel.
+//
+// Structure: early exit for m <= 0 or n <= 0; column masks built once (AVX2
+// frame / AVX-512 opmasks); accumulators zeroed; then
+//   - full path: (register-row mode: n == NR; index mode: m == MR and
+//     n == NR) unmasked B loads, a k loop specialised for acs == 1 (A offsets
+//     as displacements) and a generic one;
+//   - edge path: one k loop per q = (n-1)/vl: B vectors < q loaded whole,
+//     vector q masked (VMASKMOVP / opmask zeroing load, so lanes >= n are
+//     not read), vectors > q neither loaded nor multiplied.
+//
+// Rows i >= m of A are never read: their row pointers are row 0's and their
+// accumulators are dropped by the masked store.
+func (g *gemmGen) emitU() {
+	c, k := g.c, g.k
+	t := goType(k.Elem)
+	c.Function(k.Name)
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(
+		fmt.Sprintf("%s is the %s %d×%d %s unpacked GEMM microkernel (docs/MICROKERNEL.md):", k.Name, k.Elem, k.MR, k.NR, k.ISA),
+		"C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;",
+		"rows i >= m of A and columns j >= n of B are never read.",
+	)
+	c.SignatureExpr(fmt.Sprintf("func(kc int, a *%s, ars, acs int, b *%s, ldb int, c *%s, ldc int, m, n int, alpha, beta %s, bias *%s, ep int)", t, t, t, t, t))
+	mode := rowRegs
+	if k.MR > len(uRowRegs) {
+		mode = rowIndex
+	}
+	if !g.z {
+		g.maskMem = c.AllocLocal(g.nv * 32)
+	}
+	if mode == rowIndex {
+		g.rowTbl = c.AllocLocal(8 * k.MR)
+	}
+	shift := operand.Imm(uint64(bits.TrailingZeros(uint(g.esz))))
+
+	c.Comment("m <= 0 or n <= 0: nothing to read or write.")
+	c.Load(c.Param("m"), rM)
+	c.Load(c.Param("n"), rN)
+	c.TESTQ(rM, rM)
+	c.JLE(lbl("done"))
+	c.TESTQ(rN, rN)
+	c.JLE(lbl("done"))
+
+	c.Load(c.Param("c"), rC)
+	c.Load(c.Param("ldc"), rLdc)
+	c.SHLQ(shift, rLdc)
+	c.Comment("Prefetch the C tile (first and last byte of each row).")
+	c.MOVQ(rC, rRow)
+	for i := 0; i < k.MR; i++ {
+		c.PREFETCHT0(mem(rRow, 0))
+		c.PREFETCHT0(mem(rRow, k.NR*g.esz-1))
+		if i < k.MR-1 {
+			c.ADDQ(rLdc, rRow)
+		}
+	}
+
+	g.masks()
+	g.masksReady = true
+
+	c.Comment(fmt.Sprintf("Zero the %d accumulators.", k.MR*g.nv))
+	g.eachAcc(func(r reg.VecPhysical) { zero(c, g.z, r) })
+
+	c.Load(c.Param("b"), uB)
+	c.Load(c.Param("ldb"), uLdb)
+	c.SHLQ(shift, uLdb)
+	c.Load(c.Param("acs"), uAcs)
+	c.SHLQ(shift, uAcs)
+	c.Load(c.Param("kc"), uKC)
+	m := g.paramAddr("m")
+	n := g.paramAddr("n")
+
+	switch mode {
+	case rowRegs:
+		c.Comment("Row pointers of A: a + i*ars for i < m; rows i >= m point at row 0 (their accumulators are never stored).")
+		p0 := uRowRegs[0]
+		c.Load(c.Param("a"), p0)
+		c.Load(c.Param("ars"), uLoop)
+		c.SHLQ(shift, uLoop)
+		c.MOVQ(p0, uKoff)
+		for i := 1; i < k.MR; i++ {
+			c.ADDQ(uLoop, uKoff)
+			c.MOVQ(uKoff, uRowRegs[i])
+			c.CMPQ(m, operand.Imm(uint64(i)))
+			c.CMOVQLE(p0, uRowRegs[i])
+		}
+		c.XORQ(uKoff, uKoff)
+		c.Comment("n == NR: whole B rows (any m: the row pointers are valid).")
+		c.CMPQ(n, operand.Imm(uint64(k.NR)))
+		c.JNE(lbl("uedge"))
+		g.uLoops("full", rowRegs, g.nv, false, true)
+		c.Label("uedge")
+		g.uEdgeLoops(rowRegs)
+
+	case rowIndex:
+		c.CMPQ(m, operand.Imm(uint64(k.MR)))
+		c.JNE(lbl("uedge"))
+		c.CMPQ(n, operand.Imm(uint64(k.NR)))
+		c.JNE(lbl("uedge"))
+		c.Comment("Full tile: rows at uA0/uA7 + {0..6}*ars from the index registers ars, 3ars, 5ars.")
+		c.Load(c.Param("a"), uA0)
+		c.Load(c.Param("ars"), uI1)
+		c.SHLQ(shift, uI1)
+		c.LEAQ(operand.Mem{Base: uI1, Index: uI1, Scale: 2}, uI3)
+		c.LEAQ(operand.Mem{Base: uI1, Index: uI1, Scale: 4}, uI5)
+		if k.MR > 7 {
+			c.LEAQ(operand.Mem{Base: uI1, Index: uI3, Scale: 2}, uA7)
+			c.ADDQ(uA0, uA7)
+		}
+		g.uLoops("full", rowIndex, g.nv, false, true)
+
+		c.Label("uedge")
+		c.Comment("Edge tile: row pointers in the frame, a + i*ars for i < m, row 0 for i >= m.")
+		tA, tRun, tArs, tRow := reg.R8, reg.R9, reg.R10, reg.R12
+		c.Load(c.Param("a"), tA)
+		c.Load(c.Param("ars"), tArs)
+		c.SHLQ(shift, tArs)
+		c.MOVQ(tA, tRun)
+		c.MOVQ(tA, g.rowTbl)
+		for i := 1; i < k.MR; i++ {
+			c.ADDQ(tArs, tRun)
+			c.MOVQ(tRun, tRow)
+			c.CMPQ(m, operand.Imm(uint64(i)))
+			c.CMOVQLE(tA, tRow)
+			c.MOVQ(tRow, g.rowTbl.Offset(8*i))
+		}
+		c.XORQ(uKoff, uKoff)
+		g.uEdgeLoops(rowTable)
+	}
+
+	c.Label("ustore")
+	c.Load(c.Param("c"), rC)
+	c.Load(c.Param("ldc"), rLdc)
+	c.SHLQ(shift, rLdc)
+	g.epilogue()
+}
+
+// uEdgeLoops dispatches on q = (n-1)/vl and emits one k loop per q.
+func (g *gemmGen) uEdgeLoops(mode rowMode) {
+	c := g.c
+	c.Comment("Edge columns: q = (n-1)/vl; B vectors < q whole, q masked, > q skipped.")
+	n := g.paramAddr("n")
+	for q := 0; q < g.nv-1; q++ {
+		c.CMPQ(n, operand.Imm(uint64((q+1)*g.vl)))
+		c.JLE(lbl(fmt.Sprintf("edge%d", q)))
+	}
+	for q := g.nv - 1; q >= 0; q-- {
+		name := fmt.Sprintf("edge%d", q)
+		if q < g.nv-1 {
+			c.Label(name)
+		}
+		if !g.z {
+			c.VMOVDQU(g.maskMem.Offset(32*q), g.uMask())
+		}
+		g.uLoops(name, mode, q+1, true, false)
+	}
+}
+
+// uMask is the AVX2 column-mask register of the edge k loops (the second
+// broadcast register of the full loops).
+func (g *gemmGen) uMask() reg.VecPhysical { return g.scratch[g.nv+1] }
+
+// uLoops emits the k loops of one path: an unrolled loop specialised for
+// acs == 1 (if acs1), a generic unrolled loop and the one-step remainder
+// loop; all end by jumping to ustore. Labels: name_acs1 and name_gen (loop
+// bodies), name_rem1 (remainder).
+func (g *gemmGen) uLoops(name string, mode rowMode, nvec int, masked, acs1 bool) {
+	c := g.c
+	if g.u > 1 {
+		if acs1 {
+			c.Comment(fmt.Sprintf("%s: acs == 1, k loop unrolled %d times, A offsets as displacements.", name, g.u))
+			c.CMPQ(uAcs, operand.Imm(uint64(g.esz)))
+			c.JNE(lbl(name + "_gen0"))
+			g.uUnrolled(name, name+"_acs1", mode, true, nvec, masked)
+			c.JMP(lbl(name + "_rem"))
+			c.Label(name + "_gen0")
+		}
+		c.Comment(fmt.Sprintf("%s: any acs, k loop unrolled %d times.", name, g.u))
+		g.uUnrolled(name, name+"_gen", mode, false, nvec, masked)
+		c.Label(name + "_rem")
+		c.ANDQ(operand.U32(g.u-1), uKC)
+	} else {
+		c.TESTQ(uKC, uKC)
+	}
+	c.JZ(lbl("ustore"))
+	c.Label(name + "_rem1")
+	g.uStep(0, mode, false, nvec, masked)
+	c.DECQ(uKC)
+	c.JNZ(lbl(name + "_rem1"))
+	c.JMP(lbl("ustore"))
+}
+
+// uUnrolled emits one unrolled k loop with body label body; it falls
+// through (or jumps, if kc < u) to name_rem.
+func (g *gemmGen) uUnrolled(name, body string, mode rowMode, acs1 bool, nvec int, masked bool) {
+	c := g.c
+	c.MOVQ(uKC, uLoop)
+	c.SHRQ(operand.Imm(uint64(bits.TrailingZeros(uint(g.u)))), uLoop)
+	c.JZ(lbl(name + "_rem"))
+	c.Label(body)
+	for p := 0; p < g.u; p++ {
+		g.uStep(p, mode, acs1, nvec, masked)
+	}
+	if acs1 {
+		g.uAdvanceA(mode, operand.U32(g.u*g.esz))
+	}
+	c.DECQ(uLoop)
+	c.JNZ(lbl(body))
+}
+
+// uAdvanceA moves A one (or, with an immediate, several) k steps on.
+func (g *gemmGen) uAdvanceA(mode rowMode, by operand.Op) {
+	if mode == rowIndex {
+		g.c.ADDQ(by, uA0)
+		if g.k.MR > 7 {
+			g.c.ADDQ(by, uA7)
+		}
+		return
+	}
+	g.c.ADDQ(by, uKoff)
+}
+
+// uRow returns the address of Ã(i, p) for step p of an unrolled iteration
+// (acs1: A offsets p*esz as displacements; otherwise the loop advances A
+// every step and p is ignored). Table mode first loads the row pointer.
+func (g *gemmGen) uRow(i, p int, mode rowMode, acs1 bool) operand.Mem {
+	disp := 0
+	if acs1 {
+		disp = p * g.esz
+	}
+	switch mode {
+	case rowRegs:
+		return operand.Mem{Base: uRowRegs[i], Index: uKoff, Scale: 1, Disp: disp}
+	case rowIndex:
+		base := uA0
+		if i >= 7 {
+			base = uA7
+		}
+		idx, sc := rowIndexOf(i % 7)
+		return operand.Mem{Base: base, Index: idx, Scale: sc, Disp: disp}
+	}
+	t := uTmp[i%len(uTmp)]
+	g.c.MOVQ(g.rowTbl.Offset(8*i), t)
+	return operand.Mem{Base: t, Index: uKoff, Scale: 1, Disp: disp}
+}
+
+// uPrefetch returns the distance in rows at which B is prefetched (0: off)
+// and the byte offsets within a row that touch every cache line of it.
+func (g *gemmGen) uPrefetch() (int, []int) {
+	d := g.k.PrefetchB
+	if d == 0 {
+		d = 8
+	}
+	if d < 0 {
+		return 0, nil
+	}
+	rowBytes := g.k.NR * g.esz
+	var offs []int
+	for off := 0; off < rowBytes; off += 64 {
+		offs = append(offs, off)
+	}
+	if last := rowBytes - 1; last != offs[len(offs)-1] {
+		offs = append(offs, last)
+	}
+	return d, offs
+}
+
+// uStep emits one k step: nvec B vectors (the last one masked if masked),
+// the prefetch of the B row PrefetchB rows ahead, MR broadcasts of A and
+// MR·nvec FMAs, then advances B (and A, unless acs1).
+func (g *gemmGen) uStep(p int, mode rowMode, acs1 bool, nvec int, masked bool) {
+	c, k := g.c, g.k
+	bc := g.bcast
+	if masked && !g.z {
+		bc = g.bcast[:1] // the other one holds the column mask
+	}
+	for j := 0; j < nvec; j++ {
+		m := mem(uB, j*g.vl*g.esz)
+		switch {
+		case !masked || j < nvec-1:
+			g.vload(m, g.bvec[j])
+		case g.z && g.esz == 8:
+			c.VMOVUPD_Z(m, maskReg(j), g.bvec[j]) // fault-suppressed masked load
+		case g.z:
+			c.VMOVUPS_Z(m, maskReg(j), g.bvec[j])
+		default:
+			g.maskmov(m, g.uMask(), g.bvec[j])
+		}
+	}
+	if d, offs := g.uPrefetch(); d > 0 {
+		for _, off := range offs {
+			c.PREFETCHT0(operand.Mem{Base: uB, Index: uLdb, Scale: uint8(d), Disp: off})
+		}
+	}
+	for i := 0; i < k.MR; i++ {
+		r := bc[i%len(bc)]
+		g.bcst(g.uRow(i, p, mode, acs1), r)
+		for j := 0; j < nvec; j++ {
+			g.fma(g.bvec[j], r, g.acc[i][j])
+		}
+	}
+	c.ADDQ(uLdb, uB)
+	if !acs1 {
+		g.uAdvanceA(mode, uAcs)
 	}
 }

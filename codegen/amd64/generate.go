@@ -19,10 +19,20 @@ const GeneratorName = "kgen"
 // (e.g. kernels_amd64.s, kernels_amd64.go). Output is deterministic: the same
 // arguments always give the same bytes.
 func Generate(pkg string, gemms []GemmKernel, peaks ...PeakKernel) (asm, stubs []byte, err error) {
+	return generate(pkg, gemms, nil, peaks)
+}
+
+// GenerateWithVLoops is Generate plus the vector-loop functions vloops (see VLoopKernel); a loop the
+// generator cannot vectorize is an error (filter with CanVectorize or VLoopKernels first).
+func GenerateWithVLoops(pkg string, gemms []GemmKernel, vloops []VLoopKernel) (asm, stubs []byte, err error) {
+	return generate(pkg, gemms, vloops, nil)
+}
+
+func generate(pkg string, gemms []GemmKernel, vloops []VLoopKernel, peaks []PeakKernel) (asm, stubs []byte, err error) {
 	if !isIdent(pkg) {
 		return nil, nil, fmt.Errorf("amd64: bad package name %q", pkg)
 	}
-	if len(gemms) == 0 && len(peaks) == 0 {
+	if len(gemms) == 0 && len(peaks) == 0 && len(vloops) == 0 {
 		return nil, nil, errors.New("amd64: no kernels to generate")
 	}
 	names := map[string]bool{}
@@ -71,6 +81,11 @@ func Generate(pkg string, gemms []GemmKernel, peaks ...PeakKernel) (asm, stubs [
 	}
 	for _, p := range peaks {
 		emitPeak(ctx, p)
+	}
+	for _, v := range vloops {
+		if !emitVLoop(ctx, v) {
+			return nil, nil, fmt.Errorf("amd64: cannot vectorize %s", v.Name)
+		}
 	}
 
 	f, err := ctx.Result()

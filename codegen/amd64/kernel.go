@@ -25,7 +25,18 @@ type GemmKernel struct {
 	// PrefetchA and PrefetchB are the distances, in k steps, at which Ã and
 	// B̃ are prefetched (PREFETCHT0) ahead of the step being computed.
 	// 0 means the default; a negative value disables that prefetch.
+	// Unpacked kernels ignore PrefetchA and prefetch the B row PrefetchB
+	// rows ahead, which must then be 1, 2, 4 or 8 (a scaled index).
 	PrefetchA, PrefetchB int
+
+	// Unpacked selects the strided ("unpacked", BLIS sup / LIBXSMM style)
+	// contract of docs/MICROKERNEL.md instead of packed panels:
+	//
+	//	func(kc int, a *T, ars, acs int, b *T, ldb int, c *T, ldc int, m, n int, alpha, beta T, bias *T, ep int)
+	//
+	// A is read at a[i*ars+p*acs] for i < m only, B at b[p*ldb+j] for j < n
+	// only: nothing past the m×kc and kc×n operands is ever read.
+	Unpacked bool
 }
 
 // PeakKernel describes an FMA-peak microbenchmark kernel:
@@ -82,6 +93,16 @@ func NewGemmKernel(elem, isa string) GemmKernel {
 	}
 }
 
+// NewGemmKernelU returns the default unpacked (strided) kernel for elem and
+// isa: the same register tile as NewGemmKernel, named with a "U" suffix, e.g.
+// "sgemm6x16AVX2U" or "dgemm14x16AVX512U".
+func NewGemmKernelU(elem, isa string) GemmKernel {
+	k := NewGemmKernel(elem, isa)
+	k.Name += "U"
+	k.Unpacked = true
+	return k
+}
+
 // NewPeakKernel returns the default FMA-peak kernel for elem and isa, named
 // e.g. "fmaPeakAVX2F32".
 func NewPeakKernel(elem, isa string) PeakKernel {
@@ -99,6 +120,17 @@ func DefaultKernels() []GemmKernel {
 		NewGemmKernel(F64, AVX2),
 		NewGemmKernel(F32, AVX512),
 		NewGemmKernel(F64, AVX512),
+	}
+}
+
+// DefaultKernelsU returns the four default unpacked GEMM kernels
+// (f32/f64 × AVX2/AVX-512), see NewGemmKernelU.
+func DefaultKernelsU() []GemmKernel {
+	return []GemmKernel{
+		NewGemmKernelU(F32, AVX2),
+		NewGemmKernelU(F64, AVX2),
+		NewGemmKernelU(F32, AVX512),
+		NewGemmKernelU(F64, AVX512),
 	}
 }
 
@@ -191,6 +223,21 @@ func (k GemmKernel) Validate() error {
 	}
 	if k.ISA == AVX512 && nv > 7 {
 		return fmt.Errorf("gemm kernel %s: %d column vectors need more than 7 opmask registers", k.Name, nv)
+	}
+	if k.Unpacked {
+		if k.ISA == AVX2 {
+			need = max(need, nv+2) // edge-n k loop: B vectors + one broadcast + the column mask
+		}
+		if k.MR > 14 {
+			return fmt.Errorf("gemm kernel %s: unpacked kernels address at most 14 rows of A (MR = %d)", k.Name, k.MR)
+		}
+		switch k.PrefetchB {
+		case 0, 1, 2, 4, 8:
+		default:
+			if k.PrefetchB > 0 {
+				return fmt.Errorf("gemm kernel %s: unpacked PrefetchB %d is not 1, 2, 4 or 8 rows", k.Name, k.PrefetchB)
+			}
+		}
 	}
 	if free < need {
 		return fmt.Errorf("gemm kernel %s: tile %dx%d needs %d accumulators + %d scratch registers, %s has %d",

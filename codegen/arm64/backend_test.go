@@ -120,7 +120,7 @@ func TestBackend(t *testing.T) {
 	if strings.Contains(disp, "x/sys/cpu") || strings.Contains(disp, "\tif ") {
 		t.Errorf("kgen_arm64.go: the neon variant should be registered without a feature check:\n%s", disp)
 	}
-	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\d+), KC: (\d+), NC: (\d+), Micro: (\w+)Slice\}`)
+	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\d+), KC: (\d+), NC: (\d+), Micro: (\w+)Slice, MicroU: microUGo(32|64)\}`)
 	want := map[string]string{"sgemm": "sgemm8x12NEON", "sgemm_nt": "sgemm8x12NEON", "dgemm": "dgemm6x8NEON"}
 	seen := map[string]bool{}
 	for _, m := range install.FindAllStringSubmatch(disp, -1) {

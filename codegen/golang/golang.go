@@ -67,6 +67,8 @@ type gen struct {
 	depth   int
 	// hoisted allocations: emitted at function start (or parallel chunk start)
 	hoisted map[*ir.Alloc]bool
+	// vloops are the kernel's vector-loop slots (codegen.VLoop), by loop
+	vloops map[*ir.Loop]*codegen.VLoop
 }
 
 func (g *gen) line(format string, a ...any) {
@@ -204,12 +206,22 @@ func (g *gen) file(p *codegen.Package) ([]byte, error) {
 		g.line("%s := make([]%s, %s)", t.Name, goType(t.Type), shape)
 	}
 	g.hoisted = map[*ir.Alloc]bool{}
+	g.vloops = map[*ir.Loop]*codegen.VLoop{}
+	vls := codegen.VLoops(codegen.Kernel{K: g.k, F: g.f})
+	for _, v := range vls {
+		g.vloops[v.Loop] = v
+	}
 	g.hoistAllocs(g.f.Body, false)
 	if err := g.nodes(g.f.Body); err != nil {
 		return nil, err
 	}
 	g.depth--
 	g.line("}")
+	for _, v := range vls {
+		g.line("")
+		g.line("// %s runs a Vector loop of %s on a SIMD variant (codegen.VLoop); nil runs the Go loop.", v.Var, k.Name)
+		g.line("var %s %s", v.Var, v.Signature())
+	}
 	body.Write(g.b.Bytes())
 
 	var out bytes.Buffer
@@ -485,6 +497,9 @@ func (g *gen) node(n ir.Node) error {
 			g.depth++
 			g.hoistAllocs(n.Body, false)
 			g.line("for %s := lo_; %s < hi_; %s += %s {", v, v, v, step)
+		} else if vl := g.vloops[n]; vl != nil {
+			g.vloopCall(vl, v, lo, hi)
+			g.line("for ; %s < %s; %s += %s {", v, hi, v, step)
 		} else {
 			g.line("for %s := %s; %s < %s; %s += %s {", v, lo, v, hi, v, step)
 		}
@@ -497,6 +512,10 @@ func (g *gen) node(n ir.Node) error {
 		if n.Kind == ir.Parallel {
 			g.depth--
 			g.line("})")
+		}
+		if g.vloops[n] != nil {
+			g.depth--
+			g.line("}")
 		}
 	case *ir.Decl:
 		g.line("var %s %s = %s", n.L.Name, goType(n.L.T.Compute()), g.expr(n.Init))
@@ -512,7 +531,24 @@ func (g *gen) node(n ir.Node) error {
 		return g.nodes(n.Body)
 	case *ir.Pack:
 		g.pack(n)
+	case *ir.If:
+		g.line("if %s {", g.expr(n.Cond))
+		g.depth++
+		if err := g.nodes(n.Then); err != nil {
+			return err
+		}
+		g.depth--
+		g.line("} else {")
+		g.depth++
+		if err := g.nodes(n.Else); err != nil {
+			return err
+		}
+		g.depth--
+		g.line("}")
 	case *ir.Micro:
+		if n.AView != nil || n.BView != nil {
+			return g.microU(n)
+		}
 		if n.A == nil || n.B == nil {
 			return fmt.Errorf("micro %s: operands are not packed (run the pack pass)", n.Slot)
 		}
@@ -527,6 +563,42 @@ func (g *gen) node(n ir.Node) error {
 		return fmt.Errorf("cannot generate Go for %T", n)
 	}
 	return nil
+}
+
+// vloopCall opens a block declaring the loop variable v at lo and, when a SIMD variant set the slot, lets
+// it run the first part of the loop (codegen.VLoop contract); the Go loop then continues from v.
+func (g *gen) vloopCall(vl *codegen.VLoop, v, lo, hi string) {
+	g.line("{")
+	g.depth++
+	g.line("%s := %s", v, lo)
+	g.line("if %s != nil && %s < %s {", vl.Var, v, hi)
+	g.depth++
+	args := []string{v, hi}
+	for _, a := range vl.Access {
+		args = append(args, a.T.Name, g.offset(a.T, a.Idx))
+	}
+	for _, e := range vl.Invariants {
+		args = append(args, g.expr(e))
+	}
+	call := vl.Var + "(" + strings.Join(args, ", ") + ")"
+	if vl.Reduction() {
+		ln := vl.Loop.Lane
+		p := ln.Parts[0].Name
+		var comb string
+		switch ln.Op {
+		case ir.Max, ir.Min:
+			comb = string(ln.Op) + suffix(ln.Acc.T) + "(" + p + ", r_)"
+		default:
+			comb = "(" + p + " " + string(ln.Op) + " r_)"
+		}
+		g.line("if next_, r_ := %s; next_ > %s {", call, v)
+		g.line("	%s, %s = next_, %s", v, p, comb)
+		g.line("}")
+	} else {
+		g.line("%s = %s", v, call)
+	}
+	g.depth--
+	g.line("}")
 }
 
 func varNames(vs []*ir.Var) string {
@@ -741,4 +813,38 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		return false
 	}
 	return true
+}
+
+// microU emits a Micro whose operands are still views as a call of the slot's unpacked microkernel: the
+// views must be plain loads (the pack pass only leaves such ones unpacked), so each is a base offset and
+// strides, evaluated from the view's index expressions at the tile origin and one step away.
+func (g *gen) microU(n *ir.Micro) error {
+	a, ok1 := n.AView.Value.(*ir.Load)
+	b, ok2 := n.BView.Value.(*ir.Load)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("micro %s: unpacked operands must be plain loads", n.Slot)
+	}
+	at := func(l *ir.Load, v *ir.View, dp, dd int) string {
+		idx := make([]ir.IExpr, len(l.Idx))
+		m := map[*ir.Var]ir.IExpr{v.P: ir.IAdd(v.Base0, ir.IConst{V: dp}), v.D: ir.IAdd(v.K0, ir.IConst{V: dd})}
+		for i, ix := range l.Idx {
+			idx[i] = ir.SubstIExpr(ix, m)
+		}
+		return g.offset(l.T, idx)
+	}
+	g.line("{")
+	g.depth++
+	g.line("aoff_, boff_ := %s, %s", at(a, n.AView, 0, 0), at(b, n.BView, 0, 0))
+	g.line("ars_, acs_ := (%s)-aoff_, (%s)-aoff_", at(a, n.AView, 1, 0), at(a, n.AView, 0, 1))
+	g.line("ldb_ := (%s) - boff_", at(b, n.BView, 0, 1))
+	bias := "nil"
+	if n.Bias != nil {
+		bias = n.Bias.Name + "[" + g.iexpr(n.BiasOff) + ":]"
+	}
+	g.line("%s.MicroU(%s, %s[aoff_:], ars_, acs_, %s[boff_:], ldb_, %s[%s:], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot),
+		g.iexpr(n.KC), a.T.Name, b.T.Name, n.C.Name, g.iexpr(n.COff), g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N),
+		g.expr(n.Alpha), g.expr(n.Beta), bias, g.expr(n.EP))
+	g.depth--
+	g.line("}")
+	return nil
 }

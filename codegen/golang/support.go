@@ -26,15 +26,18 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 	for _, t := range []string{"32", "64"} {
 		w("// gemmSlot%s is one tensorized GEMM: its microkernel (docs/MICROKERNEL.md) and cache blocks.\n", t)
 		w("type gemmSlot%s struct {\n\tName string\n\tMR, NR, MC, KC, NC int\n", t)
-		w("\tMicro func(kc int, a, b, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n}\n\n", t, t, t)
+		w("\tMicro func(kc int, a, b, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n", t, t, t)
+		w("\t// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small and skinny problems.\n")
+		w("\tMicroU func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n}\n\n", t, t, t, t, t)
+		w("%s\n", microUGo(t))
 	}
 	micros := map[string]bool{}
 	for _, s := range slots {
 		plan := planOf(p, s.Name)
 		t := suffix(s.Elem)
 		mk := fmt.Sprintf("microGo%s_%dx%d", t, plan["MR"], plan["NR"])
-		w("var %s = &gemmSlot%s{Name: \"go\", MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, Micro: %s}\n",
-			s.Var, t, plan["MR"], plan["NR"], plan["MC"], plan["KC"], plan["NC"], mk)
+		w("var %s = &gemmSlot%s{Name: \"go\", MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, Micro: %s, MicroU: microUGo%s}\n",
+			s.Var, t, plan["MR"], plan["NR"], plan["MC"], plan["KC"], plan["NC"], mk, t)
 		w("var %sGo = *%s\n\n", s.Var, s.Var)
 		if !micros[mk] {
 			micros[mk] = true
@@ -48,7 +51,14 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 	for _, s := range slots {
 		w("\t*%s = %sGo\n", s.Var, s.Var)
 	}
+	w("\tresetVLoops()\n")
 	w("}}}\n\nvar current = \"go\"\n\n")
+	w("// resetVLoops points every vector-loop slot back at the portable loops (nil: the Go code runs).\n")
+	w("func resetVLoops() {\n")
+	for _, v := range codegen.PackageVLoops(p) {
+		w("\t%s = nil\n", v.Var)
+	}
+	w("}\n\n")
 	b.WriteString(selection)
 	src, err := format.Source(b.Bytes())
 	if err != nil {
@@ -119,6 +129,43 @@ func microGo(name, t string, mr, nr int) string {
 	w("\t\t\tif ep&2 != 0 {\n\t\t\t\tv = relu%s(v)\n\t\t\t}\n", t)
 	w("\t\t\trow[j] = v\n\t\t}\n\t}\n}\n")
 	return b.String()
+}
+
+// microUGo emits the portable unpacked microkernel: one row of the tile at a time, accumulating a
+// row of C in a stack array while streaming the rows of B.
+func microUGo(t string) string {
+	ft := "float" + t
+	return fmt.Sprintf(`// microUGo%[1]s is the portable unpacked microkernel (docs/MICROKERNEL.md): A(i, p) = a[i*ars+p*acs],
+// B(p, j) = b[p*ldb+j]; rows past m and columns past n are never read.
+func microUGo%[1]s(kc int, a []%[2]s, ars, acs int, b []%[2]s, ldb int, c []%[2]s, ldc, m, n int, alpha, beta %[2]s, bias []%[2]s, ep int) {
+	var acc [64]%[2]s
+	for i := 0; i < m; i++ {
+		row := acc[:n]
+		clear(row)
+		for p := 0; p < kc; p++ {
+			ap := a[i*ars+p*acs]
+			brow := b[p*ldb : p*ldb+n]
+			for j, x := range brow {
+				row[j] += ap * x
+			}
+		}
+		crow := c[i*ldc : i*ldc+n]
+		for j := range crow {
+			v := alpha * row[j]
+			if beta != 0 {
+				v += beta * crow[j]
+			}
+			if ep&1 != 0 {
+				v += bias[j]
+			}
+			if ep&2 != 0 {
+				v = relu%[1]s(v)
+			}
+			crow[j] = v
+		}
+	}
+}
+`, t, ft)
 }
 
 const helpers = `var _ = math.Inf

@@ -28,6 +28,48 @@ func sgemm14x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, m int
 //go:noescape
 func dgemm14x16AVX512(kc int, a *float64, b *float64, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
 
+// sgemm6x16AVX2U is the f32 6×16 avx2 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func sgemm6x16AVX2U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
+
+// dgemm6x8AVX2U is the f64 6×8 avx2 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func dgemm6x8AVX2U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
+
+// sgemm14x32AVX512U is the f32 14×32 avx512 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func sgemm14x32AVX512U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
+
+// dgemm14x16AVX512U is the f64 14×16 avx512 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func dgemm14x16AVX512U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
+
+// sgemm13x8AVX2U is the f32 13×8 avx2 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func sgemm13x8AVX2U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
+
+// dgemm12x4AVX2U is the f64 12×4 avx2 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func dgemm12x4AVX2U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
+
 // fmaPeakAVX2F32 runs iters iterations of 12 independent avx2 FMA chains (f32, 192 flops per iteration).
 //
 //go:noescape

@@ -1,0 +1,323 @@
+//go:build amd64 && !purego
+
+package mk
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kgen-dev/kgen/codegen/amd64"
+)
+
+// kernFuncU is the unpacked (strided) microkernel contract of docs/MICROKERNEL.md.
+type kernFuncU[T float] func(kc int, a *T, ars, acs int, b *T, ldb int, c *T, ldc int, m, n int, alpha, beta T, bias *T, ep int)
+
+type kernelU[T float] struct {
+	name   string
+	isa    string
+	mr, nr int
+	fn     kernFuncU[T]
+}
+
+func (k kernelU[T]) runnable() bool { return amd64.HostSupports(k.isa) }
+
+var f32KernelsU = []kernelU[float32]{
+	{"sgemm6x16AVX2U", amd64.AVX2, 6, 16, sgemm6x16AVX2U},
+	{"sgemm14x32AVX512U", amd64.AVX512, 14, 32, sgemm14x32AVX512U},
+	{"sgemm13x8AVX2U", amd64.AVX2, 13, 8, sgemm13x8AVX2U}, // test shape: AVX-512 row addressing on AVX2
+}
+
+var f64KernelsU = []kernelU[float64]{
+	{"dgemm6x8AVX2U", amd64.AVX2, 6, 8, dgemm6x8AVX2U},
+	{"dgemm14x16AVX512U", amd64.AVX512, 14, 16, dgemm14x16AVX512U},
+	{"dgemm12x4AVX2U", amd64.AVX2, 12, 4, dgemm12x4AVX2U}, // test shape
+}
+
+// testShapesU are the unpacked kernels that gen adds for testing only
+// (gen.TestKernelsU): AVX2 tiles taller than 6 rows, which run the row
+// addressing of the AVX-512 14-row tiles on AVX2 machines.
+var testShapesU = []amd64.GemmKernel{
+	{Name: "sgemm13x8AVX2U", Elem: amd64.F32, ISA: amd64.AVX2, MR: 13, NR: 8, Unpacked: true},
+	{Name: "dgemm12x4AVX2U", Elem: amd64.F64, ISA: amd64.AVX2, MR: 12, NR: 4, Unpacked: true},
+}
+
+// TestTablesU checks that the tables above match the generator's defaults
+// plus testShapesU.
+func TestTablesU(t *testing.T) {
+	want := map[string]amd64.GemmKernel{}
+	def := map[string]bool{}
+	for _, k := range amd64.DefaultKernelsU() {
+		want[k.Name], def[k.Name] = k, true
+	}
+	for _, k := range testShapesU {
+		want[k.Name] = k
+	}
+	check := func(name, isa string, mr, nr int) {
+		k, ok := want[name]
+		if !ok || !k.Unpacked || k.ISA != isa || k.MR != mr || k.NR != nr {
+			t.Errorf("%s: table says unpacked %s %dx%d, generator %+v", name, isa, mr, nr, k)
+		}
+		if pm, pn := amd64.TileFor(k.Elem, k.ISA); def[name] && (pm != mr || pn != nr) {
+			t.Errorf("%s: tile %dx%d, TileFor says %dx%d", name, mr, nr, pm, pn)
+		}
+		delete(want, name)
+	}
+	for _, k := range f32KernelsU {
+		check(k.name, k.isa, k.mr, k.nr)
+	}
+	for _, k := range f64KernelsU {
+		check(k.name, k.isa, k.mr, k.nr)
+	}
+	for name := range want {
+		t.Errorf("unpacked kernel %s is generated but not tested", name)
+	}
+}
+
+// Layouts of the unpacked A operand.
+const (
+	layoutRow     = iota // ars = K' >= kc, acs = 1 (row-major A, the acs == 1 path)
+	layoutTrans          // ars = 1, acs = M' >= m (transposed A)
+	layoutStrided        // ars = 2K', acs = 2 (a strided view; generic path, row-major order)
+	numLayouts
+)
+
+// problemU is one unpacked call. The embedded problem holds the same
+// operands in packed form (the reference of check); ua and ub are the user's
+// matrices, exactly as long as the strides require (the last element read is
+// the last element of the slice), with NaN in the gaps between rows/columns.
+type problemU[T float] struct {
+	*problem[T]
+	layout        int
+	ars, acs, ldb int
+	ua, ub        []T
+}
+
+func newProblemU[T float](rng *rand.Rand, mr, nr, kc, m, n, ldc, ldb, layout int) *problemU[T] {
+	p := &problemU[T]{problem: newProblem[T](rng, mr, nr, kc, m, n, ldc), layout: layout, ldb: ldb}
+	switch layout {
+	case layoutRow:
+		p.ars, p.acs = kc+rng.IntN(4), 1
+	case layoutTrans:
+		p.ars, p.acs = 1, m+rng.IntN(4)
+	default:
+		p.ars, p.acs = 2*(kc+rng.IntN(4)), 2
+	}
+	nan := T(math.NaN())
+	la, lb := 1, 1 // kc == 0: nothing is read, but the pointers must be valid
+	if kc > 0 {
+		la = (m-1)*p.ars + (kc-1)*p.acs + 1
+		lb = (kc-1)*ldb + n
+	}
+	p.ua, p.ub = make([]T, la), make([]T, lb)
+	for i := range p.ua {
+		p.ua[i] = nan
+	}
+	for i := range p.ub {
+		p.ub[i] = nan
+	}
+	for q := 0; q < kc; q++ {
+		for i := 0; i < m; i++ {
+			p.ua[i*p.ars+q*p.acs] = p.a[q*mr+i]
+		}
+		for j := 0; j < n; j++ {
+			p.ub[q*ldb+j] = p.b[q*nr+j]
+		}
+	}
+	return p
+}
+
+func (p *problemU[T]) String() string {
+	return fmt.Sprintf("%v ars=%d acs=%d ldb=%d", p.problem, p.ars, p.acs, p.ldb)
+}
+
+// setA and setB write one element of both copies.
+func (p *problemU[T]) setA(q, i int, v T) {
+	p.a[q*p.mr+i] = v
+	p.ua[i*p.ars+q*p.acs] = v
+}
+
+func (p *problemU[T]) setB(q, j int, v T) {
+	p.b[q*p.nr+j] = v
+	p.ub[q*p.ldb+j] = v
+}
+
+// runU calls fn on the given operands (nil: p's own; C: a fresh copy of c0).
+func (p *problemU[T]) runU(fn kernFuncU[T], a, b, c, bias []T) []T {
+	if a == nil {
+		a = p.ua
+	}
+	if b == nil {
+		b = p.ub
+	}
+	if c == nil {
+		c = append([]T(nil), p.c0...)
+	}
+	if bias == nil {
+		bias = p.bias
+	}
+	fn(p.kc, &a[0], p.ars, p.acs, &b[0], p.ldb, &c[0], p.ldc, p.m, p.n, p.alpha, p.beta, &bias[0], p.ep)
+	return c
+}
+
+var kcsU = []int{0, 1, 2, 3, 4, 5, 7, 17, 64, 255}
+
+func testDifferentialU[T float](t *testing.T, k kernelU[T]) {
+	if !k.runnable() {
+		t.Skipf("CPU lacks %s", k.isa)
+	}
+	rng := rand.New(rand.NewPCG(uint64(k.mr), uint64(k.nr)+100))
+	for _, kc := range kcsU {
+		for trial := 0; trial < 36; trial++ {
+			m, n := 1+rng.IntN(k.mr), 1+rng.IntN(k.nr)
+			switch trial % 12 {
+			case 0, 1, 2, 3:
+				m, n = k.mr, k.nr // full tile, each ep
+			case 4:
+				m, n = 1, 1
+			case 5:
+				m, n = k.mr, 1
+			case 6:
+				m, n = 1, k.nr
+			case 7:
+				m = k.mr // edge columns only
+			case 8:
+				n = k.nr // edge rows only
+			}
+			ldc := n + 1 + rng.IntN(7)
+			ldb := n + 1 + rng.IntN(7)
+			p := newProblemU[T](rng, k.mr, k.nr, kc, m, n, ldc, ldb, trial%numLayouts)
+			p.ep = trial % 4
+			switch trial % 5 {
+			case 0: // beta == 0: C must not be read, NaN must not leak
+				p.beta = 0
+				if trial%2 == 0 {
+					p.beta = T(math.Copysign(0, -1))
+				}
+				for i := 0; i < m; i++ {
+					for j := 0; j < n; j++ {
+						p.c0[i*ldc+j] = T(math.NaN())
+					}
+				}
+			case 1:
+				p.beta = 1
+			}
+			if trial%7 == 3 {
+				p.alpha = 1
+			}
+			p.check(t, k.name+" "+p.String(), p.runU(k.fn, nil, nil, nil, nil))
+		}
+	}
+}
+
+func TestDifferentialUF32(t *testing.T) {
+	for _, k := range f32KernelsU {
+		t.Run(k.name, func(t *testing.T) { testDifferentialU(t, k) })
+	}
+}
+
+func TestDifferentialUF64(t *testing.T) {
+	for _, k := range f64KernelsU {
+		t.Run(k.name, func(t *testing.T) { testDifferentialU(t, k) })
+	}
+}
+
+// testSpecialU injects NaN and ±Inf into A, B, C and bias.
+func testSpecialU[T float](t *testing.T, k kernelU[T]) {
+	if !k.runnable() {
+		t.Skipf("CPU lacks %s", k.isa)
+	}
+	rng := rand.New(rand.NewPCG(8, uint64(k.nr)))
+	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1)}
+	for trial := 0; trial < 300; trial++ {
+		kc := kcsU[rng.IntN(len(kcsU))]
+		m, n := 1+rng.IntN(k.mr), 1+rng.IntN(k.nr)
+		if trial%5 == 0 {
+			m, n = k.mr, k.nr
+		}
+		p := newProblemU[T](rng, k.mr, k.nr, kc, m, n, n+1+rng.IntN(3), n+rng.IntN(3), trial%numLayouts)
+		p.ep = rng.IntN(4)
+		if trial%4 == 0 {
+			p.beta = 0
+		}
+		s := T(specials[rng.IntN(len(specials))])
+		switch where := rng.IntN(4); {
+		case where == 0 && kc > 0:
+			p.setA(rng.IntN(kc), rng.IntN(m), s)
+		case where == 1 && kc > 0:
+			p.setB(rng.IntN(kc), rng.IntN(n), s)
+		case where == 2:
+			p.c0[rng.IntN(m)*p.ldc+rng.IntN(n)] = s
+		default:
+			p.bias[rng.IntN(n)] = s
+		}
+		p.check(t, k.name+" "+p.String(), p.runU(k.fn, nil, nil, nil, nil))
+	}
+}
+
+func TestSpecialUF32(t *testing.T) {
+	for _, k := range f32KernelsU {
+		t.Run(k.name, func(t *testing.T) { testSpecialU(t, k) })
+	}
+}
+
+func TestSpecialUF64(t *testing.T) {
+	for _, k := range f64KernelsU {
+		t.Run(k.name, func(t *testing.T) { testSpecialU(t, k) })
+	}
+}
+
+// benchMicroU times full-tile calls with kc = 256, A row-major (ars = kc,
+// acs = 1) or transposed (ars = 1, acs = MR), B with ldb = NR: the same
+// L1/L2-resident data as benchMicro, read in place.
+func benchMicroU[T float](b *testing.B, k kernelU[T], trans bool) {
+	skipUnlessRunnable(b, k.isa)
+	const kc = 256
+	var z T
+	_, isF64 := any(z).(float64)
+	pk := measuredPeak(peakFor(k.isa, isF64))
+	rng := rand.New(rand.NewPCG(1, 1))
+	a, bp, c := alignedSlice[T](kc*k.mr), alignedSlice[T](kc*k.nr), alignedSlice[T](k.mr*k.nr)
+	for i := range a {
+		a[i] = T(rng.Float64())
+	}
+	for i := range bp {
+		bp[i] = T(rng.Float64())
+	}
+	ars, acs := kc, 1
+	if trans {
+		ars, acs = 1, k.mr
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		k.fn(kc, &a[0], ars, acs, &bp[0], k.nr, &c[0], k.nr, k.mr, k.nr, 1, 1, nil, 0)
+	}
+	g := float64(b.N) * float64(2*k.mr*k.nr*kc) / b.Elapsed().Seconds() / 1e9
+	b.ReportMetric(g, "GFLOP/s")
+	b.ReportMetric(100*g/pk, "%peak")
+}
+
+// BenchmarkMicroU runs the default unpacked kernels (not testShapesU).
+func BenchmarkMicroU(b *testing.B) {
+	def := map[string]bool{}
+	for _, k := range amd64.DefaultKernelsU() {
+		def[k.Name] = true
+	}
+	for _, trans := range []bool{false, true} {
+		layout := "rowA"
+		if trans {
+			layout = "transA"
+		}
+		for _, k := range f32KernelsU {
+			if def[k.name] {
+				b.Run(k.name+"/"+layout, func(b *testing.B) { benchMicroU(b, k, trans) })
+			}
+		}
+		for _, k := range f64KernelsU {
+			if def[k.name] {
+				b.Run(k.name+"/"+layout, func(b *testing.B) { benchMicroU(b, k, trans) })
+			}
+		}
+	}
+}

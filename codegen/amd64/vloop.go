@@ -1,0 +1,648 @@
+package amd64
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// This file vectorizes the Vector loops of the loop IR (codegen.VLoop, the vector-loop slots) into AVX2
+// functions, from each loop's single-lane body: unit-stride accesses become VMOVUPS, loop-invariant
+// values (computed by the Go caller) are broadcast once before the loop, reductions keep U vector
+// accumulators reduced horizontally at the end. A loop with an operation not handled here keeps its
+// portable Go code (the slot stays nil).
+//
+// Semantics follow the portable code: max/min propagate NaN (VMAXPS plus an unordered-compare mask
+// ORed in), relu keeps NaN and -0, sqrt is VSQRTPS (correctly rounded, as float32(math.Sqrt(float64))).
+// Differences within the generated tests' tolerance: a*b+c in an addition contracts to one FMA, and
+// reductions are reassociated across 8 (f32) or 4 (f64) lanes times U accumulators.
+
+// VLoopKernel is one vector-loop function to generate.
+type VLoopKernel struct {
+	Name  string
+	VLoop *codegen.VLoop
+	ISA   string // AVX2 only for now
+}
+
+// Lanes is the number of loop iterations one vector register holds.
+func (k VLoopKernel) Lanes() int {
+	if k.VLoop.Elem == ir.F64 {
+		return vecLen(F64, k.ISA)
+	}
+	return vecLen(F32, k.ISA)
+}
+
+// errUnsupported marks a lane body the generator cannot vectorize.
+var errUnsupported = errors.New("unsupported")
+
+var (
+	vlN   = reg.RCX // groups left
+	vlCnt = reg.RDX // unrolled-loop counter
+	vlI   = reg.RAX // byte offset of the current group
+	vlPtr = []reg.GPPhysical{reg.RSI, reg.RDI, reg.R8, reg.R9, reg.R10, reg.R11, reg.R12, reg.R13, reg.RBX}
+)
+
+type vloopGen struct {
+	c      *build.Context
+	k      VLoopKernel
+	v      *codegen.VLoop
+	f64    bool
+	esz    int
+	u      int
+	free   []reg.VecPhysical
+	inv    []reg.VecPhysical
+	locals map[*ir.LocalVar]reg.VecPhysical
+	accs   []reg.VecPhysical
+	disp   int
+	err    error
+}
+
+// CanVectorize reports whether the loop can be generated, trying it on a scratch context.
+func CanVectorize(k VLoopKernel) bool {
+	_, err := tryVLoop(build.NewContext(), k)
+	return err == nil
+}
+
+// emitVLoop generates k into c (after a dry run picks the unroll factor); false if unsupported.
+func emitVLoop(c *build.Context, k VLoopKernel) bool {
+	u, err := tryVLoop(build.NewContext(), k)
+	if err != nil {
+		return false
+	}
+	g := newVLoopGen(c, k, u)
+	return g.emit() == nil
+}
+
+func tryVLoop(c *build.Context, k VLoopKernel) (int, error) {
+	if k.ISA != AVX2 || len(k.VLoop.Access) > len(vlPtr) {
+		return 0, errUnsupported
+	}
+	var err error
+	for _, u := range []int{4, 2, 1} {
+		g := newVLoopGen(c, k, u)
+		if err = g.emit(); err == nil {
+			return u, nil
+		}
+	}
+	return 0, err
+}
+
+func newVLoopGen(c *build.Context, k VLoopKernel, u int) *vloopGen {
+	g := &vloopGen{c: c, k: k, v: k.VLoop, f64: k.VLoop.Elem == ir.F64, u: u, locals: map[*ir.LocalVar]reg.VecPhysical{}}
+	g.esz = k.VLoop.Elem.Size()
+	for i := 15; i >= 0; i-- {
+		g.free = append(g.free, vecReg(false, i))
+	}
+	return g
+}
+
+func (g *vloopGen) alloc() reg.VecPhysical {
+	if len(g.free) == 0 {
+		g.fail(fmt.Errorf("out of vector registers"))
+		return vecReg(false, 0)
+	}
+	r := g.free[len(g.free)-1]
+	g.free = g.free[:len(g.free)-1]
+	return r
+}
+
+func (g *vloopGen) release(r reg.VecPhysical) { g.free = append(g.free, r) }
+
+func (g *vloopGen) fail(err error) {
+	if g.err == nil {
+		g.err = err
+	}
+}
+
+func (g *vloopGen) signature() string {
+	t := goType(F32)
+	if g.f64 {
+		t = goType(F64)
+	}
+	ps := []string{"n int"}
+	for k := range g.v.Access {
+		ps = append(ps, fmt.Sprintf("p%d *%s", k, t))
+	}
+	for i := range g.v.Invariants {
+		ps = append(ps, fmt.Sprintf("c%d %s", i, t))
+	}
+	res := ""
+	if g.v.Reduction() {
+		res = " " + t
+	}
+	return "func(" + strings.Join(ps, ", ") + ")" + res
+}
+
+func (g *vloopGen) param(name string) operand.Mem {
+	b, err := g.c.Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+func (g *vloopGen) emit() error {
+	c, v := g.c, g.v
+	c.Function(g.k.Name)
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(fmt.Sprintf("%s runs n groups of %d iterations of %s (codegen.VLoop contract), %s, unrolled %d.",
+		g.k.Name, g.k.Lanes(), v.Var, g.k.ISA, g.u))
+	c.SignatureExpr(g.signature())
+	c.Load(c.Param("n"), vlN)
+	for k := range v.Access {
+		c.Load(c.Param(fmt.Sprintf("p%d", k)), vlPtr[k])
+	}
+	c.XORQ(vlI, vlI)
+	for i := range v.Invariants {
+		r := g.alloc()
+		g.bcast(g.param(fmt.Sprintf("c%d", i)), r)
+		g.inv = append(g.inv, r)
+	}
+	ln := v.Loop.Lane
+	if ln.Acc != nil {
+		for range g.u {
+			r := g.alloc()
+			g.identity(ln.Op, r)
+			g.accs = append(g.accs, r)
+		}
+	}
+	if g.u > 1 {
+		c.MOVQ(vlN, vlCnt)
+		c.SHRQ(operand.U8(log2(g.u)), vlCnt)
+		c.JZ(lbl("tail"))
+		c.Label("loop")
+		for j := range g.u {
+			g.group(j)
+		}
+		c.ADDQ(operand.U32(g.u*32), vlI)
+		c.DECQ(vlCnt)
+		c.JNZ(lbl("loop"))
+		c.Label("tail")
+		c.ANDQ(operand.U32(g.u-1), vlN)
+		c.JZ(lbl("done"))
+	}
+	c.Label("loop1")
+	g.group(0)
+	c.ADDQ(operand.U32(32), vlI)
+	c.DECQ(vlN)
+	c.JNZ(lbl("loop1"))
+	c.Label("done")
+	if ln.Acc != nil {
+		g.reduce(ln.Op)
+	}
+	c.VZEROUPPER()
+	c.RET()
+	return g.err
+}
+
+func log2(n int) uint8 {
+	s := uint8(0)
+	for 1<<s < n {
+		s++
+	}
+	return s
+}
+
+func (g *vloopGen) bcast(src operand.Op, dst reg.VecPhysical) {
+	if g.f64 {
+		g.c.VBROADCASTSD(src, dst)
+	} else {
+		g.c.VBROADCASTSS(src, dst)
+	}
+}
+
+// identity sets r to the identity of a reduction operator in every lane.
+func (g *vloopGen) identity(op ir.Op, r reg.VecPhysical) {
+	c := g.c
+	switch op {
+	case ir.Add:
+		c.VXORPS(r, r, r)
+	case ir.Max, ir.Min:
+		x := xmmOf(r)
+		bitsF32, bitsF64 := uint64(0xff800000), uint64(0xfff0000000000000) // -Inf
+		if op == ir.Min {
+			bitsF32, bitsF64 = 0x7f800000, 0x7ff0000000000000
+		}
+		if g.f64 {
+			c.MOVQ(operand.U64(bitsF64), vlCnt)
+			c.VMOVQ(vlCnt, x)
+		} else {
+			c.MOVL(operand.U32(bitsF32), vlCnt.As32())
+			c.VMOVD(vlCnt.As32(), x)
+		}
+		g.bcast(x, r)
+	default:
+		g.fail(errUnsupported)
+	}
+}
+
+// group emits one vector of iterations of the lane body at byte displacement j*32 from the current
+// offset; j also picks the accumulator.
+func (g *vloopGen) group(j int) {
+	g.disp = j * 32
+	ln := g.v.Loop.Lane
+	var own []reg.VecPhysical
+	for _, n := range ln.Body {
+		switch x := n.(type) {
+		case *ir.Decl:
+			r := g.owned(x.Init)
+			g.locals[x.L] = r
+			own = append(own, r)
+		case *ir.Assign:
+			if x.L == ln.Acc {
+				g.accumulate(ln.Op, x.Value.(*ir.Binary).Y, g.accs[j])
+				continue
+			}
+			old, ok := g.locals[x.L]
+			if !ok {
+				g.fail(errUnsupported)
+				return
+			}
+			r := g.owned(x.Value)
+			g.locals[x.L] = r
+			for i, o := range own {
+				if o == old {
+					own[i] = r
+					g.release(old)
+				}
+			}
+		case *ir.Store:
+			k, ok := g.v.AccessOf(x.T, x.Idx)
+			if !ok {
+				g.fail(errUnsupported)
+				return
+			}
+			r, o := g.eval(x.Value)
+			g.vmov(r, g.mem(k))
+			if o {
+				g.release(r)
+			}
+		}
+	}
+	for _, r := range own {
+		g.release(r)
+	}
+	clear(g.locals)
+}
+
+func (g *vloopGen) mem(k int) operand.Mem {
+	return operand.Mem{Base: vlPtr[k], Index: vlI, Scale: 1, Disp: g.disp}
+}
+
+func (g *vloopGen) vmov(src, dst operand.Op) {
+	if g.f64 {
+		g.c.VMOVUPD(src, dst)
+	} else {
+		g.c.VMOVUPS(src, dst)
+	}
+}
+
+// owned evaluates e into a register the caller owns.
+func (g *vloopGen) owned(e ir.Expr) reg.VecPhysical {
+	r, o := g.eval(e)
+	if o {
+		return r
+	}
+	d := g.alloc()
+	g.c.VMOVAPS(r, d)
+	return d
+}
+
+// accumulate emits acc = acc op y.
+func (g *vloopGen) accumulate(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
+	if op == ir.Add {
+		if m, ok := y.(*ir.Binary); ok && m.Op == ir.Mul {
+			g.fma(m, acc)
+			return
+		}
+	}
+	r, o := g.operand(y)
+	g.binop(op, r, acc, acc)
+	if rr, isReg := r.(reg.VecPhysical); isReg && o {
+		g.release(rr)
+	}
+}
+
+// fma emits acc += m.X * m.Y.
+func (g *vloopGen) fma(m *ir.Binary, acc reg.VecPhysical) {
+	a, ao := g.eval(m.X)
+	b, bo := g.operand(m.Y)
+	if g.f64 {
+		g.c.VFMADD231PD(b, a, acc)
+	} else {
+		g.c.VFMADD231PS(b, a, acc)
+	}
+	if ao {
+		g.release(a)
+	}
+	if r, ok := b.(reg.VecPhysical); ok && bo {
+		g.release(r)
+	}
+}
+
+// operand evaluates e as an instruction's memory-capable source: a unit-stride load stays in memory.
+func (g *vloopGen) operand(e ir.Expr) (operand.Op, bool) {
+	if _, inv := g.v.InvariantOf(e); !inv {
+		if l, ok := e.(*ir.Load); ok {
+			if k, ok := g.v.AccessOf(l.T, l.Idx); ok {
+				return g.mem(k), false
+			}
+		}
+	}
+	return g.eval(e)
+}
+
+// binop emits d = x op y for y a register or memory operand (Go operand order: y, x, d).
+func (g *vloopGen) binop(op ir.Op, y operand.Op, x, d reg.VecPhysical) {
+	c := g.c
+	pick := func(s, dd func(...operand.Op)) func(...operand.Op) {
+		if g.f64 {
+			return dd
+		}
+		return s
+	}
+	switch op {
+	case ir.Add:
+		pick(c.VADDPS, c.VADDPD)(y, x, d)
+	case ir.Sub:
+		pick(c.VSUBPS, c.VSUBPD)(y, x, d)
+	case ir.Mul:
+		pick(c.VMULPS, c.VMULPD)(y, x, d)
+	case ir.Div:
+		pick(c.VDIVPS, c.VDIVPD)(y, x, d)
+	case ir.Max, ir.Min:
+		// NaN in either operand gives NaN: an unordered-compare mask (all ones, a NaN) ORed into the result.
+		u := g.alloc()
+		if x.Size() == 16 {
+			u = xmmOf(u)
+		}
+		pick(c.VCMPPS, c.VCMPPD)(operand.U8(3), y, x, u)
+		if op == ir.Max {
+			pick(c.VMAXPS, c.VMAXPD)(y, x, d)
+		} else {
+			pick(c.VMINPS, c.VMINPD)(y, x, d)
+		}
+		c.VORPS(u, d, d)
+		g.release(vecReg(false, int(u.PhysicalIndex())))
+	default:
+		g.fail(errUnsupported)
+	}
+}
+
+// eval evaluates e into a register; owned says whether the caller must release it.
+func (g *vloopGen) eval(e ir.Expr) (reg.VecPhysical, bool) {
+	c := g.c
+	if i, ok := g.v.InvariantOf(e); ok {
+		return g.inv[i], false
+	}
+	switch x := e.(type) {
+	case *ir.Local:
+		if r, ok := g.locals[x.L]; ok {
+			return r, false
+		}
+	case *ir.Load:
+		if k, ok := g.v.AccessOf(x.T, x.Idx); ok {
+			r := g.alloc()
+			g.vmov(g.mem(k), r)
+			return r, true
+		}
+	case *ir.Cast:
+		if x.T.Compute() == x.X.Type().Compute() && x.T == x.T.Compute() {
+			return g.eval(x.X)
+		}
+	case *ir.Unary:
+		return g.unary(x)
+	case *ir.Binary:
+		switch x.Op {
+		case ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Max, ir.Min:
+		default:
+			g.fail(errUnsupported)
+			return vecReg(false, 0), false
+		}
+		if x.Op == ir.Add {
+			for _, p := range [][2]ir.Expr{{x.X, x.Y}, {x.Y, x.X}} {
+				if m, ok := p[0].(*ir.Binary); ok && m.Op == ir.Mul {
+					acc := g.owned(p[1])
+					g.fma(m, acc)
+					return acc, true
+				}
+			}
+		}
+		a, ao := g.eval(x.X)
+		b, bo := g.operand(x.Y)
+		br, isReg := b.(reg.VecPhysical)
+		var d reg.VecPhysical
+		switch {
+		case ao:
+			d = a
+		case bo && isReg:
+			d = br
+		default:
+			d = g.alloc()
+		}
+		g.binop(x.Op, b, a, d)
+		if bo && isReg && br != d {
+			g.release(br)
+		}
+		return d, true
+	}
+	_ = c
+	g.fail(errUnsupported)
+	return vecReg(false, 0), false
+}
+
+func (g *vloopGen) unary(x *ir.Unary) (reg.VecPhysical, bool) {
+	c := g.c
+	a, ao := g.eval(x.X)
+	d := a
+	if !ao {
+		d = g.alloc()
+	}
+	switch x.Op {
+	case ir.Neg, ir.Abs:
+		m := g.alloc()
+		c.VPCMPEQD(m, m, m)
+		if x.Op == ir.Neg {
+			if g.f64 {
+				c.VPSLLQ(operand.U8(63), m, m)
+			} else {
+				c.VPSLLD(operand.U8(31), m, m)
+			}
+			c.VXORPS(m, a, d)
+		} else {
+			if g.f64 {
+				c.VPSRLQ(operand.U8(1), m, m)
+			} else {
+				c.VPSRLD(operand.U8(1), m, m)
+			}
+			c.VANDPS(m, a, d)
+		}
+		g.release(m)
+	case ir.Sqrt:
+		if g.f64 {
+			c.VSQRTPD(a, d)
+		} else {
+			c.VSQRTPS(a, d)
+		}
+	case ir.Relu:
+		// x < 0 (ordered: false for NaN and -0) gives 0, else x.
+		z := g.alloc()
+		c.VXORPS(z, z, z)
+		if g.f64 {
+			c.VCMPPD(operand.U8(1), z, a, z)
+		} else {
+			c.VCMPPS(operand.U8(1), z, a, z)
+		}
+		c.VANDNPS(a, z, d)
+		g.release(z)
+	case ir.Exp:
+		if g.f64 {
+			g.fail(errUnsupported)
+			break
+		}
+		if d != a {
+			c.VMOVAPS(a, d)
+		}
+		g.exp(d)
+	default:
+		g.fail(errUnsupported)
+	}
+	return d, true
+}
+
+// expConsts are the constants of the f32 exp, each replicated over 8 lanes in a RODATA table: clamp
+// bounds, log2(e), ln2 split in two, the Cephes expf polynomial, 1 and the exponent bias.
+var expConsts = []uint32{
+	0x42b20000, // 89: exp overflows to +Inf above 88.72
+	0xc2d00000, // -104: exp rounds to 0 below -103.97
+	0x3fb8aa3b, // log2(e)
+	0x3f318000, // ln2 hi = 0.693359375
+	0xb95e8083, // ln2 lo = -2.12194440e-4
+	0x39506967, // 1.9875691500e-4
+	0x3ab743ce, // 1.3981999507e-3
+	0x3c088908, // 8.3334519073e-3
+	0x3d2aa9c1, // 4.1665795894e-2
+	0x3e2aaaaa, // 1.6666665459e-1
+	0x3f000000, // 5.0000001201e-1 (rounds to 0.5)
+	0x3f800000, // 1
+	127,        // exponent bias (int32)
+}
+
+var expTables = map[*build.Context]operand.Mem{}
+
+func (g *vloopGen) expConst(i int) operand.Mem {
+	m, ok := expTables[g.c]
+	if !ok {
+		m = g.c.StaticGlobal("vloopExpF32")
+		g.c.DataAttributes(attr.RODATA | attr.NOPTR)
+		for _, v := range expConsts {
+			for range 8 {
+				g.c.AppendDatum(operand.U32(v))
+			}
+		}
+		expTables[g.c] = m
+	}
+	return m.Offset(32 * i)
+}
+
+// exp replaces d (f32 lanes) by exp(d): n = round(x·log2e), r = x - n·ln2 (two FMAs, ln2 split), exp(r)
+// by the Cephes expf polynomial, scaled by 2^(n/2)·2^(n-n/2) so that results down to the subnormals
+// are right. NaN stays NaN (the clamps return their NaN operand), -Inf gives 0, +Inf gives +Inf.
+// Measured error against float32(math.Exp(float64(x))): at most 1 ulp on [-87, 88] (TestVLoopExpULP).
+func (g *vloopGen) exp(d reg.VecPhysical) {
+	c := g.c
+	n, t, u := g.alloc(), g.alloc(), g.alloc()
+	c.VMOVUPS(g.expConst(0), t)
+	c.VMINPS(d, t, d) // min(89, x), NaN x kept
+	c.VMOVUPS(g.expConst(1), t)
+	c.VMAXPS(d, t, d) // max(-104, x), NaN x kept
+	c.VMULPS(g.expConst(2), d, n)
+	c.VROUNDPS(operand.U8(0), n, n)
+	c.VFNMADD231PS(g.expConst(3), n, d)
+	c.VFNMADD231PS(g.expConst(4), n, d)
+	c.VMOVUPS(g.expConst(5), t)
+	for i := 6; i <= 10; i++ {
+		c.VFMADD213PS(g.expConst(i), d, t)
+	}
+	c.VMULPS(d, t, t)
+	c.VFMADD213PS(d, d, t)
+	c.VADDPS(g.expConst(11), t, t)
+	c.VCVTPS2DQ(n, n)
+	c.VPSRAD(operand.U8(1), n, u)
+	c.VPSUBD(u, n, n)
+	c.VPADDD(g.expConst(12), u, u)
+	c.VPSLLD(operand.U8(23), u, u)
+	c.VPADDD(g.expConst(12), n, n)
+	c.VPSLLD(operand.U8(23), n, n)
+	c.VMULPS(u, t, t)
+	c.VMULPS(n, t, d)
+	g.release(n)
+	g.release(t)
+	g.release(u)
+}
+
+// reduce combines the accumulators and their lanes into the function's result.
+func (g *vloopGen) reduce(op ir.Op) {
+	c := g.c
+	accs := g.accs
+	for len(accs) > 1 {
+		var next []reg.VecPhysical
+		for i := 0; i+1 < len(accs); i += 2 {
+			g.binop(op, accs[i+1], accs[i], accs[i])
+			next = append(next, accs[i])
+		}
+		if len(accs)%2 == 1 {
+			next = append(next, accs[len(accs)-1])
+		}
+		accs = next
+	}
+	a := accs[0]
+	x := xmmOf(a)
+	t := g.alloc()
+	tx := xmmOf(t)
+	c.VEXTRACTF128(operand.U8(1), a, tx)
+	g.binop(op, tx, x, x)
+	if g.f64 {
+		c.VPERMILPD(operand.U8(1), x, tx)
+		g.binop(op, tx, x, x)
+	} else {
+		c.VPERMILPS(operand.U8(0x0e), x, tx)
+		g.binop(op, tx, x, x)
+		c.VPERMILPS(operand.U8(0x01), x, tx)
+		g.binop(op, tx, x, x)
+	}
+	ret, err := c.ReturnIndex(0).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	if g.f64 {
+		c.VMOVSD(x, ret.Addr)
+	} else {
+		c.VMOVSS(x, ret.Addr)
+	}
+}
+
+// VLoopKernels returns the vector-loop functions of p that the generator supports on isa, with the
+// implementations a variant registers.
+func VLoopKernels(p *codegen.Package, isa string) ([]VLoopKernel, []codegen.VLoopImpl) {
+	var ks []VLoopKernel
+	var impls []codegen.VLoopImpl
+	for _, v := range codegen.PackageVLoops(p) {
+		k := VLoopKernel{Name: v.Var + isaSuffix(isa), VLoop: v, ISA: isa}
+		if !CanVectorize(k) {
+			continue
+		}
+		ks = append(ks, k)
+		impls = append(impls, codegen.VLoopImpl{VLoop: v, Func: k.Name, Lanes: k.Lanes()})
+	}
+	return ks, impls
+}

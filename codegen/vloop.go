@@ -1,0 +1,383 @@
+package codegen
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// VLoop describes one "vector-loop slot": a Vector loop of the loop IR (made by the vectorize pass) that
+// a SIMD backend may run instead of the portable Go loop. The portable backend emits, for each VLoop, a
+// package-level variable
+//
+//	var <Var> func(lo, hi int, t0 []T, o0 int, ..., c0 T, ...) int          (elementwise)
+//	var <Var> func(lo, hi int, t0 []T, o0 int, ..., c0 T, ...) (int, T)     (reduction)
+//
+// nil in the "go" variant, and before the loop's Go code a guarded call that passes:
+//   - lo, hi: the part of the Vector loop still to run (hi - lo is a multiple of Width);
+//   - for each unit-stride access k of the lane body (Accesses), the whole slice tk of its tensor and
+//     ok, the flat element offset the access touches in iteration lo (iteration v touches
+//     tk[ok + v - lo]);
+//   - for each loop-invariant subexpression i of the lane body (Invariants), its value ci, computed by the
+//     caller once (in the loop's compute type).
+//
+// The slot runs iterations [lo, next) for some next with lo <= next <= hi and (next-lo) % Width == 0,
+// returns next, and the caller runs [next, hi) with its own code. A reduction slot also returns the
+// reduction (Lane.Op) of the lane values over [lo, next) and the caller folds it into the first partial
+// accumulator; it may reassociate, like the vectorize pass. A slot must touch only tk[ok : ok+next-lo]; it
+// checks the slice bounds itself and returns next == lo when they do not hold (the Go loop then runs and
+// reports the error as it would have).
+//
+// VLoops holds only loops whose memory accesses fit this contract (see VLoops); whether a backend can
+// compute the lane body's operations is the backend's decision (it leaves the variable nil otherwise).
+type VLoop struct {
+	Var    string   // Go variable name: vloop_<kernel>_<n>
+	Loop   *ir.Loop // the Vector loop (Loop.Lane is its single-lane body)
+	Elem   ir.DType // element and compute type of every operand: F32 or F64
+	Access []Access // unit-stride accesses, argument order
+	// Invariants are the maximal loop-invariant subexpressions of the lane body, argument order.
+	Invariants []ir.Expr
+	acc        map[string]int
+	inv        map[ir.Expr]int
+}
+
+// Access is one unit-stride memory access of a lane body: tensor T at Idx (in terms of the loop
+// variable); Store says whether the lane body writes it.
+type Access struct {
+	T     *ir.Tensor
+	Idx   []ir.IExpr
+	Store bool
+}
+
+// Reduction reports whether v is a reduction loop.
+func (v *VLoop) Reduction() bool { return v.Loop.Lane.Acc != nil }
+
+// AccessOf returns the argument index of the access of t at idx.
+func (v *VLoop) AccessOf(t *ir.Tensor, idx []ir.IExpr) (int, bool) {
+	k, ok := v.acc[accessKey(t, idx)]
+	return k, ok
+}
+
+// InvariantOf returns the argument index of e if e is one of v's invariants.
+func (v *VLoop) InvariantOf(e ir.Expr) (int, bool) {
+	k, ok := v.inv[e]
+	return k, ok
+}
+
+func accessKey(t *ir.Tensor, idx []ir.IExpr) string {
+	s := make([]string, len(idx))
+	for i, e := range idx {
+		s[i] = e.String()
+	}
+	return fmt.Sprintf("%p[%s]", t, strings.Join(s, ","))
+}
+
+// GoType is the Go type of an element.
+func GoType(t ir.DType) string { return goFloat(t) }
+
+// Signature is the Go function type of the slot.
+func (v *VLoop) Signature() string {
+	t := goFloat(v.Elem)
+	ps := []string{"lo, hi int"}
+	for k := range v.Access {
+		ps = append(ps, fmt.Sprintf("t%d []%s, o%d int", k, t, k))
+	}
+	for i := range v.Invariants {
+		ps = append(ps, fmt.Sprintf("c%d %s", i, t))
+	}
+	res := "int"
+	if v.Reduction() {
+		res = "(int, " + t + ")"
+	}
+	return "func(" + strings.Join(ps, ", ") + ") " + res
+}
+
+// VLoops lists the vector-loop slots of a kernel, in the order of its loop IR.
+func VLoops(k Kernel) []*VLoop {
+	var out []*VLoop
+	ir.WalkNodes(k.F.Body, func(n ir.Node) bool {
+		l, ok := n.(*ir.Loop)
+		if !ok || l.Kind != ir.Vector || l.Lane == nil {
+			return true
+		}
+		if v := analyse(l); v != nil {
+			v.Var = fmt.Sprintf("vloop_%s_%d", k.K.Name, len(out))
+			out = append(out, v)
+		}
+		return false
+	})
+	return out
+}
+
+// PackageVLoops lists the vector-loop slots of every kernel of p, in kernel order.
+func PackageVLoops(p *Package) []*VLoop {
+	var out []*VLoop
+	for _, k := range p.Kernels {
+		out = append(out, VLoops(k)...)
+	}
+	return out
+}
+
+// analyse checks that l fits the slot contract and collects its arguments; nil if it does not fit.
+func analyse(l *ir.Loop) *VLoop {
+	ln := l.Lane
+	v := &VLoop{Loop: l, acc: map[string]int{}, inv: map[ir.Expr]int{}}
+	inner := map[*ir.LocalVar]bool{}
+	stored := map[*ir.Tensor]bool{}
+	for _, n := range ln.Body {
+		switch x := n.(type) {
+		case *ir.Decl:
+			inner[x.L] = true
+		case *ir.Store:
+			stored[x.T] = true
+		case *ir.Assign:
+			if !inner[x.L] && x.L != ln.Acc {
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+	if ln.Acc != nil {
+		inner[ln.Acc] = true
+	}
+	ok := true
+	elem := ir.DType(0)
+	setElem := func(t ir.DType) {
+		if t != ir.F32 && t != ir.F64 {
+			ok = false
+			return
+		}
+		if elem == 0 {
+			elem = t
+		} else if elem != t {
+			ok = false
+		}
+	}
+	addAccess := func(t *ir.Tensor, idx []ir.IExpr, store bool) {
+		if t.Kind == ir.Scalar || t.Type != t.Type.Compute() {
+			ok = false
+			return
+		}
+		setElem(t.Type)
+		if stride(t, idx, l.Var) != 1 {
+			ok = false
+			return
+		}
+		key := accessKey(t, idx)
+		if k, seen := v.acc[key]; seen {
+			v.Access[k].Store = v.Access[k].Store || store
+			return
+		}
+		v.acc[key] = len(v.Access)
+		v.Access = append(v.Access, Access{T: t, Idx: idx, Store: store})
+	}
+	// variant reports whether e depends on the iteration.
+	var variant func(e ir.Expr) bool
+	variant = func(e ir.Expr) bool {
+		dep := false
+		ir.Walk(e, func(x ir.Expr) {
+			switch x := x.(type) {
+			case *ir.Load:
+				for _, ix := range x.Idx {
+					ir.IVars(ix, func(w *ir.Var) { dep = dep || w == l.Var })
+				}
+			case *ir.Local:
+				dep = dep || inner[x.L]
+			case *ir.VarVal:
+				dep = dep || x.V == l.Var
+			}
+		})
+		return dep
+	}
+	var visit func(e ir.Expr)
+	visit = func(e ir.Expr) {
+		if !ok {
+			return
+		}
+		if !variant(e) {
+			// A loop-invariant value: read once by the caller. It must not read what the loop writes.
+			ir.Walk(e, func(x ir.Expr) {
+				if ld, isLoad := x.(*ir.Load); isLoad && stored[ld.T] {
+					ok = false
+				}
+				if _, isRed := x.(*ir.Reduce); isRed {
+					ok = false
+				}
+			})
+			setElem(e.Type().Compute())
+			if _, seen := v.inv[e]; !seen {
+				v.inv[e] = len(v.Invariants)
+				v.Invariants = append(v.Invariants, e)
+			}
+			return
+		}
+		switch x := e.(type) {
+		case *ir.Load:
+			addAccess(x.T, x.Idx, false)
+		case *ir.Local:
+		case *ir.VarVal:
+			ok = false // the loop variable as a value: not part of the contract
+		case *ir.Unary:
+			visit(x.X)
+		case *ir.Binary:
+			visit(x.X)
+			visit(x.Y)
+		case *ir.Cast:
+			visit(x.X)
+		case *ir.Select:
+			visit(x.C)
+			visit(x.A)
+			visit(x.B)
+		default:
+			ok = false
+		}
+	}
+	for _, n := range ln.Body {
+		switch x := n.(type) {
+		case *ir.Decl:
+			setElem(x.L.T.Compute())
+			visit(x.Init)
+		case *ir.Assign:
+			setElem(x.L.T.Compute())
+			if x.L == ln.Acc {
+				b, isBin := x.Value.(*ir.Binary)
+				if !isBin || b.Op != ln.Op {
+					return nil
+				}
+				if loc, isLoc := b.X.(*ir.Local); !isLoc || loc.L != ln.Acc {
+					return nil
+				}
+				visit(b.Y)
+			} else {
+				visit(x.Value)
+			}
+		case *ir.Store:
+			visit(x.Value)
+			addAccess(x.T, x.Idx, true)
+		}
+	}
+	if !ok || elem == 0 {
+		return nil
+	}
+	// A tensor the loop writes may be read only at the index it is written at (lanes are independent).
+	for k, a := range v.Access {
+		if !stored[a.T] {
+			continue
+		}
+		for j, b := range v.Access {
+			if j != k && b.T == a.T {
+				return nil
+			}
+		}
+	}
+	v.Elem = elem
+	return v
+}
+
+// stride is the coefficient of v in the flat offset of t[idx]: 0 when v does not occur, 1 when it occurs
+// only in the last index with coefficient 1, -1 otherwise.
+func stride(t *ir.Tensor, idx []ir.IExpr, v *ir.Var) int {
+	uses := func(e ir.IExpr) bool {
+		u := false
+		ir.IVars(e, func(w *ir.Var) { u = u || w == v })
+		return u
+	}
+	for i, ix := range idx {
+		if !uses(ix) {
+			continue
+		}
+		if i != len(idx)-1 {
+			return -1
+		}
+		if affine(ix, v) != 1 {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// affine returns the coefficient of v in an index built from +, - and constant *; 0 when unknown (a
+// use of v under min, max or division).
+func affine(e ir.IExpr, v *ir.Var) int {
+	switch e := e.(type) {
+	case ir.IVar:
+		if e.V == v {
+			return 1
+		}
+	case ir.IBin:
+		switch e.Op {
+		case '+':
+			return affine(e.X, v) + affine(e.Y, v)
+		case '-':
+			return affine(e.X, v) - affine(e.Y, v)
+		case '*':
+			if c, ok := e.Y.(ir.IConst); ok {
+				return c.V * affine(e.X, v)
+			}
+			if c, ok := e.X.(ir.IConst); ok {
+				return c.V * affine(e.Y, v)
+			}
+		}
+		// any other use of v makes the coefficient unknown
+		bad := false
+		ir.IVars(e, func(w *ir.Var) { bad = bad || w == v })
+		if bad {
+			return 0
+		}
+	}
+	return 0
+}
+
+// VLoopImpl points a vector-loop slot at a backend function in a variant: Func is the Go name of an
+// assembly function with the signature
+//
+//	func(n int, p0 *T, ..., c0 T, ...)       (elementwise)
+//	func(n int, p0 *T, ..., c0 T, ...) T     (reduction)
+//
+// that runs n ≥ 1 groups of Lanes iterations, pk pointing at the element access k touches in the first
+// iteration, ci the invariants; a reduction returns the reduction of its lane values.
+type VLoopImpl struct {
+	VLoop *VLoop
+	Func  string
+	Lanes int
+}
+
+// adapter is the Go name of the slot-signature function wrapping an implementation.
+func (i VLoopImpl) adapter() string { return i.Func + "Slot" }
+
+// writeVLoopAdapter emits the function adapting an implementation to the slot's signature: it runs as
+// many whole groups of Lanes iterations as [lo, hi) holds, after checking that every access stays inside
+// its slice.
+func writeVLoopAdapter(b *bytes.Buffer, i VLoopImpl) {
+	v := i.VLoop
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	sig := strings.TrimPrefix(v.Signature(), "func")
+	w("// %s runs %s (a Vector loop of the loop IR) through %s, %d lanes at a time.\n", i.adapter(), v.Var, i.Func, i.Lanes)
+	w("func %s%s {\n", i.adapter(), sig)
+	fail := "lo"
+	if v.Reduction() {
+		fail = "lo, 0"
+	}
+	w("\tn := (hi - lo) / %d\n", i.Lanes)
+	conds := []string{"n <= 0"}
+	for k := range v.Access {
+		conds = append(conds, fmt.Sprintf("o%d < 0 || o%d+n*%d > len(t%d)", k, k, i.Lanes, k))
+	}
+	w("\tif %s {\n\t\treturn %s\n\t}\n", strings.Join(conds, " || "), fail)
+	args := []string{"n"}
+	for k := range v.Access {
+		args = append(args, fmt.Sprintf("&t%d[o%d]", k, k))
+	}
+	for c := range v.Invariants {
+		args = append(args, fmt.Sprintf("c%d", c))
+	}
+	if v.Reduction() {
+		w("\treturn lo + n*%d, %s(%s)\n}\n\n", i.Lanes, i.Func, strings.Join(args, ", "))
+	} else {
+		w("\t%s(%s)\n\treturn lo + n*%d\n}\n\n", i.Func, strings.Join(args, ", "), i.Lanes)
+	}
+}
