@@ -46,20 +46,18 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 	_ = M
 	_ = K
 	_ = N
-	packB := make([]float32, (min(bmmSlot.NC, (((N+(bmmSlot.NR-1))/(bmmSlot.NR))*bmmSlot.NR)) * min(bmmSlot.KC, max(K, 1))))
-	packA := make([]float32, (min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
 	// C[b, i, j] = sum(k: (A[b, i, k] * B[b, k, j]))
 	for b := 0; b < Bt; b += 1 {
 		if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
 			for jc := 0; jc < N; jc += bmmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 					for ic := 0; ic < M; ic += bmmSlot.MC {
-						rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, func() int {
+						if cost_ := func() int {
 							jr := 0
 							_ = jr
 							return (1 + (((min(bmmSlot.MC, (M-ic)) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc))))))
-						}(), func(lo_, hi_ int) {
-							for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+						}(); rt.Inline(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_) {
+							for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
 								for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
 									{
 										aoff_, boff_ := ((b)*M+(ic+ir))*K+pc, ((b)*K+pc)*N+(jc+jr)
@@ -69,11 +67,26 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									}
 								}
 							}
-						})
+						} else {
+							rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_, func(lo_, hi_ int) {
+								for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+									for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
+										{
+											aoff_, boff_ := ((b)*M+(ic+ir))*K+pc, ((b)*K+pc)*N+(jc+jr)
+											ars_, acs_ := (((b)*M+((ic+ir)+1))*K+pc)-aoff_, (((b)*M+(ic+ir))*K+(pc+1))-aoff_
+											ldb_ := (((b)*K+(pc+1))*N + (jc + jr)) - boff_
+											bmmSlot.MicroU(min(bmmSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+										}
+									}
+								}
+							})
+						}
 					}
 				}
 			}
 		} else {
+			packB := make([]float32, (min(bmmSlot.NC, (((N+(bmmSlot.NR-1))/(bmmSlot.NR))*bmmSlot.NR)) * min(bmmSlot.KC, max(K, 1))))
+			packA := make([]float32, (min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
 			for jc := 0; jc < N; jc += bmmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 					{ // pack: rows of B are contiguous along the panel
@@ -111,17 +124,25 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								}
 							}
 						}
-						rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, func() int {
+						if cost_ := func() int {
 							jr := 0
 							_ = jr
 							return (1 + (((min(bmmSlot.MC, (M-ic)) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc))))))
-						}(), func(lo_, hi_ int) {
-							for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+						}(); rt.Inline(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_) {
+							for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
 								for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
 									bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 								}
 							}
-						})
+						} else {
+							rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_, func(lo_, hi_ int) {
+								for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+									for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
+										bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+									}
+								}
+							})
+						}
 					}
 				}
 			}

@@ -42,19 +42,17 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 	_ = M
 	_ = K
 	_ = N
-	packB := make([]float64, (min(dgemmSlot.NC, (((N+(dgemmSlot.NR-1))/(dgemmSlot.NR))*dgemmSlot.NR)) * min(dgemmSlot.KC, max(K, 1))))
-	packA := make([]float64, (min(dgemmSlot.MC, (((M+(dgemmSlot.MR-1))/(dgemmSlot.MR))*dgemmSlot.MR)) * min(dgemmSlot.KC, max(K, 1))))
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
 	if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
 		for jc := 0; jc < N; jc += dgemmSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 				for ic := 0; ic < M; ic += dgemmSlot.MC {
-					rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(dgemmSlot.MC, (M-ic)) + (dgemmSlot.MR - 1)) / (dgemmSlot.MR)) * (1 + ((dgemmSlot.MR * dgemmSlot.NR) * min(dgemmSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+					}(); rt.Inline(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, cost_) {
+						for jr := 0; jr < min(dgemmSlot.NC, (N-jc)); jr += dgemmSlot.NR {
 							for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
 								{
 									aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
@@ -64,11 +62,26 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 								}
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+								for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
+									{
+										aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
+										ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
+										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
+										dgemmSlot.MicroU(min(dgemmSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+									}
+								}
+							}
+						})
+					}
 				}
 			}
 		}
 	} else {
+		packB := make([]float64, (min(dgemmSlot.NC, (((N+(dgemmSlot.NR-1))/(dgemmSlot.NR))*dgemmSlot.NR)) * min(dgemmSlot.KC, max(K, 1))))
+		packA := make([]float64, (min(dgemmSlot.MC, (((M+(dgemmSlot.MR-1))/(dgemmSlot.MR))*dgemmSlot.MR)) * min(dgemmSlot.KC, max(K, 1))))
 		for jc := 0; jc < N; jc += dgemmSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 				{ // pack: rows of B are contiguous along the panel
@@ -106,17 +119,25 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							}
 						}
 					}
-					rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(dgemmSlot.MC, (M-ic)) + (dgemmSlot.MR - 1)) / (dgemmSlot.MR)) * (1 + ((dgemmSlot.MR * dgemmSlot.NR) * min(dgemmSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+					}(); rt.Inline(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, cost_) {
+						for jr := 0; jr < min(dgemmSlot.NC, (N-jc)); jr += dgemmSlot.NR {
 							for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
 								dgemmSlot.Micro(min(dgemmSlot.KC, (K-pc)), packA[(ir*min(dgemmSlot.KC, (K-pc))):], packB[(jr*min(dgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+								for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
+									dgemmSlot.Micro(min(dgemmSlot.KC, (K-pc)), packA[(ir*min(dgemmSlot.KC, (K-pc))):], packB[(jr*min(dgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+								}
+							}
+						})
+					}
 				}
 			}
 		}

@@ -42,19 +42,17 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 	_ = K
 	_ = M
 	_ = N
-	packB := make([]float64, (min(dgemm_tnSlot.NC, (((N+(dgemm_tnSlot.NR-1))/(dgemm_tnSlot.NR))*dgemm_tnSlot.NR)) * min(dgemm_tnSlot.KC, max(K, 1))))
-	packA := make([]float64, (min(dgemm_tnSlot.MC, (((M+(dgemm_tnSlot.MR-1))/(dgemm_tnSlot.MR))*dgemm_tnSlot.MR)) * min(dgemm_tnSlot.KC, max(K, 1))))
 	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[k, j]))) + (beta * C[i, j]))
 	if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
 		for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 				for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
-					rt.ParallelFor(0, min(dgemm_tnSlot.NC, (N-jc)), dgemm_tnSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(dgemm_tnSlot.MC, (M-ic)) + (dgemm_tnSlot.MR - 1)) / (dgemm_tnSlot.MR)) * (1 + ((dgemm_tnSlot.MR * dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
+					}(); rt.Inline(0, min(dgemm_tnSlot.NC, (N-jc)), dgemm_tnSlot.NR, cost_) {
+						for jr := 0; jr < min(dgemm_tnSlot.NC, (N-jc)); jr += dgemm_tnSlot.NR {
 							for ir := 0; ir < min(dgemm_tnSlot.MC, (M-ic)); ir += dgemm_tnSlot.MR {
 								{
 									aoff_, boff_ := (pc)*M+(ic+ir), (pc)*N+(jc+jr)
@@ -64,11 +62,26 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								}
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(dgemm_tnSlot.NC, (N-jc)), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
+								for ir := 0; ir < min(dgemm_tnSlot.MC, (M-ic)); ir += dgemm_tnSlot.MR {
+									{
+										aoff_, boff_ := (pc)*M+(ic+ir), (pc)*N+(jc+jr)
+										ars_, acs_ := ((pc)*M+((ic+ir)+1))-aoff_, ((pc+1)*M+(ic+ir))-aoff_
+										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
+										dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_tnSlot.MR, (min(dgemm_tnSlot.MC, (M-ic))-ir)), min(dgemm_tnSlot.NR, (min(dgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+									}
+								}
+							}
+						})
+					}
 				}
 			}
 		}
 	} else {
+		packB := make([]float64, (min(dgemm_tnSlot.NC, (((N+(dgemm_tnSlot.NR-1))/(dgemm_tnSlot.NR))*dgemm_tnSlot.NR)) * min(dgemm_tnSlot.KC, max(K, 1))))
+		packA := make([]float64, (min(dgemm_tnSlot.MC, (((M+(dgemm_tnSlot.MR-1))/(dgemm_tnSlot.MR))*dgemm_tnSlot.MR)) * min(dgemm_tnSlot.KC, max(K, 1))))
 		for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 				{ // pack: rows of B are contiguous along the panel
@@ -100,17 +113,25 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							}
 						}
 					}
-					rt.ParallelFor(0, min(dgemm_tnSlot.NC, (N-jc)), dgemm_tnSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(dgemm_tnSlot.MC, (M-ic)) + (dgemm_tnSlot.MR - 1)) / (dgemm_tnSlot.MR)) * (1 + ((dgemm_tnSlot.MR * dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
+					}(); rt.Inline(0, min(dgemm_tnSlot.NC, (N-jc)), dgemm_tnSlot.NR, cost_) {
+						for jr := 0; jr < min(dgemm_tnSlot.NC, (N-jc)); jr += dgemm_tnSlot.NR {
 							for ir := 0; ir < min(dgemm_tnSlot.MC, (M-ic)); ir += dgemm_tnSlot.MR {
 								dgemm_tnSlot.Micro(min(dgemm_tnSlot.KC, (K-pc)), packA[(ir*min(dgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(dgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_tnSlot.MR, (min(dgemm_tnSlot.MC, (M-ic))-ir)), min(dgemm_tnSlot.NR, (min(dgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(dgemm_tnSlot.NC, (N-jc)), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
+								for ir := 0; ir < min(dgemm_tnSlot.MC, (M-ic)); ir += dgemm_tnSlot.MR {
+									dgemm_tnSlot.Micro(min(dgemm_tnSlot.KC, (K-pc)), packA[(ir*min(dgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(dgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_tnSlot.MR, (min(dgemm_tnSlot.MC, (M-ic))-ir)), min(dgemm_tnSlot.NR, (min(dgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+								}
+							}
+						})
+					}
 				}
 			}
 		}

@@ -82,17 +82,25 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 					}
 				}
-				rt.ParallelFor(0, min(dgemm_ttSlot.NC, (N-jc)), dgemm_ttSlot.NR, func() int {
+				if cost_ := func() int {
 					jr := 0
 					_ = jr
 					return (1 + (((min(dgemm_ttSlot.MC, (M-ic)) + (dgemm_ttSlot.MR - 1)) / (dgemm_ttSlot.MR)) * (1 + ((dgemm_ttSlot.MR * dgemm_ttSlot.NR) * min(dgemm_ttSlot.KC, (K-pc))))))
-				}(), func(lo_, hi_ int) {
-					for jr := lo_; jr < hi_; jr += dgemm_ttSlot.NR {
+				}(); rt.Inline(0, min(dgemm_ttSlot.NC, (N-jc)), dgemm_ttSlot.NR, cost_) {
+					for jr := 0; jr < min(dgemm_ttSlot.NC, (N-jc)); jr += dgemm_ttSlot.NR {
 						for ir := 0; ir < min(dgemm_ttSlot.MC, (M-ic)); ir += dgemm_ttSlot.MR {
 							dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, (K-pc)), packA[(ir*min(dgemm_ttSlot.KC, (K-pc))):], packB[(jr*min(dgemm_ttSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_ttSlot.MR, (min(dgemm_ttSlot.MC, (M-ic))-ir)), min(dgemm_ttSlot.NR, (min(dgemm_ttSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
 						}
 					}
-				})
+				} else {
+					rt.ParallelFor(0, min(dgemm_ttSlot.NC, (N-jc)), dgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += dgemm_ttSlot.NR {
+							for ir := 0; ir < min(dgemm_ttSlot.MC, (M-ic)); ir += dgemm_ttSlot.MR {
+								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, (K-pc)), packA[(ir*min(dgemm_ttSlot.KC, (K-pc))):], packB[(jr*min(dgemm_ttSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_ttSlot.MR, (min(dgemm_ttSlot.MC, (M-ic))-ir)), min(dgemm_ttSlot.NR, (min(dgemm_ttSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
+							}
+						}
+					})
+				}
 			}
 		}
 	}

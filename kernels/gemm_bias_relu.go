@@ -45,19 +45,17 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 	_ = M
 	_ = K
 	_ = N
-	packB := make([]float32, (min(gemm_bias_reluSlot.NC, (((N+(gemm_bias_reluSlot.NR-1))/(gemm_bias_reluSlot.NR))*gemm_bias_reluSlot.NR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
-	packA := make([]float32, (min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
 	// C[i, j] = relu((sum(k: (A[i, k] * B[k, j])) + bias[j]))
 	if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
 		for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 				for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
-					rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(gemm_bias_reluSlot.MC, (M-ic)) + (gemm_bias_reluSlot.MR - 1)) / (gemm_bias_reluSlot.MR)) * (1 + ((gemm_bias_reluSlot.MR * gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+					}(); rt.Inline(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_) {
+						for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
 							for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
 								{
 									aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
@@ -67,11 +65,26 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 								}
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+								for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
+									{
+										aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
+										ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
+										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
+										gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+									}
+								}
+							}
+						})
+					}
 				}
 			}
 		}
 	} else {
+		packB := make([]float32, (min(gemm_bias_reluSlot.NC, (((N+(gemm_bias_reluSlot.NR-1))/(gemm_bias_reluSlot.NR))*gemm_bias_reluSlot.NR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+		packA := make([]float32, (min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
 		for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 				{ // pack: rows of B are contiguous along the panel
@@ -109,17 +122,25 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							}
 						}
 					}
-					rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(gemm_bias_reluSlot.MC, (M-ic)) + (gemm_bias_reluSlot.MR - 1)) / (gemm_bias_reluSlot.MR)) * (1 + ((gemm_bias_reluSlot.MR * gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+					}(); rt.Inline(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_) {
+						for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
 							for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
 								gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+								for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
+									gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+								}
+							}
+						})
+					}
 				}
 			}
 		}

@@ -207,23 +207,38 @@ var sgemmSlotGo = *sgemmSlot
 func microGo32_4x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
 	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1, c3_0, c3_1 float32
 	a, b = a[:kc*4], b[:kc*2]
-	for p := 0; p < kc; p++ {
+	p := 0
+	for ; p+2 <= kc; p += 2 {
+		ap := a[p*4 : p*4+8 : p*4+8]
+		bp := b[p*2 : p*2+4 : p*2+4]
+		c0_0 += ap[0] * bp[0]
+		c0_1 += ap[0] * bp[1]
+		c1_0 += ap[1] * bp[0]
+		c1_1 += ap[1] * bp[1]
+		c2_0 += ap[2] * bp[0]
+		c2_1 += ap[2] * bp[1]
+		c3_0 += ap[3] * bp[0]
+		c3_1 += ap[3] * bp[1]
+		c0_0 += ap[4] * bp[2]
+		c0_1 += ap[4] * bp[3]
+		c1_0 += ap[5] * bp[2]
+		c1_1 += ap[5] * bp[3]
+		c2_0 += ap[6] * bp[2]
+		c2_1 += ap[6] * bp[3]
+		c3_0 += ap[7] * bp[2]
+		c3_1 += ap[7] * bp[3]
+	}
+	for ; p < kc; p++ {
 		ap := a[p*4 : p*4+4 : p*4+4]
 		bp := b[p*2 : p*2+2 : p*2+2]
-		a0 := ap[0]
-		a1 := ap[1]
-		a2 := ap[2]
-		a3 := ap[3]
-		b0 := bp[0]
-		b1 := bp[1]
-		c0_0 += a0 * b0
-		c0_1 += a0 * b1
-		c1_0 += a1 * b0
-		c1_1 += a1 * b1
-		c2_0 += a2 * b0
-		c2_1 += a2 * b1
-		c3_0 += a3 * b0
-		c3_1 += a3 * b1
+		c0_0 += ap[0] * bp[0]
+		c0_1 += ap[0] * bp[1]
+		c1_0 += ap[1] * bp[0]
+		c1_1 += ap[1] * bp[1]
+		c2_0 += ap[2] * bp[0]
+		c2_1 += ap[2] * bp[1]
+		c3_0 += ap[3] * bp[0]
+		c3_1 += ap[3] * bp[1]
 	}
 	acc := [4][2]float32{{c0_0, c0_1}, {c1_0, c1_1}, {c2_0, c2_1}, {c3_0, c3_1}}
 	for i := 0; i < m; i++ {
@@ -251,23 +266,38 @@ var dgemmSlotGo = *dgemmSlot
 func microGo64_4x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
 	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1, c3_0, c3_1 float64
 	a, b = a[:kc*4], b[:kc*2]
-	for p := 0; p < kc; p++ {
+	p := 0
+	for ; p+2 <= kc; p += 2 {
+		ap := a[p*4 : p*4+8 : p*4+8]
+		bp := b[p*2 : p*2+4 : p*2+4]
+		c0_0 += ap[0] * bp[0]
+		c0_1 += ap[0] * bp[1]
+		c1_0 += ap[1] * bp[0]
+		c1_1 += ap[1] * bp[1]
+		c2_0 += ap[2] * bp[0]
+		c2_1 += ap[2] * bp[1]
+		c3_0 += ap[3] * bp[0]
+		c3_1 += ap[3] * bp[1]
+		c0_0 += ap[4] * bp[2]
+		c0_1 += ap[4] * bp[3]
+		c1_0 += ap[5] * bp[2]
+		c1_1 += ap[5] * bp[3]
+		c2_0 += ap[6] * bp[2]
+		c2_1 += ap[6] * bp[3]
+		c3_0 += ap[7] * bp[2]
+		c3_1 += ap[7] * bp[3]
+	}
+	for ; p < kc; p++ {
 		ap := a[p*4 : p*4+4 : p*4+4]
 		bp := b[p*2 : p*2+2 : p*2+2]
-		a0 := ap[0]
-		a1 := ap[1]
-		a2 := ap[2]
-		a3 := ap[3]
-		b0 := bp[0]
-		b1 := bp[1]
-		c0_0 += a0 * b0
-		c0_1 += a0 * b1
-		c1_0 += a1 * b0
-		c1_1 += a1 * b1
-		c2_0 += a2 * b0
-		c2_1 += a2 * b1
-		c3_0 += a3 * b0
-		c3_1 += a3 * b1
+		c0_0 += ap[0] * bp[0]
+		c0_1 += ap[0] * bp[1]
+		c1_0 += ap[1] * bp[0]
+		c1_1 += ap[1] * bp[1]
+		c2_0 += ap[2] * bp[0]
+		c2_1 += ap[2] * bp[1]
+		c3_0 += ap[3] * bp[0]
+		c3_1 += ap[3] * bp[1]
 	}
 	acc := [4][2]float64{{c0_0, c0_1}, {c1_0, c1_1}, {c2_0, c2_1}, {c3_0, c3_1}}
 	for i := 0; i < m; i++ {

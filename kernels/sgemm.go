@@ -42,19 +42,17 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 	_ = M
 	_ = K
 	_ = N
-	packB := make([]float32, (min(sgemmSlot.NC, (((N+(sgemmSlot.NR-1))/(sgemmSlot.NR))*sgemmSlot.NR)) * min(sgemmSlot.KC, max(K, 1))))
-	packA := make([]float32, (min(sgemmSlot.MC, (((M+(sgemmSlot.MR-1))/(sgemmSlot.MR))*sgemmSlot.MR)) * min(sgemmSlot.KC, max(K, 1))))
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
 	if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
 		for jc := 0; jc < N; jc += sgemmSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
 				for ic := 0; ic < M; ic += sgemmSlot.MC {
-					rt.ParallelFor(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(sgemmSlot.MC, (M-ic)) + (sgemmSlot.MR - 1)) / (sgemmSlot.MR)) * (1 + ((sgemmSlot.MR * sgemmSlot.NR) * min(sgemmSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
+					}(); rt.Inline(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, cost_) {
+						for jr := 0; jr < min(sgemmSlot.NC, (N-jc)); jr += sgemmSlot.NR {
 							for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
 								{
 									aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
@@ -64,11 +62,26 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 								}
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
+								for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
+									{
+										aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
+										ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
+										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
+										sgemmSlot.MicroU(min(sgemmSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemmSlot.MR, (min(sgemmSlot.MC, (M-ic))-ir)), min(sgemmSlot.NR, (min(sgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+									}
+								}
+							}
+						})
+					}
 				}
 			}
 		}
 	} else {
+		packB := make([]float32, (min(sgemmSlot.NC, (((N+(sgemmSlot.NR-1))/(sgemmSlot.NR))*sgemmSlot.NR)) * min(sgemmSlot.KC, max(K, 1))))
+		packA := make([]float32, (min(sgemmSlot.MC, (((M+(sgemmSlot.MR-1))/(sgemmSlot.MR))*sgemmSlot.MR)) * min(sgemmSlot.KC, max(K, 1))))
 		for jc := 0; jc < N; jc += sgemmSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
 				{ // pack: rows of B are contiguous along the panel
@@ -106,17 +119,25 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 							}
 						}
 					}
-					rt.ParallelFor(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(sgemmSlot.MC, (M-ic)) + (sgemmSlot.MR - 1)) / (sgemmSlot.MR)) * (1 + ((sgemmSlot.MR * sgemmSlot.NR) * min(sgemmSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
+					}(); rt.Inline(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, cost_) {
+						for jr := 0; jr < min(sgemmSlot.NC, (N-jc)); jr += sgemmSlot.NR {
 							for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
 								sgemmSlot.Micro(min(sgemmSlot.KC, (K-pc)), packA[(ir*min(sgemmSlot.KC, (K-pc))):], packB[(jr*min(sgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemmSlot.MR, (min(sgemmSlot.MC, (M-ic))-ir)), min(sgemmSlot.NR, (min(sgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
+								for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
+									sgemmSlot.Micro(min(sgemmSlot.KC, (K-pc)), packA[(ir*min(sgemmSlot.KC, (K-pc))):], packB[(jr*min(sgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemmSlot.MR, (min(sgemmSlot.MC, (M-ic))-ir)), min(sgemmSlot.NR, (min(sgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+								}
+							}
+						})
+					}
 				}
 			}
 		}

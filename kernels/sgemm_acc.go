@@ -42,19 +42,17 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 	_ = M
 	_ = K
 	_ = N
-	packB := make([]float32, (min(sgemm_accSlot.NC, (((N+(sgemm_accSlot.NR-1))/(sgemm_accSlot.NR))*sgemm_accSlot.NR)) * min(sgemm_accSlot.KC, max(K, 1))))
-	packA := make([]float32, (min(sgemm_accSlot.MC, (((M+(sgemm_accSlot.MR-1))/(sgemm_accSlot.MR))*sgemm_accSlot.MR)) * min(sgemm_accSlot.KC, max(K, 1))))
 	// C[i, j] = (C[i, j] + sum(k: (A[i, k] * B[k, j])))
 	if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
 		for jc := 0; jc < N; jc += sgemm_accSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
 				for ic := 0; ic < M; ic += sgemm_accSlot.MC {
-					rt.ParallelFor(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(sgemm_accSlot.MC, (M-ic)) + (sgemm_accSlot.MR - 1)) / (sgemm_accSlot.MR)) * (1 + ((sgemm_accSlot.MR * sgemm_accSlot.NR) * min(sgemm_accSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
+					}(); rt.Inline(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, cost_) {
+						for jr := 0; jr < min(sgemm_accSlot.NC, (N-jc)); jr += sgemm_accSlot.NR {
 							for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {
 								{
 									aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
@@ -64,11 +62,26 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 								}
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
+								for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {
+									{
+										aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
+										ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
+										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
+										sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+									}
+								}
+							}
+						})
+					}
 				}
 			}
 		}
 	} else {
+		packB := make([]float32, (min(sgemm_accSlot.NC, (((N+(sgemm_accSlot.NR-1))/(sgemm_accSlot.NR))*sgemm_accSlot.NR)) * min(sgemm_accSlot.KC, max(K, 1))))
+		packA := make([]float32, (min(sgemm_accSlot.MC, (((M+(sgemm_accSlot.MR-1))/(sgemm_accSlot.MR))*sgemm_accSlot.MR)) * min(sgemm_accSlot.KC, max(K, 1))))
 		for jc := 0; jc < N; jc += sgemm_accSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
 				{ // pack: rows of B are contiguous along the panel
@@ -106,17 +119,25 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							}
 						}
 					}
-					rt.ParallelFor(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(sgemm_accSlot.MC, (M-ic)) + (sgemm_accSlot.MR - 1)) / (sgemm_accSlot.MR)) * (1 + ((sgemm_accSlot.MR * sgemm_accSlot.NR) * min(sgemm_accSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
+					}(); rt.Inline(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, cost_) {
+						for jr := 0; jr < min(sgemm_accSlot.NC, (N-jc)); jr += sgemm_accSlot.NR {
 							for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {
 								sgemm_accSlot.Micro(min(sgemm_accSlot.KC, (K-pc)), packA[(ir*min(sgemm_accSlot.KC, (K-pc))):], packB[(jr*min(sgemm_accSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
+								for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {
+									sgemm_accSlot.Micro(min(sgemm_accSlot.KC, (K-pc)), packA[(ir*min(sgemm_accSlot.KC, (K-pc))):], packB[(jr*min(sgemm_accSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+								}
+							}
+						})
+					}
 				}
 			}
 		}

@@ -42,19 +42,17 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 	_ = K
 	_ = M
 	_ = N
-	packB := make([]float32, (min(sgemm_tnSlot.NC, (((N+(sgemm_tnSlot.NR-1))/(sgemm_tnSlot.NR))*sgemm_tnSlot.NR)) * min(sgemm_tnSlot.KC, max(K, 1))))
-	packA := make([]float32, (min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
 	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[k, j]))) + (beta * C[i, j]))
 	if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
 		for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
 				for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
-					rt.ParallelFor(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(sgemm_tnSlot.MC, (M-ic)) + (sgemm_tnSlot.MR - 1)) / (sgemm_tnSlot.MR)) * (1 + ((sgemm_tnSlot.MR * sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
+					}(); rt.Inline(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_) {
+						for jr := 0; jr < min(sgemm_tnSlot.NC, (N-jc)); jr += sgemm_tnSlot.NR {
 							for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
 								{
 									aoff_, boff_ := (pc)*M+(ic+ir), (pc)*N+(jc+jr)
@@ -64,11 +62,26 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 								}
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
+								for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
+									{
+										aoff_, boff_ := (pc)*M+(ic+ir), (pc)*N+(jc+jr)
+										ars_, acs_ := ((pc)*M+((ic+ir)+1))-aoff_, ((pc+1)*M+(ic+ir))-aoff_
+										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
+										sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+									}
+								}
+							}
+						})
+					}
 				}
 			}
 		}
 	} else {
+		packB := make([]float32, (min(sgemm_tnSlot.NC, (((N+(sgemm_tnSlot.NR-1))/(sgemm_tnSlot.NR))*sgemm_tnSlot.NR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+		packA := make([]float32, (min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
 		for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
 				{ // pack: rows of B are contiguous along the panel
@@ -100,17 +113,25 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 							}
 						}
 					}
-					rt.ParallelFor(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, func() int {
+					if cost_ := func() int {
 						jr := 0
 						_ = jr
 						return (1 + (((min(sgemm_tnSlot.MC, (M-ic)) + (sgemm_tnSlot.MR - 1)) / (sgemm_tnSlot.MR)) * (1 + ((sgemm_tnSlot.MR * sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, (K-pc))))))
-					}(), func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
+					}(); rt.Inline(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_) {
+						for jr := 0; jr < min(sgemm_tnSlot.NC, (N-jc)); jr += sgemm_tnSlot.NR {
 							for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
 								sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
 							}
 						}
-					})
+					} else {
+						rt.ParallelFor(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
+								for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
+									sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+								}
+							}
+						})
+					}
 				}
 			}
 		}

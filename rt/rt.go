@@ -44,15 +44,12 @@ func ParallelFor(lo, hi, step, cost int, body func(lo, hi int)) {
 	if hi <= lo {
 		return
 	}
-	n := (hi - lo + step - 1) / step
-	workers := runtime.GOMAXPROCS(0)
-	if workers > n {
-		workers = n
-	}
-	if workers <= 1 || n*max(cost, 1) < MinParallelWork {
+	if Inline(lo, hi, step, cost) {
 		body(lo, hi)
 		return
 	}
+	n := (hi - lo + step - 1) / step
+	workers := min(runtime.GOMAXPROCS(0), n)
 	poolOnce.Do(startPool)
 	var wg sync.WaitGroup
 	per := (n + workers - 1) / workers
@@ -70,6 +67,17 @@ func ParallelFor(lo, hi, step, cost int, body func(lo, hi int)) {
 	}
 	body(first[0], first[1]) // the caller works too
 	wg.Wait()
+}
+
+// Inline reports whether ParallelFor would run the loop on the calling goroutine: one worker, one
+// iteration, or less work than MinParallelWork. Generated code tests it first so that small loops
+// run without building a closure.
+func Inline(lo, hi, step, cost int) bool {
+	if hi <= lo {
+		return true
+	}
+	n := (hi - lo + step - 1) / step
+	return runtime.GOMAXPROCS(0) <= 1 || n <= 1 || n*max(cost, 1) < MinParallelWork
 }
 
 // Numel multiplies dims, reporting false if the product overflows int or a dim is negative.

@@ -303,6 +303,9 @@ func (g *gen) hoistAllocs(body []ir.Node, inParallel bool) {
 		if l, ok := n.(*ir.Loop); ok && l.Kind == ir.Parallel {
 			return false
 		}
+		if _, ok := n.(*ir.If); ok {
+			return false // each branch allocates what it needs (see node)
+		}
 		return true
 	})
 }
@@ -493,7 +496,19 @@ func (g *gen) node(n ir.Node) error {
 				// the cost expression may mention the loop variable at its first value
 				cost = "func() int { " + v + " := " + lo + "; _ = " + v + "; return " + g.iexpr(n.Cost) + " }()"
 			}
-			g.line("rt.ParallelFor(%s, %s, %s, %s, func(lo_, hi_ int) {", lo, hi, step, cost)
+			// Small loops run inline, without building the closure the worker pool needs.
+			g.line("if cost_ := %s; rt.Inline(%s, %s, %s, cost_) {", cost, lo, hi, step)
+			g.depth++
+			serial := *n
+			serial.Kind = ir.Serial
+			g.hoistAllocs(n.Body, false)
+			if err := g.node(&serial); err != nil {
+				return err
+			}
+			g.depth--
+			g.line("} else {")
+			g.depth++
+			g.line("rt.ParallelFor(%s, %s, %s, cost_, func(lo_, hi_ int) {", lo, hi, step)
 			g.depth++
 			g.hoistAllocs(n.Body, false)
 			g.line("for %s := lo_; %s < hi_; %s += %s {", v, v, v, step)
@@ -512,6 +527,8 @@ func (g *gen) node(n ir.Node) error {
 		if n.Kind == ir.Parallel {
 			g.depth--
 			g.line("})")
+			g.depth--
+			g.line("}")
 		}
 		if g.vloops[n] != nil {
 			g.depth--
@@ -534,12 +551,14 @@ func (g *gen) node(n ir.Node) error {
 	case *ir.If:
 		g.line("if %s {", g.expr(n.Cond))
 		g.depth++
+		g.hoistAllocs(n.Then, false)
 		if err := g.nodes(n.Then); err != nil {
 			return err
 		}
 		g.depth--
 		g.line("} else {")
 		g.depth++
+		g.hoistAllocs(n.Else, false)
 		if err := g.nodes(n.Else); err != nil {
 			return err
 		}
