@@ -22,8 +22,17 @@ type Kernel struct {
 // Package is what a backend generates from.
 type Package struct {
 	Name    string // Go package name
+	Module  string // import path of kgen itself ("" means github.com/kgen-dev/kgen)
 	Source  string // kdsl file name, for headers
 	Kernels []Kernel
+}
+
+// KgenModule is p.Module or kgen's own import path.
+func (p *Package) KgenModule() string {
+	if p.Module == "" {
+		return "github.com/kgen-dev/kgen"
+	}
+	return p.Module
 }
 
 // File is one generated file.

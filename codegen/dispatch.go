@@ -19,6 +19,11 @@ type SlotKernel struct {
 	// KernelU is the unpacked microkernel (docs/MICROKERNEL.md, "Unpacked operands") with the same
 	// tile; "" keeps the portable one.
 	KernelU string
+	// HostBlocks sizes MC, KC and NC at init from the caches of the machine the program runs on
+	// (target.HostGemmBlocks) instead of the constants above; the importer must list the target package.
+	HostBlocks bool
+	// Elem is the element size in bytes (for HostBlocks).
+	ElemSize int
 }
 
 // Variant is one implementation level an assembly backend registers: its name (Use/Variants), the Go
@@ -92,6 +97,17 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			writeVLoopAdapter(&b, i)
 		}
 	}
+	// Cache blocks probed at init, one per kernel that asks for them.
+	probed := map[string]bool{}
+	for _, v := range variants {
+		for _, s := range v.Slots {
+			if s.HostBlocks && !probed[s.Kernel] {
+				probed[s.Kernel] = true
+				w("// %sBlocks are %s's cache blocks for the caches of this machine, probed at init.\n", s.Kernel, s.Kernel)
+				w("var %sBlocks = target.HostGemmBlocks(%d, %d, %d)\n\n", s.Kernel, s.MR, s.NR, s.ElemSize)
+			}
+		}
+	}
 	// Each registration prepends, so the worst variant registers first and the best ends up first.
 	w("func init() {\n")
 	for i := len(variants) - 1; i >= 0; i-- {
@@ -108,8 +124,12 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			if s.KernelU != "" {
 				microU = s.KernelU + "Slice"
 			}
-			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, Micro: %sSlice, MicroU: %s}\n", ind, s.Slot.Var,
-				slotType(s.Slot.Elem), v.Name, s.MR, s.NR, s.MC, s.KC, s.NC, s.Kernel, microU)
+			mc, kc, nc := fmt.Sprint(s.MC), fmt.Sprint(s.KC), fmt.Sprint(s.NC)
+			if s.HostBlocks {
+				mc, kc, nc = s.Kernel+"Blocks.MC", s.Kernel+"Blocks.KC", s.Kernel+"Blocks.NC"
+			}
+			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %s, KC: %s, NC: %s, Micro: %sSlice, MicroU: %s}\n", ind, s.Slot.Var,
+				slotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Kernel, microU)
 		}
 		for _, i := range v.VLoops {
 			w("%s\t%s = %s\n", ind, i.VLoop.Var, i.adapter())

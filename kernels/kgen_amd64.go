@@ -7,6 +7,7 @@ package kernels
 import (
 	"unsafe"
 
+	"github.com/kgen-dev/kgen/target"
 	"golang.org/x/sys/cpu"
 )
 
@@ -161,22 +162,34 @@ func vloop_conv2d_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 i
 	return lo + n*8, vloop_conv2d_0AVX2(n, &t0[o0], &t1[o1])
 }
 
+// sgemm14x32AVX512Blocks are sgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
+var sgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 4)
+
+// dgemm14x16AVX512Blocks are dgemm14x16AVX512's cache blocks for the caches of this machine, probed at init.
+var dgemm14x16AVX512Blocks = target.HostGemmBlocks(14, 16, 8)
+
+// sgemm6x16AVX2Blocks are sgemm6x16AVX2's cache blocks for the caches of this machine, probed at init.
+var sgemm6x16AVX2Blocks = target.HostGemmBlocks(6, 16, 4)
+
+// dgemm6x8AVX2Blocks are dgemm6x8AVX2's cache blocks for the caches of this machine, probed at init.
+var dgemm6x8AVX2Blocks = target.HostGemmBlocks(6, 8, 8)
+
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		variants = append([]variant{{"avx2", func() {
 			resetVLoops()
-			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: 222, KC: 256, NC: 4096, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
@@ -193,18 +206,18 @@ func init() {
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		variants = append([]variant{{"avx512", func() {
 			resetVLoops()
-			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: 210, KC: 256, NC: 4096, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: 434, KC: 256, NC: 4096, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot

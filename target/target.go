@@ -137,6 +137,9 @@ func GemmBlocks(m Machine, mr, nr, elem int) Blocks {
 	}
 	b.KC = car * sets1 * l1.Line / (mr * elem)
 	b.KC = clamp(b.KC/8*8, 64, 512)
+	// Measured (docs/PERF.md): with short tiles (6 rows) the model's single L1 way for Ã gives KC ≈ 170,
+	// and a KC of at least 256, which halves the passes over C, wins over keeping B̃ strictly in L1.
+	b.KC = max(b.KC, MinKC)
 	l2 := m.L2
 	sets2 := l2.Size / (l2.Ways * l2.Line)
 	b.MC = (l2.Ways - 2) * sets2 * l2.Line / (b.KC * elem)
@@ -149,6 +152,20 @@ func GemmBlocks(m Machine, mr, nr, elem int) Blocks {
 	b.NC = (l3.Size / 2) / (b.KC * elem)
 	b.NC = clamp(b.NC/nr*nr, nr, 4096/nr*nr)
 	return b
+}
+
+// MinKC is the smallest K block GemmBlocks returns.
+const MinKC = 256
+
+// HostGemmBlocks returns the blocks for a tile on the machine this program runs on: the model of its
+// architecture with the cache sizes probed at run time (Linux sysfs; the static model elsewhere).
+// Generated packages call it once, at init, for every assembly microkernel.
+func HostGemmBlocks(mr, nr, elem int) Blocks {
+	m, err := Host(runtime.GOARCH)
+	if err != nil {
+		m = static["go"]
+	}
+	return GemmBlocks(m, mr, nr, elem)
 }
 
 func clamp(v, lo, hi int) int {

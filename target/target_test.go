@@ -3,12 +3,12 @@ package target
 import "testing"
 
 // The model on the AVX2 defaults (32 KiB 8-way L1, 1 MiB 16-way L2) for the 6×16 f32 tile, worked by
-// hand: sets1 = 64, C_Ar = 7·6/22 = 1 way → KC = 1·64·64/(6·4) = 170 → 168; MC = 14·1024·64/(168·4)
-// = 1365, halved and rounded to 6 → 678; NC = 16 MiB/(168·4) = 24966 → clamped to 4096.
+// hand: sets1 = 64, C_Ar = 7·6/22 = 1 way → KC = 1·64·64/(6·4) = 170 → 168, raised to MinKC = 256;
+// MC = 14·1024·64/(256·4) = 896, halved and rounded to 6 → 444; NC = 16 MiB/(256·4) = 16384 → 4096.
 func TestGemmBlocksWorked(t *testing.T) {
 	m, _ := Lookup("amd64")
 	b := GemmBlocks(m, 6, 16, 4)
-	want := Blocks{MR: 6, NR: 16, MC: 678, KC: 168, NC: 4096}
+	want := Blocks{MR: 6, NR: 16, MC: 444, KC: 256, NC: 4096}
 	if b != want {
 		t.Fatalf("got %+v, want %+v", b, want)
 	}

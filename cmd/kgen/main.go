@@ -250,6 +250,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	targets := fs.String("targets", "go", "comma-separated targets (go is always included)")
 	tests := fs.Bool("tests", true, "also write kgen_test.go, checking every kernel against the interpreter")
 	module := fs.String("module", "github.com/kgen-dev/kgen", "import path of kgen (for its rt, f16 and test packages)")
+	host := fs.Bool("host", false, "size cache blocks from this machine's probed caches (default: the static target model, so that generated files are the same on every machine)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -288,13 +289,17 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Generation must not depend on the machine it runs on: use the static model (cache sizes), so the
-	// committed files are reproducible anywhere.
-	m, err := target.Lookup("go")
+	// By default generation does not depend on the machine it runs on: the static model (cache sizes)
+	// makes committed files reproducible anywhere. -host tunes the portable blocks to this machine.
+	lookup := target.Lookup
+	if *host {
+		lookup = target.Host
+	}
+	m, err := lookup("go")
 	if err != nil {
 		return err
 	}
-	p := &codegen.Package{Name: name, Source: filepath.Base(path)}
+	p := &codegen.Package{Name: name, Source: filepath.Base(path), Module: *module}
 	for _, k := range ks {
 		f, err := passes.Compile(k, m, passes.Options{})
 		if err != nil {

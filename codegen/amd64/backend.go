@@ -42,8 +42,9 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 				elem = F64
 			}
 			k, ku := NewGemmKernel(elem, isa), NewGemmKernelU(elem, isa)
-			b := blocksFor(mach, k, s.Elem.Size())
-			v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC})
+			b := target.GemmBlocks(mach, k.MR, k.NR, s.Elem.Size())
+			v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC,
+				HostBlocks: true, ElemSize: s.Elem.Size()})
 			for _, g := range []GemmKernel{k, ku} {
 				if !have[g.Name] {
 					have[g.Name] = true
@@ -57,7 +58,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := codegen.DispatchFile(p.Name, []string{"golang.org/x/sys/cpu"}, variants)
+	src, err := codegen.DispatchFile(p.Name, []string{"golang.org/x/sys/cpu", p.KgenModule() + "/target"}, variants)
 	if err != nil {
 		return nil, fmt.Errorf("amd64 %v", err)
 	}
@@ -66,17 +67,4 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		{Name: "kgen_stub_amd64.go", Data: stubs},
 		{Name: "kgen_amd64.go", Data: src},
 	}, nil
-}
-
-// blocksFor starts from the analytical model and keeps KC at least 256: with a 6-row tile the model's
-// one L1 way for Ã gives KC = 168, and measured here (docs/PERF.md) a longer KC, which halves the
-// number of passes over C, wins over keeping B̃'s micro-panel strictly inside L1. MC is then resized so
-// Ã keeps the same L2 footprint.
-func blocksFor(m target.Machine, k GemmKernel, elem int) target.Blocks {
-	b := target.GemmBlocks(m, k.MR, k.NR, elem)
-	if b.KC < 256 {
-		b.MC = max(k.MR, b.MC*b.KC/256/k.MR*k.MR)
-		b.KC = 256
-	}
-	return b
 }
