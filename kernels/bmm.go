@@ -68,6 +68,8 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								}
 							}
 						} else {
+							M, K, N, A, B, C, b, jc, pc, ic := M, K, N, A, B, C, b, jc, pc, ic
+							_, _, _, _, _, _, _, _, _, _ = M, K, N, A, B, C, b, jc, pc, ic
 							rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_, func(lo_, hi_ int) {
 								for jr := lo_; jr < hi_; jr += bmmSlot.NR {
 									for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
@@ -135,6 +137,8 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								}
 							}
 						} else {
+							M, K, N, C, b, packB, packA, jc, pc, ic := M, K, N, C, b, packB, packA, jc, pc, ic
+							_, _, _, _, _, _, _, _, _, _ = M, K, N, C, b, packB, packA, jc, pc, ic
 							rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_, func(lo_, hi_ int) {
 								for jr := lo_; jr < hi_; jr += bmmSlot.NR {
 									for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {

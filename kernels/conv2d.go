@@ -119,6 +119,8 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 				}
 			}
 		} else {
+			CI, H, W, CO, KH, KW, OH, OW, I, F, O, n := CI, H, W, CO, KH, KW, OH, OW, I, F, O, n
+			_, _, _, _, _, _, _, _, _, _, _, _ = CI, H, W, CO, KH, KW, OH, OW, I, F, O, n
 			rt.ParallelFor(0, CO, 1, cost_, func(lo_, hi_ int) {
 				for co := lo_; co < hi_; co += 1 {
 					for y := 0; y < OH; y += 1 {

@@ -63,6 +63,8 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							}
 						}
 					} else {
+						M, K, N, A, B, C, alpha, beta, jc, pc, ic := M, K, N, A, B, C, alpha, beta, jc, pc, ic
+						_, _, _, _, _, _, _, _, _, _, _ = M, K, N, A, B, C, alpha, beta, jc, pc, ic
 						rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
 								for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
@@ -130,6 +132,8 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							}
 						}
 					} else {
+						M, K, N, C, alpha, beta, packB, packA, jc, pc, ic := M, K, N, C, alpha, beta, packB, packA, jc, pc, ic
+						_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, packA, jc, pc, ic
 						rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
 								for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {

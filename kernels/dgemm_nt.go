@@ -99,6 +99,8 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 					}
 				} else {
+					M, K, N, C, alpha, beta, packB, packA, jc, pc, ic := M, K, N, C, alpha, beta, packB, packA, jc, pc, ic
+					_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, packA, jc, pc, ic
 					rt.ParallelFor(0, min(dgemm_ntSlot.NC, (N-jc)), dgemm_ntSlot.NR, cost_, func(lo_, hi_ int) {
 						for jr := lo_; jr < hi_; jr += dgemm_ntSlot.NR {
 							for ir := 0; ir < min(dgemm_ntSlot.MC, (M-ic)); ir += dgemm_ntSlot.MR {

@@ -63,6 +63,8 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							}
 						}
 					} else {
+						K, M, N, A, B, C, alpha, beta, jc, pc, ic := K, M, N, A, B, C, alpha, beta, jc, pc, ic
+						_, _, _, _, _, _, _, _, _, _, _ = K, M, N, A, B, C, alpha, beta, jc, pc, ic
 						rt.ParallelFor(0, min(dgemm_tnSlot.NC, (N-jc)), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
 								for ir := 0; ir < min(dgemm_tnSlot.MC, (M-ic)); ir += dgemm_tnSlot.MR {
@@ -124,6 +126,8 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							}
 						}
 					} else {
+						K, M, N, C, alpha, beta, packB, packA, jc, pc, ic := K, M, N, C, alpha, beta, packB, packA, jc, pc, ic
+						_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, packA, jc, pc, ic
 						rt.ParallelFor(0, min(dgemm_tnSlot.NC, (N-jc)), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
 								for ir := 0; ir < min(dgemm_tnSlot.MC, (M-ic)); ir += dgemm_tnSlot.MR {

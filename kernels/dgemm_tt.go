@@ -93,6 +93,8 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 					}
 				} else {
+					K, M, N, C, alpha, beta, packB, packA, jc, pc, ic := K, M, N, C, alpha, beta, packB, packA, jc, pc, ic
+					_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, packA, jc, pc, ic
 					rt.ParallelFor(0, min(dgemm_ttSlot.NC, (N-jc)), dgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 						for jr := lo_; jr < hi_; jr += dgemm_ttSlot.NR {
 							for ir := 0; ir < min(dgemm_ttSlot.MC, (M-ic)); ir += dgemm_ttSlot.MR {

@@ -66,6 +66,8 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							}
 						}
 					} else {
+						M, K, N, A, B, bias, C, jc, pc, ic := M, K, N, A, B, bias, C, jc, pc, ic
+						_, _, _, _, _, _, _, _, _, _ = M, K, N, A, B, bias, C, jc, pc, ic
 						rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
 								for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
@@ -133,6 +135,8 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							}
 						}
 					} else {
+						M, K, N, bias, C, packB, packA, jc, pc, ic := M, K, N, bias, C, packB, packA, jc, pc, ic
+						_, _, _, _, _, _, _, _, _, _ = M, K, N, bias, C, packB, packA, jc, pc, ic
 						rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
 								for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {

@@ -97,6 +97,8 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 						}
 					}
 				} else {
+					M, K, N, cwide, packB, packA, jc, pc, ic := M, K, N, cwide, packB, packA, jc, pc, ic
+					_, _, _, _, _, _, _, _, _ = M, K, N, cwide, packB, packA, jc, pc, ic
 					rt.ParallelFor(0, min(hgemmSlot.NC, (N-jc)), hgemmSlot.NR, cost_, func(lo_, hi_ int) {
 						for jr := lo_; jr < hi_; jr += hgemmSlot.NR {
 							for ir := 0; ir < min(hgemmSlot.MC, (M-ic)); ir += hgemmSlot.MR {

@@ -130,6 +130,8 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 			}
 		}
 	} else {
+		M, N, X, gamma, beta, Y, eps, mean, vr := M, N, X, gamma, beta, Y, eps, mean, vr
+		_, _, _, _, _, _, _, _, _ = M, N, X, gamma, beta, Y, eps, mean, vr
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			for i := lo_; i < hi_; i += 1 {
 				var acc float32 = float32(0)

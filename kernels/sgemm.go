@@ -63,6 +63,8 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 							}
 						}
 					} else {
+						M, K, N, A, B, C, alpha, beta, jc, pc, ic := M, K, N, A, B, C, alpha, beta, jc, pc, ic
+						_, _, _, _, _, _, _, _, _, _, _ = M, K, N, A, B, C, alpha, beta, jc, pc, ic
 						rt.ParallelFor(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
 								for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
@@ -130,6 +132,8 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 							}
 						}
 					} else {
+						M, K, N, C, alpha, beta, packB, packA, jc, pc, ic := M, K, N, C, alpha, beta, packB, packA, jc, pc, ic
+						_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, packA, jc, pc, ic
 						rt.ParallelFor(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
 								for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {

@@ -63,6 +63,8 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							}
 						}
 					} else {
+						M, K, N, A, B, C, jc, pc, ic := M, K, N, A, B, C, jc, pc, ic
+						_, _, _, _, _, _, _, _, _ = M, K, N, A, B, C, jc, pc, ic
 						rt.ParallelFor(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
 								for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {
@@ -130,6 +132,8 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							}
 						}
 					} else {
+						M, K, N, C, packB, packA, jc, pc, ic := M, K, N, C, packB, packA, jc, pc, ic
+						_, _, _, _, _, _, _, _, _ = M, K, N, C, packB, packA, jc, pc, ic
 						rt.ParallelFor(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
 								for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {

@@ -99,6 +99,8 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 					}
 				} else {
+					M, K, N, C, alpha, beta, packB, packA, jc, pc, ic := M, K, N, C, alpha, beta, packB, packA, jc, pc, ic
+					_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, packA, jc, pc, ic
 					rt.ParallelFor(0, min(sgemm_ntSlot.NC, (N-jc)), sgemm_ntSlot.NR, cost_, func(lo_, hi_ int) {
 						for jr := lo_; jr < hi_; jr += sgemm_ntSlot.NR {
 							for ir := 0; ir < min(sgemm_ntSlot.MC, (M-ic)); ir += sgemm_ntSlot.MR {

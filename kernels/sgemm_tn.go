@@ -63,6 +63,8 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 							}
 						}
 					} else {
+						K, M, N, A, B, C, alpha, beta, jc, pc, ic := K, M, N, A, B, C, alpha, beta, jc, pc, ic
+						_, _, _, _, _, _, _, _, _, _, _ = K, M, N, A, B, C, alpha, beta, jc, pc, ic
 						rt.ParallelFor(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
 								for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
@@ -124,6 +126,8 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 							}
 						}
 					} else {
+						K, M, N, C, alpha, beta, packB, packA, jc, pc, ic := K, M, N, C, alpha, beta, packB, packA, jc, pc, ic
+						_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, packA, jc, pc, ic
 						rt.ParallelFor(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
 								for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {

@@ -93,6 +93,8 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 					}
 				} else {
+					K, M, N, C, alpha, beta, packB, packA, jc, pc, ic := K, M, N, C, alpha, beta, packB, packA, jc, pc, ic
+					_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, packA, jc, pc, ic
 					rt.ParallelFor(0, min(sgemm_ttSlot.NC, (N-jc)), sgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 						for jr := lo_; jr < hi_; jr += sgemm_ttSlot.NR {
 							for ir := 0; ir < min(sgemm_ttSlot.MC, (M-ic)); ir += sgemm_ttSlot.MR {

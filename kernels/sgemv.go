@@ -72,6 +72,8 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 			y[i] = ((alpha * acc) + (beta * y[i]))
 		}
 	} else {
+		M, N, A, x, y, alpha, beta := M, N, A, x, y, alpha, beta
+		_, _, _, _, _, _, _ = M, N, A, x, y, alpha, beta
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			for i := lo_; i < hi_; i += 1 {
 				var acc float32 = float32(0)

@@ -141,6 +141,8 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 			}
 		}
 	} else {
+		M, N, X, Y, m, s := M, N, X, Y, m, s
+		_, _, _, _, _, _ = M, N, X, Y, m, s
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			for i := lo_; i < hi_; i += 1 {
 				var acc float32 = float32(math.Inf(-1))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -101,10 +102,12 @@ func Numel(dims ...int) (int, bool) {
 func CheckLen(kernel, param string, got int, shape string, dims ...int) error {
 	want, ok := Numel(dims...)
 	if !ok {
-		return fmt.Errorf("%s: %s: shape %s = %v is negative or overflows", kernel, param, shape, dims)
+		// dims is copied so that it does not escape: the successful path must not allocate.
+		return fmt.Errorf("%s: %s: shape %s = %v is negative or overflows", kernel, param, shape, slices.Clone(dims))
 	}
 	if got != want {
 		return fmt.Errorf("%s: %s has length %d, want %s = %d", kernel, param, got, shape, want)
 	}
 	return nil
 }
+

@@ -40,3 +40,14 @@ func TestNumel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The successful checks of a generated wrapper must not allocate (small GEMMs call them per product).
+func TestCheckLenDoesNotAllocate(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() {
+		if CheckLen("k", "A", 12, "M*K", 3, 4) != nil || !Inline(0, 8, 1, 1) {
+			t.Fatal("unexpected")
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations per call", n)
+	}
+}

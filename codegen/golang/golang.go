@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"go/format"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +68,9 @@ type gen struct {
 	depth   int
 	// hoisted allocations: emitted at function start (or parallel chunk start)
 	hoisted map[*ir.Alloc]bool
+	// scope lists the Go variables declared at the current point of the emitted function (for the
+	// copies that keep a parallel loop's closure from moving them to the heap).
+	scope []string
 	// vloops are the kernel's vector-loop slots (codegen.VLoop), by loop
 	vloops map[*ir.Loop]*codegen.VLoop
 }
@@ -201,9 +205,17 @@ func (g *gen) file(p *codegen.Package) ([]byte, error) {
 	for _, d := range k.Dims {
 		g.line("_ = %s", d.Name)
 	}
+	g.scope = nil
+	for _, d := range k.Dims {
+		g.scope = append(g.scope, d.Name)
+	}
+	for _, p := range k.Params {
+		g.scope = append(g.scope, p.Name)
+	}
 	for _, t := range k.Temps {
 		shape, _ := shapeExpr(t)
 		g.line("%s := make([]%s, %s)", t.Name, goType(t.Type), shape)
+		g.scope = append(g.scope, t.Name)
 	}
 	g.hoisted = map[*ir.Alloc]bool{}
 	g.vloops = map[*ir.Loop]*codegen.VLoop{}
@@ -298,6 +310,7 @@ func (g *gen) hoistAllocs(body []ir.Node, inParallel bool) {
 			if !usesVar && !inParallel {
 				g.hoisted[a] = true
 				g.line("%s := make([]%s, %s)", a.T.Name, goType(a.T.Type), g.iexpr(a.T.Size))
+				g.scope = append(g.scope, a.T.Name)
 			}
 		}
 		if l, ok := n.(*ir.Loop); ok && l.Kind == ir.Parallel {
@@ -472,12 +485,40 @@ func (g *gen) storeValue(t *ir.Tensor, v string) string {
 }
 
 func (g *gen) nodes(body []ir.Node) error {
+	mark := len(g.scope)
+	defer func() { g.scope = g.scope[:mark] }()
 	for _, n := range body {
 		if err := g.node(n); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+var identRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// closureCopies declares fresh copies of the in-scope variables the closure text uses, so that the
+// closure captures the copies (made only on the parallel path) rather than moving the originals to the
+// heap on every call.
+func (g *gen) closureCopies(closure, loopVar string) {
+	used := map[string]bool{}
+	for _, id := range identRe.FindAllString(closure, -1) {
+		used[id] = true
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, n := range g.scope {
+		if used[n] && n != loopVar && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	list := strings.Join(names, ", ")
+	g.line("%s := %s", list, list)
+	g.line("%s = %s", strings.Repeat("_, ", len(names)-1)+"_", list)
 }
 
 func (g *gen) node(n ir.Node) error {
@@ -499,37 +540,54 @@ func (g *gen) node(n ir.Node) error {
 			// Small loops run inline, without building the closure the worker pool needs.
 			g.line("if cost_ := %s; rt.Inline(%s, %s, %s, cost_) {", cost, lo, hi, step)
 			g.depth++
+			mark := len(g.scope)
 			serial := *n
 			serial.Kind = ir.Serial
 			g.hoistAllocs(n.Body, false)
 			if err := g.node(&serial); err != nil {
 				return err
 			}
+			g.scope = g.scope[:mark]
 			g.depth--
 			g.line("} else {")
 			g.depth++
+			saved := g.b
+			g.b = bytes.Buffer{}
 			g.line("rt.ParallelFor(%s, %s, %s, cost_, func(lo_, hi_ int) {", lo, hi, step)
 			g.depth++
 			g.hoistAllocs(n.Body, false)
 			g.line("for %s := lo_; %s < hi_; %s += %s {", v, v, v, step)
+			g.scope = append(g.scope, v)
+			g.depth++
+			if err := g.nodes(n.Body); err != nil {
+				return err
+			}
+			g.depth--
+			g.line("}")
+			g.depth--
+			g.line("})")
+			g.scope = g.scope[:mark]
+			closure := g.b.String()
+			g.b = saved
+			g.closureCopies(closure, v)
+			g.b.WriteString(closure)
+			g.depth--
+			g.line("}")
+			return nil
 		} else if vl := g.vloops[n]; vl != nil {
 			g.vloopCall(vl, v, lo, hi)
 			g.line("for ; %s < %s; %s += %s {", v, hi, v, step)
 		} else {
 			g.line("for %s := %s; %s < %s; %s += %s {", v, lo, v, hi, v, step)
 		}
+		g.scope = append(g.scope, v)
 		g.depth++
 		if err := g.nodes(n.Body); err != nil {
 			return err
 		}
 		g.depth--
 		g.line("}")
-		if n.Kind == ir.Parallel {
-			g.depth--
-			g.line("})")
-			g.depth--
-			g.line("}")
-		}
+		g.scope = g.scope[:len(g.scope)-1]
 		if g.vloops[n] != nil {
 			g.depth--
 			g.line("}")
@@ -537,6 +595,7 @@ func (g *gen) node(n ir.Node) error {
 	case *ir.Decl:
 		g.line("var %s %s = %s", n.L.Name, goType(n.L.T.Compute()), g.expr(n.Init))
 		g.line("_ = %s", n.L.Name)
+		g.scope = append(g.scope, n.L.Name)
 	case *ir.Assign:
 		g.line("%s = %s", n.L.Name, g.expr(n.Value))
 	case *ir.Store:
@@ -544,6 +603,7 @@ func (g *gen) node(n ir.Node) error {
 	case *ir.Alloc:
 		if !g.hoisted[n] {
 			g.line("%s := make([]%s, %s)", n.T.Name, goType(n.T.Type), g.iexpr(n.T.Size))
+			g.scope = append(g.scope, n.T.Name)
 		}
 		return g.nodes(n.Body)
 	case *ir.Pack:
@@ -551,10 +611,12 @@ func (g *gen) node(n ir.Node) error {
 	case *ir.If:
 		g.line("if %s {", g.expr(n.Cond))
 		g.depth++
+		mark := len(g.scope)
 		g.hoistAllocs(n.Then, false)
 		if err := g.nodes(n.Then); err != nil {
 			return err
 		}
+		g.scope = g.scope[:mark]
 		g.depth--
 		g.line("} else {")
 		g.depth++
@@ -562,6 +624,7 @@ func (g *gen) node(n ir.Node) error {
 		if err := g.nodes(n.Else); err != nil {
 			return err
 		}
+		g.scope = g.scope[:mark]
 		g.depth--
 		g.line("}")
 	case *ir.Micro:
