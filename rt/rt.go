@@ -110,4 +110,3 @@ func CheckLen(kernel, param string, got int, shape string, dims ...int) error {
 	}
 	return nil
 }
-
