@@ -20,6 +20,109 @@ func dgemm6x8NEONSlice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta flo
 	dgemm6x8NEON(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// vloop_sgemv_0NEONSlot runs vloop_sgemv_0 (a Vector loop of the loop IR) through vloop_sgemv_0NEON, 4 lanes at a time.
+func vloop_sgemv_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo, 0
+	}
+	return lo + n*4, vloop_sgemv_0NEON(n, &t0[o0], &t1[o1])
+}
+
+// vloop_sdot_0NEONSlot runs vloop_sdot_0 (a Vector loop of the loop IR) through vloop_sdot_0NEON, 4 lanes at a time.
+func vloop_sdot_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo, 0
+	}
+	return lo + n*4, vloop_sdot_0NEON(n, &t0[o0], &t1[o1])
+}
+
+// vloop_saxpy_0NEONSlot runs vloop_saxpy_0 (a Vector loop of the loop IR) through vloop_saxpy_0NEON, 4 lanes at a time.
+func vloop_saxpy_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_saxpy_0NEON(n, &t0[o0], &t1[o1], c0)
+	return lo + n*4
+}
+
+// vloop_softmax_0NEONSlot runs vloop_softmax_0 (a Vector loop of the loop IR) through vloop_softmax_0NEON, 4 lanes at a time.
+func vloop_softmax_0NEONSlot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo, 0
+	}
+	return lo + n*4, vloop_softmax_0NEON(n, &t0[o0])
+}
+
+// vloop_softmax_1NEONSlot runs vloop_softmax_1 (a Vector loop of the loop IR) through vloop_softmax_1NEON, 4 lanes at a time.
+func vloop_softmax_1NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_softmax_1NEON(n, &t0[o0], &t1[o1], c0)
+	return lo + n*4
+}
+
+// vloop_softmax_2NEONSlot runs vloop_softmax_2 (a Vector loop of the loop IR) through vloop_softmax_2NEON, 4 lanes at a time.
+func vloop_softmax_2NEONSlot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo, 0
+	}
+	return lo + n*4, vloop_softmax_2NEON(n, &t0[o0])
+}
+
+// vloop_softmax_3NEONSlot runs vloop_softmax_3 (a Vector loop of the loop IR) through vloop_softmax_3NEON, 4 lanes at a time.
+func vloop_softmax_3NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_softmax_3NEON(n, &t0[o0], c0)
+	return lo + n*4
+}
+
+// vloop_layernorm_0NEONSlot runs vloop_layernorm_0 (a Vector loop of the loop IR) through vloop_layernorm_0NEON, 4 lanes at a time.
+func vloop_layernorm_0NEONSlot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo, 0
+	}
+	return lo + n*4, vloop_layernorm_0NEON(n, &t0[o0])
+}
+
+// vloop_layernorm_1NEONSlot runs vloop_layernorm_1 (a Vector loop of the loop IR) through vloop_layernorm_1NEON, 4 lanes at a time.
+func vloop_layernorm_1NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32, c1 float32) (int, float32) {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo, 0
+	}
+	return lo + n*4, vloop_layernorm_1NEON(n, &t0[o0], c0, c1)
+}
+
+// vloop_layernorm_2NEONSlot runs vloop_layernorm_2 (a Vector loop of the loop IR) through vloop_layernorm_2NEON, 4 lanes at a time.
+func vloop_layernorm_2NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, c0 float32, c1 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) || o3 < 0 || o3+n*4 > len(t3) {
+		return lo
+	}
+	vloop_layernorm_2NEON(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], c0, c1)
+	return lo + n*4
+}
+
+// vloop_conv2d_0NEONSlot runs vloop_conv2d_0 (a Vector loop of the loop IR) through vloop_conv2d_0NEON, 4 lanes at a time.
+func vloop_conv2d_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo, 0
+	}
+	return lo + n*4, vloop_conv2d_0NEON(n, &t0[o0], &t1[o1])
+}
+
 func init() {
 	variants = append([]variant{{"neon", func() {
 		resetVLoops()
@@ -35,6 +138,17 @@ func init() {
 		*sgemm_accSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
 		*bmmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
 		*hgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		vloop_sgemv_0 = vloop_sgemv_0NEONSlot
+		vloop_sdot_0 = vloop_sdot_0NEONSlot
+		vloop_saxpy_0 = vloop_saxpy_0NEONSlot
+		vloop_softmax_0 = vloop_softmax_0NEONSlot
+		vloop_softmax_1 = vloop_softmax_1NEONSlot
+		vloop_softmax_2 = vloop_softmax_2NEONSlot
+		vloop_softmax_3 = vloop_softmax_3NEONSlot
+		vloop_layernorm_0 = vloop_layernorm_0NEONSlot
+		vloop_layernorm_1 = vloop_layernorm_1NEONSlot
+		vloop_layernorm_2 = vloop_layernorm_2NEONSlot
+		vloop_conv2d_0 = vloop_conv2d_0NEONSlot
 	}}}, variants...)
 	selectVariant()
 }

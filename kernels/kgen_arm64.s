@@ -843,3 +843,659 @@ dgemm6x8NEON_cout_col:
 	BNE	dgemm6x8NEON_cout_row
 dgemm6x8NEON_done:
 	RET
+
+// func vloop_sgemv_0NEON(n int, p0 *float32, p1 *float32) float32
+// vloop_sgemv_0NEON runs n groups of 4 iterations of vloop_sgemv_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_sgemv_0NEON(SB), NOSPLIT, $0-28
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_sgemv_0NEON_tail
+vloop_sgemv_0NEON_loop:
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V5.S4]
+	VFMLA	V5.S4, V4.S4, V0.S4
+	VLD1.P	16(R2), [V5.S4]
+	VLD1.P	16(R3), [V4.S4]
+	VFMLA	V4.S4, V5.S4, V1.S4
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V5.S4]
+	VFMLA	V5.S4, V4.S4, V2.S4
+	VLD1.P	16(R2), [V5.S4]
+	VLD1.P	16(R3), [V4.S4]
+	VFMLA	V4.S4, V5.S4, V3.S4
+	SUBS	$1, R1, R1
+	BNE	vloop_sgemv_0NEON_loop
+vloop_sgemv_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_sgemv_0NEON_done
+vloop_sgemv_0NEON_loop1:
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V5.S4]
+	VFMLA	V5.S4, V4.S4, V0.S4
+	SUBS	$1, R0, R0
+	BNE	vloop_sgemv_0NEON_loop1
+vloop_sgemv_0NEON_done:
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	FMOVS	F0, ret+24(FP)
+	RET
+
+// func vloop_sdot_0NEON(n int, p0 *float32, p1 *float32) float32
+// vloop_sdot_0NEON runs n groups of 4 iterations of vloop_sdot_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_sdot_0NEON(SB), NOSPLIT, $0-28
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_sdot_0NEON_tail
+vloop_sdot_0NEON_loop:
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V5.S4]
+	VFMLA	V5.S4, V4.S4, V0.S4
+	VLD1.P	16(R2), [V5.S4]
+	VLD1.P	16(R3), [V4.S4]
+	VFMLA	V4.S4, V5.S4, V1.S4
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V5.S4]
+	VFMLA	V5.S4, V4.S4, V2.S4
+	VLD1.P	16(R2), [V5.S4]
+	VLD1.P	16(R3), [V4.S4]
+	VFMLA	V4.S4, V5.S4, V3.S4
+	SUBS	$1, R1, R1
+	BNE	vloop_sdot_0NEON_loop
+vloop_sdot_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_sdot_0NEON_done
+vloop_sdot_0NEON_loop1:
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V5.S4]
+	VFMLA	V5.S4, V4.S4, V0.S4
+	SUBS	$1, R0, R0
+	BNE	vloop_sdot_0NEON_loop1
+vloop_sdot_0NEON_done:
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	FMOVS	F0, ret+24(FP)
+	RET
+
+// func vloop_saxpy_0NEON(n int, p0 *float32, p1 *float32, c0 float32)
+// vloop_saxpy_0NEON runs n groups of 4 iterations of vloop_saxpy_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_saxpy_0NEON(SB), NOSPLIT, $0-28
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	FMOVS	c0+24(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_saxpy_0NEON_tail
+vloop_saxpy_0NEON_loop:
+	VLD1.P	16(R2), [V1.S4]
+	VLD1	(R3), [V2.S4]
+	VFMLA	V1.S4, V0.S4, V2.S4
+	VST1.P	[V2.S4], 16(R3)
+	VLD1.P	16(R2), [V2.S4]
+	VLD1	(R3), [V1.S4]
+	VFMLA	V2.S4, V0.S4, V1.S4
+	VST1.P	[V1.S4], 16(R3)
+	VLD1.P	16(R2), [V1.S4]
+	VLD1	(R3), [V2.S4]
+	VFMLA	V1.S4, V0.S4, V2.S4
+	VST1.P	[V2.S4], 16(R3)
+	VLD1.P	16(R2), [V2.S4]
+	VLD1	(R3), [V1.S4]
+	VFMLA	V2.S4, V0.S4, V1.S4
+	VST1.P	[V1.S4], 16(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_saxpy_0NEON_loop
+vloop_saxpy_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_saxpy_0NEON_done
+vloop_saxpy_0NEON_loop1:
+	VLD1.P	16(R2), [V1.S4]
+	VLD1	(R3), [V2.S4]
+	VFMLA	V1.S4, V0.S4, V2.S4
+	VST1.P	[V2.S4], 16(R3)
+	SUBS	$1, R0, R0
+	BNE	vloop_saxpy_0NEON_loop1
+vloop_saxpy_0NEON_done:
+	RET
+
+// func vloop_softmax_0NEON(n int, p0 *float32) float32
+// vloop_softmax_0NEON runs n groups of 4 iterations of vloop_softmax_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_softmax_0NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	$4286578688, R1
+	VDUP	R1, V0.S4
+	MOVD	$4286578688, R1
+	VDUP	R1, V1.S4
+	MOVD	$4286578688, R1
+	VDUP	R1, V2.S4
+	MOVD	$4286578688, R1
+	VDUP	R1, V3.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_softmax_0NEON_tail
+vloop_softmax_0NEON_loop:
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24f421 // fmax v1.4s, v1.4s, v4.4s
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24f442 // fmax v2.4s, v2.4s, v4.4s
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24f463 // fmax v3.4s, v3.4s, v4.4s
+	SUBS	$1, R1, R1
+	BNE	vloop_softmax_0NEON_loop
+vloop_softmax_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_softmax_0NEON_done
+vloop_softmax_0NEON_loop1:
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	SUBS	$1, R0, R0
+	BNE	vloop_softmax_0NEON_loop1
+vloop_softmax_0NEON_done:
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	WORD	$0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
+	WORD	$0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD	$0x6e20f400 // fmaxp v0.4s, v0.4s, v0.4s
+	WORD	$0x6e20f400 // fmaxp v0.4s, v0.4s, v0.4s
+	FMOVS	F0, ret+16(FP)
+	RET
+
+// func vloop_softmax_1NEON(n int, p0 *float32, p1 *float32, c0 float32)
+// vloop_softmax_1NEON runs n groups of 4 iterations of vloop_softmax_1 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_softmax_1NEON(SB), NOSPLIT, $0-28
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	FMOVS	c0+24(FP), F0
+	VDUP	V0.S[0], V0.S4
+	MOVD	$1118961664, R1
+	VDUP	R1, V1.S4
+	MOVD	$3268411392, R1
+	VDUP	R1, V2.S4
+	MOVD	$1069066811, R1
+	VDUP	R1, V3.S4
+	MOVD	$1060208640, R1
+	VDUP	R1, V4.S4
+	MOVD	$3109978243, R1
+	VDUP	R1, V5.S4
+	MOVD	$961571175, R1
+	VDUP	R1, V6.S4
+	MOVD	$985088974, R1
+	VDUP	R1, V7.S4
+	MOVD	$1007192328, R1
+	VDUP	R1, V8.S4
+	MOVD	$1026206145, R1
+	VDUP	R1, V9.S4
+	MOVD	$1042983594, R1
+	VDUP	R1, V10.S4
+	MOVD	$1056964608, R1
+	VDUP	R1, V11.S4
+	MOVD	$1065353216, R1
+	VDUP	R1, V12.S4
+	MOVD	$127, R1
+	VDUP	R1, V13.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_softmax_1NEON_tail
+vloop_softmax_1NEON_loop:
+	VLD1.P	16(R2), [V14.S4]
+	WORD	$0x4ea0d5ce // fsub v14.4s, v14.4s, v0.4s
+	WORD	$0x4ea1f5ce // fmin v14.4s, v14.4s, v1.4s
+	WORD	$0x4e22f5ce // fmax v14.4s, v14.4s, v2.4s
+	WORD	$0x6e23ddcf // fmul v15.4s, v14.4s, v3.4s
+	WORD	$0x4e2189ef // frintn v15.4s, v15.4s
+	VFMLS	V4.S4, V15.S4, V14.S4
+	VFMLS	V5.S4, V15.S4, V14.S4
+	VMOV	V6.B16, V16.B16
+	VMOV	V7.B16, V17.B16
+	VFMLA	V14.S4, V16.S4, V17.S4
+	VMOV	V8.B16, V16.B16
+	VFMLA	V14.S4, V17.S4, V16.S4
+	VMOV	V9.B16, V17.B16
+	VFMLA	V14.S4, V16.S4, V17.S4
+	VMOV	V10.B16, V16.B16
+	VFMLA	V14.S4, V17.S4, V16.S4
+	VMOV	V11.B16, V17.B16
+	VFMLA	V14.S4, V16.S4, V17.S4
+	WORD	$0x6e2ede31 // fmul v17.4s, v17.4s, v14.4s
+	VFMLA	V17.S4, V14.S4, V14.S4
+	WORD	$0x4e2cd5ce // fadd v14.4s, v14.4s, v12.4s
+	WORD	$0x4ea1b9ef // fcvtzs v15.4s, v15.4s
+	WORD	$0x4f3f05f0 // sshr v16.4s, v15.4s, #1
+	VSUB	V16.S4, V15.S4, V15.S4
+	VADD	V13.S4, V16.S4, V16.S4
+	VSHL	$23, V16.S4, V16.S4
+	VADD	V13.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	WORD	$0x6e2fddce // fmul v14.4s, v14.4s, v15.4s
+	VST1.P	[V14.S4], 16(R3)
+	VLD1.P	16(R2), [V14.S4]
+	WORD	$0x4ea0d5ce // fsub v14.4s, v14.4s, v0.4s
+	WORD	$0x4ea1f5ce // fmin v14.4s, v14.4s, v1.4s
+	WORD	$0x4e22f5ce // fmax v14.4s, v14.4s, v2.4s
+	WORD	$0x6e23ddd1 // fmul v17.4s, v14.4s, v3.4s
+	WORD	$0x4e218a31 // frintn v17.4s, v17.4s
+	VFMLS	V4.S4, V17.S4, V14.S4
+	VFMLS	V5.S4, V17.S4, V14.S4
+	VMOV	V6.B16, V16.B16
+	VMOV	V7.B16, V15.B16
+	VFMLA	V14.S4, V16.S4, V15.S4
+	VMOV	V8.B16, V16.B16
+	VFMLA	V14.S4, V15.S4, V16.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V14.S4, V16.S4, V15.S4
+	VMOV	V10.B16, V16.B16
+	VFMLA	V14.S4, V15.S4, V16.S4
+	VMOV	V11.B16, V15.B16
+	VFMLA	V14.S4, V16.S4, V15.S4
+	WORD	$0x6e2eddef // fmul v15.4s, v15.4s, v14.4s
+	VFMLA	V15.S4, V14.S4, V14.S4
+	WORD	$0x4e2cd5ce // fadd v14.4s, v14.4s, v12.4s
+	WORD	$0x4ea1ba31 // fcvtzs v17.4s, v17.4s
+	WORD	$0x4f3f0630 // sshr v16.4s, v17.4s, #1
+	VSUB	V16.S4, V17.S4, V17.S4
+	VADD	V13.S4, V16.S4, V16.S4
+	VSHL	$23, V16.S4, V16.S4
+	VADD	V13.S4, V17.S4, V17.S4
+	VSHL	$23, V17.S4, V17.S4
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	WORD	$0x6e31ddce // fmul v14.4s, v14.4s, v17.4s
+	VST1.P	[V14.S4], 16(R3)
+	VLD1.P	16(R2), [V14.S4]
+	WORD	$0x4ea0d5ce // fsub v14.4s, v14.4s, v0.4s
+	WORD	$0x4ea1f5ce // fmin v14.4s, v14.4s, v1.4s
+	WORD	$0x4e22f5ce // fmax v14.4s, v14.4s, v2.4s
+	WORD	$0x6e23ddcf // fmul v15.4s, v14.4s, v3.4s
+	WORD	$0x4e2189ef // frintn v15.4s, v15.4s
+	VFMLS	V4.S4, V15.S4, V14.S4
+	VFMLS	V5.S4, V15.S4, V14.S4
+	VMOV	V6.B16, V16.B16
+	VMOV	V7.B16, V17.B16
+	VFMLA	V14.S4, V16.S4, V17.S4
+	VMOV	V8.B16, V16.B16
+	VFMLA	V14.S4, V17.S4, V16.S4
+	VMOV	V9.B16, V17.B16
+	VFMLA	V14.S4, V16.S4, V17.S4
+	VMOV	V10.B16, V16.B16
+	VFMLA	V14.S4, V17.S4, V16.S4
+	VMOV	V11.B16, V17.B16
+	VFMLA	V14.S4, V16.S4, V17.S4
+	WORD	$0x6e2ede31 // fmul v17.4s, v17.4s, v14.4s
+	VFMLA	V17.S4, V14.S4, V14.S4
+	WORD	$0x4e2cd5ce // fadd v14.4s, v14.4s, v12.4s
+	WORD	$0x4ea1b9ef // fcvtzs v15.4s, v15.4s
+	WORD	$0x4f3f05f0 // sshr v16.4s, v15.4s, #1
+	VSUB	V16.S4, V15.S4, V15.S4
+	VADD	V13.S4, V16.S4, V16.S4
+	VSHL	$23, V16.S4, V16.S4
+	VADD	V13.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	WORD	$0x6e2fddce // fmul v14.4s, v14.4s, v15.4s
+	VST1.P	[V14.S4], 16(R3)
+	VLD1.P	16(R2), [V14.S4]
+	WORD	$0x4ea0d5ce // fsub v14.4s, v14.4s, v0.4s
+	WORD	$0x4ea1f5ce // fmin v14.4s, v14.4s, v1.4s
+	WORD	$0x4e22f5ce // fmax v14.4s, v14.4s, v2.4s
+	WORD	$0x6e23ddd1 // fmul v17.4s, v14.4s, v3.4s
+	WORD	$0x4e218a31 // frintn v17.4s, v17.4s
+	VFMLS	V4.S4, V17.S4, V14.S4
+	VFMLS	V5.S4, V17.S4, V14.S4
+	VMOV	V6.B16, V16.B16
+	VMOV	V7.B16, V15.B16
+	VFMLA	V14.S4, V16.S4, V15.S4
+	VMOV	V8.B16, V16.B16
+	VFMLA	V14.S4, V15.S4, V16.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V14.S4, V16.S4, V15.S4
+	VMOV	V10.B16, V16.B16
+	VFMLA	V14.S4, V15.S4, V16.S4
+	VMOV	V11.B16, V15.B16
+	VFMLA	V14.S4, V16.S4, V15.S4
+	WORD	$0x6e2eddef // fmul v15.4s, v15.4s, v14.4s
+	VFMLA	V15.S4, V14.S4, V14.S4
+	WORD	$0x4e2cd5ce // fadd v14.4s, v14.4s, v12.4s
+	WORD	$0x4ea1ba31 // fcvtzs v17.4s, v17.4s
+	WORD	$0x4f3f0630 // sshr v16.4s, v17.4s, #1
+	VSUB	V16.S4, V17.S4, V17.S4
+	VADD	V13.S4, V16.S4, V16.S4
+	VSHL	$23, V16.S4, V16.S4
+	VADD	V13.S4, V17.S4, V17.S4
+	VSHL	$23, V17.S4, V17.S4
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	WORD	$0x6e31ddce // fmul v14.4s, v14.4s, v17.4s
+	VST1.P	[V14.S4], 16(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_softmax_1NEON_loop
+vloop_softmax_1NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_softmax_1NEON_done
+vloop_softmax_1NEON_loop1:
+	VLD1.P	16(R2), [V14.S4]
+	WORD	$0x4ea0d5ce // fsub v14.4s, v14.4s, v0.4s
+	WORD	$0x4ea1f5ce // fmin v14.4s, v14.4s, v1.4s
+	WORD	$0x4e22f5ce // fmax v14.4s, v14.4s, v2.4s
+	WORD	$0x6e23ddcf // fmul v15.4s, v14.4s, v3.4s
+	WORD	$0x4e2189ef // frintn v15.4s, v15.4s
+	VFMLS	V4.S4, V15.S4, V14.S4
+	VFMLS	V5.S4, V15.S4, V14.S4
+	VMOV	V6.B16, V16.B16
+	VMOV	V7.B16, V17.B16
+	VFMLA	V14.S4, V16.S4, V17.S4
+	VMOV	V8.B16, V16.B16
+	VFMLA	V14.S4, V17.S4, V16.S4
+	VMOV	V9.B16, V17.B16
+	VFMLA	V14.S4, V16.S4, V17.S4
+	VMOV	V10.B16, V16.B16
+	VFMLA	V14.S4, V17.S4, V16.S4
+	VMOV	V11.B16, V17.B16
+	VFMLA	V14.S4, V16.S4, V17.S4
+	WORD	$0x6e2ede31 // fmul v17.4s, v17.4s, v14.4s
+	VFMLA	V17.S4, V14.S4, V14.S4
+	WORD	$0x4e2cd5ce // fadd v14.4s, v14.4s, v12.4s
+	WORD	$0x4ea1b9ef // fcvtzs v15.4s, v15.4s
+	WORD	$0x4f3f05f0 // sshr v16.4s, v15.4s, #1
+	VSUB	V16.S4, V15.S4, V15.S4
+	VADD	V13.S4, V16.S4, V16.S4
+	VSHL	$23, V16.S4, V16.S4
+	VADD	V13.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	WORD	$0x6e2fddce // fmul v14.4s, v14.4s, v15.4s
+	VST1.P	[V14.S4], 16(R3)
+	SUBS	$1, R0, R0
+	BNE	vloop_softmax_1NEON_loop1
+vloop_softmax_1NEON_done:
+	RET
+
+// func vloop_softmax_2NEON(n int, p0 *float32) float32
+// vloop_softmax_2NEON runs n groups of 4 iterations of vloop_softmax_2 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_softmax_2NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_softmax_2NEON_tail
+vloop_softmax_2NEON_loop:
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24d421 // fadd v1.4s, v1.4s, v4.4s
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24d442 // fadd v2.4s, v2.4s, v4.4s
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24d463 // fadd v3.4s, v3.4s, v4.4s
+	SUBS	$1, R1, R1
+	BNE	vloop_softmax_2NEON_loop
+vloop_softmax_2NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_softmax_2NEON_done
+vloop_softmax_2NEON_loop1:
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	SUBS	$1, R0, R0
+	BNE	vloop_softmax_2NEON_loop1
+vloop_softmax_2NEON_done:
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	FMOVS	F0, ret+16(FP)
+	RET
+
+// func vloop_softmax_3NEON(n int, p0 *float32, c0 float32)
+// vloop_softmax_3NEON runs n groups of 4 iterations of vloop_softmax_3 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_softmax_3NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_softmax_3NEON_tail
+vloop_softmax_3NEON_loop:
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_softmax_3NEON_loop
+vloop_softmax_3NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_softmax_3NEON_done
+vloop_softmax_3NEON_loop1:
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_softmax_3NEON_loop1
+vloop_softmax_3NEON_done:
+	RET
+
+// func vloop_layernorm_0NEON(n int, p0 *float32) float32
+// vloop_layernorm_0NEON runs n groups of 4 iterations of vloop_layernorm_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_layernorm_0NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_layernorm_0NEON_tail
+vloop_layernorm_0NEON_loop:
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24d421 // fadd v1.4s, v1.4s, v4.4s
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24d442 // fadd v2.4s, v2.4s, v4.4s
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24d463 // fadd v3.4s, v3.4s, v4.4s
+	SUBS	$1, R1, R1
+	BNE	vloop_layernorm_0NEON_loop
+vloop_layernorm_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_layernorm_0NEON_done
+vloop_layernorm_0NEON_loop1:
+	VLD1.P	16(R2), [V4.S4]
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	SUBS	$1, R0, R0
+	BNE	vloop_layernorm_0NEON_loop1
+vloop_layernorm_0NEON_done:
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	FMOVS	F0, ret+16(FP)
+	RET
+
+// func vloop_layernorm_1NEON(n int, p0 *float32, c0 float32, c1 float32) float32
+// vloop_layernorm_1NEON runs n groups of 4 iterations of vloop_layernorm_1 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_layernorm_1NEON(SB), NOSPLIT, $0-28
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	FMOVS	c1+20(FP), F1
+	VDUP	V1.S[0], V1.S4
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_layernorm_1NEON_tail
+vloop_layernorm_1NEON_loop:
+	VLD1.P	16(R2), [V6.S4]
+	WORD	$0x4ea0d4c7 // fsub v7.4s, v6.4s, v0.4s
+	WORD	$0x4ea1d4c8 // fsub v8.4s, v6.4s, v1.4s
+	VFMLA	V8.S4, V7.S4, V2.S4
+	VLD1.P	16(R2), [V6.S4]
+	WORD	$0x4ea0d4c8 // fsub v8.4s, v6.4s, v0.4s
+	WORD	$0x4ea1d4c7 // fsub v7.4s, v6.4s, v1.4s
+	VFMLA	V7.S4, V8.S4, V3.S4
+	VLD1.P	16(R2), [V6.S4]
+	WORD	$0x4ea0d4c7 // fsub v7.4s, v6.4s, v0.4s
+	WORD	$0x4ea1d4c8 // fsub v8.4s, v6.4s, v1.4s
+	VFMLA	V8.S4, V7.S4, V4.S4
+	VLD1.P	16(R2), [V6.S4]
+	WORD	$0x4ea0d4c8 // fsub v8.4s, v6.4s, v0.4s
+	WORD	$0x4ea1d4c7 // fsub v7.4s, v6.4s, v1.4s
+	VFMLA	V7.S4, V8.S4, V5.S4
+	SUBS	$1, R1, R1
+	BNE	vloop_layernorm_1NEON_loop
+vloop_layernorm_1NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_layernorm_1NEON_done
+vloop_layernorm_1NEON_loop1:
+	VLD1.P	16(R2), [V6.S4]
+	WORD	$0x4ea0d4c7 // fsub v7.4s, v6.4s, v0.4s
+	WORD	$0x4ea1d4c8 // fsub v8.4s, v6.4s, v1.4s
+	VFMLA	V8.S4, V7.S4, V2.S4
+	SUBS	$1, R0, R0
+	BNE	vloop_layernorm_1NEON_loop1
+vloop_layernorm_1NEON_done:
+	WORD	$0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD	$0x4e24d442 // fadd v2.4s, v2.4s, v4.4s
+	WORD	$0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
+	WORD	$0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
+	FMOVS	F2, ret+24(FP)
+	RET
+
+// func vloop_layernorm_2NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, c0 float32, c1 float32)
+// vloop_layernorm_2NEON runs n groups of 4 iterations of vloop_layernorm_2 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_layernorm_2NEON(SB), NOSPLIT, $0-48
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	p3+32(FP), R5
+	FMOVS	c0+40(FP), F0
+	VDUP	V0.S[0], V0.S4
+	FMOVS	c1+44(FP), F1
+	VDUP	V1.S[0], V1.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_layernorm_2NEON_tail
+vloop_layernorm_2NEON_loop:
+	VLD1.P	16(R2), [V2.S4]
+	VLD1.P	16(R3), [V3.S4]
+	VLD1.P	16(R4), [V4.S4]
+	WORD	$0x4ea0d442 // fsub v2.4s, v2.4s, v0.4s
+	WORD	$0x6e21fc42 // fdiv v2.4s, v2.4s, v1.4s
+	VFMLA	V3.S4, V2.S4, V4.S4
+	VST1.P	[V4.S4], 16(R5)
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V3.S4]
+	VLD1.P	16(R4), [V2.S4]
+	WORD	$0x4ea0d484 // fsub v4.4s, v4.4s, v0.4s
+	WORD	$0x6e21fc84 // fdiv v4.4s, v4.4s, v1.4s
+	VFMLA	V3.S4, V4.S4, V2.S4
+	VST1.P	[V2.S4], 16(R5)
+	VLD1.P	16(R2), [V2.S4]
+	VLD1.P	16(R3), [V3.S4]
+	VLD1.P	16(R4), [V4.S4]
+	WORD	$0x4ea0d442 // fsub v2.4s, v2.4s, v0.4s
+	WORD	$0x6e21fc42 // fdiv v2.4s, v2.4s, v1.4s
+	VFMLA	V3.S4, V2.S4, V4.S4
+	VST1.P	[V4.S4], 16(R5)
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V3.S4]
+	VLD1.P	16(R4), [V2.S4]
+	WORD	$0x4ea0d484 // fsub v4.4s, v4.4s, v0.4s
+	WORD	$0x6e21fc84 // fdiv v4.4s, v4.4s, v1.4s
+	VFMLA	V3.S4, V4.S4, V2.S4
+	VST1.P	[V2.S4], 16(R5)
+	SUBS	$1, R1, R1
+	BNE	vloop_layernorm_2NEON_loop
+vloop_layernorm_2NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_layernorm_2NEON_done
+vloop_layernorm_2NEON_loop1:
+	VLD1.P	16(R2), [V2.S4]
+	VLD1.P	16(R3), [V3.S4]
+	VLD1.P	16(R4), [V4.S4]
+	WORD	$0x4ea0d442 // fsub v2.4s, v2.4s, v0.4s
+	WORD	$0x6e21fc42 // fdiv v2.4s, v2.4s, v1.4s
+	VFMLA	V3.S4, V2.S4, V4.S4
+	VST1.P	[V4.S4], 16(R5)
+	SUBS	$1, R0, R0
+	BNE	vloop_layernorm_2NEON_loop1
+vloop_layernorm_2NEON_done:
+	RET
+
+// func vloop_conv2d_0NEON(n int, p0 *float32, p1 *float32) float32
+// vloop_conv2d_0NEON runs n groups of 4 iterations of vloop_conv2d_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_conv2d_0NEON(SB), NOSPLIT, $0-28
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_conv2d_0NEON_tail
+vloop_conv2d_0NEON_loop:
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V5.S4]
+	VFMLA	V5.S4, V4.S4, V0.S4
+	VLD1.P	16(R2), [V5.S4]
+	VLD1.P	16(R3), [V4.S4]
+	VFMLA	V4.S4, V5.S4, V1.S4
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V5.S4]
+	VFMLA	V5.S4, V4.S4, V2.S4
+	VLD1.P	16(R2), [V5.S4]
+	VLD1.P	16(R3), [V4.S4]
+	VFMLA	V4.S4, V5.S4, V3.S4
+	SUBS	$1, R1, R1
+	BNE	vloop_conv2d_0NEON_loop
+vloop_conv2d_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_conv2d_0NEON_done
+vloop_conv2d_0NEON_loop1:
+	VLD1.P	16(R2), [V4.S4]
+	VLD1.P	16(R3), [V5.S4]
+	VFMLA	V5.S4, V4.S4, V0.S4
+	SUBS	$1, R0, R0
+	BNE	vloop_conv2d_0NEON_loop1
+vloop_conv2d_0NEON_done:
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	FMOVS	F0, ret+24(FP)
+	RET

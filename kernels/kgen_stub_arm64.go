@@ -13,3 +13,58 @@ func sgemm8x12NEON(kc int, a, b, c *float32, ldc int, m, n int, alpha, beta floa
 //
 //go:noescape
 func dgemm6x8NEON(kc int, a, b, c *float64, ldc int, m, n int, alpha, beta float64, bias *float64, ep int)
+
+// vloop_sgemv_0NEON runs n groups of 4 iterations of vloop_sgemv_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_sgemv_0NEON(n int, p0 *float32, p1 *float32) float32
+
+// vloop_sdot_0NEON runs n groups of 4 iterations of vloop_sdot_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_sdot_0NEON(n int, p0 *float32, p1 *float32) float32
+
+// vloop_saxpy_0NEON runs n groups of 4 iterations of vloop_saxpy_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_saxpy_0NEON(n int, p0 *float32, p1 *float32, c0 float32)
+
+// vloop_softmax_0NEON runs n groups of 4 iterations of vloop_softmax_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_softmax_0NEON(n int, p0 *float32) float32
+
+// vloop_softmax_1NEON runs n groups of 4 iterations of vloop_softmax_1 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_softmax_1NEON(n int, p0 *float32, p1 *float32, c0 float32)
+
+// vloop_softmax_2NEON runs n groups of 4 iterations of vloop_softmax_2 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_softmax_2NEON(n int, p0 *float32) float32
+
+// vloop_softmax_3NEON runs n groups of 4 iterations of vloop_softmax_3 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_softmax_3NEON(n int, p0 *float32, c0 float32)
+
+// vloop_layernorm_0NEON runs n groups of 4 iterations of vloop_layernorm_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_layernorm_0NEON(n int, p0 *float32) float32
+
+// vloop_layernorm_1NEON runs n groups of 4 iterations of vloop_layernorm_1 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_layernorm_1NEON(n int, p0 *float32, c0 float32, c1 float32) float32
+
+// vloop_layernorm_2NEON runs n groups of 4 iterations of vloop_layernorm_2 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_layernorm_2NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, c0 float32, c1 float32)
+
+// vloop_conv2d_0NEON runs n groups of 4 iterations of vloop_conv2d_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_conv2d_0NEON(n int, p0 *float32, p1 *float32) float32

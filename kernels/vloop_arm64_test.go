@@ -1,5 +1,8 @@
 //go:build arm64 && !purego
 
+// The arm64 counterpart of vloop_test.go: the NEON vector loops of kgen_arm64.s (run under qemu-aarch64
+// off arm64 hardware).
+
 package kernels
 
 import (

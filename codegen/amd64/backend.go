@@ -58,7 +58,11 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := codegen.DispatchFile(p.Name, []string{"golang.org/x/sys/cpu", p.KgenModule() + "/target"}, variants)
+	imports := []string{"golang.org/x/sys/cpu"}
+	if len(slots) > 0 {
+		imports = append(imports, p.KgenModule()+"/target") // HostGemmBlocks
+	}
+	src, err := codegen.DispatchFile(p.Name, imports, variants)
 	if err != nil {
 		return nil, fmt.Errorf("amd64 %v", err)
 	}

@@ -9,8 +9,9 @@ import (
 )
 
 // Backend is the arm64 backend: for every GEMM slot of the package it generates the NEON by-element
-// FMLA microkernel of the slot's element type (the register tile of TileFor) and an init that registers
-// them as the "neon" variant ahead of the portable "go" one. ASIMD is mandatory on arm64, so there is no
+// FMLA microkernel of the slot's element type (the register tile of TileFor), for every vector-loop slot
+// it can vectorize a NEON vector loop (vloop.go), and an init that registers them as the "neon" variant
+// ahead of the portable "go" one. ASIMD is mandatory on arm64, so there is no
 // feature check. The cache blocks come from the analytical model of the arm64 machine applied to the tile.
 type Backend struct{}
 
@@ -23,11 +24,12 @@ const variantName = "neon"
 // Generate implements codegen.Backend.
 func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	slots := codegen.Slots(p)
-	if len(slots) == 0 {
+	vloops, vimpls := VLoopKernels(p, NEON)
+	if len(slots) == 0 && len(vloops) == 0 {
 		return nil, nil
 	}
 	m, _ := target.Lookup("arm64")
-	v := codegen.Variant{Name: variantName}
+	v := codegen.Variant{Name: variantName, VLoops: vimpls}
 	var gemms []GemmKernel
 	have := map[string]bool{}
 	for _, s := range slots {
@@ -42,7 +44,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			gemms = append(gemms, k)
 		}
 	}
-	asm, stubs, err := Generate(p.Name, gemms)
+	asm, stubs, err := GenerateWithVLoops(p.Name, gemms, vloops)
 	if err != nil {
 		return nil, err
 	}

@@ -90,8 +90,13 @@ func TestBackend(t *testing.T) {
 			t.Errorf("kgen_stub_arm64.go: no declaration of %s", k)
 		}
 	}
-	if n := strings.Count(asm, "TEXT "); n != 2 {
-		t.Errorf("kgen_arm64.s: %d TEXT symbols, want 2", n)
+	// Two microkernels and saxpy's vector loop.
+	if n := strings.Count(asm, "TEXT "); n != 3 {
+		t.Errorf("kgen_arm64.s: %d TEXT symbols, want 3", n)
+	}
+	if !strings.Contains(asm, "TEXT ·vloop_saxpy_0NEON(SB), NOSPLIT, $0-28") ||
+		!strings.Contains(got["kgen_stub_arm64.go"], "func vloop_saxpy_0NEON(n int, p0 *float32, p1 *float32, c0 float32)\n") {
+		t.Errorf("no vector loop for saxpy:\n%s", got["kgen_stub_arm64.go"])
 	}
 	fmla := regexp.MustCompile(`WORD\s+\$0x[0-9a-f]{8} // fmla v\d+\.(4s|2d), v\d+\.(4s|2d), v\d+\.([sd])\[\d\]`)
 	lanes := map[string]int{}
@@ -112,12 +117,14 @@ func TestBackend(t *testing.T) {
 		"unsafe.SliceData(a), unsafe.SliceData(b), &c[0]",
 		"\tvariants = append([]variant{{\"neon\", func() {\n",
 		"\tselectVariant()\n}\n",
+		"func vloop_saxpy_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32) int {\n\tn := (hi - lo) / 4\n",
+		"\t\tvloop_saxpy_0 = vloop_saxpy_0NEONSlot\n",
 	} {
 		if !strings.Contains(disp, want) {
 			t.Errorf("kgen_arm64.go lacks %q:\n%s", want, disp)
 		}
 	}
-	if strings.Contains(disp, "x/sys/cpu") || strings.Contains(disp, "\tif ") {
+	if strings.Contains(disp, "x/sys/cpu") || strings.Contains(disp[strings.Index(disp, "func init()"):], "\tif ") {
 		t.Errorf("kgen_arm64.go: the neon variant should be registered without a feature check:\n%s", disp)
 	}
 	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\d+), KC: (\d+), NC: (\d+), Micro: (\w+)Slice, MicroU: microUGo(32|64)\}`)
@@ -150,11 +157,29 @@ func TestBackend(t *testing.T) {
 	}
 }
 
-// A package without GEMM slots needs no arm64 files.
+// A package without GEMM slots or vector loops needs no arm64 files (transpose's loads are strided, an
+// integer loop has no NEON version).
 func TestBackendNoSlots(t *testing.T) {
-	p := compile(t, "kernel saxpy(x: f32[N], y: inout f32[N], alpha: f32) {\n    y[i] = alpha * x[i] + y[i]\n}\n")
+	p := compile(t, "kernel transpose(A: f32[M, N], B: out f32[N, M]) {\n    B[j, i] = A[i, j]\n}\n"+
+		"kernel iadd(x: i32[N], y: inout i32[N]) {\n    y[i] = x[i] + y[i]\n}\n")
 	files, err := Backend{}.Generate(p)
 	if err != nil || len(files) != 0 {
 		t.Errorf("Generate = %d files, %v; want none", len(files), err)
+	}
+}
+
+// A package with vector loops but no GEMM slots gets the three files, without microkernels.
+func TestBackendVLoopsOnly(t *testing.T) {
+	p := compile(t, "kernel saxpy(x: f32[N], y: inout f32[N], alpha: f32) {\n    y[i] = alpha * x[i] + y[i]\n}\n")
+	files, err := Backend{}.Generate(p)
+	if err != nil || len(files) != 3 {
+		t.Fatalf("Generate = %d files, %v; want 3", len(files), err)
+	}
+	asm := string(files[0].Data)
+	if strings.Count(asm, "TEXT ") != 1 || !strings.Contains(asm, "TEXT ·vloop_saxpy_0NEON(SB)") {
+		t.Errorf("kgen_arm64.s:\n%s", asm)
+	}
+	if disp := string(files[2].Data); strings.Contains(disp, "unsafe") || !strings.Contains(disp, "vloop_saxpy_0 = vloop_saxpy_0NEONSlot") {
+		t.Errorf("kgen_arm64.go:\n%s", disp)
 	}
 }

@@ -199,6 +199,29 @@ func (b *Builder) VEOR(m, n, d Vec) { b.Op("VEOR", m, n, d) }
 // VDUP broadcasts a lane: VDUP V1.S[0], V2.S4.
 func (b *Builder) VDUP(e Elem, d Vec) { b.Op("VDUP", e, d) }
 
+// VDUPR broadcasts a general register: VDUP R3, V2.S4 (the low lane-size bits of r).
+func (b *Builder) VDUPR(r GPR, d Vec) { b.Op("VDUP", r, d) }
+
+// VMOV copies a vector register: VMOV V1.B16, V2.B16 (an alias of ORR).
+func (b *Builder) VMOV(src, dst Vec) { b.Op("VMOV", src, dst) }
+
+// VADD is the integer vector d = n + m (Go order: VADD m, n, d).
+func (b *Builder) VADD(m, n, d Vec) { b.Op("VADD", m, n, d) }
+
+// VSUB is the integer vector d = n - m (Go order: VSUB m, n, d).
+func (b *Builder) VSUB(m, n, d Vec) { b.Op("VSUB", m, n, d) }
+
+// VSHL shifts each integer lane of n left by sh into d.
+func (b *Builder) VSHL(sh Imm, n, d Vec) { b.Op("VSHL", sh, n, d) }
+
+// VFMLS is the native vector FMLS, d -= n*m fused (Go order: VFMLS m, n, d); 2S, 4S, 2D only.
+func (b *Builder) VFMLS(m, n, d Vec) {
+	if _, _, _, ok := fpArr(d.Arr); !ok || d.Arr == H4 || d.Arr == H8 || m.Arr != d.Arr || n.Arr != d.Arr {
+		b.fail(errorf("VFMLS: Go assembler form needs 2S/4S/2D, got %s", d.Asm()))
+	}
+	b.Op("VFMLS", m, n, d)
+}
+
 // VFMLA is the native vector FMLA, d += n*m (Go order: VFMLA m, n, d); 2S, 4S, 2D only.
 func (b *Builder) VFMLA(m, n, d Vec) {
 	if _, _, _, ok := fpArr(d.Arr); !ok || d.Arr == H4 || d.Arr == H8 || m.Arr != d.Arr || n.Arr != d.Arr {
@@ -238,6 +261,36 @@ func (b *Builder) FMIN(d, n, m Vec) { b.word([]Operand{d, n, m})(EncFMIN(d, n, m
 
 // FADDP emits FADDP (vector).
 func (b *Builder) FADDP(d, n, m Vec) { b.word([]Operand{d, n, m})(EncFADDP(d, n, m)) }
+
+// FSUB emits FSUB (vector), d = n - m.
+func (b *Builder) FSUB(d, n, m Vec) { b.word([]Operand{d, n, m})(EncFSUB(d, n, m)) }
+
+// FDIV emits FDIV (vector), d = n / m.
+func (b *Builder) FDIV(d, n, m Vec) { b.word([]Operand{d, n, m})(EncFDIV(d, n, m)) }
+
+// FMAXP emits FMAXP (vector), pairwise and NaN-propagating.
+func (b *Builder) FMAXP(d, n, m Vec) { b.word([]Operand{d, n, m})(EncFMAXP(d, n, m)) }
+
+// FMINP emits FMINP (vector), pairwise and NaN-propagating.
+func (b *Builder) FMINP(d, n, m Vec) { b.word([]Operand{d, n, m})(EncFMINP(d, n, m)) }
+
+// FNEG emits FNEG (vector).
+func (b *Builder) FNEG(d, n Vec) { b.word([]Operand{d, n})(EncFNEG(d, n)) }
+
+// FABS emits FABS (vector).
+func (b *Builder) FABS(d, n Vec) { b.word([]Operand{d, n})(EncFABS(d, n)) }
+
+// FSQRT emits FSQRT (vector).
+func (b *Builder) FSQRT(d, n Vec) { b.word([]Operand{d, n})(EncFSQRT(d, n)) }
+
+// FRINTN emits FRINTN (vector), round to integral with ties to even.
+func (b *Builder) FRINTN(d, n Vec) { b.word([]Operand{d, n})(EncFRINTN(d, n)) }
+
+// FCVTZS emits FCVTZS (vector), float to signed integer toward zero.
+func (b *Builder) FCVTZS(d, n Vec) { b.word([]Operand{d, n})(EncFCVTZS(d, n)) }
+
+// SSHR emits SSHR (vector, immediate), arithmetic shift right by sh.
+func (b *Builder) SSHR(d, n Vec, sh int) { b.word([]Operand{d, n})(EncSSHR(d, n, sh)) }
 
 // FCVTL emits FCVTL/FCVTL2 (chosen by n's arrangement).
 func (b *Builder) FCVTL(d, n Vec) { b.word([]Operand{d, n})(EncFCVTL(d, n)) }

@@ -83,6 +83,27 @@ func everyNative(b *Builder) {
 	b.FCVTN(V(2).H8(), V(3).S4())
 	b.BFDOT(V(2).S4(), V(3).H8(), V(4).H8())
 	b.BFDOTElem(V(2).S4(), V(3).H8(), V(4).S(3))
+	b.VDUPR(R3, V(2).S4())
+	b.VDUPR(R3, V(2).D2())
+	b.MOVD(Imm(-4503599627370496), R3)
+	b.MOVD(Imm(0xff800000), R3)
+	b.FMOVS(F(0), Arg{"ret", 8})
+	b.VMOV(V(1).B16(), V(30).B16())
+	b.VADD(V(1).S4(), V(2).S4(), V(3).S4())
+	b.VSUB(V(1).S4(), V(2).S4(), V(3).S4())
+	b.VSHL(Imm(23), V(1).S4(), V(2).S4())
+	b.VFMLS(V(1).S4(), V(2).S4(), V(31).S4())
+	b.VFMLS(V(1).D2(), V(2).D2(), V(31).D2())
+	b.FSUB(V(8).S4(), V(8).S4(), V(1).S4())
+	b.FDIV(V(8).D2(), V(8).D2(), V(1).D2())
+	b.FMAXP(V(8).S4(), V(8).S4(), V(8).S4())
+	b.FMINP(V(8).D2(), V(8).D2(), V(8).D2())
+	b.FNEG(V(8).S4(), V(9).S4())
+	b.FABS(V(8).D2(), V(9).D2())
+	b.FSQRT(V(8).S4(), V(9).S4())
+	b.FRINTN(V(8).S4(), V(9).S4())
+	b.FCVTZS(V(8).S4(), V(9).S4())
+	b.SSHR(V(8).S4(), V(9).S4(), 1)
 	b.Comment("end")
 	b.RET()
 }
@@ -151,6 +172,8 @@ func TestBuilderErrors(t *testing.T) {
 		func(b *Builder) { b.VFMLA(V(0).H8(), V(1).H8(), V(2).H8()) },     // Go lacks .8H
 		func(b *Builder) { b.FMLAElem(V(0).H8(), V(1).H8(), V(16).H(0)) }, // Rm > 15
 		func(b *Builder) { b.FCVTL(V(0).D2(), V(1).H8()) },                // bad pair
+		func(b *Builder) { b.VFMLS(V(0).H8(), V(1).H8(), V(2).H8()) },     // Go lacks .8H
+		func(b *Builder) { b.SSHR(V(0).S4(), V(1).S4(), 0) },              // shift out of range
 	} {
 		var b Builder
 		f(&b)

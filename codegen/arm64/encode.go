@@ -188,3 +188,69 @@ func EncBFDOTElem(d, n Vec, m Elem) (Encoding, error) {
 	w := 0x0F40F000 | q<<30 | (i&1)<<21 | uint32(m.Reg)<<16 | (i>>1)<<11 | uint32(n.Reg)<<5 | uint32(d.Reg)
 	return Encoding{w, fmt.Sprintf("bfdot %s, %s, v%d.2h[%d]", d.LLVM(), n.LLVM(), m.Reg, m.Index)}, nil
 }
+
+// EncFSUB encodes FSUB (vector): d = n - m.
+func EncFSUB(d, n, m Vec) (Encoding, error) { return threeSameFP("fsub", 0, 1, 0x1A, 0x2, d, n, m) }
+
+// EncFDIV encodes FDIV (vector): d = n / m (correctly rounded).
+func EncFDIV(d, n, m Vec) (Encoding, error) { return threeSameFP("fdiv", 1, 0, 0x1F, 0x7, d, n, m) }
+
+// EncFMAXP encodes FMAXP (vector): pairwise NaN-propagating max of the concatenation n:m.
+func EncFMAXP(d, n, m Vec) (Encoding, error) { return threeSameFP("fmaxp", 1, 0, 0x1E, 0x6, d, n, m) }
+
+// EncFMINP encodes FMINP (vector): pairwise NaN-propagating min of the concatenation n:m.
+func EncFMINP(d, n, m Vec) (Encoding, error) { return threeSameFP("fminp", 1, 1, 0x1E, 0x6, d, n, m) }
+
+// twoRegMiscFP encodes the "Advanced SIMD two-register miscellaneous" floating-point group (and its
+// FP16 counterpart): u and a select the operation with opcode (bits 16..12).
+func twoRegMiscFP(mn string, u, a, opcode uint32, d, n Vec) (Encoding, error) {
+	if d.Arr != n.Arr {
+		return Encoding{}, errorf("%s: arrangements differ: %s, %s", mn, d.Asm(), n.Asm())
+	}
+	half, sz, q, ok := fpArr(d.Arr)
+	if !ok {
+		return Encoding{}, errorf("%s: bad arrangement %s", mn, d.Arr)
+	}
+	var w uint32
+	if half {
+		w = 0x0E780800 | q<<30 | u<<29 | a<<23 | opcode<<12
+	} else {
+		w = 0x0E200800 | q<<30 | u<<29 | a<<23 | sz<<22 | opcode<<12
+	}
+	w |= uint32(n.Reg)<<5 | uint32(d.Reg)
+	return Encoding{w, fmt.Sprintf("%s %s, %s", mn, d.LLVM(), n.LLVM())}, nil
+}
+
+// EncFNEG encodes FNEG (vector): d = -n (sign bit flipped, NaN included).
+func EncFNEG(d, n Vec) (Encoding, error) { return twoRegMiscFP("fneg", 1, 1, 0x0F, d, n) }
+
+// EncFABS encodes FABS (vector): d = |n| (sign bit cleared).
+func EncFABS(d, n Vec) (Encoding, error) { return twoRegMiscFP("fabs", 0, 1, 0x0F, d, n) }
+
+// EncFSQRT encodes FSQRT (vector), correctly rounded.
+func EncFSQRT(d, n Vec) (Encoding, error) { return twoRegMiscFP("fsqrt", 1, 1, 0x1F, d, n) }
+
+// EncFRINTN encodes FRINTN (vector): round to integral, ties to even.
+func EncFRINTN(d, n Vec) (Encoding, error) { return twoRegMiscFP("frintn", 0, 0, 0x18, d, n) }
+
+// EncFCVTZS encodes FCVTZS (vector, integer): float to signed integer of the same width, toward zero.
+func EncFCVTZS(d, n Vec) (Encoding, error) { return twoRegMiscFP("fcvtzs", 0, 1, 0x1B, d, n) }
+
+// EncSSHR encodes SSHR (vector, immediate): arithmetic shift right of each lane by sh (1..lane bits);
+// arrangements 8B..2D.
+func EncSSHR(d, n Vec, sh int) (Encoding, error) {
+	if d.Arr != n.Arr || d.Arr == D1 {
+		return Encoding{}, errorf("sshr: bad operands %s, %s", d.Asm(), n.Asm())
+	}
+	esize := 8 * d.Arr.LaneBytes()
+	if sh < 1 || sh > esize {
+		return Encoding{}, errorf("sshr: shift %d out of range 1..%d", sh, esize)
+	}
+	var q uint32
+	if d.Arr.Q() {
+		q = 1
+	}
+	immhb := uint32(2*esize - sh) // immh:immb; the leading one of immh gives the lane size
+	w := 0x0F000400 | q<<30 | immhb<<16 | uint32(n.Reg)<<5 | uint32(d.Reg)
+	return Encoding{w, fmt.Sprintf("sshr %s, %s, #%d", d.LLVM(), n.LLVM(), sh)}, nil
+}

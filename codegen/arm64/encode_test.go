@@ -61,12 +61,29 @@ func encodingCases(t *testing.T) []Encoding {
 		}
 		out = append(out, e)
 	}
-	vec3 := []func(d, n, m Vec) (Encoding, error){EncFMLA, EncFADD, EncFMUL, EncFMAX, EncFMIN, EncFADDP}
+	vec3 := []func(d, n, m Vec) (Encoding, error){EncFMLA, EncFADD, EncFMUL, EncFMAX, EncFMIN, EncFADDP,
+		EncFSUB, EncFDIV, EncFMAXP, EncFMINP}
 	for _, f := range vec3 {
 		for _, arr := range []Arrangement{H4, H8, S2, S4, D2} {
 			for i, d := range regs {
 				n, m := regs[(i+2)%len(regs)], regs[(i+5)%len(regs)]
 				add(f(V(d).arr(arr), V(n).arr(arr), V(m).arr(arr)))
+			}
+		}
+	}
+	for _, f := range []func(d, n Vec) (Encoding, error){EncFNEG, EncFABS, EncFSQRT, EncFRINTN, EncFCVTZS} {
+		for _, arr := range []Arrangement{H4, H8, S2, S4, D2} {
+			for i, d := range regs {
+				add(f(V(d).arr(arr), V(regs[(i+3)%len(regs)]).arr(arr)))
+			}
+		}
+	}
+	for _, arr := range []Arrangement{B8, B16, H4, H8, S2, S4, D2} {
+		bits := 8 * arr.LaneBytes()
+		for i, d := range regs {
+			n := regs[(i+1)%len(regs)]
+			for _, sh := range []int{1, 2, bits / 2, bits - 1, bits} {
+				add(EncSSHR(V(d).arr(arr), V(n).arr(arr), sh))
 			}
 		}
 	}
@@ -144,6 +161,12 @@ func TestEncodingErrors(t *testing.T) {
 		func() (Encoding, error) { return EncFCVTL(V(1).S4(), V(2).S4()) },
 		func() (Encoding, error) { return EncFCVTN(V(1).D2(), V(2).S4()) },
 		func() (Encoding, error) { return EncBFDOT(V(1).S4(), V(2).H4(), V(3).H4()) },
+		func() (Encoding, error) { return EncFSUB(V(1).S4(), V(2).D2(), V(3).S4()) },
+		func() (Encoding, error) { return EncFNEG(V(1).S4(), V(2).S2()) },
+		func() (Encoding, error) { return EncFSQRT(V(1).B16(), V(2).B16()) },
+		func() (Encoding, error) { return EncSSHR(V(1).S4(), V(2).S4(), 0) },
+		func() (Encoding, error) { return EncSSHR(V(1).S4(), V(2).S4(), 33) },
+		func() (Encoding, error) { return EncSSHR(V(1).D1(), V(2).D1(), 1) },
 	}
 	for i, f := range bad {
 		if e, err := f(); err == nil {
