@@ -6,6 +6,8 @@ package kernels
 
 import (
 	"unsafe"
+
+	"github.com/kgen-dev/kgen/target"
 )
 
 // sgemm8x12NEONSlice adapts sgemm8x12NEON (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
@@ -123,21 +125,27 @@ func vloop_conv2d_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 i
 	return lo + n*4, vloop_conv2d_0NEON(n, &t0[o0], &t1[o1])
 }
 
+// sgemm8x12NEONBlocks are sgemm8x12NEON's cache blocks for the caches of this machine, probed at init.
+var sgemm8x12NEONBlocks = target.HostGemmBlocks(8, 12, 4)
+
+// dgemm6x8NEONBlocks are dgemm6x8NEON's cache blocks for the caches of this machine, probed at init.
+var dgemm6x8NEONBlocks = target.HostGemmBlocks(6, 8, 8)
+
 func init() {
 	variants = append([]variant{{"neon", func() {
 		resetVLoops()
-		*sgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*dgemmSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
-		*sgemm_tnSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*sgemm_ntSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*sgemm_ttSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*dgemm_tnSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
-		*dgemm_ntSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
-		*dgemm_ttSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: 144, KC: 336, NC: 4096, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
-		*gemm_bias_reluSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*sgemm_accSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*bmmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*hgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: 192, KC: 512, NC: 4092, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*sgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*dgemmSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
+		*sgemm_tnSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*sgemm_ntSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*sgemm_ttSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*dgemm_tnSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
+		*dgemm_ntSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
+		*dgemm_ttSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
+		*gemm_bias_reluSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*sgemm_accSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*bmmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*hgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
 		vloop_sgemv_0 = vloop_sgemv_0NEONSlot
 		vloop_sdot_0 = vloop_sdot_0NEONSlot
 		vloop_saxpy_0 = vloop_saxpy_0NEONSlot

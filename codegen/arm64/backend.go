@@ -38,7 +38,8 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			return nil, fmt.Errorf("arm64: slot %s: %v", s.Name, err)
 		}
 		b := target.GemmBlocks(m, k.MR, k.NR, s.Elem.Size())
-		v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC})
+		v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC,
+			HostBlocks: true, ElemSize: s.Elem.Size()})
 		if !have[k.Name] {
 			have[k.Name] = true
 			gemms = append(gemms, k)
@@ -48,7 +49,11 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := codegen.DispatchFile(p.Name, nil, []codegen.Variant{v})
+	var imports []string
+	if len(v.Slots) > 0 {
+		imports = append(imports, p.KgenModule()+"/target") // HostGemmBlocks: caches probed at init
+	}
+	src, err := codegen.DispatchFile(p.Name, imports, []codegen.Variant{v})
 	if err != nil {
 		return nil, fmt.Errorf("arm64 %v", err)
 	}

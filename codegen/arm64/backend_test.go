@@ -3,7 +3,6 @@ package arm64
 import (
 	"bytes"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -127,18 +126,19 @@ func TestBackend(t *testing.T) {
 	if strings.Contains(disp, "x/sys/cpu") || strings.Contains(disp[strings.Index(disp, "func init()"):], "\tif ") {
 		t.Errorf("kgen_arm64.go: the neon variant should be registered without a feature check:\n%s", disp)
 	}
-	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\d+), KC: (\d+), NC: (\d+), Micro: (\w+)Slice, MicroU: microUGo(32|64)\}`)
+	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\w+)Blocks\.MC, KC: (\w+)Blocks\.KC, NC: (\w+)Blocks\.NC, Micro: (\w+)Slice, MicroU: microUGo(32|64)\}`)
 	want := map[string]string{"sgemm": "sgemm8x12NEON", "sgemm_nt": "sgemm8x12NEON", "dgemm": "dgemm6x8NEON"}
 	seen := map[string]bool{}
 	for _, m := range install.FindAllStringSubmatch(disp, -1) {
 		seen[m[1]] = true
-		if want[m[1]] != m[8] {
-			t.Errorf("slot %s uses %s, want %s", m[1], m[8], want[m[1]])
+		if want[m[1]] != m[8] || m[5] != m[8] || m[6] != m[8] || m[7] != m[8] {
+			t.Errorf("slot %s uses %s with blocks of %s, want %s", m[1], m[8], m[5], want[m[1]])
 		}
-		n := func(i int) int { v, _ := strconv.Atoi(m[i]); return v }
-		mr, nr, mc, kc, nc := n(3), n(4), n(5), n(6), n(7)
-		if mc%mr != 0 || nc%nr != 0 || kc <= 0 {
-			t.Errorf("slot %s: blocks MR %d NR %d MC %d KC %d NC %d", m[1], mr, nr, mc, kc, nc)
+		// the blocks are probed at init for this kernel's tile
+		size := map[string]string{"gemmSlot32": "4", "gemmSlot64": "8"}[m[2]]
+		decl := "var " + m[8] + "Blocks = target.HostGemmBlocks(" + m[3] + ", " + m[4] + ", " + size + ")"
+		if !strings.Contains(disp, decl) {
+			t.Errorf("slot %s: no %q", m[1], decl)
 		}
 	}
 	if len(seen) != len(want) {
