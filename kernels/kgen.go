@@ -200,16 +200,16 @@ func microUGo64(kc int, a []float64, ars, acs int, b []float64, ldb int, c []flo
 	}
 }
 
-var sgemmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
+var sgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
 var sgemmSlotGo = *sgemmSlot
 
-// microGo32_4x2 is the portable 4x2 microkernel (docs/MICROKERNEL.md).
-func microGo32_4x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1, c3_0, c3_1 float32
-	a, b = a[:kc*4], b[:kc*2]
+// microGo32_3x2 is the portable 3x2 microkernel (docs/MICROKERNEL.md).
+func microGo32_3x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1 float32
+	a, b = a[:kc*3], b[:kc*2]
 	p := 0
 	for ; p+2 <= kc; p += 2 {
-		ap := a[p*4 : p*4+8 : p*4+8]
+		ap := a[p*3 : p*3+6 : p*3+6]
 		bp := b[p*2 : p*2+4 : p*2+4]
 		c0_0 += ap[0] * bp[0]
 		c0_1 += ap[0] * bp[1]
@@ -217,19 +217,15 @@ func microGo32_4x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32
 		c1_1 += ap[1] * bp[1]
 		c2_0 += ap[2] * bp[0]
 		c2_1 += ap[2] * bp[1]
-		c3_0 += ap[3] * bp[0]
-		c3_1 += ap[3] * bp[1]
-		c0_0 += ap[4] * bp[2]
-		c0_1 += ap[4] * bp[3]
-		c1_0 += ap[5] * bp[2]
-		c1_1 += ap[5] * bp[3]
-		c2_0 += ap[6] * bp[2]
-		c2_1 += ap[6] * bp[3]
-		c3_0 += ap[7] * bp[2]
-		c3_1 += ap[7] * bp[3]
+		c0_0 += ap[3] * bp[2]
+		c0_1 += ap[3] * bp[3]
+		c1_0 += ap[4] * bp[2]
+		c1_1 += ap[4] * bp[3]
+		c2_0 += ap[5] * bp[2]
+		c2_1 += ap[5] * bp[3]
 	}
 	for ; p < kc; p++ {
-		ap := a[p*4 : p*4+4 : p*4+4]
+		ap := a[p*3 : p*3+3 : p*3+3]
 		bp := b[p*2 : p*2+2 : p*2+2]
 		c0_0 += ap[0] * bp[0]
 		c0_1 += ap[0] * bp[1]
@@ -237,10 +233,8 @@ func microGo32_4x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32
 		c1_1 += ap[1] * bp[1]
 		c2_0 += ap[2] * bp[0]
 		c2_1 += ap[2] * bp[1]
-		c3_0 += ap[3] * bp[0]
-		c3_1 += ap[3] * bp[1]
 	}
-	acc := [4][2]float32{{c0_0, c0_1}, {c1_0, c1_1}, {c2_0, c2_1}, {c3_0, c3_1}}
+	acc := [3][2]float32{{c0_0, c0_1}, {c1_0, c1_1}, {c2_0, c2_1}}
 	for i := 0; i < m; i++ {
 		row := c[i*ldc : i*ldc+n]
 		for j := range row {
@@ -259,16 +253,16 @@ func microGo32_4x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32
 	}
 }
 
-var dgemmSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2, MicroU: microUGo64}
+var dgemmSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64}
 var dgemmSlotGo = *dgemmSlot
 
-// microGo64_4x2 is the portable 4x2 microkernel (docs/MICROKERNEL.md).
-func microGo64_4x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
-	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1, c3_0, c3_1 float64
-	a, b = a[:kc*4], b[:kc*2]
+// microGo64_3x2 is the portable 3x2 microkernel (docs/MICROKERNEL.md).
+func microGo64_3x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1 float64
+	a, b = a[:kc*3], b[:kc*2]
 	p := 0
 	for ; p+2 <= kc; p += 2 {
-		ap := a[p*4 : p*4+8 : p*4+8]
+		ap := a[p*3 : p*3+6 : p*3+6]
 		bp := b[p*2 : p*2+4 : p*2+4]
 		c0_0 += ap[0] * bp[0]
 		c0_1 += ap[0] * bp[1]
@@ -276,19 +270,15 @@ func microGo64_4x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64
 		c1_1 += ap[1] * bp[1]
 		c2_0 += ap[2] * bp[0]
 		c2_1 += ap[2] * bp[1]
-		c3_0 += ap[3] * bp[0]
-		c3_1 += ap[3] * bp[1]
-		c0_0 += ap[4] * bp[2]
-		c0_1 += ap[4] * bp[3]
-		c1_0 += ap[5] * bp[2]
-		c1_1 += ap[5] * bp[3]
-		c2_0 += ap[6] * bp[2]
-		c2_1 += ap[6] * bp[3]
-		c3_0 += ap[7] * bp[2]
-		c3_1 += ap[7] * bp[3]
+		c0_0 += ap[3] * bp[2]
+		c0_1 += ap[3] * bp[3]
+		c1_0 += ap[4] * bp[2]
+		c1_1 += ap[4] * bp[3]
+		c2_0 += ap[5] * bp[2]
+		c2_1 += ap[5] * bp[3]
 	}
 	for ; p < kc; p++ {
-		ap := a[p*4 : p*4+4 : p*4+4]
+		ap := a[p*3 : p*3+3 : p*3+3]
 		bp := b[p*2 : p*2+2 : p*2+2]
 		c0_0 += ap[0] * bp[0]
 		c0_1 += ap[0] * bp[1]
@@ -296,10 +286,8 @@ func microGo64_4x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64
 		c1_1 += ap[1] * bp[1]
 		c2_0 += ap[2] * bp[0]
 		c2_1 += ap[2] * bp[1]
-		c3_0 += ap[3] * bp[0]
-		c3_1 += ap[3] * bp[1]
 	}
-	acc := [4][2]float64{{c0_0, c0_1}, {c1_0, c1_1}, {c2_0, c2_1}, {c3_0, c3_1}}
+	acc := [3][2]float64{{c0_0, c0_1}, {c1_0, c1_1}, {c2_0, c2_1}}
 	for i := 0; i < m; i++ {
 		row := c[i*ldc : i*ldc+n]
 		for j := range row {
@@ -318,34 +306,34 @@ func microGo64_4x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64
 	}
 }
 
-var sgemm_tnSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
+var sgemm_tnSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
 var sgemm_tnSlotGo = *sgemm_tnSlot
 
-var sgemm_ntSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
+var sgemm_ntSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
 var sgemm_ntSlotGo = *sgemm_ntSlot
 
-var sgemm_ttSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
+var sgemm_ttSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
 var sgemm_ttSlotGo = *sgemm_ttSlot
 
-var dgemm_tnSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2, MicroU: microUGo64}
+var dgemm_tnSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64}
 var dgemm_tnSlotGo = *dgemm_tnSlot
 
-var dgemm_ntSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2, MicroU: microUGo64}
+var dgemm_ntSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64}
 var dgemm_ntSlotGo = *dgemm_ntSlot
 
-var dgemm_ttSlot = &gemmSlot64{Name: "go", MR: 4, NR: 2, MC: 112, KC: 512, NC: 2048, Micro: microGo64_4x2, MicroU: microUGo64}
+var dgemm_ttSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64}
 var dgemm_ttSlotGo = *dgemm_ttSlot
 
-var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
+var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
 var gemm_bias_reluSlotGo = *gemm_bias_reluSlot
 
-var sgemm_accSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
+var sgemm_accSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
 var sgemm_accSlotGo = *sgemm_accSlot
 
-var bmmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
+var bmmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
 var bmmSlotGo = *bmmSlot
 
-var hgemmSlot = &gemmSlot32{Name: "go", MR: 4, NR: 2, MC: 224, KC: 512, NC: 4096, Micro: microGo32_4x2, MicroU: microUGo32}
+var hgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
 var hgemmSlotGo = *hgemmSlot
 
 // variant is one implementation level: install points every slot at its microkernels.

@@ -208,8 +208,9 @@ func Tensorize(f *ir.Func, c *Context) (bool, error) {
 
 // defaultPlan sets the plan symbols of a slot from tile directives or the target model.
 func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
-	// The portable tile: 4×2 measured fastest for scalar Go (4×4 spills; see docs/PERF.md).
-	mr, nr := 4, 2
+	// The portable tile: 3×2 measured fastest for scalar Go under both GOAMD64=v1 and v3 (4×4 spills;
+	// 4×2 and 2×4 lose under one of the two levels; see docs/PERF.md).
+	mr, nr := 3, 2
 	blocks := gemmBlocks(c, mr, nr, g.elem.Size())
 	if s, ok := c.sizes("tile", g.i.Name); ok {
 		blocks.MC = s[0]
