@@ -87,8 +87,10 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 				}
 			}
 		} else {
-			packB := make([]float32, (min(bmmSlot.NC, (((N+(bmmSlot.NR-1))/(bmmSlot.NR))*bmmSlot.NR)) * min(bmmSlot.KC, max(K, 1))))
-			packA := make([]float32, (min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
+			packB := rt.Scratch32((min(bmmSlot.NC, (((N+(bmmSlot.NR-1))/(bmmSlot.NR))*bmmSlot.NR)) * min(bmmSlot.KC, max(K, 1))))
+			defer rt.Release32(packB)
+			packA := rt.Scratch32((min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
+			defer rt.Release32(packA)
 			for jc := 0; jc < N; jc += bmmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 					{ // pack: rows of B are contiguous along the panel

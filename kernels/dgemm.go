@@ -82,8 +82,10 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 			}
 		}
 	} else {
-		packB := make([]float64, (min(dgemmSlot.NC, (((N+(dgemmSlot.NR-1))/(dgemmSlot.NR))*dgemmSlot.NR)) * min(dgemmSlot.KC, max(K, 1))))
-		packA := make([]float64, (min(dgemmSlot.MC, (((M+(dgemmSlot.MR-1))/(dgemmSlot.MR))*dgemmSlot.MR)) * min(dgemmSlot.KC, max(K, 1))))
+		packB := rt.Scratch64((min(dgemmSlot.NC, (((N+(dgemmSlot.NR-1))/(dgemmSlot.NR))*dgemmSlot.NR)) * min(dgemmSlot.KC, max(K, 1))))
+		defer rt.Release64(packB)
+		packA := rt.Scratch64((min(dgemmSlot.MC, (((M+(dgemmSlot.MR-1))/(dgemmSlot.MR))*dgemmSlot.MR)) * min(dgemmSlot.KC, max(K, 1))))
+		defer rt.Release64(packA)
 		for jc := 0; jc < N; jc += dgemmSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 				{ // pack: rows of B are contiguous along the panel

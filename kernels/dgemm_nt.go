@@ -42,8 +42,10 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 	_ = M
 	_ = K
 	_ = N
-	packB := make([]float64, (min(dgemm_ntSlot.NC, (((N+(dgemm_ntSlot.NR-1))/(dgemm_ntSlot.NR))*dgemm_ntSlot.NR)) * min(dgemm_ntSlot.KC, max(K, 1))))
-	packA := make([]float64, (min(dgemm_ntSlot.MC, (((M+(dgemm_ntSlot.MR-1))/(dgemm_ntSlot.MR))*dgemm_ntSlot.MR)) * min(dgemm_ntSlot.KC, max(K, 1))))
+	packB := rt.Scratch64((min(dgemm_ntSlot.NC, (((N+(dgemm_ntSlot.NR-1))/(dgemm_ntSlot.NR))*dgemm_ntSlot.NR)) * min(dgemm_ntSlot.KC, max(K, 1))))
+	defer rt.Release64(packB)
+	packA := rt.Scratch64((min(dgemm_ntSlot.MC, (((M+(dgemm_ntSlot.MR-1))/(dgemm_ntSlot.MR))*dgemm_ntSlot.MR)) * min(dgemm_ntSlot.KC, max(K, 1))))
+	defer rt.Release64(packA)
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += dgemm_ntSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ntSlot.KC {

@@ -82,8 +82,10 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 			}
 		}
 	} else {
-		packB := make([]float64, (min(dgemm_tnSlot.NC, (((N+(dgemm_tnSlot.NR-1))/(dgemm_tnSlot.NR))*dgemm_tnSlot.NR)) * min(dgemm_tnSlot.KC, max(K, 1))))
-		packA := make([]float64, (min(dgemm_tnSlot.MC, (((M+(dgemm_tnSlot.MR-1))/(dgemm_tnSlot.MR))*dgemm_tnSlot.MR)) * min(dgemm_tnSlot.KC, max(K, 1))))
+		packB := rt.Scratch64((min(dgemm_tnSlot.NC, (((N+(dgemm_tnSlot.NR-1))/(dgemm_tnSlot.NR))*dgemm_tnSlot.NR)) * min(dgemm_tnSlot.KC, max(K, 1))))
+		defer rt.Release64(packB)
+		packA := rt.Scratch64((min(dgemm_tnSlot.MC, (((M+(dgemm_tnSlot.MR-1))/(dgemm_tnSlot.MR))*dgemm_tnSlot.MR)) * min(dgemm_tnSlot.KC, max(K, 1))))
+		defer rt.Release64(packA)
 		for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 				{ // pack: rows of B are contiguous along the panel

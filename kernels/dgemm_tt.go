@@ -42,8 +42,10 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 	_ = K
 	_ = M
 	_ = N
-	packB := make([]float64, (min(dgemm_ttSlot.NC, (((N+(dgemm_ttSlot.NR-1))/(dgemm_ttSlot.NR))*dgemm_ttSlot.NR)) * min(dgemm_ttSlot.KC, max(K, 1))))
-	packA := make([]float64, (min(dgemm_ttSlot.MC, (((M+(dgemm_ttSlot.MR-1))/(dgemm_ttSlot.MR))*dgemm_ttSlot.MR)) * min(dgemm_ttSlot.KC, max(K, 1))))
+	packB := rt.Scratch64((min(dgemm_ttSlot.NC, (((N+(dgemm_ttSlot.NR-1))/(dgemm_ttSlot.NR))*dgemm_ttSlot.NR)) * min(dgemm_ttSlot.KC, max(K, 1))))
+	defer rt.Release64(packB)
+	packA := rt.Scratch64((min(dgemm_ttSlot.MC, (((M+(dgemm_ttSlot.MR-1))/(dgemm_ttSlot.MR))*dgemm_ttSlot.MR)) * min(dgemm_ttSlot.KC, max(K, 1))))
+	defer rt.Release64(packA)
 	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += dgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ttSlot.KC {

@@ -85,8 +85,10 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 			}
 		}
 	} else {
-		packB := make([]float32, (min(gemm_bias_reluSlot.NC, (((N+(gemm_bias_reluSlot.NR-1))/(gemm_bias_reluSlot.NR))*gemm_bias_reluSlot.NR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
-		packA := make([]float32, (min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+		packB := rt.Scratch32((min(gemm_bias_reluSlot.NC, (((N+(gemm_bias_reluSlot.NR-1))/(gemm_bias_reluSlot.NR))*gemm_bias_reluSlot.NR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+		defer rt.Release32(packB)
+		packA := rt.Scratch32((min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+		defer rt.Release32(packA)
 		for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 				{ // pack: rows of B are contiguous along the panel

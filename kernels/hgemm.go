@@ -43,9 +43,12 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 	_ = M
 	_ = K
 	_ = N
-	cwide := make([]float32, (M * N))
-	packB := make([]float32, (min(hgemmSlot.NC, (((N+(hgemmSlot.NR-1))/(hgemmSlot.NR))*hgemmSlot.NR)) * min(hgemmSlot.KC, max(K, 1))))
-	packA := make([]float32, (min(hgemmSlot.MC, (((M+(hgemmSlot.MR-1))/(hgemmSlot.MR))*hgemmSlot.MR)) * min(hgemmSlot.KC, max(K, 1))))
+	cwide := rt.Scratch32((M * N))
+	defer rt.Release32(cwide)
+	packB := rt.Scratch32((min(hgemmSlot.NC, (((N+(hgemmSlot.NR-1))/(hgemmSlot.NR))*hgemmSlot.NR)) * min(hgemmSlot.KC, max(K, 1))))
+	defer rt.Release32(packB)
+	packA := rt.Scratch32((min(hgemmSlot.MC, (((M+(hgemmSlot.MR-1))/(hgemmSlot.MR))*hgemmSlot.MR)) * min(hgemmSlot.KC, max(K, 1))))
+	defer rt.Release32(packA)
 	// C[i, j] = f16(sum(k: (A[i, k] * B[k, j])))
 	for jc := 0; jc < N; jc += hgemmSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += hgemmSlot.KC {

@@ -82,8 +82,10 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 			}
 		}
 	} else {
-		packB := make([]float32, (min(sgemmSlot.NC, (((N+(sgemmSlot.NR-1))/(sgemmSlot.NR))*sgemmSlot.NR)) * min(sgemmSlot.KC, max(K, 1))))
-		packA := make([]float32, (min(sgemmSlot.MC, (((M+(sgemmSlot.MR-1))/(sgemmSlot.MR))*sgemmSlot.MR)) * min(sgemmSlot.KC, max(K, 1))))
+		packB := rt.Scratch32((min(sgemmSlot.NC, (((N+(sgemmSlot.NR-1))/(sgemmSlot.NR))*sgemmSlot.NR)) * min(sgemmSlot.KC, max(K, 1))))
+		defer rt.Release32(packB)
+		packA := rt.Scratch32((min(sgemmSlot.MC, (((M+(sgemmSlot.MR-1))/(sgemmSlot.MR))*sgemmSlot.MR)) * min(sgemmSlot.KC, max(K, 1))))
+		defer rt.Release32(packA)
 		for jc := 0; jc < N; jc += sgemmSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
 				{ // pack: rows of B are contiguous along the panel

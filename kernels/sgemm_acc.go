@@ -82,8 +82,10 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 			}
 		}
 	} else {
-		packB := make([]float32, (min(sgemm_accSlot.NC, (((N+(sgemm_accSlot.NR-1))/(sgemm_accSlot.NR))*sgemm_accSlot.NR)) * min(sgemm_accSlot.KC, max(K, 1))))
-		packA := make([]float32, (min(sgemm_accSlot.MC, (((M+(sgemm_accSlot.MR-1))/(sgemm_accSlot.MR))*sgemm_accSlot.MR)) * min(sgemm_accSlot.KC, max(K, 1))))
+		packB := rt.Scratch32((min(sgemm_accSlot.NC, (((N+(sgemm_accSlot.NR-1))/(sgemm_accSlot.NR))*sgemm_accSlot.NR)) * min(sgemm_accSlot.KC, max(K, 1))))
+		defer rt.Release32(packB)
+		packA := rt.Scratch32((min(sgemm_accSlot.MC, (((M+(sgemm_accSlot.MR-1))/(sgemm_accSlot.MR))*sgemm_accSlot.MR)) * min(sgemm_accSlot.KC, max(K, 1))))
+		defer rt.Release32(packA)
 		for jc := 0; jc < N; jc += sgemm_accSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
 				{ // pack: rows of B are contiguous along the panel

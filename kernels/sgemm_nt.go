@@ -42,8 +42,10 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 	_ = M
 	_ = K
 	_ = N
-	packB := make([]float32, (min(sgemm_ntSlot.NC, (((N+(sgemm_ntSlot.NR-1))/(sgemm_ntSlot.NR))*sgemm_ntSlot.NR)) * min(sgemm_ntSlot.KC, max(K, 1))))
-	packA := make([]float32, (min(sgemm_ntSlot.MC, (((M+(sgemm_ntSlot.MR-1))/(sgemm_ntSlot.MR))*sgemm_ntSlot.MR)) * min(sgemm_ntSlot.KC, max(K, 1))))
+	packB := rt.Scratch32((min(sgemm_ntSlot.NC, (((N+(sgemm_ntSlot.NR-1))/(sgemm_ntSlot.NR))*sgemm_ntSlot.NR)) * min(sgemm_ntSlot.KC, max(K, 1))))
+	defer rt.Release32(packB)
+	packA := rt.Scratch32((min(sgemm_ntSlot.MC, (((M+(sgemm_ntSlot.MR-1))/(sgemm_ntSlot.MR))*sgemm_ntSlot.MR)) * min(sgemm_ntSlot.KC, max(K, 1))))
+	defer rt.Release32(packA)
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += sgemm_ntSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += sgemm_ntSlot.KC {

@@ -82,8 +82,10 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 			}
 		}
 	} else {
-		packB := make([]float32, (min(sgemm_tnSlot.NC, (((N+(sgemm_tnSlot.NR-1))/(sgemm_tnSlot.NR))*sgemm_tnSlot.NR)) * min(sgemm_tnSlot.KC, max(K, 1))))
-		packA := make([]float32, (min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+		packB := rt.Scratch32((min(sgemm_tnSlot.NC, (((N+(sgemm_tnSlot.NR-1))/(sgemm_tnSlot.NR))*sgemm_tnSlot.NR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+		defer rt.Release32(packB)
+		packA := rt.Scratch32((min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+		defer rt.Release32(packA)
 		for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
 				{ // pack: rows of B are contiguous along the panel

@@ -42,8 +42,10 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 	_ = K
 	_ = M
 	_ = N
-	packB := make([]float32, (min(sgemm_ttSlot.NC, (((N+(sgemm_ttSlot.NR-1))/(sgemm_ttSlot.NR))*sgemm_ttSlot.NR)) * min(sgemm_ttSlot.KC, max(K, 1))))
-	packA := make([]float32, (min(sgemm_ttSlot.MC, (((M+(sgemm_ttSlot.MR-1))/(sgemm_ttSlot.MR))*sgemm_ttSlot.MR)) * min(sgemm_ttSlot.KC, max(K, 1))))
+	packB := rt.Scratch32((min(sgemm_ttSlot.NC, (((N+(sgemm_ttSlot.NR-1))/(sgemm_ttSlot.NR))*sgemm_ttSlot.NR)) * min(sgemm_ttSlot.KC, max(K, 1))))
+	defer rt.Release32(packB)
+	packA := rt.Scratch32((min(sgemm_ttSlot.MC, (((M+(sgemm_ttSlot.MR-1))/(sgemm_ttSlot.MR))*sgemm_ttSlot.MR)) * min(sgemm_ttSlot.KC, max(K, 1))))
+	defer rt.Release32(packA)
 	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += sgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += sgemm_ttSlot.KC {

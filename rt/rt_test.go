@@ -51,3 +51,19 @@ func TestCheckLenDoesNotAllocate(t *testing.T) {
 		t.Fatalf("%v allocations per call", n)
 	}
 }
+
+func TestScratchReuse(t *testing.T) {
+	for _, n := range []int{1, 63, 64, 65, 1000, 1 << 20} {
+		s := Scratch32(n)
+		if len(s) != n || cap(s) < n {
+			t.Fatalf("Scratch32(%d): len %d cap %d", n, len(s), cap(s))
+		}
+		Release32(s)
+		d := Scratch64(n)
+		if len(d) != n {
+			t.Fatalf("Scratch64(%d): len %d", n, len(d))
+		}
+		Release64(d)
+	}
+	Release32(make([]float32, 3)) // not from the pool: ignored
+}

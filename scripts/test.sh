@@ -34,6 +34,9 @@ step "cross-builds"
 GOOS=darwin GOARCH=arm64 go build ./kernels/... ./codegen/arm64/...
 GOOS=windows GOARCH=amd64 go build ./kernels/...
 
+step "bench module (harness logic; the cgo peers need -tags peers and are not built here)"
+(cd bench && go vet ./... && go test -count=1 ./...)
+
 step "fuzz (brief)"
 go test -run '^$' -fuzz=FuzzParseCheck -fuzztime=20s ./parse
 

@@ -309,7 +309,14 @@ func (g *gen) hoistAllocs(body []ir.Node, inParallel bool) {
 			ir.IVars(a.T.Size, func(*ir.Var) { usesVar = true })
 			if !usesVar && !inParallel {
 				g.hoisted[a] = true
-				g.line("%s := make([]%s, %s)", a.T.Name, goType(a.T.Type), g.iexpr(a.T.Size))
+				if a.T.Type == ir.F32 || a.T.Type == ir.F64 {
+					// pooled: contents are undefined until written, as Alloc allows
+					sfx := suffix(a.T.Type)
+					g.line("%s := rt.Scratch%s(%s)", a.T.Name, sfx, g.iexpr(a.T.Size))
+					g.line("defer rt.Release%s(%s)", sfx, a.T.Name)
+				} else {
+					g.line("%s := make([]%s, %s)", a.T.Name, goType(a.T.Type), g.iexpr(a.T.Size))
+				}
 				g.scope = append(g.scope, a.T.Name)
 			}
 		}

@@ -1,0 +1,59 @@
+package rt
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// Scratch buffers (packed GEMM panels) are reused across calls: allocating and zeroing half a
+// megabyte per call made repeated mid-size GEMMs spend their time in the allocator and the garbage
+// collector. Buffers come from per-size-class pools (powers of two); their contents are undefined, as
+// the loop IR's Alloc says, and every element a kernel reads it has written first.
+
+const minClass = 6 // 64 elements
+
+var pools32, pools64 [48]sync.Pool
+
+type buf32 struct{ s []float32 }
+type buf64 struct{ s []float64 }
+
+func class(n int) int {
+	if n <= 1<<minClass {
+		return minClass
+	}
+	return bits.Len(uint(n - 1))
+}
+
+// Scratch32 returns a buffer of n float32 with undefined contents; give it back with Release32.
+func Scratch32(n int) []float32 {
+	c := class(n)
+	if b, ok := pools32[c].Get().(*buf32); ok {
+		return b.s[:n]
+	}
+	return make([]float32, n, 1<<c)
+}
+
+// Release32 returns a buffer obtained from Scratch32.
+func Release32(s []float32) {
+	if cap(s) == 0 || cap(s)&(cap(s)-1) != 0 {
+		return
+	}
+	pools32[bits.Len(uint(cap(s)-1))].Put(&buf32{s[:cap(s)]})
+}
+
+// Scratch64 returns a buffer of n float64 with undefined contents; give it back with Release64.
+func Scratch64(n int) []float64 {
+	c := class(n)
+	if b, ok := pools64[c].Get().(*buf64); ok {
+		return b.s[:n]
+	}
+	return make([]float64, n, 1<<c)
+}
+
+// Release64 returns a buffer obtained from Scratch64.
+func Release64(s []float64) {
+	if cap(s) == 0 || cap(s)&(cap(s)-1) != 0 {
+		return
+	}
+	pools64[bits.Len(uint(cap(s)-1))].Put(&buf64{s[:cap(s)]})
+}
