@@ -162,7 +162,7 @@ func analyse(l *ir.Loop) *VLoop {
 			return
 		}
 		setElem(t.Type)
-		if stride(t, idx, l.Var) != 1 {
+		if ir.Stride(idx, l.Var) != 1 {
 			ok = false
 			return
 		}
@@ -277,60 +277,6 @@ func analyse(l *ir.Loop) *VLoop {
 	return v
 }
 
-// stride is the coefficient of v in the flat offset of t[idx]: 0 when v does not occur, 1 when it occurs
-// only in the last index with coefficient 1, -1 otherwise.
-func stride(t *ir.Tensor, idx []ir.IExpr, v *ir.Var) int {
-	uses := func(e ir.IExpr) bool {
-		u := false
-		ir.IVars(e, func(w *ir.Var) { u = u || w == v })
-		return u
-	}
-	for i, ix := range idx {
-		if !uses(ix) {
-			continue
-		}
-		if i != len(idx)-1 {
-			return -1
-		}
-		if affine(ix, v) != 1 {
-			return -1
-		}
-		return 1
-	}
-	return 0
-}
-
-// affine returns the coefficient of v in an index built from +, - and constant *; 0 when unknown (a
-// use of v under min, max or division).
-func affine(e ir.IExpr, v *ir.Var) int {
-	switch e := e.(type) {
-	case ir.IVar:
-		if e.V == v {
-			return 1
-		}
-	case ir.IBin:
-		switch e.Op {
-		case '+':
-			return affine(e.X, v) + affine(e.Y, v)
-		case '-':
-			return affine(e.X, v) - affine(e.Y, v)
-		case '*':
-			if c, ok := e.Y.(ir.IConst); ok {
-				return c.V * affine(e.X, v)
-			}
-			if c, ok := e.X.(ir.IConst); ok {
-				return c.V * affine(e.Y, v)
-			}
-		}
-		// any other use of v makes the coefficient unknown
-		bad := false
-		ir.IVars(e, func(w *ir.Var) { bad = bad || w == v })
-		if bad {
-			return 0
-		}
-	}
-	return 0
-}
 
 // VLoopImpl points a vector-loop slot at a backend function in a variant: Func is the Go name of an
 // assembly function with the signature

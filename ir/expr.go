@@ -385,3 +385,47 @@ func SubstVars(e Expr, m map[*Var]IExpr) Expr {
 		return n
 	})
 }
+
+// Coefficient returns the coefficient of v in an index built from +, - and multiplication by a
+// constant; 0 when v does not occur or occurs under min, max or division.
+func Coefficient(e IExpr, v *Var) int {
+	switch e := e.(type) {
+	case IVar:
+		if e.V == v {
+			return 1
+		}
+	case IBin:
+		switch e.Op {
+		case '+':
+			return Coefficient(e.X, v) + Coefficient(e.Y, v)
+		case '-':
+			return Coefficient(e.X, v) - Coefficient(e.Y, v)
+		case '*':
+			if c, ok := e.Y.(IConst); ok {
+				return c.V * Coefficient(e.X, v)
+			}
+			if c, ok := e.X.(IConst); ok {
+				return c.V * Coefficient(e.Y, v)
+			}
+		}
+	}
+	return 0
+}
+
+// Stride classifies how an access t[idx] moves with v in a row-major tensor: 0 when v does not occur,
+// 1 when it occurs only in the last index with coefficient 1 (consecutive v, consecutive elements),
+// -1 otherwise.
+func Stride(idx []IExpr, v *Var) int {
+	for i, ix := range idx {
+		uses := false
+		IVars(ix, func(w *Var) { uses = uses || w == v })
+		if !uses {
+			continue
+		}
+		if i != len(idx)-1 || Coefficient(ix, v) != 1 {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}

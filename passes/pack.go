@@ -79,21 +79,10 @@ func unpackable(u *ir.Micro) bool {
 	if !ok1 || !ok2 || a.T.Type != u.Elem || b.T.Type != u.Elem || a.T.Kind == ir.Scratch || b.T.Kind == ir.Scratch {
 		return false
 	}
-	last := len(b.Idx) - 1
-	for i, ix := range b.Idx {
-		hasP, hasD := false, false
-		ir.IVars(ix, func(v *ir.Var) {
-			hasP = hasP || v == u.BView.P
-			hasD = hasD || v == u.BView.D
-		})
-		if i < last && hasP || i == last && (hasD || !hasP) {
-			return false
-		}
-	}
-	d := ir.ISub(ir.SubstIExpr(b.Idx[last], map[*ir.Var]ir.IExpr{u.BView.P: ir.IConst{V: 1}}),
-		ir.SubstIExpr(b.Idx[last], map[*ir.Var]ir.IExpr{u.BView.P: ir.IConst{V: 0}}))
-	c, ok := d.(ir.IConst)
-	return ok && c.V == 1
+	// B rows contiguous along the tile's columns, and the reduction not moving along them
+	dInLast := false
+	ir.IVars(b.Idx[len(b.Idx)-1], func(v *ir.Var) { dInLast = dInLast || v == u.BView.D })
+	return ir.Stride(b.Idx, u.BView.P) == 1 && !dInLast
 }
 
 // cloneLoop copies a loop nest (loops, Micro and Alloc nodes; expressions are shared, never mutated).

@@ -786,54 +786,8 @@ func (g *gen) packSource(p *ir.Pack) (*ir.Load, func(string) string) {
 	return l, conv
 }
 
-// unitIn reports whether v occurs only in the last index of l, with coefficient 1, so that consecutive
-// values of v read consecutive elements.
-func unitIn(l *ir.Load, v *ir.Var) bool {
-	for i, ix := range l.Idx {
-		uses := false
-		ir.IVars(ix, func(w *ir.Var) { uses = uses || w == v })
-		if i < len(l.Idx)-1 && uses {
-			return false
-		}
-		if i == len(l.Idx)-1 {
-			one := ir.SubstIExpr(ix, map[*ir.Var]ir.IExpr{v: ir.IConst{V: 1}})
-			zero := ir.SubstIExpr(ix, map[*ir.Var]ir.IExpr{v: ir.IConst{V: 0}})
-			// coefficient 1: ix(v=1) - ix(v=0) must fold to the constant 1
-			if d, ok := ir.ISub(one, zero).(ir.IConst); !ok || d.V != 1 || !uses {
-				if !ok && uses {
-					return affineStep(ix, v) == 1
-				}
-				return uses && ok && d.V == 1
-			}
-		}
-	}
-	return true
-}
-
-// affineStep returns the coefficient of v in an index built from + and constant * (0 if unknown).
-func affineStep(e ir.IExpr, v *ir.Var) int {
-	switch e := e.(type) {
-	case ir.IVar:
-		if e.V == v {
-			return 1
-		}
-	case ir.IBin:
-		switch e.Op {
-		case '+':
-			return affineStep(e.X, v) + affineStep(e.Y, v)
-		case '-':
-			return affineStep(e.X, v) - affineStep(e.Y, v)
-		case '*':
-			if c, ok := e.Y.(ir.IConst); ok {
-				return c.V * affineStep(e.X, v)
-			}
-			if c, ok := e.X.(ir.IConst); ok {
-				return c.V * affineStep(e.Y, v)
-			}
-		}
-	}
-	return 0
-}
+// unitIn reports whether consecutive values of v read consecutive elements of l.
+func unitIn(l *ir.Load, v *ir.Var) bool { return ir.Stride(l.Idx, v) == 1 }
 
 // packFast emits the panel copy for a plain source with a unit-stride direction: B-like panels copy
 // whole runs of a source row per depth step; A-like panels walk one contiguous source row per panel
