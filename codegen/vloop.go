@@ -277,7 +277,6 @@ func analyse(l *ir.Loop) *VLoop {
 	return v
 }
 
-
 // VLoopImpl points a vector-loop slot at a backend function in a variant: Func is the Go name of an
 // assembly function with the signature
 //
