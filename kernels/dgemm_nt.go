@@ -49,31 +49,13 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += dgemm_ntSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ntSlot.KC {
+			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
+			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: each panel row is a contiguous run of B
 				n_, depth_, panel_, off_ := min(dgemm_ntSlot.NC, (N-jc)), min(dgemm_ntSlot.KC, (K-pc)), dgemm_ntSlot.NR, 0
-				for p0_ := 0; p0_ < n_; p0_ += panel_ {
-					dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-					w_ := min(panel_, n_-p0_)
-					for q_ := 0; q_ < panel_; q_++ {
-						if q_ >= w_ {
-							for d_ := 0; d_ < depth_; d_++ {
-								dst_[d_*panel_+q_] = 0
-							}
-							continue
-						}
-						pj := p0_ + q_
-						src_ := B[(jc+pj)*K+pc:][:depth_]
-						for pk2, x := range src_ {
-							dst_[pk2*panel_+q_] = x
-						}
-					}
-				}
-			}
-			for ic := 0; ic < M; ic += dgemm_ntSlot.MC {
-				{ // pack: each panel row is a contiguous run of A
-					n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, (M-ic)), min(dgemm_ntSlot.KC, (K-pc)), dgemm_ntSlot.MR, 0
-					for p0_ := 0; p0_ < n_; p0_ += panel_ {
-						dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+				body_ := func(lo_, hi_ int) {
+					for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						w_ := min(panel_, n_-p0_)
 						for q_ := 0; q_ < panel_; q_++ {
 							if q_ >= w_ {
@@ -82,13 +64,41 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 								}
 								continue
 							}
-							pi := p0_ + q_
-							src_ := A[(ic+pi)*K+pc:][:depth_]
-							for pk, x := range src_ {
-								dst_[pk*panel_+q_] = x
+							pj := p0_ + q_
+							src_ := B[(jc+pj)*K+pc:][:depth_]
+							for pk2, x := range src_ {
+								dst_[pk2*panel_+q_] = x
 							}
 						}
 					}
+				}
+				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+			}
+			for ic := 0; ic < M; ic += dgemm_ntSlot.MC {
+				M, K, A, packA, pc, ic := M, K, A, packA, pc, ic
+				_, _, _, _, _, _ = M, K, A, packA, pc, ic
+				{ // pack: each panel row is a contiguous run of A
+					n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, (M-ic)), min(dgemm_ntSlot.KC, (K-pc)), dgemm_ntSlot.MR, 0
+					body_ := func(lo_, hi_ int) {
+						for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+							dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+							w_ := min(panel_, n_-p0_)
+							for q_ := 0; q_ < panel_; q_++ {
+								if q_ >= w_ {
+									for d_ := 0; d_ < depth_; d_++ {
+										dst_[d_*panel_+q_] = 0
+									}
+									continue
+								}
+								pi := p0_ + q_
+								src_ := A[(ic+pi)*K+pc:][:depth_]
+								for pk, x := range src_ {
+									dst_[pk*panel_+q_] = x
+								}
+							}
+						}
+					}
+					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 				}
 				if cost_ := func() int {
 					jr := 0

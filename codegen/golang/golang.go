@@ -702,6 +702,27 @@ func varNames(vs []*ir.Var) string {
 // depth index D moves along the source's last dimension, rows are read contiguously (A panels),
 // otherwise columns are (B panels).
 func (g *gen) pack(p *ir.Pack) {
+	// Emit the copy into its own buffer, then run its panel loop on the worker pool: packing is
+	// O(n²) but ran on one core between the parallel sections of a GEMM.
+	saved := g.b
+	g.b = bytes.Buffer{}
+	g.packSerial(p)
+	text := g.b.String()
+	g.b = saved
+	const loop = "for p0_ := 0; p0_ < n_; p0_ += panel_ {"
+	i, end := strings.Index(text, loop), strings.LastIndex(strings.TrimRight(text, "\n"), "\n")
+	if i < 0 || end < i {
+		g.b.WriteString(text)
+		return
+	}
+	par := text[:i] + "body_ := func(lo_, hi_ int) {\nfor p0_ := lo_; p0_ < hi_; p0_ += panel_ {" + text[i+len(loop):end] +
+		"\n}\nrt.ParallelFor(0, n_, panel_, depth_*panel_, body_)" + text[end:]
+	g.closureCopies(par, "")
+	g.b.WriteString(par)
+}
+
+// packSerial emits the panel copy as one loop over the panels.
+func (g *gen) packSerial(p *ir.Pack) {
 	if g.packFast(p) {
 		return
 	}
