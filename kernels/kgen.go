@@ -207,10 +207,10 @@ var sgemmSlotGo = *sgemmSlot
 func microGo32_3x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
 	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1 float32
 	a, b = a[:kc*3], b[:kc*2]
-	p := 0
-	for ; p+2 <= kc; p += 2 {
-		ap := a[p*3 : p*3+6 : p*3+6]
-		bp := b[p*2 : p*2+4 : p*2+4]
+	i, j := 0, 0
+	for ; i+12 <= len(a) && j+8 <= len(b); i, j = i+12, j+8 {
+		ap := (*[12]float32)(a[i : i+12])
+		bp := (*[8]float32)(b[j : j+8])
 		c0_0 += ap[0] * bp[0]
 		c0_1 += ap[0] * bp[1]
 		c1_0 += ap[1] * bp[0]
@@ -223,10 +223,22 @@ func microGo32_3x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32
 		c1_1 += ap[4] * bp[3]
 		c2_0 += ap[5] * bp[2]
 		c2_1 += ap[5] * bp[3]
+		c0_0 += ap[6] * bp[4]
+		c0_1 += ap[6] * bp[5]
+		c1_0 += ap[7] * bp[4]
+		c1_1 += ap[7] * bp[5]
+		c2_0 += ap[8] * bp[4]
+		c2_1 += ap[8] * bp[5]
+		c0_0 += ap[9] * bp[6]
+		c0_1 += ap[9] * bp[7]
+		c1_0 += ap[10] * bp[6]
+		c1_1 += ap[10] * bp[7]
+		c2_0 += ap[11] * bp[6]
+		c2_1 += ap[11] * bp[7]
 	}
-	for ; p < kc; p++ {
-		ap := a[p*3 : p*3+3 : p*3+3]
-		bp := b[p*2 : p*2+2 : p*2+2]
+	for ; i+3 <= len(a) && j+2 <= len(b); i, j = i+3, j+2 {
+		ap := (*[3]float32)(a[i : i+3])
+		bp := (*[2]float32)(b[j : j+2])
 		c0_0 += ap[0] * bp[0]
 		c0_1 += ap[0] * bp[1]
 		c1_0 += ap[1] * bp[0]
@@ -260,10 +272,10 @@ var dgemmSlotGo = *dgemmSlot
 func microGo64_3x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
 	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1 float64
 	a, b = a[:kc*3], b[:kc*2]
-	p := 0
-	for ; p+2 <= kc; p += 2 {
-		ap := a[p*3 : p*3+6 : p*3+6]
-		bp := b[p*2 : p*2+4 : p*2+4]
+	i, j := 0, 0
+	for ; i+12 <= len(a) && j+8 <= len(b); i, j = i+12, j+8 {
+		ap := (*[12]float64)(a[i : i+12])
+		bp := (*[8]float64)(b[j : j+8])
 		c0_0 += ap[0] * bp[0]
 		c0_1 += ap[0] * bp[1]
 		c1_0 += ap[1] * bp[0]
@@ -276,10 +288,22 @@ func microGo64_3x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64
 		c1_1 += ap[4] * bp[3]
 		c2_0 += ap[5] * bp[2]
 		c2_1 += ap[5] * bp[3]
+		c0_0 += ap[6] * bp[4]
+		c0_1 += ap[6] * bp[5]
+		c1_0 += ap[7] * bp[4]
+		c1_1 += ap[7] * bp[5]
+		c2_0 += ap[8] * bp[4]
+		c2_1 += ap[8] * bp[5]
+		c0_0 += ap[9] * bp[6]
+		c0_1 += ap[9] * bp[7]
+		c1_0 += ap[10] * bp[6]
+		c1_1 += ap[10] * bp[7]
+		c2_0 += ap[11] * bp[6]
+		c2_1 += ap[11] * bp[7]
 	}
-	for ; p < kc; p++ {
-		ap := a[p*3 : p*3+3 : p*3+3]
-		bp := b[p*2 : p*2+2 : p*2+2]
+	for ; i+3 <= len(a) && j+2 <= len(b); i, j = i+3, j+2 {
+		ap := (*[3]float64)(a[i : i+3])
+		bp := (*[2]float64)(b[j : j+2])
 		c0_0 += ap[0] * bp[0]
 		c0_1 += ap[0] * bp[1]
 		c1_0 += ap[1] * bp[0]
