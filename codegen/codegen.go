@@ -3,8 +3,9 @@
 // other; cmd/kgen picks them by name.
 //
 // The portable Go backend (codegen/golang) always runs: it emits the exported, validating wrappers, the
-// loop nests of every kernel, and one "slot" variable per tensorized GEMM (see Slot). An assembly backend
-// adds files that, at init, point those slots at its microkernels when the CPU supports them.
+// loop nests of every kernel, and one "slot" variable per tensorized GEMM (see Slot) and per tensorized
+// transpose (see TransposeSlot). An assembly backend adds files that, at init, point those slots at its
+// microkernels and transpose routines when the CPU supports them.
 package codegen
 
 import (

@@ -36,6 +36,9 @@ type Variant struct {
 	// VLoops are the vector-loop slots (see VLoop) the variant implements; the others stay nil (the
 	// portable loop runs).
 	VLoops []VLoopImpl
+	// Transposes are the transpose slots (see TransposeSlot) the variant installs a routine in; the
+	// others keep the portable one.
+	Transposes []TransposeKernel
 }
 
 // DispatchFile emits the Go half of an assembly backend (build tag !purego; the caller gives it an
@@ -97,6 +100,15 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			writeVLoopAdapter(&b, i)
 		}
 	}
+	for _, v := range variants {
+		for _, k := range v.Transposes {
+			if adapted[k.Kernel] {
+				continue
+			}
+			adapted[k.Kernel] = true
+			writeTransposeAdapter(&b, k)
+		}
+	}
 	// Cache blocks probed at init, one per kernel that asks for them.
 	probed := map[string]bool{}
 	for _, v := range variants {
@@ -133,6 +145,9 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 		}
 		for _, i := range v.VLoops {
 			w("%s\t%s = %s\n", ind, i.VLoop.Var, i.adapter())
+		}
+		for _, k := range v.Transposes {
+			w("%s\t%s.Name, %s.T = %q, %sSlice\n", ind, k.Slot.Var, k.Slot.Var, v.Name, k.Kernel)
 		}
 		w("%s}}}, variants...)\n", ind)
 		if v.Cond != "" {

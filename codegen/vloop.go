@@ -12,8 +12,15 @@ import (
 // a SIMD backend may run instead of the portable Go loop. The portable backend emits, for each VLoop, a
 // package-level variable
 //
-//	var <Var> func(lo, hi int, t0 []T, o0 int, ..., c0 T, ...) int          (elementwise)
-//	var <Var> func(lo, hi int, t0 []T, o0 int, ..., c0 T, ...) (int, T)     (reduction)
+//	var <Var> func(lo, hi int, t0 []S0, o0 int, ..., c0 T, ...) int          (elementwise)
+//	var <Var> func(lo, hi int, t0 []S0, o0 int, ..., c0 T, ...) (int, T)     (reduction)
+//
+// where T is the compute type Elem (float32 or float64) and Sk the storage type of access k: T itself,
+// or f16.F16 (kgen's f16 package) for an f16 tensor of an f32 loop. An f16 access is storage only: a
+// load widens exactly (f16.F16.Float32) and a store narrows with round-to-nearest-even exactly like
+// f16.FromFloat32 (overflow to ±Inf, subnormals kept, NaN stored as the quiet NaN sign|0x7e00, payload
+// dropped); a cast to f16 in the lane body is that narrowing followed by the widening. bf16 tensors are
+// not part of the contract (their loops keep the Go code).
 //
 // nil in the "go" variant, and before the loop's Go code a guarded call that passes:
 //   - lo, hi: the part of the Vector loop still to run (hi - lo is a multiple of Width);
@@ -32,10 +39,11 @@ import (
 //
 // VLoops holds only loops whose memory accesses fit this contract (see VLoops); whether a backend can
 // compute the lane body's operations is the backend's decision (it leaves the variable nil otherwise).
+// PackageVLoops adds the synthetic conversion loops of PackVLoops.
 type VLoop struct {
 	Var    string   // Go variable name: vloop_<kernel>_<n>
 	Loop   *ir.Loop // the Vector loop (Loop.Lane is its single-lane body)
-	Elem   ir.DType // element and compute type of every operand: F32 or F64
+	Elem   ir.DType // compute type of every operand (F32 or F64), and storage type of every access but f16 ones
 	Access []Access // unit-stride accesses, argument order
 	// Invariants are the maximal loop-invariant subexpressions of the lane body, argument order.
 	Invariants []ir.Expr
@@ -44,11 +52,44 @@ type VLoop struct {
 }
 
 // Access is one unit-stride memory access of a lane body: tensor T at Idx (in terms of the loop
-// variable); Store says whether the lane body writes it.
+// variable); Store says whether the lane body writes it. T.Type is the loop's Elem or, in an F32 loop,
+// F16 (storage only: see VLoop).
 type Access struct {
 	T     *ir.Tensor
 	Idx   []ir.IExpr
 	Store bool
+}
+
+// F16 reports whether the access reads or writes f16 storage.
+func (a Access) F16() bool { return a.T.Type == ir.F16 }
+
+// HasF16 reports whether any access of v is f16 storage.
+func (v *VLoop) HasF16() bool {
+	for _, a := range v.Access {
+		if a.F16() {
+			return true
+		}
+	}
+	return false
+}
+
+// ImplsNeedF16 reports whether the adapters of impls mention kgen's f16 package (a dispatch file
+// importing it lists "<module>/f16" among DispatchFile's imports).
+func ImplsNeedF16(impls []VLoopImpl) bool {
+	for _, i := range impls {
+		if i.VLoop.HasF16() {
+			return true
+		}
+	}
+	return false
+}
+
+// sliceType is the Go element type of access a's slice.
+func (v *VLoop) sliceType(a Access) string {
+	if a.F16() {
+		return "f16.F16"
+	}
+	return goFloat(v.Elem)
 }
 
 // Reduction reports whether v is a reduction loop.
@@ -81,8 +122,8 @@ func GoType(t ir.DType) string { return goFloat(t) }
 func (v *VLoop) Signature() string {
 	t := goFloat(v.Elem)
 	ps := []string{"lo, hi int"}
-	for k := range v.Access {
-		ps = append(ps, fmt.Sprintf("t%d []%s, o%d int", k, t, k))
+	for k, a := range v.Access {
+		ps = append(ps, fmt.Sprintf("t%d []%s, o%d int", k, v.sliceType(a), k))
 	}
 	for i := range v.Invariants {
 		ps = append(ps, fmt.Sprintf("c%d %s", i, t))
@@ -111,13 +152,66 @@ func VLoops(k Kernel) []*VLoop {
 	return out
 }
 
-// PackageVLoops lists the vector-loop slots of every kernel of p, in kernel order.
+// PackageVLoops lists the vector-loop slots of every kernel of p, in kernel order, then those of
+// PackVLoops.
 func PackageVLoops(p *Package) []*VLoop {
 	var out []*VLoop
 	for _, k := range p.Kernels {
 		out = append(out, VLoops(k)...)
 	}
-	return out
+	return append(out, PackVLoops(p)...)
+}
+
+// CvtF16F32 is the Var of the synthetic vector loop that widens f16 runs for the packing code: the lane
+// body `t1[i] = t0[i]` with t0 an f16 and t1 an f32 tensor, Width 4 (slot signature
+// func(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int). The portable backend wraps it in
+// the package function cvtF16F32(dst []float32, src []f16.F16), which packs call for their contiguous
+// f16 runs.
+const CvtF16F32 = "vloop_cvtF16F32"
+
+// PackVLoops lists the synthetic vector loops the packing code of p needs (not loops of any kernel):
+// the f16 → f32 widening (CvtF16F32) when a Pack reads an f16 tensor.
+func PackVLoops(p *Package) []*VLoop {
+	need := false
+	for _, k := range p.Kernels {
+		ir.WalkNodes(k.F.Body, func(n ir.Node) bool {
+			if pk, ok := n.(*ir.Pack); ok && PackReadsF16(pk) {
+				need = true
+			}
+			return !need
+		})
+	}
+	if !need {
+		return nil
+	}
+	i := &ir.Var{Name: "i"}
+	n := &ir.Dim{Name: "n"}
+	src := &ir.Tensor{Name: "src", Type: ir.F16, Shape: []*ir.Dim{n}, Kind: ir.In}
+	dst := &ir.Tensor{Name: "dst", Type: ir.F32, Shape: []*ir.Dim{n}, Kind: ir.Out}
+	idx := []ir.IExpr{ir.IVar{V: i}}
+	lane := []ir.Node{&ir.Store{T: dst, Idx: idx, Value: &ir.Cast{T: ir.F32, X: &ir.Load{T: src, Idx: idx}}}}
+	l := &ir.Loop{Var: i, Lo: ir.IConst{V: 0}, Hi: ir.IDim{D: n}, Step: ir.IConst{V: 4}, Kind: ir.Vector, Width: 4,
+		Lane: &ir.Lane{Body: lane}}
+	v := analyse(l)
+	if v == nil {
+		panic("codegen: the f16 conversion loop does not fit the vector-loop contract")
+	}
+	v.Var = CvtF16F32
+	return []*VLoop{v}
+}
+
+// PackReadsF16 reports whether a Pack's value is a load of an f16 tensor, possibly widened to f32: the
+// copies the portable backend converts through cvtF16F32.
+func PackReadsF16(p *ir.Pack) bool {
+	v := p.Value
+	if c, ok := v.(*ir.Cast); ok {
+		if c.T != ir.F32 {
+			return false
+		}
+		v = c.X
+	}
+	l, ok := v.(*ir.Load)
+	return ok && l.T.Type == ir.F16 && l.T.Kind != ir.Scratch && len(l.Idx) > 0
 }
 
 // analyse checks that l fits the slot contract and collects its arguments; nil if it does not fit.
@@ -157,11 +251,12 @@ func analyse(l *ir.Loop) *VLoop {
 		}
 	}
 	addAccess := func(t *ir.Tensor, idx []ir.IExpr, store bool) {
-		if t.Kind == ir.Scalar || t.Type != t.Type.Compute() {
+		// f16 is storage for an f32 loop; other narrow or integer types are outside the contract.
+		if t.Kind == ir.Scalar || (t.Type != t.Type.Compute() && t.Type != ir.F16) {
 			ok = false
 			return
 		}
-		setElem(t.Type)
+		setElem(t.Type.Compute())
 		if ir.Stride(idx, l.Var) != 1 {
 			ok = false
 			return
@@ -280,11 +375,12 @@ func analyse(l *ir.Loop) *VLoop {
 // VLoopImpl points a vector-loop slot at a backend function in a variant: Func is the Go name of an
 // assembly function with the signature
 //
-//	func(n int, p0 *T, ..., c0 T, ...)       (elementwise)
-//	func(n int, p0 *T, ..., c0 T, ...) T     (reduction)
+//	func(n int, p0 *P0, ..., c0 T, ...)       (elementwise)
+//	func(n int, p0 *P0, ..., c0 T, ...) T     (reduction)
 //
 // that runs n ≥ 1 groups of Lanes iterations, pk pointing at the element access k touches in the first
-// iteration, ci the invariants; a reduction returns the reduction of its lane values.
+// iteration (Pk is T, or uint16 for an f16 access: the bits of an f16.F16), ci the invariants; a
+// reduction returns the reduction of its lane values.
 type VLoopImpl struct {
 	VLoop *VLoop
 	Func  string
@@ -314,8 +410,12 @@ func writeVLoopAdapter(b *bytes.Buffer, i VLoopImpl) {
 	}
 	w("\tif %s {\n\t\treturn %s\n\t}\n", strings.Join(conds, " || "), fail)
 	args := []string{"n"}
-	for k := range v.Access {
-		args = append(args, fmt.Sprintf("&t%d[o%d]", k, k))
+	for k, a := range v.Access {
+		if a.F16() {
+			args = append(args, fmt.Sprintf("(*uint16)(&t%d[o%d])", k, k))
+		} else {
+			args = append(args, fmt.Sprintf("&t%d[o%d]", k, k))
+		}
 	}
 	for c := range v.Invariants {
 		args = append(args, fmt.Sprintf("c%d", c))

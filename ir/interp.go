@@ -457,6 +457,8 @@ func (in *interp) node(n Node) {
 		in.pack(n)
 	case *Micro:
 		in.micro(n)
+	case *Transpose:
+		in.transpose(n)
 	default:
 		fail("cannot run %T", n)
 	}
@@ -524,6 +526,26 @@ func (in *interp) micro(u *Micro) {
 				v = unary(Relu, t, v)
 			}
 			in.store(u.C, at, v)
+		}
+	}
+}
+
+// transpose copies one tile, checking every element against both buffers. The values are copied
+// unchanged: both tensors have the element type, so Storage and Exact agree.
+func (in *interp) transpose(t *Transpose) {
+	src, dst := in.bufs[t.Src], in.bufs[t.Dst]
+	so, lds, do, ldd := in.ival(t.SrcOff), in.ival(t.LDS), in.ival(t.DstOff), in.ival(t.LDD)
+	rows, cols := in.ival(t.Rows), in.ival(t.Cols)
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			s, d := so+r*lds+c, do+c*ldd+r
+			if s < 0 || s >= len(src) {
+				fail("transpose %s: %s offset %d out of range [0, %d)", t.Slot, t.Src.Name, s, len(src))
+			}
+			if d < 0 || d >= len(dst) {
+				fail("transpose %s: %s offset %d out of range [0, %d)", t.Slot, t.Dst.Name, d, len(dst))
+			}
+			in.store(t.Dst, d, src[s])
 		}
 	}
 }

@@ -134,6 +134,25 @@ type Micro struct {
 	EP           Expr // i32: epilogue bits
 }
 
+// Transpose is one tile of a transpose copy through a backend's transpose routine (the tensorize
+// intrinsic of a pure 2-D transpose statement): for 0 ≤ r < Rows and 0 ≤ c < Cols,
+//
+//	Dst[DstOff + c·LDD + r] = Src[SrcOff + r·LDS + c]
+//
+// with Src and Dst addressed as flat row-major buffers of element type Elem (F32 or F64; both tensors
+// have that type, so the copy is exact). Rows or Cols ≤ 0 copies nothing. Src and Dst are distinct
+// tensors. One routine per Slot and variant implements it (codegen.TransposeSlots); every element the
+// tile touches is inside both tensors (Tensorize builds it that way and the interpreter checks it).
+type Transpose struct {
+	Slot        string // the routine family: one routine per Slot and variant
+	Elem        DType
+	Src         *Tensor
+	SrcOff, LDS IExpr
+	Dst         *Tensor
+	DstOff, LDD IExpr
+	Rows, Cols  IExpr
+}
+
 // View is an operand element as an expression of two placeholder variables: P ranges over the
 // operand's rows (A) or columns (B), D over the reduction; Base0 and K0 are where the tile starts.
 type View struct {
@@ -143,14 +162,15 @@ type View struct {
 	K0    IExpr // first reduction index of the tile
 }
 
-func (*Loop) node()   {}
-func (*Decl) node()   {}
-func (*Assign) node() {}
-func (*Store) node()  {}
-func (*Nest) node()   {}
-func (*Alloc) node()  {}
-func (*Pack) node()   {}
-func (*Micro) node()  {}
+func (*Loop) node()      {}
+func (*Decl) node()      {}
+func (*Assign) node()    {}
+func (*Store) node()     {}
+func (*Nest) node()      {}
+func (*Alloc) node()     {}
+func (*Pack) node()      {}
+func (*Micro) node()     {}
+func (*Transpose) node() {}
 
 // WalkNodes calls f for every node in body, parents first; f returning false skips the children.
 func WalkNodes(body []Node, f func(Node) bool) {

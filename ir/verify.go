@@ -297,6 +297,30 @@ func (v *fverifier) node(n Node) error {
 				return err
 			}
 		}
+	case *Transpose:
+		if n.Elem != F32 && n.Elem != F64 {
+			return fmt.Errorf("transpose %s: element type %s (want f32 or f64)", n.Slot, n.Elem)
+		}
+		if n.Src == nil || n.Dst == nil || n.Src == n.Dst {
+			return fmt.Errorf("transpose %s: needs distinct source and destination", n.Slot)
+		}
+		if n.Src.Type != n.Elem || n.Dst.Type != n.Elem {
+			return fmt.Errorf("transpose %s: %s %s and %s %s do not have the element type %s", n.Slot, n.Src.Name, n.Src.Type, n.Dst.Name, n.Dst.Type, n.Elem)
+		}
+		if n.Dst.Kind == In || n.Dst.Kind == Scalar || n.Src.Kind == Scalar {
+			return fmt.Errorf("transpose %s: bad operand kinds", n.Slot)
+		}
+		if err := v.tensor(n.Src); err != nil {
+			return err
+		}
+		if err := v.tensor(n.Dst); err != nil {
+			return err
+		}
+		for _, e := range []IExpr{n.SrcOff, n.LDS, n.DstOff, n.LDD, n.Rows, n.Cols} {
+			if err := v.iexpr(e); err != nil {
+				return fmt.Errorf("transpose %s: %v", n.Slot, err)
+			}
+		}
 	default:
 		return fmt.Errorf("unknown node %T", n)
 	}

@@ -95,19 +95,14 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 				for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 					K, N, B, b, packB, jc, pc := K, N, B, b, packB, jc, pc
 					_, _, _, _, _, _, _ = K, N, B, b, packB, jc, pc
-					{ // pack: rows of B are contiguous along the panel
+					{ // pack: rows of B are contiguous along the panel (packP)
 						n_, depth_, panel_, off_ := min(bmmSlot.NC, (N-jc)), min(bmmSlot.KC, (K-pc)), bmmSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 								dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-								w_ := min(panel_, n_-p0_)
 								pj := p0_
-								for pk2 := 0; pk2 < depth_; pk2++ {
-									src_ := B[((b)*K+(pc+pk2))*N+jc+pj:][:w_]
-									row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-									copy(row_, src_)
-									clear(row_[w_:])
-								}
+								b_ := ((b)*K+pc)*N + (jc + pj)
+								packP32(dst_, B[b_:], (((b)*K+(pc+1))*N+(jc+pj))-b_, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -115,25 +110,14 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 					for ic := 0; ic < M; ic += bmmSlot.MC {
 						M, K, A, b, packA, pc, ic := M, K, A, b, packA, pc, ic
 						_, _, _, _, _, _, _ = M, K, A, b, packA, pc, ic
-						{ // pack: each panel row is a contiguous run of A
+						{ // pack: each panel row is a contiguous run of A (packD)
 							n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
 								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-									w_ := min(panel_, n_-p0_)
-									for q_ := 0; q_ < panel_; q_++ {
-										if q_ >= w_ {
-											for d_ := 0; d_ < depth_; d_++ {
-												dst_[d_*panel_+q_] = 0
-											}
-											continue
-										}
-										pi := p0_ + q_
-										src_ := A[((b)*M+(ic+pi))*K+pc:][:depth_]
-										for pk, x := range src_ {
-											dst_[pk*panel_+q_] = x
-										}
-									}
+									pi := p0_
+									b_ := ((b)*M+(ic+pi))*K + pc
+									packD32(dst_, A[b_:], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

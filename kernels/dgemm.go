@@ -90,19 +90,14 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 			for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 				K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
 				_, _, _, _, _, _ = K, N, B, packB, jc, pc
-				{ // pack: rows of B are contiguous along the panel
+				{ // pack: rows of B are contiguous along the panel (packP)
 					n_, depth_, panel_, off_ := min(dgemmSlot.NC, (N-jc)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.NR, 0
 					body_ := func(lo_, hi_ int) {
 						for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 							dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-							w_ := min(panel_, n_-p0_)
 							pj := p0_
-							for pk2 := 0; pk2 < depth_; pk2++ {
-								src_ := B[(pc+pk2)*N+jc+pj:][:w_]
-								row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-								copy(row_, src_)
-								clear(row_[w_:])
-							}
+							b_ := (pc)*N + (jc + pj)
+							packP64(dst_, B[b_:], ((pc+1)*N+(jc+pj))-b_, min(panel_, n_-p0_), panel_, depth_)
 						}
 					}
 					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -110,25 +105,14 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 				for ic := 0; ic < M; ic += dgemmSlot.MC {
 					M, K, A, packA, pc, ic := M, K, A, packA, pc, ic
 					_, _, _, _, _, _ = M, K, A, packA, pc, ic
-					{ // pack: each panel row is a contiguous run of A
+					{ // pack: each panel row is a contiguous run of A (packD)
 						n_, depth_, panel_, off_ := min(dgemmSlot.MC, (M-ic)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-								w_ := min(panel_, n_-p0_)
-								for q_ := 0; q_ < panel_; q_++ {
-									if q_ >= w_ {
-										for d_ := 0; d_ < depth_; d_++ {
-											dst_[d_*panel_+q_] = 0
-										}
-										continue
-									}
-									pi := p0_ + q_
-									src_ := A[(ic+pi)*K+pc:][:depth_]
-									for pk, x := range src_ {
-										dst_[pk*panel_+q_] = x
-									}
-								}
+								pi := p0_
+								b_ := (ic+pi)*K + pc
+								packD64(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

@@ -51,25 +51,14 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 		for pc := 0; pc < max(K, 1); pc += dgemm_ntSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
 			_, _, _, _, _, _ = K, N, B, packB, jc, pc
-			{ // pack: each panel row is a contiguous run of B
+			{ // pack: each panel row is a contiguous run of B (packD)
 				n_, depth_, panel_, off_ := min(dgemm_ntSlot.NC, (N-jc)), min(dgemm_ntSlot.KC, (K-pc)), dgemm_ntSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
 					for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-						w_ := min(panel_, n_-p0_)
-						for q_ := 0; q_ < panel_; q_++ {
-							if q_ >= w_ {
-								for d_ := 0; d_ < depth_; d_++ {
-									dst_[d_*panel_+q_] = 0
-								}
-								continue
-							}
-							pj := p0_ + q_
-							src_ := B[(jc+pj)*K+pc:][:depth_]
-							for pk2, x := range src_ {
-								dst_[pk2*panel_+q_] = x
-							}
-						}
+						pj := p0_
+						b_ := (jc+pj)*K + pc
+						packD64(dst_, B[b_:], ((jc+(pj+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -77,25 +66,14 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 			for ic := 0; ic < M; ic += dgemm_ntSlot.MC {
 				M, K, A, packA, pc, ic := M, K, A, packA, pc, ic
 				_, _, _, _, _, _ = M, K, A, packA, pc, ic
-				{ // pack: each panel row is a contiguous run of A
+				{ // pack: each panel row is a contiguous run of A (packD)
 					n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, (M-ic)), min(dgemm_ntSlot.KC, (K-pc)), dgemm_ntSlot.MR, 0
 					body_ := func(lo_, hi_ int) {
 						for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 							dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-							w_ := min(panel_, n_-p0_)
-							for q_ := 0; q_ < panel_; q_++ {
-								if q_ >= w_ {
-									for d_ := 0; d_ < depth_; d_++ {
-										dst_[d_*panel_+q_] = 0
-									}
-									continue
-								}
-								pi := p0_ + q_
-								src_ := A[(ic+pi)*K+pc:][:depth_]
-								for pk, x := range src_ {
-									dst_[pk*panel_+q_] = x
-								}
-							}
+							pi := p0_
+							b_ := (ic+pi)*K + pc
+							packD64(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 						}
 					}
 					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

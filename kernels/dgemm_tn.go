@@ -90,19 +90,14 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 			for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 				K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
 				_, _, _, _, _, _ = K, N, B, packB, jc, pc
-				{ // pack: rows of B are contiguous along the panel
+				{ // pack: rows of B are contiguous along the panel (packP)
 					n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, (N-jc)), min(dgemm_tnSlot.KC, (K-pc)), dgemm_tnSlot.NR, 0
 					body_ := func(lo_, hi_ int) {
 						for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 							dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-							w_ := min(panel_, n_-p0_)
 							pj := p0_
-							for pk2 := 0; pk2 < depth_; pk2++ {
-								src_ := B[(pc+pk2)*N+jc+pj:][:w_]
-								row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-								copy(row_, src_)
-								clear(row_[w_:])
-							}
+							b_ := (pc)*N + (jc + pj)
+							packP64(dst_, B[b_:], ((pc+1)*N+(jc+pj))-b_, min(panel_, n_-p0_), panel_, depth_)
 						}
 					}
 					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -110,19 +105,14 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 				for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
 					K, M, A, packA, pc, ic := K, M, A, packA, pc, ic
 					_, _, _, _, _, _ = K, M, A, packA, pc, ic
-					{ // pack: rows of A are contiguous along the panel
+					{ // pack: rows of A are contiguous along the panel (packP)
 						n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, (M-ic)), min(dgemm_tnSlot.KC, (K-pc)), dgemm_tnSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-								w_ := min(panel_, n_-p0_)
 								pi := p0_
-								for pk := 0; pk < depth_; pk++ {
-									src_ := A[(pc+pk)*M+ic+pi:][:w_]
-									row_ := dst_[pk*panel_ : pk*panel_+panel_]
-									copy(row_, src_)
-									clear(row_[w_:])
-								}
+								b_ := (pc)*M + (ic + pi)
+								packP64(dst_, A[b_:], ((pc+1)*M+(ic+pi))-b_, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

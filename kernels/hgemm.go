@@ -64,9 +64,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 						for pk2 := 0; pk2 < depth_; pk2++ {
 							src_ := B[(pc+pk2)*N+jc+pj:][:w_]
 							row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-							for q_, x := range src_ {
-								row_[q_] = x.Float32()
-							}
+							cvtF16F32(row_[:w_], src_)
 							clear(row_[w_:])
 						}
 					}
@@ -76,8 +74,9 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 			for ic := 0; ic < M; ic += hgemmSlot.MC {
 				M, K, A, packA, pc, ic := M, K, A, packA, pc, ic
 				_, _, _, _, _, _ = M, K, A, packA, pc, ic
-				{ // pack: each panel row is a contiguous run of A
+				{ // pack: each panel row is a contiguous run of A, widened through cbuf_
 					n_, depth_, panel_, off_ := min(hgemmSlot.MC, (M-ic)), min(hgemmSlot.KC, (K-pc)), hgemmSlot.MR, 0
+					cbuf_ := rt.Scratch32(n_ * depth_)
 					body_ := func(lo_, hi_ int) {
 						for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 							dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
@@ -91,13 +90,22 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 								}
 								pi := p0_ + q_
 								src_ := A[(ic+pi)*K+pc:][:depth_]
-								for pk, x := range src_ {
-									dst_[pk*panel_+q_] = x.Float32()
+								if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
+									for pk, x := range src_ {
+										dst_[pk*panel_+q_] = x.Float32()
+									}
+									continue
+								}
+								run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
+								cvtF16F32(run_, src_)
+								for pk, x := range run_ {
+									dst_[pk*panel_+q_] = x
 								}
 							}
 						}
 					}
 					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+					rt.Release32(cbuf_)
 				}
 				if cost_ := func() int {
 					jr := 0
@@ -124,14 +132,23 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 		}
 	}
 	for ci := 0; ci < M; ci += 1 {
-		for cj := 0; cj < (((N) / (4)) * 4); cj += 4 {
-			C[(ci)*N+cj] = f16.FromFloat32(f16.FromFloat64(float64(cwide[((ci * N) + cj)])).Float32())
-			C[(ci)*N+(cj+1)] = f16.FromFloat32(f16.FromFloat64(float64(cwide[((ci * N) + (cj + 1))])).Float32())
-			C[(ci)*N+(cj+2)] = f16.FromFloat32(f16.FromFloat64(float64(cwide[((ci * N) + (cj + 2))])).Float32())
-			C[(ci)*N+(cj+3)] = f16.FromFloat32(f16.FromFloat64(float64(cwide[((ci * N) + (cj + 3))])).Float32())
+		{
+			cj := 0
+			if vloop_hgemm_0 != nil && cj < (((N)/(4))*4) {
+				cj = vloop_hgemm_0(cj, (((N) / (4)) * 4), cwide, ((ci * N) + cj), C, (ci)*N+cj)
+			}
+			for ; cj < (((N) / (4)) * 4); cj += 4 {
+				C[(ci)*N+cj] = f16.FromFloat32(cwide[((ci * N) + cj)])
+				C[(ci)*N+(cj+1)] = f16.FromFloat32(cwide[((ci * N) + (cj + 1))])
+				C[(ci)*N+(cj+2)] = f16.FromFloat32(cwide[((ci * N) + (cj + 2))])
+				C[(ci)*N+(cj+3)] = f16.FromFloat32(cwide[((ci * N) + (cj + 3))])
+			}
 		}
 		for cjr := (((N) / (4)) * 4); cjr < N; cjr += 1 {
-			C[(ci)*N+cjr] = f16.FromFloat32(f16.FromFloat64(float64(cwide[((ci * N) + cjr)])).Float32())
+			C[(ci)*N+cjr] = f16.FromFloat32(cwide[((ci * N) + cjr)])
 		}
 	}
 }
+
+// vloop_hgemm_0 runs a Vector loop of hgemm on a SIMD variant (codegen.VLoop); nil runs the Go loop.
+var vloop_hgemm_0 func(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int

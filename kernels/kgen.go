@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"github.com/kgen-dev/kgen/f16"
 )
 
 var _ = math.Inf
@@ -120,6 +122,22 @@ func toIntI8(v float64) int8 {
 	return int8(int64(v))
 }
 
+// cvtF16F32 widens src into dst[:len(src)] exactly (f16.F16.Float32) for the packing code: the
+// variant's vector loop vloop_cvtF16F32 (F16C, NEON) converts the leading whole vectors and Go the rest.
+func cvtF16F32(dst []float32, src []f16.F16) {
+	dst = dst[:len(src)]
+	i := 0
+	if vloop_cvtF16F32 != nil {
+		i = vloop_cvtF16F32(0, len(src)&^3, src, 0, dst, 0) // Width 4
+	}
+	for ; i < len(src); i++ {
+		dst[i] = src[i].Float32()
+	}
+}
+
+// vloop_cvtF16F32 widens f16 runs for cvtF16F32 on a SIMD variant (codegen.VLoop); nil runs the Go loop.
+var vloop_cvtF16F32 func(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int
+
 // gemmSlot32 is one tensorized GEMM: its microkernel (docs/MICROKERNEL.md) and cache blocks.
 type gemmSlot32 struct {
 	Name               string
@@ -160,6 +178,34 @@ func microUGo32(kc int, a []float32, ars, acs int, b []float32, ldb int, c []flo
 	}
 }
 
+// packDGo32 is the portable packD (dst[d*panel+q] = src[q*ld+d]).
+func packDGo32(dst, src []float32, ld, w, panel, depth int) {
+	dst = dst[:panel*depth]
+	for q := 0; q < w; q++ {
+		row := src[q*ld:][:depth]
+		for d, x := range row {
+			dst[d*panel+q] = x
+		}
+	}
+	for q := w; q < panel; q++ {
+		for d := 0; d < depth; d++ {
+			dst[d*panel+q] = 0
+		}
+	}
+}
+
+// packPGo32 is the portable packP (dst[d*panel+q] = src[d*ld+q]).
+func packPGo32(dst, src []float32, ld, w, panel, depth int) {
+	for d := 0; d < depth; d++ {
+		row := dst[d*panel : d*panel+panel]
+		copy(row, src[d*ld:][:w])
+		clear(row[w:])
+	}
+}
+
+// packD32 and packP32 pack GEMM panels (see packDGo32, packPGo32); variants may replace them.
+var packD32, packP32 = packDGo32, packPGo32
+
 // gemmSlot64 is one tensorized GEMM: its microkernel (docs/MICROKERNEL.md) and cache blocks.
 type gemmSlot64 struct {
 	Name               string
@@ -199,6 +245,34 @@ func microUGo64(kc int, a []float64, ars, acs int, b []float64, ldb int, c []flo
 		}
 	}
 }
+
+// packDGo64 is the portable packD (dst[d*panel+q] = src[q*ld+d]).
+func packDGo64(dst, src []float64, ld, w, panel, depth int) {
+	dst = dst[:panel*depth]
+	for q := 0; q < w; q++ {
+		row := src[q*ld:][:depth]
+		for d, x := range row {
+			dst[d*panel+q] = x
+		}
+	}
+	for q := w; q < panel; q++ {
+		for d := 0; d < depth; d++ {
+			dst[d*panel+q] = 0
+		}
+	}
+}
+
+// packPGo64 is the portable packP (dst[d*panel+q] = src[d*ld+q]).
+func packPGo64(dst, src []float64, ld, w, panel, depth int) {
+	for d := 0; d < depth; d++ {
+		row := dst[d*panel : d*panel+panel]
+		copy(row, src[d*ld:][:w])
+		clear(row[w:])
+	}
+}
+
+// packD64 and packP64 pack GEMM panels (see packDGo64, packPGo64); variants may replace them.
+var packD64, packP64 = packDGo64, packPGo64
 
 var sgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
 var sgemmSlotGo = *sgemmSlot
@@ -360,6 +434,111 @@ var bmmSlotGo = *bmmSlot
 var hgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
 var hgemmSlotGo = *hgemmSlot
 
+// transposeSlot32 is one tensorized transpose (ir.Transpose, codegen.TransposeSlot): the block sizes
+// and the tile routine T, which sets dst[c*ldd+r] = src[r*lds+c] for r < rows, c < cols.
+type transposeSlot32 struct {
+	Name   string
+	RB, CB int
+	T      func(rows, cols int, src []float32, lds int, dst []float32, ldd int)
+}
+
+// transposeGo32 is the portable transpose tile: 4×4 blocks, then the edges.
+func transposeGo32(rows, cols int, src []float32, lds int, dst []float32, ldd int) {
+	// capacities cut to the lengths: reslicing checks against capacity, and nothing past len may be touched
+	src, dst = src[:len(src):len(src)], dst[:len(dst):len(dst)]
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		s0 := src[(r+0)*lds:][:cols]
+		s1 := src[(r+1)*lds:][:cols]
+		s2 := src[(r+2)*lds:][:cols]
+		s3 := src[(r+3)*lds:][:cols]
+		c := 0
+		for ; c+4 <= cols; c += 4 {
+			a0 := (*[4]float32)(s0[c:])
+			a1 := (*[4]float32)(s1[c:])
+			a2 := (*[4]float32)(s2[c:])
+			a3 := (*[4]float32)(s3[c:])
+			d0 := (*[4]float32)(dst[(c+0)*ldd+r:])
+			d0[0], d0[1], d0[2], d0[3] = a0[0], a1[0], a2[0], a3[0]
+			d1 := (*[4]float32)(dst[(c+1)*ldd+r:])
+			d1[0], d1[1], d1[2], d1[3] = a0[1], a1[1], a2[1], a3[1]
+			d2 := (*[4]float32)(dst[(c+2)*ldd+r:])
+			d2[0], d2[1], d2[2], d2[3] = a0[2], a1[2], a2[2], a3[2]
+			d3 := (*[4]float32)(dst[(c+3)*ldd+r:])
+			d3[0], d3[1], d3[2], d3[3] = a0[3], a1[3], a2[3], a3[3]
+		}
+		for ; c < cols; c++ {
+			d := (*[4]float32)(dst[c*ldd+r:])
+			d[0], d[1], d[2], d[3] = s0[c], s1[c], s2[c], s3[c]
+		}
+	}
+	for ; r < rows; r++ {
+		for c, x := range src[r*lds:][:cols] {
+			dst[c*ldd+r] = x
+		}
+	}
+}
+
+// transposeSlot64 is one tensorized transpose (ir.Transpose, codegen.TransposeSlot): the block sizes
+// and the tile routine T, which sets dst[c*ldd+r] = src[r*lds+c] for r < rows, c < cols.
+type transposeSlot64 struct {
+	Name   string
+	RB, CB int
+	T      func(rows, cols int, src []float64, lds int, dst []float64, ldd int)
+}
+
+// transposeGo64 is the portable transpose tile: 4×4 blocks, then the edges.
+func transposeGo64(rows, cols int, src []float64, lds int, dst []float64, ldd int) {
+	// capacities cut to the lengths: reslicing checks against capacity, and nothing past len may be touched
+	src, dst = src[:len(src):len(src)], dst[:len(dst):len(dst)]
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		s0 := src[(r+0)*lds:][:cols]
+		s1 := src[(r+1)*lds:][:cols]
+		s2 := src[(r+2)*lds:][:cols]
+		s3 := src[(r+3)*lds:][:cols]
+		c := 0
+		for ; c+4 <= cols; c += 4 {
+			a0 := (*[4]float64)(s0[c:])
+			a1 := (*[4]float64)(s1[c:])
+			a2 := (*[4]float64)(s2[c:])
+			a3 := (*[4]float64)(s3[c:])
+			d0 := (*[4]float64)(dst[(c+0)*ldd+r:])
+			d0[0], d0[1], d0[2], d0[3] = a0[0], a1[0], a2[0], a3[0]
+			d1 := (*[4]float64)(dst[(c+1)*ldd+r:])
+			d1[0], d1[1], d1[2], d1[3] = a0[1], a1[1], a2[1], a3[1]
+			d2 := (*[4]float64)(dst[(c+2)*ldd+r:])
+			d2[0], d2[1], d2[2], d2[3] = a0[2], a1[2], a2[2], a3[2]
+			d3 := (*[4]float64)(dst[(c+3)*ldd+r:])
+			d3[0], d3[1], d3[2], d3[3] = a0[3], a1[3], a2[3], a3[3]
+		}
+		for ; c < cols; c++ {
+			d := (*[4]float64)(dst[c*ldd+r:])
+			d[0], d[1], d[2], d[3] = s0[c], s1[c], s2[c], s3[c]
+		}
+	}
+	for ; r < rows; r++ {
+		for c, x := range src[r*lds:][:cols] {
+			dst[c*ldd+r] = x
+		}
+	}
+}
+
+// transposeFits reports whether a rows×cols transpose tile, reading src[r*lds+c] and writing
+// dst[c*ldd+r], lies inside slices of ns and nd elements (computed without overflow).
+func transposeFits(rows, cols, ns, lds, nd, ldd int) bool {
+	if rows < 1 || cols < 1 || lds < 0 || ldd < 0 || cols > ns || rows > nd {
+		return false
+	}
+	return (lds == 0 || rows-1 <= (ns-cols)/lds) && (ldd == 0 || cols-1 <= (nd-rows)/ldd)
+}
+
+var transposeSlot = &transposeSlot32{Name: "go", RB: 32, CB: 32, T: transposeGo32}
+var transposeSlotGo = *transposeSlot
+
+var dtransposeSlot = &transposeSlot64{Name: "go", RB: 16, CB: 16, T: transposeGo64}
+var dtransposeSlotGo = *dtransposeSlot
+
 // variant is one implementation level: install points every slot at its microkernels.
 type variant struct {
 	name    string
@@ -380,10 +559,18 @@ var variants = []variant{{"go", func() {
 	*sgemm_accSlot = sgemm_accSlotGo
 	*bmmSlot = bmmSlotGo
 	*hgemmSlot = hgemmSlotGo
+	*transposeSlot = transposeSlotGo
+	*dtransposeSlot = dtransposeSlotGo
 	resetVLoops()
+	resetPacks()
 }}}
 
 var current = "go"
+
+// resetPacks points the panel-packing routines back at the portable ones.
+func resetPacks() {
+	packD32, packP32, packD64, packP64 = packDGo32, packPGo32, packDGo64, packPGo64
+}
 
 // resetVLoops points every vector-loop slot back at the portable loops (nil: the Go code runs).
 func resetVLoops() {
@@ -398,6 +585,10 @@ func resetVLoops() {
 	vloop_layernorm_1 = nil
 	vloop_layernorm_2 = nil
 	vloop_conv2d_0 = nil
+	vloop_hgemm_0 = nil
+	vloop_cvt_f32_f16_0 = nil
+	vloop_cvt_f16_f32_0 = nil
+	vloop_cvtF16F32 = nil
 }
 
 // Variants lists the implementations usable on this machine, best first (for example avx2, go).

@@ -7,6 +7,7 @@ package kernels
 import (
 	"unsafe"
 
+	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/target"
 	"golang.org/x/sys/cpu"
 )
@@ -162,6 +163,68 @@ func vloop_conv2d_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 i
 	return lo + n*8, vloop_conv2d_0AVX2(n, &t0[o0], &t1[o1])
 }
 
+// vloop_hgemm_0AVX2Slot runs vloop_hgemm_0 (a Vector loop of the loop IR) through vloop_hgemm_0AVX2, 8 lanes at a time.
+func vloop_hgemm_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_hgemm_0AVX2(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n*8
+}
+
+// vloop_cvt_f32_f16_0AVX2Slot runs vloop_cvt_f32_f16_0 (a Vector loop of the loop IR) through vloop_cvt_f32_f16_0AVX2, 8 lanes at a time.
+func vloop_cvt_f32_f16_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_cvt_f32_f16_0AVX2(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n*8
+}
+
+// vloop_cvt_f16_f32_0AVX2Slot runs vloop_cvt_f16_f32_0 (a Vector loop of the loop IR) through vloop_cvt_f16_f32_0AVX2, 8 lanes at a time.
+func vloop_cvt_f16_f32_0AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_cvt_f16_f32_0AVX2(n, (*uint16)(&t0[o0]), &t1[o1])
+	return lo + n*8
+}
+
+// vloop_cvtF16F32AVX2Slot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32AVX2, 8 lanes at a time.
+func vloop_cvtF16F32AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_cvtF16F32AVX2(n, (*uint16)(&t0[o0]), &t1[o1])
+	return lo + n*8
+}
+
+// transposeF32AVX2Slice adapts transposeF32AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
+// routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
+// the slices, the portable routine runs instead and the assembly touches nothing.
+func transposeF32AVX2Slice(rows, cols int, src []float32, lds int, dst []float32, ldd int) {
+	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
+		transposeGo32(rows, cols, src, lds, dst, ldd)
+		return
+	}
+	transposeF32AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
+}
+
+// transposeF64AVX2Slice adapts transposeF64AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
+// routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
+// the slices, the portable routine runs instead and the assembly touches nothing.
+func transposeF64AVX2Slice(rows, cols int, src []float64, lds int, dst []float64, ldd int) {
+	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
+		transposeGo64(rows, cols, src, lds, dst, ldd)
+		return
+	}
+	transposeF64AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
+}
+
 // sgemm14x32AVX512Blocks are sgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
 var sgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 4)
 
@@ -175,7 +238,7 @@ var sgemm6x16AVX2Blocks = target.HostGemmBlocks(6, 16, 4)
 var dgemm6x8AVX2Blocks = target.HostGemmBlocks(6, 8, 8)
 
 func init() {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
 		variants = append([]variant{{"avx2", func() {
 			resetVLoops()
 			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
@@ -201,9 +264,15 @@ func init() {
 			vloop_layernorm_1 = vloop_layernorm_1AVX2Slot
 			vloop_layernorm_2 = vloop_layernorm_2AVX2Slot
 			vloop_conv2d_0 = vloop_conv2d_0AVX2Slot
+			vloop_hgemm_0 = vloop_hgemm_0AVX2Slot
+			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX2Slot
+			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX2Slot
+			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
+			transposeSlot.Name, transposeSlot.T = "avx2", transposeF32AVX2Slice
+			dtransposeSlot.Name, dtransposeSlot.T = "avx2", transposeF64AVX2Slice
 		}}}, variants...)
 	}
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
 		variants = append([]variant{{"avx512", func() {
 			resetVLoops()
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
@@ -229,6 +298,12 @@ func init() {
 			vloop_layernorm_1 = vloop_layernorm_1AVX2Slot
 			vloop_layernorm_2 = vloop_layernorm_2AVX2Slot
 			vloop_conv2d_0 = vloop_conv2d_0AVX2Slot
+			vloop_hgemm_0 = vloop_hgemm_0AVX2Slot
+			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX2Slot
+			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX2Slot
+			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
+			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX2Slice
+			dtransposeSlot.Name, dtransposeSlot.T = "avx512", transposeF64AVX2Slice
 		}}}, variants...)
 	}
 	selectVariant()

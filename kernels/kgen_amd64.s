@@ -8905,3 +8905,444 @@ done:
 	VMOVSS       X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func vloop_hgemm_0AVX2(n int, p0 *float32, p1 *uint16)
+// Requires: AVX, AVX2, F16C
+TEXT ·vloop_hgemm_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS   (SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, (DI)(AX*1)
+	VMOVUPS   32(SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 16(DI)(AX*1)
+	VMOVUPS   64(SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 32(DI)(AX*1)
+	VMOVUPS   96(SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 48(DI)(AX*1)
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, (DI)(AX*1)
+	ADDQ      $0x00000010, AX
+	DECQ      CX
+	JNZ       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vloopF16Quiet<>+0(SB)/4, $0x00400000
+DATA vloopF16Quiet<>+4(SB)/4, $0x00400000
+DATA vloopF16Quiet<>+8(SB)/4, $0x00400000
+DATA vloopF16Quiet<>+12(SB)/4, $0x00400000
+DATA vloopF16Quiet<>+16(SB)/4, $0x00400000
+DATA vloopF16Quiet<>+20(SB)/4, $0x00400000
+DATA vloopF16Quiet<>+24(SB)/4, $0x00400000
+DATA vloopF16Quiet<>+28(SB)/4, $0x00400000
+GLOBL vloopF16Quiet<>(SB), RODATA|NOPTR, $32
+
+// func vloop_cvt_f32_f16_0AVX2(n int, p0 *float32, p1 *uint16)
+// Requires: AVX, AVX2, F16C
+TEXT ·vloop_cvt_f32_f16_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS   (SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, (DI)(AX*1)
+	VMOVUPS   32(SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 16(DI)(AX*1)
+	VMOVUPS   64(SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 32(DI)(AX*1)
+	VMOVUPS   96(SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 48(DI)(AX*1)
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, (DI)(AX*1)
+	ADDQ      $0x00000010, AX
+	DECQ      CX
+	JNZ       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_cvt_f16_f32_0AVX2(n int, p0 *uint16, p1 *float32)
+// Requires: AVX, F16C
+TEXT ·vloop_cvt_f16_f32_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VCVTPH2PS (SI)(AX*1), Y0
+	VMOVUPS   Y0, (DI)(AX*2)
+	VCVTPH2PS 16(SI)(AX*1), Y0
+	VMOVUPS   Y0, 32(DI)(AX*2)
+	VCVTPH2PS 32(SI)(AX*1), Y0
+	VMOVUPS   Y0, 64(DI)(AX*2)
+	VCVTPH2PS 48(SI)(AX*1), Y0
+	VMOVUPS   Y0, 96(DI)(AX*2)
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VCVTPH2PS (SI)(AX*1), Y0
+	VMOVUPS   Y0, (DI)(AX*2)
+	ADDQ      $0x00000010, AX
+	DECQ      CX
+	JNZ       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_cvtF16F32AVX2(n int, p0 *uint16, p1 *float32)
+// Requires: AVX, F16C
+TEXT ·vloop_cvtF16F32AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VCVTPH2PS (SI)(AX*1), Y0
+	VMOVUPS   Y0, (DI)(AX*2)
+	VCVTPH2PS 16(SI)(AX*1), Y0
+	VMOVUPS   Y0, 32(DI)(AX*2)
+	VCVTPH2PS 32(SI)(AX*1), Y0
+	VMOVUPS   Y0, 64(DI)(AX*2)
+	VCVTPH2PS 48(SI)(AX*1), Y0
+	VMOVUPS   Y0, 96(DI)(AX*2)
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VCVTPH2PS (SI)(AX*1), Y0
+	VMOVUPS   Y0, (DI)(AX*2)
+	ADDQ      $0x00000010, AX
+	DECQ      CX
+	JNZ       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func transposeF32AVX2(rows int, cols int, src *float32, lds int, dst *float32, ldd int)
+// Requires: AVX
+TEXT ·transposeF32AVX2(SB), NOSPLIT, $0-48
+	MOVQ rows+0(FP), R8
+	MOVQ cols+8(FP), R9
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R10
+	MOVQ dst+32(FP), DI
+	MOVQ ldd+40(FP), R12
+	SHLQ $0x02, R10
+	SHLQ $0x02, R12
+	LEAQ (R10)(R10*2), R11
+	LEAQ (R12)(R12*2), R13
+	CMPQ R9, $0x00
+	JLE  done
+
+	// Bands of 8 source rows.
+band:
+	CMPQ R8, $0x08
+	JLT  rowedge
+	MOVQ SI, AX
+	MOVQ DI, CX
+	MOVQ R9, BX
+
+block:
+	CMPQ       BX, $0x08
+	JLT        coledge
+	VMOVUPS    (AX), Y0
+	VMOVUPS    (AX)(R10*1), Y1
+	VMOVUPS    (AX)(R10*2), Y2
+	VMOVUPS    (AX)(R11*1), Y3
+	LEAQ       (AX)(R10*4), DX
+	VMOVUPS    (DX), Y4
+	VMOVUPS    (DX)(R10*1), Y5
+	VMOVUPS    (DX)(R10*2), Y6
+	VMOVUPS    (DX)(R11*1), Y7
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y9
+	VUNPCKLPS  Y3, Y2, Y10
+	VUNPCKHPS  Y3, Y2, Y11
+	VUNPCKLPS  Y5, Y4, Y12
+	VUNPCKHPS  Y5, Y4, Y13
+	VUNPCKLPS  Y7, Y6, Y14
+	VUNPCKHPS  Y7, Y6, Y15
+	VSHUFPS    $0x44, Y10, Y8, Y0
+	VSHUFPS    $0xee, Y10, Y8, Y1
+	VSHUFPS    $0x44, Y11, Y9, Y2
+	VSHUFPS    $0xee, Y11, Y9, Y3
+	VSHUFPS    $0x44, Y14, Y12, Y4
+	VSHUFPS    $0xee, Y14, Y12, Y5
+	VSHUFPS    $0x44, Y15, Y13, Y6
+	VSHUFPS    $0xee, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS    Y8, (CX)
+	VMOVUPS    Y9, (CX)(R12*1)
+	VMOVUPS    Y10, (CX)(R12*2)
+	VMOVUPS    Y11, (CX)(R13*1)
+	LEAQ       (CX)(R12*4), DX
+	VMOVUPS    Y12, (DX)
+	VMOVUPS    Y13, (DX)(R12*1)
+	VMOVUPS    Y14, (DX)(R12*2)
+	VMOVUPS    Y15, (DX)(R13*1)
+	ADDQ       $0x00000020, AX
+	LEAQ       (CX)(R12*8), CX
+	SUBQ       $0x00000008, BX
+	JMP        block
+
+	// The band's last cols%V columns: one column (V elements of dst) at a time.
+coledge:
+	TESTQ BX, BX
+	JZ    nextband
+
+column:
+	VMOVSS      (AX), X0
+	VINSERTPS   $0x10, (AX)(R10*1), X0, X0
+	VINSERTPS   $0x20, (AX)(R10*2), X0, X0
+	VINSERTPS   $0x30, (AX)(R11*1), X0, X0
+	LEAQ        (AX)(R10*4), DX
+	VMOVSS      (DX), X1
+	VINSERTPS   $0x10, (DX)(R10*1), X1, X1
+	VINSERTPS   $0x20, (DX)(R10*2), X1, X1
+	VINSERTPS   $0x30, (DX)(R11*1), X1, X1
+	VINSERTF128 $0x01, X1, Y0, Y0
+	VMOVUPS     Y0, (CX)
+	ADDQ        $0x00000004, AX
+	ADDQ        R12, CX
+	DECQ        BX
+	JNZ         column
+
+nextband:
+	LEAQ (SI)(R10*8), SI
+	ADDQ $0x00000020, DI
+	SUBQ $0x00000008, R8
+	JMP  band
+
+	// The last rows%V rows, one element at a time.
+rowedge:
+	CMPQ R8, $0x00
+	JLE  done
+
+row:
+	MOVQ SI, AX
+	MOVQ DI, CX
+	MOVQ R9, BX
+
+elem:
+	MOVL (AX), DX
+	MOVL DX, (CX)
+	ADDQ $0x00000004, AX
+	ADDQ R12, CX
+	DECQ BX
+	JNZ  elem
+	ADDQ R10, SI
+	ADDQ $0x00000004, DI
+	DECQ R8
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func transposeF64AVX2(rows int, cols int, src *float64, lds int, dst *float64, ldd int)
+// Requires: AVX
+TEXT ·transposeF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ rows+0(FP), R8
+	MOVQ cols+8(FP), R9
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R10
+	MOVQ dst+32(FP), DI
+	MOVQ ldd+40(FP), R12
+	SHLQ $0x03, R10
+	SHLQ $0x03, R12
+	LEAQ (R10)(R10*2), R11
+	LEAQ (R12)(R12*2), R13
+	CMPQ R9, $0x00
+	JLE  done
+
+	// Bands of 4 source rows.
+band:
+	CMPQ R8, $0x04
+	JLT  rowedge
+	MOVQ SI, AX
+	MOVQ DI, CX
+	MOVQ R9, BX
+
+block:
+	CMPQ       BX, $0x04
+	JLT        coledge
+	VMOVUPD    (AX), Y0
+	VMOVUPD    (AX)(R10*1), Y1
+	VMOVUPD    (AX)(R10*2), Y2
+	VMOVUPD    (AX)(R11*1), Y3
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y5
+	VUNPCKLPD  Y3, Y2, Y6
+	VUNPCKHPD  Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD    Y0, (CX)
+	VMOVUPD    Y1, (CX)(R12*1)
+	VMOVUPD    Y2, (CX)(R12*2)
+	VMOVUPD    Y3, (CX)(R13*1)
+	ADDQ       $0x00000020, AX
+	LEAQ       (CX)(R12*4), CX
+	SUBQ       $0x00000004, BX
+	JMP        block
+
+	// The band's last cols%V columns: one column (V elements of dst) at a time.
+coledge:
+	TESTQ BX, BX
+	JZ    nextband
+
+column:
+	VMOVSD      (AX), X0
+	VMOVHPD     (AX)(R10*1), X0, X0
+	VMOVSD      (AX)(R10*2), X1
+	VMOVHPD     (AX)(R11*1), X1, X1
+	VINSERTF128 $0x01, X1, Y0, Y0
+	VMOVUPD     Y0, (CX)
+	ADDQ        $0x00000008, AX
+	ADDQ        R12, CX
+	DECQ        BX
+	JNZ         column
+
+nextband:
+	LEAQ (SI)(R10*4), SI
+	ADDQ $0x00000020, DI
+	SUBQ $0x00000004, R8
+	JMP  band
+
+	// The last rows%V rows, one element at a time.
+rowedge:
+	CMPQ R8, $0x00
+	JLE  done
+
+row:
+	MOVQ SI, AX
+	MOVQ DI, CX
+	MOVQ R9, BX
+
+elem:
+	MOVQ (AX), DX
+	MOVQ DX, (CX)
+	ADDQ $0x00000008, AX
+	ADDQ R12, CX
+	DECQ BX
+	JNZ  elem
+	ADDQ R10, SI
+	ADDQ $0x00000008, DI
+	DECQ R8
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET

@@ -7,6 +7,7 @@ package kernels
 import (
 	"unsafe"
 
+	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/target"
 )
 
@@ -125,6 +126,68 @@ func vloop_conv2d_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 i
 	return lo + n*4, vloop_conv2d_0NEON(n, &t0[o0], &t1[o1])
 }
 
+// vloop_hgemm_0NEONSlot runs vloop_hgemm_0 (a Vector loop of the loop IR) through vloop_hgemm_0NEON, 4 lanes at a time.
+func vloop_hgemm_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_hgemm_0NEON(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n*4
+}
+
+// vloop_cvt_f32_f16_0NEONSlot runs vloop_cvt_f32_f16_0 (a Vector loop of the loop IR) through vloop_cvt_f32_f16_0NEON, 4 lanes at a time.
+func vloop_cvt_f32_f16_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_cvt_f32_f16_0NEON(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n*4
+}
+
+// vloop_cvt_f16_f32_0NEONSlot runs vloop_cvt_f16_f32_0 (a Vector loop of the loop IR) through vloop_cvt_f16_f32_0NEON, 4 lanes at a time.
+func vloop_cvt_f16_f32_0NEONSlot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_cvt_f16_f32_0NEON(n, (*uint16)(&t0[o0]), &t1[o1])
+	return lo + n*4
+}
+
+// vloop_cvtF16F32NEONSlot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32NEON, 4 lanes at a time.
+func vloop_cvtF16F32NEONSlot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_cvtF16F32NEON(n, (*uint16)(&t0[o0]), &t1[o1])
+	return lo + n*4
+}
+
+// transposeF32NEONSlice adapts transposeF32NEON to the transpose slot's slice signature (codegen.TransposeSlot). The
+// routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
+// the slices, the portable routine runs instead and the assembly touches nothing.
+func transposeF32NEONSlice(rows, cols int, src []float32, lds int, dst []float32, ldd int) {
+	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
+		transposeGo32(rows, cols, src, lds, dst, ldd)
+		return
+	}
+	transposeF32NEON(rows, cols, &src[0], lds, &dst[0], ldd)
+}
+
+// transposeF64NEONSlice adapts transposeF64NEON to the transpose slot's slice signature (codegen.TransposeSlot). The
+// routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
+// the slices, the portable routine runs instead and the assembly touches nothing.
+func transposeF64NEONSlice(rows, cols int, src []float64, lds int, dst []float64, ldd int) {
+	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
+		transposeGo64(rows, cols, src, lds, dst, ldd)
+		return
+	}
+	transposeF64NEON(rows, cols, &src[0], lds, &dst[0], ldd)
+}
+
 // sgemm8x12NEONBlocks are sgemm8x12NEON's cache blocks for the caches of this machine, probed at init.
 var sgemm8x12NEONBlocks = target.HostGemmBlocks(8, 12, 4)
 
@@ -157,6 +220,12 @@ func init() {
 		vloop_layernorm_1 = vloop_layernorm_1NEONSlot
 		vloop_layernorm_2 = vloop_layernorm_2NEONSlot
 		vloop_conv2d_0 = vloop_conv2d_0NEONSlot
+		vloop_hgemm_0 = vloop_hgemm_0NEONSlot
+		vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0NEONSlot
+		vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0NEONSlot
+		vloop_cvtF16F32 = vloop_cvtF16F32NEONSlot
+		transposeSlot.Name, transposeSlot.T = "neon", transposeF32NEONSlice
+		dtransposeSlot.Name, dtransposeSlot.T = "neon", transposeF64NEONSlice
 	}}}, variants...)
 	selectVariant()
 }

@@ -1499,3 +1499,369 @@ vloop_conv2d_0NEON_done:
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	FMOVS	F0, ret+24(FP)
 	RET
+
+// func vloop_hgemm_0NEON(n int, p0 *float32, p1 *uint16)
+// vloop_hgemm_0NEON runs n groups of 4 iterations of vloop_hgemm_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_hgemm_0NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	$4194304, R1
+	VDUP	R1, V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_hgemm_0NEON_tail
+vloop_hgemm_0NEON_loop:
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_hgemm_0NEON_loop
+vloop_hgemm_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_hgemm_0NEON_done
+vloop_hgemm_0NEON_loop1:
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	SUBS	$1, R0, R0
+	BNE	vloop_hgemm_0NEON_loop1
+vloop_hgemm_0NEON_done:
+	RET
+
+// func vloop_cvt_f32_f16_0NEON(n int, p0 *float32, p1 *uint16)
+// vloop_cvt_f32_f16_0NEON runs n groups of 4 iterations of vloop_cvt_f32_f16_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_cvt_f32_f16_0NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	$4194304, R1
+	VDUP	R1, V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_cvt_f32_f16_0NEON_tail
+vloop_cvt_f32_f16_0NEON_loop:
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_cvt_f32_f16_0NEON_loop
+vloop_cvt_f32_f16_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_cvt_f32_f16_0NEON_done
+vloop_cvt_f32_f16_0NEON_loop1:
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	SUBS	$1, R0, R0
+	BNE	vloop_cvt_f32_f16_0NEON_loop1
+vloop_cvt_f32_f16_0NEON_done:
+	RET
+
+// func vloop_cvt_f16_f32_0NEON(n int, p0 *uint16, p1 *float32)
+// vloop_cvt_f16_f32_0NEON runs n groups of 4 iterations of vloop_cvt_f16_f32_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_cvt_f16_f32_0NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_cvt_f16_f32_0NEON_tail
+vloop_cvt_f16_f32_0NEON_loop:
+	VLD1.P	8(R2), [V0.H4]
+	WORD	$0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P	[V0.S4], 16(R3)
+	VLD1.P	8(R2), [V0.H4]
+	WORD	$0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P	[V0.S4], 16(R3)
+	VLD1.P	8(R2), [V0.H4]
+	WORD	$0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P	[V0.S4], 16(R3)
+	VLD1.P	8(R2), [V0.H4]
+	WORD	$0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P	[V0.S4], 16(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_cvt_f16_f32_0NEON_loop
+vloop_cvt_f16_f32_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_cvt_f16_f32_0NEON_done
+vloop_cvt_f16_f32_0NEON_loop1:
+	VLD1.P	8(R2), [V0.H4]
+	WORD	$0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P	[V0.S4], 16(R3)
+	SUBS	$1, R0, R0
+	BNE	vloop_cvt_f16_f32_0NEON_loop1
+vloop_cvt_f16_f32_0NEON_done:
+	RET
+
+// func vloop_cvtF16F32NEON(n int, p0 *uint16, p1 *float32)
+// vloop_cvtF16F32NEON runs n groups of 4 iterations of vloop_cvtF16F32 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_cvtF16F32NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_cvtF16F32NEON_tail
+vloop_cvtF16F32NEON_loop:
+	VLD1.P	8(R2), [V0.H4]
+	WORD	$0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P	[V0.S4], 16(R3)
+	VLD1.P	8(R2), [V0.H4]
+	WORD	$0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P	[V0.S4], 16(R3)
+	VLD1.P	8(R2), [V0.H4]
+	WORD	$0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P	[V0.S4], 16(R3)
+	VLD1.P	8(R2), [V0.H4]
+	WORD	$0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P	[V0.S4], 16(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_cvtF16F32NEON_loop
+vloop_cvtF16F32NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_cvtF16F32NEON_done
+vloop_cvtF16F32NEON_loop1:
+	VLD1.P	8(R2), [V0.H4]
+	WORD	$0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P	[V0.S4], 16(R3)
+	SUBS	$1, R0, R0
+	BNE	vloop_cvtF16F32NEON_loop1
+vloop_cvtF16F32NEON_done:
+	RET
+
+// func transposeF32NEON(rows, cols int, src *float32, lds int, dst *float32, ldd int)
+// transposeF32NEON is the NEON f32 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
+// for r < rows, c < cols, in 4×4 register blocks; only the tile's elements are accessed.
+TEXT ·transposeF32NEON(SB), NOSPLIT, $0-48
+	MOVD	rows+0(FP), R0
+	MOVD	cols+8(FP), R1
+	MOVD	src+16(FP), R2
+	MOVD	lds+24(FP), R3
+	MOVD	dst+32(FP), R4
+	MOVD	ldd+40(FP), R5
+	LSL	$2, R3, R3
+	LSL	$2, R5, R5
+	LSL	$2, R5, R13
+	LSL	$2, R3, R14
+	CMP	$0, R1
+	BLE	transposeF32NEON_done
+	// Bands of 4 source rows.
+transposeF32NEON_band:
+	CMP	$4, R0
+	BLT	transposeF32NEON_rowedge
+	MOVD	R2, R6
+	ADD	R3, R6, R7
+	ADD	R3, R7, R8
+	ADD	R3, R8, R9
+	MOVD	R4, R10
+	MOVD	R1, R11
+transposeF32NEON_block:
+	CMP	$4, R11
+	BLT	transposeF32NEON_coledge
+	VLD1.P	16(R6), [V0.S4]
+	VLD1.P	16(R7), [V1.S4]
+	VLD1.P	16(R8), [V2.S4]
+	VLD1.P	16(R9), [V3.S4]
+	VTRN1	V1.S4, V0.S4, V4.S4
+	VTRN2	V1.S4, V0.S4, V5.S4
+	VTRN1	V3.S4, V2.S4, V6.S4
+	VTRN2	V3.S4, V2.S4, V7.S4
+	VTRN1	V6.D2, V4.D2, V0.D2
+	VTRN1	V7.D2, V5.D2, V1.D2
+	VTRN2	V6.D2, V4.D2, V2.D2
+	VTRN2	V7.D2, V5.D2, V3.D2
+	MOVD	R10, R12
+	VST1	[V0.S4], (R12)
+	ADD	R5, R12, R12
+	VST1	[V1.S4], (R12)
+	ADD	R5, R12, R12
+	VST1	[V2.S4], (R12)
+	ADD	R5, R12, R12
+	VST1	[V3.S4], (R12)
+	ADD	R13, R10, R10
+	SUB	$4, R11, R11
+	B	transposeF32NEON_block
+	// The band's last cols%V columns: one column (V elements of dst) at a time.
+transposeF32NEON_coledge:
+	CBZ	R11, transposeF32NEON_nextband
+transposeF32NEON_column:
+	VLD1	(R6), V4.S[0]
+	ADD	$4, R6, R6
+	VLD1	(R7), V4.S[1]
+	ADD	$4, R7, R7
+	VLD1	(R8), V4.S[2]
+	ADD	$4, R8, R8
+	VLD1	(R9), V4.S[3]
+	ADD	$4, R9, R9
+	VST1	[V4.S4], (R10)
+	ADD	R5, R10, R10
+	SUBS	$1, R11, R11
+	BNE	transposeF32NEON_column
+transposeF32NEON_nextband:
+	ADD	R14, R2, R2
+	ADD	$16, R4, R4
+	SUB	$4, R0, R0
+	B	transposeF32NEON_band
+	// The last rows%V rows, one element at a time.
+transposeF32NEON_rowedge:
+	CMP	$0, R0
+	BLE	transposeF32NEON_done
+transposeF32NEON_row:
+	MOVD	R2, R6
+	MOVD	R4, R10
+	MOVD	R1, R11
+transposeF32NEON_elem:
+	MOVWU	(R6), R15
+	MOVW	R15, (R10)
+	ADD	$4, R6, R6
+	ADD	R5, R10, R10
+	SUBS	$1, R11, R11
+	BNE	transposeF32NEON_elem
+	ADD	R3, R2, R2
+	ADD	$4, R4, R4
+	SUBS	$1, R0, R0
+	BNE	transposeF32NEON_row
+transposeF32NEON_done:
+	RET
+
+// func transposeF64NEON(rows, cols int, src *float64, lds int, dst *float64, ldd int)
+// transposeF64NEON is the NEON f64 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
+// for r < rows, c < cols, in 2×2 register blocks; only the tile's elements are accessed.
+TEXT ·transposeF64NEON(SB), NOSPLIT, $0-48
+	MOVD	rows+0(FP), R0
+	MOVD	cols+8(FP), R1
+	MOVD	src+16(FP), R2
+	MOVD	lds+24(FP), R3
+	MOVD	dst+32(FP), R4
+	MOVD	ldd+40(FP), R5
+	LSL	$3, R3, R3
+	LSL	$3, R5, R5
+	LSL	$1, R5, R13
+	LSL	$1, R3, R14
+	CMP	$0, R1
+	BLE	transposeF64NEON_done
+	// Bands of 2 source rows.
+transposeF64NEON_band:
+	CMP	$2, R0
+	BLT	transposeF64NEON_rowedge
+	MOVD	R2, R6
+	ADD	R3, R6, R7
+	MOVD	R4, R10
+	MOVD	R1, R11
+transposeF64NEON_block:
+	CMP	$2, R11
+	BLT	transposeF64NEON_coledge
+	VLD1.P	16(R6), [V0.D2]
+	VLD1.P	16(R7), [V1.D2]
+	VTRN1	V1.D2, V0.D2, V2.D2
+	VTRN2	V1.D2, V0.D2, V3.D2
+	MOVD	R10, R12
+	VST1	[V2.D2], (R12)
+	ADD	R5, R12, R12
+	VST1	[V3.D2], (R12)
+	ADD	R13, R10, R10
+	SUB	$2, R11, R11
+	B	transposeF64NEON_block
+	// The band's last cols%V columns: one column (V elements of dst) at a time.
+transposeF64NEON_coledge:
+	CBZ	R11, transposeF64NEON_nextband
+transposeF64NEON_column:
+	VLD1	(R6), V4.D[0]
+	ADD	$8, R6, R6
+	VLD1	(R7), V4.D[1]
+	ADD	$8, R7, R7
+	VST1	[V4.D2], (R10)
+	ADD	R5, R10, R10
+	SUBS	$1, R11, R11
+	BNE	transposeF64NEON_column
+transposeF64NEON_nextband:
+	ADD	R14, R2, R2
+	ADD	$16, R4, R4
+	SUB	$2, R0, R0
+	B	transposeF64NEON_band
+	// The last rows%V rows, one element at a time.
+transposeF64NEON_rowedge:
+	CMP	$0, R0
+	BLE	transposeF64NEON_done
+transposeF64NEON_row:
+	MOVD	R2, R6
+	MOVD	R4, R10
+	MOVD	R1, R11
+transposeF64NEON_elem:
+	MOVD	(R6), R15
+	MOVD	R15, (R10)
+	ADD	$8, R6, R6
+	ADD	R5, R10, R10
+	SUBS	$1, R11, R11
+	BNE	transposeF64NEON_elem
+	ADD	R3, R2, R2
+	ADD	$8, R4, R4
+	SUBS	$1, R0, R0
+	BNE	transposeF64NEON_row
+transposeF64NEON_done:
+	RET

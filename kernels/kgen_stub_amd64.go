@@ -110,3 +110,35 @@ func vloop_layernorm_2AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *flo
 //
 //go:noescape
 func vloop_conv2d_0AVX2(n int, p0 *float32, p1 *float32) float32
+
+// vloop_hgemm_0AVX2 runs n groups of 8 iterations of vloop_hgemm_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_hgemm_0AVX2(n int, p0 *float32, p1 *uint16)
+
+// vloop_cvt_f32_f16_0AVX2 runs n groups of 8 iterations of vloop_cvt_f32_f16_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_cvt_f32_f16_0AVX2(n int, p0 *float32, p1 *uint16)
+
+// vloop_cvt_f16_f32_0AVX2 runs n groups of 8 iterations of vloop_cvt_f16_f32_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_cvt_f16_f32_0AVX2(n int, p0 *uint16, p1 *float32)
+
+// vloop_cvtF16F32AVX2 runs n groups of 8 iterations of vloop_cvtF16F32 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_cvtF16F32AVX2(n int, p0 *uint16, p1 *float32)
+
+// transposeF32AVX2 is the AVX2 f32 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
+// for r < rows, c < cols, in 8×8 register blocks; only the tile's elements are accessed.
+//
+//go:noescape
+func transposeF32AVX2(rows int, cols int, src *float32, lds int, dst *float32, ldd int)
+
+// transposeF64AVX2 is the AVX2 f64 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
+// for r < rows, c < cols, in 4×4 register blocks; only the tile's elements are accessed.
+//
+//go:noescape
+func transposeF64AVX2(rows int, cols int, src *float64, lds int, dst *float64, ldd int)

@@ -68,3 +68,35 @@ func vloop_layernorm_2NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *flo
 //
 //go:noescape
 func vloop_conv2d_0NEON(n int, p0 *float32, p1 *float32) float32
+
+// vloop_hgemm_0NEON runs n groups of 4 iterations of vloop_hgemm_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_hgemm_0NEON(n int, p0 *float32, p1 *uint16)
+
+// vloop_cvt_f32_f16_0NEON runs n groups of 4 iterations of vloop_cvt_f32_f16_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_cvt_f32_f16_0NEON(n int, p0 *float32, p1 *uint16)
+
+// vloop_cvt_f16_f32_0NEON runs n groups of 4 iterations of vloop_cvt_f16_f32_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_cvt_f16_f32_0NEON(n int, p0 *uint16, p1 *float32)
+
+// vloop_cvtF16F32NEON runs n groups of 4 iterations of vloop_cvtF16F32 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_cvtF16F32NEON(n int, p0 *uint16, p1 *float32)
+
+// transposeF32NEON is the NEON f32 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
+// for r < rows, c < cols.
+//
+//go:noescape
+func transposeF32NEON(rows, cols int, src *float32, lds int, dst *float32, ldd int)
+
+// transposeF64NEON is the NEON f64 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
+// for r < rows, c < cols.
+//
+//go:noescape
+func transposeF64NEON(rows, cols int, src *float64, lds int, dst *float64, ldd int)

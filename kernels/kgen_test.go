@@ -301,6 +301,20 @@ func TestTranspose(t *testing.T) {
 	})
 }
 
+func TestDtranspose(t *testing.T) {
+	kgentest.Run(t, "kernel dtranspose(A: f64[M, N], B: out f64[N, M]) {\n    B[j, i] = A[i, j]\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF64(in["A"])
+			B := kgentest.ToF64(in["B"])
+			err := Dtranspose(dims["M"], dims["N"], A, B)
+			out := map[string][]float64{}
+			out["B"] = kgentest.FromF64(B)
+			return out, err
+		},
+	})
+}
+
 func TestHgemm(t *testing.T) {
 	kgentest.Run(t, "kernel hgemm(A: f16[M, K], B: f16[K, N], C: out f16[M, N]) {\n    C[i, j] = f16(sum(k: A[i, k] * B[k, j]))\n}", kgentest.Kernel{
 		Variants: Variants, Use: Use,
@@ -311,6 +325,34 @@ func TestHgemm(t *testing.T) {
 			err := Hgemm(dims["M"], dims["K"], dims["N"], A, B, C)
 			out := map[string][]float64{}
 			out["C"] = kgentest.FromF16(C)
+			return out, err
+		},
+	})
+}
+
+func TestCvtF32F16(t *testing.T) {
+	kgentest.Run(t, "kernel cvt_f32_f16(X: f32[N], Y: out f16[N]) {\n    Y[i] = f16(X[i])\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			X := kgentest.ToF32(in["X"])
+			Y := kgentest.ToF16(in["Y"])
+			err := CvtF32F16(dims["N"], X, Y)
+			out := map[string][]float64{}
+			out["Y"] = kgentest.FromF16(Y)
+			return out, err
+		},
+	})
+}
+
+func TestCvtF16F32(t *testing.T) {
+	kgentest.Run(t, "kernel cvt_f16_f32(X: f16[N], Y: out f32[N]) {\n    Y[i] = X[i]\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			X := kgentest.ToF16(in["X"])
+			Y := kgentest.ToF32(in["Y"])
+			err := CvtF16F32(dims["N"], X, Y)
+			out := map[string][]float64{}
+			out["Y"] = kgentest.FromF32(Y)
 			return out, err
 		},
 	})

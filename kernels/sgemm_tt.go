@@ -51,25 +51,14 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 		for pc := 0; pc < max(K, 1); pc += sgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
 			_, _, _, _, _, _ = K, N, B, packB, jc, pc
-			{ // pack: each panel row is a contiguous run of B
+			{ // pack: each panel row is a contiguous run of B (packD)
 				n_, depth_, panel_, off_ := min(sgemm_ttSlot.NC, (N-jc)), min(sgemm_ttSlot.KC, (K-pc)), sgemm_ttSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
 					for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-						w_ := min(panel_, n_-p0_)
-						for q_ := 0; q_ < panel_; q_++ {
-							if q_ >= w_ {
-								for d_ := 0; d_ < depth_; d_++ {
-									dst_[d_*panel_+q_] = 0
-								}
-								continue
-							}
-							pj := p0_ + q_
-							src_ := B[(jc+pj)*K+pc:][:depth_]
-							for pk2, x := range src_ {
-								dst_[pk2*panel_+q_] = x
-							}
-						}
+						pj := p0_
+						b_ := (jc+pj)*K + pc
+						packD32(dst_, B[b_:], ((jc+(pj+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -77,19 +66,14 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 			for ic := 0; ic < M; ic += sgemm_ttSlot.MC {
 				K, M, A, packA, pc, ic := K, M, A, packA, pc, ic
 				_, _, _, _, _, _ = K, M, A, packA, pc, ic
-				{ // pack: rows of A are contiguous along the panel
+				{ // pack: rows of A are contiguous along the panel (packP)
 					n_, depth_, panel_, off_ := min(sgemm_ttSlot.MC, (M-ic)), min(sgemm_ttSlot.KC, (K-pc)), sgemm_ttSlot.MR, 0
 					body_ := func(lo_, hi_ int) {
 						for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 							dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-							w_ := min(panel_, n_-p0_)
 							pi := p0_
-							for pk := 0; pk < depth_; pk++ {
-								src_ := A[(pc+pk)*M+ic+pi:][:w_]
-								row_ := dst_[pk*panel_ : pk*panel_+panel_]
-								copy(row_, src_)
-								clear(row_[w_:])
-							}
+							b_ := (pc)*M + (ic + pi)
+							packP32(dst_, A[b_:], ((pc+1)*M+(ic+pi))-b_, min(panel_, n_-p0_), panel_, depth_)
 						}
 					}
 					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

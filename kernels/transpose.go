@@ -36,19 +36,37 @@ func transposeImpl(M, N int, A []float32, B []float32) {
 	_ = M
 	_ = N
 	// B[j, i] = A[i, j]
-	for jt := 0; jt < N; jt += 32 {
-		for it := 0; it < M; it += 32 {
-			for j := jt; j < min((jt+32), N); j += 1 {
-				for i := it; i < (it + (((min((it+32), M) - it) / (4)) * 4)); i += 4 {
-					B[(j)*M+i] = A[(i)*N+j]
-					B[(j)*M+(i+1)] = A[(i+1)*N+j]
-					B[(j)*M+(i+2)] = A[(i+2)*N+j]
-					B[(j)*M+(i+3)] = A[(i+3)*N+j]
-				}
-				for ir := (it + (((min((it+32), M) - it) / (4)) * 4)); ir < min((it+32), M); ir += 1 {
-					B[(j)*M+ir] = A[(ir)*N+j]
+	if cost_ := func() int {
+		jb := 0
+		_ = jb
+		return (1 + (((M + (transposeSlot.RB - 1)) / (transposeSlot.RB)) * (1 + (min(transposeSlot.RB, M) * min(transposeSlot.CB, N)))))
+	}(); rt.Inline(0, N, transposeSlot.CB, cost_) {
+		for jb := 0; jb < N; jb += transposeSlot.CB {
+			for ib := 0; ib < M; ib += transposeSlot.RB {
+				{
+					rows_, cols_, lds_, ldd_ := min(transposeSlot.RB, (M-ib)), min(transposeSlot.CB, (N-jb)), N, M
+					if rows_ > 0 && cols_ > 0 {
+						so_, do_ := ((ib * N) + jb), ((jb * M) + ib)
+						transposeSlot.T(rows_, cols_, A[so_:so_+(rows_-1)*lds_+cols_], lds_, B[do_:do_+(cols_-1)*ldd_+rows_], ldd_)
+					}
 				}
 			}
 		}
+	} else {
+		M, N, A, B := M, N, A, B
+		_, _, _, _ = M, N, A, B
+		rt.ParallelFor(0, N, transposeSlot.CB, cost_, func(lo_, hi_ int) {
+			for jb := lo_; jb < hi_; jb += transposeSlot.CB {
+				for ib := 0; ib < M; ib += transposeSlot.RB {
+					{
+						rows_, cols_, lds_, ldd_ := min(transposeSlot.RB, (M-ib)), min(transposeSlot.CB, (N-jb)), N, M
+						if rows_ > 0 && cols_ > 0 {
+							so_, do_ := ((ib * N) + jb), ((jb * M) + ib)
+							transposeSlot.T(rows_, cols_, A[so_:so_+(rows_-1)*lds_+cols_], lds_, B[do_:do_+(cols_-1)*ldd_+rows_], ldd_)
+						}
+					}
+				}
+			}
+		})
 	}
 }

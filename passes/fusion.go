@@ -60,6 +60,11 @@ func accesses(body []ir.Node) (map[*ir.Tensor][][]ir.IExpr, map[*ir.Tensor]bool)
 			written[m.C] = true
 			acc[m.C] = append(acc[m.C], nil) // unanalysable
 		}
+		if t, ok := n.(*ir.Transpose); ok {
+			written[t.Dst] = true
+			acc[t.Dst] = append(acc[t.Dst], nil) // unanalysable
+			acc[t.Src] = append(acc[t.Src], nil)
+		}
 		ir.NodeExprs(n, func(e ir.Expr) {
 			ir.Walk(e, func(x ir.Expr) {
 				if l, ok := x.(*ir.Load); ok {

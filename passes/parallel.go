@@ -6,7 +6,7 @@ import "github.com/kgen-dev/kgen/ir"
 // otherwise GEMM nests parallelize the jr loop (NR-wide column panels of C: many even chunks, the
 // packed A and B blocks shared read-only, every C element written by one iteration) and other nests their
 // outermost loop when it is a statement index (never a reduction index, and never a loop that carries a
-// local). Iterations of a marked loop write disjoint elements, so the result does not depend on how they
+// local); transpose nests their outer block loop. Iterations of a marked loop write disjoint elements, so the result does not depend on how they
 // are scheduled. Each marked loop gets a Cost: the product of the trip counts of the loops inside it, so
 // the run time can keep small problems on one core.
 func Parallel(f *ir.Func, c *Context) (bool, error) {
@@ -29,10 +29,13 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 				stmtVar[v] = true
 			}
 		}
-		isGemm := false
+		isGemm, isTranspose := false, false
 		ir.WalkNodes(nest.Body, func(n ir.Node) bool {
-			if _, ok := n.(*ir.Micro); ok {
+			switch n.(type) {
+			case *ir.Micro:
 				isGemm = true
+			case *ir.Transpose:
+				isTranspose = true
 			}
 			return pick == nil
 		})
@@ -54,6 +57,10 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 						}
 					}
 				}
+			case isTranspose:
+				// the outer block loop: its iterations write disjoint bands of the output
+				pick = l
+				return false
 			default:
 				if stmtVar[l.Var] && l.Kind == ir.Serial && len(carried(l.Body)) == 0 {
 					pick = l
@@ -89,7 +96,8 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 	return changed, nil
 }
 
-// bodyCost adds up the trip-count products of the loops in body, counting a Micro as MR·NR·KC. Inner
+// bodyCost adds up the trip-count products of the loops in body, counting a Micro as MR·NR·KC and a
+// Transpose as Rows·Cols. Inner
 // bounds are taken at their first iteration (each loop variable replaced by its start), so the estimate
 // only uses values bound outside the parallel loop.
 func bodyCost(body []ir.Node, m map[*ir.Var]ir.IExpr) ir.IExpr {
@@ -107,6 +115,8 @@ func bodyCost(body []ir.Node, m map[*ir.Var]ir.IExpr) ir.IExpr {
 			c = ir.IMul(trip, bodyCost(x.Body, inner))
 		case *ir.Micro:
 			c = ir.IMul(ir.IMul(x.MR, x.NR), ir.SubstIExpr(x.KC, m))
+		case *ir.Transpose:
+			c = ir.IMul(ir.SubstIExpr(x.Rows, m), ir.SubstIExpr(x.Cols, m))
 		case *ir.Alloc:
 			c = bodyCost(x.Body, m)
 		default:

@@ -54,6 +54,10 @@ func TestEachPassPreservesResults(t *testing.T) {
 						odd[key] = 7
 					case strings.HasSuffix(key, ".NC"):
 						odd[key] = 10
+					case strings.HasSuffix(key, ".RB"):
+						odd[key] = 5
+					case strings.HasSuffix(key, ".CB"):
+						odd[key] = 3
 					}
 				}
 				plans = append(plans, odd)
@@ -100,7 +104,7 @@ func TestPassesDoTheirJob(t *testing.T) {
 	}{
 		{"softmax", "fusion", true}, {"layernorm", "fusion", true}, {"sgemm", "fusion", false},
 		{"sgemm", "tensorize", true}, {"bmm", "tensorize", true}, {"gemm_bias_relu", "tensorize", true}, {"sgemm_acc", "tensorize", true},
-		{"conv2d", "tensorize", false}, {"hgemm", "tensorize", true}, {"sgemm", "pack", true}, {"transpose", "tile", true}, {"sgemm", "tile", false},
+		{"conv2d", "tensorize", false}, {"hgemm", "tensorize", true}, {"sgemm", "pack", true}, {"transpose", "tensorize", true}, {"transpose", "tile", false}, {"transpose", "parallel", true}, {"sgemm", "tile", false},
 		{"sdot", "vectorize", true}, {"saxpy", "vectorize", true}, {"sgemm", "parallel", true}, {"conv2d", "parallel", true},
 	} {
 		if changed[c.kernel][c.pass] != c.want {

@@ -10,7 +10,7 @@ func innermost(l *ir.Loop) bool {
 	ok := true
 	ir.WalkNodes(l.Body, func(n ir.Node) bool {
 		switch n.(type) {
-		case *ir.Loop, *ir.Pack, *ir.Micro, *ir.Alloc, *ir.Nest:
+		case *ir.Loop, *ir.Pack, *ir.Micro, *ir.Transpose, *ir.Alloc, *ir.Nest:
 			ok = false
 		}
 		return ok

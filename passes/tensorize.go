@@ -181,6 +181,9 @@ func containsReduce(e ir.Expr) bool {
 // Tile sizes are plan symbols (<slot>.MR ...) so a backend variant can pick its own register tile; the
 // defaults come from tile directives (tile i MC MR, j NC NR, k KC) or the analytical model.
 // Guarantees: same result as the source up to the order of the K summation (blocked by KC).
+//
+// A pure 2-D transpose copy (out[j, i] = X[i, j], same element type f32 or f64, no arithmetic) becomes
+// cache-blocked loops around one ir.Transpose tile per block (transposeNest): the copy is exact.
 func Tensorize(f *ir.Func, c *Context) (bool, error) {
 	changed := false
 	n := funcNamer(f)
@@ -190,13 +193,20 @@ func Tensorize(f *ir.Func, c *Context) (bool, error) {
 		if !ok || len(nest.Stmts) != 1 {
 			continue
 		}
-		g := matchGemm(nest.Stmts[0])
-		if g == nil {
-			continue
-		}
 		slot := f.Kernel.Name
 		if count > 0 {
 			slot = fmt.Sprintf("%s%d", f.Kernel.Name, count)
+		}
+		if t := matchTranspose(nest.Stmts[0]); t != nil {
+			count++
+			transposePlan(f, c, t, slot)
+			f.Body[bi] = &ir.Nest{Stmts: nest.Stmts, Body: transposeNest(t, slot, n)}
+			changed = true
+			continue
+		}
+		g := matchGemm(nest.Stmts[0])
+		if g == nil {
+			continue
 		}
 		count++
 		defaultPlan(f, c, g, slot)
@@ -317,4 +327,73 @@ func blisNest(g *gemm, slot string, n namer) []ir.Node {
 
 func gemmBlocks(c *Context, mr, nr, elem int) target.Blocks {
 	return target.GemmBlocks(c.Machine, mr, nr, elem)
+}
+
+// transposeStmt is a statement recognised as out[j, i] = src[i, j]: a pure 2-D transpose copy.
+type transposeStmt struct {
+	s    *ir.Stmt
+	src  *ir.Tensor
+	i, j *ir.Var // i indexes src's rows (out's columns), j src's columns (out's rows)
+	elem ir.DType
+}
+
+// matchTranspose recognises out[j, i] = src[i, j] where src is a 2-D parameter (not a temporary, not
+// out itself) of out's element type, f32 or f64, loaded without any conversion or arithmetic.
+func matchTranspose(s *ir.Stmt) *transposeStmt {
+	if len(s.Vars) != 2 || len(s.Out.Shape) != 2 || s.Out.Kind == ir.Temp {
+		return nil
+	}
+	l, ok := s.Value.(*ir.Load)
+	if !ok || l.T == s.Out || l.T.Kind == ir.Temp || l.T.Kind == ir.Scalar || len(l.T.Shape) != 2 || len(l.Idx) != 2 {
+		return nil
+	}
+	if l.T.Type != s.Out.Type || (l.T.Type != ir.F32 && l.T.Type != ir.F64) {
+		return nil
+	}
+	j, i := s.Vars[0], s.Vars[1]
+	x0, ok0 := l.Idx[0].(ir.IVar)
+	x1, ok1 := l.Idx[1].(ir.IVar)
+	if !ok0 || !ok1 || x0.V != i || x1.V != j || i == j {
+		return nil
+	}
+	return &transposeStmt{s: s, src: l.T, i: i, j: j, elem: l.T.Type}
+}
+
+// transposePlan sets the block sizes of a transpose slot: <slot>.RB source rows (the i index) by
+// <slot>.CB source columns (j), from `tile i R, j C` when the directive names the indices (the tile pass
+// then finds no point loop to split: the statement's loops are gone), else 128 bytes of a row each way:
+// 32×32 f32, 16×16 f64. A tile then reads and writes whole 64-byte lines (two per tile row), its source
+// and destination take 4 KiB each (8 KiB: a quarter of a 32 KiB L1, so the lines of the source rows
+// survive while the tile's columns are written), and the sizes are multiples of the register tiles
+// (8×8 and 4×4 on AVX2, 4×4 and 2×2 on NEON), so only the matrix edges take the edge paths.
+func transposePlan(f *ir.Func, c *Context, t *transposeStmt, slot string) {
+	b := 128 / t.elem.Size()
+	rb, cb := b, b
+	if s, ok := c.sizes("tile", t.i.Name); ok && s[0] > 0 {
+		rb = s[0]
+	}
+	if s, ok := c.sizes("tile", t.j.Name); ok && s[0] > 0 {
+		cb = s[0]
+	}
+	f.Plan[slot+".RB"], f.Plan[slot+".CB"] = rb, cb
+}
+
+// transposeNest is the blocked copy: the outer loop runs over blocks of destination rows (source columns
+// jb), so that with the outer loop on the worker pool each worker writes one contiguous band of the
+// output; the inner loop over blocks of source rows (ib); one Transpose per block, with the edge blocks
+// cut to what is left of the matrix.
+func transposeNest(t *transposeStmt, slot string, n namer) []ir.Node {
+	dimI, dimJ := ir.IDim{D: t.i.Range}, ir.IDim{D: t.j.Range}
+	ib := &ir.Var{Name: n.name(t.i.Name + "b")}
+	jb := &ir.Var{Name: n.name(t.j.Name + "b")}
+	lds, ldd := ir.IDim{D: t.src.Shape[1]}, ir.IDim{D: t.s.Out.Shape[1]}
+	tr := &ir.Transpose{
+		Slot: slot, Elem: t.elem,
+		Src: t.src, SrcOff: ir.IAdd(ir.IMul(ir.IVar{V: ib}, lds), ir.IVar{V: jb}), LDS: lds,
+		Dst: t.s.Out, DstOff: ir.IAdd(ir.IMul(ir.IVar{V: jb}, ldd), ir.IVar{V: ib}), LDD: ldd,
+		Rows: ir.IMin(sym(slot, "RB"), ir.ISub(dimI, ir.IVar{V: ib})),
+		Cols: ir.IMin(sym(slot, "CB"), ir.ISub(dimJ, ir.IVar{V: jb})),
+	}
+	inner := &ir.Loop{Var: ib, Lo: ir.IConst{V: 0}, Hi: dimI, Step: sym(slot, "RB"), Body: []ir.Node{tr}}
+	return []ir.Node{&ir.Loop{Var: jb, Lo: ir.IConst{V: 0}, Hi: dimJ, Step: sym(slot, "CB"), Body: []ir.Node{inner}}}
 }

@@ -115,10 +115,10 @@ func TestFmt(t *testing.T) {
 	}
 }
 
-// Golden IR: the printed IR of the library's sgemm and softmax after every pass. A change here is a
+// Golden IR: the printed IR of the library's sgemm, softmax and transpose after every pass. A change here is a
 // change to the compiler's output: read the diff, then run go test ./cmd/kgen -update.
 func TestGoldenIR(t *testing.T) {
-	for _, name := range []string{"sgemm", "softmax"} {
+	for _, name := range []string{"sgemm", "softmax", "transpose"} {
 		code, out, errOut := runKgen("ir", "-print-after", "all", "-kernel", name, "../../kernels.kdsl")
 		if code != 0 {
 			t.Fatal(errOut)

@@ -9,8 +9,9 @@ import (
 )
 
 // Backend is the amd64 backend: for every GEMM slot of the package it generates AVX-512 and AVX2+FMA
-// microkernels (the register tiles of TileFor) and an init that, when the CPU has the features, registers
-// them as the "avx512" and "avx2" variants ahead of the portable "go" one. The cache blocks of each
+// microkernels (the register tiles of TileFor), for every transpose slot the AVX2 transpose tile of its
+// element type (transpose.go; both variants install it), and an init that, when the CPU has the
+// features, registers them as the "avx512" and "avx2" variants ahead of the portable "go" one. The cache blocks of each
 // variant come from the analytical model applied to that variant's tile.
 type Backend struct{}
 
@@ -21,19 +22,42 @@ func (Backend) Name() string { return "amd64" }
 func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	slots := codegen.Slots(p)
 	vloops, vimpls := VLoopKernels(p, AVX2)
-	if len(slots) == 0 && len(vloops) == 0 {
+	tslots := codegen.TransposeSlots(p)
+	if len(slots) == 0 && len(vloops) == 0 && len(tslots) == 0 {
 		return nil, nil
 	}
+	// Transpose slots: the AVX2 routines, installed by both variants (no AVX-512 transpose yet).
+	var transposes []TransposeKernel
+	var timpls []codegen.TransposeKernel
+	haveT := map[string]bool{}
+	for _, s := range tslots {
+		elem := F32
+		if s.Elem == ir.F64 {
+			elem = F64
+		}
+		k := NewTransposeKernel(elem)
+		timpls = append(timpls, codegen.TransposeKernel{Slot: s, Kernel: k.Name})
+		if !haveT[k.Name] {
+			haveT[k.Name] = true
+			transposes = append(transposes, k)
+		}
+	}
 	m, _ := target.Lookup("amd64")
+	f16c := ""
+	if codegen.ImplsNeedF16(vimpls) {
+		f16c = " && cpu.X86.HasF16C"
+	}
 	var variants []codegen.Variant
 	var gemms []GemmKernel
 	have := map[string]bool{}
 	for _, isa := range []string{AVX512, AVX2} {
-		// Both variants run the AVX2 vector loops (AVX-512 ones are not generated yet).
-		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA", VLoops: vimpls}
+		// Both variants run the AVX2 vector loops (AVX-512 ones are not generated yet). Those with f16
+		// accesses use F16C (VCVTPH2PS/VCVTPS2PH), which every AVX2 CPU has (Intel since Ivy Bridge, AMD
+		// since Piledriver) and AVX-512F implies: it joins the conditions rather than gating single loops.
+		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c, VLoops: vimpls, Transposes: timpls}
 		mach := m
 		if isa == AVX512 {
-			v.Cond = "cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA"
+			v.Cond = "cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c
 			mach.VecBytes, mach.VecRegs = 64, 32
 		}
 		for _, s := range slots {
@@ -54,11 +78,14 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		}
 		variants = append(variants, v)
 	}
-	asm, stubs, err := GenerateWithVLoops(p.Name, gemms, vloops)
+	asm, stubs, err := GenerateAll(p.Name, gemms, vloops, transposes)
 	if err != nil {
 		return nil, err
 	}
 	imports := []string{"golang.org/x/sys/cpu"}
+	if codegen.ImplsNeedF16(vimpls) {
+		imports = append(imports, p.KgenModule()+"/f16") // adapters of the f16 vector loops
+	}
 	if len(slots) > 0 {
 		imports = append(imports, p.KgenModule()+"/target") // HostGemmBlocks
 	}

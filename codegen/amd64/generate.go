@@ -19,20 +19,25 @@ const GeneratorName = "kgen"
 // (e.g. kernels_amd64.s, kernels_amd64.go). Output is deterministic: the same
 // arguments always give the same bytes.
 func Generate(pkg string, gemms []GemmKernel, peaks ...PeakKernel) (asm, stubs []byte, err error) {
-	return generate(pkg, gemms, nil, peaks)
+	return generate(pkg, gemms, nil, nil, peaks)
 }
 
 // GenerateWithVLoops is Generate plus the vector-loop functions vloops (see VLoopKernel); a loop the
 // generator cannot vectorize is an error (filter with CanVectorize or VLoopKernels first).
 func GenerateWithVLoops(pkg string, gemms []GemmKernel, vloops []VLoopKernel) (asm, stubs []byte, err error) {
-	return generate(pkg, gemms, vloops, nil)
+	return generate(pkg, gemms, vloops, nil, nil)
 }
 
-func generate(pkg string, gemms []GemmKernel, vloops []VLoopKernel, peaks []PeakKernel) (asm, stubs []byte, err error) {
+// GenerateAll is GenerateWithVLoops plus the transpose tile routines transposes (transpose.go).
+func GenerateAll(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel) (asm, stubs []byte, err error) {
+	return generate(pkg, gemms, vloops, transposes, nil)
+}
+
+func generate(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel, peaks []PeakKernel) (asm, stubs []byte, err error) {
 	if !isIdent(pkg) {
 		return nil, nil, fmt.Errorf("amd64: bad package name %q", pkg)
 	}
-	if len(gemms) == 0 && len(peaks) == 0 && len(vloops) == 0 {
+	if len(gemms) == 0 && len(peaks) == 0 && len(vloops) == 0 && len(transposes) == 0 {
 		return nil, nil, errors.New("amd64: no kernels to generate")
 	}
 	names := map[string]bool{}
@@ -86,6 +91,16 @@ func generate(pkg string, gemms []GemmKernel, vloops []VLoopKernel, peaks []Peak
 		if !emitVLoop(ctx, v) {
 			return nil, nil, fmt.Errorf("amd64: cannot vectorize %s", v.Name)
 		}
+	}
+	for _, k := range transposes {
+		if err := k.Validate(); err != nil {
+			return nil, nil, err
+		}
+		if names[k.Name] {
+			return nil, nil, fmt.Errorf("amd64: duplicate kernel name %q", k.Name)
+		}
+		names[k.Name] = true
+		emitTranspose(ctx, k)
 	}
 
 	f, err := ctx.Result()

@@ -22,6 +22,11 @@ import (
 //
 // Semantics follow the portable code: max/min propagate NaN (VMAXPS plus an unordered-compare mask
 // ORed in), relu keeps NaN and -0, sqrt is VSQRTPS (correctly rounded, as float32(math.Sqrt(float64))).
+// f16 accesses (storage of an f32 loop, F16C): a load is VCVTPH2PS from memory (8 halves, exact), a
+// store VCVTPS2PH with rounding immediate 0 (round to nearest even, whatever MXCSR says) to memory, a
+// cast to f16 both; NaN lanes are first made sign|0x7fc00000 so that they narrow to sign|0x7e00 like
+// f16.FromFloat32 (the hardware would keep the top payload bits). The group index register then counts
+// 2-byte units, scaled by 2 for the f32 accesses.
 // Differences within the generated tests' tolerance: a*b+c in an addition contracts to one FMA, and
 // reductions are reassociated across 8 (f32) or 4 (f64) lanes times U accumulators.
 
@@ -61,7 +66,8 @@ type vloopGen struct {
 	inv    []reg.VecPhysical
 	locals map[*ir.LocalVar]reg.VecPhysical
 	accs   []reg.VecPhysical
-	disp   int
+	grp    int // the group being emitted (its accesses are at displacement grp·lanes·size)
+	unit   int // bytes vlI advances per iteration: the smallest access element size
 	err    error
 }
 
@@ -98,6 +104,10 @@ func tryVLoop(c *build.Context, k VLoopKernel) (int, error) {
 func newVLoopGen(c *build.Context, k VLoopKernel, u int) *vloopGen {
 	g := &vloopGen{c: c, k: k, v: k.VLoop, f64: k.VLoop.Elem == ir.F64, u: u, locals: map[*ir.LocalVar]reg.VecPhysical{}}
 	g.esz = k.VLoop.Elem.Size()
+	g.unit = g.esz
+	for _, a := range k.VLoop.Access {
+		g.unit = min(g.unit, a.T.Type.Size())
+	}
 	for i := 15; i >= 0; i-- {
 		g.free = append(g.free, vecReg(false, i))
 	}
@@ -128,8 +138,12 @@ func (g *vloopGen) signature() string {
 		t = goType(F64)
 	}
 	ps := []string{"n int"}
-	for k := range g.v.Access {
-		ps = append(ps, fmt.Sprintf("p%d *%s", k, t))
+	for k, a := range g.v.Access {
+		if a.F16() {
+			ps = append(ps, fmt.Sprintf("p%d *uint16", k))
+		} else {
+			ps = append(ps, fmt.Sprintf("p%d *%s", k, t))
+		}
 	}
 	for i := range g.v.Invariants {
 		ps = append(ps, fmt.Sprintf("c%d %s", i, t))
@@ -183,7 +197,7 @@ func (g *vloopGen) emit() error {
 		for j := range g.u {
 			g.group(j)
 		}
-		c.ADDQ(operand.U32(g.u*32), vlI)
+		c.ADDQ(operand.U32(g.u*g.k.Lanes()*g.unit), vlI)
 		c.DECQ(vlCnt)
 		c.JNZ(lbl("loop"))
 		c.Label("tail")
@@ -192,7 +206,7 @@ func (g *vloopGen) emit() error {
 	}
 	c.Label("loop1")
 	g.group(0)
-	c.ADDQ(operand.U32(32), vlI)
+	c.ADDQ(operand.U32(g.k.Lanes()*g.unit), vlI)
 	c.DECQ(vlN)
 	c.JNZ(lbl("loop1"))
 	c.Label("done")
@@ -245,10 +259,10 @@ func (g *vloopGen) identity(op ir.Op, r reg.VecPhysical) {
 	}
 }
 
-// group emits one vector of iterations of the lane body at byte displacement j*32 from the current
-// offset; j also picks the accumulator.
+// group emits one vector of iterations of the lane body, the j-th from the current offset; j also picks
+// the accumulator.
 func (g *vloopGen) group(j int) {
-	g.disp = j * 32
+	g.grp = j
 	ln := g.v.Loop.Lane
 	var own []reg.VecPhysical
 	for _, n := range ln.Body {
@@ -281,6 +295,10 @@ func (g *vloopGen) group(j int) {
 				g.fail(errUnsupported)
 				return
 			}
+			if g.v.Access[k].F16() {
+				g.storeF16(x.Value, g.mem(k))
+				continue
+			}
 			r, o := g.eval(x.Value)
 			g.vmov(r, g.mem(k))
 			if o {
@@ -294,8 +312,63 @@ func (g *vloopGen) group(j int) {
 	clear(g.locals)
 }
 
+// mem is access k in the current group: vlI counts g.unit bytes per iteration.
 func (g *vloopGen) mem(k int) operand.Mem {
-	return operand.Mem{Base: vlPtr[k], Index: vlI, Scale: 1, Disp: g.disp}
+	size := g.v.Access[k].T.Type.Size()
+	return operand.Mem{Base: vlPtr[k], Index: vlI, Scale: uint8(size / g.unit), Disp: g.grp * g.k.Lanes() * size}
+}
+
+// f16Narrowing returns x when e is a cast of the f32 value x to f16 (storing it into f16 rounds once:
+// narrowing the widened f16 again changes nothing).
+func f16Narrowing(e ir.Expr) (ir.Expr, bool) {
+	if c, ok := e.(*ir.Cast); ok && c.T == ir.F16 && c.X.Type().Compute() == ir.F32 {
+		return c.X, true
+	}
+	return nil, false
+}
+
+// storeF16 narrows the f32 value e to f16 (round to nearest even, NaN as f16.FromFloat32) into m.
+func (g *vloopGen) storeF16(e ir.Expr, m operand.Mem) {
+	if x, ok := f16Narrowing(e); ok {
+		e = x
+	}
+	r, o := g.eval(e)
+	t := g.canonNaN(r)
+	g.c.VCVTPS2PH(operand.U8(0), t, m)
+	g.release(t)
+	if o {
+		g.release(r)
+	}
+}
+
+// canonNaN returns a new register holding r with every NaN lane replaced by sign|0x7fc00000 (the f32
+// whose f16 narrowing is f16.FromFloat32's NaN, sign|0x7e00); r is unchanged.
+func (g *vloopGen) canonNaN(r reg.VecPhysical) reg.VecPhysical {
+	c := g.c
+	t, m := g.alloc(), g.alloc()
+	c.VCMPPS(operand.U8(3), r, r, m) // unordered: all ones in NaN lanes
+	c.VPSRLD(operand.U8(22), r, t)
+	c.VPSLLD(operand.U8(22), t, t) // sign, exponent, quiet bit
+	c.VORPS(g.f16Quiet(), t, t)
+	c.VBLENDVPS(m, t, r, t)
+	g.release(m)
+	return t
+}
+
+var f16Tables = map[*build.Context]operand.Mem{}
+
+// f16Quiet is a RODATA vector of 0x00400000 (the f32 quiet-NaN bit) in every lane.
+func (g *vloopGen) f16Quiet() operand.Mem {
+	m, ok := f16Tables[g.c]
+	if !ok {
+		m = g.c.StaticGlobal("vloopF16Quiet")
+		g.c.DataAttributes(attr.RODATA | attr.NOPTR)
+		for range 8 {
+			g.c.AppendDatum(operand.U32(0x00400000))
+		}
+		f16Tables[g.c] = m
+	}
+	return m
 }
 
 func (g *vloopGen) vmov(src, dst operand.Op) {
@@ -349,11 +422,12 @@ func (g *vloopGen) fma(m *ir.Binary, acc reg.VecPhysical) {
 	}
 }
 
-// operand evaluates e as an instruction's memory-capable source: a unit-stride load stays in memory.
+// operand evaluates e as an instruction's memory-capable source: a unit-stride load stays in memory
+// (not an f16 one, which must be widened first).
 func (g *vloopGen) operand(e ir.Expr) (operand.Op, bool) {
 	if _, inv := g.v.InvariantOf(e); !inv {
 		if l, ok := e.(*ir.Load); ok {
-			if k, ok := g.v.AccessOf(l.T, l.Idx); ok {
+			if k, ok := g.v.AccessOf(l.T, l.Idx); ok && !g.v.Access[k].F16() {
 				return g.mem(k), false
 			}
 		}
@@ -412,12 +486,27 @@ func (g *vloopGen) eval(e ir.Expr) (reg.VecPhysical, bool) {
 	case *ir.Load:
 		if k, ok := g.v.AccessOf(x.T, x.Idx); ok {
 			r := g.alloc()
-			g.vmov(g.mem(k), r)
+			if g.v.Access[k].F16() {
+				c.VCVTPH2PS(g.mem(k), r) // 8 halves, exact
+			} else {
+				g.vmov(g.mem(k), r)
+			}
 			return r, true
 		}
 	case *ir.Cast:
 		if x.T.Compute() == x.X.Type().Compute() && x.T == x.T.Compute() {
 			return g.eval(x.X)
+		}
+		if y, ok := f16Narrowing(x); ok {
+			// Round through f16: narrow (NaN as f16.FromFloat32) and widen back.
+			r, o := g.eval(y)
+			t := g.canonNaN(r)
+			if o {
+				g.release(r)
+			}
+			c.VCVTPS2PH(operand.U8(0), t, xmmOf(t))
+			c.VCVTPH2PS(xmmOf(t), t)
+			return t, true
 		}
 	case *ir.Unary:
 		return g.unary(x)

@@ -10,7 +10,8 @@ import (
 
 // Backend is the arm64 backend: for every GEMM slot of the package it generates the NEON by-element
 // FMLA microkernel of the slot's element type (the register tile of TileFor), for every vector-loop slot
-// it can vectorize a NEON vector loop (vloop.go), and an init that registers them as the "neon" variant
+// it can vectorize a NEON vector loop (vloop.go), for every transpose slot the NEON transpose tile of
+// its element type (transpose.go), and an init that registers them as the "neon" variant
 // ahead of the portable "go" one. ASIMD is mandatory on arm64, so there is no
 // feature check. The cache blocks come from the analytical model of the arm64 machine applied to the tile.
 type Backend struct{}
@@ -25,7 +26,8 @@ const variantName = "neon"
 func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	slots := codegen.Slots(p)
 	vloops, vimpls := VLoopKernels(p, NEON)
-	if len(slots) == 0 && len(vloops) == 0 {
+	tslots := codegen.TransposeSlots(p)
+	if len(slots) == 0 && len(vloops) == 0 && len(tslots) == 0 {
 		return nil, nil
 	}
 	m, _ := target.Lookup("arm64")
@@ -45,11 +47,27 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			gemms = append(gemms, k)
 		}
 	}
-	asm, stubs, err := GenerateWithVLoops(p.Name, gemms, vloops)
+	var transposes []TransposeKernel
+	for _, s := range tslots {
+		elem := "f32"
+		if s.Elem == ir.F64 {
+			elem = "f64"
+		}
+		k := NewTransposeKernel(elem)
+		v.Transposes = append(v.Transposes, codegen.TransposeKernel{Slot: s, Kernel: k.Name})
+		if !have[k.Name] {
+			have[k.Name] = true
+			transposes = append(transposes, k)
+		}
+	}
+	asm, stubs, err := GenerateAll(p.Name, gemms, vloops, transposes)
 	if err != nil {
 		return nil, err
 	}
 	var imports []string
+	if codegen.ImplsNeedF16(vimpls) {
+		imports = append(imports, p.KgenModule()+"/f16") // adapters of the f16 vector loops
+	}
 	if len(v.Slots) > 0 {
 		imports = append(imports, p.KgenModule()+"/target") // HostGemmBlocks: caches probed at init
 	}

@@ -157,14 +157,31 @@ func TestBackend(t *testing.T) {
 	}
 }
 
-// A package without GEMM slots or vector loops needs no arm64 files (transpose's loads are strided, an
-// integer loop has no NEON version).
+// A package without GEMM, transpose or vector-loop slots needs no arm64 files (an integer loop has no
+// NEON version).
 func TestBackendNoSlots(t *testing.T) {
-	p := compile(t, "kernel transpose(A: f32[M, N], B: out f32[N, M]) {\n    B[j, i] = A[i, j]\n}\n"+
-		"kernel iadd(x: i32[N], y: inout i32[N]) {\n    y[i] = x[i] + y[i]\n}\n")
+	p := compile(t, "kernel iadd(x: i32[N], y: inout i32[N]) {\n    y[i] = x[i] + y[i]\n}\n")
 	files, err := Backend{}.Generate(p)
 	if err != nil || len(files) != 0 {
 		t.Errorf("Generate = %d files, %v; want none", len(files), err)
+	}
+}
+
+// A transpose gets the NEON tile routine of its element type, installed through the checking adapter.
+func TestBackendTransposeOnly(t *testing.T) {
+	p := compile(t, "kernel transpose(A: f32[M, N], B: out f32[N, M]) {\n    B[j, i] = A[i, j]\n}\n")
+	files, err := Backend{}.Generate(p)
+	if err != nil || len(files) != 3 {
+		t.Fatalf("Generate = %d files, %v; want 3", len(files), err)
+	}
+	asm := string(files[0].Data)
+	if strings.Count(asm, "TEXT ") != 1 || !strings.Contains(asm, "TEXT ·transposeF32NEON(SB)") {
+		t.Errorf("kgen_arm64.s:\n%s", asm)
+	}
+	disp := string(files[2].Data)
+	if strings.Contains(disp, "unsafe") || !strings.Contains(disp, `transposeSlot.Name, transposeSlot.T = "neon", transposeF32NEONSlice`) ||
+		!strings.Contains(disp, "if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {") {
+		t.Errorf("kgen_arm64.go:\n%s", disp)
 	}
 }
 

@@ -292,6 +292,18 @@ func (b *Builder) FCVTZS(d, n Vec) { b.word([]Operand{d, n})(EncFCVTZS(d, n)) }
 // SSHR emits SSHR (vector, immediate), arithmetic shift right by sh.
 func (b *Builder) SSHR(d, n Vec, sh int) { b.word([]Operand{d, n})(EncSSHR(d, n, sh)) }
 
+// FCMEQ emits FCMEQ (vector, register): all ones where n == m, zero otherwise (and for NaN).
+func (b *Builder) FCMEQ(d, n, m Vec) { b.word([]Operand{d, n, m})(EncFCMEQ(d, n, m)) }
+
+// VUSHR shifts each integer lane of n right (logical) by sh into d (Go order: VUSHR $sh, n, d).
+func (b *Builder) VUSHR(sh Imm, n, d Vec) { b.Op("VUSHR", sh, n, d) }
+
+// VORR is d = n | m (Go order: VORR m, n, d).
+func (b *Builder) VORR(m, n, d Vec) { b.Op("VORR", m, n, d) }
+
+// VBIT is BIT d, n, m: d takes n's bits where m is one (Go order: VBIT m, n, d).
+func (b *Builder) VBIT(m, n, d Vec) { b.Op("VBIT", m, n, d) }
+
 // FCVTL emits FCVTL/FCVTL2 (chosen by n's arrangement).
 func (b *Builder) FCVTL(d, n Vec) { b.word([]Operand{d, n})(EncFCVTL(d, n)) }
 

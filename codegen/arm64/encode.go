@@ -195,6 +195,10 @@ func EncFSUB(d, n, m Vec) (Encoding, error) { return threeSameFP("fsub", 0, 1, 0
 // EncFDIV encodes FDIV (vector): d = n / m (correctly rounded).
 func EncFDIV(d, n, m Vec) (Encoding, error) { return threeSameFP("fdiv", 1, 0, 0x1F, 0x7, d, n, m) }
 
+// EncFCMEQ encodes FCMEQ (vector, register): each lane of d is all ones where n == m (ordered: never
+// for a NaN operand), else zero.
+func EncFCMEQ(d, n, m Vec) (Encoding, error) { return threeSameFP("fcmeq", 0, 0, 0x1C, 0x4, d, n, m) }
+
 // EncFMAXP encodes FMAXP (vector): pairwise NaN-propagating max of the concatenation n:m.
 func EncFMAXP(d, n, m Vec) (Encoding, error) { return threeSameFP("fmaxp", 1, 0, 0x1E, 0x6, d, n, m) }
 

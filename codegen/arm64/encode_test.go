@@ -62,7 +62,7 @@ func encodingCases(t *testing.T) []Encoding {
 		out = append(out, e)
 	}
 	vec3 := []func(d, n, m Vec) (Encoding, error){EncFMLA, EncFADD, EncFMUL, EncFMAX, EncFMIN, EncFADDP,
-		EncFSUB, EncFDIV, EncFMAXP, EncFMINP}
+		EncFSUB, EncFDIV, EncFMAXP, EncFMINP, EncFCMEQ}
 	for _, f := range vec3 {
 		for _, arr := range []Arrangement{H4, H8, S2, S4, D2} {
 			for i, d := range regs {

@@ -24,6 +24,12 @@ import (
 // tests' tolerance: a*b+c in an addition contracts to one FMLA, and reductions are reassociated across 4
 // (f32) or 2 (f64) lanes times U accumulators. Instructions Go's assembler lacks are WORD-encoded through
 // encode.go.
+//
+// f16 accesses (storage of an f32 loop): a group loads 4 halves (VLD1 .H4) and widens them with FCVTL
+// (exact; a signalling NaN is quieted, payload kept, like f16.F16.Float32), a store narrows with FCVTN
+// (FPCR rounding: round to nearest even, Go's default) and stores 4 halves; a cast to f16 is both. NaN
+// lanes are first made sign|0x7fc00000 (FCMEQ, USHR/SHL, ORR, BIT) so that they narrow to sign|0x7e00
+// like f16.FromFloat32 (FCVTN would keep the top payload bits).
 
 // NEON is the ISA of the arm64 vector loops (ASIMD, mandatory on arm64).
 const NEON = "neon"
@@ -60,6 +66,7 @@ type vloopGen struct {
 	ec     []VReg // the exp constants (expConsts), when the body has an exp
 	locals map[*ir.LocalVar]VReg
 	accs   []VReg
+	quiet  VReg   // 0x00400000 in every lane, when the body narrows to f16 (canonNaN)
 	reads  []int  // per access: number of loads the lane body evaluates (0: never read)
 	ld     []VReg // per access: the current group's loaded vector
 	given  []bool // per access: ld was handed to an expression that consumed it
@@ -143,8 +150,12 @@ func (g *vloopGen) goType() string {
 func (g *vloopGen) signature() string {
 	t := g.goType()
 	ps := []string{"n int"}
-	for k := range g.v.Access {
-		ps = append(ps, fmt.Sprintf("p%d *%s", k, t))
+	for k, a := range g.v.Access {
+		if a.F16() {
+			ps = append(ps, fmt.Sprintf("p%d *uint16", k))
+		} else {
+			ps = append(ps, fmt.Sprintf("p%d *%s", k, t))
+		}
 	}
 	for i := range g.v.Invariants {
 		ps = append(ps, fmt.Sprintf("c%d %s", i, t))
@@ -249,6 +260,32 @@ func (g *vloopGen) loads(e ir.Expr, f func(k int)) {
 	}
 }
 
+// narrowsF16 reports whether the lane body stores to f16 or casts to f16.
+func (g *vloopGen) narrowsF16() bool {
+	found := false
+	visit := func(e ir.Expr) {
+		ir.Walk(e, func(x ir.Expr) {
+			if c, ok := x.(*ir.Cast); ok && c.T == ir.F16 {
+				found = true
+			}
+		})
+	}
+	for _, n := range g.v.Loop.Lane.Body {
+		switch x := n.(type) {
+		case *ir.Decl:
+			visit(x.Init)
+		case *ir.Assign:
+			visit(x.Value)
+		case *ir.Store:
+			visit(x.Value)
+			if k, ok := g.v.AccessOf(x.T, x.Idx); ok && g.v.Access[k].F16() {
+				found = true
+			}
+		}
+	}
+	return found
+}
+
 // hasExp reports whether the lane body computes an exp.
 func (g *vloopGen) hasExp() bool {
 	found := false
@@ -311,6 +348,11 @@ func (g *vloopGen) emit() error {
 			b.VDUPR(vlCnt, r.S4())
 			g.ec = append(g.ec, r)
 		}
+	}
+	if g.narrowsF16() {
+		g.quiet = g.alloc()
+		b.MOVD(Imm(0x00400000), vlCnt)
+		b.VDUPR(vlCnt, g.quiet.S4())
 	}
 	if g.u > 1 {
 		b.LSR(Imm(log2(g.u)), vlN, vlCnt)
@@ -393,10 +435,17 @@ func (g *vloopGen) group(j int) {
 			continue
 		}
 		r := g.alloc()
+		v := g.vec(r)
+		if a.F16() {
+			v = r.H4()
+		}
 		if a.Store {
-			b.VLD1(Addr(vlPtr[k], 0), VecList{g.vec(r)})
+			b.VLD1(Addr(vlPtr[k], 0), VecList{v})
 		} else {
-			b.VLD1P(vlPtr[k], VecList{g.vec(r)})
+			b.VLD1P(vlPtr[k], VecList{v})
+		}
+		if a.F16() {
+			b.FCVTL(r.S4(), r.H4()) // exact
 		}
 		g.ld[k] = r
 	}
@@ -431,6 +480,10 @@ func (g *vloopGen) group(j int) {
 				g.fail(errUnsupported)
 				return
 			}
+			if g.v.Access[k].F16() {
+				g.storeF16(x.Value, vlPtr[k])
+				continue
+			}
 			r, o := g.eval(x.Value)
 			b.VST1P(VecList{g.vec(r)}, vlPtr[k])
 			if o {
@@ -447,6 +500,45 @@ func (g *vloopGen) group(j int) {
 		}
 	}
 	clear(g.locals)
+}
+
+// f16Narrowing returns x when e is a cast of the f32 value x to f16 (storing it into f16 rounds once:
+// narrowing the widened f16 again changes nothing).
+func f16Narrowing(e ir.Expr) (ir.Expr, bool) {
+	if c, ok := e.(*ir.Cast); ok && c.T == ir.F16 && c.X.Type().Compute() == ir.F32 {
+		return c.X, true
+	}
+	return nil, false
+}
+
+// storeF16 narrows the f32 value e to f16 (round to nearest even, NaN as f16.FromFloat32) and stores
+// the 4 halves at p, advancing it.
+func (g *vloopGen) storeF16(e ir.Expr, p GPR) {
+	if x, ok := f16Narrowing(e); ok {
+		e = x
+	}
+	r, o := g.eval(e)
+	t := g.canonNaN(r)
+	g.b.FCVTN(t.H4(), t.S4())
+	g.b.VST1P(VecList{t.H4()}, p)
+	g.release(t)
+	if o {
+		g.release(r)
+	}
+}
+
+// canonNaN returns a new register holding r with every NaN lane replaced by sign|0x7fc00000 (the f32
+// whose f16 narrowing is f16.FromFloat32's NaN, sign|0x7e00); r is unchanged.
+func (g *vloopGen) canonNaN(r VReg) VReg {
+	b := g.b
+	t, m := g.alloc(), g.alloc()
+	b.FCMEQ(m.S4(), r.S4(), r.S4()) // all ones where r is not NaN
+	b.VUSHR(Imm(22), r.S4(), t.S4())
+	b.VSHL(Imm(22), t.S4(), t.S4()) // sign, exponent, quiet bit
+	b.VORR(g.quiet.B16(), t.B16(), t.B16())
+	b.VBIT(m.B16(), r.B16(), t.B16()) // r where not NaN
+	g.release(m)
+	return t
 }
 
 // owned evaluates e into a register the caller owns.
@@ -532,6 +624,17 @@ func (g *vloopGen) eval(e ir.Expr) (VReg, bool) {
 	case *ir.Cast:
 		if x.T.Compute() == x.X.Type().Compute() && x.T == x.T.Compute() {
 			return g.eval(x.X)
+		}
+		if y, ok := f16Narrowing(x); ok {
+			// Round through f16: narrow (NaN as f16.FromFloat32) and widen back.
+			r, o := g.eval(y)
+			t := g.canonNaN(r)
+			if o {
+				g.release(r)
+			}
+			g.b.FCVTN(t.H4(), t.S4())
+			g.b.FCVTL(t.S4(), t.H4())
+			return t, true
 		}
 	case *ir.Unary:
 		return g.unary(x)

@@ -233,6 +233,9 @@ func (g *gen) file(p *codegen.Package) ([]byte, error) {
 		g.line("")
 		g.line("// %s runs a Vector loop of %s on a SIMD variant (codegen.VLoop); nil runs the Go loop.", v.Var, k.Name)
 		g.line("var %s %s", v.Var, v.Signature())
+		if v.HasF16() {
+			g.imports[g.mod+"/f16"] = true
+		}
 	}
 	body.Write(g.b.Bytes())
 
@@ -606,6 +609,16 @@ func (g *gen) node(n ir.Node) error {
 	case *ir.Assign:
 		g.line("%s = %s", n.L.Name, g.expr(n.Value))
 	case *ir.Store:
+		if c, ok := n.Value.(*ir.Cast); ok && c.T == ir.F16 && n.T.Type == ir.F16 && c.X.Type().Compute().IsFloat() {
+			// Storing a value cast to f16 rounds once (rounding the widened f16 again changes nothing).
+			g.imports[g.mod+"/f16"] = true
+			fn := "f16.FromFloat32("
+			if c.X.Type().Compute() == ir.F64 {
+				fn = "f16.FromFloat64("
+			}
+			g.line("%s[%s] = %s%s)", n.T.Name, g.offset(n.T, n.Idx), fn, g.expr(c.X))
+			break
+		}
 		g.line("%s[%s] = %s", n.T.Name, g.offset(n.T, n.Idx), g.storeValue(n.T, g.expr(n.Value)))
 	case *ir.Alloc:
 		if !g.hoisted[n] {
@@ -648,10 +661,28 @@ func (g *gen) node(n ir.Node) error {
 		g.line("%s.Micro(%s, %s[%s:], %s[%s:], %s[%s:], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot),
 			g.iexpr(n.KC), n.A.Name, g.iexpr(n.AOff), n.B.Name, g.iexpr(n.BOff), n.C.Name, g.iexpr(n.COff),
 			g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N), g.expr(n.Alpha), g.expr(n.Beta), bias, g.expr(n.EP))
+	case *ir.Transpose:
+		g.transpose(n)
 	default:
 		return fmt.Errorf("cannot generate Go for %T", n)
 	}
 	return nil
+}
+
+// transpose emits one tile of a transpose through its slot (codegen.TransposeSlot), passing the source
+// and destination sliced to exactly the elements the tile spans: the slot's routine cannot reach past
+// them, and an offset outside the tensors fails here, in Go.
+func (g *gen) transpose(t *ir.Transpose) {
+	g.line("{")
+	g.depth++
+	g.line("rows_, cols_, lds_, ldd_ := %s, %s, %s, %s", g.iexpr(t.Rows), g.iexpr(t.Cols), g.iexpr(t.LDS), g.iexpr(t.LDD))
+	g.line("if rows_ > 0 && cols_ > 0 {")
+	g.line("	so_, do_ := %s, %s", g.iexpr(t.SrcOff), g.iexpr(t.DstOff))
+	g.line("	%s.T(rows_, cols_, %s[so_:so_+(rows_-1)*lds_+cols_], lds_, %s[do_:do_+(cols_-1)*ldd_+rows_], ldd_)",
+		codegen.SlotVar(t.Slot), t.Src.Name, t.Dst.Name)
+	g.line("}")
+	g.depth--
+	g.line("}")
 }
 
 // vloopCall opens a block declaring the loop variable v at lo and, when a SIMD variant set the slot, lets
@@ -715,8 +746,14 @@ func (g *gen) pack(p *ir.Pack) {
 		g.b.WriteString(text)
 		return
 	}
-	par := text[:i] + "body_ := func(lo_, hi_ int) {\nfor p0_ := lo_; p0_ < hi_; p0_ += panel_ {" + text[i+len(loop):end] +
-		"\n}\nrt.ParallelFor(0, n_, panel_, depth_*panel_, body_)" + text[end:]
+	body, tail := text[i+len(loop):end], text[end:]
+	// The conversion buffer of an f16 A pack (packFast) is given back after the panels are done.
+	const release = "rt.Release32(cbuf_)"
+	if j := strings.LastIndex(body, "\n"); j >= 0 && strings.TrimSpace(body[j:]) == release {
+		body, tail = body[:j], "\n"+release+tail
+	}
+	par := text[:i] + "body_ := func(lo_, hi_ int) {\nfor p0_ := lo_; p0_ < hi_; p0_ += panel_ {" + body +
+		"\n}\nrt.ParallelFor(0, n_, panel_, depth_*panel_, body_)" + tail
 	g.closureCopies(par, "")
 	g.b.WriteString(par)
 }
@@ -826,6 +863,35 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		return g.offset(l.T, idx)
 	}
 	P, D := p.P.Name, p.D.Name
+	if conv("x") == "x" && (l.T.Type == ir.F32 || l.T.Type == ir.F64) && (unitIn(l, p.P) || unitIn(l, p.D)) {
+		// A plain copy: one call per panel of packD/packP (support.go), which a variant may run in assembly.
+		at := func(dp, dd int) string {
+			idx := make([]ir.IExpr, len(l.Idx))
+			m := map[*ir.Var]ir.IExpr{p.P: ir.IAdd(ir.IVar{V: p.P}, ir.IConst{V: dp}), p.D: ir.IConst{V: dd}}
+			for i, ix := range l.Idx {
+				idx[i] = ir.SubstIExpr(ix, m)
+			}
+			return g.offset(l.T, idx)
+		}
+		fn, what, ld := "packP", "rows of %s are contiguous along the panel", at(0, 1)
+		if !unitIn(l, p.P) {
+			fn, what, ld = "packD", "each panel row is a contiguous run of %s", at(1, 0)
+		}
+		g.line("{ // pack: "+what+" (%s)", l.T.Name, fn)
+		g.depth++
+		g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
+		g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
+		g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
+		g.line("	%s := p0_", P)
+		g.line("	b_ := %s", at(0, 0))
+		g.line("	%s%s(dst_, %s[b_:], (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", fn, suffix(l.T.Type), l.T.Name, ld)
+		g.line("}")
+		g.depth--
+		g.line("}")
+		return true
+	}
+	// f16 runs widen through cvtF16F32 (codegen.CvtF16F32: the variant's F16C/NEON conversion).
+	cvt := codegen.PackReadsF16(p) && p.Dst.Type == ir.F32
 	switch {
 	case unitIn(l, p.P):
 		g.line("{ // pack: rows of %s are contiguous along the panel", l.T.Name)
@@ -840,6 +906,8 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		g.line("		row_ := dst_[%s*panel_ : %s*panel_+panel_]", D, D)
 		if conv("x") == "x" {
 			g.line("		copy(row_, src_)")
+		} else if cvt {
+			g.line("		cvtF16F32(row_[:w_], src_)")
 		} else {
 			g.line("		for q_, x := range src_ {")
 			g.line("			row_[q_] = %s", conv("x"))
@@ -848,6 +916,42 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		g.line("		clear(row_[w_:])")
 		g.line("	}")
 		g.line("}")
+		g.depth--
+		g.line("}")
+	case unitIn(l, p.D) && cvt:
+		// Each run is widened into its own part of a scratch buffer (cvtF16F32, vectorized), then
+		// scattered into the panel: 3.6x faster than widening element by element in the scatter, which
+		// the go variant keeps (there the second pass costs more than it saves; docs/PERF.md).
+		g.line("{ // pack: each panel row is a contiguous run of %s, widened through cbuf_", l.T.Name)
+		g.depth++
+		g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
+		g.line("cbuf_ := rt.Scratch32(n_ * depth_)")
+		g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
+		g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
+		g.line("	w_ := min(panel_, n_-p0_)")
+		g.line("	for q_ := 0; q_ < panel_; q_++ {")
+		g.line("		if q_ >= w_ {")
+		g.line("			for d_ := 0; d_ < depth_; d_++ {")
+		g.line("				dst_[d_*panel_+q_] = 0")
+		g.line("			}")
+		g.line("			continue")
+		g.line("		}")
+		g.line("		%s := p0_ + q_", P)
+		g.line("		src_ := %s[%s:][:depth_]", l.T.Name, zero(p.D))
+		g.line("		if %s == nil { // the go variant: widening in the scatter is faster than a second pass", codegen.CvtF16F32)
+		g.line("			for %s, x := range src_ {", D)
+		g.line("				dst_[%s*panel_+q_] = %s", D, conv("x"))
+		g.line("			}")
+		g.line("			continue")
+		g.line("		}")
+		g.line("		run_ := cbuf_[%s*depth_ : %s*depth_+depth_]", P, P)
+		g.line("		cvtF16F32(run_, src_)")
+		g.line("		for %s, x := range run_ {", D)
+		g.line("			dst_[%s*panel_+q_] = x", D)
+		g.line("		}")
+		g.line("	}")
+		g.line("}")
+		g.line("rt.Release32(cbuf_)")
 		g.depth--
 		g.line("}")
 	case unitIn(l, p.D):

@@ -20,8 +20,16 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 	w("//\n// Each kernel is one exported function. GEMM-like kernels run through a microkernel chosen at init\n")
 	w("// from the CPU's features; Variants, Use and Variant inspect or override that choice.\n")
 	w("package %s\n\n", p.Name)
-	w("import (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n)\n\n")
+	packCvt := len(codegen.PackVLoops(p)) > 0
+	if packCvt {
+		w("import (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\n\t%q\n)\n\n", mod+"/f16")
+	} else {
+		w("import (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n)\n\n")
+	}
 	b.WriteString(helpers)
+	if packCvt {
+		w("%s\n", fmt.Sprintf(cvtF16F32Go, codegen.CvtF16F32, codegen.PackVLoops(p)[0].Signature()))
+	}
 	slots := codegen.Slots(p)
 	for _, t := range []string{"32", "64"} {
 		w("// gemmSlot%s is one tensorized GEMM: its microkernel (docs/MICROKERNEL.md) and cache blocks.\n", t)
@@ -30,6 +38,7 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 		w("\t// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small and skinny problems.\n")
 		w("\tMicroU func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n}\n\n", t, t, t, t, t)
 		w("%s\n", microUGo(t))
+		w("%s\n", packGo(t))
 	}
 	micros := map[string]bool{}
 	for _, s := range slots {
@@ -44,6 +53,15 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 			w("%s\n", microGo(mk, t, plan["MR"], plan["NR"]))
 		}
 	}
+	tslots := codegen.TransposeSlots(p)
+	if len(tslots) > 0 {
+		b.WriteString(transposeSupport)
+	}
+	for _, s := range tslots {
+		plan := planOf(p, s.Name)
+		w("var %s = &%s{Name: \"go\", RB: %d, CB: %d, T: %s}\n", s.Var, codegen.TransposeSlotType(s.Elem), plan["RB"], plan["CB"], codegen.TransposeGo(s.Elem))
+		w("var %sGo = *%s\n\n", s.Var, s.Var)
+	}
 	w("// variant is one implementation level: install points every slot at its microkernels.\n")
 	w("type variant struct {\n\tname    string\n\tinstall func()\n}\n\n")
 	w("// variants lists the usable implementations, best first; assembly backends prepend theirs at init.\n")
@@ -51,8 +69,13 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 	for _, s := range slots {
 		w("\t*%s = %sGo\n", s.Var, s.Var)
 	}
-	w("\tresetVLoops()\n")
+	for _, s := range tslots {
+		w("\t*%s = %sGo\n", s.Var, s.Var)
+	}
+	w("\tresetVLoops()\n\tresetPacks()\n")
 	w("}}}\n\nvar current = \"go\"\n\n")
+	w("// resetPacks points the panel-packing routines back at the portable ones.\n")
+	w("func resetPacks() {\n\tpackD32, packP32, packD64, packP64 = packDGo32, packPGo32, packDGo64, packPGo64\n}\n\n")
 	w("// resetVLoops points every vector-loop slot back at the portable loops (nil: the Go code runs).\n")
 	w("func resetVLoops() {\n")
 	for _, v := range codegen.PackageVLoops(p) {
@@ -141,6 +164,45 @@ func microGo(name, t string, mr, nr int) string {
 	return b.String()
 }
 
+// packGo emits the two panel-packing routines of one element type and the variables through which the
+// generated loop nests call them (an assembly variant points them at its own routines):
+//
+//	packD: dst[d*panel+q] = src[q*ld+d]   (each panel row is a contiguous run of the source along the depth)
+//	packP: dst[d*panel+q] = src[d*ld+q]   (each depth step copies a contiguous run along the panel)
+//
+// for q < w and d < depth; columns w <= q < panel are zeroed. The caller guarantees 1 <= w <= panel,
+// depth >= 1, len(dst) >= panel*depth, and that every source element named lies inside src.
+func packGo(t string) string {
+	return fmt.Sprintf(`// packDGo%[1]s is the portable packD (dst[d*panel+q] = src[q*ld+d]).
+func packDGo%[1]s(dst, src []float%[1]s, ld, w, panel, depth int) {
+	dst = dst[:panel*depth]
+	for q := 0; q < w; q++ {
+		row := src[q*ld:][:depth]
+		for d, x := range row {
+			dst[d*panel+q] = x
+		}
+	}
+	for q := w; q < panel; q++ {
+		for d := 0; d < depth; d++ {
+			dst[d*panel+q] = 0
+		}
+	}
+}
+
+// packPGo%[1]s is the portable packP (dst[d*panel+q] = src[d*ld+q]).
+func packPGo%[1]s(dst, src []float%[1]s, ld, w, panel, depth int) {
+	for d := 0; d < depth; d++ {
+		row := dst[d*panel : d*panel+panel]
+		copy(row, src[d*ld:][:w])
+		clear(row[w:])
+	}
+}
+
+// packD%[1]s and packP%[1]s pack GEMM panels (see packDGo%[1]s, packPGo%[1]s); variants may replace them.
+var packD%[1]s, packP%[1]s = packDGo%[1]s, packPGo%[1]s
+`, t)
+}
+
 // microUGo emits the portable unpacked microkernel: one row of the tile at a time, accumulating a
 // row of C in a stack array while streaming the rows of B.
 func microUGo(t string) string {
@@ -176,6 +238,79 @@ func microUGo%[1]s(kc int, a []%[2]s, ars, acs int, b []%[2]s, ldb int, c []%[2]
 	}
 }
 `, t, ft)
+}
+
+// cvtF16F32Go is the packing code's f16 → f32 widening (codegen.PackVLoops): the variant's vector loop
+// (%[1]s, nil in the go variant) runs the leading whole vectors, Go the rest.
+const cvtF16F32Go = `// cvtF16F32 widens src into dst[:len(src)] exactly (f16.F16.Float32) for the packing code: the
+// variant's vector loop %[1]s (F16C, NEON) converts the leading whole vectors and Go the rest.
+func cvtF16F32(dst []float32, src []f16.F16) {
+	dst = dst[:len(src)]
+	i := 0
+	if %[1]s != nil {
+		i = %[1]s(0, len(src)&^3, src, 0, dst, 0) // Width 4
+	}
+	for ; i < len(src); i++ {
+		dst[i] = src[i].Float32()
+	}
+}
+
+// %[1]s widens f16 runs for cvtF16F32 on a SIMD variant (codegen.VLoop); nil runs the Go loop.
+var %[1]s %[2]s
+`
+
+// transposeSupport is emitted when a package has transpose slots (codegen.TransposeSlot): the slot
+// types, the portable tile routines and the bounds check the assembly adapters use.
+var transposeSupport = transposeGo("32") + transposeGo("64") + `// transposeFits reports whether a rows×cols transpose tile, reading src[r*lds+c] and writing
+// dst[c*ldd+r], lies inside slices of ns and nd elements (computed without overflow).
+func transposeFits(rows, cols, ns, lds, nd, ldd int) bool {
+	if rows < 1 || cols < 1 || lds < 0 || ldd < 0 || cols > ns || rows > nd {
+		return false
+	}
+	return (lds == 0 || rows-1 <= (ns-cols)/lds) && (ldd == 0 || cols-1 <= (nd-rows)/ldd)
+}
+
+`
+
+// transposeGo emits a transpose slot type and the portable tile routine: blocks of 4×4, the four source
+// rows read along c as array pointers and each block written as four 4-element runs of dst (one length
+// check per run, no per-element index arithmetic), then the edge columns of each 4-row band and the edge
+// rows one element at a time.
+func transposeGo(t string) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	ft := "float" + t
+	w("// transposeSlot%s is one tensorized transpose (ir.Transpose, codegen.TransposeSlot): the block sizes\n", t)
+	w("// and the tile routine T, which sets dst[c*ldd+r] = src[r*lds+c] for r < rows, c < cols.\n")
+	w("type transposeSlot%s struct {\n\tName string\n\tRB, CB int\n", t)
+	w("\tT func(rows, cols int, src []%s, lds int, dst []%s, ldd int)\n}\n\n", ft, ft)
+	w("// transposeGo%s is the portable transpose tile: 4×4 blocks, then the edges.\n", t)
+	w("func transposeGo%s(rows, cols int, src []%s, lds int, dst []%s, ldd int) {\n", t, ft, ft)
+	w("\t// capacities cut to the lengths: reslicing checks against capacity, and nothing past len may be touched\n")
+	w("\tsrc, dst = src[:len(src):len(src)], dst[:len(dst):len(dst)]\n")
+	w("\tr := 0\n")
+	w("\tfor ; r+4 <= rows; r += 4 {\n")
+	for i := 0; i < 4; i++ {
+		w("\t\ts%d := src[(r+%d)*lds:][:cols]\n", i, i)
+	}
+	w("\t\tc := 0\n")
+	w("\t\tfor ; c+4 <= cols; c += 4 {\n")
+	for i := 0; i < 4; i++ {
+		w("\t\t\ta%d := (*[4]%s)(s%d[c:])\n", i, ft, i)
+	}
+	for j := 0; j < 4; j++ {
+		w("\t\t\td%d := (*[4]%s)(dst[(c+%d)*ldd+r:])\n", j, ft, j)
+		w("\t\t\td%d[0], d%d[1], d%d[2], d%d[3] = a0[%d], a1[%d], a2[%d], a3[%d]\n", j, j, j, j, j, j, j, j)
+	}
+	w("\t\t}\n")
+	w("\t\tfor ; c < cols; c++ {\n")
+	w("\t\t\td := (*[4]%s)(dst[c*ldd+r:])\n", ft)
+	w("\t\t\td[0], d[1], d[2], d[3] = s0[c], s1[c], s2[c], s3[c]\n")
+	w("\t\t}\n\t}\n")
+	w("\tfor ; r < rows; r++ {\n")
+	w("\t\tfor c, x := range src[r*lds:][:cols] {\n")
+	w("\t\t\tdst[c*ldd+r] = x\n\t\t}\n\t}\n}\n\n")
+	return b.String()
 }
 
 const helpers = `var _ = math.Inf
