@@ -39,6 +39,41 @@ type Variant struct {
 	// Transposes are the transpose slots (see TransposeSlot) the variant installs a routine in; the
 	// others keep the portable one.
 	Transposes []TransposeKernel
+	// Packs are the panel-packing routines (packD/packP of the generated support file) the variant
+	// replaces; the others stay portable.
+	Packs []PackImpl
+}
+
+// PackImpl points one packing variable (packD32, packP32, packD64, packP64) at an assembly routine Func
+// with the pointer signature func(dst, src *T, ld, w, panel, depth int); the adapter DispatchFile writes
+// checks the bounds first and runs the portable routine when they do not hold.
+type PackImpl struct {
+	D    bool // packD (dst[d*panel+q] = src[q*ld+d]); false: packP (dst[d*panel+q] = src[d*ld+q])
+	Elem ir.DType
+	Func string
+}
+
+// Var is the generated variable the routine replaces.
+func (p PackImpl) Var() string {
+	n := "packP"
+	if p.D {
+		n = "packD"
+	}
+	return n + strings.TrimPrefix(slotType(p.Elem), "gemmSlot")
+}
+
+func writePackAdapter(b *bytes.Buffer, p PackImpl) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	t, suf := goFloat(p.Elem), strings.TrimPrefix(slotType(p.Elem), "gemmSlot")
+	last := "(depth-1)*ld+w" // one past the last source element packP reads
+	if p.D {
+		last = "(w-1)*ld+depth"
+	}
+	w("// %sSlice checks what %s needs and runs it; anything else goes to the portable routine.\n", p.Func, p.Func)
+	w("func %sSlice(dst, src []%s, ld, w, panel, depth int) {\n", p.Func, t)
+	w("\tif w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || %s > len(src) {\n", last)
+	w("\t\t%sGo%s(dst, src, ld, w, panel, depth)\n\t\treturn\n\t}\n", strings.TrimSuffix(p.Var(), suf), suf)
+	w("\t%s(&dst[0], &src[0], ld, w, panel, depth)\n}\n\n", p.Func)
 }
 
 // DispatchFile emits the Go half of an assembly backend (build tag !purego; the caller gives it an
@@ -108,6 +143,12 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			adapted[k.Kernel] = true
 			writeTransposeAdapter(&b, k)
 		}
+		for _, p := range v.Packs {
+			if !adapted[p.Func] {
+				adapted[p.Func] = true
+				writePackAdapter(&b, p)
+			}
+		}
 	}
 	// Cache blocks probed at init, one per kernel that asks for them.
 	probed := map[string]bool{}
@@ -130,7 +171,10 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			ind = "\t\t"
 		}
 		w("%svariants = append([]variant{{%q, func() {\n", ind, v.Name)
-		w("%s\tresetVLoops()\n", ind)
+		w("%s\tresetVLoops()\n%s\tresetPacks()\n", ind, ind)
+		for _, p := range v.Packs {
+			w("%s\t%s = %sSlice\n", ind, p.Var(), p.Func)
+		}
 		for _, s := range v.Slots {
 			microU := "microUGo" + strings.TrimPrefix(slotType(s.Slot.Elem), "gemmSlot")
 			if s.KernelU != "" {

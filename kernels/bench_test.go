@@ -107,6 +107,30 @@ func BenchmarkSgemm(b *testing.B) {
 	}
 }
 
+// BenchmarkSkinny runs sgemm with few rows (M = 1, 4, 16; N = K = 4096, the skinny shapes):
+// bound by reading B (64 MiB) rather than by the FMA units. GB/s counts A, B and C once.
+func BenchmarkSkinny(b *testing.B) {
+	defer Use("")
+	const n = 4096
+	rng := rand.New(rand.NewPCG(5, 6))
+	A, B, C := randSlice(16*n, rng), randSlice(n*n, rng), make([]float32, 16*n)
+	for _, m := range []int{1, 4, 16} {
+		for _, v := range Variants() {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", v, m, n, n), func(b *testing.B) {
+				Use(v)
+				for i := 0; i < b.N; i++ {
+					if err := Sgemm(m, n, n, A[:m*n], B, C[:m*n], 1, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				sec := b.Elapsed().Seconds() / float64(b.N)
+				b.ReportMetric(2*float64(m)*n*n/sec/1e9, "GFLOP/s")
+				b.ReportMetric(4*float64(n*n+2*m*n)/sec/1e9, "GB/s")
+			})
+		}
+	}
+}
+
 func BenchmarkDgemm(b *testing.B) {
 	defer Use("")
 	for _, n := range benchSizes() {
@@ -141,9 +165,16 @@ func TestFastPathGuard(t *testing.T) {
 	// On arm64 the portable microkernel already runs on fused scalar FMADDs (the Go compiler fuses
 	// x*y+z there, not on amd64 below GOAMD64=v3) and NEON has 4 f32 lanes, not 8 or 16: the
 	// expected ratio is lower, but a lost fast path (ratio ≈ 1) still fails.
+	// The 10x is for AVX-512 (16 lanes; peak about 168 GFLOP/s against a portable path near
+	// 9). With AVX2 the ceiling is peak/portable = 99.6/8.7 ≈ 11.4x on the reference Zen 3 (the portable
+	// microkernel gained 50% on 2026-11-30), and the measured ratio is 9.3–9.8x: 8x keeps a margin
+	// against a noisy host and still fails when the packed AVX2 path is lost (ratio about 1–2).
 	minRatio := 10.0
-	if runtime.GOARCH == "arm64" {
+	switch {
+	case runtime.GOARCH == "arm64":
 		minRatio = 3
+	case vs[0] == "avx2":
+		minRatio = 8
 	}
 	defer Use("")
 	const n = 512

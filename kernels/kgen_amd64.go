@@ -225,6 +225,42 @@ func transposeF64AVX2Slice(rows, cols int, src []float64, lds int, dst []float64
 	transposeF64AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
 }
 
+// packDf32AVX2Slice checks what packDf32AVX2 needs and runs it; anything else goes to the portable routine.
+func packDf32AVX2Slice(dst, src []float32, ld, w, panel, depth int) {
+	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (w-1)*ld+depth > len(src) {
+		packDGo32(dst, src, ld, w, panel, depth)
+		return
+	}
+	packDf32AVX2(&dst[0], &src[0], ld, w, panel, depth)
+}
+
+// packPf32AVX2Slice checks what packPf32AVX2 needs and runs it; anything else goes to the portable routine.
+func packPf32AVX2Slice(dst, src []float32, ld, w, panel, depth int) {
+	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (depth-1)*ld+w > len(src) {
+		packPGo32(dst, src, ld, w, panel, depth)
+		return
+	}
+	packPf32AVX2(&dst[0], &src[0], ld, w, panel, depth)
+}
+
+// packDf64AVX2Slice checks what packDf64AVX2 needs and runs it; anything else goes to the portable routine.
+func packDf64AVX2Slice(dst, src []float64, ld, w, panel, depth int) {
+	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (w-1)*ld+depth > len(src) {
+		packDGo64(dst, src, ld, w, panel, depth)
+		return
+	}
+	packDf64AVX2(&dst[0], &src[0], ld, w, panel, depth)
+}
+
+// packPf64AVX2Slice checks what packPf64AVX2 needs and runs it; anything else goes to the portable routine.
+func packPf64AVX2Slice(dst, src []float64, ld, w, panel, depth int) {
+	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (depth-1)*ld+w > len(src) {
+		packPGo64(dst, src, ld, w, panel, depth)
+		return
+	}
+	packPf64AVX2(&dst[0], &src[0], ld, w, panel, depth)
+}
+
 // sgemm14x32AVX512Blocks are sgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
 var sgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 4)
 
@@ -241,6 +277,11 @@ func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
 		variants = append([]variant{{"avx2", func() {
 			resetVLoops()
+			resetPacks()
+			packD32 = packDf32AVX2Slice
+			packP32 = packPf32AVX2Slice
+			packD64 = packDf64AVX2Slice
+			packP64 = packPf64AVX2Slice
 			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
 			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
@@ -275,6 +316,11 @@ func init() {
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
 		variants = append([]variant{{"avx512", func() {
 			resetVLoops()
+			resetPacks()
+			packD32 = packDf32AVX2Slice
+			packP32 = packPf32AVX2Slice
+			packD64 = packDf64AVX2Slice
+			packP64 = packPf64AVX2Slice
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
 			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}

@@ -197,6 +197,7 @@ var dgemm6x8NEONBlocks = target.HostGemmBlocks(6, 8, 8)
 func init() {
 	variants = append([]variant{{"neon", func() {
 		resetVLoops()
+		resetPacks()
 		*sgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
 		*dgemmSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
 		*sgemm_tnSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}

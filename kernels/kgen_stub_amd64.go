@@ -56,6 +56,30 @@ func dgemm6x8AVX2(kc int, a *float64, b *float64, c *float64, ldc int, m int, n 
 //go:noescape
 func dgemm6x8AVX2U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
 
+// packDf32AVX2 packs a GEMM panel: dst[d*panel+q] = src[q*ld+d] for q < w, d < depth; zero for w <= q < panel.
+// The caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packDf32AVX2(dst *float32, src *float32, ld int, w int, panel int, depth int)
+
+// packPf32AVX2 packs a GEMM panel: dst[d*panel+q] = src[d*ld+q] for q < w, d < depth; zero for w <= q < panel.
+// The caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packPf32AVX2(dst *float32, src *float32, ld int, w int, panel int, depth int)
+
+// packDf64AVX2 packs a GEMM panel: dst[d*panel+q] = src[q*ld+d] for q < w, d < depth; zero for w <= q < panel.
+// The caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packDf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth int)
+
+// packPf64AVX2 packs a GEMM panel: dst[d*panel+q] = src[d*ld+q] for q < w, d < depth; zero for w <= q < panel.
+// The caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packPf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth int)
+
 // vloop_sgemv_0AVX2 runs n groups of 8 iterations of vloop_sgemv_0 (codegen.VLoop contract), avx2, unrolled 4.
 //
 //go:noescape

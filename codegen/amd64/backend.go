@@ -50,11 +50,26 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	var variants []codegen.Variant
 	var gemms []GemmKernel
 	have := map[string]bool{}
+	var packs []PackKernel
+	var packImpls []codegen.PackImpl
+	if len(slots) > 0 {
+		for _, e := range []ir.DType{ir.F32, ir.F64} {
+			for _, d := range []bool{true, false} {
+				elem := F32
+				if e == ir.F64 {
+					elem = F64
+				}
+				k := NewPackKernel(elem, d)
+				packs = append(packs, k)
+				packImpls = append(packImpls, codegen.PackImpl{D: d, Elem: e, Func: k.Name})
+			}
+		}
+	}
 	for _, isa := range []string{AVX512, AVX2} {
 		// Both variants run the AVX2 vector loops (AVX-512 ones are not generated yet). Those with f16
 		// accesses use F16C (VCVTPH2PS/VCVTPS2PH), which every AVX2 CPU has (Intel since Ivy Bridge, AMD
 		// since Piledriver) and AVX-512F implies: it joins the conditions rather than gating single loops.
-		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c, VLoops: vimpls, Transposes: timpls}
+		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c, VLoops: vimpls, Transposes: timpls, Packs: packImpls}
 		mach := m
 		if isa == AVX512 {
 			v.Cond = "cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c
@@ -78,7 +93,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		}
 		variants = append(variants, v)
 	}
-	asm, stubs, err := GenerateAll(p.Name, gemms, vloops, transposes)
+	asm, stubs, err := GenerateAll(p.Name, gemms, vloops, transposes, packs...)
 	if err != nil {
 		return nil, err
 	}

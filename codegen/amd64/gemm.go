@@ -457,6 +457,7 @@ var (
 	uAcs  = reg.RBX // acs in bytes
 	uLoop = reg.RDX // unrolled-loop counter
 	uKC   = reg.RCX // kc; remainder counter
+	uPfd  = reg.R14 // prefetch distance in bytes (ABI0 code may use R14)
 
 	// Register-row mode (MR <= 6): one pointer per row of A, fixed for the
 	// call; row i at step p is (P_i)(uKoff*1).
@@ -569,6 +570,10 @@ func (g *gemmGen) emitU() {
 	c.Load(c.Param("b"), uB)
 	c.Load(c.Param("ldb"), uLdb)
 	c.SHLQ(shift, uLdb)
+	if d, _ := g.uPrefetch(); d > 0 {
+		c.Comment(fmt.Sprintf("Prefetch distance: %d rows of B.", d))
+		c.IMUL3Q(operand.Imm(uint64(d)), uLdb, uPfd)
+	}
 	c.Load(c.Param("acs"), uAcs)
 	c.SHLQ(shift, uAcs)
 	c.Load(c.Param("kc"), uKC)
@@ -590,6 +595,15 @@ func (g *gemmGen) emitU() {
 			c.CMOVQLE(p0, uRowRegs[i])
 		}
 		c.XORQ(uKoff, uKoff)
+		if k.MR >= 4 {
+			c.Comment("m == 1, n == NR: one row of A (a skinny product); four accumulator sets instead of MR rows.")
+			c.CMPQ(m, operand.Imm(1))
+			c.JNE(lbl("um1skip"))
+			c.CMPQ(n, operand.Imm(uint64(k.NR)))
+			c.JNE(lbl("um1skip"))
+			g.uM1()
+			c.Label("um1skip")
+		}
 		c.Comment("n == NR: whole B rows (any m: the row pointers are valid).")
 		c.CMPQ(n, operand.Imm(uint64(k.NR)))
 		c.JNE(lbl("uedge"))
@@ -659,6 +673,53 @@ func (g *gemmGen) uEdgeLoops(mode rowMode) {
 		}
 		g.uLoops(name, mode, q+1, true, false)
 	}
+}
+
+// uM1 emits the k loop of a one-row tile (m == 1, n == NR): a row of B per step, one broadcast of A, and
+// the FMAs into accumulator set p%4 (the rows 0..3 of the tile, unused otherwise), summed into row 0
+// at the end. Computing all MR rows, as the general loop does, would spend MR times the FMAs on a
+// product that is bound by reading B.
+func (g *gemmGen) uM1() {
+	c := g.c
+	step := func(s int) {
+		for j := 0; j < g.nv; j++ {
+			g.vload(mem(uB, j*g.vl*g.esz), g.bvec[j])
+		}
+		if d, offs := g.uPrefetch(); d > 0 {
+			for _, off := range offs {
+				c.PREFETCHT0(operand.Mem{Base: uB, Index: uPfd, Scale: 1, Disp: off})
+			}
+		}
+		g.bcst(operand.Mem{Base: uRowRegs[0], Index: uKoff, Scale: 1}, g.bcast[0])
+		for j := 0; j < g.nv; j++ {
+			g.fma(g.bvec[j], g.bcast[0], g.acc[s][j])
+		}
+		c.ADDQ(uLdb, uB)
+		c.ADDQ(uAcs, uKoff)
+	}
+	c.MOVQ(uKC, uLoop)
+	c.SHRQ(operand.Imm(2), uLoop)
+	c.JZ(lbl("um1_rem"))
+	c.Label("um1_loop")
+	for s := 0; s < 4; s++ {
+		step(s)
+	}
+	c.DECQ(uLoop)
+	c.JNZ(lbl("um1_loop"))
+	c.Label("um1_rem")
+	c.ANDQ(operand.U32(3), uKC)
+	c.JZ(lbl("um1_sum"))
+	c.Label("um1_rem1")
+	step(0)
+	c.DECQ(uKC)
+	c.JNZ(lbl("um1_rem1"))
+	c.Label("um1_sum")
+	for j := 0; j < g.nv; j++ {
+		for s := 1; s < 4; s++ {
+			g.add(g.acc[s][j], g.acc[0][j], g.acc[0][j])
+		}
+	}
+	c.JMP(lbl("ustore"))
 }
 
 // uMask is the AVX2 column-mask register of the edge k loops (the second
@@ -754,7 +815,7 @@ func (g *gemmGen) uRow(i, p int, mode rowMode, acs1 bool) operand.Mem {
 func (g *gemmGen) uPrefetch() (int, []int) {
 	d := g.k.PrefetchB
 	if d == 0 {
-		d = 8
+		d = defaultPrefetchU
 	}
 	if d < 0 {
 		return 0, nil
@@ -794,7 +855,7 @@ func (g *gemmGen) uStep(p int, mode rowMode, acs1 bool, nvec int, masked bool) {
 	}
 	if d, offs := g.uPrefetch(); d > 0 {
 		for _, off := range offs {
-			c.PREFETCHT0(operand.Mem{Base: uB, Index: uLdb, Scale: uint8(d), Disp: off})
+			c.PREFETCHT0(operand.Mem{Base: uB, Index: uPfd, Scale: 1, Disp: off})
 		}
 	}
 	for i := 0; i < k.MR; i++ {

@@ -28,12 +28,13 @@ func GenerateWithVLoops(pkg string, gemms []GemmKernel, vloops []VLoopKernel) (a
 	return generate(pkg, gemms, vloops, nil, nil)
 }
 
-// GenerateAll is GenerateWithVLoops plus the transpose tile routines transposes (transpose.go).
-func GenerateAll(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel) (asm, stubs []byte, err error) {
-	return generate(pkg, gemms, vloops, transposes, nil)
+// GenerateAll is GenerateWithVLoops plus the transpose tile routines transposes (transpose.go) and the
+// panel-packing routines packs (pack.go).
+func GenerateAll(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel, packs ...PackKernel) (asm, stubs []byte, err error) {
+	return generate(pkg, gemms, vloops, transposes, nil, packs...)
 }
 
-func generate(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel, peaks []PeakKernel) (asm, stubs []byte, err error) {
+func generate(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel, peaks []PeakKernel, packs ...PackKernel) (asm, stubs []byte, err error) {
 	if !isIdent(pkg) {
 		return nil, nil, fmt.Errorf("amd64: bad package name %q", pkg)
 	}
@@ -86,6 +87,9 @@ func generate(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes [
 	}
 	for _, p := range peaks {
 		emitPeak(ctx, p)
+	}
+	for _, p := range packs {
+		emitPack(ctx, p)
 	}
 	for _, v := range vloops {
 		if !emitVLoop(ctx, v) {

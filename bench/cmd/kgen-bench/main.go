@@ -328,7 +328,7 @@ func parent(c config) error {
 	tc := min(c.threads, cpuInfo.Cores)
 	rf := report.Roof{
 		PeakF32: probe.Best(peaks, "f32", tc), PeakF64: probe.Best(peaks, "f64", tc),
-		BW: bwOf("sum", 256<<20, c.threads), BWLabel: "sum 256 MiB",
+		BW: bwOf("vsum", 256<<20, c.threads), BWLabel: "vsum 256 MiB",
 	}
 	if rf.PeakF32 == 0 { // no peak kernel runs here: fall back to the all-core figure or nothing
 		rf.PeakF32, rf.PeakF64 = probe.Best(peaks, "f32", cpuInfo.Cores), probe.Best(peaks, "f64", cpuInfo.Cores)
@@ -443,8 +443,8 @@ func parent(c config) error {
 	if c.plot != "" {
 		title := fmt.Sprintf("%s, %d thread(s)", cpuInfo.Model, c.threads)
 		lines := []plots.BWLine{
-			{Label: "DRAM (sum 256 MiB)", GBps: bwOf("sum", 256<<20, c.threads)},
-			{Label: "sum 8 MiB", GBps: bwOf("sum", 8<<20, c.threads)},
+			{Label: "DRAM (vsum 256 MiB)", GBps: bwOf("vsum", 256<<20, c.threads)},
+			{Label: "vsum 8 MiB", GBps: bwOf("vsum", 8<<20, c.threads)},
 		}
 		files, err := plots.Write(c.plot, sorted, rf, lines, title)
 		if err != nil {

@@ -44,7 +44,7 @@ func TestAsmGemmKernelsU(t *testing.T) {
 				maskedRE = regexp.MustCompile(`^VMOVUP` + p + `\.Z\s+\d*\(DI\), K[1-7], Z\d+$`)
 			}
 			bcastRE := regexp.MustCompile(`^VBROADCASTS` + p + `\s+\d*\(R\d+\)(\((R\d+|AX)\*[124]\))?, ` + v + `\d+$`)
-			pfRE := regexp.MustCompile(`^PREFETCHT0\s+\d*\(DI\)\(SI\*\d\)$`)
+			pfRE := regexp.MustCompile(`^PREFETCHT0\s+\d*\(DI\)\(R14\*1\)$`) // B row PrefetchB rows ahead (R14 = distance in bytes)
 
 			type want struct{ steps, fmas, loads, masked, bcasts int }
 			check := func(label string, w want) {
@@ -140,8 +140,8 @@ func TestGenerateMixedU(t *testing.T) {
 
 	bad := map[string]amd64.GemmKernel{}
 	k := amd64.NewGemmKernelU(amd64.F32, amd64.AVX2)
-	k.PrefetchB = 3
-	bad["PrefetchB 3"] = k
+	k.PrefetchB = 5000
+	bad["PrefetchB 5000"] = k
 	k = amd64.NewGemmKernelU(amd64.F64, amd64.AVX512)
 	k.MR, k.NR = 15, 8
 	bad["MR 15"] = k
