@@ -19,6 +19,11 @@ type SlotKernel struct {
 	// KernelU is the unpacked microkernel (docs/MICROKERNEL.md, "Unpacked operands") with the same
 	// tile; "" keeps the portable one.
 	KernelU string
+	// KernelR is the rows kernel (docs/MICROKERNEL.md, "Rows kernels"), pointer signature
+	// func(kc int, a *T, ars, acs int, b *T, ldb int, c *T, ldc, m, n int) for m <= RowsMax; "" keeps
+	// the portable one.
+	KernelR string
+	RowsMax int
 	// HostBlocks sizes MC, KC and NC at init from the caches of the machine the program runs on
 	// (target.HostGemmBlocks) instead of the constants above; the importer must list the target package.
 	HostBlocks bool
@@ -34,7 +39,9 @@ type Variant struct {
 	Cond  string
 	Slots []SlotKernel
 	// VLoops are the vector-loop slots (see VLoop) the variant implements; the others stay nil (the
-	// portable loop runs).
+	// portable loop runs). An implementation with an Alt installs Alt.Func instead when Alt.Cond holds
+	// (checked each time the variant is installed), so one variant can use an optional extension loop
+	// by loop without a variant of its own.
 	VLoops []VLoopImpl
 	// Transposes are the transpose slots (see TransposeSlot) the variant installs a routine in; the
 	// others keep the portable one.
@@ -127,12 +134,32 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 		}
 	}
 	for _, v := range variants {
+		for _, s := range v.Slots {
+			if s.KernelR == "" || adapted[s.KernelR] {
+				continue
+			}
+			adapted[s.KernelR] = true
+			t, suf := goFloat(s.Slot.Elem), strings.TrimPrefix(slotType(s.Slot.Elem), "gemmSlot")
+			w("// %sSlice runs the rows kernel %s for at most %d rows (the portable one otherwise) under rowsVia%s,\n", s.KernelR, s.KernelR, s.RowsMax, suf)
+			w("// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.\n")
+			w("func %sSlice(kc int, a []%s, ars, acs int, b []%s, ldb int, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep int) {\n", s.KernelR, t, t, t, t, t)
+			w("\tkern := rowsCoreGo%s\n\tif m <= %d {\n\t\tkern = %sPtr\n\t}\n", suf, s.RowsMax, s.KernelR)
+			w("\trowsVia%s(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)\n}\n\n", suf)
+			w("func %sPtr(kc int, a []%s, ars, acs int, b []%s, ldb int, c []%s, ldc, m, n int) {\n", s.KernelR, t, t, t)
+			w("\t%s(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)\n}\n\n", s.KernelR)
+		}
+	}
+	for _, v := range variants {
 		for _, i := range v.VLoops {
 			if adapted[i.Func] {
 				continue
 			}
 			adapted[i.Func] = true
 			writeVLoopAdapter(&b, i)
+			if i.Alt.Func != "" && !adapted[i.Alt.Func] {
+				adapted[i.Alt.Func] = true
+				writeVLoopAdapter(&b, i.alt())
+			}
 		}
 	}
 	for _, v := range variants {
@@ -180,15 +207,22 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			if s.KernelU != "" {
 				microU = s.KernelU + "Slice"
 			}
+			rows := "rowsGo" + strings.TrimPrefix(slotType(s.Slot.Elem), "gemmSlot")
+			if s.KernelR != "" {
+				rows = s.KernelR + "Slice"
+			}
 			mc, kc, nc := fmt.Sprint(s.MC), fmt.Sprint(s.KC), fmt.Sprint(s.NC)
 			if s.HostBlocks {
 				mc, kc, nc = s.Kernel+"Blocks.MC", s.Kernel+"Blocks.KC", s.Kernel+"Blocks.NC"
 			}
-			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %s, KC: %s, NC: %s, Micro: %sSlice, MicroU: %s}\n", ind, s.Slot.Var,
-				slotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Kernel, microU)
+			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %s, KC: %s, NC: %s, Micro: %sSlice, MicroU: %s, Rows: %s}\n", ind, s.Slot.Var,
+				slotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Kernel, microU, rows)
 		}
 		for _, i := range v.VLoops {
 			w("%s\t%s = %s\n", ind, i.VLoop.Var, i.adapter())
+			if i.Alt.Func != "" {
+				w("%s\tif %s {\n%s\t\t%s = %s\n%s\t}\n", ind, i.Alt.Cond, ind, i.VLoop.Var, i.alt().adapter(), ind)
+			}
 		}
 		for _, k := range v.Transposes {
 			w("%s\t%s.Name, %s.T = %q, %sSlice\n", ind, k.Slot.Var, k.Slot.Var, v.Name, k.Kernel)

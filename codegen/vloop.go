@@ -22,6 +22,15 @@ import (
 // dropped); a cast to f16 in the lane body is that narrowing followed by the widening. bf16 tensors are
 // not part of the contract (their loops keep the Go code).
 //
+// One exception, for loops whose every access is f16 and whose invariants are f16 values (arm64 with
+// FEAT_FP16, codegen/arm64/fp16.go): a backend may compute such a loop on f16 lanes directly when every
+// arithmetic step (+ - * / sqrt) takes f16 values and is rounded to f16 at once (by the store or a cast),
+// the other operations being neg, abs, max, min and relu. That stores exactly the bits above (double
+// rounding through f32 is innocuous: 24 ≥ 2·11+2), except that (1) a stored value a*b+c of f16 values is
+// rounded once (fused) instead of to f32 and then to f16, so it may differ by one step in f16 order
+// (65504 and Inf being neighbours), and (2) when several operands of one operation are NaN, the sign of
+// the stored NaN (still sign|0x7e00) is unspecified.
+//
 // nil in the "go" variant, and before the loop's Go code a guarded call that passes:
 //   - lo, hi: the part of the Vector loop still to run (hi - lo is a multiple of Width);
 //   - for each unit-stride access k of the lane body (Accesses), the whole slice tk of its tensor and
@@ -381,14 +390,32 @@ func analyse(l *ir.Loop) *VLoop {
 // that runs n ≥ 1 groups of Lanes iterations, pk pointing at the element access k touches in the first
 // iteration (Pk is T, or uint16 for an f16 access: the bits of an f16.F16), ci the invariants; a
 // reduction returns the reduction of its lane values.
+//
+// Alt optionally names a second function with the same signature and Lanes that needs an optional
+// extension of the variant's ISA: the variant installs Alt.Func when the Go expression Alt.Cond holds
+// at run time and Func otherwise (arm64: the FP16 routine of an all-f16 loop, Alt.Cond testing
+// FEAT_FP16, with the FCVTL/FCVTN routine as the fallback). Both must meet the slot contract; where
+// their results may differ (rounding), the backend documents it.
 type VLoopImpl struct {
 	VLoop *VLoop
 	Func  string
 	Lanes int
+	Alt   VLoopAlt
+}
+
+// VLoopAlt is the conditional alternative of a VLoopImpl; the zero value is none.
+type VLoopAlt struct {
+	Func string // Go name of the assembly function ("" for none)
+	Cond string // Go expression evaluated when the variant is installed, e.g. "cpu.ARM64.HasASIMDHP"
 }
 
 // adapter is the Go name of the slot-signature function wrapping an implementation.
 func (i VLoopImpl) adapter() string { return i.Func + "Slot" }
+
+// alt is the implementation of i's alternative (with no alternative of its own).
+func (i VLoopImpl) alt() VLoopImpl {
+	return VLoopImpl{VLoop: i.VLoop, Func: i.Alt.Func, Lanes: i.Lanes}
+}
 
 // writeVLoopAdapter emits the function adapting an implementation to the slot's signature: it runs as
 // many whole groups of Lanes iterations as [lo, hi) holds, after checking that every access stays inside

@@ -132,6 +132,10 @@ type Micro struct {
 	Bias         *Tensor // nil when there is no bias
 	BiasOff      IExpr
 	EP           Expr // i32: epilogue bits
+	// Rows marks a Micro that covers a whole few-row problem: M rows (at most a handful), N columns and
+	// the whole reduction in one call, operands as views. Same semantics; MR and NR are then just
+	// bounds on M and N, and a backend runs its "rows" kernel (docs/MICROKERNEL.md), which streams B.
+	Rows bool
 }
 
 // Transpose is one tile of a transpose copy through a backend's transpose routine (the tensorize

@@ -176,8 +176,12 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 			if n.Bias != nil {
 				bias = fmt.Sprintf(", bias %s+%s", n.Bias.Name, n.BiasOff)
 			}
-			fmt.Fprintf(b, "%smicro %s %s %sx%s kc=%s A=%s B=%s C=%s+%s ldc=%s m=%s n=%s alpha=%s beta=%s%s ep=%s\n",
-				ind, n.Slot, n.Elem, n.MR, n.NR, n.KC, operandString(n.A, n.AOff, n.AView), operandString(n.B, n.BOff, n.BView), n.C.Name, n.COff, n.LDC, n.M, n.N,
+			kind := "micro"
+			if n.Rows {
+				kind = "micro rows"
+			}
+			fmt.Fprintf(b, "%s%s %s %s %sx%s kc=%s A=%s B=%s C=%s+%s ldc=%s m=%s n=%s alpha=%s beta=%s%s ep=%s\n",
+				ind, kind, n.Slot, n.Elem, n.MR, n.NR, n.KC, operandString(n.A, n.AOff, n.AView), operandString(n.B, n.BOff, n.BView), n.C.Name, n.COff, n.LDC, n.M, n.N,
 				FormatExpr(n.Alpha), FormatExpr(n.Beta), bias, FormatExpr(n.EP))
 		case *Transpose:
 			fmt.Fprintf(b, "%stranspose %s %s rows=%s cols=%s %s+%s lds=%s -> %s+%s ldd=%s\n", ind, n.Slot, n.Elem, n.Rows, n.Cols,

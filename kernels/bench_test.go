@@ -283,5 +283,9 @@ func TestSmallGemmDoesNotAllocate(t *testing.T) {
 		if n := testing.AllocsPerRun(50, func() { Sgemm(8, 8, 8, A, B, C, 1, 0) }); n != 0 {
 			t.Errorf("%s: sgemm 8x8x8 makes %v allocations per call", v, n)
 		}
+		// A few rows with alpha and beta: the rows kernel's scratch block comes from the pool.
+		if n := testing.AllocsPerRun(50, func() { Sgemm(2, 8, 8, A[:16], B, C[:16], 2, 0.5) }); n != 0 {
+			t.Errorf("%s: sgemm 2x8x8 with alpha, beta makes %v allocations per call", v, n)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/kgen-dev/kgen/f16"
+	"github.com/kgen-dev/kgen/rt"
 )
 
 var _ = math.Inf
@@ -145,6 +146,8 @@ type gemmSlot32 struct {
 	Micro              func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int)
 	// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small and skinny problems.
 	MicroU func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int)
+	// Rows computes a whole few-row product in one call (docs/MICROKERNEL.md, rows kernels), streaming B.
+	Rows func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int)
 }
 
 // microUGo32 is the portable unpacked microkernel (docs/MICROKERNEL.md): A(i, p) = a[i*ars+p*acs],
@@ -206,6 +209,66 @@ func packPGo32(dst, src []float32, ld, w, panel, depth int) {
 // packD32 and packP32 pack GEMM panels (see packDGo32, packPGo32); variants may replace them.
 var packD32, packP32 = packDGo32, packPGo32
 
+// rowsKernel32 computes c[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j] for i < m, j < n, overwriting c.
+type rowsKernel32 func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int)
+
+// rowsCoreGo32 is the portable rowsKernel32: four rows of B per pass over each row of C.
+func rowsCoreGo32(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		clear(row)
+		p := 0
+		for ; p+4 <= kc; p += 4 {
+			a0, a1, a2, a3 := a[i*ars+p*acs], a[i*ars+(p+1)*acs], a[i*ars+(p+2)*acs], a[i*ars+(p+3)*acs]
+			b0, b1, b2, b3 := b[p*ldb:][:n], b[(p+1)*ldb:][:n], b[(p+2)*ldb:][:n], b[(p+3)*ldb:][:n]
+			for j := range row {
+				row[j] += a0*b0[j] + a1*b1[j] + a2*b2[j] + a3*b3[j]
+			}
+		}
+		for ; p < kc; p++ {
+			a0, b0 := a[i*ars+p*acs], b[p*ldb:][:n]
+			for j := range row {
+				row[j] += a0 * b0[j]
+			}
+		}
+	}
+}
+
+// rowsVia32 runs a rows kernel with the microkernel contract's alpha, beta and epilogue.
+func rowsVia32(kern rowsKernel32, kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	if alpha == 1 && beta == 0 && ep == 0 {
+		kern(kc, a, ars, acs, b, ldb, c, ldc, m, n)
+		return
+	}
+	t := rt.Scratch32(m * n)
+	kern(kc, a, ars, acs, b, ldb, t, n, m, n)
+	for i := 0; i < m; i++ {
+		row, trow := c[i*ldc:i*ldc+n], t[i*n:i*n+n]
+		for j, x := range trow {
+			v := alpha * x
+			if beta != 0 {
+				v += beta * row[j]
+			}
+			if ep&1 != 0 {
+				v += bias[j]
+			}
+			if ep&2 != 0 {
+				v = relu32(v)
+			}
+			row[j] = v
+		}
+	}
+	rt.Release32(t)
+}
+
+// rowsGo32 is the portable rows kernel (slot field Rows).
+func rowsGo32(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	rowsVia32(rowsCoreGo32, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
+
 // gemmSlot64 is one tensorized GEMM: its microkernel (docs/MICROKERNEL.md) and cache blocks.
 type gemmSlot64 struct {
 	Name               string
@@ -213,6 +276,8 @@ type gemmSlot64 struct {
 	Micro              func(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int)
 	// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small and skinny problems.
 	MicroU func(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int)
+	// Rows computes a whole few-row product in one call (docs/MICROKERNEL.md, rows kernels), streaming B.
+	Rows func(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int)
 }
 
 // microUGo64 is the portable unpacked microkernel (docs/MICROKERNEL.md): A(i, p) = a[i*ars+p*acs],
@@ -274,7 +339,67 @@ func packPGo64(dst, src []float64, ld, w, panel, depth int) {
 // packD64 and packP64 pack GEMM panels (see packDGo64, packPGo64); variants may replace them.
 var packD64, packP64 = packDGo64, packPGo64
 
-var sgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
+// rowsKernel64 computes c[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j] for i < m, j < n, overwriting c.
+type rowsKernel64 func(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int)
+
+// rowsCoreGo64 is the portable rowsKernel64: four rows of B per pass over each row of C.
+func rowsCoreGo64(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		clear(row)
+		p := 0
+		for ; p+4 <= kc; p += 4 {
+			a0, a1, a2, a3 := a[i*ars+p*acs], a[i*ars+(p+1)*acs], a[i*ars+(p+2)*acs], a[i*ars+(p+3)*acs]
+			b0, b1, b2, b3 := b[p*ldb:][:n], b[(p+1)*ldb:][:n], b[(p+2)*ldb:][:n], b[(p+3)*ldb:][:n]
+			for j := range row {
+				row[j] += a0*b0[j] + a1*b1[j] + a2*b2[j] + a3*b3[j]
+			}
+		}
+		for ; p < kc; p++ {
+			a0, b0 := a[i*ars+p*acs], b[p*ldb:][:n]
+			for j := range row {
+				row[j] += a0 * b0[j]
+			}
+		}
+	}
+}
+
+// rowsVia64 runs a rows kernel with the microkernel contract's alpha, beta and epilogue.
+func rowsVia64(kern rowsKernel64, kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	if alpha == 1 && beta == 0 && ep == 0 {
+		kern(kc, a, ars, acs, b, ldb, c, ldc, m, n)
+		return
+	}
+	t := rt.Scratch64(m * n)
+	kern(kc, a, ars, acs, b, ldb, t, n, m, n)
+	for i := 0; i < m; i++ {
+		row, trow := c[i*ldc:i*ldc+n], t[i*n:i*n+n]
+		for j, x := range trow {
+			v := alpha * x
+			if beta != 0 {
+				v += beta * row[j]
+			}
+			if ep&1 != 0 {
+				v += bias[j]
+			}
+			if ep&2 != 0 {
+				v = relu64(v)
+			}
+			row[j] = v
+		}
+	}
+	rt.Release64(t)
+}
+
+// rowsGo64 is the portable rows kernel (slot field Rows).
+func rowsGo64(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	rowsVia64(rowsCoreGo64, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
+
+var sgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var sgemmSlotGo = *sgemmSlot
 
 // microGo32_3x2 is the portable 3x2 microkernel (docs/MICROKERNEL.md).
@@ -339,7 +464,7 @@ func microGo32_3x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32
 	}
 }
 
-var dgemmSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64}
+var dgemmSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64, Rows: rowsGo64}
 var dgemmSlotGo = *dgemmSlot
 
 // microGo64_3x2 is the portable 3x2 microkernel (docs/MICROKERNEL.md).
@@ -404,34 +529,34 @@ func microGo64_3x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64
 	}
 }
 
-var sgemm_tnSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
+var sgemm_tnSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var sgemm_tnSlotGo = *sgemm_tnSlot
 
-var sgemm_ntSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
+var sgemm_ntSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var sgemm_ntSlotGo = *sgemm_ntSlot
 
-var sgemm_ttSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
+var sgemm_ttSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var sgemm_ttSlotGo = *sgemm_ttSlot
 
-var dgemm_tnSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64}
+var dgemm_tnSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64, Rows: rowsGo64}
 var dgemm_tnSlotGo = *dgemm_tnSlot
 
-var dgemm_ntSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64}
+var dgemm_ntSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64, Rows: rowsGo64}
 var dgemm_ntSlotGo = *dgemm_ntSlot
 
-var dgemm_ttSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64}
+var dgemm_ttSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, Micro: microGo64_3x2, MicroU: microUGo64, Rows: rowsGo64}
 var dgemm_ttSlotGo = *dgemm_ttSlot
 
-var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
+var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var gemm_bias_reluSlotGo = *gemm_bias_reluSlot
 
-var sgemm_accSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
+var sgemm_accSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var sgemm_accSlotGo = *sgemm_accSlot
 
-var bmmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
+var bmmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var bmmSlotGo = *bmmSlot
 
-var hgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32}
+var hgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var hgemmSlotGo = *hgemmSlot
 
 // transposeSlot32 is one tensorized transpose (ir.Transpose, codegen.TransposeSlot): the block sizes
@@ -588,6 +713,8 @@ func resetVLoops() {
 	vloop_hgemm_0 = nil
 	vloop_cvt_f32_f16_0 = nil
 	vloop_cvt_f16_f32_0 = nil
+	vloop_hadd_0 = nil
+	vloop_haxpy_0 = nil
 	vloop_cvtF16F32 = nil
 }
 

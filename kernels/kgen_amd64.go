@@ -60,6 +60,34 @@ func dgemm6x8AVX2USlice(kc int, a []float64, ars, acs int, b []float64, ldb int,
 	dgemm6x8AVX2U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemmRowsAVX2Slice runs the rows kernel sgemmRowsAVX2 for at most 4 rows (the portable one otherwise) under rowsVia32,
+// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
+func sgemmRowsAVX2Slice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	kern := rowsCoreGo32
+	if m <= 4 {
+		kern = sgemmRowsAVX2Ptr
+	}
+	rowsVia32(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
+
+func sgemmRowsAVX2Ptr(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int) {
+	sgemmRowsAVX2(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+}
+
+// dgemmRowsAVX2Slice runs the rows kernel dgemmRowsAVX2 for at most 4 rows (the portable one otherwise) under rowsVia64,
+// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
+func dgemmRowsAVX2Slice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	kern := rowsCoreGo64
+	if m <= 4 {
+		kern = dgemmRowsAVX2Ptr
+	}
+	rowsVia64(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
+
+func dgemmRowsAVX2Ptr(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int) {
+	dgemmRowsAVX2(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+}
+
 // vloop_sgemv_0AVX2Slot runs vloop_sgemv_0 (a Vector loop of the loop IR) through vloop_sgemv_0AVX2, 8 lanes at a time.
 func vloop_sgemv_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
 	n := (hi - lo) / 8
@@ -193,6 +221,26 @@ func vloop_cvt_f16_f32_0AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32,
 	return lo + n*8
 }
 
+// vloop_hadd_0AVX2Slot runs vloop_hadd_0 (a Vector loop of the loop IR) through vloop_hadd_0AVX2, 8 lanes at a time.
+func vloop_hadd_0AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 int, t2 []f16.F16, o2 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) || o2 < 0 || o2+n*8 > len(t2) {
+		return lo
+	}
+	vloop_hadd_0AVX2(n, (*uint16)(&t0[o0]), (*uint16)(&t1[o1]), (*uint16)(&t2[o2]))
+	return lo + n*8
+}
+
+// vloop_haxpy_0AVX2Slot runs vloop_haxpy_0 (a Vector loop of the loop IR) through vloop_haxpy_0AVX2, 8 lanes at a time.
+func vloop_haxpy_0AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_haxpy_0AVX2(n, (*uint16)(&t0[o0]), (*uint16)(&t1[o1]), c0)
+	return lo + n*8
+}
+
 // vloop_cvtF16F32AVX2Slot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32AVX2, 8 lanes at a time.
 func vloop_cvtF16F32AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
 	n := (hi - lo) / 8
@@ -282,18 +330,18 @@ func init() {
 			packP32 = packPf32AVX2Slice
 			packD64 = packDf64AVX2Slice
 			packP64 = packPf64AVX2Slice
-			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
-			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice}
+			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, Rows: dgemmRowsAVX2Slice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, Rows: dgemmRowsAVX2Slice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, Rows: dgemmRowsAVX2Slice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, Rows: dgemmRowsAVX2Slice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
@@ -308,6 +356,8 @@ func init() {
 			vloop_hgemm_0 = vloop_hgemm_0AVX2Slot
 			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX2Slot
 			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX2Slot
+			vloop_hadd_0 = vloop_hadd_0AVX2Slot
+			vloop_haxpy_0 = vloop_haxpy_0AVX2Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
 			transposeSlot.Name, transposeSlot.T = "avx2", transposeF32AVX2Slice
 			dtransposeSlot.Name, dtransposeSlot.T = "avx2", transposeF64AVX2Slice
@@ -321,18 +371,18 @@ func init() {
 			packP32 = packPf32AVX2Slice
 			packD64 = packDf64AVX2Slice
 			packP64 = packPf64AVX2Slice
-			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
-			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice}
+			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
@@ -347,6 +397,8 @@ func init() {
 			vloop_hgemm_0 = vloop_hgemm_0AVX2Slot
 			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX2Slot
 			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX2Slot
+			vloop_hadd_0 = vloop_hadd_0AVX2Slot
+			vloop_haxpy_0 = vloop_haxpy_0AVX2Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
 			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX2Slice
 			dtransposeSlot.Name, dtransposeSlot.T = "avx512", transposeF64AVX2Slice

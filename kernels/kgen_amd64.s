@@ -8614,6 +8614,1298 @@ packPf64AVX2_next:
 	VZEROUPPER
 	RET
 
+// func sgemmRowsAVX2(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
+// Requires: AVX, FMA3
+TEXT ·sgemmRowsAVX2(SB), NOSPLIT, $40-80
+	MOVQ b+32(FP), SI
+	MOVQ ldb+40(FP), DI
+	SHLQ $0x02, DI
+	MOVQ acs+24(FP), BX
+	SHLQ $0x02, BX
+	MOVQ n+72(FP), DX
+	SHLQ $0x02, DX
+	MOVQ DX, 32(SP)
+	ANDQ $-32, DX
+	MOVQ a+8(FP), R15
+	MOVQ ars+16(FP), AX
+	SHLQ $0x02, AX
+	MOVQ R15, (SP)
+	ADDQ AX, R15
+	MOVQ R15, 8(SP)
+	ADDQ AX, R15
+	MOVQ R15, 16(SP)
+	ADDQ AX, R15
+	MOVQ R15, 24(SP)
+	ADDQ AX, R15
+	MOVQ c+48(FP), R8
+	MOVQ ldc+56(FP), AX
+	SHLQ $0x02, AX
+	LEAQ (R8)(AX*1), R9
+	LEAQ (R9)(AX*1), R10
+	LEAQ (R10)(AX*1), R11
+	MOVQ m+64(FP), CX
+	CMPQ CX, $0x01
+	JEQ  sgemmRowsAVX2_m1_start
+	CMPQ CX, $0x02
+	JEQ  sgemmRowsAVX2_m2_start
+	CMPQ CX, $0x03
+	JEQ  sgemmRowsAVX2_m3_start
+	JMP  sgemmRowsAVX2_m4_start
+
+sgemmRowsAVX2_m1_start:
+	// m = 1: zero the C rows, then groups of 4 rows of B.
+	VXORPS Y12, Y12, Y12
+	XORQ   AX, AX
+
+sgemmRowsAVX2_m1_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX2_m1_zs
+	VMOVUPS Y12, (R8)(AX*1)
+	ADDQ    $0x20, AX
+	JMP     sgemmRowsAVX2_m1_zv
+
+sgemmRowsAVX2_m1_zs:
+	CMPQ   AX, 32(SP)
+	JGE    sgemmRowsAVX2_m1_zd
+	VMOVSS X12, (R8)(AX*1)
+	ADDQ   $0x04, AX
+	JMP    sgemmRowsAVX2_m1_zs
+
+sgemmRowsAVX2_m1_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX2_m1_g:
+	CMPQ         CX, $0x04
+	JL           sgemmRowsAVX2_m1_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Y0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y1
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+sgemmRowsAVX2_m1_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX2_m1_g_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R12)(AX*1), Y9
+	VMOVUPS     (R13)(AX*1), Y10
+	VMOVUPS     (R14)(AX*1), Y11
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VFMADD231PS Y9, Y1, Y12
+	VFMADD231PS Y10, Y2, Y12
+	VFMADD231PS Y11, Y3, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         sgemmRowsAVX2_m1_g_v
+
+sgemmRowsAVX2_m1_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX2_m1_g_next
+	VMOVSS      (SI)(AX*1), X8
+	VMOVSS      (R12)(AX*1), X9
+	VMOVSS      (R13)(AX*1), X10
+	VMOVSS      (R14)(AX*1), X11
+	VMOVSS      (R8)(AX*1), X12
+	VFMADD231SS X8, X0, X12
+	VFMADD231SS X9, X1, X12
+	VFMADD231SS X10, X2, X12
+	VFMADD231SS X11, X3, X12
+	VMOVSS      X12, (R8)(AX*1)
+	ADDQ        $0x04, AX
+	JMP         sgemmRowsAVX2_m1_g_s
+
+sgemmRowsAVX2_m1_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  sgemmRowsAVX2_m1_g
+
+sgemmRowsAVX2_m1_g_end:
+sgemmRowsAVX2_m1_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX2_m1_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Y0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX2_m1_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX2_m1_one_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         sgemmRowsAVX2_m1_one_v
+
+sgemmRowsAVX2_m1_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX2_m1_one_next
+	VMOVSS      (SI)(AX*1), X8
+	VMOVSS      (R8)(AX*1), X12
+	VFMADD231SS X8, X0, X12
+	VMOVSS      X12, (R8)(AX*1)
+	ADDQ        $0x04, AX
+	JMP         sgemmRowsAVX2_m1_one_s
+
+sgemmRowsAVX2_m1_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX2_m1_one
+
+sgemmRowsAVX2_m1_one_end:
+	VZEROUPPER
+	RET
+
+sgemmRowsAVX2_m2_start:
+	// m = 2: zero the C rows, then groups of 4 rows of B.
+	VXORPS Y12, Y12, Y12
+	XORQ   AX, AX
+
+sgemmRowsAVX2_m2_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX2_m2_zs
+	VMOVUPS Y12, (R8)(AX*1)
+	VMOVUPS Y12, (R9)(AX*1)
+	ADDQ    $0x20, AX
+	JMP     sgemmRowsAVX2_m2_zv
+
+sgemmRowsAVX2_m2_zs:
+	CMPQ   AX, 32(SP)
+	JGE    sgemmRowsAVX2_m2_zd
+	VMOVSS X12, (R8)(AX*1)
+	VMOVSS X12, (R9)(AX*1)
+	ADDQ   $0x04, AX
+	JMP    sgemmRowsAVX2_m2_zs
+
+sgemmRowsAVX2_m2_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX2_m2_g:
+	CMPQ         CX, $0x04
+	JL           sgemmRowsAVX2_m2_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Y0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y1
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Y4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y5
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y6
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y7
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+sgemmRowsAVX2_m2_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX2_m2_g_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R12)(AX*1), Y9
+	VMOVUPS     (R13)(AX*1), Y10
+	VMOVUPS     (R14)(AX*1), Y11
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VFMADD231PS Y9, Y1, Y12
+	VFMADD231PS Y10, Y2, Y12
+	VFMADD231PS Y11, Y3, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PS Y8, Y4, Y12
+	VFMADD231PS Y9, Y5, Y12
+	VFMADD231PS Y10, Y6, Y12
+	VFMADD231PS Y11, Y7, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         sgemmRowsAVX2_m2_g_v
+
+sgemmRowsAVX2_m2_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX2_m2_g_next
+	VMOVSS      (SI)(AX*1), X8
+	VMOVSS      (R12)(AX*1), X9
+	VMOVSS      (R13)(AX*1), X10
+	VMOVSS      (R14)(AX*1), X11
+	VMOVSS      (R8)(AX*1), X12
+	VFMADD231SS X8, X0, X12
+	VFMADD231SS X9, X1, X12
+	VFMADD231SS X10, X2, X12
+	VFMADD231SS X11, X3, X12
+	VMOVSS      X12, (R8)(AX*1)
+	VMOVSS      (R9)(AX*1), X12
+	VFMADD231SS X8, X4, X12
+	VFMADD231SS X9, X5, X12
+	VFMADD231SS X10, X6, X12
+	VFMADD231SS X11, X7, X12
+	VMOVSS      X12, (R9)(AX*1)
+	ADDQ        $0x04, AX
+	JMP         sgemmRowsAVX2_m2_g_s
+
+sgemmRowsAVX2_m2_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  sgemmRowsAVX2_m2_g
+
+sgemmRowsAVX2_m2_g_end:
+sgemmRowsAVX2_m2_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX2_m2_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Y0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Y1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX2_m2_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX2_m2_one_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PS Y8, Y1, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         sgemmRowsAVX2_m2_one_v
+
+sgemmRowsAVX2_m2_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX2_m2_one_next
+	VMOVSS      (SI)(AX*1), X8
+	VMOVSS      (R8)(AX*1), X12
+	VFMADD231SS X8, X0, X12
+	VMOVSS      X12, (R8)(AX*1)
+	VMOVSS      (R9)(AX*1), X12
+	VFMADD231SS X8, X1, X12
+	VMOVSS      X12, (R9)(AX*1)
+	ADDQ        $0x04, AX
+	JMP         sgemmRowsAVX2_m2_one_s
+
+sgemmRowsAVX2_m2_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX2_m2_one
+
+sgemmRowsAVX2_m2_one_end:
+	VZEROUPPER
+	RET
+
+sgemmRowsAVX2_m3_start:
+	// m = 3: zero the C rows, then groups of 2 rows of B.
+	VXORPS Y12, Y12, Y12
+	XORQ   AX, AX
+
+sgemmRowsAVX2_m3_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX2_m3_zs
+	VMOVUPS Y12, (R8)(AX*1)
+	VMOVUPS Y12, (R9)(AX*1)
+	VMOVUPS Y12, (R10)(AX*1)
+	ADDQ    $0x20, AX
+	JMP     sgemmRowsAVX2_m3_zv
+
+sgemmRowsAVX2_m3_zs:
+	CMPQ   AX, 32(SP)
+	JGE    sgemmRowsAVX2_m3_zd
+	VMOVSS X12, (R8)(AX*1)
+	VMOVSS X12, (R9)(AX*1)
+	VMOVSS X12, (R10)(AX*1)
+	ADDQ   $0x04, AX
+	JMP    sgemmRowsAVX2_m3_zs
+
+sgemmRowsAVX2_m3_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX2_m3_g:
+	CMPQ         CX, $0x02
+	JL           sgemmRowsAVX2_m3_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Y0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Y2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Y4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+sgemmRowsAVX2_m3_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX2_m3_g_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R12)(AX*1), Y9
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VFMADD231PS Y9, Y1, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PS Y8, Y2, Y12
+	VFMADD231PS Y9, Y3, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Y12
+	VFMADD231PS Y8, Y4, Y12
+	VFMADD231PS Y9, Y5, Y12
+	VMOVUPS     Y12, (R10)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         sgemmRowsAVX2_m3_g_v
+
+sgemmRowsAVX2_m3_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX2_m3_g_next
+	VMOVSS      (SI)(AX*1), X8
+	VMOVSS      (R12)(AX*1), X9
+	VMOVSS      (R8)(AX*1), X12
+	VFMADD231SS X8, X0, X12
+	VFMADD231SS X9, X1, X12
+	VMOVSS      X12, (R8)(AX*1)
+	VMOVSS      (R9)(AX*1), X12
+	VFMADD231SS X8, X2, X12
+	VFMADD231SS X9, X3, X12
+	VMOVSS      X12, (R9)(AX*1)
+	VMOVSS      (R10)(AX*1), X12
+	VFMADD231SS X8, X4, X12
+	VFMADD231SS X9, X5, X12
+	VMOVSS      X12, (R10)(AX*1)
+	ADDQ        $0x04, AX
+	JMP         sgemmRowsAVX2_m3_g_s
+
+sgemmRowsAVX2_m3_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  sgemmRowsAVX2_m3_g
+
+sgemmRowsAVX2_m3_g_end:
+sgemmRowsAVX2_m3_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX2_m3_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Y0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Y1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Y2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX2_m3_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX2_m3_one_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PS Y8, Y1, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Y12
+	VFMADD231PS Y8, Y2, Y12
+	VMOVUPS     Y12, (R10)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         sgemmRowsAVX2_m3_one_v
+
+sgemmRowsAVX2_m3_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX2_m3_one_next
+	VMOVSS      (SI)(AX*1), X8
+	VMOVSS      (R8)(AX*1), X12
+	VFMADD231SS X8, X0, X12
+	VMOVSS      X12, (R8)(AX*1)
+	VMOVSS      (R9)(AX*1), X12
+	VFMADD231SS X8, X1, X12
+	VMOVSS      X12, (R9)(AX*1)
+	VMOVSS      (R10)(AX*1), X12
+	VFMADD231SS X8, X2, X12
+	VMOVSS      X12, (R10)(AX*1)
+	ADDQ        $0x04, AX
+	JMP         sgemmRowsAVX2_m3_one_s
+
+sgemmRowsAVX2_m3_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX2_m3_one
+
+sgemmRowsAVX2_m3_one_end:
+	VZEROUPPER
+	RET
+
+sgemmRowsAVX2_m4_start:
+	// m = 4: zero the C rows, then groups of 2 rows of B.
+	VXORPS Y12, Y12, Y12
+	XORQ   AX, AX
+
+sgemmRowsAVX2_m4_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX2_m4_zs
+	VMOVUPS Y12, (R8)(AX*1)
+	VMOVUPS Y12, (R9)(AX*1)
+	VMOVUPS Y12, (R10)(AX*1)
+	VMOVUPS Y12, (R11)(AX*1)
+	ADDQ    $0x20, AX
+	JMP     sgemmRowsAVX2_m4_zv
+
+sgemmRowsAVX2_m4_zs:
+	CMPQ   AX, 32(SP)
+	JGE    sgemmRowsAVX2_m4_zd
+	VMOVSS X12, (R8)(AX*1)
+	VMOVSS X12, (R9)(AX*1)
+	VMOVSS X12, (R10)(AX*1)
+	VMOVSS X12, (R11)(AX*1)
+	ADDQ   $0x04, AX
+	JMP    sgemmRowsAVX2_m4_zs
+
+sgemmRowsAVX2_m4_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX2_m4_g:
+	CMPQ         CX, $0x02
+	JL           sgemmRowsAVX2_m4_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Y0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Y2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Y4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSS (R15), Y6
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y7
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+sgemmRowsAVX2_m4_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX2_m4_g_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R12)(AX*1), Y9
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VFMADD231PS Y9, Y1, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PS Y8, Y2, Y12
+	VFMADD231PS Y9, Y3, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Y12
+	VFMADD231PS Y8, Y4, Y12
+	VFMADD231PS Y9, Y5, Y12
+	VMOVUPS     Y12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Y12
+	VFMADD231PS Y8, Y6, Y12
+	VFMADD231PS Y9, Y7, Y12
+	VMOVUPS     Y12, (R11)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         sgemmRowsAVX2_m4_g_v
+
+sgemmRowsAVX2_m4_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX2_m4_g_next
+	VMOVSS      (SI)(AX*1), X8
+	VMOVSS      (R12)(AX*1), X9
+	VMOVSS      (R8)(AX*1), X12
+	VFMADD231SS X8, X0, X12
+	VFMADD231SS X9, X1, X12
+	VMOVSS      X12, (R8)(AX*1)
+	VMOVSS      (R9)(AX*1), X12
+	VFMADD231SS X8, X2, X12
+	VFMADD231SS X9, X3, X12
+	VMOVSS      X12, (R9)(AX*1)
+	VMOVSS      (R10)(AX*1), X12
+	VFMADD231SS X8, X4, X12
+	VFMADD231SS X9, X5, X12
+	VMOVSS      X12, (R10)(AX*1)
+	VMOVSS      (R11)(AX*1), X12
+	VFMADD231SS X8, X6, X12
+	VFMADD231SS X9, X7, X12
+	VMOVSS      X12, (R11)(AX*1)
+	ADDQ        $0x04, AX
+	JMP         sgemmRowsAVX2_m4_g_s
+
+sgemmRowsAVX2_m4_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  sgemmRowsAVX2_m4_g
+
+sgemmRowsAVX2_m4_g_end:
+sgemmRowsAVX2_m4_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX2_m4_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Y0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Y1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Y2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSS (R15), Y3
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX2_m4_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX2_m4_one_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PS Y8, Y1, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Y12
+	VFMADD231PS Y8, Y2, Y12
+	VMOVUPS     Y12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Y12
+	VFMADD231PS Y8, Y3, Y12
+	VMOVUPS     Y12, (R11)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         sgemmRowsAVX2_m4_one_v
+
+sgemmRowsAVX2_m4_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX2_m4_one_next
+	VMOVSS      (SI)(AX*1), X8
+	VMOVSS      (R8)(AX*1), X12
+	VFMADD231SS X8, X0, X12
+	VMOVSS      X12, (R8)(AX*1)
+	VMOVSS      (R9)(AX*1), X12
+	VFMADD231SS X8, X1, X12
+	VMOVSS      X12, (R9)(AX*1)
+	VMOVSS      (R10)(AX*1), X12
+	VFMADD231SS X8, X2, X12
+	VMOVSS      X12, (R10)(AX*1)
+	VMOVSS      (R11)(AX*1), X12
+	VFMADD231SS X8, X3, X12
+	VMOVSS      X12, (R11)(AX*1)
+	ADDQ        $0x04, AX
+	JMP         sgemmRowsAVX2_m4_one_s
+
+sgemmRowsAVX2_m4_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX2_m4_one
+
+sgemmRowsAVX2_m4_one_end:
+	VZEROUPPER
+	RET
+
+// func dgemmRowsAVX2(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int)
+// Requires: AVX, FMA3
+TEXT ·dgemmRowsAVX2(SB), NOSPLIT, $40-80
+	MOVQ b+32(FP), SI
+	MOVQ ldb+40(FP), DI
+	SHLQ $0x03, DI
+	MOVQ acs+24(FP), BX
+	SHLQ $0x03, BX
+	MOVQ n+72(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 32(SP)
+	ANDQ $-32, DX
+	MOVQ a+8(FP), R15
+	MOVQ ars+16(FP), AX
+	SHLQ $0x03, AX
+	MOVQ R15, (SP)
+	ADDQ AX, R15
+	MOVQ R15, 8(SP)
+	ADDQ AX, R15
+	MOVQ R15, 16(SP)
+	ADDQ AX, R15
+	MOVQ R15, 24(SP)
+	ADDQ AX, R15
+	MOVQ c+48(FP), R8
+	MOVQ ldc+56(FP), AX
+	SHLQ $0x03, AX
+	LEAQ (R8)(AX*1), R9
+	LEAQ (R9)(AX*1), R10
+	LEAQ (R10)(AX*1), R11
+	MOVQ m+64(FP), CX
+	CMPQ CX, $0x01
+	JEQ  dgemmRowsAVX2_m1_start
+	CMPQ CX, $0x02
+	JEQ  dgemmRowsAVX2_m2_start
+	CMPQ CX, $0x03
+	JEQ  dgemmRowsAVX2_m3_start
+	JMP  dgemmRowsAVX2_m4_start
+
+dgemmRowsAVX2_m1_start:
+	// m = 1: zero the C rows, then groups of 4 rows of B.
+	VXORPS Y12, Y12, Y12
+	XORQ   AX, AX
+
+dgemmRowsAVX2_m1_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX2_m1_zs
+	VMOVUPS Y12, (R8)(AX*1)
+	ADDQ    $0x20, AX
+	JMP     dgemmRowsAVX2_m1_zv
+
+dgemmRowsAVX2_m1_zs:
+	CMPQ   AX, 32(SP)
+	JGE    dgemmRowsAVX2_m1_zd
+	VMOVSD X12, (R8)(AX*1)
+	ADDQ   $0x08, AX
+	JMP    dgemmRowsAVX2_m1_zs
+
+dgemmRowsAVX2_m1_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX2_m1_g:
+	CMPQ         CX, $0x04
+	JL           dgemmRowsAVX2_m1_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Y0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y1
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+dgemmRowsAVX2_m1_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX2_m1_g_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R12)(AX*1), Y9
+	VMOVUPS     (R13)(AX*1), Y10
+	VMOVUPS     (R14)(AX*1), Y11
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PD Y8, Y0, Y12
+	VFMADD231PD Y9, Y1, Y12
+	VFMADD231PD Y10, Y2, Y12
+	VFMADD231PD Y11, Y3, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         dgemmRowsAVX2_m1_g_v
+
+dgemmRowsAVX2_m1_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX2_m1_g_next
+	VMOVSD      (SI)(AX*1), X8
+	VMOVSD      (R12)(AX*1), X9
+	VMOVSD      (R13)(AX*1), X10
+	VMOVSD      (R14)(AX*1), X11
+	VMOVSD      (R8)(AX*1), X12
+	VFMADD231SD X8, X0, X12
+	VFMADD231SD X9, X1, X12
+	VFMADD231SD X10, X2, X12
+	VFMADD231SD X11, X3, X12
+	VMOVSD      X12, (R8)(AX*1)
+	ADDQ        $0x08, AX
+	JMP         dgemmRowsAVX2_m1_g_s
+
+dgemmRowsAVX2_m1_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  dgemmRowsAVX2_m1_g
+
+dgemmRowsAVX2_m1_g_end:
+dgemmRowsAVX2_m1_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX2_m1_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Y0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX2_m1_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX2_m1_one_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PD Y8, Y0, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         dgemmRowsAVX2_m1_one_v
+
+dgemmRowsAVX2_m1_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX2_m1_one_next
+	VMOVSD      (SI)(AX*1), X8
+	VMOVSD      (R8)(AX*1), X12
+	VFMADD231SD X8, X0, X12
+	VMOVSD      X12, (R8)(AX*1)
+	ADDQ        $0x08, AX
+	JMP         dgemmRowsAVX2_m1_one_s
+
+dgemmRowsAVX2_m1_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX2_m1_one
+
+dgemmRowsAVX2_m1_one_end:
+	VZEROUPPER
+	RET
+
+dgemmRowsAVX2_m2_start:
+	// m = 2: zero the C rows, then groups of 4 rows of B.
+	VXORPS Y12, Y12, Y12
+	XORQ   AX, AX
+
+dgemmRowsAVX2_m2_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX2_m2_zs
+	VMOVUPS Y12, (R8)(AX*1)
+	VMOVUPS Y12, (R9)(AX*1)
+	ADDQ    $0x20, AX
+	JMP     dgemmRowsAVX2_m2_zv
+
+dgemmRowsAVX2_m2_zs:
+	CMPQ   AX, 32(SP)
+	JGE    dgemmRowsAVX2_m2_zd
+	VMOVSD X12, (R8)(AX*1)
+	VMOVSD X12, (R9)(AX*1)
+	ADDQ   $0x08, AX
+	JMP    dgemmRowsAVX2_m2_zs
+
+dgemmRowsAVX2_m2_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX2_m2_g:
+	CMPQ         CX, $0x04
+	JL           dgemmRowsAVX2_m2_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Y0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y1
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Y4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y5
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y6
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y7
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+dgemmRowsAVX2_m2_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX2_m2_g_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R12)(AX*1), Y9
+	VMOVUPS     (R13)(AX*1), Y10
+	VMOVUPS     (R14)(AX*1), Y11
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PD Y8, Y0, Y12
+	VFMADD231PD Y9, Y1, Y12
+	VFMADD231PD Y10, Y2, Y12
+	VFMADD231PD Y11, Y3, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PD Y8, Y4, Y12
+	VFMADD231PD Y9, Y5, Y12
+	VFMADD231PD Y10, Y6, Y12
+	VFMADD231PD Y11, Y7, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         dgemmRowsAVX2_m2_g_v
+
+dgemmRowsAVX2_m2_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX2_m2_g_next
+	VMOVSD      (SI)(AX*1), X8
+	VMOVSD      (R12)(AX*1), X9
+	VMOVSD      (R13)(AX*1), X10
+	VMOVSD      (R14)(AX*1), X11
+	VMOVSD      (R8)(AX*1), X12
+	VFMADD231SD X8, X0, X12
+	VFMADD231SD X9, X1, X12
+	VFMADD231SD X10, X2, X12
+	VFMADD231SD X11, X3, X12
+	VMOVSD      X12, (R8)(AX*1)
+	VMOVSD      (R9)(AX*1), X12
+	VFMADD231SD X8, X4, X12
+	VFMADD231SD X9, X5, X12
+	VFMADD231SD X10, X6, X12
+	VFMADD231SD X11, X7, X12
+	VMOVSD      X12, (R9)(AX*1)
+	ADDQ        $0x08, AX
+	JMP         dgemmRowsAVX2_m2_g_s
+
+dgemmRowsAVX2_m2_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  dgemmRowsAVX2_m2_g
+
+dgemmRowsAVX2_m2_g_end:
+dgemmRowsAVX2_m2_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX2_m2_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Y0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Y1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX2_m2_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX2_m2_one_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PD Y8, Y0, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PD Y8, Y1, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         dgemmRowsAVX2_m2_one_v
+
+dgemmRowsAVX2_m2_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX2_m2_one_next
+	VMOVSD      (SI)(AX*1), X8
+	VMOVSD      (R8)(AX*1), X12
+	VFMADD231SD X8, X0, X12
+	VMOVSD      X12, (R8)(AX*1)
+	VMOVSD      (R9)(AX*1), X12
+	VFMADD231SD X8, X1, X12
+	VMOVSD      X12, (R9)(AX*1)
+	ADDQ        $0x08, AX
+	JMP         dgemmRowsAVX2_m2_one_s
+
+dgemmRowsAVX2_m2_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX2_m2_one
+
+dgemmRowsAVX2_m2_one_end:
+	VZEROUPPER
+	RET
+
+dgemmRowsAVX2_m3_start:
+	// m = 3: zero the C rows, then groups of 2 rows of B.
+	VXORPS Y12, Y12, Y12
+	XORQ   AX, AX
+
+dgemmRowsAVX2_m3_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX2_m3_zs
+	VMOVUPS Y12, (R8)(AX*1)
+	VMOVUPS Y12, (R9)(AX*1)
+	VMOVUPS Y12, (R10)(AX*1)
+	ADDQ    $0x20, AX
+	JMP     dgemmRowsAVX2_m3_zv
+
+dgemmRowsAVX2_m3_zs:
+	CMPQ   AX, 32(SP)
+	JGE    dgemmRowsAVX2_m3_zd
+	VMOVSD X12, (R8)(AX*1)
+	VMOVSD X12, (R9)(AX*1)
+	VMOVSD X12, (R10)(AX*1)
+	ADDQ   $0x08, AX
+	JMP    dgemmRowsAVX2_m3_zs
+
+dgemmRowsAVX2_m3_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX2_m3_g:
+	CMPQ         CX, $0x02
+	JL           dgemmRowsAVX2_m3_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Y0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Y2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Y4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+dgemmRowsAVX2_m3_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX2_m3_g_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R12)(AX*1), Y9
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PD Y8, Y0, Y12
+	VFMADD231PD Y9, Y1, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PD Y8, Y2, Y12
+	VFMADD231PD Y9, Y3, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Y12
+	VFMADD231PD Y8, Y4, Y12
+	VFMADD231PD Y9, Y5, Y12
+	VMOVUPS     Y12, (R10)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         dgemmRowsAVX2_m3_g_v
+
+dgemmRowsAVX2_m3_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX2_m3_g_next
+	VMOVSD      (SI)(AX*1), X8
+	VMOVSD      (R12)(AX*1), X9
+	VMOVSD      (R8)(AX*1), X12
+	VFMADD231SD X8, X0, X12
+	VFMADD231SD X9, X1, X12
+	VMOVSD      X12, (R8)(AX*1)
+	VMOVSD      (R9)(AX*1), X12
+	VFMADD231SD X8, X2, X12
+	VFMADD231SD X9, X3, X12
+	VMOVSD      X12, (R9)(AX*1)
+	VMOVSD      (R10)(AX*1), X12
+	VFMADD231SD X8, X4, X12
+	VFMADD231SD X9, X5, X12
+	VMOVSD      X12, (R10)(AX*1)
+	ADDQ        $0x08, AX
+	JMP         dgemmRowsAVX2_m3_g_s
+
+dgemmRowsAVX2_m3_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  dgemmRowsAVX2_m3_g
+
+dgemmRowsAVX2_m3_g_end:
+dgemmRowsAVX2_m3_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX2_m3_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Y0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Y1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Y2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX2_m3_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX2_m3_one_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PD Y8, Y0, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PD Y8, Y1, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Y12
+	VFMADD231PD Y8, Y2, Y12
+	VMOVUPS     Y12, (R10)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         dgemmRowsAVX2_m3_one_v
+
+dgemmRowsAVX2_m3_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX2_m3_one_next
+	VMOVSD      (SI)(AX*1), X8
+	VMOVSD      (R8)(AX*1), X12
+	VFMADD231SD X8, X0, X12
+	VMOVSD      X12, (R8)(AX*1)
+	VMOVSD      (R9)(AX*1), X12
+	VFMADD231SD X8, X1, X12
+	VMOVSD      X12, (R9)(AX*1)
+	VMOVSD      (R10)(AX*1), X12
+	VFMADD231SD X8, X2, X12
+	VMOVSD      X12, (R10)(AX*1)
+	ADDQ        $0x08, AX
+	JMP         dgemmRowsAVX2_m3_one_s
+
+dgemmRowsAVX2_m3_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX2_m3_one
+
+dgemmRowsAVX2_m3_one_end:
+	VZEROUPPER
+	RET
+
+dgemmRowsAVX2_m4_start:
+	// m = 4: zero the C rows, then groups of 2 rows of B.
+	VXORPS Y12, Y12, Y12
+	XORQ   AX, AX
+
+dgemmRowsAVX2_m4_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX2_m4_zs
+	VMOVUPS Y12, (R8)(AX*1)
+	VMOVUPS Y12, (R9)(AX*1)
+	VMOVUPS Y12, (R10)(AX*1)
+	VMOVUPS Y12, (R11)(AX*1)
+	ADDQ    $0x20, AX
+	JMP     dgemmRowsAVX2_m4_zv
+
+dgemmRowsAVX2_m4_zs:
+	CMPQ   AX, 32(SP)
+	JGE    dgemmRowsAVX2_m4_zd
+	VMOVSD X12, (R8)(AX*1)
+	VMOVSD X12, (R9)(AX*1)
+	VMOVSD X12, (R10)(AX*1)
+	VMOVSD X12, (R11)(AX*1)
+	ADDQ   $0x08, AX
+	JMP    dgemmRowsAVX2_m4_zs
+
+dgemmRowsAVX2_m4_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX2_m4_g:
+	CMPQ         CX, $0x02
+	JL           dgemmRowsAVX2_m4_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Y0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Y2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Y4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSD (R15), Y6
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y7
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+dgemmRowsAVX2_m4_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX2_m4_g_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R12)(AX*1), Y9
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PD Y8, Y0, Y12
+	VFMADD231PD Y9, Y1, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PD Y8, Y2, Y12
+	VFMADD231PD Y9, Y3, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Y12
+	VFMADD231PD Y8, Y4, Y12
+	VFMADD231PD Y9, Y5, Y12
+	VMOVUPS     Y12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Y12
+	VFMADD231PD Y8, Y6, Y12
+	VFMADD231PD Y9, Y7, Y12
+	VMOVUPS     Y12, (R11)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         dgemmRowsAVX2_m4_g_v
+
+dgemmRowsAVX2_m4_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX2_m4_g_next
+	VMOVSD      (SI)(AX*1), X8
+	VMOVSD      (R12)(AX*1), X9
+	VMOVSD      (R8)(AX*1), X12
+	VFMADD231SD X8, X0, X12
+	VFMADD231SD X9, X1, X12
+	VMOVSD      X12, (R8)(AX*1)
+	VMOVSD      (R9)(AX*1), X12
+	VFMADD231SD X8, X2, X12
+	VFMADD231SD X9, X3, X12
+	VMOVSD      X12, (R9)(AX*1)
+	VMOVSD      (R10)(AX*1), X12
+	VFMADD231SD X8, X4, X12
+	VFMADD231SD X9, X5, X12
+	VMOVSD      X12, (R10)(AX*1)
+	VMOVSD      (R11)(AX*1), X12
+	VFMADD231SD X8, X6, X12
+	VFMADD231SD X9, X7, X12
+	VMOVSD      X12, (R11)(AX*1)
+	ADDQ        $0x08, AX
+	JMP         dgemmRowsAVX2_m4_g_s
+
+dgemmRowsAVX2_m4_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  dgemmRowsAVX2_m4_g
+
+dgemmRowsAVX2_m4_g_end:
+dgemmRowsAVX2_m4_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX2_m4_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Y0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Y1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Y2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSD (R15), Y3
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX2_m4_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX2_m4_one_s
+	VMOVUPS     (SI)(AX*1), Y8
+	VMOVUPS     (R8)(AX*1), Y12
+	VFMADD231PD Y8, Y0, Y12
+	VMOVUPS     Y12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Y12
+	VFMADD231PD Y8, Y1, Y12
+	VMOVUPS     Y12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Y12
+	VFMADD231PD Y8, Y2, Y12
+	VMOVUPS     Y12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Y12
+	VFMADD231PD Y8, Y3, Y12
+	VMOVUPS     Y12, (R11)(AX*1)
+	ADDQ        $0x20, AX
+	JMP         dgemmRowsAVX2_m4_one_v
+
+dgemmRowsAVX2_m4_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX2_m4_one_next
+	VMOVSD      (SI)(AX*1), X8
+	VMOVSD      (R8)(AX*1), X12
+	VFMADD231SD X8, X0, X12
+	VMOVSD      X12, (R8)(AX*1)
+	VMOVSD      (R9)(AX*1), X12
+	VFMADD231SD X8, X1, X12
+	VMOVSD      X12, (R9)(AX*1)
+	VMOVSD      (R10)(AX*1), X12
+	VFMADD231SD X8, X2, X12
+	VMOVSD      X12, (R10)(AX*1)
+	VMOVSD      (R11)(AX*1), X12
+	VFMADD231SD X8, X3, X12
+	VMOVSD      X12, (R11)(AX*1)
+	ADDQ        $0x08, AX
+	JMP         dgemmRowsAVX2_m4_one_s
+
+dgemmRowsAVX2_m4_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX2_m4_one
+
+dgemmRowsAVX2_m4_one_end:
+	VZEROUPPER
+	RET
+
 // func vloop_sgemv_0AVX2(n int, p0 *float32, p1 *float32) float32
 // Requires: AVX, FMA3
 TEXT ·vloop_sgemv_0AVX2(SB), NOSPLIT, $0-28
@@ -9618,6 +10910,156 @@ loop1:
 	ADDQ      $0x00000010, AX
 	DECQ      CX
 	JNZ       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hadd_0AVX2(n int, p0 *uint16, p1 *uint16, p2 *uint16)
+// Requires: AVX, AVX2, F16C
+TEXT ·vloop_hadd_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VCVTPH2PS (SI)(AX*1), Y0
+	VCVTPH2PS (DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, (R8)(AX*1)
+	VCVTPH2PS 16(SI)(AX*1), Y0
+	VCVTPH2PS 16(DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 16(R8)(AX*1)
+	VCVTPH2PS 32(SI)(AX*1), Y0
+	VCVTPH2PS 32(DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 32(R8)(AX*1)
+	VCVTPH2PS 48(SI)(AX*1), Y0
+	VCVTPH2PS 48(DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 48(R8)(AX*1)
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VCVTPH2PS (SI)(AX*1), Y0
+	VCVTPH2PS (DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, (R8)(AX*1)
+	ADDQ      $0x00000010, AX
+	DECQ      CX
+	JNZ       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_haxpy_0AVX2(n int, p0 *uint16, p1 *uint16, c0 float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·vloop_haxpy_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VCVTPH2PS   (DI)(AX*1), Y1
+	VCVTPH2PS   (SI)(AX*1), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VCMPPS      $0x03, Y1, Y1, Y3
+	VPSRLD      $0x16, Y1, Y2
+	VPSLLD      $0x16, Y2, Y2
+	VORPS       vloopF16Quiet<>+0(SB), Y2, Y2
+	VBLENDVPS   Y3, Y2, Y1, Y2
+	VCVTPS2PH   $0x00, Y2, (DI)(AX*1)
+	VCVTPH2PS   16(DI)(AX*1), Y1
+	VCVTPH2PS   16(SI)(AX*1), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VCMPPS      $0x03, Y1, Y1, Y3
+	VPSRLD      $0x16, Y1, Y2
+	VPSLLD      $0x16, Y2, Y2
+	VORPS       vloopF16Quiet<>+0(SB), Y2, Y2
+	VBLENDVPS   Y3, Y2, Y1, Y2
+	VCVTPS2PH   $0x00, Y2, 16(DI)(AX*1)
+	VCVTPH2PS   32(DI)(AX*1), Y1
+	VCVTPH2PS   32(SI)(AX*1), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VCMPPS      $0x03, Y1, Y1, Y3
+	VPSRLD      $0x16, Y1, Y2
+	VPSLLD      $0x16, Y2, Y2
+	VORPS       vloopF16Quiet<>+0(SB), Y2, Y2
+	VBLENDVPS   Y3, Y2, Y1, Y2
+	VCVTPS2PH   $0x00, Y2, 32(DI)(AX*1)
+	VCVTPH2PS   48(DI)(AX*1), Y1
+	VCVTPH2PS   48(SI)(AX*1), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VCMPPS      $0x03, Y1, Y1, Y3
+	VPSRLD      $0x16, Y1, Y2
+	VPSLLD      $0x16, Y2, Y2
+	VORPS       vloopF16Quiet<>+0(SB), Y2, Y2
+	VBLENDVPS   Y3, Y2, Y1, Y2
+	VCVTPS2PH   $0x00, Y2, 48(DI)(AX*1)
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VCVTPH2PS   (DI)(AX*1), Y1
+	VCVTPH2PS   (SI)(AX*1), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VCMPPS      $0x03, Y1, Y1, Y3
+	VPSRLD      $0x16, Y1, Y2
+	VPSLLD      $0x16, Y2, Y2
+	VORPS       vloopF16Quiet<>+0(SB), Y2, Y2
+	VBLENDVPS   Y3, Y2, Y1, Y2
+	VCVTPS2PH   $0x00, Y2, (DI)(AX*1)
+	ADDQ        $0x00000010, AX
+	DECQ        CX
+	JNZ         loop1
 
 done:
 	VZEROUPPER

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/target"
+	"golang.org/x/sys/cpu"
 )
 
 // sgemm8x12NEONSlice adapts sgemm8x12NEON (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
@@ -156,6 +157,46 @@ func vloop_cvt_f16_f32_0NEONSlot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32,
 	return lo + n*4
 }
 
+// vloop_hadd_0NEONSlot runs vloop_hadd_0 (a Vector loop of the loop IR) through vloop_hadd_0NEON, 4 lanes at a time.
+func vloop_hadd_0NEONSlot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 int, t2 []f16.F16, o2 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) {
+		return lo
+	}
+	vloop_hadd_0NEON(n, (*uint16)(&t0[o0]), (*uint16)(&t1[o1]), (*uint16)(&t2[o2]))
+	return lo + n*4
+}
+
+// vloop_hadd_0FP16Slot runs vloop_hadd_0 (a Vector loop of the loop IR) through vloop_hadd_0FP16, 4 lanes at a time.
+func vloop_hadd_0FP16Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 int, t2 []f16.F16, o2 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) {
+		return lo
+	}
+	vloop_hadd_0FP16(n, (*uint16)(&t0[o0]), (*uint16)(&t1[o1]), (*uint16)(&t2[o2]))
+	return lo + n*4
+}
+
+// vloop_haxpy_0NEONSlot runs vloop_haxpy_0 (a Vector loop of the loop IR) through vloop_haxpy_0NEON, 4 lanes at a time.
+func vloop_haxpy_0NEONSlot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_haxpy_0NEON(n, (*uint16)(&t0[o0]), (*uint16)(&t1[o1]), c0)
+	return lo + n*4
+}
+
+// vloop_haxpy_0FP16Slot runs vloop_haxpy_0 (a Vector loop of the loop IR) through vloop_haxpy_0FP16, 4 lanes at a time.
+func vloop_haxpy_0FP16Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_haxpy_0FP16(n, (*uint16)(&t0[o0]), (*uint16)(&t1[o1]), c0)
+	return lo + n*4
+}
+
 // vloop_cvtF16F32NEONSlot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32NEON, 4 lanes at a time.
 func vloop_cvtF16F32NEONSlot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
 	n := (hi - lo) / 4
@@ -198,18 +239,18 @@ func init() {
 	variants = append([]variant{{"neon", func() {
 		resetVLoops()
 		resetPacks()
-		*sgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*dgemmSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
-		*sgemm_tnSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*sgemm_ntSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*sgemm_ttSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*dgemm_tnSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
-		*dgemm_ntSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
-		*dgemm_ttSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64}
-		*gemm_bias_reluSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*sgemm_accSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*bmmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
-		*hgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32}
+		*sgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
+		*dgemmSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: rowsGo64}
+		*sgemm_tnSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
+		*sgemm_ntSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
+		*sgemm_ttSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
+		*dgemm_tnSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: rowsGo64}
+		*dgemm_ntSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: rowsGo64}
+		*dgemm_ttSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: rowsGo64}
+		*gemm_bias_reluSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
+		*sgemm_accSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
+		*bmmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
+		*hgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
 		vloop_sgemv_0 = vloop_sgemv_0NEONSlot
 		vloop_sdot_0 = vloop_sdot_0NEONSlot
 		vloop_saxpy_0 = vloop_saxpy_0NEONSlot
@@ -224,6 +265,14 @@ func init() {
 		vloop_hgemm_0 = vloop_hgemm_0NEONSlot
 		vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0NEONSlot
 		vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0NEONSlot
+		vloop_hadd_0 = vloop_hadd_0NEONSlot
+		if cpu.ARM64.HasASIMDHP && cpu.ARM64.HasFPHP {
+			vloop_hadd_0 = vloop_hadd_0FP16Slot
+		}
+		vloop_haxpy_0 = vloop_haxpy_0NEONSlot
+		if cpu.ARM64.HasASIMDHP && cpu.ARM64.HasFPHP {
+			vloop_haxpy_0 = vloop_haxpy_0FP16Slot
+		}
 		vloop_cvtF16F32 = vloop_cvtF16F32NEONSlot
 		transposeSlot.Name, transposeSlot.T = "neon", transposeF32NEONSlice
 		dtransposeSlot.Name, dtransposeSlot.T = "neon", transposeF64NEONSlice

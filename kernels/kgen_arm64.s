@@ -1659,6 +1659,337 @@ vloop_cvt_f16_f32_0NEON_loop1:
 vloop_cvt_f16_f32_0NEON_done:
 	RET
 
+// func vloop_hadd_0NEON(n int, p0 *uint16, p1 *uint16, p2 *uint16)
+// vloop_hadd_0NEON runs n groups of 4 iterations of vloop_hadd_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_hadd_0NEON(SB), NOSPLIT, $0-32
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	$4194304, R1
+	VDUP	R1, V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_hadd_0NEON_tail
+vloop_hadd_0NEON_loop:
+	VLD1.P	8(R2), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	VLD1.P	8(R3), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	WORD	$0x4e22d421 // fadd v1.4s, v1.4s, v2.4s
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R4)
+	VLD1.P	8(R2), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	VLD1.P	8(R3), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	WORD	$0x4e22d421 // fadd v1.4s, v1.4s, v2.4s
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R4)
+	VLD1.P	8(R2), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	VLD1.P	8(R3), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	WORD	$0x4e22d421 // fadd v1.4s, v1.4s, v2.4s
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R4)
+	VLD1.P	8(R2), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	VLD1.P	8(R3), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	WORD	$0x4e22d421 // fadd v1.4s, v1.4s, v2.4s
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R4)
+	SUBS	$1, R1, R1
+	BNE	vloop_hadd_0NEON_loop
+vloop_hadd_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_hadd_0NEON_done
+vloop_hadd_0NEON_loop1:
+	VLD1.P	8(R2), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	VLD1.P	8(R3), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	WORD	$0x4e22d421 // fadd v1.4s, v1.4s, v2.4s
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R4)
+	SUBS	$1, R0, R0
+	BNE	vloop_hadd_0NEON_loop1
+vloop_hadd_0NEON_done:
+	RET
+
+// func vloop_hadd_0FP16(n int, p0 *uint16, p1 *uint16, p2 *uint16)
+// vloop_hadd_0FP16 runs n groups of 4 iterations of vloop_hadd_0 (codegen.VLoop contract) on f16 lanes (FEAT_FP16),
+// two groups per .8H vector, unrolled 4, an odd last group on .4H.
+TEXT ·vloop_hadd_0FP16(SB), NOSPLIT, $0-32
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	$512, R1
+	VDUP	R1, V0.H8
+	LSR	$3, R0, R1
+	CBZ	R1, vloop_hadd_0FP16_tail
+vloop_hadd_0FP16_loop:
+	VLD1.P	16(R2), [V1.H8]
+	VLD1.P	16(R3), [V2.H8]
+	WORD	$0x4e421421 // fadd v1.8h, v1.8h, v2.8h
+	WORD	$0x4e412423 // fcmeq v3.8h, v1.8h, v1.8h
+	VUSHR	$9, V1.H8, V2.H8
+	VSHL	$9, V2.H8, V2.H8
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	VST1.P	[V2.H8], 16(R4)
+	VLD1.P	16(R2), [V1.H8]
+	VLD1.P	16(R3), [V2.H8]
+	WORD	$0x4e421421 // fadd v1.8h, v1.8h, v2.8h
+	WORD	$0x4e412423 // fcmeq v3.8h, v1.8h, v1.8h
+	VUSHR	$9, V1.H8, V2.H8
+	VSHL	$9, V2.H8, V2.H8
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	VST1.P	[V2.H8], 16(R4)
+	VLD1.P	16(R2), [V1.H8]
+	VLD1.P	16(R3), [V2.H8]
+	WORD	$0x4e421421 // fadd v1.8h, v1.8h, v2.8h
+	WORD	$0x4e412423 // fcmeq v3.8h, v1.8h, v1.8h
+	VUSHR	$9, V1.H8, V2.H8
+	VSHL	$9, V2.H8, V2.H8
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	VST1.P	[V2.H8], 16(R4)
+	VLD1.P	16(R2), [V1.H8]
+	VLD1.P	16(R3), [V2.H8]
+	WORD	$0x4e421421 // fadd v1.8h, v1.8h, v2.8h
+	WORD	$0x4e412423 // fcmeq v3.8h, v1.8h, v1.8h
+	VUSHR	$9, V1.H8, V2.H8
+	VSHL	$9, V2.H8, V2.H8
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	VST1.P	[V2.H8], 16(R4)
+	SUBS	$1, R1, R1
+	BNE	vloop_hadd_0FP16_loop
+vloop_hadd_0FP16_tail:
+	LSR	$1, R0, R1
+	AND	$3, R1, R1
+	CBZ	R1, vloop_hadd_0FP16_tail4
+vloop_hadd_0FP16_loop1:
+	VLD1.P	16(R2), [V1.H8]
+	VLD1.P	16(R3), [V2.H8]
+	WORD	$0x4e421421 // fadd v1.8h, v1.8h, v2.8h
+	WORD	$0x4e412423 // fcmeq v3.8h, v1.8h, v1.8h
+	VUSHR	$9, V1.H8, V2.H8
+	VSHL	$9, V2.H8, V2.H8
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	VST1.P	[V2.H8], 16(R4)
+	SUBS	$1, R1, R1
+	BNE	vloop_hadd_0FP16_loop1
+vloop_hadd_0FP16_tail4:
+	TBZ	$0, R0, vloop_hadd_0FP16_done
+	VLD1.P	8(R2), [V1.H4]
+	VLD1.P	8(R3), [V2.H4]
+	WORD	$0x0e421421 // fadd v1.4h, v1.4h, v2.4h
+	WORD	$0x0e412423 // fcmeq v3.4h, v1.4h, v1.4h
+	VUSHR	$9, V1.H4, V2.H4
+	VSHL	$9, V2.H4, V2.H4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	VST1.P	[V2.H4], 8(R4)
+vloop_hadd_0FP16_done:
+	RET
+
+// func vloop_haxpy_0NEON(n int, p0 *uint16, p1 *uint16, c0 float32)
+// vloop_haxpy_0NEON runs n groups of 4 iterations of vloop_haxpy_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_haxpy_0NEON(SB), NOSPLIT, $0-28
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	FMOVS	c0+24(FP), F0
+	VDUP	V0.S[0], V0.S4
+	MOVD	$4194304, R1
+	VDUP	R1, V1.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_haxpy_0NEON_tail
+vloop_haxpy_0NEON_loop:
+	VLD1.P	8(R2), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	VLD1	(R3), [V3.H4]
+	WORD	$0x0e217863 // fcvtl v3.4s, v3.4h
+	VFMLA	V2.S4, V0.S4, V3.S4
+	WORD	$0x4e23e464 // fcmeq v4.4s, v3.4s, v3.4s
+	VUSHR	$22, V3.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V1.B16, V2.B16, V2.B16
+	VBIT	V4.B16, V3.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	8(R2), [V3.H4]
+	WORD	$0x0e217863 // fcvtl v3.4s, v3.4h
+	VLD1	(R3), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	VFMLA	V3.S4, V0.S4, V2.S4
+	WORD	$0x4e22e444 // fcmeq v4.4s, v2.4s, v2.4s
+	VUSHR	$22, V2.S4, V3.S4
+	VSHL	$22, V3.S4, V3.S4
+	VORR	V1.B16, V3.B16, V3.B16
+	VBIT	V4.B16, V2.B16, V3.B16
+	WORD	$0x0e216863 // fcvtn v3.4h, v3.4s
+	VST1.P	[V3.H4], 8(R3)
+	VLD1.P	8(R2), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	VLD1	(R3), [V3.H4]
+	WORD	$0x0e217863 // fcvtl v3.4s, v3.4h
+	VFMLA	V2.S4, V0.S4, V3.S4
+	WORD	$0x4e23e464 // fcmeq v4.4s, v3.4s, v3.4s
+	VUSHR	$22, V3.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V1.B16, V2.B16, V2.B16
+	VBIT	V4.B16, V3.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	8(R2), [V3.H4]
+	WORD	$0x0e217863 // fcvtl v3.4s, v3.4h
+	VLD1	(R3), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	VFMLA	V3.S4, V0.S4, V2.S4
+	WORD	$0x4e22e444 // fcmeq v4.4s, v2.4s, v2.4s
+	VUSHR	$22, V2.S4, V3.S4
+	VSHL	$22, V3.S4, V3.S4
+	VORR	V1.B16, V3.B16, V3.B16
+	VBIT	V4.B16, V2.B16, V3.B16
+	WORD	$0x0e216863 // fcvtn v3.4h, v3.4s
+	VST1.P	[V3.H4], 8(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_haxpy_0NEON_loop
+vloop_haxpy_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_haxpy_0NEON_done
+vloop_haxpy_0NEON_loop1:
+	VLD1.P	8(R2), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	VLD1	(R3), [V3.H4]
+	WORD	$0x0e217863 // fcvtl v3.4s, v3.4h
+	VFMLA	V2.S4, V0.S4, V3.S4
+	WORD	$0x4e23e464 // fcmeq v4.4s, v3.4s, v3.4s
+	VUSHR	$22, V3.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V1.B16, V2.B16, V2.B16
+	VBIT	V4.B16, V3.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	SUBS	$1, R0, R0
+	BNE	vloop_haxpy_0NEON_loop1
+vloop_haxpy_0NEON_done:
+	RET
+
+// func vloop_haxpy_0FP16(n int, p0 *uint16, p1 *uint16, c0 float32)
+// vloop_haxpy_0FP16 runs n groups of 4 iterations of vloop_haxpy_0 (codegen.VLoop contract) on f16 lanes (FEAT_FP16),
+// two groups per .8H vector, unrolled 4, an odd last group on .4H.
+TEXT ·vloop_haxpy_0FP16(SB), NOSPLIT, $0-28
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	FMOVS	c0+24(FP), F0
+	FCVTSH	F0, F0
+	VDUP	V0.H[0], V0.H8
+	MOVD	$512, R1
+	VDUP	R1, V1.H8
+	LSR	$3, R0, R1
+	CBZ	R1, vloop_haxpy_0FP16_tail
+vloop_haxpy_0FP16_loop:
+	VLD1.P	16(R2), [V2.H8]
+	VLD1	(R3), [V3.H8]
+	WORD	$0x4e420c03 // fmla v3.8h, v0.8h, v2.8h
+	WORD	$0x4e432464 // fcmeq v4.8h, v3.8h, v3.8h
+	VUSHR	$9, V3.H8, V2.H8
+	VSHL	$9, V2.H8, V2.H8
+	VORR	V1.B16, V2.B16, V2.B16
+	VBIT	V4.B16, V3.B16, V2.B16
+	VST1.P	[V2.H8], 16(R3)
+	VLD1.P	16(R2), [V3.H8]
+	VLD1	(R3), [V2.H8]
+	WORD	$0x4e430c02 // fmla v2.8h, v0.8h, v3.8h
+	WORD	$0x4e422444 // fcmeq v4.8h, v2.8h, v2.8h
+	VUSHR	$9, V2.H8, V3.H8
+	VSHL	$9, V3.H8, V3.H8
+	VORR	V1.B16, V3.B16, V3.B16
+	VBIT	V4.B16, V2.B16, V3.B16
+	VST1.P	[V3.H8], 16(R3)
+	VLD1.P	16(R2), [V2.H8]
+	VLD1	(R3), [V3.H8]
+	WORD	$0x4e420c03 // fmla v3.8h, v0.8h, v2.8h
+	WORD	$0x4e432464 // fcmeq v4.8h, v3.8h, v3.8h
+	VUSHR	$9, V3.H8, V2.H8
+	VSHL	$9, V2.H8, V2.H8
+	VORR	V1.B16, V2.B16, V2.B16
+	VBIT	V4.B16, V3.B16, V2.B16
+	VST1.P	[V2.H8], 16(R3)
+	VLD1.P	16(R2), [V3.H8]
+	VLD1	(R3), [V2.H8]
+	WORD	$0x4e430c02 // fmla v2.8h, v0.8h, v3.8h
+	WORD	$0x4e422444 // fcmeq v4.8h, v2.8h, v2.8h
+	VUSHR	$9, V2.H8, V3.H8
+	VSHL	$9, V3.H8, V3.H8
+	VORR	V1.B16, V3.B16, V3.B16
+	VBIT	V4.B16, V2.B16, V3.B16
+	VST1.P	[V3.H8], 16(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_haxpy_0FP16_loop
+vloop_haxpy_0FP16_tail:
+	LSR	$1, R0, R1
+	AND	$3, R1, R1
+	CBZ	R1, vloop_haxpy_0FP16_tail4
+vloop_haxpy_0FP16_loop1:
+	VLD1.P	16(R2), [V2.H8]
+	VLD1	(R3), [V3.H8]
+	WORD	$0x4e420c03 // fmla v3.8h, v0.8h, v2.8h
+	WORD	$0x4e432464 // fcmeq v4.8h, v3.8h, v3.8h
+	VUSHR	$9, V3.H8, V2.H8
+	VSHL	$9, V2.H8, V2.H8
+	VORR	V1.B16, V2.B16, V2.B16
+	VBIT	V4.B16, V3.B16, V2.B16
+	VST1.P	[V2.H8], 16(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_haxpy_0FP16_loop1
+vloop_haxpy_0FP16_tail4:
+	TBZ	$0, R0, vloop_haxpy_0FP16_done
+	VLD1.P	8(R2), [V3.H4]
+	VLD1	(R3), [V2.H4]
+	WORD	$0x0e430c02 // fmla v2.4h, v0.4h, v3.4h
+	WORD	$0x0e422444 // fcmeq v4.4h, v2.4h, v2.4h
+	VUSHR	$9, V2.H4, V3.H4
+	VSHL	$9, V3.H4, V3.H4
+	VORR	V1.B16, V3.B16, V3.B16
+	VBIT	V4.B16, V2.B16, V3.B16
+	VST1.P	[V3.H4], 8(R3)
+vloop_haxpy_0FP16_done:
+	RET
+
 // func vloop_cvtF16F32NEON(n int, p0 *uint16, p1 *float32)
 // vloop_cvtF16F32NEON runs n groups of 4 iterations of vloop_cvtF16F32 (codegen.VLoop contract), neon, unrolled 4.
 TEXT ·vloop_cvtF16F32NEON(SB), NOSPLIT, $0-24

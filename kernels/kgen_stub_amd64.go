@@ -80,6 +80,18 @@ func packDf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth in
 //go:noescape
 func packPf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth int)
 
+// sgemmRowsAVX2 is the rows kernel (codegen/amd64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
+// for i < m, j < n, streaming B row by row; 1 <= m <= 4.
+//
+//go:noescape
+func sgemmRowsAVX2(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
+
+// dgemmRowsAVX2 is the rows kernel (codegen/amd64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
+// for i < m, j < n, streaming B row by row; 1 <= m <= 4.
+//
+//go:noescape
+func dgemmRowsAVX2(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int)
+
 // vloop_sgemv_0AVX2 runs n groups of 8 iterations of vloop_sgemv_0 (codegen.VLoop contract), avx2, unrolled 4.
 //
 //go:noescape
@@ -149,6 +161,16 @@ func vloop_cvt_f32_f16_0AVX2(n int, p0 *float32, p1 *uint16)
 //
 //go:noescape
 func vloop_cvt_f16_f32_0AVX2(n int, p0 *uint16, p1 *float32)
+
+// vloop_hadd_0AVX2 runs n groups of 8 iterations of vloop_hadd_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_hadd_0AVX2(n int, p0 *uint16, p1 *uint16, p2 *uint16)
+
+// vloop_haxpy_0AVX2 runs n groups of 8 iterations of vloop_haxpy_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_haxpy_0AVX2(n int, p0 *uint16, p1 *uint16, c0 float32)
 
 // vloop_cvtF16F32AVX2 runs n groups of 8 iterations of vloop_cvtF16F32 (codegen.VLoop contract), avx2, unrolled 4.
 //

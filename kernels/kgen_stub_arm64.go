@@ -84,6 +84,26 @@ func vloop_cvt_f32_f16_0NEON(n int, p0 *float32, p1 *uint16)
 //go:noescape
 func vloop_cvt_f16_f32_0NEON(n int, p0 *uint16, p1 *float32)
 
+// vloop_hadd_0NEON runs n groups of 4 iterations of vloop_hadd_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_hadd_0NEON(n int, p0 *uint16, p1 *uint16, p2 *uint16)
+
+// vloop_hadd_0FP16 runs n groups of 4 iterations of vloop_hadd_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_hadd_0FP16(n int, p0 *uint16, p1 *uint16, p2 *uint16)
+
+// vloop_haxpy_0NEON runs n groups of 4 iterations of vloop_haxpy_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_haxpy_0NEON(n int, p0 *uint16, p1 *uint16, c0 float32)
+
+// vloop_haxpy_0FP16 runs n groups of 4 iterations of vloop_haxpy_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_haxpy_0FP16(n int, p0 *uint16, p1 *uint16, c0 float32)
+
 // vloop_cvtF16F32NEON runs n groups of 4 iterations of vloop_cvtF16F32 (codegen.VLoop contract), neon, unrolled 4.
 //
 //go:noescape

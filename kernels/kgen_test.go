@@ -358,4 +358,34 @@ func TestCvtF16F32(t *testing.T) {
 	})
 }
 
+func TestHadd(t *testing.T) {
+	kgentest.Run(t, "kernel hadd(x: f16[N], y: f16[N], z: out f16[N]) {\n    z[i] = f16(x[i] + y[i])\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			x := kgentest.ToF16(in["x"])
+			y := kgentest.ToF16(in["y"])
+			z := kgentest.ToF16(in["z"])
+			err := Hadd(dims["N"], x, y, z)
+			out := map[string][]float64{}
+			out["z"] = kgentest.FromF16(z)
+			return out, err
+		},
+	})
+}
+
+func TestHaxpy(t *testing.T) {
+	kgentest.Run(t, "kernel haxpy(a: f16, x: f16[N], y: inout f16[N]) {\n    y[i] = f16(a * x[i] + y[i])\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			a := f16.FromFloat64(scalars["a"])
+			x := kgentest.ToF16(in["x"])
+			y := kgentest.ToF16(in["y"])
+			err := Haxpy(dims["N"], a, x, y)
+			out := map[string][]float64{}
+			out["y"] = kgentest.FromF16(y)
+			return out, err
+		},
+	})
+}
+
 var _ = ir.F32

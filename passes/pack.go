@@ -35,13 +35,16 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 	}
 	walk(f.Body, nil)
 	for _, s := range sites {
-		var unpacked *ir.Loop
+		var unpacked, rows *ir.Loop
 		if unpackable(s.u) {
 			unpacked = cloneLoop(s.loops[0])
+			rows = rowsVersion(n, s.u, s.loops)
 		}
 		packMicro(n, s.u, s.loops)
 		if unpacked != nil {
-			f.Body = replaceLoop(f.Body, s.loops[0], &ir.If{Cond: smallGemm(s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{s.loops[0]}})
+			var node ir.Node = &ir.If{Cond: smallGemm(s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{s.loops[0]}}
+			node = &ir.If{Cond: fewRows(s.loops), Then: []ir.Node{rows}, Else: []ir.Node{node}}
+			f.Body = replaceLoop(f.Body, s.loops[0], node)
 		}
 	}
 	return len(sites) > 0, nil
@@ -54,6 +57,68 @@ const (
 	SmallGemmWork = 80 * 80 * 80
 	SkinnyRows    = 16
 )
+
+// RowsMax and RowsNB shape the third version: a GEMM with at most RowsMax rows of C runs as one "rows"
+// Micro per RowsNB-wide block of columns, covering all rows and the whole reduction (docs/MICROKERNEL.md,
+// "Rows"): such a product reads each element of B once for at most RowsMax multiply-adds, so the
+// backend streams B row by row instead of in register-tile strips. RowsNB is the width of one call's block
+// of columns: each row of B is then read in 16 KiB (f32) runs, long enough for the hardware prefetchers,
+// which stop at page boundaries (1 KiB-wide blocks ran at half the bandwidth on Zen 3, docs/PERF.md),
+// and the block of C stays in L1/L2 (4 rows × 4096 f32 = 64 KiB). Wider N is split across the workers.
+const (
+	RowsMax = 4
+	RowsNB  = 4096
+)
+
+// fewRows is M <= RowsMax.
+func fewRows(loops []*ir.Loop) ir.Expr {
+	m := &ir.DimVal{D: loops[2].Hi.(ir.IDim).D, T: ir.F64}
+	return &ir.Binary{Op: ir.Le, X: m, Y: &ir.Const{Val: RowsMax, T: ir.F64}, T: ir.Bool}
+}
+
+// rowsVersion builds the rows version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir:
+//
+//	for jb = 0 .. N step RowsNB { micro(rows) m = M, n = min(RowsNB, N - jb), kc = K }
+//
+// u's index expressions with ic = ir = jc = 0 and jr = jb; Beta and EP are those of the first and of the
+// last K block (the rows Micro does the whole reduction in one call).
+func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
+	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
+	dimK := pc.Hi
+	if b, ok := dimK.(ir.IBin); ok && b.Op == 'M' { // max(K, 1)
+		dimK = b.X
+	}
+	jb := &ir.Var{Name: n.name("jb")}
+	zero := ir.IConst{V: 0}
+	at := map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, irl.Var: zero, jr.Var: ir.IVar{V: jb}, pc.Var: zero}
+	last := map[*ir.Var]ir.IExpr{}
+	view := func(v *ir.View) *ir.View {
+		c := *v
+		c.Base0, c.K0 = ir.SubstIExpr(v.Base0, at), ir.SubstIExpr(v.K0, at)
+		return &c
+	}
+	r := *u
+	r.Rows = true
+	r.MR, r.NR, r.KC = ic.Hi, ir.IConst{V: RowsNB}, dimK
+	r.M, r.N = ic.Hi, ir.IMin(ir.IConst{V: RowsNB}, ir.ISub(jc.Hi, ir.IVar{V: jb}))
+	r.AView, r.BView = view(u.AView), view(u.BView)
+	r.COff = ir.SubstIExpr(u.COff, at)
+	if u.Bias != nil {
+		r.BiasOff = ir.SubstIExpr(u.BiasOff, at)
+	}
+	// pc as a number: 0 in Beta (the first block), K in EP (pc >= K - KC holds: the last block)
+	pcAs := func(e ir.Expr, val func(t ir.DType) ir.Expr) ir.Expr {
+		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+			if v, ok := x.(*ir.VarVal); ok && v.V == pc.Var {
+				return val(v.T)
+			}
+			return x
+		})
+	}
+	r.Beta = pcAs(ir.SubstVars(u.Beta, at), func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} })
+	r.EP = pcAs(ir.SubstVars(u.EP, last), func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.(ir.IDim).D, T: t} })
+	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: ir.IConst{V: RowsNB}, Body: []ir.Node{&r}}
+}
 
 // smallGemm is M·N·K <= SmallGemmWork || M <= SkinnyRows, from the dims of the blocked loops.
 func smallGemm(loops []*ir.Loop) ir.Expr {

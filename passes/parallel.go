@@ -50,12 +50,8 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 					pick = l
 				}
 			case isGemm:
-				if len(l.Body) == 1 {
-					if inner, ok := l.Body[0].(*ir.Loop); ok && len(inner.Body) == 1 {
-						if _, ok := inner.Body[0].(*ir.Micro); ok {
-							pick = l
-						}
-					}
+				if gemmPanelLoop(l) {
+					pick = l
 				}
 			case isTranspose:
 				// the outer block loop: its iterations write disjoint bands of the output
@@ -77,12 +73,8 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 			// every version of the nest (packed and unpacked) gets its jr loop parallel
 			picks = nil
 			ir.WalkNodes(nest.Body, func(n ir.Node) bool {
-				if l, ok := n.(*ir.Loop); ok && len(l.Body) == 1 {
-					if inner, ok := l.Body[0].(*ir.Loop); ok && len(inner.Body) == 1 {
-						if _, ok := inner.Body[0].(*ir.Micro); ok {
-							picks = append(picks, l)
-						}
-					}
+				if l, ok := n.(*ir.Loop); ok && gemmPanelLoop(l) {
+					picks = append(picks, l)
 				}
 				return true
 			})
@@ -94,6 +86,22 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 		changed = true
 	}
 	return changed, nil
+}
+
+// gemmPanelLoop reports whether l is the loop a GEMM version runs in parallel: jr (jr ⊃ ir ⊃ Micro), or
+// the column-block loop of the rows version (jb ⊃ rows Micro).
+func gemmPanelLoop(l *ir.Loop) bool {
+	if len(l.Body) != 1 {
+		return false
+	}
+	if u, ok := l.Body[0].(*ir.Micro); ok {
+		return u.Rows
+	}
+	if inner, ok := l.Body[0].(*ir.Loop); ok && len(inner.Body) == 1 {
+		_, ok := inner.Body[0].(*ir.Micro)
+		return ok
+	}
+	return false
 }
 
 // bodyCost adds up the trip-count products of the loops in body, counting a Micro as MR·NR·KC and a

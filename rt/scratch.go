@@ -14,6 +14,10 @@ const minClass = 6 // 64 elements
 
 var pools32, pools64 [48]sync.Pool
 
+// wraps32 and wraps64 hold empty buffer wrappers: a pooled buffer travels in a *buf, and reusing the
+// wrappers keeps a Scratch/Release pair free of allocations.
+var wraps32, wraps64 sync.Pool
+
 type buf32 struct{ s []float32 }
 type buf64 struct{ s []float64 }
 
@@ -28,7 +32,10 @@ func class(n int) int {
 func Scratch32(n int) []float32 {
 	c := class(n)
 	if b, ok := pools32[c].Get().(*buf32); ok {
-		return b.s[:n]
+		s := b.s
+		b.s = nil
+		wraps32.Put(b)
+		return s[:n]
 	}
 	return make([]float32, n, 1<<c)
 }
@@ -38,14 +45,22 @@ func Release32(s []float32) {
 	if cap(s) == 0 || cap(s)&(cap(s)-1) != 0 {
 		return
 	}
-	pools32[bits.Len(uint(cap(s)-1))].Put(&buf32{s[:cap(s)]})
+	b, _ := wraps32.Get().(*buf32)
+	if b == nil {
+		b = new(buf32)
+	}
+	b.s = s[:cap(s)]
+	pools32[bits.Len(uint(cap(s)-1))].Put(b)
 }
 
 // Scratch64 returns a buffer of n float64 with undefined contents; give it back with Release64.
 func Scratch64(n int) []float64 {
 	c := class(n)
 	if b, ok := pools64[c].Get().(*buf64); ok {
-		return b.s[:n]
+		s := b.s
+		b.s = nil
+		wraps64.Put(b)
+		return s[:n]
 	}
 	return make([]float64, n, 1<<c)
 }
@@ -55,5 +70,10 @@ func Release64(s []float64) {
 	if cap(s) == 0 || cap(s)&(cap(s)-1) != 0 {
 		return
 	}
-	pools64[bits.Len(uint(cap(s)-1))].Put(&buf64{s[:cap(s)]})
+	b, _ := wraps64.Get().(*buf64)
+	if b == nil {
+		b = new(buf64)
+	}
+	b.s = s[:cap(s)]
+	pools64[bits.Len(uint(cap(s)-1))].Put(b)
 }

@@ -51,6 +51,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	var gemms []GemmKernel
 	have := map[string]bool{}
 	var packs []PackKernel
+	var rows []RowsKernel
 	var packImpls []codegen.PackImpl
 	if len(slots) > 0 {
 		for _, e := range []ir.DType{ir.F32, ir.F64} {
@@ -80,20 +81,24 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			if s.Elem == ir.F64 {
 				elem = F64
 			}
-			k, ku := NewGemmKernel(elem, isa), NewGemmKernelU(elem, isa)
+			k, ku, kr := NewGemmKernel(elem, isa), NewGemmKernelU(elem, isa), NewRowsKernel(elem)
 			b := target.GemmBlocks(mach, k.MR, k.NR, s.Elem.Size())
-			v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC,
-				HostBlocks: true, ElemSize: s.Elem.Size()})
+			v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, KernelR: kr.Name, RowsMax: RowsMax,
+				MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC, HostBlocks: true, ElemSize: s.Elem.Size()})
 			for _, g := range []GemmKernel{k, ku} {
 				if !have[g.Name] {
 					have[g.Name] = true
 					gemms = append(gemms, g)
 				}
 			}
+			if !have[kr.Name] {
+				have[kr.Name] = true
+				rows = append(rows, kr)
+			}
 		}
 		variants = append(variants, v)
 	}
-	asm, stubs, err := GenerateAll(p.Name, gemms, vloops, transposes, packs...)
+	asm, stubs, err := GenerateAll(p.Name, gemms, vloops, transposes, rows, packs...)
 	if err != nil {
 		return nil, err
 	}

@@ -19,22 +19,22 @@ const GeneratorName = "kgen"
 // (e.g. kernels_amd64.s, kernels_amd64.go). Output is deterministic: the same
 // arguments always give the same bytes.
 func Generate(pkg string, gemms []GemmKernel, peaks ...PeakKernel) (asm, stubs []byte, err error) {
-	return generate(pkg, gemms, nil, nil, peaks)
+	return generate(pkg, gemms, nil, nil, nil, peaks)
 }
 
 // GenerateWithVLoops is Generate plus the vector-loop functions vloops (see VLoopKernel); a loop the
 // generator cannot vectorize is an error (filter with CanVectorize or VLoopKernels first).
 func GenerateWithVLoops(pkg string, gemms []GemmKernel, vloops []VLoopKernel) (asm, stubs []byte, err error) {
-	return generate(pkg, gemms, vloops, nil, nil)
+	return generate(pkg, gemms, vloops, nil, nil, nil)
 }
 
 // GenerateAll is GenerateWithVLoops plus the transpose tile routines transposes (transpose.go) and the
 // panel-packing routines packs (pack.go).
-func GenerateAll(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel, packs ...PackKernel) (asm, stubs []byte, err error) {
-	return generate(pkg, gemms, vloops, transposes, nil, packs...)
+func GenerateAll(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel, rows []RowsKernel, packs ...PackKernel) (asm, stubs []byte, err error) {
+	return generate(pkg, gemms, vloops, transposes, rows, nil, packs...)
 }
 
-func generate(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel, peaks []PeakKernel, packs ...PackKernel) (asm, stubs []byte, err error) {
+func generate(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel, rows []RowsKernel, peaks []PeakKernel, packs ...PackKernel) (asm, stubs []byte, err error) {
 	if !isIdent(pkg) {
 		return nil, nil, fmt.Errorf("amd64: bad package name %q", pkg)
 	}
@@ -90,6 +90,9 @@ func generate(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes [
 	}
 	for _, p := range packs {
 		emitPack(ctx, p)
+	}
+	for _, r := range rows {
+		emitRows(ctx, r)
 	}
 	for _, v := range vloops {
 		if !emitVLoop(ctx, v) {

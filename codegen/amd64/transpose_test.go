@@ -26,11 +26,11 @@ func funcText(t *testing.T, asm, name string) string {
 // CALL, and the output is deterministic.
 func TestTransposeAsm(t *testing.T) {
 	ks := []TransposeKernel{NewTransposeKernel(F32), NewTransposeKernel(F64)}
-	asm, stubs, err := GenerateAll("p", nil, nil, ks)
+	asm, stubs, err := GenerateAll("p", nil, nil, ks, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	asm2, stubs2, err := GenerateAll("p", nil, nil, ks)
+	asm2, stubs2, err := GenerateAll("p", nil, nil, ks, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestTransposeAsm(t *testing.T) {
 			t.Errorf("stub of %s missing:\n%s", c.name, stubs)
 		}
 	}
-	if _, _, err := GenerateAll("p", nil, nil, []TransposeKernel{{Name: "x", Elem: "f16"}}); err == nil {
+	if _, _, err := GenerateAll("p", nil, nil, []TransposeKernel{{Name: "x", Elem: "f16"}}, nil); err == nil {
 		t.Error("an f16 transpose kernel was accepted")
 	}
 }

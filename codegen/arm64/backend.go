@@ -12,8 +12,9 @@ import (
 // FMLA microkernel of the slot's element type (the register tile of TileFor), for every vector-loop slot
 // it can vectorize a NEON vector loop (vloop.go), for every transpose slot the NEON transpose tile of
 // its element type (transpose.go), and an init that registers them as the "neon" variant
-// ahead of the portable "go" one. ASIMD is mandatory on arm64, so there is no
-// feature check. The cache blocks come from the analytical model of the arm64 machine applied to the tile.
+// ahead of the portable "go" one. ASIMD is mandatory on arm64, so the variant has no
+// feature check; within it, the vector loops that have an FP16 routine (fp16.go) install it when
+// FP16Cond holds at run time and the FCVTL/FCVTN routine otherwise. The cache blocks come from the analytical model of the arm64 machine applied to the tile.
 type Backend struct{}
 
 // Name implements codegen.Backend.
@@ -65,6 +66,12 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		return nil, err
 	}
 	var imports []string
+	for _, i := range vimpls {
+		if i.Alt.Func != "" {
+			imports = append(imports, "golang.org/x/sys/cpu") // FP16Cond
+			break
+		}
+	}
 	if codegen.ImplsNeedF16(vimpls) {
 		imports = append(imports, p.KgenModule()+"/f16") // adapters of the f16 vector loops
 	}

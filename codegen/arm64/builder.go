@@ -163,6 +163,9 @@ func (b *Builder) PRFM(m Mem, op PrfOp)         { b.Op("PRFM", m, op) }
 func (b *Builder) FCMPS(src Operand, f FReg) { b.Op("FCMPS", src, f) }
 func (b *Builder) FCMPD(src Operand, f FReg) { b.Op("FCMPD", src, f) }
 
+// FCVTSH narrows the single in src to the half in dst (scalar FCVT Hd, Sn; FPCR rounding).
+func (b *Builder) FCVTSH(src, dst FReg) { b.Op("FCVTSH", src, dst) }
+
 // VLD1 loads list from m (no writeback).
 func (b *Builder) VLD1(m Mem, list VecList) {
 	b.fail(list.check())

@@ -29,7 +29,8 @@ import (
 // (exact; a signalling NaN is quieted, payload kept, like f16.F16.Float32), a store narrows with FCVTN
 // (FPCR rounding: round to nearest even, Go's default) and stores 4 halves; a cast to f16 is both. NaN
 // lanes are first made sign|0x7fc00000 (FCMEQ, USHR/SHL, ORR, BIT) so that they narrow to sign|0x7e00
-// like f16.FromFloat32 (FCVTN would keep the top payload bits).
+// like f16.FromFloat32 (FCVTN would keep the top payload bits). A loop whose accesses are all f16 may
+// also get an FP16 routine computing on .8H lanes (fp16.go), installed when FEAT_FP16 is present.
 
 // NEON is the ISA of the arm64 vector loops (ASIMD, mandatory on arm64).
 const NEON = "neon"
@@ -39,6 +40,9 @@ type VLoopKernel struct {
 	Name  string
 	VLoop *codegen.VLoop
 	ISA   string // NEON only
+	// Half computes on f16 lanes (.8H/.4H, FEAT_FP16) instead of widening to f32: the FP16 routine of
+	// a loop HalfRoute accepts (fp16.go).
+	Half bool
 }
 
 // Lanes is the number of loop iterations one vector register holds.
@@ -58,6 +62,7 @@ type vloopGen struct {
 	k      VLoopKernel
 	v      *codegen.VLoop
 	f64    bool
+	half   bool // the FP16 routine (fp16.go): g.arr is H8, or H4 for the odd last group
 	esz    int
 	arr    Arrangement
 	u      int
@@ -66,7 +71,7 @@ type vloopGen struct {
 	ec     []VReg // the exp constants (expConsts), when the body has an exp
 	locals map[*ir.LocalVar]VReg
 	accs   []VReg
-	quiet  VReg   // 0x00400000 in every lane, when the body narrows to f16 (canonNaN)
+	quiet  VReg   // 0x00400000 in every lane (0x0200 in the FP16 routine), when the body narrows to f16 (canonNaN)
 	reads  []int  // per access: number of loads the lane body evaluates (0: never read)
 	ld     []VReg // per access: the current group's loaded vector
 	given  []bool // per access: ld was handed to an expression that consumed it
@@ -94,6 +99,11 @@ func tryVLoop(k VLoopKernel) (int, error) {
 	if k.ISA != NEON || len(k.VLoop.Access) > len(vlPtr) || !isIdent(k.Name) {
 		return 0, errUnsupported
 	}
+	if k.Half {
+		if ok, _ := HalfRoute(k.VLoop); !ok {
+			return 0, errUnsupported
+		}
+	}
 	var err error
 	for _, u := range []int{4, 2, 1} {
 		g := newVLoopGen(&Builder{}, k, u)
@@ -105,11 +115,14 @@ func tryVLoop(k VLoopKernel) (int, error) {
 }
 
 func newVLoopGen(b *Builder, k VLoopKernel, u int) *vloopGen {
-	g := &vloopGen{b: b, k: k, v: k.VLoop, f64: k.VLoop.Elem == ir.F64, u: u, locals: map[*ir.LocalVar]VReg{}}
+	g := &vloopGen{b: b, k: k, v: k.VLoop, f64: k.VLoop.Elem == ir.F64, half: k.Half, u: u, locals: map[*ir.LocalVar]VReg{}}
 	g.esz = k.VLoop.Elem.Size()
 	g.arr = S4
 	if g.f64 {
 		g.arr = D2
+	}
+	if g.half {
+		g.arr = H8
 	}
 	for i := 31; i >= 0; i-- {
 		g.free = append(g.free, V(i))
@@ -315,6 +328,9 @@ func (g *vloopGen) emit() error {
 	if g.err != nil {
 		return g.err
 	}
+	if g.half {
+		return g.emitHalf()
+	}
 	_, _, size := g.frame()
 	b.Blank()
 	b.Doc("func %s%s", g.k.Name, strings.TrimPrefix(g.signature(), "func"))
@@ -436,7 +452,7 @@ func (g *vloopGen) group(j int) {
 		}
 		r := g.alloc()
 		v := g.vec(r)
-		if a.F16() {
+		if a.F16() && !g.half {
 			v = r.H4()
 		}
 		if a.Store {
@@ -444,7 +460,7 @@ func (g *vloopGen) group(j int) {
 		} else {
 			b.VLD1P(vlPtr[k], VecList{v})
 		}
-		if a.F16() {
+		if a.F16() && !g.half {
 			b.FCVTL(r.S4(), r.H4()) // exact
 		}
 		g.ld[k] = r
@@ -518,6 +534,10 @@ func (g *vloopGen) storeF16(e ir.Expr, p GPR) {
 		e = x
 	}
 	r, o := g.eval(e)
+	if g.half {
+		g.storeHalf(r, o, p)
+		return
+	}
 	t := g.canonNaN(r)
 	g.b.FCVTN(t.H4(), t.S4())
 	g.b.VST1P(VecList{t.H4()}, p)
@@ -530,6 +550,9 @@ func (g *vloopGen) storeF16(e ir.Expr, p GPR) {
 // canonNaN returns a new register holding r with every NaN lane replaced by sign|0x7fc00000 (the f32
 // whose f16 narrowing is f16.FromFloat32's NaN, sign|0x7e00); r is unchanged.
 func (g *vloopGen) canonNaN(r VReg) VReg {
+	if g.half {
+		return g.canonNaNHalf(r)
+	}
 	b := g.b
 	t, m := g.alloc(), g.alloc()
 	b.FCMEQ(m.S4(), r.S4(), r.S4()) // all ones where r is not NaN
@@ -571,7 +594,7 @@ func (g *vloopGen) accumulate(op ir.Op, y ir.Expr, acc VReg) {
 func (g *vloopGen) fma(m *ir.Binary, acc VReg) {
 	a, ao := g.eval(m.X)
 	b, bo := g.eval(m.Y)
-	g.b.VFMLA(g.vec(b), g.vec(a), g.vec(acc))
+	g.b.FMLA(g.vec(acc), g.vec(a), g.vec(b)) // native VFMLA for .4S/.2D, a WORD for .8H/.4H
 	if ao {
 		g.release(a)
 	}
@@ -624,6 +647,9 @@ func (g *vloopGen) eval(e ir.Expr) (VReg, bool) {
 	case *ir.Cast:
 		if x.T.Compute() == x.X.Type().Compute() && x.T == x.T.Compute() {
 			return g.eval(x.X)
+		}
+		if y, ok := f16Narrowing(x); ok && g.half {
+			return g.eval(y) // already rounded to f16 (HalfRoute: y is a single rounding of f16 values)
 		}
 		if y, ok := f16Narrowing(x); ok {
 			// Round through f16: narrow (NaN as f16.FromFloat32) and widen back.
@@ -804,7 +830,8 @@ func (g *vloopGen) reduce(op ir.Op) {
 }
 
 // VLoopKernels returns the vector-loop functions of p that the generator supports on isa, with the
-// implementations a variant registers.
+// implementations a variant registers: for a loop HalfRoute accepts, both the FCVTL/FCVTN routine
+// (<var>NEON) and the FP16 one (<var>FP16, the implementation's Alt, installed when FP16Cond holds).
 func VLoopKernels(p *codegen.Package, isa string) ([]VLoopKernel, []codegen.VLoopImpl) {
 	var ks []VLoopKernel
 	var impls []codegen.VLoopImpl
@@ -814,7 +841,12 @@ func VLoopKernels(p *codegen.Package, isa string) ([]VLoopKernel, []codegen.VLoo
 			continue
 		}
 		ks = append(ks, k)
-		impls = append(impls, codegen.VLoopImpl{VLoop: v, Func: k.Name, Lanes: k.Lanes()})
+		impl := codegen.VLoopImpl{VLoop: v, Func: k.Name, Lanes: k.Lanes()}
+		if h := (VLoopKernel{Name: v.Var + "FP16", VLoop: v, ISA: isa, Half: true}); CanVectorize(h) {
+			ks = append(ks, h)
+			impl.Alt = codegen.VLoopAlt{Func: h.Name, Cond: FP16Cond}
+		}
+		impls = append(impls, impl)
 	}
 	return ks, impls
 }

@@ -1009,7 +1009,11 @@ func (g *gen) microU(n *ir.Micro) error {
 	if n.Bias != nil {
 		bias = n.Bias.Name + "[" + g.iexpr(n.BiasOff) + ":]"
 	}
-	g.line("%s.MicroU(%s, %s[aoff_:], ars_, acs_, %s[boff_:], ldb_, %s[%s:], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot),
+	fn := "MicroU"
+	if n.Rows {
+		fn = "Rows"
+	}
+	g.line("%s.%s(%s, %s[aoff_:], ars_, acs_, %s[boff_:], ldb_, %s[%s:], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot), fn,
 		g.iexpr(n.KC), a.T.Name, b.T.Name, n.C.Name, g.iexpr(n.COff), g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N),
 		g.expr(n.Alpha), g.expr(n.Beta), bias, g.expr(n.EP))
 	g.depth--

@@ -22,9 +22,9 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 	w("package %s\n\n", p.Name)
 	packCvt := len(codegen.PackVLoops(p)) > 0
 	if packCvt {
-		w("import (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\n\t%q\n)\n\n", mod+"/f16")
+		w("import (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\n\t%q\n\t%q\n)\n\n", mod+"/f16", mod+"/rt")
 	} else {
-		w("import (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n)\n\n")
+		w("import (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\n\t%q\n)\n\n", mod+"/rt")
 	}
 	b.WriteString(helpers)
 	if packCvt {
@@ -36,17 +36,20 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 		w("type gemmSlot%s struct {\n\tName string\n\tMR, NR, MC, KC, NC int\n", t)
 		w("\tMicro func(kc int, a, b, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n", t, t, t)
 		w("\t// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small and skinny problems.\n")
-		w("\tMicroU func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n}\n\n", t, t, t, t, t)
+		w("\tMicroU func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n", t, t, t, t, t)
+		w("\t// Rows computes a whole few-row product in one call (docs/MICROKERNEL.md, rows kernels), streaming B.\n")
+		w("\tRows func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n}\n\n", t, t, t, t, t)
 		w("%s\n", microUGo(t))
 		w("%s\n", packGo(t))
+		w("%s\n", rowsGo(t))
 	}
 	micros := map[string]bool{}
 	for _, s := range slots {
 		plan := planOf(p, s.Name)
 		t := suffix(s.Elem)
 		mk := fmt.Sprintf("microGo%s_%dx%d", t, plan["MR"], plan["NR"])
-		w("var %s = &gemmSlot%s{Name: \"go\", MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, Micro: %s, MicroU: microUGo%s}\n",
-			s.Var, t, plan["MR"], plan["NR"], plan["MC"], plan["KC"], plan["NC"], mk, t)
+		w("var %s = &gemmSlot%s{Name: \"go\", MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, Micro: %s, MicroU: microUGo%s, Rows: rowsGo%s}\n",
+			s.Var, t, plan["MR"], plan["NR"], plan["MC"], plan["KC"], plan["NC"], mk, t, t)
 		w("var %sGo = *%s\n\n", s.Var, s.Var)
 		if !micros[mk] {
 			micros[mk] = true
@@ -200,6 +203,73 @@ func packPGo%[1]s(dst, src []float%[1]s, ld, w, panel, depth int) {
 
 // packD%[1]s and packP%[1]s pack GEMM panels (see packDGo%[1]s, packPGo%[1]s); variants may replace them.
 var packD%[1]s, packP%[1]s = packDGo%[1]s, packPGo%[1]s
+`, t)
+}
+
+// rowsGo emits the portable rows kernel and rowsVia, the driver every rows kernel runs under: the
+// kernel proper computes T = A·B for the m×n block (overwriting T), and rowsVia applies alpha, beta and
+// the epilogue. T is C itself when alpha = 1, beta = 0 and there is no epilogue (the common case), else a
+// pooled m×n scratch block.
+func rowsGo(t string) string {
+	return fmt.Sprintf(`// rowsKernel%[1]s computes c[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j] for i < m, j < n, overwriting c.
+type rowsKernel%[1]s func(kc int, a []float%[1]s, ars, acs int, b []float%[1]s, ldb int, c []float%[1]s, ldc, m, n int)
+
+// rowsCoreGo%[1]s is the portable rowsKernel%[1]s: four rows of B per pass over each row of C.
+func rowsCoreGo%[1]s(kc int, a []float%[1]s, ars, acs int, b []float%[1]s, ldb int, c []float%[1]s, ldc, m, n int) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		clear(row)
+		p := 0
+		for ; p+4 <= kc; p += 4 {
+			a0, a1, a2, a3 := a[i*ars+p*acs], a[i*ars+(p+1)*acs], a[i*ars+(p+2)*acs], a[i*ars+(p+3)*acs]
+			b0, b1, b2, b3 := b[p*ldb:][:n], b[(p+1)*ldb:][:n], b[(p+2)*ldb:][:n], b[(p+3)*ldb:][:n]
+			for j := range row {
+				row[j] += a0*b0[j] + a1*b1[j] + a2*b2[j] + a3*b3[j]
+			}
+		}
+		for ; p < kc; p++ {
+			a0, b0 := a[i*ars+p*acs], b[p*ldb:][:n]
+			for j := range row {
+				row[j] += a0 * b0[j]
+			}
+		}
+	}
+}
+
+// rowsVia%[1]s runs a rows kernel with the microkernel contract's alpha, beta and epilogue.
+func rowsVia%[1]s(kern rowsKernel%[1]s, kc int, a []float%[1]s, ars, acs int, b []float%[1]s, ldb int, c []float%[1]s, ldc, m, n int, alpha, beta float%[1]s, bias []float%[1]s, ep int) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	if alpha == 1 && beta == 0 && ep == 0 {
+		kern(kc, a, ars, acs, b, ldb, c, ldc, m, n)
+		return
+	}
+	t := rt.Scratch%[1]s(m * n)
+	kern(kc, a, ars, acs, b, ldb, t, n, m, n)
+	for i := 0; i < m; i++ {
+		row, trow := c[i*ldc:i*ldc+n], t[i*n:i*n+n]
+		for j, x := range trow {
+			v := alpha * x
+			if beta != 0 {
+				v += beta * row[j]
+			}
+			if ep&1 != 0 {
+				v += bias[j]
+			}
+			if ep&2 != 0 {
+				v = relu%[1]s(v)
+			}
+			row[j] = v
+		}
+	}
+	rt.Release%[1]s(t)
+}
+
+// rowsGo%[1]s is the portable rows kernel (slot field Rows).
+func rowsGo%[1]s(kc int, a []float%[1]s, ars, acs int, b []float%[1]s, ldb int, c []float%[1]s, ldc, m, n int, alpha, beta float%[1]s, bias []float%[1]s, ep int) {
+	rowsVia%[1]s(rowsCoreGo%[1]s, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
 `, t)
 }
 

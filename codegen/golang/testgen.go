@@ -31,7 +31,15 @@ func testFile(p *codegen.Package, mod string) ([]byte, error) {
 		}
 		for _, prm := range k.K.Params {
 			if prm.Kind == ir.Scalar {
-				w("\t\t\t%s := %s(scalars[%q])\n", prm.Name, goType(prm.Type), prm.Name)
+				// A 16-bit scalar is a bit pattern: convert by value (the interpreter's value is already rounded).
+				cv := goType(prm.Type)
+				switch prm.Type {
+				case ir.F16:
+					cv = "f16.FromFloat64"
+				case ir.BF16:
+					cv = "f16.BF16FromFloat64"
+				}
+				w("\t\t\t%s := %s(scalars[%q])\n", prm.Name, cv, prm.Name)
 			} else {
 				w("\t\t\t%s := %s(in[%q])\n", prm.Name, conv(prm.Type, true), prm.Name)
 			}
