@@ -66,7 +66,9 @@ func emitRows(c *build.Context, k RowsKernel) {
 		tmp                       = reg.R15
 	)
 	// Vector registers: broadcasts of A in Y0…Y7 (m·G ≤ 8), B rows in Y8…Y11, the C accumulator in Y12.
-	bc := func(i, g, G int) reg.VecPhysical { return []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7}[i*G+g] }
+	bc := func(i, g, G int) reg.VecPhysical {
+		return []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7}[i*G+g]
+	}
 	bv := []reg.VecPhysical{reg.Y8, reg.Y9, reg.Y10, reg.Y11}
 	acc := reg.Y12
 	x := func(y reg.VecPhysical) reg.VecPhysical { return y.AsX().(reg.VecPhysical) }
