@@ -25,14 +25,20 @@ func Dgemm(M, K, N int, A []float64, B []float64, C []float64, alpha float64, be
 	if N < 0 {
 		return fmt.Errorf("kgen: dgemm: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("dgemm", "A", len(A), "M*K", M, K); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(K) > rt.MaxHalf || M*K != len(A) {
+		if err := rt.CheckLen("dgemm", "A", len(A), "M*K", M, K); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("dgemm", "B", len(B), "K*N", K, N); err != nil {
-		return err
+	if uint(K) > rt.MaxHalf || uint(N) > rt.MaxHalf || K*N != len(B) {
+		if err := rt.CheckLen("dgemm", "B", len(B), "K*N", K, N); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("dgemm", "C", len(C), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(C) {
+		if err := rt.CheckLen("dgemm", "C", len(C), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	dgemmImpl(M, K, N, A, B, C, alpha, beta)
 	return nil

@@ -25,14 +25,20 @@ func DgemmTn(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 	if N < 0 {
 		return fmt.Errorf("kgen: dgemm_tn: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("dgemm_tn", "A", len(A), "K*M", K, M); err != nil {
-		return err
+	if uint(K) > rt.MaxHalf || uint(M) > rt.MaxHalf || K*M != len(A) {
+		if err := rt.CheckLen("dgemm_tn", "A", len(A), "K*M", K, M); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("dgemm_tn", "B", len(B), "K*N", K, N); err != nil {
-		return err
+	if uint(K) > rt.MaxHalf || uint(N) > rt.MaxHalf || K*N != len(B) {
+		if err := rt.CheckLen("dgemm_tn", "B", len(B), "K*N", K, N); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("dgemm_tn", "C", len(C), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(C) {
+		if err := rt.CheckLen("dgemm_tn", "C", len(C), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	dgemm_tnImpl(K, M, N, A, B, C, alpha, beta)
 	return nil

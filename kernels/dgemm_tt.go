@@ -25,14 +25,20 @@ func DgemmTt(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 	if N < 0 {
 		return fmt.Errorf("kgen: dgemm_tt: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("dgemm_tt", "A", len(A), "K*M", K, M); err != nil {
-		return err
+	if uint(K) > rt.MaxHalf || uint(M) > rt.MaxHalf || K*M != len(A) {
+		if err := rt.CheckLen("dgemm_tt", "A", len(A), "K*M", K, M); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("dgemm_tt", "B", len(B), "N*K", N, K); err != nil {
-		return err
+	if uint(N) > rt.MaxHalf || uint(K) > rt.MaxHalf || N*K != len(B) {
+		if err := rt.CheckLen("dgemm_tt", "B", len(B), "N*K", N, K); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("dgemm_tt", "C", len(C), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(C) {
+		if err := rt.CheckLen("dgemm_tt", "C", len(C), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	dgemm_ttImpl(K, M, N, A, B, C, alpha, beta)
 	return nil

@@ -22,11 +22,15 @@ func Dtranspose(M, N int, A []float64, B []float64) error {
 	if N < 0 {
 		return fmt.Errorf("kgen: dtranspose: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("dtranspose", "A", len(A), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(A) {
+		if err := rt.CheckLen("dtranspose", "A", len(A), "M*N", M, N); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("dtranspose", "B", len(B), "N*M", N, M); err != nil {
-		return err
+	if uint(N) > rt.MaxHalf || uint(M) > rt.MaxHalf || N*M != len(B) {
+		if err := rt.CheckLen("dtranspose", "B", len(B), "N*M", N, M); err != nil {
+			return err
+		}
 	}
 	dtransposeImpl(M, N, A, B)
 	return nil

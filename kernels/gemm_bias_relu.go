@@ -25,17 +25,23 @@ func GemmBiasRelu(M, K, N int, A []float32, B []float32, bias []float32, C []flo
 	if N < 0 {
 		return fmt.Errorf("kgen: gemm_bias_relu: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("gemm_bias_relu", "A", len(A), "M*K", M, K); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(K) > rt.MaxHalf || M*K != len(A) {
+		if err := rt.CheckLen("gemm_bias_relu", "A", len(A), "M*K", M, K); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("gemm_bias_relu", "B", len(B), "K*N", K, N); err != nil {
-		return err
+	if uint(K) > rt.MaxHalf || uint(N) > rt.MaxHalf || K*N != len(B) {
+		if err := rt.CheckLen("gemm_bias_relu", "B", len(B), "K*N", K, N); err != nil {
+			return err
+		}
 	}
 	if err := rt.CheckLen("gemm_bias_relu", "bias", len(bias), "N", N); err != nil {
 		return err
 	}
-	if err := rt.CheckLen("gemm_bias_relu", "C", len(C), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(C) {
+		if err := rt.CheckLen("gemm_bias_relu", "C", len(C), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	gemm_bias_reluImpl(M, K, N, A, B, bias, C)
 	return nil

@@ -26,14 +26,20 @@ func Hgemm(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) error {
 	if N < 0 {
 		return fmt.Errorf("kgen: hgemm: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("hgemm", "A", len(A), "M*K", M, K); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(K) > rt.MaxHalf || M*K != len(A) {
+		if err := rt.CheckLen("hgemm", "A", len(A), "M*K", M, K); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("hgemm", "B", len(B), "K*N", K, N); err != nil {
-		return err
+	if uint(K) > rt.MaxHalf || uint(N) > rt.MaxHalf || K*N != len(B) {
+		if err := rt.CheckLen("hgemm", "B", len(B), "K*N", K, N); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("hgemm", "C", len(C), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(C) {
+		if err := rt.CheckLen("hgemm", "C", len(C), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	hgemmImpl(M, K, N, A, B, C)
 	return nil

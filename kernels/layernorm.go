@@ -25,8 +25,10 @@ func Layernorm(M, N int, X []float32, gamma []float32, beta []float32, Y []float
 	if N < 0 {
 		return fmt.Errorf("kgen: layernorm: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("layernorm", "X", len(X), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(X) {
+		if err := rt.CheckLen("layernorm", "X", len(X), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	if err := rt.CheckLen("layernorm", "gamma", len(gamma), "N", N); err != nil {
 		return err
@@ -34,8 +36,10 @@ func Layernorm(M, N int, X []float32, gamma []float32, beta []float32, Y []float
 	if err := rt.CheckLen("layernorm", "beta", len(beta), "N", N); err != nil {
 		return err
 	}
-	if err := rt.CheckLen("layernorm", "Y", len(Y), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(Y) {
+		if err := rt.CheckLen("layernorm", "Y", len(Y), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	layernormImpl(M, N, X, gamma, beta, Y, eps)
 	return nil

@@ -25,14 +25,20 @@ func Sgemm(M, K, N int, A []float32, B []float32, C []float32, alpha float32, be
 	if N < 0 {
 		return fmt.Errorf("kgen: sgemm: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("sgemm", "A", len(A), "M*K", M, K); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(K) > rt.MaxHalf || M*K != len(A) {
+		if err := rt.CheckLen("sgemm", "A", len(A), "M*K", M, K); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("sgemm", "B", len(B), "K*N", K, N); err != nil {
-		return err
+	if uint(K) > rt.MaxHalf || uint(N) > rt.MaxHalf || K*N != len(B) {
+		if err := rt.CheckLen("sgemm", "B", len(B), "K*N", K, N); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("sgemm", "C", len(C), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(C) {
+		if err := rt.CheckLen("sgemm", "C", len(C), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	sgemmImpl(M, K, N, A, B, C, alpha, beta)
 	return nil

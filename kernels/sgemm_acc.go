@@ -25,14 +25,20 @@ func SgemmAcc(M, K, N int, A []float32, B []float32, C []float32) error {
 	if N < 0 {
 		return fmt.Errorf("kgen: sgemm_acc: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("sgemm_acc", "A", len(A), "M*K", M, K); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(K) > rt.MaxHalf || M*K != len(A) {
+		if err := rt.CheckLen("sgemm_acc", "A", len(A), "M*K", M, K); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("sgemm_acc", "B", len(B), "K*N", K, N); err != nil {
-		return err
+	if uint(K) > rt.MaxHalf || uint(N) > rt.MaxHalf || K*N != len(B) {
+		if err := rt.CheckLen("sgemm_acc", "B", len(B), "K*N", K, N); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("sgemm_acc", "C", len(C), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(C) {
+		if err := rt.CheckLen("sgemm_acc", "C", len(C), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	sgemm_accImpl(M, K, N, A, B, C)
 	return nil

@@ -25,14 +25,20 @@ func SgemmNt(M, K, N int, A []float32, B []float32, C []float32, alpha float32, 
 	if N < 0 {
 		return fmt.Errorf("kgen: sgemm_nt: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("sgemm_nt", "A", len(A), "M*K", M, K); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(K) > rt.MaxHalf || M*K != len(A) {
+		if err := rt.CheckLen("sgemm_nt", "A", len(A), "M*K", M, K); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("sgemm_nt", "B", len(B), "N*K", N, K); err != nil {
-		return err
+	if uint(N) > rt.MaxHalf || uint(K) > rt.MaxHalf || N*K != len(B) {
+		if err := rt.CheckLen("sgemm_nt", "B", len(B), "N*K", N, K); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("sgemm_nt", "C", len(C), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(C) {
+		if err := rt.CheckLen("sgemm_nt", "C", len(C), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	sgemm_ntImpl(M, K, N, A, B, C, alpha, beta)
 	return nil

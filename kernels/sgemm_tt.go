@@ -25,14 +25,20 @@ func SgemmTt(K, M, N int, A []float32, B []float32, C []float32, alpha float32, 
 	if N < 0 {
 		return fmt.Errorf("kgen: sgemm_tt: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("sgemm_tt", "A", len(A), "K*M", K, M); err != nil {
-		return err
+	if uint(K) > rt.MaxHalf || uint(M) > rt.MaxHalf || K*M != len(A) {
+		if err := rt.CheckLen("sgemm_tt", "A", len(A), "K*M", K, M); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("sgemm_tt", "B", len(B), "N*K", N, K); err != nil {
-		return err
+	if uint(N) > rt.MaxHalf || uint(K) > rt.MaxHalf || N*K != len(B) {
+		if err := rt.CheckLen("sgemm_tt", "B", len(B), "N*K", N, K); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("sgemm_tt", "C", len(C), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(C) {
+		if err := rt.CheckLen("sgemm_tt", "C", len(C), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	sgemm_ttImpl(K, M, N, A, B, C, alpha, beta)
 	return nil

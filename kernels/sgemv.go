@@ -22,8 +22,10 @@ func Sgemv(M, N int, A []float32, x []float32, y []float32, alpha float32, beta 
 	if N < 0 {
 		return fmt.Errorf("kgen: sgemv: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("sgemv", "A", len(A), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(A) {
+		if err := rt.CheckLen("sgemv", "A", len(A), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	if err := rt.CheckLen("sgemv", "x", len(x), "N", N); err != nil {
 		return err

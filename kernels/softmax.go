@@ -26,11 +26,15 @@ func Softmax(M, N int, X []float32, Y []float32) error {
 	if N < 0 {
 		return fmt.Errorf("kgen: softmax: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("softmax", "X", len(X), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(X) {
+		if err := rt.CheckLen("softmax", "X", len(X), "M*N", M, N); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("softmax", "Y", len(Y), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(Y) {
+		if err := rt.CheckLen("softmax", "Y", len(Y), "M*N", M, N); err != nil {
+			return err
+		}
 	}
 	softmaxImpl(M, N, X, Y)
 	return nil

@@ -22,11 +22,15 @@ func Transpose(M, N int, A []float32, B []float32) error {
 	if N < 0 {
 		return fmt.Errorf("kgen: transpose: dim N = %d is negative", N)
 	}
-	if err := rt.CheckLen("transpose", "A", len(A), "M*N", M, N); err != nil {
-		return err
+	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(A) {
+		if err := rt.CheckLen("transpose", "A", len(A), "M*N", M, N); err != nil {
+			return err
+		}
 	}
-	if err := rt.CheckLen("transpose", "B", len(B), "N*M", N, M); err != nil {
-		return err
+	if uint(N) > rt.MaxHalf || uint(M) > rt.MaxHalf || N*M != len(B) {
+		if err := rt.CheckLen("transpose", "B", len(B), "N*M", N, M); err != nil {
+			return err
+		}
 	}
 	transposeImpl(M, N, A, B)
 	return nil

@@ -189,9 +189,18 @@ func (g *gen) file(p *codegen.Package) ([]byte, error) {
 		if len(dims) > 0 {
 			dl = ", " + strings.Join(dims, ", ")
 		}
+		if len(dims) == 2 {
+			// The common case without a call (dims are known non-negative here); CheckLen reports.
+			g.line("if uint(%s) > rt.MaxHalf || uint(%s) > rt.MaxHalf || %s*%s != len(%s) {", dims[0], dims[1], dims[0], dims[1], t.Name)
+			g.depth++
+		}
 		g.line("if err := rt.CheckLen(%q, %q, len(%s), %q%s); err != nil {", k.Name, t.Name, t.Name, shape, dl)
 		g.line("\treturn err")
 		g.line("}")
+		if len(dims) == 2 {
+			g.depth--
+			g.line("}")
+		}
 	}
 	g.boundsChecks()
 	g.line("%sImpl(%s)", k.Name, args(k))
