@@ -55,16 +55,21 @@ type Variant struct {
 // with the pointer signature func(dst, src *T, ld, w, panel, depth int); the adapter DispatchFile writes
 // checks the bounds first and runs the portable routine when they do not hold.
 type PackImpl struct {
-	D    bool // packD (dst[d*panel+q] = src[q*ld+d]); false: packP (dst[d*panel+q] = src[d*ld+q])
-	Elem ir.DType
-	Func string
+	D bool // packD (dst[d*panel+q] = src[q*ld+d]); false: packP (dst[d*panel+q] = src[d*ld+q])
+	// Block is packPB: packP over all the panels of a block, func(dst, src *T, ld, n, panel, depth int).
+	Block bool
+	Elem  ir.DType
+	Func  string
 }
 
 // Var is the generated variable the routine replaces.
 func (p PackImpl) Var() string {
 	n := "packP"
-	if p.D {
+	switch {
+	case p.D:
 		n = "packD"
+	case p.Block:
+		n = "packPB"
 	}
 	return n + strings.TrimPrefix(slotType(p.Elem), "gemmSlot")
 }
@@ -78,7 +83,11 @@ func writePackAdapter(b *bytes.Buffer, p PackImpl) {
 	}
 	w("// %sSlice checks what %s needs and runs it; anything else goes to the portable routine.\n", p.Func, p.Func)
 	w("func %sSlice(dst, src []%s, ld, w, panel, depth int) {\n", p.Func, t)
-	w("\tif w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || %s > len(src) {\n", last)
+	cond := fmt.Sprintf("w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || %s > len(src)", last)
+	if p.Block {
+		cond = "w < 1 || panel < 1 || depth < 1 || ld < 0 || len(dst) < (w+panel-1)/panel*panel*depth || (depth-1)*ld+w > len(src)"
+	}
+	w("\tif %s {\n", cond)
 	w("\t\t%sGo%s(dst, src, ld, w, panel, depth)\n\t\treturn\n\t}\n", strings.TrimSuffix(p.Var(), suf), suf)
 	w("\t%s(&dst[0], &src[0], ld, w, panel, depth)\n}\n\n", p.Func)
 }

@@ -74,7 +74,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 			})
 		}
 	} else {
-		if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
+		if ((float64(M) * float64(N)) * float64(K)) <= float64(512000) {
 			for jc := 0; jc < N; jc += dgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 					for ic := 0; ic < M; ic += dgemmSlot.MC {
@@ -124,11 +124,10 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 					{ // pack: rows of B are contiguous along the panel (packP)
 						n_, depth_, panel_, off_ := min(dgemmSlot.NC, (N-jc)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
-							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-								dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := (pc)*N + (jc + pj)
-								packP64(dst_, B[b_:], ((pc+1)*N+(jc+pj))-b_, min(panel_, n_-p0_), panel_, depth_)
+								packPB64(packB[off_+p0_*depth_:], B[b_:], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

@@ -74,7 +74,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 			})
 		}
 	} else {
-		if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
+		if ((float64(M) * float64(N)) * float64(K)) <= float64(512000) {
 			for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 					for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
@@ -124,11 +124,10 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 					{ // pack: rows of B are contiguous along the panel (packP)
 						n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, (N-jc)), min(dgemm_tnSlot.KC, (K-pc)), dgemm_tnSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
-							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-								dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := (pc)*N + (jc + pj)
-								packP64(dst_, B[b_:], ((pc+1)*N+(jc+pj))-b_, min(panel_, n_-p0_), panel_, depth_)
+								packPB64(packB[off_+p0_*depth_:], B[b_:], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -139,11 +138,10 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						{ // pack: rows of A are contiguous along the panel (packP)
 							n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, (M-ic)), min(dgemm_tnSlot.KC, (K-pc)), dgemm_tnSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
-								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := (pc)*M + (ic + pi)
-									packP64(dst_, A[b_:], ((pc+1)*M+(ic+pi))-b_, min(panel_, n_-p0_), panel_, depth_)
+									packPB64(packA[off_+p0_*depth_:], A[b_:], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

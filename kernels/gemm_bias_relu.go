@@ -77,7 +77,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 			})
 		}
 	} else {
-		if sel((((float64(M) * float64(N)) * float64(K)) <= float64(512000)), true, (float64(M) <= float64(16))) {
+		if ((float64(M) * float64(N)) * float64(K)) <= float64(512000) {
 			for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 					for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
@@ -127,11 +127,10 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 					{ // pack: rows of B are contiguous along the panel (packP)
 						n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.NC, (N-jc)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
-							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-								dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := (pc)*N + (jc + pj)
-								packP32(dst_, B[b_:], ((pc+1)*N+(jc+pj))-b_, min(panel_, n_-p0_), panel_, depth_)
+								packPB32(packB[off_+p0_*depth_:], B[b_:], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

@@ -206,8 +206,25 @@ func packPGo32(dst, src []float32, ld, w, panel, depth int) {
 	}
 }
 
-// packD32 and packP32 pack GEMM panels (see packDGo32, packPGo32); variants may replace them.
-var packD32, packP32 = packDGo32, packPGo32
+// packPBGo32 is the portable packPB: packP over all the panels of a block, source row by source row:
+// panel q/panel of dst starts at (q/panel)*panel*depth, and columns past n in the last one are zeroed.
+func packPBGo32(dst, src []float32, ld, n, panel, depth int) {
+	np := (n + panel - 1) / panel
+	dst = dst[:np*panel*depth]
+	for d := 0; d < depth; d++ {
+		row := src[d*ld:][:n]
+		for p := 0; p < np; p++ {
+			w := min(panel, n-p*panel)
+			o := p*panel*depth + d*panel
+			copy(dst[o:o+w], row[p*panel:p*panel+w])
+			clear(dst[o+w : o+panel])
+		}
+	}
+}
+
+// packD32, packP32 and packPB32 pack GEMM panels (see packDGo32, packPGo32, packPBGo32);
+// variants may replace them.
+var packD32, packP32, packPB32 = packDGo32, packPGo32, packPBGo32
 
 // rowsKernel32 computes c[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j] for i < m, j < n, overwriting c.
 type rowsKernel32 func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int)
@@ -336,8 +353,25 @@ func packPGo64(dst, src []float64, ld, w, panel, depth int) {
 	}
 }
 
-// packD64 and packP64 pack GEMM panels (see packDGo64, packPGo64); variants may replace them.
-var packD64, packP64 = packDGo64, packPGo64
+// packPBGo64 is the portable packPB: packP over all the panels of a block, source row by source row:
+// panel q/panel of dst starts at (q/panel)*panel*depth, and columns past n in the last one are zeroed.
+func packPBGo64(dst, src []float64, ld, n, panel, depth int) {
+	np := (n + panel - 1) / panel
+	dst = dst[:np*panel*depth]
+	for d := 0; d < depth; d++ {
+		row := src[d*ld:][:n]
+		for p := 0; p < np; p++ {
+			w := min(panel, n-p*panel)
+			o := p*panel*depth + d*panel
+			copy(dst[o:o+w], row[p*panel:p*panel+w])
+			clear(dst[o+w : o+panel])
+		}
+	}
+}
+
+// packD64, packP64 and packPB64 pack GEMM panels (see packDGo64, packPGo64, packPBGo64);
+// variants may replace them.
+var packD64, packP64, packPB64 = packDGo64, packPGo64, packPBGo64
 
 // rowsKernel64 computes c[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j] for i < m, j < n, overwriting c.
 type rowsKernel64 func(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int)
@@ -694,7 +728,8 @@ var current = "go"
 
 // resetPacks points the panel-packing routines back at the portable ones.
 func resetPacks() {
-	packD32, packP32, packD64, packP64 = packDGo32, packPGo32, packDGo64, packPGo64
+	packD32, packP32, packPB32 = packDGo32, packPGo32, packPBGo32
+	packD64, packP64, packPB64 = packDGo64, packPGo64, packPBGo64
 }
 
 // resetVLoops points every vector-loop slot back at the portable loops (nil: the Go code runs).

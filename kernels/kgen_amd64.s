@@ -8437,6 +8437,87 @@ packPf32AVX2_next:
 	VZEROUPPER
 	RET
 
+// func packPBf32AVX2(dst *float32, src *float32, ld int, n int, panel int, depth int)
+// Requires: AVX, SSE
+TEXT ·packPBf32AVX2(SB), NOSPLIT, $0-48
+	MOVQ  panel+32(FP), R8
+	MOVQ  n+24(FP), AX
+	XORQ  DX, DX
+	DIVQ  R8
+	MOVQ  AX, R11
+	MOVQ  DX, R12
+	SHLQ  $0x02, R12
+	SHLQ  $0x02, R8
+	MOVQ  depth+40(FP), R9
+	MOVQ  R8, R10
+	IMULQ R9, R10
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  ld+16(FP), DX
+	SHLQ  $0x02, DX
+	XORQ  AX, AX
+
+packPBf32AVX2_row:
+	MOVQ  SI, R13
+	MOVQ  DI, R14
+	MOVQ  R11, BX
+	TESTQ BX, BX
+	JZ    packPBf32AVX2_part
+
+packPBf32AVX2_panel:
+	XORQ CX, CX
+
+packPBf32AVX2_vec:
+	LEAQ    32(CX), R15
+	CMPQ    R15, R8
+	JG      packPBf32AVX2_one
+	VMOVUPS (R13)(CX*1), Y1
+	VMOVUPS Y1, (R14)(CX*1)
+	MOVQ    R15, CX
+	JMP     packPBf32AVX2_vec
+
+packPBf32AVX2_one:
+	CMPQ  CX, R8
+	JGE   packPBf32AVX2_pnext
+	MOVSS (R13)(CX*1), X0
+	MOVSS X0, (R14)(CX*1)
+	ADDQ  $0x04, CX
+	JMP   packPBf32AVX2_one
+
+packPBf32AVX2_pnext:
+	ADDQ R8, R13
+	ADDQ R10, R14
+	DECQ BX
+	JNZ  packPBf32AVX2_panel
+
+packPBf32AVX2_part:
+	TESTQ R12, R12
+	JZ    packPBf32AVX2_next
+	XORQ  CX, CX
+
+packPBf32AVX2_pcopy:
+	CMPQ  CX, R12
+	JGE   packPBf32AVX2_pzero
+	MOVSS (R13)(CX*1), X0
+	MOVSS X0, (R14)(CX*1)
+	ADDQ  $0x04, CX
+	JMP   packPBf32AVX2_pcopy
+
+packPBf32AVX2_pzero:
+	CMPQ CX, R8
+	JGE  packPBf32AVX2_next
+	MOVL AX, (R14)(CX*1)
+	ADDQ $0x04, CX
+	JMP  packPBf32AVX2_pzero
+
+packPBf32AVX2_next:
+	ADDQ DX, SI
+	ADDQ R8, DI
+	DECQ R9
+	JNZ  packPBf32AVX2_row
+	VZEROUPPER
+	RET
+
 // func packDf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth int)
 // Requires: AVX, SSE2
 TEXT ·packDf64AVX2(SB), NOSPLIT, $0-48
@@ -8611,6 +8692,87 @@ packPf64AVX2_next:
 	ADDQ R8, DI
 	DECQ R9
 	JNZ  packPf64AVX2_row
+	VZEROUPPER
+	RET
+
+// func packPBf64AVX2(dst *float64, src *float64, ld int, n int, panel int, depth int)
+// Requires: AVX, SSE2
+TEXT ·packPBf64AVX2(SB), NOSPLIT, $0-48
+	MOVQ  panel+32(FP), R8
+	MOVQ  n+24(FP), AX
+	XORQ  DX, DX
+	DIVQ  R8
+	MOVQ  AX, R11
+	MOVQ  DX, R12
+	SHLQ  $0x03, R12
+	SHLQ  $0x03, R8
+	MOVQ  depth+40(FP), R9
+	MOVQ  R8, R10
+	IMULQ R9, R10
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  ld+16(FP), DX
+	SHLQ  $0x03, DX
+	XORQ  AX, AX
+
+packPBf64AVX2_row:
+	MOVQ  SI, R13
+	MOVQ  DI, R14
+	MOVQ  R11, BX
+	TESTQ BX, BX
+	JZ    packPBf64AVX2_part
+
+packPBf64AVX2_panel:
+	XORQ CX, CX
+
+packPBf64AVX2_vec:
+	LEAQ    32(CX), R15
+	CMPQ    R15, R8
+	JG      packPBf64AVX2_one
+	VMOVUPS (R13)(CX*1), Y1
+	VMOVUPS Y1, (R14)(CX*1)
+	MOVQ    R15, CX
+	JMP     packPBf64AVX2_vec
+
+packPBf64AVX2_one:
+	CMPQ  CX, R8
+	JGE   packPBf64AVX2_pnext
+	MOVSD (R13)(CX*1), X0
+	MOVSD X0, (R14)(CX*1)
+	ADDQ  $0x08, CX
+	JMP   packPBf64AVX2_one
+
+packPBf64AVX2_pnext:
+	ADDQ R8, R13
+	ADDQ R10, R14
+	DECQ BX
+	JNZ  packPBf64AVX2_panel
+
+packPBf64AVX2_part:
+	TESTQ R12, R12
+	JZ    packPBf64AVX2_next
+	XORQ  CX, CX
+
+packPBf64AVX2_pcopy:
+	CMPQ  CX, R12
+	JGE   packPBf64AVX2_pzero
+	MOVSD (R13)(CX*1), X0
+	MOVSD X0, (R14)(CX*1)
+	ADDQ  $0x08, CX
+	JMP   packPBf64AVX2_pcopy
+
+packPBf64AVX2_pzero:
+	CMPQ CX, R8
+	JGE  packPBf64AVX2_next
+	MOVQ AX, (R14)(CX*1)
+	ADDQ $0x08, CX
+	JMP  packPBf64AVX2_pzero
+
+packPBf64AVX2_next:
+	ADDQ DX, SI
+	ADDQ R8, DI
+	DECQ R9
+	JNZ  packPBf64AVX2_row
 	VZEROUPPER
 	RET
 

@@ -68,6 +68,12 @@ func packDf32AVX2(dst *float32, src *float32, ld int, w int, panel int, depth in
 //go:noescape
 func packPf32AVX2(dst *float32, src *float32, ld int, w int, panel int, depth int)
 
+// packPBf32AVX2 packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
+// for q < n, d < depth; the last panel is zero-padded. The caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packPBf32AVX2(dst *float32, src *float32, ld int, n int, panel int, depth int)
+
 // packDf64AVX2 packs a GEMM panel: dst[d*panel+q] = src[q*ld+d] for q < w, d < depth; zero for w <= q < panel.
 // The caller checks the bounds (codegen.PackImpl).
 //
@@ -79,6 +85,12 @@ func packDf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth in
 //
 //go:noescape
 func packPf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth int)
+
+// packPBf64AVX2 packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
+// for q < n, d < depth; the last panel is zero-padded. The caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packPBf64AVX2(dst *float64, src *float64, ld int, n int, panel int, depth int)
 
 // sgemmRowsAVX2 is the rows kernel (codegen/amd64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
 // for i < m, j < n, streaming B row by row; 1 <= m <= 4.

@@ -81,6 +81,48 @@ func checkPacks[T float32 | float64](t *testing.T, v string, packD, packP func(d
 	}
 }
 
+// checkPackPB runs the variant's packPB (all the panels of a block, row by row) against the definition.
+func checkPackPB[T float32 | float64](t *testing.T, v string, packPB func(dst, src []T, ld, n, panel, depth int)) {
+	for _, panel := range []int{1, 3, 6, 8, 14, 16, 17, 32} {
+		for _, n := range []int{1, 2, panel - 1, panel, panel + 1, 3*panel + 5, 40} {
+			if n < 1 {
+				continue
+			}
+			np := (n + panel - 1) / panel
+			for _, depth := range []int{1, 2, 7, 33} {
+				for _, pad := range []int{0, 5} {
+					ld := n + pad
+					src, freeSrc := guarded[T](t, (depth-1)*ld+n)
+					for i := range src {
+						src[i] = T(i + 1)
+					}
+					dst, freeDst := guarded[T](t, np*panel*depth)
+					for i := range dst {
+						dst[i] = T(math.NaN())
+					}
+					packPB(dst, src, ld, n, panel, depth)
+					for p := 0; p < np; p++ {
+						for d := 0; d < depth; d++ {
+							for q := 0; q < panel; q++ {
+								want := T(0)
+								if c := p*panel + q; c < n {
+									want = src[d*ld+c]
+								}
+								if got := dst[p*panel*depth+d*panel+q]; got != want {
+									t.Fatalf("%s: packPB panel %d n %d depth %d ld %d: panel %d row %d col %d = %v, want %v",
+										v, panel, n, depth, ld, p, d, q, got, want)
+								}
+							}
+						}
+					}
+					freeSrc()
+					freeDst()
+				}
+			}
+		}
+	}
+}
+
 func TestPackRoutines(t *testing.T) {
 	defer Use("")
 	for _, v := range Variants() {
@@ -89,5 +131,7 @@ func TestPackRoutines(t *testing.T) {
 		}
 		checkPacks(t, v, packD32, packP32)
 		checkPacks(t, v, packD64, packP64)
+		checkPackPB(t, v, packPB32)
+		checkPackPB(t, v, packPB64)
 	}
 }

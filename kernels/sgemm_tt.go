@@ -75,11 +75,10 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 				{ // pack: rows of A are contiguous along the panel (packP)
 					n_, depth_, panel_, off_ := min(sgemm_ttSlot.MC, (M-ic)), min(sgemm_ttSlot.KC, (K-pc)), sgemm_ttSlot.MR, 0
 					body_ := func(lo_, hi_ int) {
-						for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-							dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+						for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 							pi := p0_
 							b_ := (pc)*M + (ic + pi)
-							packP32(dst_, A[b_:], ((pc+1)*M+(ic+pi))-b_, min(panel_, n_-p0_), panel_, depth_)
+							packPB32(packA[off_+p0_*depth_:], A[b_:], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
 						}
 					}
 					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

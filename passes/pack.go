@@ -50,13 +50,11 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 	return len(sites) > 0, nil
 }
 
-// SmallGemmWork and SkinnyRows decide when a GEMM runs unpacked: packing copies every operand element
-// once, which a problem of at most SmallGemmWork multiply-adds, or one with at most SkinnyRows rows of
-// C (where each B panel is used only a few times), does not earn back.
-const (
-	SmallGemmWork = 80 * 80 * 80
-	SkinnyRows    = 16
-)
+// SmallGemmWork decides when a GEMM runs unpacked: packing copies every operand element once, which a
+// problem of at most SmallGemmWork multiply-adds does not earn back. Skinny problems (a few rows, large N
+// and K) used to run unpacked too; with B packed row by row (packPB) the packed nest is faster from 5 rows
+// on (16×4096×4096 sgemm: 42 against 32 GFLOP/s, docs/PERF.md), and up to RowsMax rows run as rows.
+const SmallGemmWork = 80 * 80 * 80
 
 // RowsMax and RowsNB shape the third version: a GEMM with at most RowsMax rows of C runs as one "rows"
 // Micro per RowsNB-wide block of columns, covering all rows and the whole reduction (docs/MICROKERNEL.md,
@@ -120,7 +118,7 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: ir.IConst{V: RowsNB}, Body: []ir.Node{&r}}
 }
 
-// smallGemm is M·N·K <= SmallGemmWork || M <= SkinnyRows, from the dims of the blocked loops.
+// smallGemm is M·N·K <= SmallGemmWork, from the dims of the blocked loops.
 func smallGemm(loops []*ir.Loop) ir.Expr {
 	dim := func(e ir.IExpr) ir.Expr {
 		if b, ok := e.(ir.IBin); ok && b.Op == 'M' { // max(K, 1)
@@ -130,10 +128,7 @@ func smallGemm(loops []*ir.Loop) ir.Expr {
 	}
 	m, nn, k := dim(loops[2].Hi), dim(loops[0].Hi), dim(loops[1].Hi)
 	mul := func(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Mul, X: x, Y: y, T: ir.F64} }
-	work := &ir.Binary{Op: ir.Le, X: mul(mul(m, nn), k), Y: &ir.Const{Val: SmallGemmWork, T: ir.F64}, T: ir.Bool}
-	skinny := &ir.Binary{Op: ir.Le, X: m, Y: &ir.Const{Val: SkinnyRows, T: ir.F64}, T: ir.Bool}
-	// work || skinny, as select(work, true, skinny)
-	return &ir.Select{C: work, A: &ir.Const{Val: 1, T: ir.Bool}, B: skinny}
+	return &ir.Binary{Op: ir.Le, X: mul(mul(m, nn), k), Y: &ir.Const{Val: SmallGemmWork, T: ir.F64}, T: ir.Bool}
 }
 
 // unpackable reports whether the microkernel can read the operands in place: both are plain loads of

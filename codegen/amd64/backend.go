@@ -55,15 +55,18 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	var packImpls []codegen.PackImpl
 	if len(slots) > 0 {
 		for _, e := range []ir.DType{ir.F32, ir.F64} {
+			elem := F32
+			if e == ir.F64 {
+				elem = F64
+			}
 			for _, d := range []bool{true, false} {
-				elem := F32
-				if e == ir.F64 {
-					elem = F64
-				}
 				k := NewPackKernel(elem, d)
 				packs = append(packs, k)
 				packImpls = append(packImpls, codegen.PackImpl{D: d, Elem: e, Func: k.Name})
 			}
+			k := PackKernel{Name: fmt.Sprintf("packPB%sAVX2", elem), Elem: elem, Block: true}
+			packs = append(packs, k)
+			packImpls = append(packImpls, codegen.PackImpl{Block: true, Elem: e, Func: k.Name})
 		}
 	}
 	for _, isa := range []string{AVX512, AVX2} {

@@ -26,6 +26,9 @@ type PackKernel struct {
 	Name string
 	Elem string
 	D    bool // packD (A-like); false: packP
+	// Block is packPB: packP over all the panels of a block of n columns, row by row (one call per
+	// block or per worker's chunk): dst panel p starts at p*panel*depth; the last one is zero-padded.
+	Block bool
 }
 
 // NewPackKernel names the routine of an element type and layout.
@@ -38,6 +41,10 @@ func NewPackKernel(elem string, d bool) PackKernel {
 }
 
 func emitPack(c *build.Context, k PackKernel) {
+	if k.Block {
+		emitPackPB(c, k)
+		return
+	}
 	t, esz := "float32", 4
 	if k.Elem == F64 {
 		t, esz = "float64", 8
@@ -242,4 +249,105 @@ func emitPack(c *build.Context, k PackKernel) {
 	c.RET()
 	_ = s
 	_ = d
+}
+
+// emitPackPB generates packPB: for each source row d, the full panels are copied in 32-byte vectors (and
+// single elements for a panel width that is not a multiple of 32 bytes), then the last, partial panel
+// element by element, zero-padded.
+func emitPackPB(c *build.Context, k PackKernel) {
+	t, esz := "float32", 4
+	shift := operand.Imm(2)
+	mov := func(m operand.Mem, x reg.Register) { c.MOVSS(m, x) }
+	store := func(x reg.Register, m operand.Mem) { c.MOVSS(x, m) }
+	if k.Elem == F64 {
+		t, esz = "float64", 8
+		shift = operand.Imm(3)
+		mov = func(m operand.Mem, x reg.Register) { c.MOVSD(m, x) }
+		store = func(x reg.Register, m operand.Mem) { c.MOVSD(x, m) }
+	}
+	c.Function(k.Name)
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(k.Name+" packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]",
+		"for q < n, d < depth; the last panel is zero-padded. The caller checks the bounds (codegen.PackImpl).")
+	c.SignatureExpr(fmt.Sprintf("func(dst, src *%s, ld, n, panel, depth int)", t))
+	var (
+		dst, src, ld, panelB, depth = reg.RDI, reg.RSI, reg.RDX, reg.R8, reg.R9
+		pstride, full, remB         = reg.R10, reg.R11, reg.R12
+		s, d, off, cnt              = reg.R13, reg.R14, reg.RCX, reg.RBX
+	)
+	L := func(s string) string { return k.Name + "_" + s }
+	c.Load(c.Param("panel"), panelB)
+	c.Load(c.Param("n"), reg.RAX)
+	c.XORQ(reg.RDX, reg.RDX)
+	c.DIVQ(panelB) // RAX = full panels, RDX = columns in the last one
+	c.MOVQ(reg.RAX, full)
+	c.MOVQ(reg.RDX, remB)
+	c.SHLQ(shift, remB)
+	c.SHLQ(shift, panelB)
+	c.Load(c.Param("depth"), depth)
+	c.MOVQ(panelB, pstride)
+	c.IMULQ(depth, pstride)
+	c.Load(c.Param("dst"), dst)
+	c.Load(c.Param("src"), src)
+	c.Load(c.Param("ld"), ld)
+	c.SHLQ(shift, ld)
+	c.XORQ(reg.RAX, reg.RAX) // zero, for the padding
+	x := reg.X0
+	c.Label(L("row"))
+	c.MOVQ(src, s)
+	c.MOVQ(dst, d)
+	c.MOVQ(full, cnt)
+	c.TESTQ(cnt, cnt)
+	c.JZ(lbl(L("part")))
+	c.Label(L("panel"))
+	c.XORQ(off, off)
+	c.Label(L("vec"))
+	c.LEAQ(operand.Mem{Base: off, Disp: 32}, reg.R15)
+	c.CMPQ(reg.R15, panelB)
+	c.JG(lbl(L("one")))
+	c.VMOVUPS(operand.Mem{Base: s, Index: off, Scale: 1}, reg.Y1)
+	c.VMOVUPS(reg.Y1, operand.Mem{Base: d, Index: off, Scale: 1})
+	c.MOVQ(reg.R15, off)
+	c.JMP(lbl(L("vec")))
+	c.Label(L("one"))
+	c.CMPQ(off, panelB)
+	c.JGE(lbl(L("pnext")))
+	mov(operand.Mem{Base: s, Index: off, Scale: 1}, x)
+	store(x, operand.Mem{Base: d, Index: off, Scale: 1})
+	c.ADDQ(operand.Imm(uint64(esz)), off)
+	c.JMP(lbl(L("one")))
+	c.Label(L("pnext"))
+	c.ADDQ(panelB, s)
+	c.ADDQ(pstride, d)
+	c.DECQ(cnt)
+	c.JNZ(lbl(L("panel")))
+	c.Label(L("part"))
+	c.TESTQ(remB, remB)
+	c.JZ(lbl(L("next")))
+	c.XORQ(off, off)
+	c.Label(L("pcopy"))
+	c.CMPQ(off, remB)
+	c.JGE(lbl(L("pzero")))
+	mov(operand.Mem{Base: s, Index: off, Scale: 1}, x)
+	store(x, operand.Mem{Base: d, Index: off, Scale: 1})
+	c.ADDQ(operand.Imm(uint64(esz)), off)
+	c.JMP(lbl(L("pcopy")))
+	c.Label(L("pzero"))
+	c.CMPQ(off, panelB)
+	c.JGE(lbl(L("next")))
+	if esz == 8 {
+		c.MOVQ(reg.RAX, operand.Mem{Base: d, Index: off, Scale: 1})
+	} else {
+		c.MOVL(reg.EAX, operand.Mem{Base: d, Index: off, Scale: 1})
+	}
+	c.ADDQ(operand.Imm(uint64(esz)), off)
+	c.JMP(lbl(L("pzero")))
+	c.Label(L("next"))
+	c.ADDQ(ld, src)
+	c.ADDQ(panelB, dst)
+	c.DECQ(depth)
+	c.JNZ(lbl(L("row")))
+	c.VZEROUPPER()
+	c.RET()
 }

@@ -750,22 +750,30 @@ func (g *gen) pack(p *ir.Pack) {
 	text := g.b.String()
 	g.b = saved
 	const loop = "for p0_ := 0; p0_ < n_; p0_ += panel_ {"
-	i, end := strings.Index(text, loop), strings.LastIndex(strings.TrimRight(text, "\n"), "\n")
+	head, parHead := loop, "for p0_ := lo_; p0_ < hi_; p0_ += panel_ {"
+	if strings.Contains(text, packBlockLoop) { // one call for the worker's whole chunk of panels
+		head, parHead = packBlockLoop, "for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {"
+	}
+	i, end := strings.Index(text, head), strings.LastIndex(strings.TrimRight(text, "\n"), "\n")
 	if i < 0 || end < i {
 		g.b.WriteString(text)
 		return
 	}
-	body, tail := text[i+len(loop):end], text[end:]
+	body, tail := text[i+len(head):end], text[end:]
 	// The conversion buffer of an f16 A pack (packFast) is given back after the panels are done.
 	const release = "rt.Release32(cbuf_)"
 	if j := strings.LastIndex(body, "\n"); j >= 0 && strings.TrimSpace(body[j:]) == release {
 		body, tail = body[:j], "\n"+release+tail
 	}
-	par := text[:i] + "body_ := func(lo_, hi_ int) {\nfor p0_ := lo_; p0_ < hi_; p0_ += panel_ {" + body +
+	par := text[:i] + "body_ := func(lo_, hi_ int) {\n" + parHead + body +
 		"\n}\nrt.ParallelFor(0, n_, panel_, depth_*panel_, body_)" + tail
 	g.closureCopies(par, "")
 	g.b.WriteString(par)
 }
+
+// packBlockLoop runs its body once over all the panels [p0_, e_) of a pack (the parallel form gives each
+// worker its chunk): for routines that pack many panels per call.
+const packBlockLoop = "for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {"
 
 // packSerial emits the panel copy as one loop over the panels.
 func (g *gen) packSerial(p *ir.Pack) {
@@ -889,6 +897,18 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		g.line("{ // pack: "+what+" (%s)", l.T.Name, fn)
 		g.depth++
 		g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
+		if fn == "packP" {
+			// All the panels of a block in one call, row by row: each source row is read left to right
+			// (a panel at a time, it would be KC lines a row apart, which the prefetchers do not follow).
+			g.line(packBlockLoop)
+			g.line("	%s := p0_", P)
+			g.line("	b_ := %s", at(0, 0))
+			g.line("	packPB%s(%s[off_+p0_*depth_:], %s[b_:], (%s)-b_, e_-p0_, panel_, depth_)", suffix(l.T.Type), p.Dst.Name, l.T.Name, ld)
+			g.line("}")
+			g.depth--
+			g.line("}")
+			return true
+		}
 		g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
 		g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
 		g.line("	%s := p0_", P)

@@ -78,7 +78,8 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 	w("\tresetVLoops()\n\tresetPacks()\n")
 	w("}}}\n\nvar current = \"go\"\n\n")
 	w("// resetPacks points the panel-packing routines back at the portable ones.\n")
-	w("func resetPacks() {\n\tpackD32, packP32, packD64, packP64 = packDGo32, packPGo32, packDGo64, packPGo64\n}\n\n")
+	w("func resetPacks() {\n\tpackD32, packP32, packPB32 = packDGo32, packPGo32, packPBGo32\n")
+	w("\tpackD64, packP64, packPB64 = packDGo64, packPGo64, packPBGo64\n}\n\n")
 	w("// resetVLoops points every vector-loop slot back at the portable loops (nil: the Go code runs).\n")
 	w("func resetVLoops() {\n")
 	for _, v := range codegen.PackageVLoops(p) {
@@ -201,8 +202,25 @@ func packPGo%[1]s(dst, src []float%[1]s, ld, w, panel, depth int) {
 	}
 }
 
-// packD%[1]s and packP%[1]s pack GEMM panels (see packDGo%[1]s, packPGo%[1]s); variants may replace them.
-var packD%[1]s, packP%[1]s = packDGo%[1]s, packPGo%[1]s
+// packPBGo%[1]s is the portable packPB: packP over all the panels of a block, source row by source row:
+// panel q/panel of dst starts at (q/panel)*panel*depth, and columns past n in the last one are zeroed.
+func packPBGo%[1]s(dst, src []float%[1]s, ld, n, panel, depth int) {
+	np := (n + panel - 1) / panel
+	dst = dst[:np*panel*depth]
+	for d := 0; d < depth; d++ {
+		row := src[d*ld:][:n]
+		for p := 0; p < np; p++ {
+			w := min(panel, n-p*panel)
+			o := p*panel*depth + d*panel
+			copy(dst[o:o+w], row[p*panel:p*panel+w])
+			clear(dst[o+w : o+panel])
+		}
+	}
+}
+
+// packD%[1]s, packP%[1]s and packPB%[1]s pack GEMM panels (see packDGo%[1]s, packPGo%[1]s, packPBGo%[1]s);
+// variants may replace them.
+var packD%[1]s, packP%[1]s, packPB%[1]s = packDGo%[1]s, packPGo%[1]s, packPBGo%[1]s
 `, t)
 }
 
