@@ -114,8 +114,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 			} else {
 				packB := rt.Scratch32((min(bmmSlot.NC, (((N+(bmmSlot.NR-1))/(bmmSlot.NR))*bmmSlot.NR)) * min(bmmSlot.KC, max(K, 1))))
 				defer rt.Release32(packB)
-				packA := rt.Scratch32((min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
-				defer rt.Release32(packA)
 				for jc := 0; jc < N; jc += bmmSlot.NC {
 					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 						K, N, B, b, packB, jc, pc := K, N, B, b, packB, jc, pc
@@ -131,41 +129,98 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						for ic := 0; ic < M; ic += bmmSlot.MC {
-							M, K, A, b, packA, pc, ic := M, K, A, b, packA, pc, ic
-							_, _, _, _, _, _, _ = M, K, A, b, packA, pc, ic
-							{ // pack: each panel row is a contiguous run of A (packD)
-								n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
-								body_ := func(lo_, hi_ int) {
-									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-										pi := p0_
-										b_ := ((b)*M+(ic+pi))*K + pc
-										packD32(dst_, A[b_:], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
-									}
-								}
-								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-							}
+						if int32(M) >= (int32(4) * int32(bmmSlot.MC)) {
 							if cost_ := func() int {
-								jr := 0
-								_ = jr
-								return (1 + (((min(bmmSlot.MC, (M-ic)) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc))))))
-							}(); rt.Inline(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_) {
-								for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
-									for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
-										bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+								ic := 0
+								_ = ic
+								return (1 + (1 + (((min(bmmSlot.NC, (N-jc)) + (bmmSlot.NR - 1)) / (bmmSlot.NR)) * (1 + (((min(bmmSlot.MC, M) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc)))))))))
+							}(); rt.Inline(0, M, bmmSlot.MC, cost_) {
+								packA := rt.Scratch32((min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
+								defer rt.Release32(packA)
+								for ic := 0; ic < M; ic += bmmSlot.MC {
+									M, K, A, b, pc, packA, ic := M, K, A, b, pc, packA, ic
+									_, _, _, _, _, _, _ = M, K, A, b, pc, packA, ic
+									{ // pack: each panel row is a contiguous run of A (packD)
+										n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
+										body_ := func(lo_, hi_ int) {
+											for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+												pi := p0_
+												b_ := ((b)*M+(ic+pi))*K + pc
+												packD32(dst_, A[b_:], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											}
+										}
+										rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									}
-								}
-							} else {
-								M, K, N, C, b, packB, packA, jc, pc, ic := M, K, N, C, b, packB, packA, jc, pc, ic
-								_, _, _, _, _, _, _, _, _, _ = M, K, N, C, b, packB, packA, jc, pc, ic
-								rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_, func(lo_, hi_ int) {
-									for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+									for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
 										for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
 											bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 										}
 									}
+								}
+							} else {
+								M, K, N, A, C, b, packB, jc, pc := M, K, N, A, C, b, packB, jc, pc
+								_, _, _, _, _, _, _, _, _ = M, K, N, A, C, b, packB, jc, pc
+								rt.ParallelFor(0, M, bmmSlot.MC, cost_, func(lo_, hi_ int) {
+									packA := rt.Scratch32((min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
+									defer rt.Release32(packA)
+									for ic := lo_; ic < hi_; ic += bmmSlot.MC {
+										{ // pack: each panel row is a contiguous run of A (packD)
+											n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
+											for p0_ := 0; p0_ < n_; p0_ += panel_ {
+												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+												pi := p0_
+												b_ := ((b)*M+(ic+pi))*K + pc
+												packD32(dst_, A[b_:], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											}
+										}
+										for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
+											for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
+												bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											}
+										}
+									}
 								})
+							}
+						} else {
+							packA := rt.Scratch32((min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
+							defer rt.Release32(packA)
+							for ic := 0; ic < M; ic += bmmSlot.MC {
+								M, K, A, b, pc, packA, ic := M, K, A, b, pc, packA, ic
+								_, _, _, _, _, _, _ = M, K, A, b, pc, packA, ic
+								{ // pack: each panel row is a contiguous run of A (packD)
+									n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
+									body_ := func(lo_, hi_ int) {
+										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := ((b)*M+(ic+pi))*K + pc
+											packD32(dst_, A[b_:], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										}
+									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+								}
+								if cost_ := func() int {
+									jr := 0
+									_ = jr
+									return (1 + (((min(bmmSlot.MC, (M-ic)) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc))))))
+								}(); rt.Inline(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_) {
+									for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
+										for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
+											bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+										}
+									}
+								} else {
+									M, K, N, C, b, packB, jc, pc, packA, ic := M, K, N, C, b, packB, jc, pc, packA, ic
+									_, _, _, _, _, _, _, _, _, _ = M, K, N, C, b, packB, jc, pc, packA, ic
+									rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_, func(lo_, hi_ int) {
+										for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+											for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
+												bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											}
+										}
+									})
+								}
 							}
 						}
 					}

@@ -115,8 +115,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 		} else {
 			packB := rt.Scratch64((min(dgemmSlot.NC, (((N+(dgemmSlot.NR-1))/(dgemmSlot.NR))*dgemmSlot.NR)) * min(dgemmSlot.KC, max(K, 1))))
 			defer rt.Release64(packB)
-			packA := rt.Scratch64((min(dgemmSlot.MC, (((M+(dgemmSlot.MR-1))/(dgemmSlot.MR))*dgemmSlot.MR)) * min(dgemmSlot.KC, max(K, 1))))
-			defer rt.Release64(packA)
 			for jc := 0; jc < N; jc += dgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -132,41 +130,98 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					for ic := 0; ic < M; ic += dgemmSlot.MC {
-						M, K, A, packA, pc, ic := M, K, A, packA, pc, ic
-						_, _, _, _, _, _ = M, K, A, packA, pc, ic
-						{ // pack: each panel row is a contiguous run of A (packD)
-							n_, depth_, panel_, off_ := min(dgemmSlot.MC, (M-ic)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.MR, 0
-							body_ := func(lo_, hi_ int) {
-								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-									pi := p0_
-									b_ := (ic+pi)*K + pc
-									packD64(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
-								}
-							}
-							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-						}
+					if int32(M) >= (int32(4) * int32(dgemmSlot.MC)) {
 						if cost_ := func() int {
-							jr := 0
-							_ = jr
-							return (1 + (((min(dgemmSlot.MC, (M-ic)) + (dgemmSlot.MR - 1)) / (dgemmSlot.MR)) * (1 + ((dgemmSlot.MR * dgemmSlot.NR) * min(dgemmSlot.KC, (K-pc))))))
-						}(); rt.Inline(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, cost_) {
-							for jr := 0; jr < min(dgemmSlot.NC, (N-jc)); jr += dgemmSlot.NR {
-								for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
-									dgemmSlot.Micro(min(dgemmSlot.KC, (K-pc)), packA[(ir*min(dgemmSlot.KC, (K-pc))):], packB[(jr*min(dgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+							ic := 0
+							_ = ic
+							return (1 + (1 + (((min(dgemmSlot.NC, (N-jc)) + (dgemmSlot.NR - 1)) / (dgemmSlot.NR)) * (1 + (((min(dgemmSlot.MC, M) + (dgemmSlot.MR - 1)) / (dgemmSlot.MR)) * (1 + ((dgemmSlot.MR * dgemmSlot.NR) * min(dgemmSlot.KC, (K-pc)))))))))
+						}(); rt.Inline(0, M, dgemmSlot.MC, cost_) {
+							packA := rt.Scratch64((min(dgemmSlot.MC, (((M+(dgemmSlot.MR-1))/(dgemmSlot.MR))*dgemmSlot.MR)) * min(dgemmSlot.KC, max(K, 1))))
+							defer rt.Release64(packA)
+							for ic := 0; ic < M; ic += dgemmSlot.MC {
+								M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
+								_, _, _, _, _, _ = M, K, A, pc, packA, ic
+								{ // pack: each panel row is a contiguous run of A (packD)
+									n_, depth_, panel_, off_ := min(dgemmSlot.MC, (M-ic)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.MR, 0
+									body_ := func(lo_, hi_ int) {
+										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := (ic+pi)*K + pc
+											packD64(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										}
+									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-							}
-						} else {
-							M, K, N, C, alpha, beta, packB, packA, jc, pc, ic := M, K, N, C, alpha, beta, packB, packA, jc, pc, ic
-							_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, packA, jc, pc, ic
-							rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+								for jr := 0; jr < min(dgemmSlot.NC, (N-jc)); jr += dgemmSlot.NR {
 									for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
 										dgemmSlot.Micro(min(dgemmSlot.KC, (K-pc)), packA[(ir*min(dgemmSlot.KC, (K-pc))):], packB[(jr*min(dgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
 									}
 								}
+							}
+						} else {
+							M, K, N, A, C, alpha, beta, packB, jc, pc := M, K, N, A, C, alpha, beta, packB, jc, pc
+							_, _, _, _, _, _, _, _, _, _ = M, K, N, A, C, alpha, beta, packB, jc, pc
+							rt.ParallelFor(0, M, dgemmSlot.MC, cost_, func(lo_, hi_ int) {
+								packA := rt.Scratch64((min(dgemmSlot.MC, (((M+(dgemmSlot.MR-1))/(dgemmSlot.MR))*dgemmSlot.MR)) * min(dgemmSlot.KC, max(K, 1))))
+								defer rt.Release64(packA)
+								for ic := lo_; ic < hi_; ic += dgemmSlot.MC {
+									{ // pack: each panel row is a contiguous run of A (packD)
+										n_, depth_, panel_, off_ := min(dgemmSlot.MC, (M-ic)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.MR, 0
+										for p0_ := 0; p0_ < n_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := (ic+pi)*K + pc
+											packD64(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										}
+									}
+									for jr := 0; jr < min(dgemmSlot.NC, (N-jc)); jr += dgemmSlot.NR {
+										for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
+											dgemmSlot.Micro(min(dgemmSlot.KC, (K-pc)), packA[(ir*min(dgemmSlot.KC, (K-pc))):], packB[(jr*min(dgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+										}
+									}
+								}
 							})
+						}
+					} else {
+						packA := rt.Scratch64((min(dgemmSlot.MC, (((M+(dgemmSlot.MR-1))/(dgemmSlot.MR))*dgemmSlot.MR)) * min(dgemmSlot.KC, max(K, 1))))
+						defer rt.Release64(packA)
+						for ic := 0; ic < M; ic += dgemmSlot.MC {
+							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
+							_, _, _, _, _, _ = M, K, A, pc, packA, ic
+							{ // pack: each panel row is a contiguous run of A (packD)
+								n_, depth_, panel_, off_ := min(dgemmSlot.MC, (M-ic)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.MR, 0
+								body_ := func(lo_, hi_ int) {
+									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+										pi := p0_
+										b_ := (ic+pi)*K + pc
+										packD64(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									}
+								}
+								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+							}
+							if cost_ := func() int {
+								jr := 0
+								_ = jr
+								return (1 + (((min(dgemmSlot.MC, (M-ic)) + (dgemmSlot.MR - 1)) / (dgemmSlot.MR)) * (1 + ((dgemmSlot.MR * dgemmSlot.NR) * min(dgemmSlot.KC, (K-pc))))))
+							}(); rt.Inline(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, cost_) {
+								for jr := 0; jr < min(dgemmSlot.NC, (N-jc)); jr += dgemmSlot.NR {
+									for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
+										dgemmSlot.Micro(min(dgemmSlot.KC, (K-pc)), packA[(ir*min(dgemmSlot.KC, (K-pc))):], packB[(jr*min(dgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+									}
+								}
+							} else {
+								M, K, N, C, alpha, beta, packB, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
+								_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
+								rt.ParallelFor(0, min(dgemmSlot.NC, (N-jc)), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
+									for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+										for ir := 0; ir < min(dgemmSlot.MC, (M-ic)); ir += dgemmSlot.MR {
+											dgemmSlot.Micro(min(dgemmSlot.KC, (K-pc)), packA[(ir*min(dgemmSlot.KC, (K-pc))):], packB[(jr*min(dgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemmSlot.MR, (min(dgemmSlot.MC, (M-ic))-ir)), min(dgemmSlot.NR, (min(dgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+										}
+									}
+								})
+							}
 						}
 					}
 				}

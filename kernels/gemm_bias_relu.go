@@ -118,8 +118,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 		} else {
 			packB := rt.Scratch32((min(gemm_bias_reluSlot.NC, (((N+(gemm_bias_reluSlot.NR-1))/(gemm_bias_reluSlot.NR))*gemm_bias_reluSlot.NR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
 			defer rt.Release32(packB)
-			packA := rt.Scratch32((min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
-			defer rt.Release32(packA)
 			for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -135,41 +133,98 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
-						M, K, A, packA, pc, ic := M, K, A, packA, pc, ic
-						_, _, _, _, _, _ = M, K, A, packA, pc, ic
-						{ // pack: each panel row is a contiguous run of A (packD)
-							n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, (M-ic)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.MR, 0
-							body_ := func(lo_, hi_ int) {
-								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-									pi := p0_
-									b_ := (ic+pi)*K + pc
-									packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
-								}
-							}
-							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-						}
+					if int32(M) >= (int32(4) * int32(gemm_bias_reluSlot.MC)) {
 						if cost_ := func() int {
-							jr := 0
-							_ = jr
-							return (1 + (((min(gemm_bias_reluSlot.MC, (M-ic)) + (gemm_bias_reluSlot.MR - 1)) / (gemm_bias_reluSlot.MR)) * (1 + ((gemm_bias_reluSlot.MR * gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, (K-pc))))))
-						}(); rt.Inline(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_) {
-							for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
-								for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
-									gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+							ic := 0
+							_ = ic
+							return (1 + (1 + (((min(gemm_bias_reluSlot.NC, (N-jc)) + (gemm_bias_reluSlot.NR - 1)) / (gemm_bias_reluSlot.NR)) * (1 + (((min(gemm_bias_reluSlot.MC, M) + (gemm_bias_reluSlot.MR - 1)) / (gemm_bias_reluSlot.MR)) * (1 + ((gemm_bias_reluSlot.MR * gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, (K-pc)))))))))
+						}(); rt.Inline(0, M, gemm_bias_reluSlot.MC, cost_) {
+							packA := rt.Scratch32((min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+							defer rt.Release32(packA)
+							for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
+								M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
+								_, _, _, _, _, _ = M, K, A, pc, packA, ic
+								{ // pack: each panel row is a contiguous run of A (packD)
+									n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, (M-ic)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.MR, 0
+									body_ := func(lo_, hi_ int) {
+										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := (ic+pi)*K + pc
+											packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										}
+									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-							}
-						} else {
-							M, K, N, bias, C, packB, packA, jc, pc, ic := M, K, N, bias, C, packB, packA, jc, pc, ic
-							_, _, _, _, _, _, _, _, _, _ = M, K, N, bias, C, packB, packA, jc, pc, ic
-							rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+								for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
 									for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
 										gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 									}
 								}
+							}
+						} else {
+							M, K, N, A, bias, C, packB, jc, pc := M, K, N, A, bias, C, packB, jc, pc
+							_, _, _, _, _, _, _, _, _ = M, K, N, A, bias, C, packB, jc, pc
+							rt.ParallelFor(0, M, gemm_bias_reluSlot.MC, cost_, func(lo_, hi_ int) {
+								packA := rt.Scratch32((min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+								defer rt.Release32(packA)
+								for ic := lo_; ic < hi_; ic += gemm_bias_reluSlot.MC {
+									{ // pack: each panel row is a contiguous run of A (packD)
+										n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, (M-ic)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.MR, 0
+										for p0_ := 0; p0_ < n_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := (ic+pi)*K + pc
+											packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										}
+									}
+									for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
+										for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
+											gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+										}
+									}
+								}
 							})
+						}
+					} else {
+						packA := rt.Scratch32((min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+						defer rt.Release32(packA)
+						for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
+							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
+							_, _, _, _, _, _ = M, K, A, pc, packA, ic
+							{ // pack: each panel row is a contiguous run of A (packD)
+								n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, (M-ic)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.MR, 0
+								body_ := func(lo_, hi_ int) {
+									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+										pi := p0_
+										b_ := (ic+pi)*K + pc
+										packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									}
+								}
+								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+							}
+							if cost_ := func() int {
+								jr := 0
+								_ = jr
+								return (1 + (((min(gemm_bias_reluSlot.MC, (M-ic)) + (gemm_bias_reluSlot.MR - 1)) / (gemm_bias_reluSlot.MR)) * (1 + ((gemm_bias_reluSlot.MR * gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, (K-pc))))))
+							}(); rt.Inline(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_) {
+								for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
+									for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
+										gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+									}
+								}
+							} else {
+								M, K, N, bias, C, packB, jc, pc, packA, ic := M, K, N, bias, C, packB, jc, pc, packA, ic
+								_, _, _, _, _, _, _, _, _, _ = M, K, N, bias, C, packB, jc, pc, packA, ic
+								rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
+									for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+										for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
+											gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+										}
+									}
+								})
+							}
 						}
 					}
 				}

@@ -115,8 +115,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 		} else {
 			packB := rt.Scratch32((min(sgemm_accSlot.NC, (((N+(sgemm_accSlot.NR-1))/(sgemm_accSlot.NR))*sgemm_accSlot.NR)) * min(sgemm_accSlot.KC, max(K, 1))))
 			defer rt.Release32(packB)
-			packA := rt.Scratch32((min(sgemm_accSlot.MC, (((M+(sgemm_accSlot.MR-1))/(sgemm_accSlot.MR))*sgemm_accSlot.MR)) * min(sgemm_accSlot.KC, max(K, 1))))
-			defer rt.Release32(packA)
 			for jc := 0; jc < N; jc += sgemm_accSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -132,41 +130,98 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					for ic := 0; ic < M; ic += sgemm_accSlot.MC {
-						M, K, A, packA, pc, ic := M, K, A, packA, pc, ic
-						_, _, _, _, _, _ = M, K, A, packA, pc, ic
-						{ // pack: each panel row is a contiguous run of A (packD)
-							n_, depth_, panel_, off_ := min(sgemm_accSlot.MC, (M-ic)), min(sgemm_accSlot.KC, (K-pc)), sgemm_accSlot.MR, 0
-							body_ := func(lo_, hi_ int) {
-								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-									pi := p0_
-									b_ := (ic+pi)*K + pc
-									packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
-								}
-							}
-							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-						}
+					if int32(M) >= (int32(4) * int32(sgemm_accSlot.MC)) {
 						if cost_ := func() int {
-							jr := 0
-							_ = jr
-							return (1 + (((min(sgemm_accSlot.MC, (M-ic)) + (sgemm_accSlot.MR - 1)) / (sgemm_accSlot.MR)) * (1 + ((sgemm_accSlot.MR * sgemm_accSlot.NR) * min(sgemm_accSlot.KC, (K-pc))))))
-						}(); rt.Inline(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, cost_) {
-							for jr := 0; jr < min(sgemm_accSlot.NC, (N-jc)); jr += sgemm_accSlot.NR {
-								for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {
-									sgemm_accSlot.Micro(min(sgemm_accSlot.KC, (K-pc)), packA[(ir*min(sgemm_accSlot.KC, (K-pc))):], packB[(jr*min(sgemm_accSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+							ic := 0
+							_ = ic
+							return (1 + (1 + (((min(sgemm_accSlot.NC, (N-jc)) + (sgemm_accSlot.NR - 1)) / (sgemm_accSlot.NR)) * (1 + (((min(sgemm_accSlot.MC, M) + (sgemm_accSlot.MR - 1)) / (sgemm_accSlot.MR)) * (1 + ((sgemm_accSlot.MR * sgemm_accSlot.NR) * min(sgemm_accSlot.KC, (K-pc)))))))))
+						}(); rt.Inline(0, M, sgemm_accSlot.MC, cost_) {
+							packA := rt.Scratch32((min(sgemm_accSlot.MC, (((M+(sgemm_accSlot.MR-1))/(sgemm_accSlot.MR))*sgemm_accSlot.MR)) * min(sgemm_accSlot.KC, max(K, 1))))
+							defer rt.Release32(packA)
+							for ic := 0; ic < M; ic += sgemm_accSlot.MC {
+								M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
+								_, _, _, _, _, _ = M, K, A, pc, packA, ic
+								{ // pack: each panel row is a contiguous run of A (packD)
+									n_, depth_, panel_, off_ := min(sgemm_accSlot.MC, (M-ic)), min(sgemm_accSlot.KC, (K-pc)), sgemm_accSlot.MR, 0
+									body_ := func(lo_, hi_ int) {
+										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := (ic+pi)*K + pc
+											packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										}
+									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-							}
-						} else {
-							M, K, N, C, packB, packA, jc, pc, ic := M, K, N, C, packB, packA, jc, pc, ic
-							_, _, _, _, _, _, _, _, _ = M, K, N, C, packB, packA, jc, pc, ic
-							rt.ParallelFor(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
+								for jr := 0; jr < min(sgemm_accSlot.NC, (N-jc)); jr += sgemm_accSlot.NR {
 									for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {
 										sgemm_accSlot.Micro(min(sgemm_accSlot.KC, (K-pc)), packA[(ir*min(sgemm_accSlot.KC, (K-pc))):], packB[(jr*min(sgemm_accSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
 									}
 								}
+							}
+						} else {
+							M, K, N, A, C, packB, jc, pc := M, K, N, A, C, packB, jc, pc
+							_, _, _, _, _, _, _, _ = M, K, N, A, C, packB, jc, pc
+							rt.ParallelFor(0, M, sgemm_accSlot.MC, cost_, func(lo_, hi_ int) {
+								packA := rt.Scratch32((min(sgemm_accSlot.MC, (((M+(sgemm_accSlot.MR-1))/(sgemm_accSlot.MR))*sgemm_accSlot.MR)) * min(sgemm_accSlot.KC, max(K, 1))))
+								defer rt.Release32(packA)
+								for ic := lo_; ic < hi_; ic += sgemm_accSlot.MC {
+									{ // pack: each panel row is a contiguous run of A (packD)
+										n_, depth_, panel_, off_ := min(sgemm_accSlot.MC, (M-ic)), min(sgemm_accSlot.KC, (K-pc)), sgemm_accSlot.MR, 0
+										for p0_ := 0; p0_ < n_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := (ic+pi)*K + pc
+											packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										}
+									}
+									for jr := 0; jr < min(sgemm_accSlot.NC, (N-jc)); jr += sgemm_accSlot.NR {
+										for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {
+											sgemm_accSlot.Micro(min(sgemm_accSlot.KC, (K-pc)), packA[(ir*min(sgemm_accSlot.KC, (K-pc))):], packB[(jr*min(sgemm_accSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+										}
+									}
+								}
 							})
+						}
+					} else {
+						packA := rt.Scratch32((min(sgemm_accSlot.MC, (((M+(sgemm_accSlot.MR-1))/(sgemm_accSlot.MR))*sgemm_accSlot.MR)) * min(sgemm_accSlot.KC, max(K, 1))))
+						defer rt.Release32(packA)
+						for ic := 0; ic < M; ic += sgemm_accSlot.MC {
+							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
+							_, _, _, _, _, _ = M, K, A, pc, packA, ic
+							{ // pack: each panel row is a contiguous run of A (packD)
+								n_, depth_, panel_, off_ := min(sgemm_accSlot.MC, (M-ic)), min(sgemm_accSlot.KC, (K-pc)), sgemm_accSlot.MR, 0
+								body_ := func(lo_, hi_ int) {
+									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+										pi := p0_
+										b_ := (ic+pi)*K + pc
+										packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									}
+								}
+								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+							}
+							if cost_ := func() int {
+								jr := 0
+								_ = jr
+								return (1 + (((min(sgemm_accSlot.MC, (M-ic)) + (sgemm_accSlot.MR - 1)) / (sgemm_accSlot.MR)) * (1 + ((sgemm_accSlot.MR * sgemm_accSlot.NR) * min(sgemm_accSlot.KC, (K-pc))))))
+							}(); rt.Inline(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, cost_) {
+								for jr := 0; jr < min(sgemm_accSlot.NC, (N-jc)); jr += sgemm_accSlot.NR {
+									for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {
+										sgemm_accSlot.Micro(min(sgemm_accSlot.KC, (K-pc)), packA[(ir*min(sgemm_accSlot.KC, (K-pc))):], packB[(jr*min(sgemm_accSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+									}
+								}
+							} else {
+								M, K, N, C, packB, jc, pc, packA, ic := M, K, N, C, packB, jc, pc, packA, ic
+								_, _, _, _, _, _, _, _, _ = M, K, N, C, packB, jc, pc, packA, ic
+								rt.ParallelFor(0, min(sgemm_accSlot.NC, (N-jc)), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
+									for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
+										for ir := 0; ir < min(sgemm_accSlot.MC, (M-ic)); ir += sgemm_accSlot.MR {
+											sgemm_accSlot.Micro(min(sgemm_accSlot.KC, (K-pc)), packA[(ir*min(sgemm_accSlot.KC, (K-pc))):], packB[(jr*min(sgemm_accSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+										}
+									}
+								})
+							}
 						}
 					}
 				}

@@ -115,8 +115,6 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 		} else {
 			packB := rt.Scratch32((min(sgemm_tnSlot.NC, (((N+(sgemm_tnSlot.NR-1))/(sgemm_tnSlot.NR))*sgemm_tnSlot.NR)) * min(sgemm_tnSlot.KC, max(K, 1))))
 			defer rt.Release32(packB)
-			packA := rt.Scratch32((min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
-			defer rt.Release32(packA)
 			for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -132,40 +130,95 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
-						K, M, A, packA, pc, ic := K, M, A, packA, pc, ic
-						_, _, _, _, _, _ = K, M, A, packA, pc, ic
-						{ // pack: rows of A are contiguous along the panel (packP)
-							n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, (M-ic)), min(sgemm_tnSlot.KC, (K-pc)), sgemm_tnSlot.MR, 0
-							body_ := func(lo_, hi_ int) {
-								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-									pi := p0_
-									b_ := (pc)*M + (ic + pi)
-									packPB32(packA[off_+p0_*depth_:], A[b_:], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
-								}
-							}
-							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-						}
+					if int32(M) >= (int32(4) * int32(sgemm_tnSlot.MC)) {
 						if cost_ := func() int {
-							jr := 0
-							_ = jr
-							return (1 + (((min(sgemm_tnSlot.MC, (M-ic)) + (sgemm_tnSlot.MR - 1)) / (sgemm_tnSlot.MR)) * (1 + ((sgemm_tnSlot.MR * sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, (K-pc))))))
-						}(); rt.Inline(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_) {
-							for jr := 0; jr < min(sgemm_tnSlot.NC, (N-jc)); jr += sgemm_tnSlot.NR {
-								for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
-									sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+							ic := 0
+							_ = ic
+							return (1 + (1 + (((min(sgemm_tnSlot.NC, (N-jc)) + (sgemm_tnSlot.NR - 1)) / (sgemm_tnSlot.NR)) * (1 + (((min(sgemm_tnSlot.MC, M) + (sgemm_tnSlot.MR - 1)) / (sgemm_tnSlot.MR)) * (1 + ((sgemm_tnSlot.MR * sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, (K-pc)))))))))
+						}(); rt.Inline(0, M, sgemm_tnSlot.MC, cost_) {
+							packA := rt.Scratch32((min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+							defer rt.Release32(packA)
+							for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
+								K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
+								_, _, _, _, _, _ = K, M, A, pc, packA, ic
+								{ // pack: rows of A are contiguous along the panel (packP)
+									n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, (M-ic)), min(sgemm_tnSlot.KC, (K-pc)), sgemm_tnSlot.MR, 0
+									body_ := func(lo_, hi_ int) {
+										for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+											pi := p0_
+											b_ := (pc)*M + (ic + pi)
+											packPB32(packA[off_+p0_*depth_:], A[b_:], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+										}
+									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-							}
-						} else {
-							K, M, N, C, alpha, beta, packB, packA, jc, pc, ic := K, M, N, C, alpha, beta, packB, packA, jc, pc, ic
-							_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, packA, jc, pc, ic
-							rt.ParallelFor(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
+								for jr := 0; jr < min(sgemm_tnSlot.NC, (N-jc)); jr += sgemm_tnSlot.NR {
 									for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
 										sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
 									}
 								}
+							}
+						} else {
+							K, M, N, A, C, alpha, beta, packB, jc, pc := K, M, N, A, C, alpha, beta, packB, jc, pc
+							_, _, _, _, _, _, _, _, _, _ = K, M, N, A, C, alpha, beta, packB, jc, pc
+							rt.ParallelFor(0, M, sgemm_tnSlot.MC, cost_, func(lo_, hi_ int) {
+								packA := rt.Scratch32((min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+								defer rt.Release32(packA)
+								for ic := lo_; ic < hi_; ic += sgemm_tnSlot.MC {
+									{ // pack: rows of A are contiguous along the panel (packP)
+										n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, (M-ic)), min(sgemm_tnSlot.KC, (K-pc)), sgemm_tnSlot.MR, 0
+										for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+											pi := p0_
+											b_ := (pc)*M + (ic + pi)
+											packPB32(packA[off_+p0_*depth_:], A[b_:], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+										}
+									}
+									for jr := 0; jr < min(sgemm_tnSlot.NC, (N-jc)); jr += sgemm_tnSlot.NR {
+										for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
+											sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+										}
+									}
+								}
 							})
+						}
+					} else {
+						packA := rt.Scratch32((min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+						defer rt.Release32(packA)
+						for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
+							K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
+							_, _, _, _, _, _ = K, M, A, pc, packA, ic
+							{ // pack: rows of A are contiguous along the panel (packP)
+								n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, (M-ic)), min(sgemm_tnSlot.KC, (K-pc)), sgemm_tnSlot.MR, 0
+								body_ := func(lo_, hi_ int) {
+									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+										pi := p0_
+										b_ := (pc)*M + (ic + pi)
+										packPB32(packA[off_+p0_*depth_:], A[b_:], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+									}
+								}
+								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+							}
+							if cost_ := func() int {
+								jr := 0
+								_ = jr
+								return (1 + (((min(sgemm_tnSlot.MC, (M-ic)) + (sgemm_tnSlot.MR - 1)) / (sgemm_tnSlot.MR)) * (1 + ((sgemm_tnSlot.MR * sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, (K-pc))))))
+							}(); rt.Inline(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_) {
+								for jr := 0; jr < min(sgemm_tnSlot.NC, (N-jc)); jr += sgemm_tnSlot.NR {
+									for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
+										sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+									}
+								}
+							} else {
+								K, M, N, C, alpha, beta, packB, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
+								_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
+								rt.ParallelFor(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+									for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
+										for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
+											sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+										}
+									}
+								})
+							}
 						}
 					}
 				}

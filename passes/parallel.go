@@ -83,9 +83,60 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 			p.Kind = ir.Parallel
 			p.Cost = bodyCost(p.Body, map[*ir.Var]ir.IExpr{p.Var: p.Lo})
 		}
+		if isGemm && len(named) == 0 {
+			nest.Body = parallelRowBlocks(nest.Body)
+		}
 		changed = true
 	}
 	return changed, nil
+}
+
+// RowBlocksPerCore: a packed GEMM with at least this many MC-row blocks per core of a two-core machine
+// (M >= 2·RowBlocksPerCore·MC) runs its ic loop in parallel instead of the jr loop: each worker packs
+// its own A block into its own L2 and runs all its panels, with one fork/join per K block instead of two
+// per cache block (BLIS's loop-3 parallelism). Fewer blocks would leave a core idle.
+const RowBlocksPerCore = 2
+
+// parallelRowBlocks versions every packed ic loop (ic ⊃ alloc A ⊃ {pack A, jr}) of body:
+// If M >= 2·RowBlocksPerCore·MC, a copy with ic parallel and everything inside serial; else the loop
+// as it is, jr parallel.
+func parallelRowBlocks(body []ir.Node) []ir.Node {
+	return ir.RewriteNodes(body, func(n ir.Node) []ir.Node {
+		ic, ok := n.(*ir.Loop)
+		if !ok || len(ic.Body) != 1 {
+			return []ir.Node{n}
+		}
+		alloc, ok := ic.Body[0].(*ir.Alloc)
+		if !ok || len(alloc.Body) != 2 {
+			return []ir.Node{n}
+		}
+		_, isPack := alloc.Body[0].(*ir.Pack)
+		jr, isLoop := alloc.Body[1].(*ir.Loop)
+		dim, isDim := ic.Hi.(ir.IDim)
+		if !isPack || !isLoop || !gemmPanelLoop(jr) || !isDim {
+			return []ir.Node{n}
+		}
+		var slot string
+		ir.WalkNodes(jr.Body, func(x ir.Node) bool {
+			if u, ok := x.(*ir.Micro); ok {
+				slot = u.Slot
+			}
+			return true
+		})
+		par := cloneLoop(ic)
+		ir.WalkNodes(par.Body, func(x ir.Node) bool {
+			if l, ok := x.(*ir.Loop); ok {
+				l.Kind, l.Cost = ir.Serial, nil
+			}
+			return true
+		})
+		par.Kind = ir.Parallel
+		par.Cost = bodyCost(par.Body, map[*ir.Var]ir.IExpr{par.Var: par.Lo})
+		i32 := func(v float64) ir.Expr { return &ir.Const{Val: v, T: ir.I32} }
+		cond := &ir.Binary{Op: ir.Ge, X: &ir.DimVal{D: dim.D, T: ir.I32},
+			Y: &ir.Binary{Op: ir.Mul, X: i32(2 * RowBlocksPerCore), Y: &ir.PlanVal{Name: slot + ".MC", T: ir.I32}, T: ir.I32}, T: ir.Bool}
+		return []ir.Node{&ir.If{Cond: cond, Then: []ir.Node{par}, Else: []ir.Node{ic}}}
+	})
 }
 
 // gemmPanelLoop reports whether l is the loop a GEMM version runs in parallel: jr (jr ⊃ ir ⊃ Micro), or

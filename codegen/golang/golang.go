@@ -73,6 +73,9 @@ type gen struct {
 	scope []string
 	// vloops are the kernel's vector-loop slots (codegen.VLoop), by loop
 	vloops map[*ir.Loop]*codegen.VLoop
+	// inWorker is set while emitting the body of a parallel loop's closure: code there runs on a pool
+	// worker, so packs stay serial (a nested ParallelFor would wait on workers that are all busy).
+	inWorker bool
 }
 
 func (g *gen) line(format string, a ...any) {
@@ -578,7 +581,11 @@ func (g *gen) node(n ir.Node) error {
 			g.line("for %s := lo_; %s < hi_; %s += %s {", v, v, v, step)
 			g.scope = append(g.scope, v)
 			g.depth++
-			if err := g.nodes(n.Body); err != nil {
+			outer := g.inWorker
+			g.inWorker = true
+			err := g.nodes(n.Body)
+			g.inWorker = outer
+			if err != nil {
 				return err
 			}
 			g.depth--
@@ -749,6 +756,10 @@ func (g *gen) pack(p *ir.Pack) {
 	g.packSerial(p)
 	text := g.b.String()
 	g.b = saved
+	if g.inWorker {
+		g.b.WriteString(text)
+		return
+	}
 	const loop = "for p0_ := 0; p0_ < n_; p0_ += panel_ {"
 	head, parHead := loop, "for p0_ := lo_; p0_ < hi_; p0_ += panel_ {"
 	if strings.Contains(text, packBlockLoop) { // one call for the worker's whole chunk of panels
