@@ -119,7 +119,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 				for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
 					_, _, _, _, _, _ = K, N, B, packB, jc, pc
-					{ // pack: rows of B are contiguous along the panel (packP)
+					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(dgemmSlot.NC, (N-jc)), min(dgemmSlot.KC, (K-pc)), dgemmSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {

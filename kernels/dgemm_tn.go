@@ -119,7 +119,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 				for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
 					_, _, _, _, _, _ = K, N, B, packB, jc, pc
-					{ // pack: rows of B are contiguous along the panel (packP)
+					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, (N-jc)), min(dgemm_tnSlot.KC, (K-pc)), dgemm_tnSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
@@ -141,7 +141,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
 								K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 								_, _, _, _, _, _ = K, M, A, pc, packA, ic
-								{ // pack: rows of A are contiguous along the panel (packP)
+								{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 									n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, (M-ic)), min(dgemm_tnSlot.KC, (K-pc)), dgemm_tnSlot.MR, 0
 									body_ := func(lo_, hi_ int) {
 										for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
@@ -165,7 +165,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								packA := rt.Scratch64((min(dgemm_tnSlot.MC, (((M+(dgemm_tnSlot.MR-1))/(dgemm_tnSlot.MR))*dgemm_tnSlot.MR)) * min(dgemm_tnSlot.KC, max(K, 1))))
 								defer rt.Release64(packA)
 								for ic := lo_; ic < hi_; ic += dgemm_tnSlot.MC {
-									{ // pack: rows of A are contiguous along the panel (packP)
+									{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 										n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, (M-ic)), min(dgemm_tnSlot.KC, (K-pc)), dgemm_tnSlot.MR, 0
 										for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 											pi := p0_
@@ -187,7 +187,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
 							K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 							_, _, _, _, _, _ = K, M, A, pc, packA, ic
-							{ // pack: rows of A are contiguous along the panel (packP)
+							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 								n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, (M-ic)), min(dgemm_tnSlot.KC, (K-pc)), dgemm_tnSlot.MR, 0
 								body_ := func(lo_, hi_ int) {
 									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {

@@ -78,7 +78,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 					for ic := 0; ic < M; ic += dgemm_ttSlot.MC {
 						K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 						_, _, _, _, _, _ = K, M, A, pc, packA, ic
-						{ // pack: rows of A are contiguous along the panel (packP)
+						{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 							n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, (M-ic)), min(dgemm_ttSlot.KC, (K-pc)), dgemm_ttSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
@@ -102,7 +102,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						packA := rt.Scratch64((min(dgemm_ttSlot.MC, (((M+(dgemm_ttSlot.MR-1))/(dgemm_ttSlot.MR))*dgemm_ttSlot.MR)) * min(dgemm_ttSlot.KC, max(K, 1))))
 						defer rt.Release64(packA)
 						for ic := lo_; ic < hi_; ic += dgemm_ttSlot.MC {
-							{ // pack: rows of A are contiguous along the panel (packP)
+							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 								n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, (M-ic)), min(dgemm_ttSlot.KC, (K-pc)), dgemm_ttSlot.MR, 0
 								for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 									pi := p0_
@@ -124,7 +124,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 				for ic := 0; ic < M; ic += dgemm_ttSlot.MC {
 					K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 					_, _, _, _, _, _ = K, M, A, pc, packA, ic
-					{ // pack: rows of A are contiguous along the panel (packP)
+					{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, (M-ic)), min(dgemm_ttSlot.KC, (K-pc)), dgemm_ttSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {

@@ -122,7 +122,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
 					_, _, _, _, _, _ = K, N, B, packB, jc, pc
-					{ // pack: rows of B are contiguous along the panel (packP)
+					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.NC, (N-jc)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {

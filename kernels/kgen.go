@@ -144,7 +144,7 @@ type gemmSlot32 struct {
 	Name               string
 	MR, NR, MC, KC, NC int
 	Micro              func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int)
-	// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small and skinny problems.
+	// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small problems.
 	MicroU func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int)
 	// Rows computes a whole few-row product in one call (docs/MICROKERNEL.md, rows kernels), streaming B.
 	Rows func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int)
@@ -153,7 +153,10 @@ type gemmSlot32 struct {
 // microUGo32 is the portable unpacked microkernel (docs/MICROKERNEL.md): A(i, p) = a[i*ars+p*acs],
 // B(p, j) = b[p*ldb+j]; rows past m and columns past n are never read.
 func microUGo32(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	var acc [64]float32
+	if m <= 0 || n <= 0 {
+		return
+	}
+	var acc [64]float32 // n <= NR <= 64 for every tile kgen plans
 	for i := 0; i < m; i++ {
 		row := acc[:n]
 		clear(row)
@@ -291,7 +294,7 @@ type gemmSlot64 struct {
 	Name               string
 	MR, NR, MC, KC, NC int
 	Micro              func(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int)
-	// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small and skinny problems.
+	// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small problems.
 	MicroU func(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int)
 	// Rows computes a whole few-row product in one call (docs/MICROKERNEL.md, rows kernels), streaming B.
 	Rows func(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int)
@@ -300,7 +303,10 @@ type gemmSlot64 struct {
 // microUGo64 is the portable unpacked microkernel (docs/MICROKERNEL.md): A(i, p) = a[i*ars+p*acs],
 // B(p, j) = b[p*ldb+j]; rows past m and columns past n are never read.
 func microUGo64(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
-	var acc [64]float64
+	if m <= 0 || n <= 0 {
+		return
+	}
+	var acc [64]float64 // n <= NR <= 64 for every tile kgen plans
 	for i := 0; i < m; i++ {
 		row := acc[:n]
 		clear(row)

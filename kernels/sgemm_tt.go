@@ -78,7 +78,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 					for ic := 0; ic < M; ic += sgemm_ttSlot.MC {
 						K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 						_, _, _, _, _, _ = K, M, A, pc, packA, ic
-						{ // pack: rows of A are contiguous along the panel (packP)
+						{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 							n_, depth_, panel_, off_ := min(sgemm_ttSlot.MC, (M-ic)), min(sgemm_ttSlot.KC, (K-pc)), sgemm_ttSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
@@ -102,7 +102,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						packA := rt.Scratch32((min(sgemm_ttSlot.MC, (((M+(sgemm_ttSlot.MR-1))/(sgemm_ttSlot.MR))*sgemm_ttSlot.MR)) * min(sgemm_ttSlot.KC, max(K, 1))))
 						defer rt.Release32(packA)
 						for ic := lo_; ic < hi_; ic += sgemm_ttSlot.MC {
-							{ // pack: rows of A are contiguous along the panel (packP)
+							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 								n_, depth_, panel_, off_ := min(sgemm_ttSlot.MC, (M-ic)), min(sgemm_ttSlot.KC, (K-pc)), sgemm_ttSlot.MR, 0
 								for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 									pi := p0_
@@ -124,7 +124,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 				for ic := 0; ic < M; ic += sgemm_ttSlot.MC {
 					K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 					_, _, _, _, _, _ = K, M, A, pc, packA, ic
-					{ // pack: rows of A are contiguous along the panel (packP)
+					{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(sgemm_ttSlot.MC, (M-ic)), min(sgemm_ttSlot.KC, (K-pc)), sgemm_ttSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {

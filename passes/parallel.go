@@ -39,13 +39,22 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 			}
 			return pick == nil
 		})
+		// A `parallel i` directive applies to the nests that still have a loop over i; tensorized
+		// statements (GEMM, transpose) have renamed their loops and keep the default choice.
+		hasNamed := false
+		ir.WalkNodes(nest.Body, func(n ir.Node) bool {
+			if l, ok := n.(*ir.Loop); ok && named[l.Var.Name] {
+				hasNamed = true
+			}
+			return !hasNamed
+		})
 		ir.WalkNodes(nest.Body, func(n ir.Node) bool {
 			l, ok := n.(*ir.Loop)
 			if !ok || pick != nil {
 				return pick == nil
 			}
 			switch {
-			case len(named) > 0:
+			case hasNamed:
 				if named[l.Var.Name] {
 					pick = l
 				}
@@ -69,7 +78,7 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 			continue
 		}
 		picks := []*ir.Loop{pick}
-		if isGemm && len(named) == 0 {
+		if isGemm && !hasNamed {
 			// every version of the nest (packed and unpacked) gets its jr loop parallel
 			picks = nil
 			ir.WalkNodes(nest.Body, func(n ir.Node) bool {
@@ -83,7 +92,7 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 			p.Kind = ir.Parallel
 			p.Cost = bodyCost(p.Body, map[*ir.Var]ir.IExpr{p.Var: p.Lo})
 		}
-		if isGemm && len(named) == 0 {
+		if isGemm && !hasNamed {
 			nest.Body = parallelRowBlocks(nest.Body)
 		}
 		changed = true

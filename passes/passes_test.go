@@ -144,3 +144,21 @@ func TestPrecisionDirective(t *testing.T) {
 		t.Fatalf("r = %v, want %v", args.Tensors["r"][0], want)
 	}
 }
+
+// TestParallelDirectiveOnTensorized: a `parallel i` directive names a loop that tensorize renames away in
+// a GEMM; the nest must keep the default parallel loops rather than lose them all.
+func TestParallelDirectiveOnTensorized(t *testing.T) {
+	src := "kernel mm(A: f32[M, K], B: f32[K, N], C: out f32[M, N]) {\n C[i, j] = sum(k: A[i, k] * B[k, j])\n}\nschedule mm { parallel i }\n"
+	ks, err := check.File("mm.kdsl", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := target.Lookup("go")
+	f, err := Compile(ks[0], m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.String(), "parallel jr") {
+		t.Fatalf("no parallel panel loop left:\n%s", f)
+	}
+}

@@ -11,8 +11,9 @@ import (
 )
 
 // General-purpose register roles in a GEMM kernel. All are caller-saved in
-// ABI0; BP, R14 (g in ABIInternal) and R15 (dynamic-linking scratch) are not
-// used.
+// ABI0; BP and R15 (dynamic-linking scratch) are not used. R14 (g in
+// ABIInternal, free in ABI0 code) holds only the unpacked kernels' prefetch
+// distance (uPfd).
 var (
 	rKC   = reg.RCX // kc; remainder counter; shift count in the epilogue
 	rA    = reg.RSI // Ã panel pointer

@@ -905,10 +905,13 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		if !unitIn(l, p.P) {
 			fn, what, ld = "packD", "each panel row is a contiguous run of %s", at(1, 0)
 		}
+		if fn == "packP" {
+			fn, what = "packPB", "rows of %s are contiguous along the panel; all panels in one call"
+		}
 		g.line("{ // pack: "+what+" (%s)", l.T.Name, fn)
 		g.depth++
 		g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
-		if fn == "packP" {
+		if fn == "packPB" {
 			// All the panels of a block in one call, row by row: each source row is read left to right
 			// (a panel at a time, it would be KC lines a row apart, which the prefetchers do not follow).
 			g.line(packBlockLoop)

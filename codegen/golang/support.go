@@ -35,7 +35,7 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 		w("// gemmSlot%s is one tensorized GEMM: its microkernel (docs/MICROKERNEL.md) and cache blocks.\n", t)
 		w("type gemmSlot%s struct {\n\tName string\n\tMR, NR, MC, KC, NC int\n", t)
 		w("\tMicro func(kc int, a, b, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n", t, t, t)
-		w("\t// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small and skinny problems.\n")
+		w("\t// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small problems.\n")
 		w("\tMicroU func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n", t, t, t, t, t)
 		w("\t// Rows computes a whole few-row product in one call (docs/MICROKERNEL.md, rows kernels), streaming B.\n")
 		w("\tRows func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n}\n\n", t, t, t, t, t)
@@ -298,7 +298,10 @@ func microUGo(t string) string {
 	return fmt.Sprintf(`// microUGo%[1]s is the portable unpacked microkernel (docs/MICROKERNEL.md): A(i, p) = a[i*ars+p*acs],
 // B(p, j) = b[p*ldb+j]; rows past m and columns past n are never read.
 func microUGo%[1]s(kc int, a []%[2]s, ars, acs int, b []%[2]s, ldb int, c []%[2]s, ldc, m, n int, alpha, beta %[2]s, bias []%[2]s, ep int) {
-	var acc [64]%[2]s
+	if m <= 0 || n <= 0 {
+		return
+	}
+	var acc [64]%[2]s // n <= NR <= 64 for every tile kgen plans
 	for i := 0; i < m; i++ {
 		row := acc[:n]
 		clear(row)
