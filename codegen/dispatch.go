@@ -51,9 +51,10 @@ type Variant struct {
 	Packs []PackImpl
 }
 
-// PackImpl points one packing variable (packD32, packP32, packD64, packP64) at an assembly routine Func
-// with the pointer signature func(dst, src *T, ld, w, panel, depth int); the adapter DispatchFile writes
-// checks the bounds first and runs the portable routine when they do not hold.
+// PackImpl points one packing variable (packD32, packP32, packPB32 and their 64-bit twins) at an assembly
+// routine Func with the pointer signature func(dst, src *T, ld, w, panel, depth int) (packPB: w is the
+// block's column count n); the adapter DispatchFile writes checks the bounds first and runs the portable
+// routine when they do not hold.
 type PackImpl struct {
 	D bool // packD (dst[d*panel+q] = src[q*ld+d]); false: packP (dst[d*panel+q] = src[d*ld+q])
 	// Block is packPB: packP over all the panels of a block, func(dst, src *T, ld, n, panel, depth int).

@@ -27,8 +27,8 @@ type GemmKernel struct {
 	// 0 means the default; a negative value disables that prefetch.
 	// Unpacked kernels ignore PrefetchA and prefetch the B row PrefetchB
 	// rows ahead (default 64: B rows are strided, so only software prefetch
-	// far enough ahead to cover DRAM latency keeps skinny products from
-	// being latency-bound).
+	// far enough ahead to cover DRAM latency keeps a strip of B read from
+	// memory from being latency-bound).
 	PrefetchA, PrefetchB int
 
 	// Unpacked selects the strided ("unpacked", BLIS sup / LIBXSMM style)

@@ -10,12 +10,13 @@ import (
 )
 
 // This file generates the GEMM panel-packing routines that replace the generated package's portable
-// packD/packP (codegen/golang, support.go) in the AVX2 and AVX-512 variants. Packing is O(n²) against the
+// packD/packP/packPB (codegen/golang, support.go) in the AVX2 and AVX-512 variants. Packing is O(n²) against the
 // microkernel's O(n³), but in Go it took 15–20% of a 512³ sgemm: the A panels are a transposing scatter
 // with a bounds check per element. Here each element is one load and one store.
 //
 //	packD: dst[d*panel+q] = src[q*ld+d]   (A-like: each panel row is a contiguous run of the source)
 //	packP: dst[d*panel+q] = src[d*ld+q]   (B-like: each depth step copies a contiguous run)
+//	packPB: packP for all the panels of a block in one call, source row by source row (emitPackPB)
 //
 // for q < w, d < depth, and zero for w <= q < panel. The Go adapter (codegen.PackImpl) checks
 // 1 <= w <= panel, depth >= 1, ld >= 0 and that every element named lies inside both slices before
