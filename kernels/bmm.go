@@ -55,7 +55,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 						aoff_, boff_ := ((b)*M+0)*K+0, ((b)*K+0)*N+jb
 						ars_, acs_ := (((b)*M+1)*K+0)-aoff_, (((b)*M+0)*K+1)-aoff_
 						ldb_ := (((b)*K+1)*N + jb) - boff_
-						bmmSlot.Rows(K, A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((b*M)*N)+jb):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((b*M)*N)+jb), len(C)):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 					}
 				}
 			} else {
@@ -67,7 +67,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							aoff_, boff_ := ((b)*M+0)*K+0, ((b)*K+0)*N+jb
 							ars_, acs_ := (((b)*M+1)*K+0)-aoff_, (((b)*M+0)*K+1)-aoff_
 							ldb_ := (((b)*K+1)*N + jb) - boff_
-							bmmSlot.Rows(K, A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((b*M)*N)+jb):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((b*M)*N)+jb), len(C)):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 						}
 					}
 				})
@@ -88,7 +88,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 											aoff_, boff_ := ((b)*M+(ic+ir))*K+pc, ((b)*K+pc)*N+(jc+jr)
 											ars_, acs_ := (((b)*M+((ic+ir)+1))*K+pc)-aoff_, (((b)*M+(ic+ir))*K+(pc+1))-aoff_
 											ldb_ := (((b)*K+(pc+1))*N + (jc + jr)) - boff_
-											bmmSlot.MicroU(min(bmmSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											bmmSlot.MicroU(min(bmmSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(((((b*M)+(ic+ir))*N)+(jc+jr)), len(C)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								}
@@ -102,7 +102,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 												aoff_, boff_ := ((b)*M+(ic+ir))*K+pc, ((b)*K+pc)*N+(jc+jr)
 												ars_, acs_ := (((b)*M+((ic+ir)+1))*K+pc)-aoff_, (((b)*M+(ic+ir))*K+(pc+1))-aoff_
 												ldb_ := (((b)*K+(pc+1))*N + (jc + jr)) - boff_
-												bmmSlot.MicroU(min(bmmSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+												bmmSlot.MicroU(min(bmmSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(((((b*M)+(ic+ir))*N)+(jc+jr)), len(C)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 											}
 										}
 									}
@@ -124,7 +124,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pj := p0_
 									b_ := ((b)*K+pc)*N + (jc + pj)
-									packPB32(packB[off_+p0_*depth_:], B[b_:], (((b)*K+(pc+1))*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
+									packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], (((b)*K+(pc+1))*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -147,7 +147,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 												pi := p0_
 												b_ := ((b)*M+(ic+pi))*K + pc
-												packD32(dst_, A[b_:], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+												packD32(dst_, A[min(b_, len(A)):], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 											}
 										}
 										rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -171,7 +171,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 												pi := p0_
 												b_ := ((b)*M+(ic+pi))*K + pc
-												packD32(dst_, A[b_:], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+												packD32(dst_, A[min(b_, len(A)):], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 											}
 										}
 										for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
@@ -195,7 +195,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := ((b)*M+(ic+pi))*K + pc
-											packD32(dst_, A[b_:], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

@@ -56,7 +56,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 					aoff_, boff_ := (0)*M+0, (0)*N+jb
 					ars_, acs_ := ((0)*M+1)-aoff_, ((1)*M+0)-aoff_
 					ldb_ := ((1)*N + jb) - boff_
-					dgemm_tnSlot.Rows(K, A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[jb:], N, M, min(4096, (N-jb)), alpha, sel((int32(0) == int32(0)), beta, float64(1)), nil, int(sel((int32(K) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+					dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), alpha, sel((int32(0) == int32(0)), beta, float64(1)), nil, int(sel((int32(K) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
 				}
 			}
 		} else {
@@ -68,7 +68,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						aoff_, boff_ := (0)*M+0, (0)*N+jb
 						ars_, acs_ := ((0)*M+1)-aoff_, ((1)*M+0)-aoff_
 						ldb_ := ((1)*N + jb) - boff_
-						dgemm_tnSlot.Rows(K, A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[jb:], N, M, min(4096, (N-jb)), alpha, sel((int32(0) == int32(0)), beta, float64(1)), nil, int(sel((int32(K) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+						dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), alpha, sel((int32(0) == int32(0)), beta, float64(1)), nil, int(sel((int32(K) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
 					}
 				}
 			})
@@ -89,7 +89,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 										aoff_, boff_ := (pc)*M+(ic+ir), (pc)*N+(jc+jr)
 										ars_, acs_ := ((pc)*M+((ic+ir)+1))-aoff_, ((pc+1)*M+(ic+ir))-aoff_
 										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-										dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_tnSlot.MR, (min(dgemm_tnSlot.MC, (M-ic))-ir)), min(dgemm_tnSlot.NR, (min(dgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+										dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(dgemm_tnSlot.MR, (min(dgemm_tnSlot.MC, (M-ic))-ir)), min(dgemm_tnSlot.NR, (min(dgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
 									}
 								}
 							}
@@ -103,7 +103,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 											aoff_, boff_ := (pc)*M+(ic+ir), (pc)*N+(jc+jr)
 											ars_, acs_ := ((pc)*M+((ic+ir)+1))-aoff_, ((pc+1)*M+(ic+ir))-aoff_
 											ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-											dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_tnSlot.MR, (min(dgemm_tnSlot.MC, (M-ic))-ir)), min(dgemm_tnSlot.NR, (min(dgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+											dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(dgemm_tnSlot.MR, (min(dgemm_tnSlot.MC, (M-ic))-ir)), min(dgemm_tnSlot.NR, (min(dgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								}
@@ -125,7 +125,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := (pc)*N + (jc + pj)
-								packPB64(packB[off_+p0_*depth_:], B[b_:], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
+								packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -147,7 +147,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 										for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 											pi := p0_
 											b_ := (pc)*M + (ic + pi)
-											packPB64(packA[off_+p0_*depth_:], A[b_:], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -170,7 +170,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 										for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 											pi := p0_
 											b_ := (pc)*M + (ic + pi)
-											packPB64(packA[off_+p0_*depth_:], A[b_:], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(dgemm_tnSlot.NC, (N-jc)); jr += dgemm_tnSlot.NR {
@@ -193,7 +193,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 										pi := p0_
 										b_ := (pc)*M + (ic + pi)
-										packPB64(packA[off_+p0_*depth_:], A[b_:], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+										packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

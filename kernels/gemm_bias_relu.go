@@ -59,7 +59,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 					aoff_, boff_ := (0)*K+0, (0)*N+jb
 					ars_, acs_ := ((1)*K+0)-aoff_, ((0)*K+1)-aoff_
 					ldb_ := ((1)*N + jb) - boff_
-					gemm_bias_reluSlot.Rows(K, A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[jb:], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), bias[jb:], int(sel((int32(K) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), bias[jb:], int(sel((int32(K) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 				}
 			}
 		} else {
@@ -71,7 +71,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 						aoff_, boff_ := (0)*K+0, (0)*N+jb
 						ars_, acs_ := ((1)*K+0)-aoff_, ((0)*K+1)-aoff_
 						ldb_ := ((1)*N + jb) - boff_
-						gemm_bias_reluSlot.Rows(K, A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[jb:], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), bias[jb:], int(sel((int32(K) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), bias[jb:], int(sel((int32(K) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 					}
 				}
 			})
@@ -92,7 +92,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 										aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
 										ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
 										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-										gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+										gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 									}
 								}
 							}
@@ -106,7 +106,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 											aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
 											ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
 											ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-											gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+											gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 										}
 									}
 								}
@@ -128,7 +128,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := (pc)*N + (jc + pj)
-								packPB32(packB[off_+p0_*depth_:], B[b_:], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
+								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -151,7 +151,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -175,7 +175,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
@@ -199,7 +199,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 										pi := p0_
 										b_ := (ic+pi)*K + pc
-										packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

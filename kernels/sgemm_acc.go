@@ -56,7 +56,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 					aoff_, boff_ := (0)*K+0, (0)*N+jb
 					ars_, acs_ := ((1)*K+0)-aoff_, ((0)*K+1)-aoff_
 					ldb_ := ((1)*N + jb) - boff_
-					sgemm_accSlot.Rows(K, A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[jb:], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+					sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
 				}
 			}
 		} else {
@@ -68,7 +68,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 						aoff_, boff_ := (0)*K+0, (0)*N+jb
 						ars_, acs_ := ((1)*K+0)-aoff_, ((0)*K+1)-aoff_
 						ldb_ := ((1)*N + jb) - boff_
-						sgemm_accSlot.Rows(K, A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[jb:], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+						sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
 					}
 				}
 			})
@@ -89,7 +89,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 										aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
 										ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
 										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-										sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+										sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
 									}
 								}
 							}
@@ -103,7 +103,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 											aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
 											ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
 											ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-											sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, (K-pc)), A[aoff_:], ars_, acs_, B[boff_:], ldb_, C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+											sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(sgemm_accSlot.MR, (min(sgemm_accSlot.MC, (M-ic))-ir)), min(sgemm_accSlot.NR, (min(sgemm_accSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								}
@@ -125,7 +125,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := (pc)*N + (jc + pj)
-								packPB32(packB[off_+p0_*depth_:], B[b_:], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
+								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -148,7 +148,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -172,7 +172,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(sgemm_accSlot.NC, (N-jc)); jr += sgemm_accSlot.NR {
@@ -196,7 +196,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 										pi := p0_
 										b_ := (ic+pi)*K + pc
-										packD32(dst_, A[b_:], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

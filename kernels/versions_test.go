@@ -113,3 +113,34 @@ func TestGemmVersionsParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyReduction: K = 0 is valid (C = beta·C, as in BLAS) in every version of the nest, including
+// those whose operand offsets lie past the end of the empty A and B.
+func TestEmptyReduction(t *testing.T) {
+	defer Use("")
+	for _, v := range Variants() {
+		Use(v)
+		for _, M := range []int{0, 1, 2, 5, 4*sgemmSlot.MC + 1} {
+			for _, N := range []int{1, 7, 4096 + 3} {
+				for _, beta := range []float32{0, 0.5} {
+					C := make([]float32, M*N)
+					for i := range C {
+						C[i] = 2
+					}
+					if err := Sgemm(M, 0, N, nil, nil, C, 1, beta); err != nil {
+						t.Fatal(err)
+					}
+					for i, x := range C {
+						if x != 2*beta {
+							t.Fatalf("%s sgemm %dx0x%d beta %v: C[%d] = %v, want %v", v, M, N, beta, i, x, 2*beta)
+						}
+					}
+				}
+			}
+			C := make([]float64, M*9)
+			if err := Dgemm(M, 0, 9, nil, nil, C, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

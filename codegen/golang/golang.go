@@ -917,7 +917,8 @@ func (g *gen) packFast(p *ir.Pack) bool {
 			g.line(packBlockLoop)
 			g.line("	%s := p0_", P)
 			g.line("	b_ := %s", at(0, 0))
-			g.line("	packPB%s(%s[off_+p0_*depth_:], %s[b_:], (%s)-b_, e_-p0_, panel_, depth_)", suffix(l.T.Type), p.Dst.Name, l.T.Name, ld)
+			// min(b_, len): with an empty reduction (depth 0) nothing is read and b_ may lie past the end
+			g.line("	packPB%s(%s[off_+p0_*depth_:], %s[min(b_, len(%s)):], (%s)-b_, e_-p0_, panel_, depth_)", suffix(l.T.Type), p.Dst.Name, l.T.Name, l.T.Name, ld)
 			g.line("}")
 			g.depth--
 			g.line("}")
@@ -927,7 +928,7 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
 		g.line("	%s := p0_", P)
 		g.line("	b_ := %s", at(0, 0))
-		g.line("	%s%s(dst_, %s[b_:], (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", fn, suffix(l.T.Type), l.T.Name, ld)
+		g.line("	%s%s(dst_, %s[min(b_, len(%s)):], (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", fn, suffix(l.T.Type), l.T.Name, l.T.Name, ld)
 		g.line("}")
 		g.depth--
 		g.line("}")
@@ -1056,8 +1057,11 @@ func (g *gen) microU(n *ir.Micro) error {
 	if n.Rows {
 		fn = "Rows"
 	}
-	g.line("%s.%s(%s, %s[aoff_:], ars_, acs_, %s[boff_:], ldb_, %s[%s:], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot), fn,
-		g.iexpr(n.KC), a.T.Name, b.T.Name, n.C.Name, g.iexpr(n.COff), g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N),
+	// The operands are sliced at min(offset, len): when the reduction is empty (K = 0) A and B are not
+	// read, when M = 0 (a rows call) C is not written, and the offsets of an empty tensor may lie past
+	// its end.
+	g.line("%s.%s(%s, %s[min(aoff_, len(%s)):], ars_, acs_, %s[min(boff_, len(%s)):], ldb_, %s[min(%s, len(%s)):], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot), fn,
+		g.iexpr(n.KC), a.T.Name, a.T.Name, b.T.Name, b.T.Name, n.C.Name, g.iexpr(n.COff), n.C.Name, g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N),
 		g.expr(n.Alpha), g.expr(n.Beta), bias, g.expr(n.EP))
 	g.depth--
 	g.line("}")
