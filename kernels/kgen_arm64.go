@@ -24,6 +24,34 @@ func dgemm6x8NEONSlice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta flo
 	dgemm6x8NEON(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemmRowsNEONSlice runs the rows kernel sgemmRowsNEON for at most 4 rows (the portable one otherwise) under rowsVia32,
+// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
+func sgemmRowsNEONSlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	kern := rowsCoreGo32
+	if m <= 4 {
+		kern = sgemmRowsNEONPtr
+	}
+	rowsVia32(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
+
+func sgemmRowsNEONPtr(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int) {
+	sgemmRowsNEON(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+}
+
+// dgemmRowsNEONSlice runs the rows kernel dgemmRowsNEON for at most 4 rows (the portable one otherwise) under rowsVia64,
+// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
+func dgemmRowsNEONSlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	kern := rowsCoreGo64
+	if m <= 4 {
+		kern = dgemmRowsNEONPtr
+	}
+	rowsVia64(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
+
+func dgemmRowsNEONPtr(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int) {
+	dgemmRowsNEON(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+}
+
 // vloop_sgemv_0NEONSlot runs vloop_sgemv_0 (a Vector loop of the loop IR) through vloop_sgemv_0NEON, 4 lanes at a time.
 func vloop_sgemv_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
 	n := (hi - lo) / 4
@@ -229,6 +257,60 @@ func transposeF64NEONSlice(rows, cols int, src []float64, lds int, dst []float64
 	transposeF64NEON(rows, cols, &src[0], lds, &dst[0], ldd)
 }
 
+// packDf32NEONSlice checks what packDf32NEON needs and runs it; anything else goes to the portable routine.
+func packDf32NEONSlice(dst, src []float32, ld, w, panel, depth int) {
+	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (w-1)*ld+depth > len(src) {
+		packDGo32(dst, src, ld, w, panel, depth)
+		return
+	}
+	packDf32NEON(&dst[0], &src[0], ld, w, panel, depth)
+}
+
+// packPf32NEONSlice checks what packPf32NEON needs and runs it; anything else goes to the portable routine.
+func packPf32NEONSlice(dst, src []float32, ld, w, panel, depth int) {
+	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (depth-1)*ld+w > len(src) {
+		packPGo32(dst, src, ld, w, panel, depth)
+		return
+	}
+	packPf32NEON(&dst[0], &src[0], ld, w, panel, depth)
+}
+
+// packPBf32NEONSlice checks what packPBf32NEON needs and runs it; anything else goes to the portable routine.
+func packPBf32NEONSlice(dst, src []float32, ld, w, panel, depth int) {
+	if w < 1 || panel < 1 || depth < 1 || ld < 0 || len(dst) < (w+panel-1)/panel*panel*depth || (depth-1)*ld+w > len(src) {
+		packPBGo32(dst, src, ld, w, panel, depth)
+		return
+	}
+	packPBf32NEON(&dst[0], &src[0], ld, w, panel, depth)
+}
+
+// packDf64NEONSlice checks what packDf64NEON needs and runs it; anything else goes to the portable routine.
+func packDf64NEONSlice(dst, src []float64, ld, w, panel, depth int) {
+	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (w-1)*ld+depth > len(src) {
+		packDGo64(dst, src, ld, w, panel, depth)
+		return
+	}
+	packDf64NEON(&dst[0], &src[0], ld, w, panel, depth)
+}
+
+// packPf64NEONSlice checks what packPf64NEON needs and runs it; anything else goes to the portable routine.
+func packPf64NEONSlice(dst, src []float64, ld, w, panel, depth int) {
+	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (depth-1)*ld+w > len(src) {
+		packPGo64(dst, src, ld, w, panel, depth)
+		return
+	}
+	packPf64NEON(&dst[0], &src[0], ld, w, panel, depth)
+}
+
+// packPBf64NEONSlice checks what packPBf64NEON needs and runs it; anything else goes to the portable routine.
+func packPBf64NEONSlice(dst, src []float64, ld, w, panel, depth int) {
+	if w < 1 || panel < 1 || depth < 1 || ld < 0 || len(dst) < (w+panel-1)/panel*panel*depth || (depth-1)*ld+w > len(src) {
+		packPBGo64(dst, src, ld, w, panel, depth)
+		return
+	}
+	packPBf64NEON(&dst[0], &src[0], ld, w, panel, depth)
+}
+
 // sgemm8x12NEONBlocks are sgemm8x12NEON's cache blocks for the caches of this machine, probed at init.
 var sgemm8x12NEONBlocks = target.HostGemmBlocks(8, 12, 4)
 
@@ -239,18 +321,24 @@ func init() {
 	variants = append([]variant{{"neon", func() {
 		resetVLoops()
 		resetPacks()
-		*sgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
-		*dgemmSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: rowsGo64}
-		*sgemm_tnSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
-		*sgemm_ntSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
-		*sgemm_ttSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
-		*dgemm_tnSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: rowsGo64}
-		*dgemm_ntSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: rowsGo64}
-		*dgemm_ttSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: rowsGo64}
-		*gemm_bias_reluSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
-		*sgemm_accSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
-		*bmmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
-		*hgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: rowsGo32}
+		packD32 = packDf32NEONSlice
+		packP32 = packPf32NEONSlice
+		packPB32 = packPBf32NEONSlice
+		packD64 = packDf64NEONSlice
+		packP64 = packPf64NEONSlice
+		packPB64 = packPBf64NEONSlice
+		*sgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*dgemmSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: dgemmRowsNEONSlice}
+		*sgemm_tnSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*sgemm_ntSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*sgemm_ttSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*dgemm_tnSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: dgemmRowsNEONSlice}
+		*dgemm_ntSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: dgemmRowsNEONSlice}
+		*dgemm_ttSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: dgemmRowsNEONSlice}
+		*gemm_bias_reluSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*sgemm_accSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*bmmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*hgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
 		vloop_sgemv_0 = vloop_sgemv_0NEONSlot
 		vloop_sdot_0 = vloop_sdot_0NEONSlot
 		vloop_saxpy_0 = vloop_saxpy_0NEONSlot

@@ -2196,3 +2196,2607 @@ transposeF64NEON_elem:
 	BNE	transposeF64NEON_row
 transposeF64NEON_done:
 	RET
+
+// func sgemmRowsNEON(kc int, a *float32, ars, acs int, b *float32, ldb int, c *float32, ldc, m, n int)
+// sgemmRowsNEON is the rows kernel (codegen/arm64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
+// for i < m, j < n, streaming B row by row in groups of 4; 1 <= m <= 4.
+TEXT ·sgemmRowsNEON(SB), NOSPLIT, $0-80
+	MOVD	acs+24(FP), R1
+	LSL	$2, R1, R1
+	MOVD	b+32(FP), R2
+	MOVD	ldb+40(FP), R3
+	LSL	$2, R3, R3
+	LSL	$2, R3, R23
+	MOVD	n+72(FP), R17
+	LSL	$2, R17, R17
+	MOVD	a+8(FP), R8
+	MOVD	ars+16(FP), R24
+	LSL	$2, R24, R24
+	ADD	R24, R8, R9
+	ADD	R24, R9, R10
+	ADD	R24, R10, R11
+	MOVD	c+48(FP), R4
+	MOVD	ldc+56(FP), R24
+	LSL	$2, R24, R24
+	ADD	R24, R4, R5
+	ADD	R24, R5, R6
+	ADD	R24, R6, R7
+	MOVD	kc+0(FP), R0
+	MOVD	m+64(FP), R24
+	CMP	$1, R24
+	BEQ	sgemmRowsNEON_m1_start
+	CMP	$2, R24
+	BEQ	sgemmRowsNEON_m2_start
+	CMP	$3, R24
+	BEQ	sgemmRowsNEON_m3_start
+	B	sgemmRowsNEON_m4_start
+sgemmRowsNEON_m1_start:
+	// m = 1: zero the C rows, then groups of 4 rows of B, then single rows.
+	VEOR	V16.B16, V16.B16, V16.B16
+	VEOR	V17.B16, V17.B16, V17.B16
+	MOVD	R4, R19
+	MOVD	R17, R16
+sgemmRowsNEON_m1_z032:
+	CMP	$32, R16
+	BLT	sgemmRowsNEON_m1_z016
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	SUB	$32, R16, R16
+	B	sgemmRowsNEON_m1_z032
+sgemmRowsNEON_m1_z016:
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m1_z01
+	VST1.P	[V16.S4], 16(R19)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m1_z01:
+	CBZ	R16, sgemmRowsNEON_m1_z0end
+sgemmRowsNEON_m1_z01l:
+	MOVW	ZR, (R19)
+	ADD	$4, R19, R19
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m1_z01l
+sgemmRowsNEON_m1_z0end:
+sgemmRowsNEON_m1_g4:
+	CMP	$4, R0
+	BLT	sgemmRowsNEON_m1_g4end
+	VLD1	(R8), V0.S[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[1]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[2]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[3]
+	ADD	R1, R8, R8
+	MOVD	R2, R12
+	ADD	R3, R12, R13
+	ADD	R3, R13, R14
+	ADD	R3, R14, R15
+	MOVD	R4, R19
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	sgemmRowsNEON_m1_g4v16
+sgemmRowsNEON_m1_g4v32:
+	VLD1.P	32(R12), [V8.S4, V9.S4]
+	VLD1.P	32(R13), [V10.S4, V11.S4]
+	VLD1.P	32(R14), [V12.S4, V13.S4]
+	VLD1.P	32(R15), [V14.S4, V15.S4]
+	VLD1	(R19), [V16.S4, V17.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f801131 // fmla v17.4s, v9.4s, v0.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4fa01171 // fmla v17.4s, v11.4s, v0.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4f8019b1 // fmla v17.4s, v13.4s, v0.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	WORD	$0x4fa019f1 // fmla v17.4s, v15.4s, v0.s[3]
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	SUBS	$32, R16, R16
+	BGE	sgemmRowsNEON_m1_g4v32
+sgemmRowsNEON_m1_g4v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m1_g4s
+	VLD1.P	16(R12), [V8.S4]
+	VLD1.P	16(R13), [V10.S4]
+	VLD1.P	16(R14), [V12.S4]
+	VLD1.P	16(R15), [V14.S4]
+	VLD1	(R19), [V16.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	VST1.P	[V16.S4], 16(R19)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m1_g4s:
+	CBZ	R16, sgemmRowsNEON_m1_g4next
+sgemmRowsNEON_m1_g4sl:
+	FMOVS	(R12), F8
+	ADD	$4, R12, R12
+	FMOVS	(R13), F10
+	ADD	$4, R13, R13
+	FMOVS	(R14), F12
+	ADD	$4, R14, R14
+	FMOVS	(R15), F14
+	ADD	$4, R15, R15
+	FMOVS	(R19), F16
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	FMOVS	F16, (R19)
+	ADD	$4, R19, R19
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m1_g4sl
+sgemmRowsNEON_m1_g4next:
+	ADD	R23, R2, R2
+	SUB	$4, R0, R0
+	B	sgemmRowsNEON_m1_g4
+sgemmRowsNEON_m1_g4end:
+sgemmRowsNEON_m1_g1:
+	CMP	$1, R0
+	BLT	sgemmRowsNEON_m1_g1end
+	VLD1	(R8), V0.S[0]
+	ADD	R1, R8, R8
+	MOVD	R2, R12
+	MOVD	R4, R19
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	sgemmRowsNEON_m1_g1v16
+sgemmRowsNEON_m1_g1v32:
+	VLD1.P	32(R12), [V8.S4, V9.S4]
+	VLD1	(R19), [V16.S4, V17.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f801131 // fmla v17.4s, v9.4s, v0.s[0]
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	SUBS	$32, R16, R16
+	BGE	sgemmRowsNEON_m1_g1v32
+sgemmRowsNEON_m1_g1v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m1_g1s
+	VLD1.P	16(R12), [V8.S4]
+	VLD1	(R19), [V16.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	VST1.P	[V16.S4], 16(R19)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m1_g1s:
+	CBZ	R16, sgemmRowsNEON_m1_g1next
+sgemmRowsNEON_m1_g1sl:
+	FMOVS	(R12), F8
+	ADD	$4, R12, R12
+	FMOVS	(R19), F16
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	FMOVS	F16, (R19)
+	ADD	$4, R19, R19
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m1_g1sl
+sgemmRowsNEON_m1_g1next:
+	ADD	R3, R2, R2
+	SUB	$1, R0, R0
+	B	sgemmRowsNEON_m1_g1
+sgemmRowsNEON_m1_g1end:
+	RET
+sgemmRowsNEON_m2_start:
+	// m = 2: zero the C rows, then groups of 4 rows of B, then single rows.
+	VEOR	V16.B16, V16.B16, V16.B16
+	VEOR	V17.B16, V17.B16, V17.B16
+	MOVD	R4, R19
+	MOVD	R17, R16
+sgemmRowsNEON_m2_z032:
+	CMP	$32, R16
+	BLT	sgemmRowsNEON_m2_z016
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	SUB	$32, R16, R16
+	B	sgemmRowsNEON_m2_z032
+sgemmRowsNEON_m2_z016:
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m2_z01
+	VST1.P	[V16.S4], 16(R19)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m2_z01:
+	CBZ	R16, sgemmRowsNEON_m2_z0end
+sgemmRowsNEON_m2_z01l:
+	MOVW	ZR, (R19)
+	ADD	$4, R19, R19
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m2_z01l
+sgemmRowsNEON_m2_z0end:
+	MOVD	R5, R20
+	MOVD	R17, R16
+sgemmRowsNEON_m2_z132:
+	CMP	$32, R16
+	BLT	sgemmRowsNEON_m2_z116
+	VST1.P	[V16.S4, V17.S4], 32(R20)
+	SUB	$32, R16, R16
+	B	sgemmRowsNEON_m2_z132
+sgemmRowsNEON_m2_z116:
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m2_z11
+	VST1.P	[V16.S4], 16(R20)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m2_z11:
+	CBZ	R16, sgemmRowsNEON_m2_z1end
+sgemmRowsNEON_m2_z11l:
+	MOVW	ZR, (R20)
+	ADD	$4, R20, R20
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m2_z11l
+sgemmRowsNEON_m2_z1end:
+sgemmRowsNEON_m2_g4:
+	CMP	$4, R0
+	BLT	sgemmRowsNEON_m2_g4end
+	VLD1	(R8), V0.S[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[1]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[2]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[3]
+	ADD	R1, R8, R8
+	VLD1	(R9), V1.S[0]
+	ADD	R1, R9, R9
+	VLD1	(R9), V1.S[1]
+	ADD	R1, R9, R9
+	VLD1	(R9), V1.S[2]
+	ADD	R1, R9, R9
+	VLD1	(R9), V1.S[3]
+	ADD	R1, R9, R9
+	MOVD	R2, R12
+	ADD	R3, R12, R13
+	ADD	R3, R13, R14
+	ADD	R3, R14, R15
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	sgemmRowsNEON_m2_g4v16
+sgemmRowsNEON_m2_g4v32:
+	VLD1.P	32(R12), [V8.S4, V9.S4]
+	VLD1.P	32(R13), [V10.S4, V11.S4]
+	VLD1.P	32(R14), [V12.S4, V13.S4]
+	VLD1.P	32(R15), [V14.S4, V15.S4]
+	VLD1	(R19), [V16.S4, V17.S4]
+	VLD1	(R20), [V18.S4, V19.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f801131 // fmla v17.4s, v9.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4f811133 // fmla v19.4s, v9.4s, v1.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4fa01171 // fmla v17.4s, v11.4s, v0.s[1]
+	WORD	$0x4fa11152 // fmla v18.4s, v10.4s, v1.s[1]
+	WORD	$0x4fa11173 // fmla v19.4s, v11.4s, v1.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4f8019b1 // fmla v17.4s, v13.4s, v0.s[2]
+	WORD	$0x4f811992 // fmla v18.4s, v12.4s, v1.s[2]
+	WORD	$0x4f8119b3 // fmla v19.4s, v13.4s, v1.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	WORD	$0x4fa019f1 // fmla v17.4s, v15.4s, v0.s[3]
+	WORD	$0x4fa119d2 // fmla v18.4s, v14.4s, v1.s[3]
+	WORD	$0x4fa119f3 // fmla v19.4s, v15.4s, v1.s[3]
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	VST1.P	[V18.S4, V19.S4], 32(R20)
+	SUBS	$32, R16, R16
+	BGE	sgemmRowsNEON_m2_g4v32
+sgemmRowsNEON_m2_g4v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m2_g4s
+	VLD1.P	16(R12), [V8.S4]
+	VLD1.P	16(R13), [V10.S4]
+	VLD1.P	16(R14), [V12.S4]
+	VLD1.P	16(R15), [V14.S4]
+	VLD1	(R19), [V16.S4]
+	VLD1	(R20), [V18.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4fa11152 // fmla v18.4s, v10.4s, v1.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4f811992 // fmla v18.4s, v12.4s, v1.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	WORD	$0x4fa119d2 // fmla v18.4s, v14.4s, v1.s[3]
+	VST1.P	[V16.S4], 16(R19)
+	VST1.P	[V18.S4], 16(R20)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m2_g4s:
+	CBZ	R16, sgemmRowsNEON_m2_g4next
+sgemmRowsNEON_m2_g4sl:
+	FMOVS	(R12), F8
+	ADD	$4, R12, R12
+	FMOVS	(R13), F10
+	ADD	$4, R13, R13
+	FMOVS	(R14), F12
+	ADD	$4, R14, R14
+	FMOVS	(R15), F14
+	ADD	$4, R15, R15
+	FMOVS	(R19), F16
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	FMOVS	F16, (R19)
+	ADD	$4, R19, R19
+	FMOVS	(R20), F18
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4fa11152 // fmla v18.4s, v10.4s, v1.s[1]
+	WORD	$0x4f811992 // fmla v18.4s, v12.4s, v1.s[2]
+	WORD	$0x4fa119d2 // fmla v18.4s, v14.4s, v1.s[3]
+	FMOVS	F18, (R20)
+	ADD	$4, R20, R20
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m2_g4sl
+sgemmRowsNEON_m2_g4next:
+	ADD	R23, R2, R2
+	SUB	$4, R0, R0
+	B	sgemmRowsNEON_m2_g4
+sgemmRowsNEON_m2_g4end:
+sgemmRowsNEON_m2_g1:
+	CMP	$1, R0
+	BLT	sgemmRowsNEON_m2_g1end
+	VLD1	(R8), V0.S[0]
+	ADD	R1, R8, R8
+	VLD1	(R9), V1.S[0]
+	ADD	R1, R9, R9
+	MOVD	R2, R12
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	sgemmRowsNEON_m2_g1v16
+sgemmRowsNEON_m2_g1v32:
+	VLD1.P	32(R12), [V8.S4, V9.S4]
+	VLD1	(R19), [V16.S4, V17.S4]
+	VLD1	(R20), [V18.S4, V19.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f801131 // fmla v17.4s, v9.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4f811133 // fmla v19.4s, v9.4s, v1.s[0]
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	VST1.P	[V18.S4, V19.S4], 32(R20)
+	SUBS	$32, R16, R16
+	BGE	sgemmRowsNEON_m2_g1v32
+sgemmRowsNEON_m2_g1v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m2_g1s
+	VLD1.P	16(R12), [V8.S4]
+	VLD1	(R19), [V16.S4]
+	VLD1	(R20), [V18.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	VST1.P	[V16.S4], 16(R19)
+	VST1.P	[V18.S4], 16(R20)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m2_g1s:
+	CBZ	R16, sgemmRowsNEON_m2_g1next
+sgemmRowsNEON_m2_g1sl:
+	FMOVS	(R12), F8
+	ADD	$4, R12, R12
+	FMOVS	(R19), F16
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	FMOVS	F16, (R19)
+	ADD	$4, R19, R19
+	FMOVS	(R20), F18
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	FMOVS	F18, (R20)
+	ADD	$4, R20, R20
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m2_g1sl
+sgemmRowsNEON_m2_g1next:
+	ADD	R3, R2, R2
+	SUB	$1, R0, R0
+	B	sgemmRowsNEON_m2_g1
+sgemmRowsNEON_m2_g1end:
+	RET
+sgemmRowsNEON_m3_start:
+	// m = 3: zero the C rows, then groups of 4 rows of B, then single rows.
+	VEOR	V16.B16, V16.B16, V16.B16
+	VEOR	V17.B16, V17.B16, V17.B16
+	MOVD	R4, R19
+	MOVD	R17, R16
+sgemmRowsNEON_m3_z032:
+	CMP	$32, R16
+	BLT	sgemmRowsNEON_m3_z016
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	SUB	$32, R16, R16
+	B	sgemmRowsNEON_m3_z032
+sgemmRowsNEON_m3_z016:
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m3_z01
+	VST1.P	[V16.S4], 16(R19)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m3_z01:
+	CBZ	R16, sgemmRowsNEON_m3_z0end
+sgemmRowsNEON_m3_z01l:
+	MOVW	ZR, (R19)
+	ADD	$4, R19, R19
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m3_z01l
+sgemmRowsNEON_m3_z0end:
+	MOVD	R5, R20
+	MOVD	R17, R16
+sgemmRowsNEON_m3_z132:
+	CMP	$32, R16
+	BLT	sgemmRowsNEON_m3_z116
+	VST1.P	[V16.S4, V17.S4], 32(R20)
+	SUB	$32, R16, R16
+	B	sgemmRowsNEON_m3_z132
+sgemmRowsNEON_m3_z116:
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m3_z11
+	VST1.P	[V16.S4], 16(R20)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m3_z11:
+	CBZ	R16, sgemmRowsNEON_m3_z1end
+sgemmRowsNEON_m3_z11l:
+	MOVW	ZR, (R20)
+	ADD	$4, R20, R20
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m3_z11l
+sgemmRowsNEON_m3_z1end:
+	MOVD	R6, R21
+	MOVD	R17, R16
+sgemmRowsNEON_m3_z232:
+	CMP	$32, R16
+	BLT	sgemmRowsNEON_m3_z216
+	VST1.P	[V16.S4, V17.S4], 32(R21)
+	SUB	$32, R16, R16
+	B	sgemmRowsNEON_m3_z232
+sgemmRowsNEON_m3_z216:
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m3_z21
+	VST1.P	[V16.S4], 16(R21)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m3_z21:
+	CBZ	R16, sgemmRowsNEON_m3_z2end
+sgemmRowsNEON_m3_z21l:
+	MOVW	ZR, (R21)
+	ADD	$4, R21, R21
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m3_z21l
+sgemmRowsNEON_m3_z2end:
+sgemmRowsNEON_m3_g4:
+	CMP	$4, R0
+	BLT	sgemmRowsNEON_m3_g4end
+	VLD1	(R8), V0.S[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[1]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[2]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[3]
+	ADD	R1, R8, R8
+	VLD1	(R9), V1.S[0]
+	ADD	R1, R9, R9
+	VLD1	(R9), V1.S[1]
+	ADD	R1, R9, R9
+	VLD1	(R9), V1.S[2]
+	ADD	R1, R9, R9
+	VLD1	(R9), V1.S[3]
+	ADD	R1, R9, R9
+	VLD1	(R10), V2.S[0]
+	ADD	R1, R10, R10
+	VLD1	(R10), V2.S[1]
+	ADD	R1, R10, R10
+	VLD1	(R10), V2.S[2]
+	ADD	R1, R10, R10
+	VLD1	(R10), V2.S[3]
+	ADD	R1, R10, R10
+	MOVD	R2, R12
+	ADD	R3, R12, R13
+	ADD	R3, R13, R14
+	ADD	R3, R14, R15
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R6, R21
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	sgemmRowsNEON_m3_g4v16
+sgemmRowsNEON_m3_g4v32:
+	VLD1.P	32(R12), [V8.S4, V9.S4]
+	VLD1.P	32(R13), [V10.S4, V11.S4]
+	VLD1.P	32(R14), [V12.S4, V13.S4]
+	VLD1.P	32(R15), [V14.S4, V15.S4]
+	VLD1	(R19), [V16.S4, V17.S4]
+	VLD1	(R20), [V18.S4, V19.S4]
+	VLD1	(R21), [V20.S4, V21.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f801131 // fmla v17.4s, v9.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4f811133 // fmla v19.4s, v9.4s, v1.s[0]
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	WORD	$0x4f821135 // fmla v21.4s, v9.4s, v2.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4fa01171 // fmla v17.4s, v11.4s, v0.s[1]
+	WORD	$0x4fa11152 // fmla v18.4s, v10.4s, v1.s[1]
+	WORD	$0x4fa11173 // fmla v19.4s, v11.4s, v1.s[1]
+	WORD	$0x4fa21154 // fmla v20.4s, v10.4s, v2.s[1]
+	WORD	$0x4fa21175 // fmla v21.4s, v11.4s, v2.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4f8019b1 // fmla v17.4s, v13.4s, v0.s[2]
+	WORD	$0x4f811992 // fmla v18.4s, v12.4s, v1.s[2]
+	WORD	$0x4f8119b3 // fmla v19.4s, v13.4s, v1.s[2]
+	WORD	$0x4f821994 // fmla v20.4s, v12.4s, v2.s[2]
+	WORD	$0x4f8219b5 // fmla v21.4s, v13.4s, v2.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	WORD	$0x4fa019f1 // fmla v17.4s, v15.4s, v0.s[3]
+	WORD	$0x4fa119d2 // fmla v18.4s, v14.4s, v1.s[3]
+	WORD	$0x4fa119f3 // fmla v19.4s, v15.4s, v1.s[3]
+	WORD	$0x4fa219d4 // fmla v20.4s, v14.4s, v2.s[3]
+	WORD	$0x4fa219f5 // fmla v21.4s, v15.4s, v2.s[3]
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	VST1.P	[V18.S4, V19.S4], 32(R20)
+	VST1.P	[V20.S4, V21.S4], 32(R21)
+	SUBS	$32, R16, R16
+	BGE	sgemmRowsNEON_m3_g4v32
+sgemmRowsNEON_m3_g4v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m3_g4s
+	VLD1.P	16(R12), [V8.S4]
+	VLD1.P	16(R13), [V10.S4]
+	VLD1.P	16(R14), [V12.S4]
+	VLD1.P	16(R15), [V14.S4]
+	VLD1	(R19), [V16.S4]
+	VLD1	(R20), [V18.S4]
+	VLD1	(R21), [V20.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4fa11152 // fmla v18.4s, v10.4s, v1.s[1]
+	WORD	$0x4fa21154 // fmla v20.4s, v10.4s, v2.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4f811992 // fmla v18.4s, v12.4s, v1.s[2]
+	WORD	$0x4f821994 // fmla v20.4s, v12.4s, v2.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	WORD	$0x4fa119d2 // fmla v18.4s, v14.4s, v1.s[3]
+	WORD	$0x4fa219d4 // fmla v20.4s, v14.4s, v2.s[3]
+	VST1.P	[V16.S4], 16(R19)
+	VST1.P	[V18.S4], 16(R20)
+	VST1.P	[V20.S4], 16(R21)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m3_g4s:
+	CBZ	R16, sgemmRowsNEON_m3_g4next
+sgemmRowsNEON_m3_g4sl:
+	FMOVS	(R12), F8
+	ADD	$4, R12, R12
+	FMOVS	(R13), F10
+	ADD	$4, R13, R13
+	FMOVS	(R14), F12
+	ADD	$4, R14, R14
+	FMOVS	(R15), F14
+	ADD	$4, R15, R15
+	FMOVS	(R19), F16
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	FMOVS	F16, (R19)
+	ADD	$4, R19, R19
+	FMOVS	(R20), F18
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4fa11152 // fmla v18.4s, v10.4s, v1.s[1]
+	WORD	$0x4f811992 // fmla v18.4s, v12.4s, v1.s[2]
+	WORD	$0x4fa119d2 // fmla v18.4s, v14.4s, v1.s[3]
+	FMOVS	F18, (R20)
+	ADD	$4, R20, R20
+	FMOVS	(R21), F20
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	WORD	$0x4fa21154 // fmla v20.4s, v10.4s, v2.s[1]
+	WORD	$0x4f821994 // fmla v20.4s, v12.4s, v2.s[2]
+	WORD	$0x4fa219d4 // fmla v20.4s, v14.4s, v2.s[3]
+	FMOVS	F20, (R21)
+	ADD	$4, R21, R21
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m3_g4sl
+sgemmRowsNEON_m3_g4next:
+	ADD	R23, R2, R2
+	SUB	$4, R0, R0
+	B	sgemmRowsNEON_m3_g4
+sgemmRowsNEON_m3_g4end:
+sgemmRowsNEON_m3_g1:
+	CMP	$1, R0
+	BLT	sgemmRowsNEON_m3_g1end
+	VLD1	(R8), V0.S[0]
+	ADD	R1, R8, R8
+	VLD1	(R9), V1.S[0]
+	ADD	R1, R9, R9
+	VLD1	(R10), V2.S[0]
+	ADD	R1, R10, R10
+	MOVD	R2, R12
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R6, R21
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	sgemmRowsNEON_m3_g1v16
+sgemmRowsNEON_m3_g1v32:
+	VLD1.P	32(R12), [V8.S4, V9.S4]
+	VLD1	(R19), [V16.S4, V17.S4]
+	VLD1	(R20), [V18.S4, V19.S4]
+	VLD1	(R21), [V20.S4, V21.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f801131 // fmla v17.4s, v9.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4f811133 // fmla v19.4s, v9.4s, v1.s[0]
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	WORD	$0x4f821135 // fmla v21.4s, v9.4s, v2.s[0]
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	VST1.P	[V18.S4, V19.S4], 32(R20)
+	VST1.P	[V20.S4, V21.S4], 32(R21)
+	SUBS	$32, R16, R16
+	BGE	sgemmRowsNEON_m3_g1v32
+sgemmRowsNEON_m3_g1v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m3_g1s
+	VLD1.P	16(R12), [V8.S4]
+	VLD1	(R19), [V16.S4]
+	VLD1	(R20), [V18.S4]
+	VLD1	(R21), [V20.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	VST1.P	[V16.S4], 16(R19)
+	VST1.P	[V18.S4], 16(R20)
+	VST1.P	[V20.S4], 16(R21)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m3_g1s:
+	CBZ	R16, sgemmRowsNEON_m3_g1next
+sgemmRowsNEON_m3_g1sl:
+	FMOVS	(R12), F8
+	ADD	$4, R12, R12
+	FMOVS	(R19), F16
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	FMOVS	F16, (R19)
+	ADD	$4, R19, R19
+	FMOVS	(R20), F18
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	FMOVS	F18, (R20)
+	ADD	$4, R20, R20
+	FMOVS	(R21), F20
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	FMOVS	F20, (R21)
+	ADD	$4, R21, R21
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m3_g1sl
+sgemmRowsNEON_m3_g1next:
+	ADD	R3, R2, R2
+	SUB	$1, R0, R0
+	B	sgemmRowsNEON_m3_g1
+sgemmRowsNEON_m3_g1end:
+	RET
+sgemmRowsNEON_m4_start:
+	// m = 4: zero the C rows, then groups of 4 rows of B, then single rows.
+	VEOR	V16.B16, V16.B16, V16.B16
+	VEOR	V17.B16, V17.B16, V17.B16
+	MOVD	R4, R19
+	MOVD	R17, R16
+sgemmRowsNEON_m4_z032:
+	CMP	$32, R16
+	BLT	sgemmRowsNEON_m4_z016
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	SUB	$32, R16, R16
+	B	sgemmRowsNEON_m4_z032
+sgemmRowsNEON_m4_z016:
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m4_z01
+	VST1.P	[V16.S4], 16(R19)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m4_z01:
+	CBZ	R16, sgemmRowsNEON_m4_z0end
+sgemmRowsNEON_m4_z01l:
+	MOVW	ZR, (R19)
+	ADD	$4, R19, R19
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m4_z01l
+sgemmRowsNEON_m4_z0end:
+	MOVD	R5, R20
+	MOVD	R17, R16
+sgemmRowsNEON_m4_z132:
+	CMP	$32, R16
+	BLT	sgemmRowsNEON_m4_z116
+	VST1.P	[V16.S4, V17.S4], 32(R20)
+	SUB	$32, R16, R16
+	B	sgemmRowsNEON_m4_z132
+sgemmRowsNEON_m4_z116:
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m4_z11
+	VST1.P	[V16.S4], 16(R20)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m4_z11:
+	CBZ	R16, sgemmRowsNEON_m4_z1end
+sgemmRowsNEON_m4_z11l:
+	MOVW	ZR, (R20)
+	ADD	$4, R20, R20
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m4_z11l
+sgemmRowsNEON_m4_z1end:
+	MOVD	R6, R21
+	MOVD	R17, R16
+sgemmRowsNEON_m4_z232:
+	CMP	$32, R16
+	BLT	sgemmRowsNEON_m4_z216
+	VST1.P	[V16.S4, V17.S4], 32(R21)
+	SUB	$32, R16, R16
+	B	sgemmRowsNEON_m4_z232
+sgemmRowsNEON_m4_z216:
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m4_z21
+	VST1.P	[V16.S4], 16(R21)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m4_z21:
+	CBZ	R16, sgemmRowsNEON_m4_z2end
+sgemmRowsNEON_m4_z21l:
+	MOVW	ZR, (R21)
+	ADD	$4, R21, R21
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m4_z21l
+sgemmRowsNEON_m4_z2end:
+	MOVD	R7, R22
+	MOVD	R17, R16
+sgemmRowsNEON_m4_z332:
+	CMP	$32, R16
+	BLT	sgemmRowsNEON_m4_z316
+	VST1.P	[V16.S4, V17.S4], 32(R22)
+	SUB	$32, R16, R16
+	B	sgemmRowsNEON_m4_z332
+sgemmRowsNEON_m4_z316:
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m4_z31
+	VST1.P	[V16.S4], 16(R22)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m4_z31:
+	CBZ	R16, sgemmRowsNEON_m4_z3end
+sgemmRowsNEON_m4_z31l:
+	MOVW	ZR, (R22)
+	ADD	$4, R22, R22
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m4_z31l
+sgemmRowsNEON_m4_z3end:
+sgemmRowsNEON_m4_g4:
+	CMP	$4, R0
+	BLT	sgemmRowsNEON_m4_g4end
+	VLD1	(R8), V0.S[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[1]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[2]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.S[3]
+	ADD	R1, R8, R8
+	VLD1	(R9), V1.S[0]
+	ADD	R1, R9, R9
+	VLD1	(R9), V1.S[1]
+	ADD	R1, R9, R9
+	VLD1	(R9), V1.S[2]
+	ADD	R1, R9, R9
+	VLD1	(R9), V1.S[3]
+	ADD	R1, R9, R9
+	VLD1	(R10), V2.S[0]
+	ADD	R1, R10, R10
+	VLD1	(R10), V2.S[1]
+	ADD	R1, R10, R10
+	VLD1	(R10), V2.S[2]
+	ADD	R1, R10, R10
+	VLD1	(R10), V2.S[3]
+	ADD	R1, R10, R10
+	VLD1	(R11), V3.S[0]
+	ADD	R1, R11, R11
+	VLD1	(R11), V3.S[1]
+	ADD	R1, R11, R11
+	VLD1	(R11), V3.S[2]
+	ADD	R1, R11, R11
+	VLD1	(R11), V3.S[3]
+	ADD	R1, R11, R11
+	MOVD	R2, R12
+	ADD	R3, R12, R13
+	ADD	R3, R13, R14
+	ADD	R3, R14, R15
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R6, R21
+	MOVD	R7, R22
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	sgemmRowsNEON_m4_g4v16
+sgemmRowsNEON_m4_g4v32:
+	VLD1.P	32(R12), [V8.S4, V9.S4]
+	VLD1.P	32(R13), [V10.S4, V11.S4]
+	VLD1.P	32(R14), [V12.S4, V13.S4]
+	VLD1.P	32(R15), [V14.S4, V15.S4]
+	VLD1	(R19), [V16.S4, V17.S4]
+	VLD1	(R20), [V18.S4, V19.S4]
+	VLD1	(R21), [V20.S4, V21.S4]
+	VLD1	(R22), [V22.S4, V23.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f801131 // fmla v17.4s, v9.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4f811133 // fmla v19.4s, v9.4s, v1.s[0]
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	WORD	$0x4f821135 // fmla v21.4s, v9.4s, v2.s[0]
+	WORD	$0x4f831116 // fmla v22.4s, v8.4s, v3.s[0]
+	WORD	$0x4f831137 // fmla v23.4s, v9.4s, v3.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4fa01171 // fmla v17.4s, v11.4s, v0.s[1]
+	WORD	$0x4fa11152 // fmla v18.4s, v10.4s, v1.s[1]
+	WORD	$0x4fa11173 // fmla v19.4s, v11.4s, v1.s[1]
+	WORD	$0x4fa21154 // fmla v20.4s, v10.4s, v2.s[1]
+	WORD	$0x4fa21175 // fmla v21.4s, v11.4s, v2.s[1]
+	WORD	$0x4fa31156 // fmla v22.4s, v10.4s, v3.s[1]
+	WORD	$0x4fa31177 // fmla v23.4s, v11.4s, v3.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4f8019b1 // fmla v17.4s, v13.4s, v0.s[2]
+	WORD	$0x4f811992 // fmla v18.4s, v12.4s, v1.s[2]
+	WORD	$0x4f8119b3 // fmla v19.4s, v13.4s, v1.s[2]
+	WORD	$0x4f821994 // fmla v20.4s, v12.4s, v2.s[2]
+	WORD	$0x4f8219b5 // fmla v21.4s, v13.4s, v2.s[2]
+	WORD	$0x4f831996 // fmla v22.4s, v12.4s, v3.s[2]
+	WORD	$0x4f8319b7 // fmla v23.4s, v13.4s, v3.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	WORD	$0x4fa019f1 // fmla v17.4s, v15.4s, v0.s[3]
+	WORD	$0x4fa119d2 // fmla v18.4s, v14.4s, v1.s[3]
+	WORD	$0x4fa119f3 // fmla v19.4s, v15.4s, v1.s[3]
+	WORD	$0x4fa219d4 // fmla v20.4s, v14.4s, v2.s[3]
+	WORD	$0x4fa219f5 // fmla v21.4s, v15.4s, v2.s[3]
+	WORD	$0x4fa319d6 // fmla v22.4s, v14.4s, v3.s[3]
+	WORD	$0x4fa319f7 // fmla v23.4s, v15.4s, v3.s[3]
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	VST1.P	[V18.S4, V19.S4], 32(R20)
+	VST1.P	[V20.S4, V21.S4], 32(R21)
+	VST1.P	[V22.S4, V23.S4], 32(R22)
+	SUBS	$32, R16, R16
+	BGE	sgemmRowsNEON_m4_g4v32
+sgemmRowsNEON_m4_g4v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m4_g4s
+	VLD1.P	16(R12), [V8.S4]
+	VLD1.P	16(R13), [V10.S4]
+	VLD1.P	16(R14), [V12.S4]
+	VLD1.P	16(R15), [V14.S4]
+	VLD1	(R19), [V16.S4]
+	VLD1	(R20), [V18.S4]
+	VLD1	(R21), [V20.S4]
+	VLD1	(R22), [V22.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	WORD	$0x4f831116 // fmla v22.4s, v8.4s, v3.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4fa11152 // fmla v18.4s, v10.4s, v1.s[1]
+	WORD	$0x4fa21154 // fmla v20.4s, v10.4s, v2.s[1]
+	WORD	$0x4fa31156 // fmla v22.4s, v10.4s, v3.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4f811992 // fmla v18.4s, v12.4s, v1.s[2]
+	WORD	$0x4f821994 // fmla v20.4s, v12.4s, v2.s[2]
+	WORD	$0x4f831996 // fmla v22.4s, v12.4s, v3.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	WORD	$0x4fa119d2 // fmla v18.4s, v14.4s, v1.s[3]
+	WORD	$0x4fa219d4 // fmla v20.4s, v14.4s, v2.s[3]
+	WORD	$0x4fa319d6 // fmla v22.4s, v14.4s, v3.s[3]
+	VST1.P	[V16.S4], 16(R19)
+	VST1.P	[V18.S4], 16(R20)
+	VST1.P	[V20.S4], 16(R21)
+	VST1.P	[V22.S4], 16(R22)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m4_g4s:
+	CBZ	R16, sgemmRowsNEON_m4_g4next
+sgemmRowsNEON_m4_g4sl:
+	FMOVS	(R12), F8
+	ADD	$4, R12, R12
+	FMOVS	(R13), F10
+	ADD	$4, R13, R13
+	FMOVS	(R14), F12
+	ADD	$4, R14, R14
+	FMOVS	(R15), F14
+	ADD	$4, R15, R15
+	FMOVS	(R19), F16
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4fa01150 // fmla v16.4s, v10.4s, v0.s[1]
+	WORD	$0x4f801990 // fmla v16.4s, v12.4s, v0.s[2]
+	WORD	$0x4fa019d0 // fmla v16.4s, v14.4s, v0.s[3]
+	FMOVS	F16, (R19)
+	ADD	$4, R19, R19
+	FMOVS	(R20), F18
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4fa11152 // fmla v18.4s, v10.4s, v1.s[1]
+	WORD	$0x4f811992 // fmla v18.4s, v12.4s, v1.s[2]
+	WORD	$0x4fa119d2 // fmla v18.4s, v14.4s, v1.s[3]
+	FMOVS	F18, (R20)
+	ADD	$4, R20, R20
+	FMOVS	(R21), F20
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	WORD	$0x4fa21154 // fmla v20.4s, v10.4s, v2.s[1]
+	WORD	$0x4f821994 // fmla v20.4s, v12.4s, v2.s[2]
+	WORD	$0x4fa219d4 // fmla v20.4s, v14.4s, v2.s[3]
+	FMOVS	F20, (R21)
+	ADD	$4, R21, R21
+	FMOVS	(R22), F22
+	WORD	$0x4f831116 // fmla v22.4s, v8.4s, v3.s[0]
+	WORD	$0x4fa31156 // fmla v22.4s, v10.4s, v3.s[1]
+	WORD	$0x4f831996 // fmla v22.4s, v12.4s, v3.s[2]
+	WORD	$0x4fa319d6 // fmla v22.4s, v14.4s, v3.s[3]
+	FMOVS	F22, (R22)
+	ADD	$4, R22, R22
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m4_g4sl
+sgemmRowsNEON_m4_g4next:
+	ADD	R23, R2, R2
+	SUB	$4, R0, R0
+	B	sgemmRowsNEON_m4_g4
+sgemmRowsNEON_m4_g4end:
+sgemmRowsNEON_m4_g1:
+	CMP	$1, R0
+	BLT	sgemmRowsNEON_m4_g1end
+	VLD1	(R8), V0.S[0]
+	ADD	R1, R8, R8
+	VLD1	(R9), V1.S[0]
+	ADD	R1, R9, R9
+	VLD1	(R10), V2.S[0]
+	ADD	R1, R10, R10
+	VLD1	(R11), V3.S[0]
+	ADD	R1, R11, R11
+	MOVD	R2, R12
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R6, R21
+	MOVD	R7, R22
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	sgemmRowsNEON_m4_g1v16
+sgemmRowsNEON_m4_g1v32:
+	VLD1.P	32(R12), [V8.S4, V9.S4]
+	VLD1	(R19), [V16.S4, V17.S4]
+	VLD1	(R20), [V18.S4, V19.S4]
+	VLD1	(R21), [V20.S4, V21.S4]
+	VLD1	(R22), [V22.S4, V23.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f801131 // fmla v17.4s, v9.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4f811133 // fmla v19.4s, v9.4s, v1.s[0]
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	WORD	$0x4f821135 // fmla v21.4s, v9.4s, v2.s[0]
+	WORD	$0x4f831116 // fmla v22.4s, v8.4s, v3.s[0]
+	WORD	$0x4f831137 // fmla v23.4s, v9.4s, v3.s[0]
+	VST1.P	[V16.S4, V17.S4], 32(R19)
+	VST1.P	[V18.S4, V19.S4], 32(R20)
+	VST1.P	[V20.S4, V21.S4], 32(R21)
+	VST1.P	[V22.S4, V23.S4], 32(R22)
+	SUBS	$32, R16, R16
+	BGE	sgemmRowsNEON_m4_g1v32
+sgemmRowsNEON_m4_g1v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	sgemmRowsNEON_m4_g1s
+	VLD1.P	16(R12), [V8.S4]
+	VLD1	(R19), [V16.S4]
+	VLD1	(R20), [V18.S4]
+	VLD1	(R21), [V20.S4]
+	VLD1	(R22), [V22.S4]
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	WORD	$0x4f831116 // fmla v22.4s, v8.4s, v3.s[0]
+	VST1.P	[V16.S4], 16(R19)
+	VST1.P	[V18.S4], 16(R20)
+	VST1.P	[V20.S4], 16(R21)
+	VST1.P	[V22.S4], 16(R22)
+	SUB	$16, R16, R16
+sgemmRowsNEON_m4_g1s:
+	CBZ	R16, sgemmRowsNEON_m4_g1next
+sgemmRowsNEON_m4_g1sl:
+	FMOVS	(R12), F8
+	ADD	$4, R12, R12
+	FMOVS	(R19), F16
+	WORD	$0x4f801110 // fmla v16.4s, v8.4s, v0.s[0]
+	FMOVS	F16, (R19)
+	ADD	$4, R19, R19
+	FMOVS	(R20), F18
+	WORD	$0x4f811112 // fmla v18.4s, v8.4s, v1.s[0]
+	FMOVS	F18, (R20)
+	ADD	$4, R20, R20
+	FMOVS	(R21), F20
+	WORD	$0x4f821114 // fmla v20.4s, v8.4s, v2.s[0]
+	FMOVS	F20, (R21)
+	ADD	$4, R21, R21
+	FMOVS	(R22), F22
+	WORD	$0x4f831116 // fmla v22.4s, v8.4s, v3.s[0]
+	FMOVS	F22, (R22)
+	ADD	$4, R22, R22
+	SUBS	$4, R16, R16
+	BNE	sgemmRowsNEON_m4_g1sl
+sgemmRowsNEON_m4_g1next:
+	ADD	R3, R2, R2
+	SUB	$1, R0, R0
+	B	sgemmRowsNEON_m4_g1
+sgemmRowsNEON_m4_g1end:
+	RET
+
+// func dgemmRowsNEON(kc int, a *float64, ars, acs int, b *float64, ldb int, c *float64, ldc, m, n int)
+// dgemmRowsNEON is the rows kernel (codegen/arm64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
+// for i < m, j < n, streaming B row by row in groups of 4; 1 <= m <= 4.
+TEXT ·dgemmRowsNEON(SB), NOSPLIT, $0-80
+	MOVD	acs+24(FP), R1
+	LSL	$3, R1, R1
+	MOVD	b+32(FP), R2
+	MOVD	ldb+40(FP), R3
+	LSL	$3, R3, R3
+	LSL	$2, R3, R23
+	MOVD	n+72(FP), R17
+	LSL	$3, R17, R17
+	MOVD	a+8(FP), R8
+	MOVD	ars+16(FP), R24
+	LSL	$3, R24, R24
+	ADD	R24, R8, R9
+	ADD	R24, R9, R10
+	ADD	R24, R10, R11
+	MOVD	c+48(FP), R4
+	MOVD	ldc+56(FP), R24
+	LSL	$3, R24, R24
+	ADD	R24, R4, R5
+	ADD	R24, R5, R6
+	ADD	R24, R6, R7
+	MOVD	kc+0(FP), R0
+	MOVD	m+64(FP), R24
+	CMP	$1, R24
+	BEQ	dgemmRowsNEON_m1_start
+	CMP	$2, R24
+	BEQ	dgemmRowsNEON_m2_start
+	CMP	$3, R24
+	BEQ	dgemmRowsNEON_m3_start
+	B	dgemmRowsNEON_m4_start
+dgemmRowsNEON_m1_start:
+	// m = 1: zero the C rows, then groups of 4 rows of B, then single rows.
+	VEOR	V16.B16, V16.B16, V16.B16
+	VEOR	V17.B16, V17.B16, V17.B16
+	MOVD	R4, R19
+	MOVD	R17, R16
+dgemmRowsNEON_m1_z032:
+	CMP	$32, R16
+	BLT	dgemmRowsNEON_m1_z016
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	SUB	$32, R16, R16
+	B	dgemmRowsNEON_m1_z032
+dgemmRowsNEON_m1_z016:
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m1_z01
+	VST1.P	[V16.D2], 16(R19)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m1_z01:
+	CBZ	R16, dgemmRowsNEON_m1_z0end
+dgemmRowsNEON_m1_z01l:
+	MOVD	ZR, (R19)
+	ADD	$8, R19, R19
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m1_z01l
+dgemmRowsNEON_m1_z0end:
+dgemmRowsNEON_m1_g4:
+	CMP	$4, R0
+	BLT	dgemmRowsNEON_m1_g4end
+	VLD1	(R8), V0.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.D[1]
+	ADD	R1, R8, R8
+	VLD1	(R8), V1.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V1.D[1]
+	ADD	R1, R8, R8
+	MOVD	R2, R12
+	ADD	R3, R12, R13
+	ADD	R3, R13, R14
+	ADD	R3, R14, R15
+	MOVD	R4, R19
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	dgemmRowsNEON_m1_g4v16
+dgemmRowsNEON_m1_g4v32:
+	VLD1.P	32(R12), [V8.D2, V9.D2]
+	VLD1.P	32(R13), [V10.D2, V11.D2]
+	VLD1.P	32(R14), [V12.D2, V13.D2]
+	VLD1.P	32(R15), [V14.D2, V15.D2]
+	VLD1	(R19), [V16.D2, V17.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01131 // fmla v17.2d, v9.2d, v0.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc01971 // fmla v17.2d, v11.2d, v0.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc111b1 // fmla v17.2d, v13.2d, v1.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	WORD	$0x4fc119f1 // fmla v17.2d, v15.2d, v1.d[1]
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	SUBS	$32, R16, R16
+	BGE	dgemmRowsNEON_m1_g4v32
+dgemmRowsNEON_m1_g4v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m1_g4s
+	VLD1.P	16(R12), [V8.D2]
+	VLD1.P	16(R13), [V10.D2]
+	VLD1.P	16(R14), [V12.D2]
+	VLD1.P	16(R15), [V14.D2]
+	VLD1	(R19), [V16.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	VST1.P	[V16.D2], 16(R19)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m1_g4s:
+	CBZ	R16, dgemmRowsNEON_m1_g4next
+dgemmRowsNEON_m1_g4sl:
+	FMOVD	(R12), F8
+	ADD	$8, R12, R12
+	FMOVD	(R13), F10
+	ADD	$8, R13, R13
+	FMOVD	(R14), F12
+	ADD	$8, R14, R14
+	FMOVD	(R15), F14
+	ADD	$8, R15, R15
+	FMOVD	(R19), F16
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	FMOVD	F16, (R19)
+	ADD	$8, R19, R19
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m1_g4sl
+dgemmRowsNEON_m1_g4next:
+	ADD	R23, R2, R2
+	SUB	$4, R0, R0
+	B	dgemmRowsNEON_m1_g4
+dgemmRowsNEON_m1_g4end:
+dgemmRowsNEON_m1_g1:
+	CMP	$1, R0
+	BLT	dgemmRowsNEON_m1_g1end
+	VLD1	(R8), V0.D[0]
+	ADD	R1, R8, R8
+	MOVD	R2, R12
+	MOVD	R4, R19
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	dgemmRowsNEON_m1_g1v16
+dgemmRowsNEON_m1_g1v32:
+	VLD1.P	32(R12), [V8.D2, V9.D2]
+	VLD1	(R19), [V16.D2, V17.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01131 // fmla v17.2d, v9.2d, v0.d[0]
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	SUBS	$32, R16, R16
+	BGE	dgemmRowsNEON_m1_g1v32
+dgemmRowsNEON_m1_g1v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m1_g1s
+	VLD1.P	16(R12), [V8.D2]
+	VLD1	(R19), [V16.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	VST1.P	[V16.D2], 16(R19)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m1_g1s:
+	CBZ	R16, dgemmRowsNEON_m1_g1next
+dgemmRowsNEON_m1_g1sl:
+	FMOVD	(R12), F8
+	ADD	$8, R12, R12
+	FMOVD	(R19), F16
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	FMOVD	F16, (R19)
+	ADD	$8, R19, R19
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m1_g1sl
+dgemmRowsNEON_m1_g1next:
+	ADD	R3, R2, R2
+	SUB	$1, R0, R0
+	B	dgemmRowsNEON_m1_g1
+dgemmRowsNEON_m1_g1end:
+	RET
+dgemmRowsNEON_m2_start:
+	// m = 2: zero the C rows, then groups of 4 rows of B, then single rows.
+	VEOR	V16.B16, V16.B16, V16.B16
+	VEOR	V17.B16, V17.B16, V17.B16
+	MOVD	R4, R19
+	MOVD	R17, R16
+dgemmRowsNEON_m2_z032:
+	CMP	$32, R16
+	BLT	dgemmRowsNEON_m2_z016
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	SUB	$32, R16, R16
+	B	dgemmRowsNEON_m2_z032
+dgemmRowsNEON_m2_z016:
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m2_z01
+	VST1.P	[V16.D2], 16(R19)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m2_z01:
+	CBZ	R16, dgemmRowsNEON_m2_z0end
+dgemmRowsNEON_m2_z01l:
+	MOVD	ZR, (R19)
+	ADD	$8, R19, R19
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m2_z01l
+dgemmRowsNEON_m2_z0end:
+	MOVD	R5, R20
+	MOVD	R17, R16
+dgemmRowsNEON_m2_z132:
+	CMP	$32, R16
+	BLT	dgemmRowsNEON_m2_z116
+	VST1.P	[V16.D2, V17.D2], 32(R20)
+	SUB	$32, R16, R16
+	B	dgemmRowsNEON_m2_z132
+dgemmRowsNEON_m2_z116:
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m2_z11
+	VST1.P	[V16.D2], 16(R20)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m2_z11:
+	CBZ	R16, dgemmRowsNEON_m2_z1end
+dgemmRowsNEON_m2_z11l:
+	MOVD	ZR, (R20)
+	ADD	$8, R20, R20
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m2_z11l
+dgemmRowsNEON_m2_z1end:
+dgemmRowsNEON_m2_g4:
+	CMP	$4, R0
+	BLT	dgemmRowsNEON_m2_g4end
+	VLD1	(R8), V0.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.D[1]
+	ADD	R1, R8, R8
+	VLD1	(R8), V1.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V1.D[1]
+	ADD	R1, R8, R8
+	VLD1	(R9), V2.D[0]
+	ADD	R1, R9, R9
+	VLD1	(R9), V2.D[1]
+	ADD	R1, R9, R9
+	VLD1	(R9), V3.D[0]
+	ADD	R1, R9, R9
+	VLD1	(R9), V3.D[1]
+	ADD	R1, R9, R9
+	MOVD	R2, R12
+	ADD	R3, R12, R13
+	ADD	R3, R13, R14
+	ADD	R3, R14, R15
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	dgemmRowsNEON_m2_g4v16
+dgemmRowsNEON_m2_g4v32:
+	VLD1.P	32(R12), [V8.D2, V9.D2]
+	VLD1.P	32(R13), [V10.D2, V11.D2]
+	VLD1.P	32(R14), [V12.D2, V13.D2]
+	VLD1.P	32(R15), [V14.D2, V15.D2]
+	VLD1	(R19), [V16.D2, V17.D2]
+	VLD1	(R20), [V18.D2, V19.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01131 // fmla v17.2d, v9.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc21133 // fmla v19.2d, v9.2d, v2.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc01971 // fmla v17.2d, v11.2d, v0.d[1]
+	WORD	$0x4fc21952 // fmla v18.2d, v10.2d, v2.d[1]
+	WORD	$0x4fc21973 // fmla v19.2d, v11.2d, v2.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc111b1 // fmla v17.2d, v13.2d, v1.d[0]
+	WORD	$0x4fc31192 // fmla v18.2d, v12.2d, v3.d[0]
+	WORD	$0x4fc311b3 // fmla v19.2d, v13.2d, v3.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	WORD	$0x4fc119f1 // fmla v17.2d, v15.2d, v1.d[1]
+	WORD	$0x4fc319d2 // fmla v18.2d, v14.2d, v3.d[1]
+	WORD	$0x4fc319f3 // fmla v19.2d, v15.2d, v3.d[1]
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	VST1.P	[V18.D2, V19.D2], 32(R20)
+	SUBS	$32, R16, R16
+	BGE	dgemmRowsNEON_m2_g4v32
+dgemmRowsNEON_m2_g4v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m2_g4s
+	VLD1.P	16(R12), [V8.D2]
+	VLD1.P	16(R13), [V10.D2]
+	VLD1.P	16(R14), [V12.D2]
+	VLD1.P	16(R15), [V14.D2]
+	VLD1	(R19), [V16.D2]
+	VLD1	(R20), [V18.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc21952 // fmla v18.2d, v10.2d, v2.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc31192 // fmla v18.2d, v12.2d, v3.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	WORD	$0x4fc319d2 // fmla v18.2d, v14.2d, v3.d[1]
+	VST1.P	[V16.D2], 16(R19)
+	VST1.P	[V18.D2], 16(R20)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m2_g4s:
+	CBZ	R16, dgemmRowsNEON_m2_g4next
+dgemmRowsNEON_m2_g4sl:
+	FMOVD	(R12), F8
+	ADD	$8, R12, R12
+	FMOVD	(R13), F10
+	ADD	$8, R13, R13
+	FMOVD	(R14), F12
+	ADD	$8, R14, R14
+	FMOVD	(R15), F14
+	ADD	$8, R15, R15
+	FMOVD	(R19), F16
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	FMOVD	F16, (R19)
+	ADD	$8, R19, R19
+	FMOVD	(R20), F18
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc21952 // fmla v18.2d, v10.2d, v2.d[1]
+	WORD	$0x4fc31192 // fmla v18.2d, v12.2d, v3.d[0]
+	WORD	$0x4fc319d2 // fmla v18.2d, v14.2d, v3.d[1]
+	FMOVD	F18, (R20)
+	ADD	$8, R20, R20
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m2_g4sl
+dgemmRowsNEON_m2_g4next:
+	ADD	R23, R2, R2
+	SUB	$4, R0, R0
+	B	dgemmRowsNEON_m2_g4
+dgemmRowsNEON_m2_g4end:
+dgemmRowsNEON_m2_g1:
+	CMP	$1, R0
+	BLT	dgemmRowsNEON_m2_g1end
+	VLD1	(R8), V0.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R9), V2.D[0]
+	ADD	R1, R9, R9
+	MOVD	R2, R12
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	dgemmRowsNEON_m2_g1v16
+dgemmRowsNEON_m2_g1v32:
+	VLD1.P	32(R12), [V8.D2, V9.D2]
+	VLD1	(R19), [V16.D2, V17.D2]
+	VLD1	(R20), [V18.D2, V19.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01131 // fmla v17.2d, v9.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc21133 // fmla v19.2d, v9.2d, v2.d[0]
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	VST1.P	[V18.D2, V19.D2], 32(R20)
+	SUBS	$32, R16, R16
+	BGE	dgemmRowsNEON_m2_g1v32
+dgemmRowsNEON_m2_g1v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m2_g1s
+	VLD1.P	16(R12), [V8.D2]
+	VLD1	(R19), [V16.D2]
+	VLD1	(R20), [V18.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	VST1.P	[V16.D2], 16(R19)
+	VST1.P	[V18.D2], 16(R20)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m2_g1s:
+	CBZ	R16, dgemmRowsNEON_m2_g1next
+dgemmRowsNEON_m2_g1sl:
+	FMOVD	(R12), F8
+	ADD	$8, R12, R12
+	FMOVD	(R19), F16
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	FMOVD	F16, (R19)
+	ADD	$8, R19, R19
+	FMOVD	(R20), F18
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	FMOVD	F18, (R20)
+	ADD	$8, R20, R20
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m2_g1sl
+dgemmRowsNEON_m2_g1next:
+	ADD	R3, R2, R2
+	SUB	$1, R0, R0
+	B	dgemmRowsNEON_m2_g1
+dgemmRowsNEON_m2_g1end:
+	RET
+dgemmRowsNEON_m3_start:
+	// m = 3: zero the C rows, then groups of 4 rows of B, then single rows.
+	VEOR	V16.B16, V16.B16, V16.B16
+	VEOR	V17.B16, V17.B16, V17.B16
+	MOVD	R4, R19
+	MOVD	R17, R16
+dgemmRowsNEON_m3_z032:
+	CMP	$32, R16
+	BLT	dgemmRowsNEON_m3_z016
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	SUB	$32, R16, R16
+	B	dgemmRowsNEON_m3_z032
+dgemmRowsNEON_m3_z016:
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m3_z01
+	VST1.P	[V16.D2], 16(R19)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m3_z01:
+	CBZ	R16, dgemmRowsNEON_m3_z0end
+dgemmRowsNEON_m3_z01l:
+	MOVD	ZR, (R19)
+	ADD	$8, R19, R19
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m3_z01l
+dgemmRowsNEON_m3_z0end:
+	MOVD	R5, R20
+	MOVD	R17, R16
+dgemmRowsNEON_m3_z132:
+	CMP	$32, R16
+	BLT	dgemmRowsNEON_m3_z116
+	VST1.P	[V16.D2, V17.D2], 32(R20)
+	SUB	$32, R16, R16
+	B	dgemmRowsNEON_m3_z132
+dgemmRowsNEON_m3_z116:
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m3_z11
+	VST1.P	[V16.D2], 16(R20)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m3_z11:
+	CBZ	R16, dgemmRowsNEON_m3_z1end
+dgemmRowsNEON_m3_z11l:
+	MOVD	ZR, (R20)
+	ADD	$8, R20, R20
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m3_z11l
+dgemmRowsNEON_m3_z1end:
+	MOVD	R6, R21
+	MOVD	R17, R16
+dgemmRowsNEON_m3_z232:
+	CMP	$32, R16
+	BLT	dgemmRowsNEON_m3_z216
+	VST1.P	[V16.D2, V17.D2], 32(R21)
+	SUB	$32, R16, R16
+	B	dgemmRowsNEON_m3_z232
+dgemmRowsNEON_m3_z216:
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m3_z21
+	VST1.P	[V16.D2], 16(R21)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m3_z21:
+	CBZ	R16, dgemmRowsNEON_m3_z2end
+dgemmRowsNEON_m3_z21l:
+	MOVD	ZR, (R21)
+	ADD	$8, R21, R21
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m3_z21l
+dgemmRowsNEON_m3_z2end:
+dgemmRowsNEON_m3_g4:
+	CMP	$4, R0
+	BLT	dgemmRowsNEON_m3_g4end
+	VLD1	(R8), V0.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.D[1]
+	ADD	R1, R8, R8
+	VLD1	(R8), V1.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V1.D[1]
+	ADD	R1, R8, R8
+	VLD1	(R9), V2.D[0]
+	ADD	R1, R9, R9
+	VLD1	(R9), V2.D[1]
+	ADD	R1, R9, R9
+	VLD1	(R9), V3.D[0]
+	ADD	R1, R9, R9
+	VLD1	(R9), V3.D[1]
+	ADD	R1, R9, R9
+	VLD1	(R10), V4.D[0]
+	ADD	R1, R10, R10
+	VLD1	(R10), V4.D[1]
+	ADD	R1, R10, R10
+	VLD1	(R10), V5.D[0]
+	ADD	R1, R10, R10
+	VLD1	(R10), V5.D[1]
+	ADD	R1, R10, R10
+	MOVD	R2, R12
+	ADD	R3, R12, R13
+	ADD	R3, R13, R14
+	ADD	R3, R14, R15
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R6, R21
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	dgemmRowsNEON_m3_g4v16
+dgemmRowsNEON_m3_g4v32:
+	VLD1.P	32(R12), [V8.D2, V9.D2]
+	VLD1.P	32(R13), [V10.D2, V11.D2]
+	VLD1.P	32(R14), [V12.D2, V13.D2]
+	VLD1.P	32(R15), [V14.D2, V15.D2]
+	VLD1	(R19), [V16.D2, V17.D2]
+	VLD1	(R20), [V18.D2, V19.D2]
+	VLD1	(R21), [V20.D2, V21.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01131 // fmla v17.2d, v9.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc21133 // fmla v19.2d, v9.2d, v2.d[0]
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	WORD	$0x4fc41135 // fmla v21.2d, v9.2d, v4.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc01971 // fmla v17.2d, v11.2d, v0.d[1]
+	WORD	$0x4fc21952 // fmla v18.2d, v10.2d, v2.d[1]
+	WORD	$0x4fc21973 // fmla v19.2d, v11.2d, v2.d[1]
+	WORD	$0x4fc41954 // fmla v20.2d, v10.2d, v4.d[1]
+	WORD	$0x4fc41975 // fmla v21.2d, v11.2d, v4.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc111b1 // fmla v17.2d, v13.2d, v1.d[0]
+	WORD	$0x4fc31192 // fmla v18.2d, v12.2d, v3.d[0]
+	WORD	$0x4fc311b3 // fmla v19.2d, v13.2d, v3.d[0]
+	WORD	$0x4fc51194 // fmla v20.2d, v12.2d, v5.d[0]
+	WORD	$0x4fc511b5 // fmla v21.2d, v13.2d, v5.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	WORD	$0x4fc119f1 // fmla v17.2d, v15.2d, v1.d[1]
+	WORD	$0x4fc319d2 // fmla v18.2d, v14.2d, v3.d[1]
+	WORD	$0x4fc319f3 // fmla v19.2d, v15.2d, v3.d[1]
+	WORD	$0x4fc519d4 // fmla v20.2d, v14.2d, v5.d[1]
+	WORD	$0x4fc519f5 // fmla v21.2d, v15.2d, v5.d[1]
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	VST1.P	[V18.D2, V19.D2], 32(R20)
+	VST1.P	[V20.D2, V21.D2], 32(R21)
+	SUBS	$32, R16, R16
+	BGE	dgemmRowsNEON_m3_g4v32
+dgemmRowsNEON_m3_g4v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m3_g4s
+	VLD1.P	16(R12), [V8.D2]
+	VLD1.P	16(R13), [V10.D2]
+	VLD1.P	16(R14), [V12.D2]
+	VLD1.P	16(R15), [V14.D2]
+	VLD1	(R19), [V16.D2]
+	VLD1	(R20), [V18.D2]
+	VLD1	(R21), [V20.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc21952 // fmla v18.2d, v10.2d, v2.d[1]
+	WORD	$0x4fc41954 // fmla v20.2d, v10.2d, v4.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc31192 // fmla v18.2d, v12.2d, v3.d[0]
+	WORD	$0x4fc51194 // fmla v20.2d, v12.2d, v5.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	WORD	$0x4fc319d2 // fmla v18.2d, v14.2d, v3.d[1]
+	WORD	$0x4fc519d4 // fmla v20.2d, v14.2d, v5.d[1]
+	VST1.P	[V16.D2], 16(R19)
+	VST1.P	[V18.D2], 16(R20)
+	VST1.P	[V20.D2], 16(R21)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m3_g4s:
+	CBZ	R16, dgemmRowsNEON_m3_g4next
+dgemmRowsNEON_m3_g4sl:
+	FMOVD	(R12), F8
+	ADD	$8, R12, R12
+	FMOVD	(R13), F10
+	ADD	$8, R13, R13
+	FMOVD	(R14), F12
+	ADD	$8, R14, R14
+	FMOVD	(R15), F14
+	ADD	$8, R15, R15
+	FMOVD	(R19), F16
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	FMOVD	F16, (R19)
+	ADD	$8, R19, R19
+	FMOVD	(R20), F18
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc21952 // fmla v18.2d, v10.2d, v2.d[1]
+	WORD	$0x4fc31192 // fmla v18.2d, v12.2d, v3.d[0]
+	WORD	$0x4fc319d2 // fmla v18.2d, v14.2d, v3.d[1]
+	FMOVD	F18, (R20)
+	ADD	$8, R20, R20
+	FMOVD	(R21), F20
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	WORD	$0x4fc41954 // fmla v20.2d, v10.2d, v4.d[1]
+	WORD	$0x4fc51194 // fmla v20.2d, v12.2d, v5.d[0]
+	WORD	$0x4fc519d4 // fmla v20.2d, v14.2d, v5.d[1]
+	FMOVD	F20, (R21)
+	ADD	$8, R21, R21
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m3_g4sl
+dgemmRowsNEON_m3_g4next:
+	ADD	R23, R2, R2
+	SUB	$4, R0, R0
+	B	dgemmRowsNEON_m3_g4
+dgemmRowsNEON_m3_g4end:
+dgemmRowsNEON_m3_g1:
+	CMP	$1, R0
+	BLT	dgemmRowsNEON_m3_g1end
+	VLD1	(R8), V0.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R9), V2.D[0]
+	ADD	R1, R9, R9
+	VLD1	(R10), V4.D[0]
+	ADD	R1, R10, R10
+	MOVD	R2, R12
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R6, R21
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	dgemmRowsNEON_m3_g1v16
+dgemmRowsNEON_m3_g1v32:
+	VLD1.P	32(R12), [V8.D2, V9.D2]
+	VLD1	(R19), [V16.D2, V17.D2]
+	VLD1	(R20), [V18.D2, V19.D2]
+	VLD1	(R21), [V20.D2, V21.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01131 // fmla v17.2d, v9.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc21133 // fmla v19.2d, v9.2d, v2.d[0]
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	WORD	$0x4fc41135 // fmla v21.2d, v9.2d, v4.d[0]
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	VST1.P	[V18.D2, V19.D2], 32(R20)
+	VST1.P	[V20.D2, V21.D2], 32(R21)
+	SUBS	$32, R16, R16
+	BGE	dgemmRowsNEON_m3_g1v32
+dgemmRowsNEON_m3_g1v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m3_g1s
+	VLD1.P	16(R12), [V8.D2]
+	VLD1	(R19), [V16.D2]
+	VLD1	(R20), [V18.D2]
+	VLD1	(R21), [V20.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	VST1.P	[V16.D2], 16(R19)
+	VST1.P	[V18.D2], 16(R20)
+	VST1.P	[V20.D2], 16(R21)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m3_g1s:
+	CBZ	R16, dgemmRowsNEON_m3_g1next
+dgemmRowsNEON_m3_g1sl:
+	FMOVD	(R12), F8
+	ADD	$8, R12, R12
+	FMOVD	(R19), F16
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	FMOVD	F16, (R19)
+	ADD	$8, R19, R19
+	FMOVD	(R20), F18
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	FMOVD	F18, (R20)
+	ADD	$8, R20, R20
+	FMOVD	(R21), F20
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	FMOVD	F20, (R21)
+	ADD	$8, R21, R21
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m3_g1sl
+dgemmRowsNEON_m3_g1next:
+	ADD	R3, R2, R2
+	SUB	$1, R0, R0
+	B	dgemmRowsNEON_m3_g1
+dgemmRowsNEON_m3_g1end:
+	RET
+dgemmRowsNEON_m4_start:
+	// m = 4: zero the C rows, then groups of 4 rows of B, then single rows.
+	VEOR	V16.B16, V16.B16, V16.B16
+	VEOR	V17.B16, V17.B16, V17.B16
+	MOVD	R4, R19
+	MOVD	R17, R16
+dgemmRowsNEON_m4_z032:
+	CMP	$32, R16
+	BLT	dgemmRowsNEON_m4_z016
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	SUB	$32, R16, R16
+	B	dgemmRowsNEON_m4_z032
+dgemmRowsNEON_m4_z016:
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m4_z01
+	VST1.P	[V16.D2], 16(R19)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m4_z01:
+	CBZ	R16, dgemmRowsNEON_m4_z0end
+dgemmRowsNEON_m4_z01l:
+	MOVD	ZR, (R19)
+	ADD	$8, R19, R19
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m4_z01l
+dgemmRowsNEON_m4_z0end:
+	MOVD	R5, R20
+	MOVD	R17, R16
+dgemmRowsNEON_m4_z132:
+	CMP	$32, R16
+	BLT	dgemmRowsNEON_m4_z116
+	VST1.P	[V16.D2, V17.D2], 32(R20)
+	SUB	$32, R16, R16
+	B	dgemmRowsNEON_m4_z132
+dgemmRowsNEON_m4_z116:
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m4_z11
+	VST1.P	[V16.D2], 16(R20)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m4_z11:
+	CBZ	R16, dgemmRowsNEON_m4_z1end
+dgemmRowsNEON_m4_z11l:
+	MOVD	ZR, (R20)
+	ADD	$8, R20, R20
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m4_z11l
+dgemmRowsNEON_m4_z1end:
+	MOVD	R6, R21
+	MOVD	R17, R16
+dgemmRowsNEON_m4_z232:
+	CMP	$32, R16
+	BLT	dgemmRowsNEON_m4_z216
+	VST1.P	[V16.D2, V17.D2], 32(R21)
+	SUB	$32, R16, R16
+	B	dgemmRowsNEON_m4_z232
+dgemmRowsNEON_m4_z216:
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m4_z21
+	VST1.P	[V16.D2], 16(R21)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m4_z21:
+	CBZ	R16, dgemmRowsNEON_m4_z2end
+dgemmRowsNEON_m4_z21l:
+	MOVD	ZR, (R21)
+	ADD	$8, R21, R21
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m4_z21l
+dgemmRowsNEON_m4_z2end:
+	MOVD	R7, R22
+	MOVD	R17, R16
+dgemmRowsNEON_m4_z332:
+	CMP	$32, R16
+	BLT	dgemmRowsNEON_m4_z316
+	VST1.P	[V16.D2, V17.D2], 32(R22)
+	SUB	$32, R16, R16
+	B	dgemmRowsNEON_m4_z332
+dgemmRowsNEON_m4_z316:
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m4_z31
+	VST1.P	[V16.D2], 16(R22)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m4_z31:
+	CBZ	R16, dgemmRowsNEON_m4_z3end
+dgemmRowsNEON_m4_z31l:
+	MOVD	ZR, (R22)
+	ADD	$8, R22, R22
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m4_z31l
+dgemmRowsNEON_m4_z3end:
+dgemmRowsNEON_m4_g4:
+	CMP	$4, R0
+	BLT	dgemmRowsNEON_m4_g4end
+	VLD1	(R8), V0.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V0.D[1]
+	ADD	R1, R8, R8
+	VLD1	(R8), V1.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R8), V1.D[1]
+	ADD	R1, R8, R8
+	VLD1	(R9), V2.D[0]
+	ADD	R1, R9, R9
+	VLD1	(R9), V2.D[1]
+	ADD	R1, R9, R9
+	VLD1	(R9), V3.D[0]
+	ADD	R1, R9, R9
+	VLD1	(R9), V3.D[1]
+	ADD	R1, R9, R9
+	VLD1	(R10), V4.D[0]
+	ADD	R1, R10, R10
+	VLD1	(R10), V4.D[1]
+	ADD	R1, R10, R10
+	VLD1	(R10), V5.D[0]
+	ADD	R1, R10, R10
+	VLD1	(R10), V5.D[1]
+	ADD	R1, R10, R10
+	VLD1	(R11), V6.D[0]
+	ADD	R1, R11, R11
+	VLD1	(R11), V6.D[1]
+	ADD	R1, R11, R11
+	VLD1	(R11), V7.D[0]
+	ADD	R1, R11, R11
+	VLD1	(R11), V7.D[1]
+	ADD	R1, R11, R11
+	MOVD	R2, R12
+	ADD	R3, R12, R13
+	ADD	R3, R13, R14
+	ADD	R3, R14, R15
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R6, R21
+	MOVD	R7, R22
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	dgemmRowsNEON_m4_g4v16
+dgemmRowsNEON_m4_g4v32:
+	VLD1.P	32(R12), [V8.D2, V9.D2]
+	VLD1.P	32(R13), [V10.D2, V11.D2]
+	VLD1.P	32(R14), [V12.D2, V13.D2]
+	VLD1.P	32(R15), [V14.D2, V15.D2]
+	VLD1	(R19), [V16.D2, V17.D2]
+	VLD1	(R20), [V18.D2, V19.D2]
+	VLD1	(R21), [V20.D2, V21.D2]
+	VLD1	(R22), [V22.D2, V23.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01131 // fmla v17.2d, v9.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc21133 // fmla v19.2d, v9.2d, v2.d[0]
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	WORD	$0x4fc41135 // fmla v21.2d, v9.2d, v4.d[0]
+	WORD	$0x4fc61116 // fmla v22.2d, v8.2d, v6.d[0]
+	WORD	$0x4fc61137 // fmla v23.2d, v9.2d, v6.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc01971 // fmla v17.2d, v11.2d, v0.d[1]
+	WORD	$0x4fc21952 // fmla v18.2d, v10.2d, v2.d[1]
+	WORD	$0x4fc21973 // fmla v19.2d, v11.2d, v2.d[1]
+	WORD	$0x4fc41954 // fmla v20.2d, v10.2d, v4.d[1]
+	WORD	$0x4fc41975 // fmla v21.2d, v11.2d, v4.d[1]
+	WORD	$0x4fc61956 // fmla v22.2d, v10.2d, v6.d[1]
+	WORD	$0x4fc61977 // fmla v23.2d, v11.2d, v6.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc111b1 // fmla v17.2d, v13.2d, v1.d[0]
+	WORD	$0x4fc31192 // fmla v18.2d, v12.2d, v3.d[0]
+	WORD	$0x4fc311b3 // fmla v19.2d, v13.2d, v3.d[0]
+	WORD	$0x4fc51194 // fmla v20.2d, v12.2d, v5.d[0]
+	WORD	$0x4fc511b5 // fmla v21.2d, v13.2d, v5.d[0]
+	WORD	$0x4fc71196 // fmla v22.2d, v12.2d, v7.d[0]
+	WORD	$0x4fc711b7 // fmla v23.2d, v13.2d, v7.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	WORD	$0x4fc119f1 // fmla v17.2d, v15.2d, v1.d[1]
+	WORD	$0x4fc319d2 // fmla v18.2d, v14.2d, v3.d[1]
+	WORD	$0x4fc319f3 // fmla v19.2d, v15.2d, v3.d[1]
+	WORD	$0x4fc519d4 // fmla v20.2d, v14.2d, v5.d[1]
+	WORD	$0x4fc519f5 // fmla v21.2d, v15.2d, v5.d[1]
+	WORD	$0x4fc719d6 // fmla v22.2d, v14.2d, v7.d[1]
+	WORD	$0x4fc719f7 // fmla v23.2d, v15.2d, v7.d[1]
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	VST1.P	[V18.D2, V19.D2], 32(R20)
+	VST1.P	[V20.D2, V21.D2], 32(R21)
+	VST1.P	[V22.D2, V23.D2], 32(R22)
+	SUBS	$32, R16, R16
+	BGE	dgemmRowsNEON_m4_g4v32
+dgemmRowsNEON_m4_g4v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m4_g4s
+	VLD1.P	16(R12), [V8.D2]
+	VLD1.P	16(R13), [V10.D2]
+	VLD1.P	16(R14), [V12.D2]
+	VLD1.P	16(R15), [V14.D2]
+	VLD1	(R19), [V16.D2]
+	VLD1	(R20), [V18.D2]
+	VLD1	(R21), [V20.D2]
+	VLD1	(R22), [V22.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	WORD	$0x4fc61116 // fmla v22.2d, v8.2d, v6.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc21952 // fmla v18.2d, v10.2d, v2.d[1]
+	WORD	$0x4fc41954 // fmla v20.2d, v10.2d, v4.d[1]
+	WORD	$0x4fc61956 // fmla v22.2d, v10.2d, v6.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc31192 // fmla v18.2d, v12.2d, v3.d[0]
+	WORD	$0x4fc51194 // fmla v20.2d, v12.2d, v5.d[0]
+	WORD	$0x4fc71196 // fmla v22.2d, v12.2d, v7.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	WORD	$0x4fc319d2 // fmla v18.2d, v14.2d, v3.d[1]
+	WORD	$0x4fc519d4 // fmla v20.2d, v14.2d, v5.d[1]
+	WORD	$0x4fc719d6 // fmla v22.2d, v14.2d, v7.d[1]
+	VST1.P	[V16.D2], 16(R19)
+	VST1.P	[V18.D2], 16(R20)
+	VST1.P	[V20.D2], 16(R21)
+	VST1.P	[V22.D2], 16(R22)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m4_g4s:
+	CBZ	R16, dgemmRowsNEON_m4_g4next
+dgemmRowsNEON_m4_g4sl:
+	FMOVD	(R12), F8
+	ADD	$8, R12, R12
+	FMOVD	(R13), F10
+	ADD	$8, R13, R13
+	FMOVD	(R14), F12
+	ADD	$8, R14, R14
+	FMOVD	(R15), F14
+	ADD	$8, R15, R15
+	FMOVD	(R19), F16
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01950 // fmla v16.2d, v10.2d, v0.d[1]
+	WORD	$0x4fc11190 // fmla v16.2d, v12.2d, v1.d[0]
+	WORD	$0x4fc119d0 // fmla v16.2d, v14.2d, v1.d[1]
+	FMOVD	F16, (R19)
+	ADD	$8, R19, R19
+	FMOVD	(R20), F18
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc21952 // fmla v18.2d, v10.2d, v2.d[1]
+	WORD	$0x4fc31192 // fmla v18.2d, v12.2d, v3.d[0]
+	WORD	$0x4fc319d2 // fmla v18.2d, v14.2d, v3.d[1]
+	FMOVD	F18, (R20)
+	ADD	$8, R20, R20
+	FMOVD	(R21), F20
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	WORD	$0x4fc41954 // fmla v20.2d, v10.2d, v4.d[1]
+	WORD	$0x4fc51194 // fmla v20.2d, v12.2d, v5.d[0]
+	WORD	$0x4fc519d4 // fmla v20.2d, v14.2d, v5.d[1]
+	FMOVD	F20, (R21)
+	ADD	$8, R21, R21
+	FMOVD	(R22), F22
+	WORD	$0x4fc61116 // fmla v22.2d, v8.2d, v6.d[0]
+	WORD	$0x4fc61956 // fmla v22.2d, v10.2d, v6.d[1]
+	WORD	$0x4fc71196 // fmla v22.2d, v12.2d, v7.d[0]
+	WORD	$0x4fc719d6 // fmla v22.2d, v14.2d, v7.d[1]
+	FMOVD	F22, (R22)
+	ADD	$8, R22, R22
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m4_g4sl
+dgemmRowsNEON_m4_g4next:
+	ADD	R23, R2, R2
+	SUB	$4, R0, R0
+	B	dgemmRowsNEON_m4_g4
+dgemmRowsNEON_m4_g4end:
+dgemmRowsNEON_m4_g1:
+	CMP	$1, R0
+	BLT	dgemmRowsNEON_m4_g1end
+	VLD1	(R8), V0.D[0]
+	ADD	R1, R8, R8
+	VLD1	(R9), V2.D[0]
+	ADD	R1, R9, R9
+	VLD1	(R10), V4.D[0]
+	ADD	R1, R10, R10
+	VLD1	(R11), V6.D[0]
+	ADD	R1, R11, R11
+	MOVD	R2, R12
+	MOVD	R4, R19
+	MOVD	R5, R20
+	MOVD	R6, R21
+	MOVD	R7, R22
+	MOVD	R17, R16
+	SUBS	$32, R16, R16
+	BLT	dgemmRowsNEON_m4_g1v16
+dgemmRowsNEON_m4_g1v32:
+	VLD1.P	32(R12), [V8.D2, V9.D2]
+	VLD1	(R19), [V16.D2, V17.D2]
+	VLD1	(R20), [V18.D2, V19.D2]
+	VLD1	(R21), [V20.D2, V21.D2]
+	VLD1	(R22), [V22.D2, V23.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc01131 // fmla v17.2d, v9.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc21133 // fmla v19.2d, v9.2d, v2.d[0]
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	WORD	$0x4fc41135 // fmla v21.2d, v9.2d, v4.d[0]
+	WORD	$0x4fc61116 // fmla v22.2d, v8.2d, v6.d[0]
+	WORD	$0x4fc61137 // fmla v23.2d, v9.2d, v6.d[0]
+	VST1.P	[V16.D2, V17.D2], 32(R19)
+	VST1.P	[V18.D2, V19.D2], 32(R20)
+	VST1.P	[V20.D2, V21.D2], 32(R21)
+	VST1.P	[V22.D2, V23.D2], 32(R22)
+	SUBS	$32, R16, R16
+	BGE	dgemmRowsNEON_m4_g1v32
+dgemmRowsNEON_m4_g1v16:
+	ADD	$32, R16, R16
+	CMP	$16, R16
+	BLT	dgemmRowsNEON_m4_g1s
+	VLD1.P	16(R12), [V8.D2]
+	VLD1	(R19), [V16.D2]
+	VLD1	(R20), [V18.D2]
+	VLD1	(R21), [V20.D2]
+	VLD1	(R22), [V22.D2]
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	WORD	$0x4fc61116 // fmla v22.2d, v8.2d, v6.d[0]
+	VST1.P	[V16.D2], 16(R19)
+	VST1.P	[V18.D2], 16(R20)
+	VST1.P	[V20.D2], 16(R21)
+	VST1.P	[V22.D2], 16(R22)
+	SUB	$16, R16, R16
+dgemmRowsNEON_m4_g1s:
+	CBZ	R16, dgemmRowsNEON_m4_g1next
+dgemmRowsNEON_m4_g1sl:
+	FMOVD	(R12), F8
+	ADD	$8, R12, R12
+	FMOVD	(R19), F16
+	WORD	$0x4fc01110 // fmla v16.2d, v8.2d, v0.d[0]
+	FMOVD	F16, (R19)
+	ADD	$8, R19, R19
+	FMOVD	(R20), F18
+	WORD	$0x4fc21112 // fmla v18.2d, v8.2d, v2.d[0]
+	FMOVD	F18, (R20)
+	ADD	$8, R20, R20
+	FMOVD	(R21), F20
+	WORD	$0x4fc41114 // fmla v20.2d, v8.2d, v4.d[0]
+	FMOVD	F20, (R21)
+	ADD	$8, R21, R21
+	FMOVD	(R22), F22
+	WORD	$0x4fc61116 // fmla v22.2d, v8.2d, v6.d[0]
+	FMOVD	F22, (R22)
+	ADD	$8, R22, R22
+	SUBS	$8, R16, R16
+	BNE	dgemmRowsNEON_m4_g1sl
+dgemmRowsNEON_m4_g1next:
+	ADD	R3, R2, R2
+	SUB	$1, R0, R0
+	B	dgemmRowsNEON_m4_g1
+dgemmRowsNEON_m4_g1end:
+	RET
+
+// func packDf32NEON(dst, src *float32, ld, w, panel, depth int)
+// packDf32NEON packs a GEMM panel: dst[d*panel+q] = src[q*ld+d] for q < w, d < depth; zero for w <= q < panel.
+// The caller checks the bounds (codegen.PackImpl).
+TEXT ·packDf32NEON(SB), NOSPLIT, $0-48
+	MOVD	dst+0(FP), R0
+	MOVD	src+8(FP), R1
+	MOVD	ld+16(FP), R2
+	MOVD	w+24(FP), R3
+	MOVD	panel+32(FP), R4
+	MOVD	depth+40(FP), R5
+	LSL	$2, R2, R2
+	VEOR	V31.B16, V31.B16, V31.B16
+	LSL	$2, R4, R4
+	LSL	$2, R2, R14
+	MOVD	R0, R6
+	MOVD	R3, R7
+	// Groups of 4 rows: 4×4 blocks transposed with VTRN1/VTRN2.
+packDf32NEON_group:
+	CMP	$4, R7
+	BLT	packDf32NEON_rows
+	MOVD	R1, R8
+	ADD	R2, R8, R9
+	ADD	R2, R9, R10
+	ADD	R2, R10, R11
+	MOVD	R6, R12
+	MOVD	R5, R13
+packDf32NEON_block:
+	CMP	$4, R13
+	BLT	packDf32NEON_gtail
+	VLD1.P	16(R8), [V0.S4]
+	VLD1.P	16(R9), [V1.S4]
+	VLD1.P	16(R10), [V2.S4]
+	VLD1.P	16(R11), [V3.S4]
+	VTRN1	V1.S4, V0.S4, V4.S4
+	VTRN2	V1.S4, V0.S4, V5.S4
+	VTRN1	V3.S4, V2.S4, V6.S4
+	VTRN2	V3.S4, V2.S4, V7.S4
+	VTRN1	V6.D2, V4.D2, V0.D2
+	VTRN1	V7.D2, V5.D2, V1.D2
+	VTRN2	V6.D2, V4.D2, V2.D2
+	VTRN2	V7.D2, V5.D2, V3.D2
+	VST1	[V0.S4], (R12)
+	ADD	R4, R12, R12
+	VST1	[V1.S4], (R12)
+	ADD	R4, R12, R12
+	VST1	[V2.S4], (R12)
+	ADD	R4, R12, R12
+	VST1	[V3.S4], (R12)
+	ADD	R4, R12, R12
+	SUB	$4, R13, R13
+	B	packDf32NEON_block
+packDf32NEON_gtail:
+	CBZ	R13, packDf32NEON_gnext
+	VLD1	(R8), V4.S[0]
+	ADD	$4, R8, R8
+	VLD1	(R9), V4.S[1]
+	ADD	$4, R9, R9
+	VLD1	(R10), V4.S[2]
+	ADD	$4, R10, R10
+	VLD1	(R11), V4.S[3]
+	ADD	$4, R11, R11
+	VST1	[V4.S4], (R12)
+	ADD	R4, R12, R12
+	SUBS	$1, R13, R13
+	BNE	packDf32NEON_gtail
+packDf32NEON_gnext:
+	ADD	R14, R1, R1
+	ADD	$16, R6, R6
+	SUB	$4, R7, R7
+	B	packDf32NEON_group
+	// The rows left, one at a time: 4 depth steps per Q load, stored lane by lane down column q.
+packDf32NEON_rows:
+	CBZ	R7, packDf32NEON_zeros
+packDf32NEON_row:
+	MOVD	R1, R8
+	MOVD	R6, R12
+	MOVD	R5, R13
+packDf32NEON_rvec:
+	CMP	$4, R13
+	BLT	packDf32NEON_relem
+	VLD1.P	16(R8), [V0.S4]
+	VST1	V0.S[0], (R12)
+	ADD	R4, R12, R12
+	VST1	V0.S[1], (R12)
+	ADD	R4, R12, R12
+	VST1	V0.S[2], (R12)
+	ADD	R4, R12, R12
+	VST1	V0.S[3], (R12)
+	ADD	R4, R12, R12
+	SUB	$4, R13, R13
+	B	packDf32NEON_rvec
+packDf32NEON_relem:
+	CBZ	R13, packDf32NEON_rnext
+	MOVWU	(R8), R17
+	MOVW	R17, (R12)
+	ADD	$4, R8, R8
+	ADD	R4, R12, R12
+	SUBS	$1, R13, R13
+	BNE	packDf32NEON_relem
+packDf32NEON_rnext:
+	ADD	R2, R1, R1
+	ADD	$4, R6, R6
+	SUBS	$1, R7, R7
+	BNE	packDf32NEON_row
+	// Columns w..panel-1 are zero: d points at column w of depth row 0.
+packDf32NEON_zeros:
+	LSL	$2, R3, R3
+	SUB	R3, R4, R15
+	CBZ	R15, packDf32NEON_done
+packDf32NEON_zrow:
+	MOVD	R6, R12
+	MOVD	R15, R16
+packDf32NEON_z16:
+	CMP	$16, R16
+	BLT	packDf32NEON_z1
+	VST1.P	[V31.S4], 16(R12)
+	SUB	$16, R16, R16
+	B	packDf32NEON_z16
+packDf32NEON_z1:
+	CBZ	R16, packDf32NEON_zend
+packDf32NEON_z1l:
+	MOVW	ZR, (R12)
+	ADD	$4, R12, R12
+	SUBS	$4, R16, R16
+	BNE	packDf32NEON_z1l
+packDf32NEON_zend:
+	ADD	R4, R6, R6
+	SUBS	$1, R5, R5
+	BNE	packDf32NEON_zrow
+packDf32NEON_done:
+	RET
+
+// func packPf32NEON(dst, src *float32, ld, w, panel, depth int)
+// packPf32NEON packs a GEMM panel: dst[d*panel+q] = src[d*ld+q] for q < w, d < depth; zero for w <= q < panel.
+// The caller checks the bounds (codegen.PackImpl).
+TEXT ·packPf32NEON(SB), NOSPLIT, $0-48
+	MOVD	dst+0(FP), R0
+	MOVD	src+8(FP), R1
+	MOVD	ld+16(FP), R2
+	MOVD	w+24(FP), R3
+	MOVD	panel+32(FP), R4
+	MOVD	depth+40(FP), R5
+	LSL	$2, R2, R2
+	VEOR	V31.B16, V31.B16, V31.B16
+	LSL	$2, R4, R4
+	LSL	$2, R3, R3
+	SUB	R3, R4, R9
+packPf32NEON_row:
+	MOVD	R1, R6
+	MOVD	R0, R7
+	MOVD	R3, R8
+packPf32NEON_c32:
+	CMP	$32, R8
+	BLT	packPf32NEON_c16
+	VLD1.P	32(R6), [V0.S4, V1.S4]
+	VST1.P	[V0.S4, V1.S4], 32(R7)
+	SUB	$32, R8, R8
+	B	packPf32NEON_c32
+packPf32NEON_c16:
+	CMP	$16, R8
+	BLT	packPf32NEON_c1
+	VLD1.P	16(R6), [V0.S4]
+	VST1.P	[V0.S4], 16(R7)
+	SUB	$16, R8, R8
+packPf32NEON_c1:
+	CBZ	R8, packPf32NEON_cend
+packPf32NEON_c1l:
+	MOVWU	(R6), R17
+	MOVW	R17, (R7)
+	ADD	$4, R6, R6
+	ADD	$4, R7, R7
+	SUBS	$4, R8, R8
+	BNE	packPf32NEON_c1l
+packPf32NEON_cend:
+	MOVD	R9, R8
+packPf32NEON_z16:
+	CMP	$16, R8
+	BLT	packPf32NEON_z1
+	VST1.P	[V31.S4], 16(R7)
+	SUB	$16, R8, R8
+	B	packPf32NEON_z16
+packPf32NEON_z1:
+	CBZ	R8, packPf32NEON_zend
+packPf32NEON_z1l:
+	MOVW	ZR, (R7)
+	ADD	$4, R7, R7
+	SUBS	$4, R8, R8
+	BNE	packPf32NEON_z1l
+packPf32NEON_zend:
+	ADD	R2, R1, R1
+	ADD	R4, R0, R0
+	SUBS	$1, R5, R5
+	BNE	packPf32NEON_row
+	RET
+
+// func packPBf32NEON(dst, src *float32, ld, n, panel, depth int)
+// packPBf32NEON packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
+// for q < n, d < depth; the last panel is zero-padded.
+// The caller checks the bounds (codegen.PackImpl).
+TEXT ·packPBf32NEON(SB), NOSPLIT, $0-48
+	MOVD	dst+0(FP), R0
+	MOVD	src+8(FP), R1
+	MOVD	ld+16(FP), R2
+	MOVD	n+24(FP), R3
+	MOVD	panel+32(FP), R4
+	MOVD	depth+40(FP), R5
+	LSL	$2, R2, R2
+	VEOR	V31.B16, V31.B16, V31.B16
+	UDIV	R4, R3, R6
+	MSUB	R4, R3, R6, R7
+	LSL	$2, R7, R7
+	LSL	$2, R4, R4
+	MUL	R5, R4, R8
+	SUB	R7, R4, R14
+packPBf32NEON_row:
+	MOVD	R1, R9
+	MOVD	R0, R10
+	MOVD	R6, R11
+	CBZ	R11, packPBf32NEON_part
+packPBf32NEON_panel:
+	MOVD	R10, R12
+	MOVD	R4, R13
+packPBf32NEON_f32:
+	CMP	$32, R13
+	BLT	packPBf32NEON_f16
+	VLD1.P	32(R9), [V0.S4, V1.S4]
+	VST1.P	[V0.S4, V1.S4], 32(R12)
+	SUB	$32, R13, R13
+	B	packPBf32NEON_f32
+packPBf32NEON_f16:
+	CMP	$16, R13
+	BLT	packPBf32NEON_f1
+	VLD1.P	16(R9), [V0.S4]
+	VST1.P	[V0.S4], 16(R12)
+	SUB	$16, R13, R13
+packPBf32NEON_f1:
+	CBZ	R13, packPBf32NEON_fend
+packPBf32NEON_f1l:
+	MOVWU	(R9), R17
+	MOVW	R17, (R12)
+	ADD	$4, R9, R9
+	ADD	$4, R12, R12
+	SUBS	$4, R13, R13
+	BNE	packPBf32NEON_f1l
+packPBf32NEON_fend:
+	ADD	R8, R10, R10
+	SUBS	$1, R11, R11
+	BNE	packPBf32NEON_panel
+packPBf32NEON_part:
+	CBZ	R7, packPBf32NEON_next
+	MOVD	R10, R12
+	MOVD	R7, R13
+packPBf32NEON_p32:
+	CMP	$32, R13
+	BLT	packPBf32NEON_p16
+	VLD1.P	32(R9), [V0.S4, V1.S4]
+	VST1.P	[V0.S4, V1.S4], 32(R12)
+	SUB	$32, R13, R13
+	B	packPBf32NEON_p32
+packPBf32NEON_p16:
+	CMP	$16, R13
+	BLT	packPBf32NEON_p1
+	VLD1.P	16(R9), [V0.S4]
+	VST1.P	[V0.S4], 16(R12)
+	SUB	$16, R13, R13
+packPBf32NEON_p1:
+	CBZ	R13, packPBf32NEON_pend
+packPBf32NEON_p1l:
+	MOVWU	(R9), R17
+	MOVW	R17, (R12)
+	ADD	$4, R9, R9
+	ADD	$4, R12, R12
+	SUBS	$4, R13, R13
+	BNE	packPBf32NEON_p1l
+packPBf32NEON_pend:
+	MOVD	R14, R13
+packPBf32NEON_z16:
+	CMP	$16, R13
+	BLT	packPBf32NEON_z1
+	VST1.P	[V31.S4], 16(R12)
+	SUB	$16, R13, R13
+	B	packPBf32NEON_z16
+packPBf32NEON_z1:
+	CBZ	R13, packPBf32NEON_zend
+packPBf32NEON_z1l:
+	MOVW	ZR, (R12)
+	ADD	$4, R12, R12
+	SUBS	$4, R13, R13
+	BNE	packPBf32NEON_z1l
+packPBf32NEON_zend:
+packPBf32NEON_next:
+	ADD	R2, R1, R1
+	ADD	R4, R0, R0
+	SUBS	$1, R5, R5
+	BNE	packPBf32NEON_row
+	RET
+
+// func packDf64NEON(dst, src *float64, ld, w, panel, depth int)
+// packDf64NEON packs a GEMM panel: dst[d*panel+q] = src[q*ld+d] for q < w, d < depth; zero for w <= q < panel.
+// The caller checks the bounds (codegen.PackImpl).
+TEXT ·packDf64NEON(SB), NOSPLIT, $0-48
+	MOVD	dst+0(FP), R0
+	MOVD	src+8(FP), R1
+	MOVD	ld+16(FP), R2
+	MOVD	w+24(FP), R3
+	MOVD	panel+32(FP), R4
+	MOVD	depth+40(FP), R5
+	LSL	$3, R2, R2
+	VEOR	V31.B16, V31.B16, V31.B16
+	LSL	$3, R4, R4
+	LSL	$1, R2, R14
+	MOVD	R0, R6
+	MOVD	R3, R7
+	// Groups of 2 rows: 2×2 blocks transposed with VTRN1/VTRN2.
+packDf64NEON_group:
+	CMP	$2, R7
+	BLT	packDf64NEON_rows
+	MOVD	R1, R8
+	ADD	R2, R8, R9
+	MOVD	R6, R12
+	MOVD	R5, R13
+packDf64NEON_block:
+	CMP	$2, R13
+	BLT	packDf64NEON_gtail
+	VLD1.P	16(R8), [V0.D2]
+	VLD1.P	16(R9), [V1.D2]
+	VTRN1	V1.D2, V0.D2, V2.D2
+	VTRN2	V1.D2, V0.D2, V3.D2
+	VST1	[V2.D2], (R12)
+	ADD	R4, R12, R12
+	VST1	[V3.D2], (R12)
+	ADD	R4, R12, R12
+	SUB	$2, R13, R13
+	B	packDf64NEON_block
+packDf64NEON_gtail:
+	CBZ	R13, packDf64NEON_gnext
+	VLD1	(R8), V4.D[0]
+	ADD	$8, R8, R8
+	VLD1	(R9), V4.D[1]
+	ADD	$8, R9, R9
+	VST1	[V4.D2], (R12)
+	ADD	R4, R12, R12
+	SUBS	$1, R13, R13
+	BNE	packDf64NEON_gtail
+packDf64NEON_gnext:
+	ADD	R14, R1, R1
+	ADD	$16, R6, R6
+	SUB	$2, R7, R7
+	B	packDf64NEON_group
+	// The rows left, one at a time: 2 depth steps per Q load, stored lane by lane down column q.
+packDf64NEON_rows:
+	CBZ	R7, packDf64NEON_zeros
+packDf64NEON_row:
+	MOVD	R1, R8
+	MOVD	R6, R12
+	MOVD	R5, R13
+packDf64NEON_rvec:
+	CMP	$2, R13
+	BLT	packDf64NEON_relem
+	VLD1.P	16(R8), [V0.D2]
+	VST1	V0.D[0], (R12)
+	ADD	R4, R12, R12
+	VST1	V0.D[1], (R12)
+	ADD	R4, R12, R12
+	SUB	$2, R13, R13
+	B	packDf64NEON_rvec
+packDf64NEON_relem:
+	CBZ	R13, packDf64NEON_rnext
+	MOVD	(R8), R17
+	MOVD	R17, (R12)
+	ADD	$8, R8, R8
+	ADD	R4, R12, R12
+	SUBS	$1, R13, R13
+	BNE	packDf64NEON_relem
+packDf64NEON_rnext:
+	ADD	R2, R1, R1
+	ADD	$8, R6, R6
+	SUBS	$1, R7, R7
+	BNE	packDf64NEON_row
+	// Columns w..panel-1 are zero: d points at column w of depth row 0.
+packDf64NEON_zeros:
+	LSL	$3, R3, R3
+	SUB	R3, R4, R15
+	CBZ	R15, packDf64NEON_done
+packDf64NEON_zrow:
+	MOVD	R6, R12
+	MOVD	R15, R16
+packDf64NEON_z16:
+	CMP	$16, R16
+	BLT	packDf64NEON_z1
+	VST1.P	[V31.D2], 16(R12)
+	SUB	$16, R16, R16
+	B	packDf64NEON_z16
+packDf64NEON_z1:
+	CBZ	R16, packDf64NEON_zend
+packDf64NEON_z1l:
+	MOVD	ZR, (R12)
+	ADD	$8, R12, R12
+	SUBS	$8, R16, R16
+	BNE	packDf64NEON_z1l
+packDf64NEON_zend:
+	ADD	R4, R6, R6
+	SUBS	$1, R5, R5
+	BNE	packDf64NEON_zrow
+packDf64NEON_done:
+	RET
+
+// func packPf64NEON(dst, src *float64, ld, w, panel, depth int)
+// packPf64NEON packs a GEMM panel: dst[d*panel+q] = src[d*ld+q] for q < w, d < depth; zero for w <= q < panel.
+// The caller checks the bounds (codegen.PackImpl).
+TEXT ·packPf64NEON(SB), NOSPLIT, $0-48
+	MOVD	dst+0(FP), R0
+	MOVD	src+8(FP), R1
+	MOVD	ld+16(FP), R2
+	MOVD	w+24(FP), R3
+	MOVD	panel+32(FP), R4
+	MOVD	depth+40(FP), R5
+	LSL	$3, R2, R2
+	VEOR	V31.B16, V31.B16, V31.B16
+	LSL	$3, R4, R4
+	LSL	$3, R3, R3
+	SUB	R3, R4, R9
+packPf64NEON_row:
+	MOVD	R1, R6
+	MOVD	R0, R7
+	MOVD	R3, R8
+packPf64NEON_c32:
+	CMP	$32, R8
+	BLT	packPf64NEON_c16
+	VLD1.P	32(R6), [V0.D2, V1.D2]
+	VST1.P	[V0.D2, V1.D2], 32(R7)
+	SUB	$32, R8, R8
+	B	packPf64NEON_c32
+packPf64NEON_c16:
+	CMP	$16, R8
+	BLT	packPf64NEON_c1
+	VLD1.P	16(R6), [V0.D2]
+	VST1.P	[V0.D2], 16(R7)
+	SUB	$16, R8, R8
+packPf64NEON_c1:
+	CBZ	R8, packPf64NEON_cend
+packPf64NEON_c1l:
+	MOVD	(R6), R17
+	MOVD	R17, (R7)
+	ADD	$8, R6, R6
+	ADD	$8, R7, R7
+	SUBS	$8, R8, R8
+	BNE	packPf64NEON_c1l
+packPf64NEON_cend:
+	MOVD	R9, R8
+packPf64NEON_z16:
+	CMP	$16, R8
+	BLT	packPf64NEON_z1
+	VST1.P	[V31.D2], 16(R7)
+	SUB	$16, R8, R8
+	B	packPf64NEON_z16
+packPf64NEON_z1:
+	CBZ	R8, packPf64NEON_zend
+packPf64NEON_z1l:
+	MOVD	ZR, (R7)
+	ADD	$8, R7, R7
+	SUBS	$8, R8, R8
+	BNE	packPf64NEON_z1l
+packPf64NEON_zend:
+	ADD	R2, R1, R1
+	ADD	R4, R0, R0
+	SUBS	$1, R5, R5
+	BNE	packPf64NEON_row
+	RET
+
+// func packPBf64NEON(dst, src *float64, ld, n, panel, depth int)
+// packPBf64NEON packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
+// for q < n, d < depth; the last panel is zero-padded.
+// The caller checks the bounds (codegen.PackImpl).
+TEXT ·packPBf64NEON(SB), NOSPLIT, $0-48
+	MOVD	dst+0(FP), R0
+	MOVD	src+8(FP), R1
+	MOVD	ld+16(FP), R2
+	MOVD	n+24(FP), R3
+	MOVD	panel+32(FP), R4
+	MOVD	depth+40(FP), R5
+	LSL	$3, R2, R2
+	VEOR	V31.B16, V31.B16, V31.B16
+	UDIV	R4, R3, R6
+	MSUB	R4, R3, R6, R7
+	LSL	$3, R7, R7
+	LSL	$3, R4, R4
+	MUL	R5, R4, R8
+	SUB	R7, R4, R14
+packPBf64NEON_row:
+	MOVD	R1, R9
+	MOVD	R0, R10
+	MOVD	R6, R11
+	CBZ	R11, packPBf64NEON_part
+packPBf64NEON_panel:
+	MOVD	R10, R12
+	MOVD	R4, R13
+packPBf64NEON_f32:
+	CMP	$32, R13
+	BLT	packPBf64NEON_f16
+	VLD1.P	32(R9), [V0.D2, V1.D2]
+	VST1.P	[V0.D2, V1.D2], 32(R12)
+	SUB	$32, R13, R13
+	B	packPBf64NEON_f32
+packPBf64NEON_f16:
+	CMP	$16, R13
+	BLT	packPBf64NEON_f1
+	VLD1.P	16(R9), [V0.D2]
+	VST1.P	[V0.D2], 16(R12)
+	SUB	$16, R13, R13
+packPBf64NEON_f1:
+	CBZ	R13, packPBf64NEON_fend
+packPBf64NEON_f1l:
+	MOVD	(R9), R17
+	MOVD	R17, (R12)
+	ADD	$8, R9, R9
+	ADD	$8, R12, R12
+	SUBS	$8, R13, R13
+	BNE	packPBf64NEON_f1l
+packPBf64NEON_fend:
+	ADD	R8, R10, R10
+	SUBS	$1, R11, R11
+	BNE	packPBf64NEON_panel
+packPBf64NEON_part:
+	CBZ	R7, packPBf64NEON_next
+	MOVD	R10, R12
+	MOVD	R7, R13
+packPBf64NEON_p32:
+	CMP	$32, R13
+	BLT	packPBf64NEON_p16
+	VLD1.P	32(R9), [V0.D2, V1.D2]
+	VST1.P	[V0.D2, V1.D2], 32(R12)
+	SUB	$32, R13, R13
+	B	packPBf64NEON_p32
+packPBf64NEON_p16:
+	CMP	$16, R13
+	BLT	packPBf64NEON_p1
+	VLD1.P	16(R9), [V0.D2]
+	VST1.P	[V0.D2], 16(R12)
+	SUB	$16, R13, R13
+packPBf64NEON_p1:
+	CBZ	R13, packPBf64NEON_pend
+packPBf64NEON_p1l:
+	MOVD	(R9), R17
+	MOVD	R17, (R12)
+	ADD	$8, R9, R9
+	ADD	$8, R12, R12
+	SUBS	$8, R13, R13
+	BNE	packPBf64NEON_p1l
+packPBf64NEON_pend:
+	MOVD	R14, R13
+packPBf64NEON_z16:
+	CMP	$16, R13
+	BLT	packPBf64NEON_z1
+	VST1.P	[V31.D2], 16(R12)
+	SUB	$16, R13, R13
+	B	packPBf64NEON_z16
+packPBf64NEON_z1:
+	CBZ	R13, packPBf64NEON_zend
+packPBf64NEON_z1l:
+	MOVD	ZR, (R12)
+	ADD	$8, R12, R12
+	SUBS	$8, R13, R13
+	BNE	packPBf64NEON_z1l
+packPBf64NEON_zend:
+packPBf64NEON_next:
+	ADD	R2, R1, R1
+	ADD	R4, R0, R0
+	SUBS	$1, R5, R5
+	BNE	packPBf64NEON_row
+	RET

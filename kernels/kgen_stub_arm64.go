@@ -120,3 +120,45 @@ func transposeF32NEON(rows, cols int, src *float32, lds int, dst *float32, ldd i
 //
 //go:noescape
 func transposeF64NEON(rows, cols int, src *float64, lds int, dst *float64, ldd int)
+
+// sgemmRowsNEON is the NEON f32 rows kernel (docs/MICROKERNEL.md, "Rows kernels"):
+// C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j] for i < m <= 4, j < n.
+//
+//go:noescape
+func sgemmRowsNEON(kc int, a *float32, ars, acs int, b *float32, ldb int, c *float32, ldc, m, n int)
+
+// dgemmRowsNEON is the NEON f64 rows kernel (docs/MICROKERNEL.md, "Rows kernels"):
+// C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j] for i < m <= 4, j < n.
+//
+//go:noescape
+func dgemmRowsNEON(kc int, a *float64, ars, acs int, b *float64, ldb int, c *float64, ldc, m, n int)
+
+// packDf32NEON is the NEON f32 packD (dst[d*panel+q] = src[q*ld+d]); the caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packDf32NEON(dst, src *float32, ld, w, panel, depth int)
+
+// packPf32NEON is the NEON f32 packP (dst[d*panel+q] = src[d*ld+q]); the caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packPf32NEON(dst, src *float32, ld, w, panel, depth int)
+
+// packPBf32NEON is the NEON f32 packPB (packP over all the panels of a block); the caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packPBf32NEON(dst, src *float32, ld, n, panel, depth int)
+
+// packDf64NEON is the NEON f64 packD (dst[d*panel+q] = src[q*ld+d]); the caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packDf64NEON(dst, src *float64, ld, w, panel, depth int)
+
+// packPf64NEON is the NEON f64 packP (dst[d*panel+q] = src[d*ld+q]); the caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packPf64NEON(dst, src *float64, ld, w, panel, depth int)
+
+// packPBf64NEON is the NEON f64 packPB (packP over all the panels of a block); the caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packPBf64NEON(dst, src *float64, ld, n, panel, depth int)

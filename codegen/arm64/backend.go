@@ -11,7 +11,8 @@ import (
 // Backend is the arm64 backend: for every GEMM slot of the package it generates the NEON by-element
 // FMLA microkernel of the slot's element type (the register tile of TileFor), for every vector-loop slot
 // it can vectorize a NEON vector loop (vloop.go), for every transpose slot the NEON transpose tile of
-// its element type (transpose.go), and an init that registers them as the "neon" variant
+// its element type (transpose.go), the rows kernel of its element type for GEMMs of at most RowsMax
+// rows (rows.go), the panel-packing routines of f32 and f64 (pack.go), and an init that registers them as the "neon" variant
 // ahead of the portable "go" one. ASIMD is mandatory on arm64, so the variant has no
 // feature check; within it, the vector loops that have an FP16 routine (fp16.go) install it when
 // FP16Cond holds at run time and the FCVTL/FCVTN routine otherwise. The cache blocks come from the analytical model of the arm64 machine applied to the tile.
@@ -34,18 +35,40 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	m, _ := target.Lookup("arm64")
 	v := codegen.Variant{Name: variantName, VLoops: vimpls}
 	var gemms []GemmKernel
+	var rows []RowsKernel
+	var packs []PackKernel
 	have := map[string]bool{}
+	if len(slots) > 0 {
+		// The panel-packing routines (pack.go) of both element types, as on amd64: the generated support
+		// file always has packD/packP/packPB of f32 and f64.
+		for _, e := range []ir.DType{ir.F32, ir.F64} {
+			elem := "f32"
+			if e == ir.F64 {
+				elem = "f64"
+			}
+			for _, c := range []struct{ d, block bool }{{true, false}, {false, false}, {false, true}} {
+				k := NewPackKernel(elem, c.d, c.block)
+				packs = append(packs, k)
+				v.Packs = append(v.Packs, codegen.PackImpl{D: c.d, Block: c.block, Elem: e, Func: k.Name})
+			}
+		}
+	}
 	for _, s := range slots {
 		k, err := kernelFor(s.Elem)
 		if err != nil {
 			return nil, fmt.Errorf("arm64: slot %s: %v", s.Name, err)
 		}
+		kr := NewRowsKernel(k.Elem)
 		b := target.GemmBlocks(m, k.MR, k.NR, s.Elem.Size())
-		v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC,
-			HostBlocks: true, ElemSize: s.Elem.Size()})
+		v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelR: kr.Name, RowsMax: RowsMax,
+			MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC, HostBlocks: true, ElemSize: s.Elem.Size()})
 		if !have[k.Name] {
 			have[k.Name] = true
 			gemms = append(gemms, k)
+		}
+		if !have[kr.Name] {
+			have[kr.Name] = true
+			rows = append(rows, kr)
 		}
 	}
 	var transposes []TransposeKernel
@@ -61,7 +84,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			transposes = append(transposes, k)
 		}
 	}
-	asm, stubs, err := GenerateAll(p.Name, gemms, vloops, transposes)
+	asm, stubs, err := GenerateAll(p.Name, gemms, vloops, transposes, rows, packs...)
 	if err != nil {
 		return nil, err
 	}

@@ -89,9 +89,15 @@ func TestBackend(t *testing.T) {
 			t.Errorf("kgen_stub_arm64.go: no declaration of %s", k)
 		}
 	}
-	// Two microkernels and saxpy's vector loop.
-	if n := strings.Count(asm, "TEXT "); n != 3 {
-		t.Errorf("kgen_arm64.s: %d TEXT symbols, want 3", n)
+	// Two microkernels, two rows kernels, six packing routines and saxpy's vector loop.
+	if n := strings.Count(asm, "TEXT "); n != 11 {
+		t.Errorf("kgen_arm64.s: %d TEXT symbols, want 11", n)
+	}
+	for _, k := range []string{"sgemmRowsNEON", "dgemmRowsNEON", "packDf32NEON", "packPf32NEON", "packPBf32NEON",
+		"packDf64NEON", "packPf64NEON", "packPBf64NEON"} {
+		if n := strings.Count(asm, "TEXT ·"+k+"(SB)"); n != 1 {
+			t.Errorf("kgen_arm64.s: %d TEXT symbols for %s, want 1", n, k)
+		}
 	}
 	if !strings.Contains(asm, "TEXT ·vloop_saxpy_0NEON(SB), NOSPLIT, $0-28") ||
 		!strings.Contains(got["kgen_stub_arm64.go"], "func vloop_saxpy_0NEON(n int, p0 *float32, p1 *float32, c0 float32)\n") {
@@ -118,6 +124,9 @@ func TestBackend(t *testing.T) {
 		"\tselectVariant()\n}\n",
 		"func vloop_saxpy_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32) int {\n\tn := (hi - lo) / 4\n",
 		"\t\tvloop_saxpy_0 = vloop_saxpy_0NEONSlot\n",
+		"\t\tpackD32 = packDf32NEONSlice\n", "\t\tpackP32 = packPf32NEONSlice\n", "\t\tpackPB32 = packPBf32NEONSlice\n",
+		"\t\tpackD64 = packDf64NEONSlice\n", "\t\tpackP64 = packPf64NEONSlice\n", "\t\tpackPB64 = packPBf64NEONSlice\n",
+		"\tkern := rowsCoreGo32\n\tif m <= 4 {\n\t\tkern = sgemmRowsNEONPtr\n\t}\n",
 	} {
 		if !strings.Contains(disp, want) {
 			t.Errorf("kgen_arm64.go lacks %q:\n%s", want, disp)
@@ -126,13 +135,16 @@ func TestBackend(t *testing.T) {
 	if strings.Contains(disp, "x/sys/cpu") || strings.Contains(disp[strings.Index(disp, "func init()"):], "\tif ") {
 		t.Errorf("kgen_arm64.go: the neon variant should be registered without a feature check:\n%s", disp)
 	}
-	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\w+)Blocks\.MC, KC: (\w+)Blocks\.KC, NC: (\w+)Blocks\.NC, Micro: (\w+)Slice, MicroU: microUGo(32|64), Rows: rowsGo(32|64)\}`)
+	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\w+)Blocks\.MC, KC: (\w+)Blocks\.KC, NC: (\w+)Blocks\.NC, Micro: (\w+)Slice, MicroU: microUGo(32|64), Rows: (\w+)Slice\}`)
 	want := map[string]string{"sgemm": "sgemm8x12NEON", "sgemm_nt": "sgemm8x12NEON", "dgemm": "dgemm6x8NEON"}
 	seen := map[string]bool{}
 	for _, m := range install.FindAllStringSubmatch(disp, -1) {
 		seen[m[1]] = true
 		if want[m[1]] != m[8] || m[5] != m[8] || m[6] != m[8] || m[7] != m[8] {
 			t.Errorf("slot %s uses %s with blocks of %s, want %s", m[1], m[8], m[5], want[m[1]])
+		}
+		if r := map[string]string{"gemmSlot32": "sgemmRowsNEON", "gemmSlot64": "dgemmRowsNEON"}[m[2]]; m[10] != r {
+			t.Errorf("slot %s: rows kernel %s, want %s", m[1], m[10], r)
 		}
 		// the blocks are probed at init for this kernel's tile
 		size := map[string]string{"gemmSlot32": "4", "gemmSlot64": "8"}[m[2]]

@@ -209,8 +209,8 @@ func buildTranspose(k TransposeKernel) (*Builder, error) {
 	return b, nil
 }
 
-// GenerateAll is GenerateWithVLoops plus the transpose tile routines transposes.
-func GenerateAll(pkg string, kernels []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel) (asm, stubs []byte, err error) {
+// generateWithTransposes is GenerateWithVLoops plus the transpose tile routines transposes.
+func generateWithTransposes(pkg string, kernels []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel) (asm, stubs []byte, err error) {
 	asm, stubs, err = GenerateWithVLoops(pkg, kernels, vloops)
 	if err != nil || len(transposes) == 0 {
 		return asm, stubs, err

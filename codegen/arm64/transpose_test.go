@@ -12,11 +12,11 @@ import (
 // native (no WORD), there is no call, and the output is deterministic.
 func TestTransposeAsm(t *testing.T) {
 	ks := []TransposeKernel{NewTransposeKernel("f32"), NewTransposeKernel("f64")}
-	asm, stubs, err := GenerateAll("p", nil, nil, ks)
+	asm, stubs, err := GenerateAll("p", nil, nil, ks, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	asm2, stubs2, err := GenerateAll("p", nil, nil, ks)
+	asm2, stubs2, err := GenerateAll("p", nil, nil, ks, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
