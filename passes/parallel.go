@@ -102,7 +102,8 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 
 // RowBlocksPerCore: a packed GEMM with at least this many MC-row blocks per core of a two-core machine
 // (M >= 2·RowBlocksPerCore·MC) runs its ic loop in parallel instead of the jr loop: each worker packs
-// its own A block into its own L2 and runs all its panels, with one fork/join per K block instead of two
+// its own A block into its own L2 and runs all its panels, with two fork/joins per K block (B pack, row
+// blocks) instead of two
 // per cache block (BLIS's loop-3 parallelism). Fewer blocks would leave a core idle.
 const RowBlocksPerCore = 2
 
