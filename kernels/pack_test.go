@@ -4,28 +4,16 @@ package kernels
 
 import (
 	"math"
-	"syscall"
 	"testing"
-	"unsafe"
+
+	"github.com/kgen-dev/kgen/kgentest"
 )
 
 // guarded returns n elements of T that end exactly where a PROT_NONE page begins, so that a read or
 // write past the end faults; release frees the mapping.
 func guarded[T float32 | float64](t *testing.T, n int) (s []T, release func()) {
 	t.Helper()
-	var zero T
-	esz := int(unsafe.Sizeof(zero))
-	page := syscall.Getpagesize()
-	size := (n*esz+page-1)/page*page + page
-	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mprotect(mem[size-page:], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	b := mem[size-page-n*esz : size-page]
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), func() { syscall.Munmap(mem) }
+	return kgentest.Guarded[T](n, true)
 }
 
 // checkPacks runs the variant's packD/packP against the definition on every small panel shape, with

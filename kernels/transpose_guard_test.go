@@ -3,32 +3,16 @@
 package kernels
 
 import (
-	"syscall"
 	"testing"
-	"unsafe"
+
+	"github.com/kgen-dev/kgen/kgentest"
 )
 
 // guardedF32 returns n float32s ending at (end) or starting right after (!end) a PROT_NONE page, and
 // the function that unmaps them.
 func guardedF32(t *testing.T, n int, end bool) ([]float32, func()) {
 	t.Helper()
-	ps := syscall.Getpagesize()
-	pages := (n*4+ps-1)/ps + 2
-	mem, err := syscall.Mmap(-1, 0, pages*ps, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mprotect(mem[:ps], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mprotect(mem[(pages-1)*ps:], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	start := ps
-	if end {
-		start = (pages-1)*ps - n*4
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&mem[start])), n), func() { syscall.Munmap(mem) }
+	return kgentest.Guarded[float32](n, end)
 }
 
 // TestTransposeSlotGuard runs every tile shape up to 18×18 (and strides with padding) under every
