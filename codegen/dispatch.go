@@ -46,31 +46,28 @@ type Variant struct {
 	// Transposes are the transpose slots (see TransposeSlot) the variant installs a routine in; the
 	// others keep the portable one.
 	Transposes []TransposeKernel
-	// Packs are the panel-packing routines (packD/packP of the generated support file) the variant
+	// Packs are the panel-packing routines (packD/packPB of the generated support file) the variant
 	// replaces; the others stay portable.
 	Packs []PackImpl
 }
 
-// PackImpl points one packing variable (packD32, packP32, packPB32 and their 64-bit twins) at an assembly
-// routine Func with the pointer signature func(dst, src *T, ld, w, panel, depth int) (packPB: w is the
-// block's column count n); the adapter DispatchFile writes checks the bounds first and runs the portable
-// routine when they do not hold.
+// PackImpl points one packing variable (packD32, packPB32 and their 64-bit twins) at an assembly routine
+// Func with the pointer signature func(dst, src *T, ld, w, panel, depth int) (packPB: w is the block's
+// column count n); the adapter DispatchFile writes checks the bounds first and runs the portable routine
+// when they do not hold.
 type PackImpl struct {
-	D bool // packD (dst[d*panel+q] = src[q*ld+d]); false: packP (dst[d*panel+q] = src[d*ld+q])
-	// Block is packPB: packP over all the panels of a block, func(dst, src *T, ld, n, panel, depth int).
-	Block bool
-	Elem  ir.DType
-	Func  string
+	// D: packD (dst[d*panel+q] = src[q*ld+d]); otherwise packPB (all the panels of a block, row by row:
+	// dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]).
+	D    bool
+	Elem ir.DType
+	Func string
 }
 
 // Var is the generated variable the routine replaces.
 func (p PackImpl) Var() string {
-	n := "packP"
-	switch {
-	case p.D:
+	n := "packPB"
+	if p.D {
 		n = "packD"
-	case p.Block:
-		n = "packPB"
 	}
 	return n + strings.TrimPrefix(slotType(p.Elem), "gemmSlot")
 }
@@ -78,16 +75,12 @@ func (p PackImpl) Var() string {
 func writePackAdapter(b *bytes.Buffer, p PackImpl) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	t, suf := goFloat(p.Elem), strings.TrimPrefix(slotType(p.Elem), "gemmSlot")
-	last := "(depth-1)*ld+w" // one past the last source element packP reads
+	cond := "w < 1 || panel < 1 || depth < 1 || ld < 0 || len(dst) < (w+panel-1)/panel*panel*depth || (depth-1)*ld+w > len(src)"
 	if p.D {
-		last = "(w-1)*ld+depth"
+		cond = "w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (w-1)*ld+depth > len(src)"
 	}
 	w("// %sSlice checks what %s needs and runs it; anything else goes to the portable routine.\n", p.Func, p.Func)
 	w("func %sSlice(dst, src []%s, ld, w, panel, depth int) {\n", p.Func, t)
-	cond := fmt.Sprintf("w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || %s > len(src)", last)
-	if p.Block {
-		cond = "w < 1 || panel < 1 || depth < 1 || ld < 0 || len(dst) < (w+panel-1)/panel*panel*depth || (depth-1)*ld+w > len(src)"
-	}
 	w("\tif %s {\n", cond)
 	w("\t\t%sGo%s(dst, src, ld, w, panel, depth)\n\t\treturn\n\t}\n", strings.TrimSuffix(p.Var(), suf), suf)
 	w("\t%s(&dst[0], &src[0], ld, w, panel, depth)\n}\n\n", p.Func)

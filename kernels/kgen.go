@@ -200,17 +200,9 @@ func packDGo32(dst, src []float32, ld, w, panel, depth int) {
 	}
 }
 
-// packPGo32 is the portable packP (dst[d*panel+q] = src[d*ld+q]).
-func packPGo32(dst, src []float32, ld, w, panel, depth int) {
-	for d := 0; d < depth; d++ {
-		row := dst[d*panel : d*panel+panel]
-		copy(row, src[d*ld:][:w])
-		clear(row[w:])
-	}
-}
-
-// packPBGo32 is the portable packPB: packP over all the panels of a block, source row by source row:
-// panel q/panel of dst starts at (q/panel)*panel*depth, and columns past n in the last one are zeroed.
+// packPBGo32 is the portable packPB: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q] for
+// q < n, d < depth, all the panels of a block, source row by source row; columns past n in the last panel
+// are zeroed.
 func packPBGo32(dst, src []float32, ld, n, panel, depth int) {
 	np := (n + panel - 1) / panel
 	dst = dst[:np*panel*depth]
@@ -225,9 +217,8 @@ func packPBGo32(dst, src []float32, ld, n, panel, depth int) {
 	}
 }
 
-// packD32, packP32 and packPB32 pack GEMM panels (see packDGo32, packPGo32, packPBGo32);
-// variants may replace them.
-var packD32, packP32, packPB32 = packDGo32, packPGo32, packPBGo32
+// packD32 and packPB32 pack GEMM panels (see packDGo32, packPBGo32); variants may replace them.
+var packD32, packPB32 = packDGo32, packPBGo32
 
 // rowsKernel32 computes c[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j] for i < m, j < n, overwriting c.
 type rowsKernel32 func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int)
@@ -350,17 +341,9 @@ func packDGo64(dst, src []float64, ld, w, panel, depth int) {
 	}
 }
 
-// packPGo64 is the portable packP (dst[d*panel+q] = src[d*ld+q]).
-func packPGo64(dst, src []float64, ld, w, panel, depth int) {
-	for d := 0; d < depth; d++ {
-		row := dst[d*panel : d*panel+panel]
-		copy(row, src[d*ld:][:w])
-		clear(row[w:])
-	}
-}
-
-// packPBGo64 is the portable packPB: packP over all the panels of a block, source row by source row:
-// panel q/panel of dst starts at (q/panel)*panel*depth, and columns past n in the last one are zeroed.
+// packPBGo64 is the portable packPB: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q] for
+// q < n, d < depth, all the panels of a block, source row by source row; columns past n in the last panel
+// are zeroed.
 func packPBGo64(dst, src []float64, ld, n, panel, depth int) {
 	np := (n + panel - 1) / panel
 	dst = dst[:np*panel*depth]
@@ -375,9 +358,8 @@ func packPBGo64(dst, src []float64, ld, n, panel, depth int) {
 	}
 }
 
-// packD64, packP64 and packPB64 pack GEMM panels (see packDGo64, packPGo64, packPBGo64);
-// variants may replace them.
-var packD64, packP64, packPB64 = packDGo64, packPGo64, packPBGo64
+// packD64 and packPB64 pack GEMM panels (see packDGo64, packPBGo64); variants may replace them.
+var packD64, packPB64 = packDGo64, packPBGo64
 
 // rowsKernel64 computes c[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j] for i < m, j < n, overwriting c.
 type rowsKernel64 func(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int)
@@ -734,8 +716,8 @@ var current = "go"
 
 // resetPacks points the panel-packing routines back at the portable ones.
 func resetPacks() {
-	packD32, packP32, packPB32 = packDGo32, packPGo32, packPBGo32
-	packD64, packP64, packPB64 = packDGo64, packPGo64, packPBGo64
+	packD32, packPB32 = packDGo32, packPBGo32
+	packD64, packPB64 = packDGo64, packPBGo64
 }
 
 // resetVLoops points every vector-loop slot back at the portable loops (nil: the Go code runs).

@@ -282,15 +282,6 @@ func packDf32AVX2Slice(dst, src []float32, ld, w, panel, depth int) {
 	packDf32AVX2(&dst[0], &src[0], ld, w, panel, depth)
 }
 
-// packPf32AVX2Slice checks what packPf32AVX2 needs and runs it; anything else goes to the portable routine.
-func packPf32AVX2Slice(dst, src []float32, ld, w, panel, depth int) {
-	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (depth-1)*ld+w > len(src) {
-		packPGo32(dst, src, ld, w, panel, depth)
-		return
-	}
-	packPf32AVX2(&dst[0], &src[0], ld, w, panel, depth)
-}
-
 // packPBf32AVX2Slice checks what packPBf32AVX2 needs and runs it; anything else goes to the portable routine.
 func packPBf32AVX2Slice(dst, src []float32, ld, w, panel, depth int) {
 	if w < 1 || panel < 1 || depth < 1 || ld < 0 || len(dst) < (w+panel-1)/panel*panel*depth || (depth-1)*ld+w > len(src) {
@@ -307,15 +298,6 @@ func packDf64AVX2Slice(dst, src []float64, ld, w, panel, depth int) {
 		return
 	}
 	packDf64AVX2(&dst[0], &src[0], ld, w, panel, depth)
-}
-
-// packPf64AVX2Slice checks what packPf64AVX2 needs and runs it; anything else goes to the portable routine.
-func packPf64AVX2Slice(dst, src []float64, ld, w, panel, depth int) {
-	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (depth-1)*ld+w > len(src) {
-		packPGo64(dst, src, ld, w, panel, depth)
-		return
-	}
-	packPf64AVX2(&dst[0], &src[0], ld, w, panel, depth)
 }
 
 // packPBf64AVX2Slice checks what packPBf64AVX2 needs and runs it; anything else goes to the portable routine.
@@ -345,10 +327,8 @@ func init() {
 			resetVLoops()
 			resetPacks()
 			packD32 = packDf32AVX2Slice
-			packP32 = packPf32AVX2Slice
 			packPB32 = packPBf32AVX2Slice
 			packD64 = packDf64AVX2Slice
-			packP64 = packPf64AVX2Slice
 			packPB64 = packPBf64AVX2Slice
 			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, Rows: dgemmRowsAVX2Slice}
@@ -388,10 +368,8 @@ func init() {
 			resetVLoops()
 			resetPacks()
 			packD32 = packDf32AVX2Slice
-			packP32 = packPf32AVX2Slice
 			packPB32 = packPBf32AVX2Slice
 			packD64 = packDf64AVX2Slice
-			packP64 = packPf64AVX2Slice
 			packPB64 = packPBf64AVX2Slice
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}

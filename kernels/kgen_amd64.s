@@ -8388,55 +8388,6 @@ packDf32AVX2_zrow:
 packDf32AVX2_done:
 	RET
 
-// func packPf32AVX2(dst *float32, src *float32, ld int, w int, panel int, depth int)
-// Requires: AVX, SSE
-TEXT ·packPf32AVX2(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ ld+16(FP), DX
-	MOVQ w+24(FP), CX
-	MOVQ panel+32(FP), R8
-	MOVQ depth+40(FP), R9
-	SHLQ $0x02, DX
-	SHLQ $0x02, R8
-	SHLQ $0x02, CX
-	XORQ BX, BX
-
-packPf32AVX2_row:
-	XORQ R13, R13
-
-packPf32AVX2_vec:
-	LEAQ    32(R13), R12
-	CMPQ    R12, CX
-	JG      packPf32AVX2_one
-	VMOVUPS (SI)(R13*1), Y0
-	VMOVUPS Y0, (DI)(R13*1)
-	MOVQ    R12, R13
-	JMP     packPf32AVX2_vec
-
-packPf32AVX2_one:
-	CMPQ  R13, CX
-	JGE   packPf32AVX2_zero
-	MOVSS (SI)(R13*1), X0
-	MOVSS X0, (DI)(R13*1)
-	ADDQ  $0x04, R13
-	JMP   packPf32AVX2_one
-
-packPf32AVX2_zero:
-	CMPQ R13, R8
-	JGE  packPf32AVX2_next
-	MOVL BX, (DI)(R13*1)
-	ADDQ $0x04, R13
-	JMP  packPf32AVX2_zero
-
-packPf32AVX2_next:
-	ADDQ DX, SI
-	ADDQ R8, DI
-	DECQ R9
-	JNZ  packPf32AVX2_row
-	VZEROUPPER
-	RET
-
 // func packPBf32AVX2(dst *float32, src *float32, ld int, n int, panel int, depth int)
 // Requires: AVX, SSE
 TEXT ·packPBf32AVX2(SB), NOSPLIT, $0-48
@@ -8644,55 +8595,6 @@ packDf64AVX2_zrow:
 	JNZ  packDf64AVX2_zcol
 
 packDf64AVX2_done:
-	RET
-
-// func packPf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth int)
-// Requires: AVX, SSE2
-TEXT ·packPf64AVX2(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ ld+16(FP), DX
-	MOVQ w+24(FP), CX
-	MOVQ panel+32(FP), R8
-	MOVQ depth+40(FP), R9
-	SHLQ $0x03, DX
-	SHLQ $0x03, R8
-	SHLQ $0x03, CX
-	XORQ BX, BX
-
-packPf64AVX2_row:
-	XORQ R13, R13
-
-packPf64AVX2_vec:
-	LEAQ    32(R13), R12
-	CMPQ    R12, CX
-	JG      packPf64AVX2_one
-	VMOVUPS (SI)(R13*1), Y0
-	VMOVUPS Y0, (DI)(R13*1)
-	MOVQ    R12, R13
-	JMP     packPf64AVX2_vec
-
-packPf64AVX2_one:
-	CMPQ  R13, CX
-	JGE   packPf64AVX2_zero
-	MOVSD (SI)(R13*1), X0
-	MOVSD X0, (DI)(R13*1)
-	ADDQ  $0x08, R13
-	JMP   packPf64AVX2_one
-
-packPf64AVX2_zero:
-	CMPQ R13, R8
-	JGE  packPf64AVX2_next
-	MOVQ BX, (DI)(R13*1)
-	ADDQ $0x08, R13
-	JMP  packPf64AVX2_zero
-
-packPf64AVX2_next:
-	ADDQ DX, SI
-	ADDQ R8, DI
-	DECQ R9
-	JNZ  packPf64AVX2_row
-	VZEROUPPER
 	RET
 
 // func packPBf64AVX2(dst *float64, src *float64, ld int, n int, panel int, depth int)

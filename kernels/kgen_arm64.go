@@ -266,15 +266,6 @@ func packDf32NEONSlice(dst, src []float32, ld, w, panel, depth int) {
 	packDf32NEON(&dst[0], &src[0], ld, w, panel, depth)
 }
 
-// packPf32NEONSlice checks what packPf32NEON needs and runs it; anything else goes to the portable routine.
-func packPf32NEONSlice(dst, src []float32, ld, w, panel, depth int) {
-	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (depth-1)*ld+w > len(src) {
-		packPGo32(dst, src, ld, w, panel, depth)
-		return
-	}
-	packPf32NEON(&dst[0], &src[0], ld, w, panel, depth)
-}
-
 // packPBf32NEONSlice checks what packPBf32NEON needs and runs it; anything else goes to the portable routine.
 func packPBf32NEONSlice(dst, src []float32, ld, w, panel, depth int) {
 	if w < 1 || panel < 1 || depth < 1 || ld < 0 || len(dst) < (w+panel-1)/panel*panel*depth || (depth-1)*ld+w > len(src) {
@@ -291,15 +282,6 @@ func packDf64NEONSlice(dst, src []float64, ld, w, panel, depth int) {
 		return
 	}
 	packDf64NEON(&dst[0], &src[0], ld, w, panel, depth)
-}
-
-// packPf64NEONSlice checks what packPf64NEON needs and runs it; anything else goes to the portable routine.
-func packPf64NEONSlice(dst, src []float64, ld, w, panel, depth int) {
-	if w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (depth-1)*ld+w > len(src) {
-		packPGo64(dst, src, ld, w, panel, depth)
-		return
-	}
-	packPf64NEON(&dst[0], &src[0], ld, w, panel, depth)
 }
 
 // packPBf64NEONSlice checks what packPBf64NEON needs and runs it; anything else goes to the portable routine.
@@ -322,10 +304,8 @@ func init() {
 		resetVLoops()
 		resetPacks()
 		packD32 = packDf32NEONSlice
-		packP32 = packPf32NEONSlice
 		packPB32 = packPBf32NEONSlice
 		packD64 = packDf64NEONSlice
-		packP64 = packPf64NEONSlice
 		packPB64 = packPBf64NEONSlice
 		*sgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
 		*dgemmSlot = gemmSlot64{Name: "neon", MR: 6, NR: 8, MC: dgemm6x8NEONBlocks.MC, KC: dgemm6x8NEONBlocks.KC, NC: dgemm6x8NEONBlocks.NC, Micro: dgemm6x8NEONSlice, MicroU: microUGo64, Rows: dgemmRowsNEONSlice}

@@ -4361,69 +4361,6 @@ packDf32NEON_zend:
 packDf32NEON_done:
 	RET
 
-// func packPf32NEON(dst, src *float32, ld, w, panel, depth int)
-// packPf32NEON packs a GEMM panel: dst[d*panel+q] = src[d*ld+q] for q < w, d < depth; zero for w <= q < panel.
-// The caller checks the bounds (codegen.PackImpl).
-TEXT ·packPf32NEON(SB), NOSPLIT, $0-48
-	MOVD	dst+0(FP), R0
-	MOVD	src+8(FP), R1
-	MOVD	ld+16(FP), R2
-	MOVD	w+24(FP), R3
-	MOVD	panel+32(FP), R4
-	MOVD	depth+40(FP), R5
-	LSL	$2, R2, R2
-	VEOR	V31.B16, V31.B16, V31.B16
-	LSL	$2, R4, R4
-	LSL	$2, R3, R3
-	SUB	R3, R4, R9
-packPf32NEON_row:
-	MOVD	R1, R6
-	MOVD	R0, R7
-	MOVD	R3, R8
-packPf32NEON_c32:
-	CMP	$32, R8
-	BLT	packPf32NEON_c16
-	VLD1.P	32(R6), [V0.S4, V1.S4]
-	VST1.P	[V0.S4, V1.S4], 32(R7)
-	SUB	$32, R8, R8
-	B	packPf32NEON_c32
-packPf32NEON_c16:
-	CMP	$16, R8
-	BLT	packPf32NEON_c1
-	VLD1.P	16(R6), [V0.S4]
-	VST1.P	[V0.S4], 16(R7)
-	SUB	$16, R8, R8
-packPf32NEON_c1:
-	CBZ	R8, packPf32NEON_cend
-packPf32NEON_c1l:
-	MOVWU	(R6), R17
-	MOVW	R17, (R7)
-	ADD	$4, R6, R6
-	ADD	$4, R7, R7
-	SUBS	$4, R8, R8
-	BNE	packPf32NEON_c1l
-packPf32NEON_cend:
-	MOVD	R9, R8
-packPf32NEON_z16:
-	CMP	$16, R8
-	BLT	packPf32NEON_z1
-	VST1.P	[V31.S4], 16(R7)
-	SUB	$16, R8, R8
-	B	packPf32NEON_z16
-packPf32NEON_z1:
-	CBZ	R8, packPf32NEON_zend
-packPf32NEON_z1l:
-	MOVW	ZR, (R7)
-	ADD	$4, R7, R7
-	SUBS	$4, R8, R8
-	BNE	packPf32NEON_z1l
-packPf32NEON_zend:
-	ADD	R2, R1, R1
-	ADD	R4, R0, R0
-	SUBS	$1, R5, R5
-	BNE	packPf32NEON_row
-	RET
-
 // func packPBf32NEON(dst, src *float32, ld, n, panel, depth int)
 // packPBf32NEON packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
 // for q < n, d < depth; the last panel is zero-padded.
@@ -4634,69 +4571,6 @@ packDf64NEON_zend:
 	SUBS	$1, R5, R5
 	BNE	packDf64NEON_zrow
 packDf64NEON_done:
-	RET
-
-// func packPf64NEON(dst, src *float64, ld, w, panel, depth int)
-// packPf64NEON packs a GEMM panel: dst[d*panel+q] = src[d*ld+q] for q < w, d < depth; zero for w <= q < panel.
-// The caller checks the bounds (codegen.PackImpl).
-TEXT ·packPf64NEON(SB), NOSPLIT, $0-48
-	MOVD	dst+0(FP), R0
-	MOVD	src+8(FP), R1
-	MOVD	ld+16(FP), R2
-	MOVD	w+24(FP), R3
-	MOVD	panel+32(FP), R4
-	MOVD	depth+40(FP), R5
-	LSL	$3, R2, R2
-	VEOR	V31.B16, V31.B16, V31.B16
-	LSL	$3, R4, R4
-	LSL	$3, R3, R3
-	SUB	R3, R4, R9
-packPf64NEON_row:
-	MOVD	R1, R6
-	MOVD	R0, R7
-	MOVD	R3, R8
-packPf64NEON_c32:
-	CMP	$32, R8
-	BLT	packPf64NEON_c16
-	VLD1.P	32(R6), [V0.D2, V1.D2]
-	VST1.P	[V0.D2, V1.D2], 32(R7)
-	SUB	$32, R8, R8
-	B	packPf64NEON_c32
-packPf64NEON_c16:
-	CMP	$16, R8
-	BLT	packPf64NEON_c1
-	VLD1.P	16(R6), [V0.D2]
-	VST1.P	[V0.D2], 16(R7)
-	SUB	$16, R8, R8
-packPf64NEON_c1:
-	CBZ	R8, packPf64NEON_cend
-packPf64NEON_c1l:
-	MOVD	(R6), R17
-	MOVD	R17, (R7)
-	ADD	$8, R6, R6
-	ADD	$8, R7, R7
-	SUBS	$8, R8, R8
-	BNE	packPf64NEON_c1l
-packPf64NEON_cend:
-	MOVD	R9, R8
-packPf64NEON_z16:
-	CMP	$16, R8
-	BLT	packPf64NEON_z1
-	VST1.P	[V31.D2], 16(R7)
-	SUB	$16, R8, R8
-	B	packPf64NEON_z16
-packPf64NEON_z1:
-	CBZ	R8, packPf64NEON_zend
-packPf64NEON_z1l:
-	MOVD	ZR, (R7)
-	ADD	$8, R7, R7
-	SUBS	$8, R8, R8
-	BNE	packPf64NEON_z1l
-packPf64NEON_zend:
-	ADD	R2, R1, R1
-	ADD	R4, R0, R0
-	SUBS	$1, R5, R5
-	BNE	packPf64NEON_row
 	RET
 
 // func packPBf64NEON(dst, src *float64, ld, n, panel, depth int)

@@ -62,12 +62,6 @@ func dgemm6x8AVX2U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c 
 //go:noescape
 func packDf32AVX2(dst *float32, src *float32, ld int, w int, panel int, depth int)
 
-// packPf32AVX2 packs a GEMM panel: dst[d*panel+q] = src[d*ld+q] for q < w, d < depth; zero for w <= q < panel.
-// The caller checks the bounds (codegen.PackImpl).
-//
-//go:noescape
-func packPf32AVX2(dst *float32, src *float32, ld int, w int, panel int, depth int)
-
 // packPBf32AVX2 packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
 // for q < n, d < depth; the last panel is zero-padded. The caller checks the bounds (codegen.PackImpl).
 //
@@ -79,12 +73,6 @@ func packPBf32AVX2(dst *float32, src *float32, ld int, n int, panel int, depth i
 //
 //go:noescape
 func packDf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth int)
-
-// packPf64AVX2 packs a GEMM panel: dst[d*panel+q] = src[d*ld+q] for q < w, d < depth; zero for w <= q < panel.
-// The caller checks the bounds (codegen.PackImpl).
-//
-//go:noescape
-func packPf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth int)
 
 // packPBf64AVX2 packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
 // for q < n, d < depth; the last panel is zero-padded. The caller checks the bounds (codegen.PackImpl).

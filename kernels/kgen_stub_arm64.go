@@ -138,12 +138,7 @@ func dgemmRowsNEON(kc int, a *float64, ars, acs int, b *float64, ldb int, c *flo
 //go:noescape
 func packDf32NEON(dst, src *float32, ld, w, panel, depth int)
 
-// packPf32NEON is the NEON f32 packP (dst[d*panel+q] = src[d*ld+q]); the caller checks the bounds (codegen.PackImpl).
-//
-//go:noescape
-func packPf32NEON(dst, src *float32, ld, w, panel, depth int)
-
-// packPBf32NEON is the NEON f32 packPB (packP over all the panels of a block); the caller checks the bounds (codegen.PackImpl).
+// packPBf32NEON is the NEON f32 packPB (all the panels of a block, row by row); the caller checks the bounds (codegen.PackImpl).
 //
 //go:noescape
 func packPBf32NEON(dst, src *float32, ld, n, panel, depth int)
@@ -153,12 +148,7 @@ func packPBf32NEON(dst, src *float32, ld, n, panel, depth int)
 //go:noescape
 func packDf64NEON(dst, src *float64, ld, w, panel, depth int)
 
-// packPf64NEON is the NEON f64 packP (dst[d*panel+q] = src[d*ld+q]); the caller checks the bounds (codegen.PackImpl).
-//
-//go:noescape
-func packPf64NEON(dst, src *float64, ld, w, panel, depth int)
-
-// packPBf64NEON is the NEON f64 packPB (packP over all the panels of a block); the caller checks the bounds (codegen.PackImpl).
+// packPBf64NEON is the NEON f64 packPB (all the panels of a block, row by row); the caller checks the bounds (codegen.PackImpl).
 //
 //go:noescape
 func packPBf64NEON(dst, src *float64, ld, n, panel, depth int)

@@ -70,7 +70,7 @@ const (
 
 // fewRows is M <= RowsMax.
 func fewRows(loops []*ir.Loop) ir.Expr {
-	m := &ir.DimVal{D: loops[2].Hi.(ir.IDim).D, T: ir.F64}
+	m := &ir.DimVal{D: loopDim(loops[2]).D, T: ir.F64}
 	return &ir.Binary{Op: ir.Le, X: m, Y: &ir.Const{Val: RowsMax, T: ir.F64}, T: ir.Bool}
 }
 
@@ -82,14 +82,10 @@ func fewRows(loops []*ir.Loop) ir.Expr {
 // last K block (the rows Micro does the whole reduction in one call).
 func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
-	dimK := pc.Hi
-	if b, ok := dimK.(ir.IBin); ok && b.Op == 'M' { // max(K, 1)
-		dimK = b.X
-	}
+	dimK := loopDim(pc)
 	jb := &ir.Var{Name: n.name("jb")}
 	zero := ir.IConst{V: 0}
 	at := map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, irl.Var: zero, jr.Var: ir.IVar{V: jb}, pc.Var: zero}
-	last := map[*ir.Var]ir.IExpr{}
 	view := func(v *ir.View) *ir.View {
 		c := *v
 		c.Base0, c.K0 = ir.SubstIExpr(v.Base0, at), ir.SubstIExpr(v.K0, at)
@@ -114,19 +110,24 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 		})
 	}
 	r.Beta = pcAs(ir.SubstVars(u.Beta, at), func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} })
-	r.EP = pcAs(ir.SubstVars(u.EP, last), func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.(ir.IDim).D, T: t} })
+	r.EP = pcAs(u.EP, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} })
 	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: ir.IConst{V: RowsNB}, Body: []ir.Node{&r}}
+}
+
+// loopDim is the dim a blocked loop of the GEMM nest runs over: its bound, or K in the pc loop's
+// max(K, 1).
+func loopDim(l *ir.Loop) ir.IDim {
+	e := l.Hi
+	if b, ok := e.(ir.IBin); ok && b.Op == 'M' { // max(K, 1)
+		e = b.X
+	}
+	return e.(ir.IDim)
 }
 
 // smallGemm is M·N·K <= SmallGemmWork, from the dims of the blocked loops.
 func smallGemm(loops []*ir.Loop) ir.Expr {
-	dim := func(e ir.IExpr) ir.Expr {
-		if b, ok := e.(ir.IBin); ok && b.Op == 'M' { // max(K, 1)
-			e = b.X
-		}
-		return &ir.DimVal{D: e.(ir.IDim).D, T: ir.F64}
-	}
-	m, nn, k := dim(loops[2].Hi), dim(loops[0].Hi), dim(loops[1].Hi)
+	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
+	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
 	mul := func(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Mul, X: x, Y: y, T: ir.F64} }
 	return &ir.Binary{Op: ir.Le, X: mul(mul(m, nn), k), Y: &ir.Const{Val: SmallGemmWork, T: ir.F64}, T: ir.Bool}
 }

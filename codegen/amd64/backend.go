@@ -64,9 +64,6 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 				packs = append(packs, k)
 				packImpls = append(packImpls, codegen.PackImpl{D: d, Elem: e, Func: k.Name})
 			}
-			k := PackKernel{Name: fmt.Sprintf("packPB%sAVX2", elem), Elem: elem, Block: true}
-			packs = append(packs, k)
-			packImpls = append(packImpls, codegen.PackImpl{Block: true, Elem: e, Func: k.Name})
 		}
 	}
 	for _, isa := range []string{AVX512, AVX2} {

@@ -10,13 +10,13 @@ import (
 )
 
 // This file generates the GEMM panel-packing routines that replace the generated package's portable
-// packD/packP/packPB (codegen/golang, support.go) in the AVX2 and AVX-512 variants. Packing is O(n²) against the
+// packD/packPB (codegen/golang, support.go) in the AVX2 and AVX-512 variants. Packing is O(n²) against the
 // microkernel's O(n³), but in Go it took 15–20% of a 512³ sgemm: the A panels are a transposing scatter
 // with a bounds check per element. Here each element is one load and one store.
 //
 //	packD: dst[d*panel+q] = src[q*ld+d]   (A-like: each panel row is a contiguous run of the source)
-//	packP: dst[d*panel+q] = src[d*ld+q]   (B-like: each depth step copies a contiguous run)
-//	packPB: packP for all the panels of a block in one call, source row by source row (emitPackPB)
+//	packPB: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]   (B-like: all the panels of a
+//	        block in one call, source row by source row; emitPackPB)
 //
 // for q < w, d < depth, and zero for w <= q < panel. The Go adapter (codegen.PackImpl) checks
 // 1 <= w <= panel, depth >= 1, ld >= 0 and that every element named lies inside both slices before
@@ -26,15 +26,14 @@ import (
 type PackKernel struct {
 	Name string
 	Elem string
-	D    bool // packD (A-like); false: packP
-	// Block is packPB: packP over all the panels of a block of n columns, row by row (one call per
-	// block or per worker's chunk): dst panel p starts at p*panel*depth; the last one is zero-padded.
-	Block bool
+	// D: packD (A-like); otherwise packPB, all the panels of a block of n columns, row by row (one call
+	// per block or per worker's chunk): dst panel p starts at p*panel*depth; the last one is zero-padded.
+	D bool
 }
 
 // NewPackKernel names the routine of an element type and layout.
 func NewPackKernel(elem string, d bool) PackKernel {
-	n := "packP"
+	n := "packPB"
 	if d {
 		n = "packD"
 	}
@@ -42,7 +41,7 @@ func NewPackKernel(elem string, d bool) PackKernel {
 }
 
 func emitPack(c *build.Context, k PackKernel) {
-	if k.Block {
+	if !k.D {
 		emitPackPB(c, k)
 		return
 	}
@@ -53,13 +52,8 @@ func emitPack(c *build.Context, k PackKernel) {
 	c.Function(k.Name)
 	c.Attributes(attr.NOSPLIT)
 	c.Pragma("noescape")
-	if k.D {
-		c.Doc(k.Name+" packs a GEMM panel: dst[d*panel+q] = src[q*ld+d] for q < w, d < depth; zero for w <= q < panel.",
-			"The caller checks the bounds (codegen.PackImpl).")
-	} else {
-		c.Doc(k.Name+" packs a GEMM panel: dst[d*panel+q] = src[d*ld+q] for q < w, d < depth; zero for w <= q < panel.",
-			"The caller checks the bounds (codegen.PackImpl).")
-	}
+	c.Doc(k.Name+" packs a GEMM panel: dst[d*panel+q] = src[q*ld+d] for q < w, d < depth; zero for w <= q < panel.",
+		"The caller checks the bounds (codegen.PackImpl).")
 	c.SignatureExpr(fmt.Sprintf("func(dst, src *%s, ld, w, panel, depth int)", t))
 	var (
 		dst, src, ld, w, panel, depth = reg.RDI, reg.RSI, reg.RDX, reg.RCX, reg.R8, reg.R9
@@ -83,173 +77,131 @@ func emitPack(c *build.Context, k PackKernel) {
 	c.SHLQ(shift, panel) // bytes
 	x := []reg.VecPhysical{reg.X0, reg.X1, reg.X2, reg.X3}
 	L := func(s string) string { return k.Name + "_" + s }
-	if k.D {
-		// Rows in groups of G = 16/esz: G depth steps of each of the G rows are one 16-byte load each, a
-		// G×G transpose in registers turns them into G panel rows of G elements (one 16-byte store each).
-		// The rows left over, and the depth left over in a group, go element by element below.
-		g := 16 / esz
-		sp := []reg.GPPhysical{reg.R14, reg.R15, reg.RBX, reg.RAX}[:g]
-		xs := []reg.VecPhysical{reg.X0, reg.X1, reg.X2, reg.X3}[:g]
-		ts := []reg.VecPhysical{reg.X4, reg.X5, reg.X6, reg.X7}
-		c.MOVQ(dst, d)
-		c.MOVQ(w, off) // rows left
-		c.Label(L("group"))
-		c.CMPQ(off, operand.Imm(uint64(g)))
-		c.JL(lbl(L("rows")))
-		c.MOVQ(src, sp[0])
-		for i := 1; i < g; i++ {
-			c.LEAQ(operand.Mem{Base: sp[i-1], Index: ld, Scale: 1}, sp[i])
-		}
-		c.MOVQ(d, s)
-		c.MOVQ(depth, cnt)
-		c.Label(L("gblock"))
-		c.CMPQ(cnt, operand.Imm(uint64(g)))
-		c.JL(lbl(L("gtail")))
-		for i := 0; i < g; i++ {
-			c.VMOVUPS(mem(sp[i], 0), xs[i])
-		}
-		if g == 4 {
-			c.VUNPCKLPS(xs[1], xs[0], ts[0]) // a0 b0 a1 b1
-			c.VUNPCKHPS(xs[1], xs[0], ts[1]) // a2 b2 a3 b3
-			c.VUNPCKLPS(xs[3], xs[2], ts[2]) // c0 d0 c1 d1
-			c.VUNPCKHPS(xs[3], xs[2], ts[3]) // c2 d2 c3 d3
-			c.VMOVLHPS(ts[2], ts[0], xs[0])  // a0 b0 c0 d0
-			c.VMOVHLPS(ts[0], ts[2], xs[1])  // a1 b1 c1 d1
-			c.VMOVLHPS(ts[3], ts[1], xs[2])  // a2 b2 c2 d2
-			c.VMOVHLPS(ts[1], ts[3], xs[3])  // a3 b3 c3 d3
-		} else {
-			c.VUNPCKLPD(xs[1], xs[0], ts[0]) // a0 b0
-			c.VUNPCKHPD(xs[1], xs[0], ts[1]) // a1 b1
-			c.VMOVUPS(ts[0], xs[0])
-			c.VMOVUPS(ts[1], xs[1])
-		}
-		for i := 0; i < g; i++ {
-			c.VMOVUPS(xs[i], mem(s, 0))
-			c.ADDQ(panel, s)
-			c.ADDQ(operand.Imm(16), sp[i])
-		}
-		c.SUBQ(operand.Imm(uint64(g)), cnt)
-		c.JMP(lbl(L("gblock")))
-		c.Label(L("gtail"))
-		c.TESTQ(cnt, cnt)
-		c.JZ(lbl(L("gnext")))
-		for i := 0; i < g; i++ {
-			mov(mem(sp[i], 0), x[0])
-			store(x[0], mem(s, i*esz))
-			c.ADDQ(operand.Imm(uint64(esz)), sp[i])
-		}
-		c.ADDQ(panel, s)
-		c.DECQ(cnt)
-		c.JMP(lbl(L("gtail")))
-		c.Label(L("gnext"))
-		for i := 0; i < g; i++ {
-			c.ADDQ(ld, src)
-		}
-		c.ADDQ(operand.Imm(uint64(g*esz)), d)
-		c.SUBQ(operand.Imm(uint64(g)), off)
-		c.JMP(lbl(L("group")))
-		// The remaining rows one at a time: the run of row q goes down column q of the panel, the depth
-		// loop unrolled by 4 (four loads, then four stores).
-		c.Label(L("rows"))
-		c.TESTQ(off, off)
-		c.JZ(lbl(L("zeros")))
-		c.Label(L("row"))
-		c.MOVQ(src, s)
-		c.MOVQ(d, reg.RAX)
-		c.MOVQ(depth, cnt)
-		c.CMPQ(cnt, operand.Imm(4))
-		c.JL(lbl(L("tail")))
-		c.Label(L("four"))
-		for i := 0; i < 4; i++ {
-			mov(mem(s, i*esz), x[i])
-		}
-		for i := 0; i < 4; i++ {
-			store(x[i], mem(reg.RAX, 0))
-			c.ADDQ(panel, reg.RAX)
-		}
-		c.ADDQ(operand.Imm(uint64(4*esz)), s)
-		c.SUBQ(operand.Imm(4), cnt)
-		c.CMPQ(cnt, operand.Imm(4))
-		c.JGE(lbl(L("four")))
-		c.Label(L("tail"))
-		c.TESTQ(cnt, cnt)
-		c.JZ(lbl(L("next")))
-		mov(mem(s, 0), x[0])
-		store(x[0], mem(reg.RAX, 0))
-		c.ADDQ(panel, reg.RAX)
-		c.ADDQ(operand.Imm(uint64(esz)), s)
-		c.DECQ(cnt)
-		c.JMP(lbl(L("tail")))
-		c.Label(L("next"))
-		c.ADDQ(ld, src)
-		c.ADDQ(operand.Imm(uint64(esz)), d)
-		c.DECQ(off)
-		c.JNZ(lbl(L("row")))
-		// Columns w..panel-1 are zero: d points at column w of row 0.
-		c.Label(L("zeros"))
-		c.XORQ(reg.RBX, reg.RBX)
-		c.MOVQ(panel, off)
-		c.SHRQ(shift, off)
-		c.SUBQ(w, off) // zero columns
-		c.JZ(lbl(L("done")))
-		c.Label(L("zcol"))
-		c.MOVQ(d, reg.RAX)
-		c.MOVQ(depth, cnt)
-		c.Label(L("zrow"))
-		if esz == 8 {
-			c.MOVQ(reg.RBX, mem(reg.RAX, 0))
-		} else {
-			c.MOVL(reg.EBX, mem(reg.RAX, 0))
-		}
-		c.ADDQ(panel, reg.RAX)
-		c.DECQ(cnt)
-		c.JNZ(lbl(L("zrow")))
-		c.ADDQ(operand.Imm(uint64(esz)), d)
-		c.DECQ(off)
-		c.JNZ(lbl(L("zcol")))
-		c.Label(L("done"))
-		c.RET()
-		return
+	// Rows in groups of G = 16/esz: G depth steps of each of the G rows are one 16-byte load each, a
+	// G×G transpose in registers turns them into G panel rows of G elements (one 16-byte store each).
+	// The rows left over, and the depth left over in a group, go element by element below.
+	g := 16 / esz
+	sp := []reg.GPPhysical{reg.R14, reg.R15, reg.RBX, reg.RAX}[:g]
+	xs := []reg.VecPhysical{reg.X0, reg.X1, reg.X2, reg.X3}[:g]
+	ts := []reg.VecPhysical{reg.X4, reg.X5, reg.X6, reg.X7}
+	c.MOVQ(dst, d)
+	c.MOVQ(w, off) // rows left
+	c.Label(L("group"))
+	c.CMPQ(off, operand.Imm(uint64(g)))
+	c.JL(lbl(L("rows")))
+	c.MOVQ(src, sp[0])
+	for i := 1; i < g; i++ {
+		c.LEAQ(operand.Mem{Base: sp[i-1], Index: ld, Scale: 1}, sp[i])
 	}
-	// packP: per depth step, copy w elements (32-byte vectors, then single elements) and zero the rest.
-	c.SHLQ(shift, w) // bytes
-	c.XORQ(reg.RBX, reg.RBX)
-	c.Label(L("row"))
-	c.XORQ(off, off)
-	c.Label(L("vec"))
-	c.LEAQ(operand.Mem{Base: off, Disp: 32}, cnt)
-	c.CMPQ(cnt, w)
-	c.JG(lbl(L("one")))
-	c.VMOVUPS(operand.Mem{Base: src, Index: off, Scale: 1}, reg.Y0)
-	c.VMOVUPS(reg.Y0, operand.Mem{Base: dst, Index: off, Scale: 1})
-	c.MOVQ(cnt, off)
-	c.JMP(lbl(L("vec")))
-	c.Label(L("one"))
-	c.CMPQ(off, w)
-	c.JGE(lbl(L("zero")))
-	mov(operand.Mem{Base: src, Index: off, Scale: 1}, x[0])
-	store(x[0], operand.Mem{Base: dst, Index: off, Scale: 1})
-	c.ADDQ(operand.Imm(uint64(esz)), off)
-	c.JMP(lbl(L("one")))
-	c.Label(L("zero"))
-	c.CMPQ(off, panel)
-	c.JGE(lbl(L("next")))
-	if esz == 8 {
-		c.MOVQ(reg.RBX, operand.Mem{Base: dst, Index: off, Scale: 1})
+	c.MOVQ(d, s)
+	c.MOVQ(depth, cnt)
+	c.Label(L("gblock"))
+	c.CMPQ(cnt, operand.Imm(uint64(g)))
+	c.JL(lbl(L("gtail")))
+	for i := 0; i < g; i++ {
+		c.VMOVUPS(mem(sp[i], 0), xs[i])
+	}
+	if g == 4 {
+		c.VUNPCKLPS(xs[1], xs[0], ts[0]) // a0 b0 a1 b1
+		c.VUNPCKHPS(xs[1], xs[0], ts[1]) // a2 b2 a3 b3
+		c.VUNPCKLPS(xs[3], xs[2], ts[2]) // c0 d0 c1 d1
+		c.VUNPCKHPS(xs[3], xs[2], ts[3]) // c2 d2 c3 d3
+		c.VMOVLHPS(ts[2], ts[0], xs[0])  // a0 b0 c0 d0
+		c.VMOVHLPS(ts[0], ts[2], xs[1])  // a1 b1 c1 d1
+		c.VMOVLHPS(ts[3], ts[1], xs[2])  // a2 b2 c2 d2
+		c.VMOVHLPS(ts[1], ts[3], xs[3])  // a3 b3 c3 d3
 	} else {
-		c.MOVL(reg.EBX, operand.Mem{Base: dst, Index: off, Scale: 1})
+		c.VUNPCKLPD(xs[1], xs[0], ts[0]) // a0 b0
+		c.VUNPCKHPD(xs[1], xs[0], ts[1]) // a1 b1
+		c.VMOVUPS(ts[0], xs[0])
+		c.VMOVUPS(ts[1], xs[1])
 	}
-	c.ADDQ(operand.Imm(uint64(esz)), off)
-	c.JMP(lbl(L("zero")))
+	for i := 0; i < g; i++ {
+		c.VMOVUPS(xs[i], mem(s, 0))
+		c.ADDQ(panel, s)
+		c.ADDQ(operand.Imm(16), sp[i])
+	}
+	c.SUBQ(operand.Imm(uint64(g)), cnt)
+	c.JMP(lbl(L("gblock")))
+	c.Label(L("gtail"))
+	c.TESTQ(cnt, cnt)
+	c.JZ(lbl(L("gnext")))
+	for i := 0; i < g; i++ {
+		mov(mem(sp[i], 0), x[0])
+		store(x[0], mem(s, i*esz))
+		c.ADDQ(operand.Imm(uint64(esz)), sp[i])
+	}
+	c.ADDQ(panel, s)
+	c.DECQ(cnt)
+	c.JMP(lbl(L("gtail")))
+	c.Label(L("gnext"))
+	for i := 0; i < g; i++ {
+		c.ADDQ(ld, src)
+	}
+	c.ADDQ(operand.Imm(uint64(g*esz)), d)
+	c.SUBQ(operand.Imm(uint64(g)), off)
+	c.JMP(lbl(L("group")))
+	// The remaining rows one at a time: the run of row q goes down column q of the panel, the depth
+	// loop unrolled by 4 (four loads, then four stores).
+	c.Label(L("rows"))
+	c.TESTQ(off, off)
+	c.JZ(lbl(L("zeros")))
+	c.Label(L("row"))
+	c.MOVQ(src, s)
+	c.MOVQ(d, reg.RAX)
+	c.MOVQ(depth, cnt)
+	c.CMPQ(cnt, operand.Imm(4))
+	c.JL(lbl(L("tail")))
+	c.Label(L("four"))
+	for i := 0; i < 4; i++ {
+		mov(mem(s, i*esz), x[i])
+	}
+	for i := 0; i < 4; i++ {
+		store(x[i], mem(reg.RAX, 0))
+		c.ADDQ(panel, reg.RAX)
+	}
+	c.ADDQ(operand.Imm(uint64(4*esz)), s)
+	c.SUBQ(operand.Imm(4), cnt)
+	c.CMPQ(cnt, operand.Imm(4))
+	c.JGE(lbl(L("four")))
+	c.Label(L("tail"))
+	c.TESTQ(cnt, cnt)
+	c.JZ(lbl(L("next")))
+	mov(mem(s, 0), x[0])
+	store(x[0], mem(reg.RAX, 0))
+	c.ADDQ(panel, reg.RAX)
+	c.ADDQ(operand.Imm(uint64(esz)), s)
+	c.DECQ(cnt)
+	c.JMP(lbl(L("tail")))
 	c.Label(L("next"))
 	c.ADDQ(ld, src)
-	c.ADDQ(panel, dst)
-	c.DECQ(depth)
+	c.ADDQ(operand.Imm(uint64(esz)), d)
+	c.DECQ(off)
 	c.JNZ(lbl(L("row")))
-	c.VZEROUPPER()
+	// Columns w..panel-1 are zero: d points at column w of row 0.
+	c.Label(L("zeros"))
+	c.XORQ(reg.RBX, reg.RBX)
+	c.MOVQ(panel, off)
+	c.SHRQ(shift, off)
+	c.SUBQ(w, off) // zero columns
+	c.JZ(lbl(L("done")))
+	c.Label(L("zcol"))
+	c.MOVQ(d, reg.RAX)
+	c.MOVQ(depth, cnt)
+	c.Label(L("zrow"))
+	if esz == 8 {
+		c.MOVQ(reg.RBX, mem(reg.RAX, 0))
+	} else {
+		c.MOVL(reg.EBX, mem(reg.RAX, 0))
+	}
+	c.ADDQ(panel, reg.RAX)
+	c.DECQ(cnt)
+	c.JNZ(lbl(L("zrow")))
+	c.ADDQ(operand.Imm(uint64(esz)), d)
+	c.DECQ(off)
+	c.JNZ(lbl(L("zcol")))
+	c.Label(L("done"))
 	c.RET()
-	_ = s
-	_ = d
 }
 
 // emitPackPB generates packPB: for each source row d, the full panels are copied in 32-byte vectors (and

@@ -40,16 +40,16 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	have := map[string]bool{}
 	if len(slots) > 0 {
 		// The panel-packing routines (pack.go) of both element types, as on amd64: the generated support
-		// file always has packD/packP/packPB of f32 and f64.
+		// file always has packD/packPB of f32 and f64.
 		for _, e := range []ir.DType{ir.F32, ir.F64} {
 			elem := "f32"
 			if e == ir.F64 {
 				elem = "f64"
 			}
-			for _, c := range []struct{ d, block bool }{{true, false}, {false, false}, {false, true}} {
-				k := NewPackKernel(elem, c.d, c.block)
+			for _, d := range []bool{true, false} {
+				k := NewPackKernel(elem, d)
 				packs = append(packs, k)
-				v.Packs = append(v.Packs, codegen.PackImpl{D: c.d, Block: c.block, Elem: e, Func: k.Name})
+				v.Packs = append(v.Packs, codegen.PackImpl{D: d, Elem: e, Func: k.Name})
 			}
 		}
 	}

@@ -5,46 +5,40 @@ import (
 )
 
 // This file generates the NEON GEMM panel-packing routines that replace the generated package's
-// portable packD/packP/packPB (codegen/golang, support.go) in the neon variant, like
+// portable packD/packPB (codegen/golang, support.go) in the neon variant, like
 // codegen/amd64/pack.go does for AVX2:
 //
 //	packD:  dst[d*panel+q] = src[q*ld+d]                           (A-like: each panel row a run of the source)
-//	packP:  dst[d*panel+q] = src[d*ld+q]                           (B-like: each depth step copies a run)
 //	packPB: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]   (all panels of a block)
 //
 // for q < w (packPB: q < n), d < depth, and zero for w <= q < panel (packPB: past n in the last panel).
 // packD transposes 4×4 f32 / 2×2 f64 blocks in registers with VTRN1/VTRN2 (as transpose.go), the rows
 // left over go one row at a time (a Q register of depth steps stored lane by lane, then single
-// elements); packP and packPB copy 32-byte, then 16-byte runs, then single elements, and zero the padding
+// elements); packPB copies 32-byte, then 16-byte runs, then single elements, and zeroes the padding
 // with 16-byte and single stores. The Go adapter (codegen.PackImpl) checks 1 <= w <= panel, depth >= 1,
 // ld >= 0 and that every element named lies inside both slices before calling, so the routines touch
 // nothing outside them. All instructions are native Go assembler.
 
 // PackKernel is one NEON packing routine to generate.
 type PackKernel struct {
-	Name  string
-	Elem  string // "f32" or "f64"
-	D     bool   // packD (A-like); false: packP
-	Block bool   // packPB: packP over all the panels of a block of n columns, row by row
+	Name string
+	Elem string // "f32" or "f64"
+	D    bool   // packD (A-like); false: packPB, all the panels of a block of n columns, row by row
 }
 
-// NewPackKernel names the routine of an element type and layout: packDf32NEON, packPf64NEON,
-// packPBf32NEON (block wins over d).
-func NewPackKernel(elem string, d, block bool) PackKernel {
-	n := "packP"
-	switch {
-	case block:
-		n, d = "packPB", false
-	case d:
+// NewPackKernel names the routine of an element type and layout: packDf32NEON, packPBf64NEON.
+func NewPackKernel(elem string, d bool) PackKernel {
+	n := "packPB"
+	if d {
 		n = "packD"
 	}
-	return PackKernel{Name: fmt.Sprintf("%s%sNEON", n, elem), Elem: elem, D: d, Block: block}
+	return PackKernel{Name: fmt.Sprintf("%s%sNEON", n, elem), Elem: elem, D: d}
 }
 
 // Signature is the Go signature of the routine (without the name).
 func (k PackKernel) Signature() string {
 	t := map[string]string{"f32": "float32", "f64": "float64"}[k.Elem]
-	if k.Block {
+	if !k.D {
 		return fmt.Sprintf("(dst, src *%s, ld, n, panel, depth int)", t)
 	}
 	return fmt.Sprintf("(dst, src *%s, ld, w, panel, depth int)", t)
@@ -152,7 +146,7 @@ func (p *packer) zeroRun(tag string, dst, cnt GPR) {
 
 // buildPack emits k.
 func buildPack(k PackKernel) (*Builder, error) {
-	if !isIdent(k.Name) || (k.Elem != "f32" && k.Elem != "f64") || (k.D && k.Block) {
+	if !isIdent(k.Name) || (k.Elem != "f32" && k.Elem != "f64") {
 		return nil, fmt.Errorf("arm64: bad pack kernel %q (%s)", k.Name, k.Elem)
 	}
 	p := &packer{Builder: &Builder{}, k: k, esz: 4, arr: S4}
@@ -165,18 +159,16 @@ func buildPack(k PackKernel) (*Builder, error) {
 	switch {
 	case k.D:
 		b.Doc("%s packs a GEMM panel: dst[d*panel+q] = src[q*ld+d] for q < w, d < depth; zero for w <= q < panel.", k.Name)
-	case k.Block:
+	default:
 		b.Doc("%s packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%%panel] = src[d*ld+q]", k.Name)
 		b.Doc("for q < n, d < depth; the last panel is zero-padded.")
-	default:
-		b.Doc("%s packs a GEMM panel: dst[d*panel+q] = src[d*ld+q] for q < w, d < depth; zero for w <= q < panel.", k.Name)
 	}
 	b.Doc("The caller checks the bounds (codegen.PackImpl).")
 	b.TEXT(k.Name, "NOSPLIT", 0, pkFrame)
 	b.MOVD(Arg{"dst", 0}, pkDst)
 	b.MOVD(Arg{"src", 8}, pkSrc)
 	b.MOVD(Arg{"ld", 16}, pkLd)
-	if k.Block {
+	if !k.D {
 		b.MOVD(Arg{"n", 24}, pkW)
 	} else {
 		b.MOVD(Arg{"w", 24}, pkW)
@@ -186,13 +178,10 @@ func buildPack(k PackKernel) (*Builder, error) {
 	sh := Imm(log2(p.esz))
 	b.LSL(sh, pkLd, pkLd)
 	b.VEOR(V(pkZero).B16(), V(pkZero).B16(), V(pkZero).B16())
-	switch {
-	case k.D:
+	if k.D {
 		p.packD(sh)
-	case k.Block:
+	} else {
 		p.packPB(sh)
-	default:
-		p.packP(sh)
 	}
 	b.RET()
 	if err := b.Err(); err != nil {
@@ -327,30 +316,6 @@ func (p *packer) packD(sh Imm) {
 	p.SUBS(Imm(1), pkDepth, pkDepth)
 	p.BNE(p.l("zrow"))
 	p.Label(p.l("done"))
-}
-
-// packP: per depth step, copy the w elements of the source row and zero the panel's rest.
-func (p *packer) packP(sh Imm) {
-	const (
-		s   = R6
-		t   = R7
-		cnt = R8
-		zc  = R9 // zero bytes per row
-	)
-	p.LSL(sh, pkPanel, pkPanel)
-	p.LSL(sh, pkW, pkW)
-	p.SUB(pkW, pkPanel, zc)
-	p.Label(p.l("row"))
-	p.MOVD(pkSrc, s)
-	p.MOVD(pkDst, t)
-	p.MOVD(pkW, cnt)
-	p.copyRun("c", s, t, cnt)
-	p.MOVD(zc, cnt)
-	p.zeroRun("z", t, cnt)
-	p.ADD(pkLd, pkSrc, pkSrc)
-	p.ADD(pkPanel, pkDst, pkDst)
-	p.SUBS(Imm(1), pkDepth, pkDepth)
-	p.BNE(p.l("row"))
 }
 
 // packPB: per source row, the full panels (each a copy of panel elements into its own panel), then the

@@ -333,12 +333,9 @@ func GenerateAll(pkg string, kernels []GemmKernel, vloops []VLoopKernel, transpo
 			return nil, nil, err
 		}
 		a.Write(b.Bytes())
-		what := "packP (dst[d*panel+q] = src[d*ld+q])"
-		switch {
-		case k.D:
+		what := "packPB (all the panels of a block, row by row)"
+		if k.D {
 			what = "packD (dst[d*panel+q] = src[q*ld+d])"
-		case k.Block:
-			what = "packPB (packP over all the panels of a block)"
 		}
 		fmt.Fprintf(s, "\n// %s is the NEON %s %s; the caller checks the bounds (codegen.PackImpl).\n//\n//go:noescape\n", k.Name, k.Elem, what)
 		fmt.Fprintf(s, "func %s%s\n", k.Name, k.Signature())

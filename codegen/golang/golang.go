@@ -892,7 +892,9 @@ func (g *gen) packFast(p *ir.Pack) bool {
 	}
 	P, D := p.P.Name, p.D.Name
 	if conv("x") == "x" && (l.T.Type == ir.F32 || l.T.Type == ir.F64) && (unitIn(l, p.P) || unitIn(l, p.D)) {
-		// A plain copy: one call per panel of packD/packP (support.go), which a variant may run in assembly.
+		// A plain copy through packD (one call per panel) or packPB (one call for all the panels: each
+		// source row is then read left to right; a panel at a time it would be KC lines a row apart,
+		// which the prefetchers do not follow). support.go has both; a variant may run them in assembly.
 		at := func(dp, dd int) string {
 			idx := make([]ir.IExpr, len(l.Idx))
 			m := map[*ir.Var]ir.IExpr{p.P: ir.IAdd(ir.IVar{V: p.P}, ir.IConst{V: dp}), p.D: ir.IConst{V: dd}}
@@ -901,34 +903,26 @@ func (g *gen) packFast(p *ir.Pack) bool {
 			}
 			return g.offset(l.T, idx)
 		}
-		fn, what, ld := "packP", "rows of %s are contiguous along the panel", at(0, 1)
-		if !unitIn(l, p.P) {
-			fn, what, ld = "packD", "each panel row is a contiguous run of %s", at(1, 0)
-		}
-		if fn == "packP" {
-			fn, what = "packPB", "rows of %s are contiguous along the panel; all panels in one call"
-		}
-		g.line("{ // pack: "+what+" (%s)", l.T.Name, fn)
-		g.depth++
-		g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
-		if fn == "packPB" {
-			// All the panels of a block in one call, row by row: each source row is read left to right
-			// (a panel at a time, it would be KC lines a row apart, which the prefetchers do not follow).
+		// b_ is clamped to len: with an empty reduction (depth 0) nothing is read and b_ may lie past the end.
+		src := fmt.Sprintf("%s[min(b_, len(%s)):]", l.T.Name, l.T.Name)
+		if unitIn(l, p.P) {
+			g.line("{ // pack: rows of %s are contiguous along the panel; all panels in one call (packPB)", l.T.Name)
+			g.depth++
+			g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
 			g.line(packBlockLoop)
 			g.line("	%s := p0_", P)
 			g.line("	b_ := %s", at(0, 0))
-			// min(b_, len): with an empty reduction (depth 0) nothing is read and b_ may lie past the end
-			g.line("	packPB%s(%s[off_+p0_*depth_:], %s[min(b_, len(%s)):], (%s)-b_, e_-p0_, panel_, depth_)", suffix(l.T.Type), p.Dst.Name, l.T.Name, l.T.Name, ld)
-			g.line("}")
-			g.depth--
-			g.line("}")
-			return true
+			g.line("	packPB%s(%s[off_+p0_*depth_:], %s, (%s)-b_, e_-p0_, panel_, depth_)", suffix(l.T.Type), p.Dst.Name, src, at(0, 1))
+		} else {
+			g.line("{ // pack: each panel row is a contiguous run of %s (packD)", l.T.Name)
+			g.depth++
+			g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
+			g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
+			g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
+			g.line("	%s := p0_", P)
+			g.line("	b_ := %s", at(0, 0))
+			g.line("	packD%s(dst_, %s, (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", suffix(l.T.Type), src, at(1, 0))
 		}
-		g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
-		g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
-		g.line("	%s := p0_", P)
-		g.line("	b_ := %s", at(0, 0))
-		g.line("	%s%s(dst_, %s[min(b_, len(%s)):], (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", fn, suffix(l.T.Type), l.T.Name, l.T.Name, ld)
 		g.line("}")
 		g.depth--
 		g.line("}")

@@ -78,8 +78,8 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 	w("\tresetVLoops()\n\tresetPacks()\n")
 	w("}}}\n\nvar current = \"go\"\n\n")
 	w("// resetPacks points the panel-packing routines back at the portable ones.\n")
-	w("func resetPacks() {\n\tpackD32, packP32, packPB32 = packDGo32, packPGo32, packPBGo32\n")
-	w("\tpackD64, packP64, packPB64 = packDGo64, packPGo64, packPBGo64\n}\n\n")
+	w("func resetPacks() {\n\tpackD32, packPB32 = packDGo32, packPBGo32\n")
+	w("\tpackD64, packPB64 = packDGo64, packPBGo64\n}\n\n")
 	w("// resetVLoops points every vector-loop slot back at the portable loops (nil: the Go code runs).\n")
 	w("func resetVLoops() {\n")
 	for _, v := range codegen.PackageVLoops(p) {
@@ -171,11 +171,12 @@ func microGo(name, t string, mr, nr int) string {
 // packGo emits the two panel-packing routines of one element type and the variables through which the
 // generated loop nests call them (an assembly variant points them at its own routines):
 //
-//	packD: dst[d*panel+q] = src[q*ld+d]   (each panel row is a contiguous run of the source along the depth)
-//	packP: dst[d*panel+q] = src[d*ld+q]   (each depth step copies a contiguous run along the panel)
+//	packD:  dst[d*panel+q] = src[q*ld+d]   (one panel; each panel row a contiguous run of the source)
+//	packPB: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]   (all the panels of a block,
+//	        source row by source row)
 //
-// for q < w and d < depth; columns w <= q < panel are zeroed. The caller guarantees 1 <= w <= panel,
-// depth >= 1, len(dst) >= panel*depth, and that every source element named lies inside src.
+// for q < w (packPB: q < n) and d < depth; the padding columns are zeroed. The caller guarantees that
+// every source element named lies inside src and that dst holds the whole panels.
 func packGo(t string) string {
 	return fmt.Sprintf(`// packDGo%[1]s is the portable packD (dst[d*panel+q] = src[q*ld+d]).
 func packDGo%[1]s(dst, src []float%[1]s, ld, w, panel, depth int) {
@@ -193,17 +194,9 @@ func packDGo%[1]s(dst, src []float%[1]s, ld, w, panel, depth int) {
 	}
 }
 
-// packPGo%[1]s is the portable packP (dst[d*panel+q] = src[d*ld+q]).
-func packPGo%[1]s(dst, src []float%[1]s, ld, w, panel, depth int) {
-	for d := 0; d < depth; d++ {
-		row := dst[d*panel : d*panel+panel]
-		copy(row, src[d*ld:][:w])
-		clear(row[w:])
-	}
-}
-
-// packPBGo%[1]s is the portable packPB: packP over all the panels of a block, source row by source row:
-// panel q/panel of dst starts at (q/panel)*panel*depth, and columns past n in the last one are zeroed.
+// packPBGo%[1]s is the portable packPB: dst[(q/panel)*panel*depth + d*panel + q%%panel] = src[d*ld+q] for
+// q < n, d < depth, all the panels of a block, source row by source row; columns past n in the last panel
+// are zeroed.
 func packPBGo%[1]s(dst, src []float%[1]s, ld, n, panel, depth int) {
 	np := (n + panel - 1) / panel
 	dst = dst[:np*panel*depth]
@@ -218,9 +211,8 @@ func packPBGo%[1]s(dst, src []float%[1]s, ld, n, panel, depth int) {
 	}
 }
 
-// packD%[1]s, packP%[1]s and packPB%[1]s pack GEMM panels (see packDGo%[1]s, packPGo%[1]s, packPBGo%[1]s);
-// variants may replace them.
-var packD%[1]s, packP%[1]s, packPB%[1]s = packDGo%[1]s, packPGo%[1]s, packPBGo%[1]s
+// packD%[1]s and packPB%[1]s pack GEMM panels (see packDGo%[1]s, packPBGo%[1]s); variants may replace them.
+var packD%[1]s, packPB%[1]s = packDGo%[1]s, packPBGo%[1]s
 `, t)
 }
 
