@@ -73,6 +73,7 @@ type gemmGen struct {
 
 	// Element-type dependent instruction builders.
 	vload, vstore func(ops ...operand.Op)
+	vloadZ        func(m, k, v operand.Op) // zeroing masked load (AVX-512): the mask is per element of the kernel's width
 	bcst          func(ops ...operand.Op)
 	fma           func(ops ...operand.Op)
 	mul, add, max func(ops ...operand.Op)
@@ -109,12 +110,14 @@ func newGemmGen(c *build.Context, k GemmKernel) *gemmGen {
 	}
 	if k.Elem == F64 {
 		g.vload, g.vstore = c.VMOVUPD, c.VMOVUPD
+		g.vloadZ = c.VMOVUPD_Z
 		g.bcst = c.VBROADCASTSD
 		g.fma = c.VFMADD231PD
 		g.mul, g.add, g.max = c.VMULPD, c.VADDPD, c.VMAXPD
 		g.maskmov = c.VMASKMOVPD
 	} else {
 		g.vload, g.vstore = c.VMOVUPS, c.VMOVUPS
+		g.vloadZ = c.VMOVUPS_Z
 		g.bcst = c.VBROADCASTSS
 		g.fma = c.VFMADD231PS
 		g.mul, g.add, g.max = c.VMULPS, c.VADDPS, c.VMAXPS
@@ -311,7 +314,7 @@ func (g *gemmGen) epilogue() {
 	for j := 0; j < g.nv; j++ {
 		vb := g.scratch[j]
 		if g.z {
-			c.VMOVUPS_Z(mem(rBias, j*64), maskReg(j), vb) // fault-suppressed masked load
+			g.vloadZ(mem(rBias, j*64), maskReg(j), vb) // fault-suppressed masked load, lanes of the element width
 			continue
 		}
 		ym := g.scratch[g.nv]
@@ -846,10 +849,8 @@ func (g *gemmGen) uStep(p int, mode rowMode, acs1 bool, nvec int, masked bool) {
 		switch {
 		case !masked || j < nvec-1:
 			g.vload(m, g.bvec[j])
-		case g.z && g.esz == 8:
-			c.VMOVUPD_Z(m, maskReg(j), g.bvec[j]) // fault-suppressed masked load
 		case g.z:
-			c.VMOVUPS_Z(m, maskReg(j), g.bvec[j])
+			g.vloadZ(m, maskReg(j), g.bvec[j]) // fault-suppressed masked load
 		default:
 			g.maskmov(m, g.uMask(), g.bvec[j])
 		}

@@ -190,11 +190,12 @@ func coretype(flagVal, vendor string) string {
 	return ""
 }
 
-// peerEnv is the child's environment: ours with the library variables replaced.
-func peerEnv(c config, name, model string) []string {
+// peerEnv is the child's environment: parent (ours, os.Environ()) with the
+// library variables replaced.
+func peerEnv(c config, name, model string, parent []string) []string {
 	drop := []string{"OPENBLAS_", "BLIS_", "OMP_NUM_THREADS=", "GOMAXPROCS="}
 	var env []string
-	for _, e := range os.Environ() {
+	for _, e := range parent {
 		keep := true
 		for _, d := range drop {
 			if strings.HasPrefix(e, d) {
@@ -231,7 +232,7 @@ func runPeer(c config, name, model string, jobs []report.Job, step func(string))
 	args := []string{"-peer", name, "-threads", strconv.Itoa(c.threads), "-reps", strconv.Itoa(c.reps),
 		"-mintime", c.minTime.String(), "-openblas-lib", c.obPath, "-blis-lib", c.blisPath}
 	cmd := exec.Command(exe, args...)
-	cmd.Env = peerEnv(c, name, model)
+	cmd.Env = peerEnv(c, name, model, os.Environ())
 	cmd.Stderr = os.Stderr
 	in, _ := json.Marshal(jobs)
 	cmd.Stdin = strings.NewReader(string(in))

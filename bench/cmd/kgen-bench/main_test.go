@@ -44,17 +44,48 @@ func TestJobsAndEnv(t *testing.T) {
 	if js[5].Batch != 10 || js[2].M != 1 || js[2].K != 128 {
 		t.Errorf("jobs %+v", js)
 	}
-	t.Setenv("OPENBLAS_CORETYPE", "Prescott")
-	env := strings.Join(peerEnv(c, "openblas", "AMD EPYC"), "\n")
-	for _, want := range []string{"OPENBLAS_NUM_THREADS=2", "OPENBLAS_CORETYPE=Zen", "GOMAXPROCS=2", "OMP_NUM_THREADS=2"} {
-		if !strings.Contains(env, want) {
-			t.Errorf("env lacks %s", want)
+	// The parent environment is given, not read: the test must not depend on
+	// the caller's (CI hosts set OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE, and
+	// variables whose values mention OPENBLAS_*).
+	parent := []string{"PATH=/bin", "OPENBLAS_CORETYPE=Prescott", "OPENBLAS_L2_SIZE=512",
+		"BLIS_ARCH_TYPE=7", "GOMAXPROCS=9", "TOX_TESTENV_PASSENV=OPENBLAS_*"}
+	env := envMap(t, peerEnv(c, "openblas", "AMD EPYC", parent))
+	for k, v := range map[string]string{"OPENBLAS_NUM_THREADS": "2", "OPENBLAS_CORETYPE": "Zen", "GOMAXPROCS": "2",
+		"OMP_NUM_THREADS": "2", "PATH": "/bin", "TOX_TESTENV_PASSENV": "OPENBLAS_*"} {
+		if env[k] != v {
+			t.Errorf("openblas env: %s=%q, want %q", k, env[k], v)
 		}
 	}
-	if strings.Contains(env, "Prescott") {
-		t.Error("parent's OPENBLAS_CORETYPE leaked into the peer")
+	for _, k := range []string{"OPENBLAS_L2_SIZE", "BLIS_ARCH_TYPE"} {
+		if _, ok := env[k]; ok {
+			t.Errorf("parent's %s leaked into the openblas peer", k)
+		}
 	}
-	if env := strings.Join(peerEnv(c, "blis", ""), "\n"); strings.Contains(env, "OPENBLAS_") || !strings.Contains(env, "BLIS_NUM_THREADS=2") {
-		t.Errorf("blis env:\n%s", env)
+	env = envMap(t, peerEnv(c, "blis", "", parent))
+	for k := range env {
+		if strings.HasPrefix(k, "OPENBLAS_") {
+			t.Errorf("blis env has %s", k)
+		}
 	}
+	if env["BLIS_NUM_THREADS"] != "2" || env["GOMAXPROCS"] != "2" || env["TOX_TESTENV_PASSENV"] != "OPENBLAS_*" {
+		t.Errorf("blis env: %v", env)
+	}
+	if _, ok := env["BLIS_ARCH_TYPE"]; ok {
+		t.Error("parent's BLIS_ARCH_TYPE leaked into the blis peer")
+	}
+}
+
+// envMap indexes an environment by name; a name given twice is an error,
+// since the child would see only one of the two values.
+func envMap(t *testing.T, env []string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		if _, dup := m[k]; dup {
+			t.Errorf("%s given twice", k)
+		}
+		m[k] = v
+	}
+	return m
 }

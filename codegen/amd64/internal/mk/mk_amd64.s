@@ -2468,8 +2468,8 @@ nobeta:
 	TESTQ     $0x00000001, BX
 	JZ        nobias
 	MOVQ      bias+72(FP), R12
-	VMOVUPS.Z (R12), K1, Z0
-	VMOVUPS.Z 64(R12), K2, Z1
+	VMOVUPD.Z (R12), K1, Z0
+	VMOVUPD.Z 64(R12), K2, Z1
 	VADDPD    Z0, Z4, Z4
 	VADDPD    Z1, Z5, Z5
 	VADDPD    Z0, Z6, Z6
@@ -7980,8 +7980,8 @@ nobeta:
 	TESTQ     $0x00000001, BX
 	JZ        nobias
 	MOVQ      bias+96(FP), R12
-	VMOVUPS.Z (R12), K1, Z0
-	VMOVUPS.Z 64(R12), K2, Z1
+	VMOVUPD.Z (R12), K1, Z0
+	VMOVUPD.Z 64(R12), K2, Z1
 	VADDPD    Z0, Z4, Z4
 	VADDPD    Z1, Z5, Z5
 	VADDPD    Z0, Z6, Z6
