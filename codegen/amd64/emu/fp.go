@@ -18,8 +18,8 @@ func f32frombits(b uint32) float32 { return math.Float32frombits(b) }
 func f64bits(x float64) uint64     { return math.Float64bits(x) }
 func f64frombits(b uint64) float64 { return math.Float64frombits(b) }
 
-func nan32(x uint32) bool   { return x&0x7FFFFFFF > 0x7F800000 }
-func nan64(x uint64) bool   { return x&0x7FFFFFFFFFFFFFFF > 0x7FF0000000000000 }
+func nan32(x uint32) bool     { return x&0x7FFFFFFF > 0x7F800000 }
+func nan64(x uint64) bool     { return x&0x7FFFFFFFFFFFFFFF > 0x7FF0000000000000 }
 func quiet32(x uint32) uint32 { return x | 0x00400000 }
 func quiet64(x uint64) uint64 { return x | 0x0008000000000000 }
 

@@ -386,8 +386,8 @@ var fmaForms = map[string]fmaForm{}
 
 func init() {
 	for _, k := range []struct {
-		name    string
-		np, nc  bool
+		name   string
+		np, nc bool
 	}{{"FMADD", false, false}, {"FMSUB", false, true}, {"FNMADD", true, false}, {"FNMSUB", true, true}} {
 		fmaForms[k.name+"132"] = fmaForm{1, 3, 2, k.np, k.nc}
 		fmaForms[k.name+"213"] = fmaForm{2, 1, 3, k.np, k.nc}

@@ -325,10 +325,10 @@ const (
 
 // Memory operand bases.
 const (
-	memReg = iota + 1 // disp(base)(index*scale)
-	memFP             // name+off(FP): the argument frame
-	memPseudoSP       // name-off(SP): the top of the local frame
-	memSym            // sym<>+off(SB): static data
+	memReg      = iota + 1 // disp(base)(index*scale)
+	memFP                  // name+off(FP): the argument frame
+	memPseudoSP            // name-off(SP): the top of the local frame
+	memSym                 // sym<>+off(SB): static data
 )
 
 type operand struct {
