@@ -395,48 +395,8 @@ func compileShuffle(in *inst) error {
 		if in.exec != nil {
 			lw.xi, lw.yi = 1, 2
 		}
-	case "VSCALEFPS":
-		compile3(in, &lanewise{es: 4, f32: func(x, y, d uint32) uint32 { return scalef32(y, x) }})
 	case "VGETEXPPS":
 		compile2(in, &lanewise{es: 4, f32: func(x, y, d uint32) uint32 { return getexp32(x) }}, 0)
-	case "VDPBF16PS":
-		compile3(in, &lanewise{es: 4, f32: func(x, y, d uint32) uint32 { return dpbf16(d, y, x) }})
-	case "VCVTNE2PS2BF16":
-		// Go: x (src2), y (src1), d: low half of each... result lanes: src2 in the low words, src1 in the high.
-		compilePerm(in, 2, false, false, func(_ int64, x, y, _ *vec, w int, r *vec) {
-			xs, ys, rs := x.u32(), y.u32(), r.u16()
-			nl := w / 4
-			for i := 0; i < nl; i++ {
-				rs[i] = f2bf(xs[i])
-				rs[nl+i] = f2bf(ys[i])
-			}
-		})
-	case "VCVTNEPS2BF16":
-		if len(a) != 2 || !isVM(&a[0]) || !isV(&a[1]) || in.bcst {
-			return nil
-		}
-		sw := a[1].width * 2
-		if isV(&a[0]) {
-			sw = a[0].width
-		}
-		if sw/2 != a[1].width && !(sw == 16 && a[1].width == 16) {
-			return nil
-		}
-		in.width = sw
-		in.exec = func(m *Machine, in *inst) (int, error) {
-			w := in.width
-			var x vec
-			if err := m.vsrc(in, &in.args[0], w, 4, &x, ones8(w/4)); err != nil {
-				return 0, err
-			}
-			var r vec
-			xs, rs := x.u32(), r.u16()
-			for i := 0; i < w/4; i++ {
-				rs[i] = f2bf(xs[i])
-			}
-			m.vdst(in, in.args[1].reg, &r, max(16, w/2), 2, m.active(in, w/4))
-			return m.pc + 1, nil
-		}
 	case "VPMOVZXBD", "VPMOVSXBD", "VPMOVZXWD", "VPMOVSXWD", "VPMOVZXDQ", "VPMOVSXDQ", "VPMOVZXBQ", "VPMOVSXBQ", "VPMOVZXWQ", "VPMOVSXWQ":
 		return compileExtend(in)
 	case "VPCMPD", "VPCMPUD":
@@ -669,30 +629,6 @@ func compileK(in *inst) (bool, error) {
 	return true, nil
 }
 
-// scalef32: s1 * 2^floor(s2) (VSCALEFPS), for the common finite cases; special inputs follow the SDM table.
-func scalef32(s1, s2 uint32) uint32 {
-	if nan32(s1) || nan32(s2) {
-		return nan2_32(s1, s2)
-	}
-	a, b := float64(f32frombits(s1)), float64(f32frombits(s2))
-	switch {
-	case math.IsInf(b, 1):
-		if a == 0 {
-			return qnan32
-		}
-		return f32bits(float32(math.Copysign(math.Inf(1), a)))
-	case math.IsInf(b, -1):
-		if math.IsInf(a, 0) {
-			return qnan32
-		}
-		return f32bits(float32(math.Copysign(0, a)))
-	}
-	e := math.Floor(b)
-	e = math.Max(-400, math.Min(400, e))
-	// a * 2^e is exact in float64 here (|e| <= 400, a a float32); one rounding to float32.
-	return f32bits(float32(math.Ldexp(a, int(e))))
-}
-
 // getexp32: floor(log2(|x|)) as a float (VGETEXPPS), denormals normalized.
 func getexp32(x uint32) uint32 {
 	if nan32(x) {
@@ -708,49 +644,3 @@ func getexp32(x uint32) uint32 {
 	return f32bits(float32(math.Ilogb(v)))
 }
 
-// f2bf converts float32 to bfloat16 with round to nearest even, no
-// exceptions; NaN is quieted; input denormals are flushed? No: VCVTNEPS2BF16
-// treats denormal inputs as zero and flushes denormal outputs (DAZ/FTZ
-// regardless of MXCSR).
-func f2bf(x uint32) uint16 {
-	if nan32(x) {
-		return uint16(x>>16) | 0x40
-	}
-	if x&0x7F800000 == 0 { // denormal or zero in: signed zero out
-		return uint16(x>>16) & 0x8000
-	}
-	r := x + 0x7FFF + (x>>16)&1
-	return uint16(r >> 16)
-}
-
-// dpbf16: d + a[1]*b[1] + a[0]*b[0] per lane (VDPBF16PS), inputs DAZ, output FTZ,
-// each product exact and each addition rounded to nearest even (SDM order: the
-// even pair first, then the odd pair).
-func dpbf16(d, s1, s2 uint32) uint32 {
-	bf := func(h uint32) float32 {
-		v := h << 16
-		if v&0x7F800000 == 0 {
-			v &= 0x80000000 // DAZ
-		}
-		return f32frombits(v)
-	}
-	ftz := func(v uint32) uint32 {
-		if v&0x7F800000 == 0 {
-			return v & 0x80000000
-		}
-		return v
-	}
-	acc := f32frombits(ftz(d))
-	for _, sh := range []uint{0, 16} {
-		a, b := bf(s1>>sh&0xFFFF), bf(s2>>sh&0xFFFF)
-		// the product of two bf16 is exact in float32 (8+8 significant bits) unless it under/overflows;
-		// form it exactly in float64 and round the sum once.
-		p := float64(a) * float64(b)
-		s := float64(acc) + p
-		acc = f32frombits(ftz(res32(float32(s))))
-		if nan32(f32bits(acc)) {
-			acc = f32frombits(qnan32)
-		}
-	}
-	return ftz(f32bits(acc))
-}

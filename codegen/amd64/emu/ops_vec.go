@@ -18,8 +18,8 @@ func init() {
 		VEXTRACTF32X4 VEXTRACTF64X2 VEXTRACTF32X8 VEXTRACTF64X4 VINSERTF32X4 VINSERTF64X2 VINSERTF32X8 VINSERTF64X4
 		VPERMPS VPERMPD VPERMT2PS VPERMT2PD VPERMI2PS VPERMI2PD VSHUFF32X4 VSHUFF64X2
 		VCMPPS VCMPPD VPCMPD VPCMPUD VPCMPEQD VPCMPGTD VBLENDMPS VBLENDMPD VPTERNLOGD VPTERNLOGQ
-		VSCALEFPS VSCALEFPD VRNDSCALEPS VRNDSCALEPD VGETEXPPS VGETEXPPD
-		VDPBF16PS VCVTNE2PS2BF16 VCVTNEPS2BF16`) {
+		VRNDSCALEPS VGETEXPPS
+		VPMOVZXBD VPMOVSXBD VPMOVZXWD VPMOVSXWD VPMOVZXDQ VPMOVSXDQ VPMOVZXBQ VPMOVSXBQ VPMOVZXWQ VPMOVSXWQ`) {
 		evexOps[s] = true
 	}
 	for _, fm := range []string{"FMADD", "FMSUB", "FNMADD", "FNMSUB"} {
@@ -43,7 +43,12 @@ func compileOp(f *function, in *inst) error {
 // elemSize returns the lane size of a packed mnemonic from its suffix.
 func elemSize(op string) int {
 	switch {
-	case strings.HasSuffix(op, "PS"), strings.HasSuffix(op, "SS"), strings.HasSuffix(op, "D") && !strings.HasSuffix(op, "PD") && !strings.HasSuffix(op, "SD"):
+	case strings.HasPrefix(op, "VP") && !strings.HasPrefix(op, "VPERM"): // integer: VPADDD, VPCMPD, VPXORQ ...
+		if strings.HasSuffix(op, "D") {
+			return 4
+		}
+		return 8
+	case strings.HasSuffix(op, "PS"), strings.HasSuffix(op, "SS"):
 		return 4
 	}
 	return 8
@@ -219,8 +224,8 @@ func compileVec(in *inst) error {
 			f32: func(x, y, d uint32) uint32 { return uint32(bf(uint64(x), uint64(y))) },
 			f64: func(x, y, d uint64) uint64 { return bf(x, y) }})
 	case "VPADDD", "VPADDQ", "VPSUBD", "VPSUBQ", "VPMULLD", "VPCMPGTD", "VPCMPGTQ", "VPCMPEQD", "VPCMPEQQ", "VPMAXSD", "VPMINSD":
-		if n == 3 && isK(&a[2]) {
-			return nil // compare into K: not modeled
+		if strings.HasPrefix(op, "VPCMP") && (n != 3 || !isV(&a[2]) || a[2].width > 32 || in.mask != 0) {
+			return nil // the vector-result compares are VEX only (EVEX ones write a K register)
 		}
 		compile3(in, &lanewise{es: elemSize(op),
 			f32: func(x, y, d uint32) uint32 {
@@ -417,10 +422,12 @@ func compileFMA(in *inst, fm fmaForm, suf string) error {
 	}
 	lw := &lanewise{
 		f32: func(x, y, d uint32) uint32 {
-			return fmaLane32(d, y, x, pick32(fm.m1, d, y, x), pick32(fm.m2, d, y, x), pick32(fm.add, d, y, x), fm.negProd, fm.negC)
+			a, b, c := pick32(fm.m1, d, y, x), pick32(fm.m2, d, y, x), pick32(fm.add, d, y, x)
+			return fmaLane32(a, b, c, a, b, c, fm.negProd, fm.negC)
 		},
 		f64: func(x, y, d uint64) uint64 {
-			return fmaLane64(d, y, x, pick64(fm.m1, d, y, x), pick64(fm.m2, d, y, x), pick64(fm.add, d, y, x), fm.negProd, fm.negC)
+			a, b, c := pick64(fm.m1, d, y, x), pick64(fm.m2, d, y, x), pick64(fm.add, d, y, x)
+			return fmaLane64(a, b, c, a, b, c, fm.negProd, fm.negC)
 		},
 	}
 	a := in.args

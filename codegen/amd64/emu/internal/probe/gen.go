@@ -1,0 +1,228 @@
+//go:build ignore
+
+// gen writes probe_amd64.s and probe_amd64.go: one tiny routine per probed
+// instruction form. Each routine loads Z0, Z1, Z2 from a, b, c and K1 from k,
+// runs the instruction(s) and stores Z2 back to c (unless the probe stores
+// to (CX) itself), so the whole 512-bit result, upper bits included, is
+// compared between the CPU and the interpreter.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+)
+
+type probe struct {
+	name  string
+	elem  int // lane size of the random operands: 2, 4 or 8
+	isa   string
+	store bool // the instructions store to (CX) themselves
+	code  string
+}
+
+func main() {
+	var ps []probe
+	add := func(name string, elem int, isa string, code string) {
+		ps = append(ps, probe{name: name, elem: elem, isa: isa, code: code})
+	}
+	addStore := func(name string, elem int, isa string, code string) {
+		ps = append(ps, probe{name: name, elem: elem, isa: isa, code: code, store: true})
+	}
+	for _, op := range []string{"ADD", "SUB", "MUL", "DIV", "MAX", "MIN"} {
+		for _, t := range []struct {
+			s string
+			e int
+		}{{"PS", 4}, {"PD", 8}} {
+			n := "V" + op + t.s
+			add(n+"_X", t.e, "avx2", n+" X0, X1, X2")
+			add(n+"_Y", t.e, "avx2", n+" Y0, Y1, Y2")
+			add(n+"_Ym", t.e, "avx2", n+" (AX), Y1, Y2")
+			add(n+"_Z", t.e, "avx512", n+" Z0, Z1, Z2")
+			add(n+"_Zk", t.e, "avx512", n+" Z0, Z1, K1, Z2")
+			add(n+"_Zkz", t.e, "avx512", n+".Z Z0, Z1, K1, Z2")
+			add(n+"_Zmk", t.e, "avx512", n+" (AX), Z1, K1, Z2")
+			add(n+"_Zb", t.e, "avx512", n+".BCST (AX), Z1, Z2")
+		}
+	}
+	for _, f := range []string{"VFMADD231", "VFMADD213", "VFMADD132", "VFNMADD231", "VFMSUB231", "VFNMSUB231"} {
+		for _, t := range []struct {
+			s string
+			e int
+		}{{"PS", 4}, {"PD", 8}} {
+			n := f + t.s
+			add(n+"_Y", t.e, "avx2", n+" Y0, Y1, Y2")
+			add(n+"_Ym", t.e, "avx2", n+" (AX), Y1, Y2")
+			add(n+"_Z", t.e, "avx512", n+" Z0, Z1, Z2")
+			add(n+"_Zmk", t.e, "avx512", n+" (AX), Z1, K1, Z2")
+			add(n+"_Zkz", t.e, "avx512", n+".Z Z0, Z1, K1, Z2")
+		}
+	}
+	add("VFMADD231SS", 4, "avx2", "VFMADD231SS X0, X1, X2")
+	add("VFMADD231SD", 8, "avx2", "VFMADD231SD X0, X1, X2")
+	for _, op := range []string{"VXORPS", "VORPS", "VANDPS", "VANDNPS"} {
+		add(op+"_Y", 4, "avx2", op+" Y0, Y1, Y2")
+	}
+	for _, op := range []string{"VPXORD", "VPORD", "VPANDD", "VPXORQ"} {
+		add(op+"_Z", 4, "avx512", op+" Z0, Z1, Z2")
+		add(op+"_Zk", 4, "avx512", op+" Z0, Z1, K1, Z2")
+	}
+	for _, op := range []string{"VPADDD", "VPSUBD", "VPCMPGTD", "VPCMPEQD"} {
+		add(op+"_Y", 4, "avx2", op+" Y0, Y1, Y2")
+		if op == "VPADDD" || op == "VPSUBD" {
+			add(op+"_Z", 4, "avx512", op+" Z0, Z1, K1, Z2")
+		}
+	}
+	add("VPCMPGTQ_Y", 8, "avx2", "VPCMPGTQ Y0, Y1, Y2")
+	for _, op := range []string{"VPSLLD", "VPSRLD", "VPSRAD"} {
+		for _, c := range []int{0, 1, 13, 31, 32, 200} {
+			add(fmt.Sprintf("%s_%d", op, c), 4, "avx2", fmt.Sprintf("%s $%d, Y0, Y2", op, c))
+		}
+		add(op+"_Z", 4, "avx512", op+" $7, Z0, K1, Z2")
+	}
+	for p := 0; p < 32; p++ {
+		add(fmt.Sprintf("VCMPPS_%d", p), 4, "avx2", fmt.Sprintf("VCMPPS $%d, Y0, Y1, Y2", p))
+		add(fmt.Sprintf("VCMPPSK_%d", p), 4, "avx512", fmt.Sprintf("VCMPPS $%d, Z0, Z1, K2\n\tVMOVUPS.Z Z0, K2, Z2", p))
+	}
+	add("VCMPPS_X", 4, "avx2", "VCMPPS $3, X0, X1, X2")
+	add("VCMPPD_Y", 8, "avx2", "VCMPPD $1, Y0, Y1, Y2")
+	add("VBLENDVPS", 4, "avx2", "VBLENDVPS Y0, Y1, Y2, Y2")
+	add("VBLENDVPSm", 4, "avx2", "VBLENDVPS Y0, (BX), Y2, Y2")
+	for _, w := range []string{"X", "Y", "Z"} {
+		isa := "avx2"
+		if w == "Z" {
+			isa = "avx512"
+		}
+		add("VBROADCASTSS_m"+w, 4, isa, "VBROADCASTSS (AX), "+w+"2")
+		add("VBROADCASTSS_r"+w, 4, isa, "VBROADCASTSS X0, "+w+"2")
+		if w != "X" {
+			add("VBROADCASTSD_m"+w, 8, isa, "VBROADCASTSD (AX), "+w+"2")
+		}
+		add("VPBROADCASTD_"+w, 4, isa, "VPBROADCASTD X0, "+w+"2")
+		add("VPBROADCASTQ_"+w, 8, isa, "VPBROADCASTQ X0, "+w+"2")
+	}
+	add("VBROADCASTSS_Zk", 4, "avx512", "VBROADCASTSS (AX), K1, Z2")
+	add("VPBROADCASTD_g", 4, "avx512", "MOVQ (AX), R8\n\tVPBROADCASTD R8, Z2")
+	for _, t := range []struct {
+		s string
+		e int
+	}{{"PS", 4}, {"PD", 8}} {
+		n := "VMOVU" + t.s
+		add(n+"_ldY", t.e, "avx2", n+" (AX), Y2")
+		add(n+"_ldX", t.e, "avx2", n+" (AX), X2")
+		add(n+"_ldZk", t.e, "avx512", n+" (AX), K1, Z2")
+		add(n+"_ldZkz", t.e, "avx512", n+".Z (AX), K1, Z2")
+		add(n+"_ldYkz", t.e, "avx512", n+".Z (AX), K1, Y2")
+		add(n+"_rrYk", t.e, "avx512", n+" Y0, K1, Y2")
+		addStore(n+"_stZk", t.e, "avx512", n+" Z0, K1, (CX)")
+		addStore(n+"_stY", t.e, "avx2", n+" Y0, (CX)")
+		add("VMASKMOV"+t.s+"_ld", t.e, "avx2", "VMASKMOV"+t.s+" (AX), Y1, Y2")
+		add("VMASKMOV"+t.s+"_ldX", t.e, "avx2", "VMASKMOV"+t.s+" (AX), X1, X2")
+		addStore("VMASKMOV"+t.s+"_st", t.e, "avx2", "VMASKMOV"+t.s+" Y0, Y1, (CX)")
+	}
+	add("VMOVDQU_ld", 4, "avx2", "VMOVDQU (AX), Y2")
+	addStore("VMOVDQU_st", 4, "avx2", "VMOVDQU Y0, (CX)")
+	for _, s := range []struct {
+		n string
+		e int
+	}{{"SS", 4}, {"SD", 8}} {
+		add("VMOV"+s.n+"_ld", s.e, "avx2", "VMOV"+s.n+" (AX), X2")
+		addStore("VMOV"+s.n+"_st", s.e, "avx2", "VMOV"+s.n+" X0, (CX)")
+		add("VMOV"+s.n+"_rr", s.e, "avx2", "VMOV"+s.n+" X0, X1, X2")
+		add("MOV"+s.n+"_ld", s.e, "avx2", "MOV"+s.n+" (AX), X2")
+		add("MOV"+s.n+"_rr", s.e, "avx2", "MOV"+s.n+" X0, X2")
+		addStore("MOV"+s.n+"_st", s.e, "avx2", "MOV"+s.n+" X0, (CX)")
+	}
+	add("VMOVD_g", 4, "avx2", "MOVQ (AX), R8\n\tVMOVD R8, X2")
+	add("VMOVQ_g", 8, "avx2", "MOVQ (AX), R8\n\tVMOVQ R8, X2")
+	add("VCVTPH2PS_X", 2, "avx2", "VCVTPH2PS X0, Y2")
+	add("VCVTPH2PS_m", 2, "avx2", "VCVTPH2PS (AX), Y2")
+	add("VCVTPH2PS_Z", 2, "avx512", "VCVTPH2PS Y0, Z2")
+	for imm := 0; imm < 8; imm++ {
+		add(fmt.Sprintf("VCVTPS2PH_%d", imm), 4, "avx2", fmt.Sprintf("VCVTPS2PH $%d, Y0, X2", imm))
+		add(fmt.Sprintf("VROUNDPS_%d", imm), 4, "avx2", fmt.Sprintf("VROUNDPS $%d, Y0, Y2", imm))
+	}
+	addStore("VCVTPS2PH_m", 4, "avx2", "VCVTPS2PH $0, Y0, (CX)")
+	add("VCVTPS2PH_Z", 4, "avx512", "VCVTPS2PH $4, Z0, Y2")
+	add("VROUNDPS_8", 4, "avx2", "VROUNDPS $8, Y0, Y2")
+	add("VCVTPS2DQ", 4, "avx2", "VCVTPS2DQ Y0, Y2")
+	add("VCVTTPS2DQ", 4, "avx2", "VCVTTPS2DQ Y0, Y2")
+	add("VCVTDQ2PS", 4, "avx2", "VCVTDQ2PS Y0, Y2")
+	for _, imm := range []int{0x00, 0x0e, 0x01, 0x1b, 0xe4, 0x4e, 0xb1} {
+		add(fmt.Sprintf("VPERMILPS_X%x", imm), 4, "avx2", fmt.Sprintf("VPERMILPS $%#x, X0, X2", imm))
+		add(fmt.Sprintf("VPERMILPS_Y%x", imm), 4, "avx2", fmt.Sprintf("VPERMILPS $%#x, Y0, Y2", imm))
+		add(fmt.Sprintf("VSHUFPS_%x", imm), 4, "avx2", fmt.Sprintf("VSHUFPS $%#x, Y0, Y1, Y2", imm))
+		add(fmt.Sprintf("VINSERTPS_r%x", imm), 4, "avx2", fmt.Sprintf("VINSERTPS $%#x, X0, X1, X2", imm))
+		add(fmt.Sprintf("VINSERTPS_m%x", imm), 4, "avx2", fmt.Sprintf("VINSERTPS $%#x, (AX), X1, X2", imm))
+		add(fmt.Sprintf("VSHUFF32X4_%x", imm), 4, "avx512", fmt.Sprintf("VSHUFF32X4 $%#x, Z0, Z1, Z2", imm))
+		add(fmt.Sprintf("VPTERNLOGD_%x", imm), 4, "avx512", fmt.Sprintf("VPTERNLOGD $%#x, Z0, Z1, Z2", imm))
+	}
+	for _, imm := range []int{0x20, 0x31, 0x02, 0x13, 0x08, 0x80, 0x21, 0x30} {
+		add(fmt.Sprintf("VPERM2F128_%x", imm), 4, "avx2", fmt.Sprintf("VPERM2F128 $%#x, Y0, Y1, Y2", imm))
+	}
+	for _, op := range []string{"VUNPCKLPS", "VUNPCKHPS", "VUNPCKLPD", "VUNPCKHPD"} {
+		add(op+"_X", 4, "avx2", op+" X0, X1, X2")
+		add(op+"_Y", 4, "avx2", op+" Y0, Y1, Y2")
+		add(op+"_Z", 4, "avx512", op+" Z0, Z1, Z2")
+	}
+	add("VMOVLHPS", 4, "avx2", "VMOVLHPS X0, X1, X2")
+	add("VMOVHLPS", 4, "avx2", "VMOVHLPS X0, X1, X2")
+	add("VMOVHPD", 8, "avx2", "VMOVHPD (AX), X1, X2")
+	add("VEXTRACTF128_0", 4, "avx2", "VEXTRACTF128 $0, Y0, X2")
+	add("VEXTRACTF128_1", 4, "avx2", "VEXTRACTF128 $1, Y0, X2")
+	add("VINSERTF128_1", 4, "avx2", "VINSERTF128 $1, X0, Y1, Y2")
+	add("VINSERTF128_0", 4, "avx2", "VINSERTF128 $0, (AX), Y1, Y2")
+	add("VZEROUPPER", 4, "avx2", "VZEROUPPER")
+	add("VEXTRACTF32X8", 4, "avx512", "VEXTRACTF32X8 $1, Z0, Y2")
+	add("VEXTRACTF64X4", 8, "avx512", "VEXTRACTF64X4 $1, Z0, K1, Y2")
+	add("VEXTRACTF32X4", 4, "avx512", "VEXTRACTF32X4 $3, Z0, X2")
+	add("VINSERTF32X8", 4, "avx512", "VINSERTF32X8 $1, Y0, Z1, Z2")
+	add("VINSERTF64X4", 8, "avx512", "VINSERTF64X4 $0, Y0, Z1, K1, Z2")
+	add("VPERMPS", 4, "avx512", "VPERMPS Z0, Z1, Z2")
+	add("VPERMPD", 8, "avx512", "VPERMPD Z0, Z1, Z2")
+	add("VPERMT2PS", 4, "avx512", "VPERMT2PS Z0, Z1, Z2")
+	add("VPERMI2PS", 4, "avx512", "VPERMI2PS Z0, Z1, Z2")
+	add("VPERMT2PD", 8, "avx512", "VPERMT2PD Z0, Z1, K1, Z2")
+	add("VPERMI2PD", 8, "avx512", "VPERMI2PD Z0, Z1, Z2")
+	add("VBLENDMPS", 4, "avx512", "VBLENDMPS Z0, Z1, K1, Z2")
+	add("VBLENDMPD", 8, "avx512", "VBLENDMPD Z0, Z1, K1, Z2")
+	add("VGETEXPPS", 4, "avx512", "VGETEXPPS Z0, Z2")
+	add("VRNDSCALEPS", 4, "avx512", "VRNDSCALEPS $1, Z0, Z2")
+	add("VPMOVZXBD", 4, "avx512", "VPMOVZXBD X0, Z2")
+	add("VPMOVSXWD", 4, "avx512", "VPMOVSXWD Y0, Z2")
+	add("VPMOVZXDQ", 4, "avx512", "VPMOVZXDQ Y0, Z2")
+	add("VPCMPD", 4, "avx512", "VPCMPD $1, Z0, Z1, K2\n\tVMOVUPS.Z Z0, K2, Z2")
+	add("KORTEST", 4, "avx512", "KMOVW K1, K3\n\tKSHIFTRW $3, K3, K3\n\tKORTESTW K3, K3\n\tMOVQ $0, R8\n\tMOVQ $1, R9\n\tCMOVQEQ R9, R8\n\tVMOVQ R8, X2")
+	add("KMOVB", 4, "avx512", "KMOVB K1, R8\n\tVMOVQ R8, X2")
+
+	var s, g bytes.Buffer
+	fmt.Fprintf(&s, "// Code generated by gen.go. DO NOT EDIT.\n\n#include \"textflag.h\"\n")
+	fmt.Fprintf(&g, "// Code generated by gen.go. DO NOT EDIT.\n\npackage probe\n\n")
+	for _, p := range ps {
+		name := strings.NewReplacer(".", "_").Replace(p.name)
+		fmt.Fprintf(&s, "\n// func %s(a, b, c *[64]byte, k uint64)\nTEXT ·%s(SB), NOSPLIT, $0-32\n", name, name)
+		s.WriteString("\tMOVQ a+0(FP), AX\n\tMOVQ b+8(FP), BX\n\tMOVQ c+16(FP), CX\n\tMOVQ k+24(FP), DX\n\tKMOVQ DX, K1\n")
+		s.WriteString("\tVMOVUPS (AX), Z0\n\tVMOVUPS (BX), Z1\n\tVMOVUPS (CX), Z2\n")
+		s.WriteString("\t" + p.code + "\n")
+		if !p.store {
+			s.WriteString("\tVMOVUPS Z2, (CX)\n")
+		}
+		s.WriteString("\tVZEROUPPER\n\tRET\n")
+		fmt.Fprintf(&g, "//go:noescape\nfunc %s(a, b, c *[64]byte, k uint64)\n\n", name)
+	}
+	g.WriteString("// Probes lists the probe routines: name, lane size of the operands, ISA, function.\nvar Probes = []Probe{\n")
+	for _, p := range ps {
+		name := strings.NewReplacer(".", "_").Replace(p.name)
+		fmt.Fprintf(&g, "\t{%q, %d, %q, %s},\n", name, p.elem, p.isa, name)
+	}
+	g.WriteString("}\n")
+	must(os.WriteFile("probe_amd64.s", s.Bytes(), 0o644))
+	must(os.WriteFile("probe_amd64.go", g.Bytes(), 0o644))
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
