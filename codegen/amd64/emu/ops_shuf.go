@@ -399,6 +399,26 @@ func compileShuffle(in *inst) error {
 		compile2(in, &lanewise{es: 4, f32: func(x, y, d uint32) uint32 { return getexp32(x) }}, 0)
 	case "VPMOVZXBD", "VPMOVSXBD", "VPMOVZXWD", "VPMOVSXWD", "VPMOVZXDQ", "VPMOVSXDQ", "VPMOVZXBQ", "VPMOVSXBQ", "VPMOVZXWQ", "VPMOVSXWQ":
 		return compileExtend(in)
+	case "VPINSRQ", "VPINSRD":
+		// Go: $imm, r/m (the element), X (first source), X (destination)
+		n := 8
+		if op == "VPINSRD" {
+			n = 4
+		}
+		if in.mask == 0 && len(a) == 4 && isI(&a[0]) && isGM(&a[1]) && isV(&a[2]) && isV(&a[3]) && a[2].width == 16 && a[3].width == 16 {
+			lane := int(a[0].imm) & (16/n - 1)
+			in.exec = func(m *Machine, in *inst) (int, error) {
+				v, err := m.readInt(&in.args[1], n)
+				if err != nil {
+					return 0, err
+				}
+				var r vec
+				copy(r.b()[:16], m.v[in.args[2].reg].b()[:16])
+				putN(r.b()[lane*n:], v, n)
+				m.v[in.args[3].reg] = r
+				return m.pc + 1, nil
+			}
+		}
 	case "VPCMPD", "VPCMPUD":
 		if len(a) == 4 && isI(&a[0]) && isK(&a[3]) {
 			return compileCmpK(in)
@@ -643,4 +663,3 @@ func getexp32(x uint32) uint32 {
 	}
 	return f32bits(float32(math.Ilogb(v)))
 }
-

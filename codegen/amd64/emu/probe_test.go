@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/codegen/amd64/emu/internal/probe"
@@ -115,6 +116,16 @@ func TestProbes(t *testing.T) {
 				wildBits(rng, a[:], pr.Elem)
 				wildBits(rng, b[:], pr.Elem)
 				wildBits(rng, c[:], pr.Elem)
+				if strings.HasPrefix(pr.Name, "FLAGS") {
+					switch trial % 4 {
+					case 0: // equal operands
+						copy(b[:8], a[:8])
+					case 1: // small operands, around the signed and unsigned edges
+						edge := []uint64{0, 1, 2, 13, 14, 15, 1 << 63, 1<<63 - 1, 1<<63 + 1, ^uint64(0), ^uint64(0) - 1}
+						putN(a[:], edge[rng.IntN(len(edge))]+uint64(rng.IntN(3)), 8)
+						putN(b[:], edge[rng.IntN(len(edge))], 8)
+					}
+				}
 				k := rng.Uint64()
 				a2, b2, c2 := a, b, c
 				pr.Fn(&a, &b, &c, k)

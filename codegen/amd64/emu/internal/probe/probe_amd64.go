@@ -1331,6 +1331,480 @@ func KORTEST(a, b, c *[64]byte, k uint64)
 //go:noescape
 func KMOVB(a, b, c *[64]byte, k uint64)
 
+//go:noescape
+func FLAGS_CMPQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQCL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func IMUL3Q(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func IMULQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func LEAQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func MOVL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func DIVQ(a, b, c *[64]byte, k uint64)
+
 // Probes lists the probe routines: name, lane size of the operands, ISA, function.
 var Probes = []Probe{
 	{"VADDPS_X", 4, "avx2", VADDPS_X},
@@ -1776,4 +2250,162 @@ var Probes = []Probe{
 	{"VPCMPD", 4, "avx512", VPCMPD},
 	{"KORTEST", 4, "avx512", KORTEST},
 	{"KMOVB", 4, "avx512", KMOVB},
+	{"FLAGS_CMPQ_EQ", 8, "avx2", FLAGS_CMPQ_EQ},
+	{"FLAGS_CMPQ_NE", 8, "avx2", FLAGS_CMPQ_NE},
+	{"FLAGS_CMPQ_LT", 8, "avx2", FLAGS_CMPQ_LT},
+	{"FLAGS_CMPQ_GE", 8, "avx2", FLAGS_CMPQ_GE},
+	{"FLAGS_CMPQ_LE", 8, "avx2", FLAGS_CMPQ_LE},
+	{"FLAGS_CMPQ_GT", 8, "avx2", FLAGS_CMPQ_GT},
+	{"FLAGS_CMPQ_CS", 8, "avx2", FLAGS_CMPQ_CS},
+	{"FLAGS_CMPQ_CC", 8, "avx2", FLAGS_CMPQ_CC},
+	{"FLAGS_CMPQ_HI", 8, "avx2", FLAGS_CMPQ_HI},
+	{"FLAGS_CMPQ_LS", 8, "avx2", FLAGS_CMPQ_LS},
+	{"FLAGS_CMPQ_MI", 8, "avx2", FLAGS_CMPQ_MI},
+	{"FLAGS_CMPQ_PL", 8, "avx2", FLAGS_CMPQ_PL},
+	{"FLAGS_CMPQi_EQ", 8, "avx2", FLAGS_CMPQi_EQ},
+	{"FLAGS_CMPQi_NE", 8, "avx2", FLAGS_CMPQi_NE},
+	{"FLAGS_CMPQi_LT", 8, "avx2", FLAGS_CMPQi_LT},
+	{"FLAGS_CMPQi_GE", 8, "avx2", FLAGS_CMPQi_GE},
+	{"FLAGS_CMPQi_LE", 8, "avx2", FLAGS_CMPQi_LE},
+	{"FLAGS_CMPQi_GT", 8, "avx2", FLAGS_CMPQi_GT},
+	{"FLAGS_CMPQi_CS", 8, "avx2", FLAGS_CMPQi_CS},
+	{"FLAGS_CMPQi_CC", 8, "avx2", FLAGS_CMPQi_CC},
+	{"FLAGS_CMPQi_HI", 8, "avx2", FLAGS_CMPQi_HI},
+	{"FLAGS_CMPQi_LS", 8, "avx2", FLAGS_CMPQi_LS},
+	{"FLAGS_CMPQi_MI", 8, "avx2", FLAGS_CMPQi_MI},
+	{"FLAGS_CMPQi_PL", 8, "avx2", FLAGS_CMPQi_PL},
+	{"FLAGS_CMPQm_EQ", 8, "avx2", FLAGS_CMPQm_EQ},
+	{"FLAGS_CMPQm_NE", 8, "avx2", FLAGS_CMPQm_NE},
+	{"FLAGS_CMPQm_LT", 8, "avx2", FLAGS_CMPQm_LT},
+	{"FLAGS_CMPQm_GE", 8, "avx2", FLAGS_CMPQm_GE},
+	{"FLAGS_CMPQm_LE", 8, "avx2", FLAGS_CMPQm_LE},
+	{"FLAGS_CMPQm_GT", 8, "avx2", FLAGS_CMPQm_GT},
+	{"FLAGS_CMPQm_CS", 8, "avx2", FLAGS_CMPQm_CS},
+	{"FLAGS_CMPQm_CC", 8, "avx2", FLAGS_CMPQm_CC},
+	{"FLAGS_CMPQm_HI", 8, "avx2", FLAGS_CMPQm_HI},
+	{"FLAGS_CMPQm_LS", 8, "avx2", FLAGS_CMPQm_LS},
+	{"FLAGS_CMPQm_MI", 8, "avx2", FLAGS_CMPQm_MI},
+	{"FLAGS_CMPQm_PL", 8, "avx2", FLAGS_CMPQm_PL},
+	{"FLAGS_SUBQ_EQ", 8, "avx2", FLAGS_SUBQ_EQ},
+	{"FLAGS_SUBQ_NE", 8, "avx2", FLAGS_SUBQ_NE},
+	{"FLAGS_SUBQ_LT", 8, "avx2", FLAGS_SUBQ_LT},
+	{"FLAGS_SUBQ_GE", 8, "avx2", FLAGS_SUBQ_GE},
+	{"FLAGS_SUBQ_LE", 8, "avx2", FLAGS_SUBQ_LE},
+	{"FLAGS_SUBQ_GT", 8, "avx2", FLAGS_SUBQ_GT},
+	{"FLAGS_SUBQ_CS", 8, "avx2", FLAGS_SUBQ_CS},
+	{"FLAGS_SUBQ_CC", 8, "avx2", FLAGS_SUBQ_CC},
+	{"FLAGS_SUBQ_HI", 8, "avx2", FLAGS_SUBQ_HI},
+	{"FLAGS_SUBQ_LS", 8, "avx2", FLAGS_SUBQ_LS},
+	{"FLAGS_SUBQ_MI", 8, "avx2", FLAGS_SUBQ_MI},
+	{"FLAGS_SUBQ_PL", 8, "avx2", FLAGS_SUBQ_PL},
+	{"FLAGS_ADDQ_EQ", 8, "avx2", FLAGS_ADDQ_EQ},
+	{"FLAGS_ADDQ_NE", 8, "avx2", FLAGS_ADDQ_NE},
+	{"FLAGS_ADDQ_LT", 8, "avx2", FLAGS_ADDQ_LT},
+	{"FLAGS_ADDQ_GE", 8, "avx2", FLAGS_ADDQ_GE},
+	{"FLAGS_ADDQ_LE", 8, "avx2", FLAGS_ADDQ_LE},
+	{"FLAGS_ADDQ_GT", 8, "avx2", FLAGS_ADDQ_GT},
+	{"FLAGS_ADDQ_CS", 8, "avx2", FLAGS_ADDQ_CS},
+	{"FLAGS_ADDQ_CC", 8, "avx2", FLAGS_ADDQ_CC},
+	{"FLAGS_ADDQ_HI", 8, "avx2", FLAGS_ADDQ_HI},
+	{"FLAGS_ADDQ_LS", 8, "avx2", FLAGS_ADDQ_LS},
+	{"FLAGS_ADDQ_MI", 8, "avx2", FLAGS_ADDQ_MI},
+	{"FLAGS_ADDQ_PL", 8, "avx2", FLAGS_ADDQ_PL},
+	{"FLAGS_TESTQ_EQ", 8, "avx2", FLAGS_TESTQ_EQ},
+	{"FLAGS_TESTQ_NE", 8, "avx2", FLAGS_TESTQ_NE},
+	{"FLAGS_TESTQ_LT", 8, "avx2", FLAGS_TESTQ_LT},
+	{"FLAGS_TESTQ_GE", 8, "avx2", FLAGS_TESTQ_GE},
+	{"FLAGS_TESTQ_LE", 8, "avx2", FLAGS_TESTQ_LE},
+	{"FLAGS_TESTQ_GT", 8, "avx2", FLAGS_TESTQ_GT},
+	{"FLAGS_TESTQ_CS", 8, "avx2", FLAGS_TESTQ_CS},
+	{"FLAGS_TESTQ_CC", 8, "avx2", FLAGS_TESTQ_CC},
+	{"FLAGS_TESTQ_HI", 8, "avx2", FLAGS_TESTQ_HI},
+	{"FLAGS_TESTQ_LS", 8, "avx2", FLAGS_TESTQ_LS},
+	{"FLAGS_TESTQ_MI", 8, "avx2", FLAGS_TESTQ_MI},
+	{"FLAGS_TESTQ_PL", 8, "avx2", FLAGS_TESTQ_PL},
+	{"FLAGS_ANDQ_EQ", 8, "avx2", FLAGS_ANDQ_EQ},
+	{"FLAGS_ANDQ_NE", 8, "avx2", FLAGS_ANDQ_NE},
+	{"FLAGS_ANDQ_LT", 8, "avx2", FLAGS_ANDQ_LT},
+	{"FLAGS_ANDQ_GE", 8, "avx2", FLAGS_ANDQ_GE},
+	{"FLAGS_ANDQ_LE", 8, "avx2", FLAGS_ANDQ_LE},
+	{"FLAGS_ANDQ_GT", 8, "avx2", FLAGS_ANDQ_GT},
+	{"FLAGS_ANDQ_CS", 8, "avx2", FLAGS_ANDQ_CS},
+	{"FLAGS_ANDQ_CC", 8, "avx2", FLAGS_ANDQ_CC},
+	{"FLAGS_ANDQ_HI", 8, "avx2", FLAGS_ANDQ_HI},
+	{"FLAGS_ANDQ_LS", 8, "avx2", FLAGS_ANDQ_LS},
+	{"FLAGS_ANDQ_MI", 8, "avx2", FLAGS_ANDQ_MI},
+	{"FLAGS_ANDQ_PL", 8, "avx2", FLAGS_ANDQ_PL},
+	{"FLAGS_XORQ_EQ", 8, "avx2", FLAGS_XORQ_EQ},
+	{"FLAGS_XORQ_NE", 8, "avx2", FLAGS_XORQ_NE},
+	{"FLAGS_XORQ_LT", 8, "avx2", FLAGS_XORQ_LT},
+	{"FLAGS_XORQ_GE", 8, "avx2", FLAGS_XORQ_GE},
+	{"FLAGS_XORQ_LE", 8, "avx2", FLAGS_XORQ_LE},
+	{"FLAGS_XORQ_GT", 8, "avx2", FLAGS_XORQ_GT},
+	{"FLAGS_XORQ_CS", 8, "avx2", FLAGS_XORQ_CS},
+	{"FLAGS_XORQ_CC", 8, "avx2", FLAGS_XORQ_CC},
+	{"FLAGS_XORQ_HI", 8, "avx2", FLAGS_XORQ_HI},
+	{"FLAGS_XORQ_LS", 8, "avx2", FLAGS_XORQ_LS},
+	{"FLAGS_XORQ_MI", 8, "avx2", FLAGS_XORQ_MI},
+	{"FLAGS_XORQ_PL", 8, "avx2", FLAGS_XORQ_PL},
+	{"FLAGS_DECQ_EQ", 8, "avx2", FLAGS_DECQ_EQ},
+	{"FLAGS_DECQ_NE", 8, "avx2", FLAGS_DECQ_NE},
+	{"FLAGS_DECQ_LT", 8, "avx2", FLAGS_DECQ_LT},
+	{"FLAGS_DECQ_GE", 8, "avx2", FLAGS_DECQ_GE},
+	{"FLAGS_DECQ_LE", 8, "avx2", FLAGS_DECQ_LE},
+	{"FLAGS_DECQ_GT", 8, "avx2", FLAGS_DECQ_GT},
+	{"FLAGS_DECQ_MI", 8, "avx2", FLAGS_DECQ_MI},
+	{"FLAGS_DECQ_PL", 8, "avx2", FLAGS_DECQ_PL},
+	{"FLAGS_SHLQ1_EQ", 8, "avx2", FLAGS_SHLQ1_EQ},
+	{"FLAGS_SHLQ1_NE", 8, "avx2", FLAGS_SHLQ1_NE},
+	{"FLAGS_SHLQ1_LT", 8, "avx2", FLAGS_SHLQ1_LT},
+	{"FLAGS_SHLQ1_GE", 8, "avx2", FLAGS_SHLQ1_GE},
+	{"FLAGS_SHLQ1_LE", 8, "avx2", FLAGS_SHLQ1_LE},
+	{"FLAGS_SHLQ1_GT", 8, "avx2", FLAGS_SHLQ1_GT},
+	{"FLAGS_SHLQ1_CS", 8, "avx2", FLAGS_SHLQ1_CS},
+	{"FLAGS_SHLQ1_CC", 8, "avx2", FLAGS_SHLQ1_CC},
+	{"FLAGS_SHLQ1_HI", 8, "avx2", FLAGS_SHLQ1_HI},
+	{"FLAGS_SHLQ1_LS", 8, "avx2", FLAGS_SHLQ1_LS},
+	{"FLAGS_SHLQ1_MI", 8, "avx2", FLAGS_SHLQ1_MI},
+	{"FLAGS_SHLQ1_PL", 8, "avx2", FLAGS_SHLQ1_PL},
+	{"FLAGS_SHLQ5_EQ", 8, "avx2", FLAGS_SHLQ5_EQ},
+	{"FLAGS_SHLQ5_NE", 8, "avx2", FLAGS_SHLQ5_NE},
+	{"FLAGS_SHLQ5_CS", 8, "avx2", FLAGS_SHLQ5_CS},
+	{"FLAGS_SHLQ5_CC", 8, "avx2", FLAGS_SHLQ5_CC},
+	{"FLAGS_SHLQ5_HI", 8, "avx2", FLAGS_SHLQ5_HI},
+	{"FLAGS_SHLQ5_LS", 8, "avx2", FLAGS_SHLQ5_LS},
+	{"FLAGS_SHLQ5_MI", 8, "avx2", FLAGS_SHLQ5_MI},
+	{"FLAGS_SHLQ5_PL", 8, "avx2", FLAGS_SHLQ5_PL},
+	{"FLAGS_SHRQ1_EQ", 8, "avx2", FLAGS_SHRQ1_EQ},
+	{"FLAGS_SHRQ1_NE", 8, "avx2", FLAGS_SHRQ1_NE},
+	{"FLAGS_SHRQ1_LT", 8, "avx2", FLAGS_SHRQ1_LT},
+	{"FLAGS_SHRQ1_GE", 8, "avx2", FLAGS_SHRQ1_GE},
+	{"FLAGS_SHRQ1_LE", 8, "avx2", FLAGS_SHRQ1_LE},
+	{"FLAGS_SHRQ1_GT", 8, "avx2", FLAGS_SHRQ1_GT},
+	{"FLAGS_SHRQ1_CS", 8, "avx2", FLAGS_SHRQ1_CS},
+	{"FLAGS_SHRQ1_CC", 8, "avx2", FLAGS_SHRQ1_CC},
+	{"FLAGS_SHRQ1_HI", 8, "avx2", FLAGS_SHRQ1_HI},
+	{"FLAGS_SHRQ1_LS", 8, "avx2", FLAGS_SHRQ1_LS},
+	{"FLAGS_SHRQ1_MI", 8, "avx2", FLAGS_SHRQ1_MI},
+	{"FLAGS_SHRQ1_PL", 8, "avx2", FLAGS_SHRQ1_PL},
+	{"FLAGS_SHRQ7_EQ", 8, "avx2", FLAGS_SHRQ7_EQ},
+	{"FLAGS_SHRQ7_NE", 8, "avx2", FLAGS_SHRQ7_NE},
+	{"FLAGS_SHRQ7_CS", 8, "avx2", FLAGS_SHRQ7_CS},
+	{"FLAGS_SHRQ7_CC", 8, "avx2", FLAGS_SHRQ7_CC},
+	{"FLAGS_SHRQ7_HI", 8, "avx2", FLAGS_SHRQ7_HI},
+	{"FLAGS_SHRQ7_LS", 8, "avx2", FLAGS_SHRQ7_LS},
+	{"FLAGS_SHRQ7_MI", 8, "avx2", FLAGS_SHRQ7_MI},
+	{"FLAGS_SHRQ7_PL", 8, "avx2", FLAGS_SHRQ7_PL},
+	{"FLAGS_SHLQCL", 8, "avx2", FLAGS_SHLQCL},
+	{"FLAGS_SHLL_EQ", 8, "avx2", FLAGS_SHLL_EQ},
+	{"FLAGS_SHLL_NE", 8, "avx2", FLAGS_SHLL_NE},
+	{"FLAGS_SHLL_CS", 8, "avx2", FLAGS_SHLL_CS},
+	{"FLAGS_SHLL_CC", 8, "avx2", FLAGS_SHLL_CC},
+	{"FLAGS_SHLL_HI", 8, "avx2", FLAGS_SHLL_HI},
+	{"FLAGS_SHLL_LS", 8, "avx2", FLAGS_SHLL_LS},
+	{"FLAGS_SHLL_MI", 8, "avx2", FLAGS_SHLL_MI},
+	{"FLAGS_SHLL_PL", 8, "avx2", FLAGS_SHLL_PL},
+	{"IMUL3Q", 8, "avx2", IMUL3Q},
+	{"IMULQ", 8, "avx2", IMULQ},
+	{"LEAQ", 8, "avx2", LEAQ},
+	{"MOVL", 8, "avx2", MOVL},
+	{"DIVQ", 8, "avx2", DIVQ},
 }
