@@ -447,15 +447,23 @@ func (m *Machine) Call(name string, args ...any) error {
 // handler set by OnError (default: panic).
 func Func[F any](m *Machine, name string) (F, error) {
 	var zero F
-	t := reflect.TypeOf((*F)(nil)).Elem()
-	if t.Kind() != reflect.Func {
-		return zero, fmt.Errorf("emu: Func needs a function type, not %s", t)
-	}
-	f, l, err := m.lookup(name, t)
+	v, err := FuncValue(m, name, reflect.TypeOf((*F)(nil)).Elem())
 	if err != nil {
 		return zero, err
 	}
-	fn := reflect.MakeFunc(t, func(args []reflect.Value) []reflect.Value {
+	return v.Interface().(F), nil
+}
+
+// FuncValue is Func for a function type known at run time.
+func FuncValue(m *Machine, name string, t reflect.Type) (reflect.Value, error) {
+	if t.Kind() != reflect.Func {
+		return reflect.Value{}, fmt.Errorf("emu: Func needs a function type, not %s", t)
+	}
+	f, l, err := m.lookup(name, t)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	return reflect.MakeFunc(t, func(args []reflect.Value) []reflect.Value {
 		out, err := m.call(f, l, t, args)
 		if err != nil {
 			if m.onError == nil {
@@ -468,6 +476,5 @@ func Func[F any](m *Machine, name string) (F, error) {
 			}
 		}
 		return out
-	})
-	return fn.Interface().(F), nil
+	}), nil
 }
