@@ -93,12 +93,26 @@ func (p *problem[T]) run(k kernel[T], c, bias []T) []T {
 	return c
 }
 
-// check compares got with a float64 reference; the tolerance is
-// 2·(kc+4)·u·G + τ with G = |α|Σ|a||b| + |β||C₀| + |bias| (GEMM-NOTES §6).
+// check compares got with a float64 reference (verify) and reports the
+// first differences on t.
 func (p *problem[T]) check(t *testing.T, name string, got []T) {
 	t.Helper()
+	bad := p.verify(name, got)
+	for i, msg := range bad {
+		if i == 5 {
+			t.Errorf("%s %v: %d bad elements in all", name, p, len(bad))
+			break
+		}
+		t.Error(msg)
+	}
+}
+
+// verify compares got with a float64 reference; the tolerance is
+// 2·(kc+4)·u·G + τ with G = |α|Σ|a||b| + |β||C₀| + |bias| (GEMM-NOTES §6).
+// Elements of C outside the m×n tile must still hold the sentinel.
+func (p *problem[T]) verify(name string, got []T) []string {
 	u := unitRoundoff[T]()
-	bad := 0
+	var bad []string
 	for i := 0; i < p.m; i++ {
 		for j := 0; j < p.n; j++ {
 			var acc, g float64
@@ -132,10 +146,7 @@ func (p *problem[T]) check(t *testing.T, name string, got []T) {
 				ok = math.Abs(r-v) <= 2*float64(p.kc+4)*u*g+tiny[T]()
 			}
 			if !ok {
-				if bad < 5 {
-					t.Errorf("%s %v: C[%d,%d] = %v, want %v", name, p, i, j, r, v)
-				}
-				bad++
+				bad = append(bad, fmt.Sprintf("%s %v: C[%d,%d] = %v, want %v", name, p, i, j, r, v))
 			}
 		}
 	}
@@ -145,15 +156,10 @@ func (p *problem[T]) check(t *testing.T, name string, got []T) {
 			continue
 		}
 		if x != sentinel {
-			if bad < 5 {
-				t.Errorf("%s %v: C[%d,%d] outside the tile was written: %v", name, p, i, j, x)
-			}
-			bad++
+			bad = append(bad, fmt.Sprintf("%s %v: C[%d,%d] outside the tile was written: %v", name, p, i, j, x))
 		}
 	}
-	if bad > 5 {
-		t.Errorf("%s %v: %d bad elements in all", name, p, bad)
-	}
+	return bad
 }
 
 var kcs = []int{0, 1, 2, 3, 4, 5, 7, 17, 64, 255, 1000}
