@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/kgen-dev/kgen/codegen/amd64"
+	"github.com/kgen-dev/kgen/codegen/amd64/emu"
 )
 
 // The interpreter's own validation: every routine of mk_amd64.s that the
@@ -171,6 +172,43 @@ func TestEmuPeaks(t *testing.T) {
 			fn(3)
 			if amd64.HostSupports(pk.ISA) {
 				pk.fn(3)
+			}
+		})
+	}
+}
+
+// BenchmarkEmuSlowdown times one full-tile call (kc = 256) natively and in
+// the interpreter: the ratio of the two is the interpreter's slowdown.
+func BenchmarkEmuSlowdown(b *testing.B) {
+	for _, k := range f32Kernels {
+		benchSlowdown(b, k)
+	}
+	for _, k := range f64Kernels {
+		benchSlowdown(b, k)
+	}
+}
+
+func benchSlowdown[T float](b *testing.B, k kernel[T]) {
+	const kc = 256
+	rng := rand.New(rand.NewPCG(1, 1))
+	p := newProblem[T](rng, k.mr, k.nr, kc, k.mr, k.nr, k.nr)
+	p.ep = 3
+	for _, mode := range []string{"native", "emulated"} {
+		b.Run(k.name+"/"+mode, func(b *testing.B) {
+			kk := k
+			if mode == "emulated" {
+				m := program(b).Machine()
+				fn, err := emu.Func[kernFunc[T]](m, k.name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				kk.fn, kk.bind = fn, m.SetRegions
+			} else if !k.runnable() {
+				b.Skipf("CPU lacks %s", k.isa)
+			}
+			c := append([]T(nil), p.c0...)
+			for b.Loop() {
+				p.run(kk, c, nil)
 			}
 		})
 	}
