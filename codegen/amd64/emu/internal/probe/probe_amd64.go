@@ -1805,6 +1805,141 @@ func MOVL(a, b, c *[64]byte, k uint64)
 //go:noescape
 func DIVQ(a, b, c *[64]byte, k uint64)
 
+//go:noescape
+func VMOVDQU32_kz(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVDQU64_stk(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSHUFF64X2(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSHUFF32X4_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VEXTRACTF64X2(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VEXTRACTF32X8_m(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTF32X4(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTF64X2_m(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERMILPD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERMILPD_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSHUFPD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSHUFPD_Z(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSLLQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSRAQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPMULLD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPMAXSD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPMINSD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPADDQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPANDN(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VANDNPD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VORPD_k(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPBROADCASTQ_g(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPDK(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPCMPUD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func KLOGIC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func KTEST(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func KORTESTQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVHPD_st(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVLPD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVQ_xx(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func MOVQ_gx(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func MOVQ_xg(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPINSRD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPMOVSXBQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPMOVZXWQ_k(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCVTPH2PS_Zkz(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCVTPS2PH_Zk(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VRNDSCALEPS_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VGETEXPPS_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VBROADCASTSD_k(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMINPD_bk(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD231PS_bz(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSUBSS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMULSD_m(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMAXSS(a, b, c *[64]byte, k uint64)
+
 // Probes lists the probe routines: name, lane size of the operands, ISA, function.
 var Probes = []Probe{
 	{"VADDPS_X", 4, "avx2", VADDPS_X},
@@ -2408,4 +2543,49 @@ var Probes = []Probe{
 	{"LEAQ", 8, "avx2", LEAQ},
 	{"MOVL", 8, "avx2", MOVL},
 	{"DIVQ", 8, "avx2", DIVQ},
+	{"VMOVDQU32_kz", 4, "avx512", VMOVDQU32_kz},
+	{"VMOVDQU64_stk", 8, "avx512", VMOVDQU64_stk},
+	{"VSHUFF64X2", 8, "avx512", VSHUFF64X2},
+	{"VSHUFF32X4_Y", 4, "avx512", VSHUFF32X4_Y},
+	{"VEXTRACTF64X2", 8, "avx512", VEXTRACTF64X2},
+	{"VEXTRACTF32X8_m", 4, "avx512", VEXTRACTF32X8_m},
+	{"VINSERTF32X4", 4, "avx512", VINSERTF32X4},
+	{"VINSERTF64X2_m", 8, "avx512", VINSERTF64X2_m},
+	{"VPERMILPD", 8, "avx512", VPERMILPD},
+	{"VPERMILPD_Y", 8, "avx2", VPERMILPD_Y},
+	{"VSHUFPD", 8, "avx2", VSHUFPD},
+	{"VSHUFPD_Z", 8, "avx512", VSHUFPD_Z},
+	{"VPSLLQ", 8, "avx512", VPSLLQ},
+	{"VPSRAQ", 8, "avx512", VPSRAQ},
+	{"VPMULLD", 4, "avx2", VPMULLD},
+	{"VPMAXSD", 4, "avx2", VPMAXSD},
+	{"VPMINSD", 4, "avx512", VPMINSD},
+	{"VPADDQ", 8, "avx512", VPADDQ},
+	{"VPANDN", 8, "avx2", VPANDN},
+	{"VANDNPD", 8, "avx512", VANDNPD},
+	{"VORPD_k", 8, "avx512", VORPD_k},
+	{"VPBROADCASTQ_g", 8, "avx512", VPBROADCASTQ_g},
+	{"VCMPPDK", 8, "avx512", VCMPPDK},
+	{"VPCMPUD", 4, "avx512", VPCMPUD},
+	{"KLOGIC", 4, "avx512", KLOGIC},
+	{"KTEST", 4, "avx512", KTEST},
+	{"KORTESTQ", 4, "avx512", KORTESTQ},
+	{"VMOVHPD_st", 8, "avx2", VMOVHPD_st},
+	{"VMOVLPD", 8, "avx2", VMOVLPD},
+	{"VMOVQ_xx", 8, "avx2", VMOVQ_xx},
+	{"MOVQ_gx", 8, "avx2", MOVQ_gx},
+	{"MOVQ_xg", 8, "avx2", MOVQ_xg},
+	{"VPINSRD", 4, "avx2", VPINSRD},
+	{"VPMOVSXBQ", 8, "avx512", VPMOVSXBQ},
+	{"VPMOVZXWQ_k", 8, "avx512", VPMOVZXWQ_k},
+	{"VCVTPH2PS_Zkz", 2, "avx512", VCVTPH2PS_Zkz},
+	{"VCVTPS2PH_Zk", 4, "avx512", VCVTPS2PH_Zk},
+	{"VRNDSCALEPS_Y", 4, "avx512", VRNDSCALEPS_Y},
+	{"VGETEXPPS_Y", 4, "avx512", VGETEXPPS_Y},
+	{"VBROADCASTSD_k", 8, "avx512", VBROADCASTSD_k},
+	{"VMINPD_bk", 8, "avx512", VMINPD_bk},
+	{"VFMADD231PS_bz", 4, "avx512", VFMADD231PS_bz},
+	{"VSUBSS", 4, "avx2", VSUBSS},
+	{"VMULSD_m", 8, "avx2", VMULSD_m},
+	{"VMAXSS", 4, "avx2", VMAXSS},
 }
