@@ -205,10 +205,10 @@ func parseText(line string) (name string, frame, argsize int, err error) {
 	if !ok {
 		return "", 0, 0, fmt.Errorf("TEXT %s: frame %q has no argument size", name, sz)
 	}
-	if frame, err = strconv.Atoi(fs); err != nil || frame < 0 {
+	if frame, err = strconv.Atoi(fs); err != nil || frame < 0 || frame > 1<<20 {
 		return "", 0, 0, fmt.Errorf("TEXT %s: bad frame size %q", name, fs)
 	}
-	if argsize, err = strconv.Atoi(as); err != nil || argsize < 0 {
+	if argsize, err = strconv.Atoi(as); err != nil || argsize < 0 || argsize > 1<<20 {
 		return "", 0, 0, fmt.Errorf("TEXT %s: bad argument size %q", name, as)
 	}
 	return name, frame, argsize, nil
@@ -256,7 +256,7 @@ func parseGlobl(line string) (string, int, error) {
 		return "", 0, fmt.Errorf("GLOBL without $size")
 	}
 	n, err := strconv.Atoi(sz[1:])
-	if err != nil || n <= 0 {
+	if err != nil || n <= 0 || n > 1<<24 {
 		return "", 0, fmt.Errorf("GLOBL size %q", sz)
 	}
 	return strings.TrimSuffix(sym, "(SB)"), n, nil
