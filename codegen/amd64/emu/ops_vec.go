@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"math"
 	"strings"
 )
 
@@ -18,7 +19,7 @@ func init() {
 		VEXTRACTF32X4 VEXTRACTF64X2 VEXTRACTF32X8 VEXTRACTF64X4 VINSERTF32X4 VINSERTF64X2 VINSERTF32X8 VINSERTF64X4
 		VPERMPS VPERMPD VPERMT2PS VPERMT2PD VPERMI2PS VPERMI2PD VSHUFF32X4 VSHUFF64X2
 		VCMPPS VCMPPD VPCMPD VPCMPUD VPCMPEQD VPCMPGTD VBLENDMPS VBLENDMPD VPTERNLOGD VPTERNLOGQ
-		VRNDSCALEPS VGETEXPPS
+		VRNDSCALEPS VGETEXPPS VSQRTPS VSQRTPD
 		VPMOVZXBD VPMOVSXBD VPMOVZXWD VPMOVSXWD VPMOVZXDQ VPMOVSXDQ VPMOVZXBQ VPMOVSXBQ VPMOVZXWQ VPMOVSXWQ`) {
 		evexOps[s] = true
 	}
@@ -316,6 +317,21 @@ func compileVec(in *inst) error {
 		}
 		mode := roundMode(imm)
 		compile2(in, &lanewise{es: 4, f32: func(x, y, d uint32) uint32 { return round32(x, mode) }}, 1)
+	case "VSQRTPS", "VSQRTPD":
+		// correctly rounded; NaN quieted, negative (not -0) gives the default NaN
+		compile2(in, &lanewise{es: elemSize(op),
+			f32: func(x, y, d uint32) uint32 {
+				if nan32(x) {
+					return quiet32(x)
+				}
+				return res32(float32(math.Sqrt(float64(f32frombits(x)))))
+			},
+			f64: func(x, y, d uint64) uint64 {
+				if nan64(x) {
+					return quiet64(x)
+				}
+				return res64(math.Sqrt(f64frombits(x)))
+			}}, 0)
 	case "VCVTPS2DQ", "VCVTTPS2DQ":
 		mode := 0
 		if op == "VCVTTPS2DQ" {

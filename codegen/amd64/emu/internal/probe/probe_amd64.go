@@ -1932,6 +1932,18 @@ func VMINPD_bk(a, b, c *[64]byte, k uint64)
 func VFMADD231PS_bz(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSQRTPS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSQRTPS_Zk(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSQRTPD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVAPS_rr(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VSUBSS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
@@ -2585,6 +2597,10 @@ var Probes = []Probe{
 	{"VBROADCASTSD_k", 8, "avx512", VBROADCASTSD_k},
 	{"VMINPD_bk", 8, "avx512", VMINPD_bk},
 	{"VFMADD231PS_bz", 4, "avx512", VFMADD231PS_bz},
+	{"VSQRTPS", 4, "avx2", VSQRTPS},
+	{"VSQRTPS_Zk", 4, "avx512", VSQRTPS_Zk},
+	{"VSQRTPD", 8, "avx2", VSQRTPD},
+	{"VMOVAPS_rr", 4, "avx2", VMOVAPS_rr},
 	{"VSUBSS", 4, "avx2", VSUBSS},
 	{"VMULSD_m", 8, "avx2", VMULSD_m},
 	{"VMAXSS", 4, "avx2", VMAXSS},
