@@ -19,7 +19,7 @@ func hostHas(isa string) bool {
 	avx512 := avx2 && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL
 	switch isa {
 	case "avx2":
-		return avx2 && avx512 // the probe frame loads Z registers and K1
+		return avx2 && x.HasF16C
 	case "avx512":
 		return avx512
 	case "avx512bf16":

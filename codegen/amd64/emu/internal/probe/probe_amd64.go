@@ -6,10 +6,19 @@ package probe
 func VADDPS_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VADDPS_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VADDPS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VADDPS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VADDPS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VADDPS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VADDPS_Z(a, b, c *[64]byte, k uint64)
@@ -30,10 +39,19 @@ func VADDPS_Zb(a, b, c *[64]byte, k uint64)
 func VADDPD_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VADDPD_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VADDPD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VADDPD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VADDPD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VADDPD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VADDPD_Z(a, b, c *[64]byte, k uint64)
@@ -54,10 +72,19 @@ func VADDPD_Zb(a, b, c *[64]byte, k uint64)
 func VSUBPS_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSUBPS_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VSUBPS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSUBPS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VSUBPS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSUBPS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSUBPS_Z(a, b, c *[64]byte, k uint64)
@@ -78,10 +105,19 @@ func VSUBPS_Zb(a, b, c *[64]byte, k uint64)
 func VSUBPD_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSUBPD_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VSUBPD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSUBPD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VSUBPD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSUBPD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSUBPD_Z(a, b, c *[64]byte, k uint64)
@@ -102,10 +138,19 @@ func VSUBPD_Zb(a, b, c *[64]byte, k uint64)
 func VMULPS_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMULPS_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMULPS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMULPS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMULPS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMULPS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMULPS_Z(a, b, c *[64]byte, k uint64)
@@ -126,10 +171,19 @@ func VMULPS_Zb(a, b, c *[64]byte, k uint64)
 func VMULPD_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMULPD_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMULPD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMULPD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMULPD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMULPD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMULPD_Z(a, b, c *[64]byte, k uint64)
@@ -150,10 +204,19 @@ func VMULPD_Zb(a, b, c *[64]byte, k uint64)
 func VDIVPS_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VDIVPS_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VDIVPS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VDIVPS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VDIVPS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VDIVPS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VDIVPS_Z(a, b, c *[64]byte, k uint64)
@@ -174,10 +237,19 @@ func VDIVPS_Zb(a, b, c *[64]byte, k uint64)
 func VDIVPD_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VDIVPD_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VDIVPD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VDIVPD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VDIVPD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VDIVPD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VDIVPD_Z(a, b, c *[64]byte, k uint64)
@@ -198,10 +270,19 @@ func VDIVPD_Zb(a, b, c *[64]byte, k uint64)
 func VMAXPS_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMAXPS_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMAXPS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMAXPS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMAXPS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMAXPS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMAXPS_Z(a, b, c *[64]byte, k uint64)
@@ -222,10 +303,19 @@ func VMAXPS_Zb(a, b, c *[64]byte, k uint64)
 func VMAXPD_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMAXPD_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMAXPD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMAXPD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMAXPD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMAXPD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMAXPD_Z(a, b, c *[64]byte, k uint64)
@@ -246,10 +336,19 @@ func VMAXPD_Zb(a, b, c *[64]byte, k uint64)
 func VMINPS_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMINPS_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMINPS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMINPS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMINPS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMINPS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMINPS_Z(a, b, c *[64]byte, k uint64)
@@ -270,10 +369,19 @@ func VMINPS_Zb(a, b, c *[64]byte, k uint64)
 func VMINPD_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMINPD_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMINPD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMINPD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMINPD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMINPD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMINPD_Z(a, b, c *[64]byte, k uint64)
@@ -294,7 +402,13 @@ func VMINPD_Zb(a, b, c *[64]byte, k uint64)
 func VFMADD231PS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFMADD231PS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFMADD231PS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD231PS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFMADD231PS_Z(a, b, c *[64]byte, k uint64)
@@ -309,7 +423,13 @@ func VFMADD231PS_Zkz(a, b, c *[64]byte, k uint64)
 func VFMADD231PD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFMADD231PD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFMADD231PD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD231PD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFMADD231PD_Z(a, b, c *[64]byte, k uint64)
@@ -324,7 +444,13 @@ func VFMADD231PD_Zkz(a, b, c *[64]byte, k uint64)
 func VFMADD213PS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFMADD213PS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFMADD213PS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD213PS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFMADD213PS_Z(a, b, c *[64]byte, k uint64)
@@ -339,7 +465,13 @@ func VFMADD213PS_Zkz(a, b, c *[64]byte, k uint64)
 func VFMADD213PD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFMADD213PD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFMADD213PD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD213PD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFMADD213PD_Z(a, b, c *[64]byte, k uint64)
@@ -354,7 +486,13 @@ func VFMADD213PD_Zkz(a, b, c *[64]byte, k uint64)
 func VFMADD132PS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFMADD132PS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFMADD132PS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD132PS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFMADD132PS_Z(a, b, c *[64]byte, k uint64)
@@ -369,7 +507,13 @@ func VFMADD132PS_Zkz(a, b, c *[64]byte, k uint64)
 func VFMADD132PD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFMADD132PD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFMADD132PD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD132PD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFMADD132PD_Z(a, b, c *[64]byte, k uint64)
@@ -384,7 +528,13 @@ func VFMADD132PD_Zkz(a, b, c *[64]byte, k uint64)
 func VFNMADD231PS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFNMADD231PS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFNMADD231PS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMADD231PS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFNMADD231PS_Z(a, b, c *[64]byte, k uint64)
@@ -399,7 +549,13 @@ func VFNMADD231PS_Zkz(a, b, c *[64]byte, k uint64)
 func VFNMADD231PD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFNMADD231PD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFNMADD231PD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMADD231PD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFNMADD231PD_Z(a, b, c *[64]byte, k uint64)
@@ -414,7 +570,13 @@ func VFNMADD231PD_Zkz(a, b, c *[64]byte, k uint64)
 func VFMSUB231PS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFMSUB231PS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFMSUB231PS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMSUB231PS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFMSUB231PS_Z(a, b, c *[64]byte, k uint64)
@@ -429,7 +591,13 @@ func VFMSUB231PS_Zkz(a, b, c *[64]byte, k uint64)
 func VFMSUB231PD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFMSUB231PD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFMSUB231PD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMSUB231PD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFMSUB231PD_Z(a, b, c *[64]byte, k uint64)
@@ -444,7 +612,13 @@ func VFMSUB231PD_Zkz(a, b, c *[64]byte, k uint64)
 func VFNMSUB231PS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFNMSUB231PS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFNMSUB231PS_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMSUB231PS_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFNMSUB231PS_Z(a, b, c *[64]byte, k uint64)
@@ -459,7 +633,13 @@ func VFNMSUB231PS_Zkz(a, b, c *[64]byte, k uint64)
 func VFNMSUB231PD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFNMSUB231PD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFNMSUB231PD_Ym(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMSUB231PD_Ym_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VFNMSUB231PD_Z(a, b, c *[64]byte, k uint64)
@@ -474,19 +654,37 @@ func VFNMSUB231PD_Zkz(a, b, c *[64]byte, k uint64)
 func VFMADD231SS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VFMADD231SS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VFMADD231SD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD231SD_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VXORPS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VXORPS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VORPS_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VORPS_Y_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VANDPS_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VANDPS_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VANDNPS_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VANDNPS_Y_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPXORD_Z(a, b, c *[64]byte, k uint64)
@@ -516,10 +714,16 @@ func VPXORQ_Zk(a, b, c *[64]byte, k uint64)
 func VPADDD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPADDD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPADDD_Z(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSUBD_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSUBD_Y_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSUBD_Z(a, b, c *[64]byte, k uint64)
@@ -528,28 +732,55 @@ func VPSUBD_Z(a, b, c *[64]byte, k uint64)
 func VPCMPGTD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPCMPGTD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPCMPEQD_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPCMPEQD_Y_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPCMPGTQ_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPCMPGTQ_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPSLLD_0(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSLLD_0_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSLLD_1(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPSLLD_1_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPSLLD_13(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSLLD_13_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSLLD_31(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPSLLD_31_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPSLLD_32(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPSLLD_32_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPSLLD_200(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSLLD_200_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSLLD_Z(a, b, c *[64]byte, k uint64)
@@ -558,19 +789,37 @@ func VPSLLD_Z(a, b, c *[64]byte, k uint64)
 func VPSRLD_0(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPSRLD_0_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPSRLD_1(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSRLD_1_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSRLD_13(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPSRLD_13_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPSRLD_31(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSRLD_31_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSRLD_32(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPSRLD_32_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPSRLD_200(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSRLD_200_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSRLD_Z(a, b, c *[64]byte, k uint64)
@@ -579,19 +828,37 @@ func VPSRLD_Z(a, b, c *[64]byte, k uint64)
 func VPSRAD_0(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPSRAD_0_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPSRAD_1(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSRAD_1_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSRAD_13(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPSRAD_13_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPSRAD_31(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSRAD_31_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSRAD_32(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPSRAD_32_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPSRAD_200(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSRAD_200_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPSRAD_Z(a, b, c *[64]byte, k uint64)
@@ -600,10 +867,16 @@ func VPSRAD_Z(a, b, c *[64]byte, k uint64)
 func VCMPPS_0(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_0_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_0(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_1(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_1_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_1(a, b, c *[64]byte, k uint64)
@@ -612,10 +885,16 @@ func VCMPPSK_1(a, b, c *[64]byte, k uint64)
 func VCMPPS_2(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_2_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_2(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_3(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_3_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_3(a, b, c *[64]byte, k uint64)
@@ -624,10 +903,16 @@ func VCMPPSK_3(a, b, c *[64]byte, k uint64)
 func VCMPPS_4(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_4_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_4(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_5(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_5_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_5(a, b, c *[64]byte, k uint64)
@@ -636,10 +921,16 @@ func VCMPPSK_5(a, b, c *[64]byte, k uint64)
 func VCMPPS_6(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_6_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_6(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_7(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_7_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_7(a, b, c *[64]byte, k uint64)
@@ -648,10 +939,16 @@ func VCMPPSK_7(a, b, c *[64]byte, k uint64)
 func VCMPPS_8(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_8_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_8(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_9(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_9_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_9(a, b, c *[64]byte, k uint64)
@@ -660,10 +957,16 @@ func VCMPPSK_9(a, b, c *[64]byte, k uint64)
 func VCMPPS_10(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_10_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_10(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_11(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_11_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_11(a, b, c *[64]byte, k uint64)
@@ -672,10 +975,16 @@ func VCMPPSK_11(a, b, c *[64]byte, k uint64)
 func VCMPPS_12(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_12_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_12(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_13(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_13_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_13(a, b, c *[64]byte, k uint64)
@@ -684,10 +993,16 @@ func VCMPPSK_13(a, b, c *[64]byte, k uint64)
 func VCMPPS_14(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_14_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_14(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_15(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_15_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_15(a, b, c *[64]byte, k uint64)
@@ -696,10 +1011,16 @@ func VCMPPSK_15(a, b, c *[64]byte, k uint64)
 func VCMPPS_16(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_16_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_16(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_17(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_17_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_17(a, b, c *[64]byte, k uint64)
@@ -708,10 +1029,16 @@ func VCMPPSK_17(a, b, c *[64]byte, k uint64)
 func VCMPPS_18(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_18_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_18(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_19(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_19_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_19(a, b, c *[64]byte, k uint64)
@@ -720,10 +1047,16 @@ func VCMPPSK_19(a, b, c *[64]byte, k uint64)
 func VCMPPS_20(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_20_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_20(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_21(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_21_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_21(a, b, c *[64]byte, k uint64)
@@ -732,10 +1065,16 @@ func VCMPPSK_21(a, b, c *[64]byte, k uint64)
 func VCMPPS_22(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_22_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_22(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_23(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_23_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_23(a, b, c *[64]byte, k uint64)
@@ -744,10 +1083,16 @@ func VCMPPSK_23(a, b, c *[64]byte, k uint64)
 func VCMPPS_24(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_24_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_24(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_25(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_25_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_25(a, b, c *[64]byte, k uint64)
@@ -756,10 +1101,16 @@ func VCMPPSK_25(a, b, c *[64]byte, k uint64)
 func VCMPPS_26(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_26_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_26(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_27(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_27_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_27(a, b, c *[64]byte, k uint64)
@@ -768,10 +1119,16 @@ func VCMPPSK_27(a, b, c *[64]byte, k uint64)
 func VCMPPS_28(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_28_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_28(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_29(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_29_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_29(a, b, c *[64]byte, k uint64)
@@ -780,10 +1137,16 @@ func VCMPPSK_29(a, b, c *[64]byte, k uint64)
 func VCMPPS_30(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_30_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPSK_30(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPS_31(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPS_31_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCMPPSK_31(a, b, c *[64]byte, k uint64)
@@ -792,40 +1155,79 @@ func VCMPPSK_31(a, b, c *[64]byte, k uint64)
 func VCMPPS_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCMPPS_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCMPPD_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCMPPD_Y_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VBLENDVPS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VBLENDVPS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VBLENDVPSm(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VBLENDVPSm_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VBROADCASTSS_mX(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VBROADCASTSS_mX_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VBROADCASTSS_rX(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VBROADCASTSS_rX_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPBROADCASTD_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPBROADCASTD_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPBROADCASTQ_X(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPBROADCASTQ_X_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VBROADCASTSS_mY(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VBROADCASTSS_mY_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VBROADCASTSS_rY(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VBROADCASTSS_rY_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VBROADCASTSD_mY(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VBROADCASTSD_mY_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPBROADCASTD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPBROADCASTD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPBROADCASTQ_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPBROADCASTQ_Y_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VBROADCASTSS_mZ(a, b, c *[64]byte, k uint64)
@@ -852,7 +1254,13 @@ func VPBROADCASTD_g(a, b, c *[64]byte, k uint64)
 func VMOVUPS_ldY(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVUPS_ldY_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMOVUPS_ldX(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVUPS_ldX_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVUPS_ldZk(a, b, c *[64]byte, k uint64)
@@ -873,19 +1281,37 @@ func VMOVUPS_stZk(a, b, c *[64]byte, k uint64)
 func VMOVUPS_stY(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVUPS_stY_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMASKMOVPS_ld(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMASKMOVPS_ld_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMASKMOVPS_ldX(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMASKMOVPS_ldX_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMASKMOVPS_st(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMASKMOVPS_st_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVUPD_ldY(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVUPD_ldY_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMOVUPD_ldX(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVUPD_ldX_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVUPD_ldZk(a, b, c *[64]byte, k uint64)
@@ -906,67 +1332,133 @@ func VMOVUPD_stZk(a, b, c *[64]byte, k uint64)
 func VMOVUPD_stY(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVUPD_stY_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMASKMOVPD_ld(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMASKMOVPD_ld_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMASKMOVPD_ldX(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMASKMOVPD_ldX_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMASKMOVPD_st(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMASKMOVPD_st_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVDQU_ld(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVDQU_ld_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMOVDQU_st(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVDQU_st_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVSS_ld(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVSS_ld_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMOVSS_st(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVSS_st_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVSS_rr(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVSS_rr_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func MOVSS_ld(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func MOVSS_ld_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func MOVSS_rr(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func MOVSS_rr_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func MOVSS_st(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func MOVSS_st_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVSD_ld(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVSD_ld_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMOVSD_st(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVSD_st_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVSD_rr(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVSD_rr_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func MOVSD_ld(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func MOVSD_ld_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func MOVSD_rr(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func MOVSD_rr_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func MOVSD_st(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func MOVSD_st_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVD_g(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVD_g_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMOVQ_g(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVQ_g_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTPH2PS_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCVTPH2PS_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCVTPH2PS_m(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCVTPH2PS_m_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTPH2PS_Z(a, b, c *[64]byte, k uint64)
@@ -975,52 +1467,103 @@ func VCVTPH2PS_Z(a, b, c *[64]byte, k uint64)
 func VCVTPS2PH_0(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCVTPS2PH_0_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VROUNDPS_0(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VROUNDPS_0_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTPS2PH_1(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCVTPS2PH_1_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VROUNDPS_1(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VROUNDPS_1_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTPS2PH_2(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCVTPS2PH_2_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VROUNDPS_2(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VROUNDPS_2_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTPS2PH_3(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCVTPS2PH_3_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VROUNDPS_3(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VROUNDPS_3_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTPS2PH_4(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCVTPS2PH_4_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VROUNDPS_4(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VROUNDPS_4_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTPS2PH_5(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCVTPS2PH_5_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VROUNDPS_5(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VROUNDPS_5_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTPS2PH_6(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCVTPS2PH_6_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VROUNDPS_6(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VROUNDPS_6_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTPS2PH_7(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCVTPS2PH_7_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VROUNDPS_7(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VROUNDPS_7_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCVTPS2PH_m(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCVTPS2PH_m_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTPS2PH_Z(a, b, c *[64]byte, k uint64)
@@ -1029,28 +1572,55 @@ func VCVTPS2PH_Z(a, b, c *[64]byte, k uint64)
 func VROUNDPS_8(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VROUNDPS_8_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCVTPS2DQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCVTPS2DQ_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VCVTTPS2DQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VCVTTPS2DQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VCVTDQ2PS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VCVTDQ2PS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPERMILPS_X0(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERMILPS_X0_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERMILPS_Y0(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERMILPS_Y0_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFPS_0(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSHUFPS_0_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_r0(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VINSERTPS_r0_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_m0(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTPS_m0_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFF32X4_0(a, b, c *[64]byte, k uint64)
@@ -1062,16 +1632,31 @@ func VPTERNLOGD_0(a, b, c *[64]byte, k uint64)
 func VPERMILPS_Xe(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERMILPS_Xe_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERMILPS_Ye(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERMILPS_Ye_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFPS_e(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSHUFPS_e_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_re(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VINSERTPS_re_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_me(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTPS_me_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFF32X4_e(a, b, c *[64]byte, k uint64)
@@ -1083,16 +1668,31 @@ func VPTERNLOGD_e(a, b, c *[64]byte, k uint64)
 func VPERMILPS_X1(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERMILPS_X1_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERMILPS_Y1(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERMILPS_Y1_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFPS_1(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSHUFPS_1_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_r1(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VINSERTPS_r1_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_m1(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTPS_m1_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFF32X4_1(a, b, c *[64]byte, k uint64)
@@ -1104,16 +1704,31 @@ func VPTERNLOGD_1(a, b, c *[64]byte, k uint64)
 func VPERMILPS_X1b(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERMILPS_X1b_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERMILPS_Y1b(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERMILPS_Y1b_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFPS_1b(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSHUFPS_1b_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_r1b(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VINSERTPS_r1b_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_m1b(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTPS_m1b_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFF32X4_1b(a, b, c *[64]byte, k uint64)
@@ -1125,16 +1740,31 @@ func VPTERNLOGD_1b(a, b, c *[64]byte, k uint64)
 func VPERMILPS_Xe4(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERMILPS_Xe4_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERMILPS_Ye4(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERMILPS_Ye4_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFPS_e4(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSHUFPS_e4_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_re4(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VINSERTPS_re4_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_me4(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTPS_me4_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFF32X4_e4(a, b, c *[64]byte, k uint64)
@@ -1146,16 +1776,31 @@ func VPTERNLOGD_e4(a, b, c *[64]byte, k uint64)
 func VPERMILPS_X4e(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERMILPS_X4e_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERMILPS_Y4e(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERMILPS_Y4e_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFPS_4e(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSHUFPS_4e_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_r4e(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VINSERTPS_r4e_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_m4e(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTPS_m4e_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFF32X4_4e(a, b, c *[64]byte, k uint64)
@@ -1167,16 +1812,31 @@ func VPTERNLOGD_4e(a, b, c *[64]byte, k uint64)
 func VPERMILPS_Xb1(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERMILPS_Xb1_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERMILPS_Yb1(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERMILPS_Yb1_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFPS_b1(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSHUFPS_b1_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_rb1(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VINSERTPS_rb1_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTPS_mb1(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTPS_mb1_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFF32X4_b1(a, b, c *[64]byte, k uint64)
@@ -1188,31 +1848,61 @@ func VPTERNLOGD_b1(a, b, c *[64]byte, k uint64)
 func VPERM2F128_20(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERM2F128_20_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERM2F128_31(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERM2F128_31_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPERM2F128_2(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERM2F128_2_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERM2F128_13(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERM2F128_13_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPERM2F128_8(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERM2F128_8_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERM2F128_80(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERM2F128_80_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPERM2F128_21(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERM2F128_21_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPERM2F128_30(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERM2F128_30_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VUNPCKLPS_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VUNPCKLPS_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VUNPCKLPS_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VUNPCKLPS_Y_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VUNPCKLPS_Z(a, b, c *[64]byte, k uint64)
@@ -1221,7 +1911,13 @@ func VUNPCKLPS_Z(a, b, c *[64]byte, k uint64)
 func VUNPCKHPS_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VUNPCKHPS_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VUNPCKHPS_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VUNPCKHPS_Y_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VUNPCKHPS_Z(a, b, c *[64]byte, k uint64)
@@ -1230,7 +1926,13 @@ func VUNPCKHPS_Z(a, b, c *[64]byte, k uint64)
 func VUNPCKLPD_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VUNPCKLPD_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VUNPCKLPD_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VUNPCKLPD_Y_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VUNPCKLPD_Z(a, b, c *[64]byte, k uint64)
@@ -1239,7 +1941,13 @@ func VUNPCKLPD_Z(a, b, c *[64]byte, k uint64)
 func VUNPCKHPD_X(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VUNPCKHPD_X_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VUNPCKHPD_Y(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VUNPCKHPD_Y_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VUNPCKHPD_Z(a, b, c *[64]byte, k uint64)
@@ -1248,25 +1956,49 @@ func VUNPCKHPD_Z(a, b, c *[64]byte, k uint64)
 func VMOVLHPS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVLHPS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMOVHLPS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVHLPS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVHPD(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVHPD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VEXTRACTF128_0(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VEXTRACTF128_0_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VEXTRACTF128_1(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VEXTRACTF128_1_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VINSERTF128_1(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTF128_1_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VINSERTF128_0(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VINSERTF128_0_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VZEROUPPER(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VZEROUPPER_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VEXTRACTF32X8(a, b, c *[64]byte, k uint64)
@@ -1335,475 +2067,949 @@ func KMOVB(a, b, c *[64]byte, k uint64)
 func FLAGS_CMPQ_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQ_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQ_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQ_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQ_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQ_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQ_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQ_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQ_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQ_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQ_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQi_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQi_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQi_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQi_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQi_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQi_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQi_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQi_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQi_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQi_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQi_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQi_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQi_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQi_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQi_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQi_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQi_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQi_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQi_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQm_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQm_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQm_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQm_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQm_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQm_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQm_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQm_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQm_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQm_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQm_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQm_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQm_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQm_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQm_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_CMPQm_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_CMPQm_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_CMPQm_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPQm_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SUBQ_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SUBQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SUBQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SUBQ_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SUBQ_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SUBQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SUBQ_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SUBQ_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SUBQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SUBQ_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SUBQ_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SUBQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SUBQ_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SUBQ_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SUBQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SUBQ_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SUBQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SUBQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBQ_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ADDQ_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ADDQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ADDQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ADDQ_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ADDQ_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ADDQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ADDQ_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ADDQ_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ADDQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ADDQ_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ADDQ_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ADDQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ADDQ_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ADDQ_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ADDQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ADDQ_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ADDQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ADDQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDQ_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_TESTQ_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_TESTQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_TESTQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_TESTQ_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_TESTQ_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_TESTQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_TESTQ_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_TESTQ_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_TESTQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_TESTQ_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_TESTQ_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_TESTQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_TESTQ_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_TESTQ_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_TESTQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_TESTQ_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_TESTQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_TESTQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_TESTQ_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ANDQ_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ANDQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ANDQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ANDQ_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ANDQ_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ANDQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ANDQ_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ANDQ_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ANDQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ANDQ_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ANDQ_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ANDQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ANDQ_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ANDQ_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ANDQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_ANDQ_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_ANDQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_ANDQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ANDQ_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_XORQ_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_XORQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_XORQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_XORQ_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_XORQ_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_XORQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_XORQ_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_XORQ_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_XORQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_XORQ_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_XORQ_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_XORQ_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_XORQ_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_XORQ_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_XORQ_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_XORQ_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_XORQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_XORQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_XORQ_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_DECQ_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_DECQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_DECQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_DECQ_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_DECQ_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_DECQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_DECQ_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_DECQ_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_DECQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_DECQ_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_DECQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_DECQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_DECQ_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQ1_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQ1_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLQ1_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQ1_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQ1_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLQ1_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQ1_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQ1_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLQ1_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQ1_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQ1_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLQ1_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQ1_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQ1_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLQ1_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQ1_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQ1_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLQ1_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ1_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQ5_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQ5_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLQ5_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQ5_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQ5_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLQ5_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQ5_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQ5_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLQ5_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQ5_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQ5_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLQ5_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLQ5_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHRQ1_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHRQ1_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHRQ1_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHRQ1_LT(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHRQ1_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHRQ1_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_GE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHRQ1_LE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHRQ1_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHRQ1_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_GT_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHRQ1_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHRQ1_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHRQ1_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHRQ1_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHRQ1_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHRQ1_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHRQ1_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHRQ1_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHRQ1_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ1_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHRQ7_EQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHRQ7_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHRQ7_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_NE_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHRQ7_CS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHRQ7_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHRQ7_CC(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_CC_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHRQ7_HI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHRQ7_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHRQ7_LS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_LS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHRQ7_MI(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHRQ7_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHRQ7_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRQ7_PL_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLQCL(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLQCL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLL_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_EQ_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLL_NE(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLL_NE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLL_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_CS_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLL_CC(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLL_CC_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLL_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_HI_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLL_LS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLL_LS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func FLAGS_SHLL_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHLL_MI_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func FLAGS_SHLL_PL(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func FLAGS_SHLL_PL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func IMUL3Q(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func IMUL3Q_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func IMULQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func IMULQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func LEAQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func LEAQ_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func MOVL(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func MOVL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func DIVQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func DIVQ_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVDQU32_kz(a, b, c *[64]byte, k uint64)
@@ -1836,7 +3042,13 @@ func VPERMILPD(a, b, c *[64]byte, k uint64)
 func VPERMILPD_Y(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPERMILPD_Y_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VSHUFPD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSHUFPD_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSHUFPD_Z(a, b, c *[64]byte, k uint64)
@@ -1851,7 +3063,13 @@ func VPSRAQ(a, b, c *[64]byte, k uint64)
 func VPMULLD(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPMULLD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPMAXSD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPMAXSD_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPMINSD(a, b, c *[64]byte, k uint64)
@@ -1861,6 +3079,9 @@ func VPADDQ(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPANDN(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPANDN_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VANDNPD(a, b, c *[64]byte, k uint64)
@@ -1890,19 +3111,37 @@ func KORTESTQ(a, b, c *[64]byte, k uint64)
 func VMOVHPD_st(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVHPD_st_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMOVLPD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVLPD_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMOVQ_xx(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VMOVQ_xx_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func MOVQ_gx(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func MOVQ_gx_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func MOVQ_xg(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func MOVQ_xg_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VPINSRD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPINSRD_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VPMOVSXBQ(a, b, c *[64]byte, k uint64)
@@ -1935,187 +3174,271 @@ func VFMADD231PS_bz(a, b, c *[64]byte, k uint64)
 func VSQRTPS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSQRTPS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VSQRTPS_Zk(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSQRTPD(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSQRTPD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMOVAPS_rr(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVAPS_rr_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VSUBSS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSUBSS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VMULSD_m(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMULSD_m_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
 func VMAXSS(a, b, c *[64]byte, k uint64)
 
+//go:noescape
+func VMAXSS_U(a, b, c *[64]byte, k uint64)
+
 // Probes lists the probe routines: name, lane size of the operands, ISA, function.
 var Probes = []Probe{
 	{"VADDPS_X", 4, "avx2", VADDPS_X},
+	{"VADDPS_X_U", 4, "avx512", VADDPS_X_U},
 	{"VADDPS_Y", 4, "avx2", VADDPS_Y},
+	{"VADDPS_Y_U", 4, "avx512", VADDPS_Y_U},
 	{"VADDPS_Ym", 4, "avx2", VADDPS_Ym},
+	{"VADDPS_Ym_U", 4, "avx512", VADDPS_Ym_U},
 	{"VADDPS_Z", 4, "avx512", VADDPS_Z},
 	{"VADDPS_Zk", 4, "avx512", VADDPS_Zk},
 	{"VADDPS_Zkz", 4, "avx512", VADDPS_Zkz},
 	{"VADDPS_Zmk", 4, "avx512", VADDPS_Zmk},
 	{"VADDPS_Zb", 4, "avx512", VADDPS_Zb},
 	{"VADDPD_X", 8, "avx2", VADDPD_X},
+	{"VADDPD_X_U", 8, "avx512", VADDPD_X_U},
 	{"VADDPD_Y", 8, "avx2", VADDPD_Y},
+	{"VADDPD_Y_U", 8, "avx512", VADDPD_Y_U},
 	{"VADDPD_Ym", 8, "avx2", VADDPD_Ym},
+	{"VADDPD_Ym_U", 8, "avx512", VADDPD_Ym_U},
 	{"VADDPD_Z", 8, "avx512", VADDPD_Z},
 	{"VADDPD_Zk", 8, "avx512", VADDPD_Zk},
 	{"VADDPD_Zkz", 8, "avx512", VADDPD_Zkz},
 	{"VADDPD_Zmk", 8, "avx512", VADDPD_Zmk},
 	{"VADDPD_Zb", 8, "avx512", VADDPD_Zb},
 	{"VSUBPS_X", 4, "avx2", VSUBPS_X},
+	{"VSUBPS_X_U", 4, "avx512", VSUBPS_X_U},
 	{"VSUBPS_Y", 4, "avx2", VSUBPS_Y},
+	{"VSUBPS_Y_U", 4, "avx512", VSUBPS_Y_U},
 	{"VSUBPS_Ym", 4, "avx2", VSUBPS_Ym},
+	{"VSUBPS_Ym_U", 4, "avx512", VSUBPS_Ym_U},
 	{"VSUBPS_Z", 4, "avx512", VSUBPS_Z},
 	{"VSUBPS_Zk", 4, "avx512", VSUBPS_Zk},
 	{"VSUBPS_Zkz", 4, "avx512", VSUBPS_Zkz},
 	{"VSUBPS_Zmk", 4, "avx512", VSUBPS_Zmk},
 	{"VSUBPS_Zb", 4, "avx512", VSUBPS_Zb},
 	{"VSUBPD_X", 8, "avx2", VSUBPD_X},
+	{"VSUBPD_X_U", 8, "avx512", VSUBPD_X_U},
 	{"VSUBPD_Y", 8, "avx2", VSUBPD_Y},
+	{"VSUBPD_Y_U", 8, "avx512", VSUBPD_Y_U},
 	{"VSUBPD_Ym", 8, "avx2", VSUBPD_Ym},
+	{"VSUBPD_Ym_U", 8, "avx512", VSUBPD_Ym_U},
 	{"VSUBPD_Z", 8, "avx512", VSUBPD_Z},
 	{"VSUBPD_Zk", 8, "avx512", VSUBPD_Zk},
 	{"VSUBPD_Zkz", 8, "avx512", VSUBPD_Zkz},
 	{"VSUBPD_Zmk", 8, "avx512", VSUBPD_Zmk},
 	{"VSUBPD_Zb", 8, "avx512", VSUBPD_Zb},
 	{"VMULPS_X", 4, "avx2", VMULPS_X},
+	{"VMULPS_X_U", 4, "avx512", VMULPS_X_U},
 	{"VMULPS_Y", 4, "avx2", VMULPS_Y},
+	{"VMULPS_Y_U", 4, "avx512", VMULPS_Y_U},
 	{"VMULPS_Ym", 4, "avx2", VMULPS_Ym},
+	{"VMULPS_Ym_U", 4, "avx512", VMULPS_Ym_U},
 	{"VMULPS_Z", 4, "avx512", VMULPS_Z},
 	{"VMULPS_Zk", 4, "avx512", VMULPS_Zk},
 	{"VMULPS_Zkz", 4, "avx512", VMULPS_Zkz},
 	{"VMULPS_Zmk", 4, "avx512", VMULPS_Zmk},
 	{"VMULPS_Zb", 4, "avx512", VMULPS_Zb},
 	{"VMULPD_X", 8, "avx2", VMULPD_X},
+	{"VMULPD_X_U", 8, "avx512", VMULPD_X_U},
 	{"VMULPD_Y", 8, "avx2", VMULPD_Y},
+	{"VMULPD_Y_U", 8, "avx512", VMULPD_Y_U},
 	{"VMULPD_Ym", 8, "avx2", VMULPD_Ym},
+	{"VMULPD_Ym_U", 8, "avx512", VMULPD_Ym_U},
 	{"VMULPD_Z", 8, "avx512", VMULPD_Z},
 	{"VMULPD_Zk", 8, "avx512", VMULPD_Zk},
 	{"VMULPD_Zkz", 8, "avx512", VMULPD_Zkz},
 	{"VMULPD_Zmk", 8, "avx512", VMULPD_Zmk},
 	{"VMULPD_Zb", 8, "avx512", VMULPD_Zb},
 	{"VDIVPS_X", 4, "avx2", VDIVPS_X},
+	{"VDIVPS_X_U", 4, "avx512", VDIVPS_X_U},
 	{"VDIVPS_Y", 4, "avx2", VDIVPS_Y},
+	{"VDIVPS_Y_U", 4, "avx512", VDIVPS_Y_U},
 	{"VDIVPS_Ym", 4, "avx2", VDIVPS_Ym},
+	{"VDIVPS_Ym_U", 4, "avx512", VDIVPS_Ym_U},
 	{"VDIVPS_Z", 4, "avx512", VDIVPS_Z},
 	{"VDIVPS_Zk", 4, "avx512", VDIVPS_Zk},
 	{"VDIVPS_Zkz", 4, "avx512", VDIVPS_Zkz},
 	{"VDIVPS_Zmk", 4, "avx512", VDIVPS_Zmk},
 	{"VDIVPS_Zb", 4, "avx512", VDIVPS_Zb},
 	{"VDIVPD_X", 8, "avx2", VDIVPD_X},
+	{"VDIVPD_X_U", 8, "avx512", VDIVPD_X_U},
 	{"VDIVPD_Y", 8, "avx2", VDIVPD_Y},
+	{"VDIVPD_Y_U", 8, "avx512", VDIVPD_Y_U},
 	{"VDIVPD_Ym", 8, "avx2", VDIVPD_Ym},
+	{"VDIVPD_Ym_U", 8, "avx512", VDIVPD_Ym_U},
 	{"VDIVPD_Z", 8, "avx512", VDIVPD_Z},
 	{"VDIVPD_Zk", 8, "avx512", VDIVPD_Zk},
 	{"VDIVPD_Zkz", 8, "avx512", VDIVPD_Zkz},
 	{"VDIVPD_Zmk", 8, "avx512", VDIVPD_Zmk},
 	{"VDIVPD_Zb", 8, "avx512", VDIVPD_Zb},
 	{"VMAXPS_X", 4, "avx2", VMAXPS_X},
+	{"VMAXPS_X_U", 4, "avx512", VMAXPS_X_U},
 	{"VMAXPS_Y", 4, "avx2", VMAXPS_Y},
+	{"VMAXPS_Y_U", 4, "avx512", VMAXPS_Y_U},
 	{"VMAXPS_Ym", 4, "avx2", VMAXPS_Ym},
+	{"VMAXPS_Ym_U", 4, "avx512", VMAXPS_Ym_U},
 	{"VMAXPS_Z", 4, "avx512", VMAXPS_Z},
 	{"VMAXPS_Zk", 4, "avx512", VMAXPS_Zk},
 	{"VMAXPS_Zkz", 4, "avx512", VMAXPS_Zkz},
 	{"VMAXPS_Zmk", 4, "avx512", VMAXPS_Zmk},
 	{"VMAXPS_Zb", 4, "avx512", VMAXPS_Zb},
 	{"VMAXPD_X", 8, "avx2", VMAXPD_X},
+	{"VMAXPD_X_U", 8, "avx512", VMAXPD_X_U},
 	{"VMAXPD_Y", 8, "avx2", VMAXPD_Y},
+	{"VMAXPD_Y_U", 8, "avx512", VMAXPD_Y_U},
 	{"VMAXPD_Ym", 8, "avx2", VMAXPD_Ym},
+	{"VMAXPD_Ym_U", 8, "avx512", VMAXPD_Ym_U},
 	{"VMAXPD_Z", 8, "avx512", VMAXPD_Z},
 	{"VMAXPD_Zk", 8, "avx512", VMAXPD_Zk},
 	{"VMAXPD_Zkz", 8, "avx512", VMAXPD_Zkz},
 	{"VMAXPD_Zmk", 8, "avx512", VMAXPD_Zmk},
 	{"VMAXPD_Zb", 8, "avx512", VMAXPD_Zb},
 	{"VMINPS_X", 4, "avx2", VMINPS_X},
+	{"VMINPS_X_U", 4, "avx512", VMINPS_X_U},
 	{"VMINPS_Y", 4, "avx2", VMINPS_Y},
+	{"VMINPS_Y_U", 4, "avx512", VMINPS_Y_U},
 	{"VMINPS_Ym", 4, "avx2", VMINPS_Ym},
+	{"VMINPS_Ym_U", 4, "avx512", VMINPS_Ym_U},
 	{"VMINPS_Z", 4, "avx512", VMINPS_Z},
 	{"VMINPS_Zk", 4, "avx512", VMINPS_Zk},
 	{"VMINPS_Zkz", 4, "avx512", VMINPS_Zkz},
 	{"VMINPS_Zmk", 4, "avx512", VMINPS_Zmk},
 	{"VMINPS_Zb", 4, "avx512", VMINPS_Zb},
 	{"VMINPD_X", 8, "avx2", VMINPD_X},
+	{"VMINPD_X_U", 8, "avx512", VMINPD_X_U},
 	{"VMINPD_Y", 8, "avx2", VMINPD_Y},
+	{"VMINPD_Y_U", 8, "avx512", VMINPD_Y_U},
 	{"VMINPD_Ym", 8, "avx2", VMINPD_Ym},
+	{"VMINPD_Ym_U", 8, "avx512", VMINPD_Ym_U},
 	{"VMINPD_Z", 8, "avx512", VMINPD_Z},
 	{"VMINPD_Zk", 8, "avx512", VMINPD_Zk},
 	{"VMINPD_Zkz", 8, "avx512", VMINPD_Zkz},
 	{"VMINPD_Zmk", 8, "avx512", VMINPD_Zmk},
 	{"VMINPD_Zb", 8, "avx512", VMINPD_Zb},
 	{"VFMADD231PS_Y", 4, "avx2", VFMADD231PS_Y},
+	{"VFMADD231PS_Y_U", 4, "avx512", VFMADD231PS_Y_U},
 	{"VFMADD231PS_Ym", 4, "avx2", VFMADD231PS_Ym},
+	{"VFMADD231PS_Ym_U", 4, "avx512", VFMADD231PS_Ym_U},
 	{"VFMADD231PS_Z", 4, "avx512", VFMADD231PS_Z},
 	{"VFMADD231PS_Zmk", 4, "avx512", VFMADD231PS_Zmk},
 	{"VFMADD231PS_Zkz", 4, "avx512", VFMADD231PS_Zkz},
 	{"VFMADD231PD_Y", 8, "avx2", VFMADD231PD_Y},
+	{"VFMADD231PD_Y_U", 8, "avx512", VFMADD231PD_Y_U},
 	{"VFMADD231PD_Ym", 8, "avx2", VFMADD231PD_Ym},
+	{"VFMADD231PD_Ym_U", 8, "avx512", VFMADD231PD_Ym_U},
 	{"VFMADD231PD_Z", 8, "avx512", VFMADD231PD_Z},
 	{"VFMADD231PD_Zmk", 8, "avx512", VFMADD231PD_Zmk},
 	{"VFMADD231PD_Zkz", 8, "avx512", VFMADD231PD_Zkz},
 	{"VFMADD213PS_Y", 4, "avx2", VFMADD213PS_Y},
+	{"VFMADD213PS_Y_U", 4, "avx512", VFMADD213PS_Y_U},
 	{"VFMADD213PS_Ym", 4, "avx2", VFMADD213PS_Ym},
+	{"VFMADD213PS_Ym_U", 4, "avx512", VFMADD213PS_Ym_U},
 	{"VFMADD213PS_Z", 4, "avx512", VFMADD213PS_Z},
 	{"VFMADD213PS_Zmk", 4, "avx512", VFMADD213PS_Zmk},
 	{"VFMADD213PS_Zkz", 4, "avx512", VFMADD213PS_Zkz},
 	{"VFMADD213PD_Y", 8, "avx2", VFMADD213PD_Y},
+	{"VFMADD213PD_Y_U", 8, "avx512", VFMADD213PD_Y_U},
 	{"VFMADD213PD_Ym", 8, "avx2", VFMADD213PD_Ym},
+	{"VFMADD213PD_Ym_U", 8, "avx512", VFMADD213PD_Ym_U},
 	{"VFMADD213PD_Z", 8, "avx512", VFMADD213PD_Z},
 	{"VFMADD213PD_Zmk", 8, "avx512", VFMADD213PD_Zmk},
 	{"VFMADD213PD_Zkz", 8, "avx512", VFMADD213PD_Zkz},
 	{"VFMADD132PS_Y", 4, "avx2", VFMADD132PS_Y},
+	{"VFMADD132PS_Y_U", 4, "avx512", VFMADD132PS_Y_U},
 	{"VFMADD132PS_Ym", 4, "avx2", VFMADD132PS_Ym},
+	{"VFMADD132PS_Ym_U", 4, "avx512", VFMADD132PS_Ym_U},
 	{"VFMADD132PS_Z", 4, "avx512", VFMADD132PS_Z},
 	{"VFMADD132PS_Zmk", 4, "avx512", VFMADD132PS_Zmk},
 	{"VFMADD132PS_Zkz", 4, "avx512", VFMADD132PS_Zkz},
 	{"VFMADD132PD_Y", 8, "avx2", VFMADD132PD_Y},
+	{"VFMADD132PD_Y_U", 8, "avx512", VFMADD132PD_Y_U},
 	{"VFMADD132PD_Ym", 8, "avx2", VFMADD132PD_Ym},
+	{"VFMADD132PD_Ym_U", 8, "avx512", VFMADD132PD_Ym_U},
 	{"VFMADD132PD_Z", 8, "avx512", VFMADD132PD_Z},
 	{"VFMADD132PD_Zmk", 8, "avx512", VFMADD132PD_Zmk},
 	{"VFMADD132PD_Zkz", 8, "avx512", VFMADD132PD_Zkz},
 	{"VFNMADD231PS_Y", 4, "avx2", VFNMADD231PS_Y},
+	{"VFNMADD231PS_Y_U", 4, "avx512", VFNMADD231PS_Y_U},
 	{"VFNMADD231PS_Ym", 4, "avx2", VFNMADD231PS_Ym},
+	{"VFNMADD231PS_Ym_U", 4, "avx512", VFNMADD231PS_Ym_U},
 	{"VFNMADD231PS_Z", 4, "avx512", VFNMADD231PS_Z},
 	{"VFNMADD231PS_Zmk", 4, "avx512", VFNMADD231PS_Zmk},
 	{"VFNMADD231PS_Zkz", 4, "avx512", VFNMADD231PS_Zkz},
 	{"VFNMADD231PD_Y", 8, "avx2", VFNMADD231PD_Y},
+	{"VFNMADD231PD_Y_U", 8, "avx512", VFNMADD231PD_Y_U},
 	{"VFNMADD231PD_Ym", 8, "avx2", VFNMADD231PD_Ym},
+	{"VFNMADD231PD_Ym_U", 8, "avx512", VFNMADD231PD_Ym_U},
 	{"VFNMADD231PD_Z", 8, "avx512", VFNMADD231PD_Z},
 	{"VFNMADD231PD_Zmk", 8, "avx512", VFNMADD231PD_Zmk},
 	{"VFNMADD231PD_Zkz", 8, "avx512", VFNMADD231PD_Zkz},
 	{"VFMSUB231PS_Y", 4, "avx2", VFMSUB231PS_Y},
+	{"VFMSUB231PS_Y_U", 4, "avx512", VFMSUB231PS_Y_U},
 	{"VFMSUB231PS_Ym", 4, "avx2", VFMSUB231PS_Ym},
+	{"VFMSUB231PS_Ym_U", 4, "avx512", VFMSUB231PS_Ym_U},
 	{"VFMSUB231PS_Z", 4, "avx512", VFMSUB231PS_Z},
 	{"VFMSUB231PS_Zmk", 4, "avx512", VFMSUB231PS_Zmk},
 	{"VFMSUB231PS_Zkz", 4, "avx512", VFMSUB231PS_Zkz},
 	{"VFMSUB231PD_Y", 8, "avx2", VFMSUB231PD_Y},
+	{"VFMSUB231PD_Y_U", 8, "avx512", VFMSUB231PD_Y_U},
 	{"VFMSUB231PD_Ym", 8, "avx2", VFMSUB231PD_Ym},
+	{"VFMSUB231PD_Ym_U", 8, "avx512", VFMSUB231PD_Ym_U},
 	{"VFMSUB231PD_Z", 8, "avx512", VFMSUB231PD_Z},
 	{"VFMSUB231PD_Zmk", 8, "avx512", VFMSUB231PD_Zmk},
 	{"VFMSUB231PD_Zkz", 8, "avx512", VFMSUB231PD_Zkz},
 	{"VFNMSUB231PS_Y", 4, "avx2", VFNMSUB231PS_Y},
+	{"VFNMSUB231PS_Y_U", 4, "avx512", VFNMSUB231PS_Y_U},
 	{"VFNMSUB231PS_Ym", 4, "avx2", VFNMSUB231PS_Ym},
+	{"VFNMSUB231PS_Ym_U", 4, "avx512", VFNMSUB231PS_Ym_U},
 	{"VFNMSUB231PS_Z", 4, "avx512", VFNMSUB231PS_Z},
 	{"VFNMSUB231PS_Zmk", 4, "avx512", VFNMSUB231PS_Zmk},
 	{"VFNMSUB231PS_Zkz", 4, "avx512", VFNMSUB231PS_Zkz},
 	{"VFNMSUB231PD_Y", 8, "avx2", VFNMSUB231PD_Y},
+	{"VFNMSUB231PD_Y_U", 8, "avx512", VFNMSUB231PD_Y_U},
 	{"VFNMSUB231PD_Ym", 8, "avx2", VFNMSUB231PD_Ym},
+	{"VFNMSUB231PD_Ym_U", 8, "avx512", VFNMSUB231PD_Ym_U},
 	{"VFNMSUB231PD_Z", 8, "avx512", VFNMSUB231PD_Z},
 	{"VFNMSUB231PD_Zmk", 8, "avx512", VFNMSUB231PD_Zmk},
 	{"VFNMSUB231PD_Zkz", 8, "avx512", VFNMSUB231PD_Zkz},
 	{"VFMADD231SS", 4, "avx2", VFMADD231SS},
+	{"VFMADD231SS_U", 4, "avx512", VFMADD231SS_U},
 	{"VFMADD231SD", 8, "avx2", VFMADD231SD},
+	{"VFMADD231SD_U", 8, "avx512", VFMADD231SD_U},
 	{"VXORPS_Y", 4, "avx2", VXORPS_Y},
+	{"VXORPS_Y_U", 4, "avx512", VXORPS_Y_U},
 	{"VORPS_Y", 4, "avx2", VORPS_Y},
+	{"VORPS_Y_U", 4, "avx512", VORPS_Y_U},
 	{"VANDPS_Y", 4, "avx2", VANDPS_Y},
+	{"VANDPS_Y_U", 4, "avx512", VANDPS_Y_U},
 	{"VANDNPS_Y", 4, "avx2", VANDNPS_Y},
+	{"VANDNPS_Y_U", 4, "avx512", VANDNPS_Y_U},
 	{"VPXORD_Z", 4, "avx512", VPXORD_Z},
 	{"VPXORD_Zk", 4, "avx512", VPXORD_Zk},
 	{"VPORD_Z", 4, "avx512", VPORD_Z},
@@ -2125,110 +3448,178 @@ var Probes = []Probe{
 	{"VPXORQ_Z", 4, "avx512", VPXORQ_Z},
 	{"VPXORQ_Zk", 4, "avx512", VPXORQ_Zk},
 	{"VPADDD_Y", 4, "avx2", VPADDD_Y},
+	{"VPADDD_Y_U", 4, "avx512", VPADDD_Y_U},
 	{"VPADDD_Z", 4, "avx512", VPADDD_Z},
 	{"VPSUBD_Y", 4, "avx2", VPSUBD_Y},
+	{"VPSUBD_Y_U", 4, "avx512", VPSUBD_Y_U},
 	{"VPSUBD_Z", 4, "avx512", VPSUBD_Z},
 	{"VPCMPGTD_Y", 4, "avx2", VPCMPGTD_Y},
+	{"VPCMPGTD_Y_U", 4, "avx512", VPCMPGTD_Y_U},
 	{"VPCMPEQD_Y", 4, "avx2", VPCMPEQD_Y},
+	{"VPCMPEQD_Y_U", 4, "avx512", VPCMPEQD_Y_U},
 	{"VPCMPGTQ_Y", 8, "avx2", VPCMPGTQ_Y},
+	{"VPCMPGTQ_Y_U", 8, "avx512", VPCMPGTQ_Y_U},
 	{"VPSLLD_0", 4, "avx2", VPSLLD_0},
+	{"VPSLLD_0_U", 4, "avx512", VPSLLD_0_U},
 	{"VPSLLD_1", 4, "avx2", VPSLLD_1},
+	{"VPSLLD_1_U", 4, "avx512", VPSLLD_1_U},
 	{"VPSLLD_13", 4, "avx2", VPSLLD_13},
+	{"VPSLLD_13_U", 4, "avx512", VPSLLD_13_U},
 	{"VPSLLD_31", 4, "avx2", VPSLLD_31},
+	{"VPSLLD_31_U", 4, "avx512", VPSLLD_31_U},
 	{"VPSLLD_32", 4, "avx2", VPSLLD_32},
+	{"VPSLLD_32_U", 4, "avx512", VPSLLD_32_U},
 	{"VPSLLD_200", 4, "avx2", VPSLLD_200},
+	{"VPSLLD_200_U", 4, "avx512", VPSLLD_200_U},
 	{"VPSLLD_Z", 4, "avx512", VPSLLD_Z},
 	{"VPSRLD_0", 4, "avx2", VPSRLD_0},
+	{"VPSRLD_0_U", 4, "avx512", VPSRLD_0_U},
 	{"VPSRLD_1", 4, "avx2", VPSRLD_1},
+	{"VPSRLD_1_U", 4, "avx512", VPSRLD_1_U},
 	{"VPSRLD_13", 4, "avx2", VPSRLD_13},
+	{"VPSRLD_13_U", 4, "avx512", VPSRLD_13_U},
 	{"VPSRLD_31", 4, "avx2", VPSRLD_31},
+	{"VPSRLD_31_U", 4, "avx512", VPSRLD_31_U},
 	{"VPSRLD_32", 4, "avx2", VPSRLD_32},
+	{"VPSRLD_32_U", 4, "avx512", VPSRLD_32_U},
 	{"VPSRLD_200", 4, "avx2", VPSRLD_200},
+	{"VPSRLD_200_U", 4, "avx512", VPSRLD_200_U},
 	{"VPSRLD_Z", 4, "avx512", VPSRLD_Z},
 	{"VPSRAD_0", 4, "avx2", VPSRAD_0},
+	{"VPSRAD_0_U", 4, "avx512", VPSRAD_0_U},
 	{"VPSRAD_1", 4, "avx2", VPSRAD_1},
+	{"VPSRAD_1_U", 4, "avx512", VPSRAD_1_U},
 	{"VPSRAD_13", 4, "avx2", VPSRAD_13},
+	{"VPSRAD_13_U", 4, "avx512", VPSRAD_13_U},
 	{"VPSRAD_31", 4, "avx2", VPSRAD_31},
+	{"VPSRAD_31_U", 4, "avx512", VPSRAD_31_U},
 	{"VPSRAD_32", 4, "avx2", VPSRAD_32},
+	{"VPSRAD_32_U", 4, "avx512", VPSRAD_32_U},
 	{"VPSRAD_200", 4, "avx2", VPSRAD_200},
+	{"VPSRAD_200_U", 4, "avx512", VPSRAD_200_U},
 	{"VPSRAD_Z", 4, "avx512", VPSRAD_Z},
 	{"VCMPPS_0", 4, "avx2", VCMPPS_0},
+	{"VCMPPS_0_U", 4, "avx512", VCMPPS_0_U},
 	{"VCMPPSK_0", 4, "avx512", VCMPPSK_0},
 	{"VCMPPS_1", 4, "avx2", VCMPPS_1},
+	{"VCMPPS_1_U", 4, "avx512", VCMPPS_1_U},
 	{"VCMPPSK_1", 4, "avx512", VCMPPSK_1},
 	{"VCMPPS_2", 4, "avx2", VCMPPS_2},
+	{"VCMPPS_2_U", 4, "avx512", VCMPPS_2_U},
 	{"VCMPPSK_2", 4, "avx512", VCMPPSK_2},
 	{"VCMPPS_3", 4, "avx2", VCMPPS_3},
+	{"VCMPPS_3_U", 4, "avx512", VCMPPS_3_U},
 	{"VCMPPSK_3", 4, "avx512", VCMPPSK_3},
 	{"VCMPPS_4", 4, "avx2", VCMPPS_4},
+	{"VCMPPS_4_U", 4, "avx512", VCMPPS_4_U},
 	{"VCMPPSK_4", 4, "avx512", VCMPPSK_4},
 	{"VCMPPS_5", 4, "avx2", VCMPPS_5},
+	{"VCMPPS_5_U", 4, "avx512", VCMPPS_5_U},
 	{"VCMPPSK_5", 4, "avx512", VCMPPSK_5},
 	{"VCMPPS_6", 4, "avx2", VCMPPS_6},
+	{"VCMPPS_6_U", 4, "avx512", VCMPPS_6_U},
 	{"VCMPPSK_6", 4, "avx512", VCMPPSK_6},
 	{"VCMPPS_7", 4, "avx2", VCMPPS_7},
+	{"VCMPPS_7_U", 4, "avx512", VCMPPS_7_U},
 	{"VCMPPSK_7", 4, "avx512", VCMPPSK_7},
 	{"VCMPPS_8", 4, "avx2", VCMPPS_8},
+	{"VCMPPS_8_U", 4, "avx512", VCMPPS_8_U},
 	{"VCMPPSK_8", 4, "avx512", VCMPPSK_8},
 	{"VCMPPS_9", 4, "avx2", VCMPPS_9},
+	{"VCMPPS_9_U", 4, "avx512", VCMPPS_9_U},
 	{"VCMPPSK_9", 4, "avx512", VCMPPSK_9},
 	{"VCMPPS_10", 4, "avx2", VCMPPS_10},
+	{"VCMPPS_10_U", 4, "avx512", VCMPPS_10_U},
 	{"VCMPPSK_10", 4, "avx512", VCMPPSK_10},
 	{"VCMPPS_11", 4, "avx2", VCMPPS_11},
+	{"VCMPPS_11_U", 4, "avx512", VCMPPS_11_U},
 	{"VCMPPSK_11", 4, "avx512", VCMPPSK_11},
 	{"VCMPPS_12", 4, "avx2", VCMPPS_12},
+	{"VCMPPS_12_U", 4, "avx512", VCMPPS_12_U},
 	{"VCMPPSK_12", 4, "avx512", VCMPPSK_12},
 	{"VCMPPS_13", 4, "avx2", VCMPPS_13},
+	{"VCMPPS_13_U", 4, "avx512", VCMPPS_13_U},
 	{"VCMPPSK_13", 4, "avx512", VCMPPSK_13},
 	{"VCMPPS_14", 4, "avx2", VCMPPS_14},
+	{"VCMPPS_14_U", 4, "avx512", VCMPPS_14_U},
 	{"VCMPPSK_14", 4, "avx512", VCMPPSK_14},
 	{"VCMPPS_15", 4, "avx2", VCMPPS_15},
+	{"VCMPPS_15_U", 4, "avx512", VCMPPS_15_U},
 	{"VCMPPSK_15", 4, "avx512", VCMPPSK_15},
 	{"VCMPPS_16", 4, "avx2", VCMPPS_16},
+	{"VCMPPS_16_U", 4, "avx512", VCMPPS_16_U},
 	{"VCMPPSK_16", 4, "avx512", VCMPPSK_16},
 	{"VCMPPS_17", 4, "avx2", VCMPPS_17},
+	{"VCMPPS_17_U", 4, "avx512", VCMPPS_17_U},
 	{"VCMPPSK_17", 4, "avx512", VCMPPSK_17},
 	{"VCMPPS_18", 4, "avx2", VCMPPS_18},
+	{"VCMPPS_18_U", 4, "avx512", VCMPPS_18_U},
 	{"VCMPPSK_18", 4, "avx512", VCMPPSK_18},
 	{"VCMPPS_19", 4, "avx2", VCMPPS_19},
+	{"VCMPPS_19_U", 4, "avx512", VCMPPS_19_U},
 	{"VCMPPSK_19", 4, "avx512", VCMPPSK_19},
 	{"VCMPPS_20", 4, "avx2", VCMPPS_20},
+	{"VCMPPS_20_U", 4, "avx512", VCMPPS_20_U},
 	{"VCMPPSK_20", 4, "avx512", VCMPPSK_20},
 	{"VCMPPS_21", 4, "avx2", VCMPPS_21},
+	{"VCMPPS_21_U", 4, "avx512", VCMPPS_21_U},
 	{"VCMPPSK_21", 4, "avx512", VCMPPSK_21},
 	{"VCMPPS_22", 4, "avx2", VCMPPS_22},
+	{"VCMPPS_22_U", 4, "avx512", VCMPPS_22_U},
 	{"VCMPPSK_22", 4, "avx512", VCMPPSK_22},
 	{"VCMPPS_23", 4, "avx2", VCMPPS_23},
+	{"VCMPPS_23_U", 4, "avx512", VCMPPS_23_U},
 	{"VCMPPSK_23", 4, "avx512", VCMPPSK_23},
 	{"VCMPPS_24", 4, "avx2", VCMPPS_24},
+	{"VCMPPS_24_U", 4, "avx512", VCMPPS_24_U},
 	{"VCMPPSK_24", 4, "avx512", VCMPPSK_24},
 	{"VCMPPS_25", 4, "avx2", VCMPPS_25},
+	{"VCMPPS_25_U", 4, "avx512", VCMPPS_25_U},
 	{"VCMPPSK_25", 4, "avx512", VCMPPSK_25},
 	{"VCMPPS_26", 4, "avx2", VCMPPS_26},
+	{"VCMPPS_26_U", 4, "avx512", VCMPPS_26_U},
 	{"VCMPPSK_26", 4, "avx512", VCMPPSK_26},
 	{"VCMPPS_27", 4, "avx2", VCMPPS_27},
+	{"VCMPPS_27_U", 4, "avx512", VCMPPS_27_U},
 	{"VCMPPSK_27", 4, "avx512", VCMPPSK_27},
 	{"VCMPPS_28", 4, "avx2", VCMPPS_28},
+	{"VCMPPS_28_U", 4, "avx512", VCMPPS_28_U},
 	{"VCMPPSK_28", 4, "avx512", VCMPPSK_28},
 	{"VCMPPS_29", 4, "avx2", VCMPPS_29},
+	{"VCMPPS_29_U", 4, "avx512", VCMPPS_29_U},
 	{"VCMPPSK_29", 4, "avx512", VCMPPSK_29},
 	{"VCMPPS_30", 4, "avx2", VCMPPS_30},
+	{"VCMPPS_30_U", 4, "avx512", VCMPPS_30_U},
 	{"VCMPPSK_30", 4, "avx512", VCMPPSK_30},
 	{"VCMPPS_31", 4, "avx2", VCMPPS_31},
+	{"VCMPPS_31_U", 4, "avx512", VCMPPS_31_U},
 	{"VCMPPSK_31", 4, "avx512", VCMPPSK_31},
 	{"VCMPPS_X", 4, "avx2", VCMPPS_X},
+	{"VCMPPS_X_U", 4, "avx512", VCMPPS_X_U},
 	{"VCMPPD_Y", 8, "avx2", VCMPPD_Y},
+	{"VCMPPD_Y_U", 8, "avx512", VCMPPD_Y_U},
 	{"VBLENDVPS", 4, "avx2", VBLENDVPS},
+	{"VBLENDVPS_U", 4, "avx512", VBLENDVPS_U},
 	{"VBLENDVPSm", 4, "avx2", VBLENDVPSm},
+	{"VBLENDVPSm_U", 4, "avx512", VBLENDVPSm_U},
 	{"VBROADCASTSS_mX", 4, "avx2", VBROADCASTSS_mX},
+	{"VBROADCASTSS_mX_U", 4, "avx512", VBROADCASTSS_mX_U},
 	{"VBROADCASTSS_rX", 4, "avx2", VBROADCASTSS_rX},
+	{"VBROADCASTSS_rX_U", 4, "avx512", VBROADCASTSS_rX_U},
 	{"VPBROADCASTD_X", 4, "avx2", VPBROADCASTD_X},
+	{"VPBROADCASTD_X_U", 4, "avx512", VPBROADCASTD_X_U},
 	{"VPBROADCASTQ_X", 8, "avx2", VPBROADCASTQ_X},
+	{"VPBROADCASTQ_X_U", 8, "avx512", VPBROADCASTQ_X_U},
 	{"VBROADCASTSS_mY", 4, "avx2", VBROADCASTSS_mY},
+	{"VBROADCASTSS_mY_U", 4, "avx512", VBROADCASTSS_mY_U},
 	{"VBROADCASTSS_rY", 4, "avx2", VBROADCASTSS_rY},
+	{"VBROADCASTSS_rY_U", 4, "avx512", VBROADCASTSS_rY_U},
 	{"VBROADCASTSD_mY", 8, "avx2", VBROADCASTSD_mY},
+	{"VBROADCASTSD_mY_U", 8, "avx512", VBROADCASTSD_mY_U},
 	{"VPBROADCASTD_Y", 4, "avx2", VPBROADCASTD_Y},
+	{"VPBROADCASTD_Y_U", 4, "avx512", VPBROADCASTD_Y_U},
 	{"VPBROADCASTQ_Y", 8, "avx2", VPBROADCASTQ_Y},
+	{"VPBROADCASTQ_Y_U", 8, "avx512", VPBROADCASTQ_Y_U},
 	{"VBROADCASTSS_mZ", 4, "avx512", VBROADCASTSS_mZ},
 	{"VBROADCASTSS_rZ", 4, "avx512", VBROADCASTSS_rZ},
 	{"VBROADCASTSD_mZ", 8, "avx512", VBROADCASTSD_mZ},
@@ -2237,145 +3628,255 @@ var Probes = []Probe{
 	{"VBROADCASTSS_Zk", 4, "avx512", VBROADCASTSS_Zk},
 	{"VPBROADCASTD_g", 4, "avx512", VPBROADCASTD_g},
 	{"VMOVUPS_ldY", 4, "avx2", VMOVUPS_ldY},
+	{"VMOVUPS_ldY_U", 4, "avx512", VMOVUPS_ldY_U},
 	{"VMOVUPS_ldX", 4, "avx2", VMOVUPS_ldX},
+	{"VMOVUPS_ldX_U", 4, "avx512", VMOVUPS_ldX_U},
 	{"VMOVUPS_ldZk", 4, "avx512", VMOVUPS_ldZk},
 	{"VMOVUPS_ldZkz", 4, "avx512", VMOVUPS_ldZkz},
 	{"VMOVUPS_ldYkz", 4, "avx512", VMOVUPS_ldYkz},
 	{"VMOVUPS_rrYk", 4, "avx512", VMOVUPS_rrYk},
 	{"VMOVUPS_stZk", 4, "avx512", VMOVUPS_stZk},
 	{"VMOVUPS_stY", 4, "avx2", VMOVUPS_stY},
+	{"VMOVUPS_stY_U", 4, "avx512", VMOVUPS_stY_U},
 	{"VMASKMOVPS_ld", 4, "avx2", VMASKMOVPS_ld},
+	{"VMASKMOVPS_ld_U", 4, "avx512", VMASKMOVPS_ld_U},
 	{"VMASKMOVPS_ldX", 4, "avx2", VMASKMOVPS_ldX},
+	{"VMASKMOVPS_ldX_U", 4, "avx512", VMASKMOVPS_ldX_U},
 	{"VMASKMOVPS_st", 4, "avx2", VMASKMOVPS_st},
+	{"VMASKMOVPS_st_U", 4, "avx512", VMASKMOVPS_st_U},
 	{"VMOVUPD_ldY", 8, "avx2", VMOVUPD_ldY},
+	{"VMOVUPD_ldY_U", 8, "avx512", VMOVUPD_ldY_U},
 	{"VMOVUPD_ldX", 8, "avx2", VMOVUPD_ldX},
+	{"VMOVUPD_ldX_U", 8, "avx512", VMOVUPD_ldX_U},
 	{"VMOVUPD_ldZk", 8, "avx512", VMOVUPD_ldZk},
 	{"VMOVUPD_ldZkz", 8, "avx512", VMOVUPD_ldZkz},
 	{"VMOVUPD_ldYkz", 8, "avx512", VMOVUPD_ldYkz},
 	{"VMOVUPD_rrYk", 8, "avx512", VMOVUPD_rrYk},
 	{"VMOVUPD_stZk", 8, "avx512", VMOVUPD_stZk},
 	{"VMOVUPD_stY", 8, "avx2", VMOVUPD_stY},
+	{"VMOVUPD_stY_U", 8, "avx512", VMOVUPD_stY_U},
 	{"VMASKMOVPD_ld", 8, "avx2", VMASKMOVPD_ld},
+	{"VMASKMOVPD_ld_U", 8, "avx512", VMASKMOVPD_ld_U},
 	{"VMASKMOVPD_ldX", 8, "avx2", VMASKMOVPD_ldX},
+	{"VMASKMOVPD_ldX_U", 8, "avx512", VMASKMOVPD_ldX_U},
 	{"VMASKMOVPD_st", 8, "avx2", VMASKMOVPD_st},
+	{"VMASKMOVPD_st_U", 8, "avx512", VMASKMOVPD_st_U},
 	{"VMOVDQU_ld", 4, "avx2", VMOVDQU_ld},
+	{"VMOVDQU_ld_U", 4, "avx512", VMOVDQU_ld_U},
 	{"VMOVDQU_st", 4, "avx2", VMOVDQU_st},
+	{"VMOVDQU_st_U", 4, "avx512", VMOVDQU_st_U},
 	{"VMOVSS_ld", 4, "avx2", VMOVSS_ld},
+	{"VMOVSS_ld_U", 4, "avx512", VMOVSS_ld_U},
 	{"VMOVSS_st", 4, "avx2", VMOVSS_st},
+	{"VMOVSS_st_U", 4, "avx512", VMOVSS_st_U},
 	{"VMOVSS_rr", 4, "avx2", VMOVSS_rr},
+	{"VMOVSS_rr_U", 4, "avx512", VMOVSS_rr_U},
 	{"MOVSS_ld", 4, "avx2", MOVSS_ld},
+	{"MOVSS_ld_U", 4, "avx512", MOVSS_ld_U},
 	{"MOVSS_rr", 4, "avx2", MOVSS_rr},
+	{"MOVSS_rr_U", 4, "avx512", MOVSS_rr_U},
 	{"MOVSS_st", 4, "avx2", MOVSS_st},
+	{"MOVSS_st_U", 4, "avx512", MOVSS_st_U},
 	{"VMOVSD_ld", 8, "avx2", VMOVSD_ld},
+	{"VMOVSD_ld_U", 8, "avx512", VMOVSD_ld_U},
 	{"VMOVSD_st", 8, "avx2", VMOVSD_st},
+	{"VMOVSD_st_U", 8, "avx512", VMOVSD_st_U},
 	{"VMOVSD_rr", 8, "avx2", VMOVSD_rr},
+	{"VMOVSD_rr_U", 8, "avx512", VMOVSD_rr_U},
 	{"MOVSD_ld", 8, "avx2", MOVSD_ld},
+	{"MOVSD_ld_U", 8, "avx512", MOVSD_ld_U},
 	{"MOVSD_rr", 8, "avx2", MOVSD_rr},
+	{"MOVSD_rr_U", 8, "avx512", MOVSD_rr_U},
 	{"MOVSD_st", 8, "avx2", MOVSD_st},
+	{"MOVSD_st_U", 8, "avx512", MOVSD_st_U},
 	{"VMOVD_g", 4, "avx2", VMOVD_g},
+	{"VMOVD_g_U", 4, "avx512", VMOVD_g_U},
 	{"VMOVQ_g", 8, "avx2", VMOVQ_g},
+	{"VMOVQ_g_U", 8, "avx512", VMOVQ_g_U},
 	{"VCVTPH2PS_X", 2, "avx2", VCVTPH2PS_X},
+	{"VCVTPH2PS_X_U", 2, "avx512", VCVTPH2PS_X_U},
 	{"VCVTPH2PS_m", 2, "avx2", VCVTPH2PS_m},
+	{"VCVTPH2PS_m_U", 2, "avx512", VCVTPH2PS_m_U},
 	{"VCVTPH2PS_Z", 2, "avx512", VCVTPH2PS_Z},
 	{"VCVTPS2PH_0", 4, "avx2", VCVTPS2PH_0},
+	{"VCVTPS2PH_0_U", 4, "avx512", VCVTPS2PH_0_U},
 	{"VROUNDPS_0", 4, "avx2", VROUNDPS_0},
+	{"VROUNDPS_0_U", 4, "avx512", VROUNDPS_0_U},
 	{"VCVTPS2PH_1", 4, "avx2", VCVTPS2PH_1},
+	{"VCVTPS2PH_1_U", 4, "avx512", VCVTPS2PH_1_U},
 	{"VROUNDPS_1", 4, "avx2", VROUNDPS_1},
+	{"VROUNDPS_1_U", 4, "avx512", VROUNDPS_1_U},
 	{"VCVTPS2PH_2", 4, "avx2", VCVTPS2PH_2},
+	{"VCVTPS2PH_2_U", 4, "avx512", VCVTPS2PH_2_U},
 	{"VROUNDPS_2", 4, "avx2", VROUNDPS_2},
+	{"VROUNDPS_2_U", 4, "avx512", VROUNDPS_2_U},
 	{"VCVTPS2PH_3", 4, "avx2", VCVTPS2PH_3},
+	{"VCVTPS2PH_3_U", 4, "avx512", VCVTPS2PH_3_U},
 	{"VROUNDPS_3", 4, "avx2", VROUNDPS_3},
+	{"VROUNDPS_3_U", 4, "avx512", VROUNDPS_3_U},
 	{"VCVTPS2PH_4", 4, "avx2", VCVTPS2PH_4},
+	{"VCVTPS2PH_4_U", 4, "avx512", VCVTPS2PH_4_U},
 	{"VROUNDPS_4", 4, "avx2", VROUNDPS_4},
+	{"VROUNDPS_4_U", 4, "avx512", VROUNDPS_4_U},
 	{"VCVTPS2PH_5", 4, "avx2", VCVTPS2PH_5},
+	{"VCVTPS2PH_5_U", 4, "avx512", VCVTPS2PH_5_U},
 	{"VROUNDPS_5", 4, "avx2", VROUNDPS_5},
+	{"VROUNDPS_5_U", 4, "avx512", VROUNDPS_5_U},
 	{"VCVTPS2PH_6", 4, "avx2", VCVTPS2PH_6},
+	{"VCVTPS2PH_6_U", 4, "avx512", VCVTPS2PH_6_U},
 	{"VROUNDPS_6", 4, "avx2", VROUNDPS_6},
+	{"VROUNDPS_6_U", 4, "avx512", VROUNDPS_6_U},
 	{"VCVTPS2PH_7", 4, "avx2", VCVTPS2PH_7},
+	{"VCVTPS2PH_7_U", 4, "avx512", VCVTPS2PH_7_U},
 	{"VROUNDPS_7", 4, "avx2", VROUNDPS_7},
+	{"VROUNDPS_7_U", 4, "avx512", VROUNDPS_7_U},
 	{"VCVTPS2PH_m", 4, "avx2", VCVTPS2PH_m},
+	{"VCVTPS2PH_m_U", 4, "avx512", VCVTPS2PH_m_U},
 	{"VCVTPS2PH_Z", 4, "avx512", VCVTPS2PH_Z},
 	{"VROUNDPS_8", 4, "avx2", VROUNDPS_8},
+	{"VROUNDPS_8_U", 4, "avx512", VROUNDPS_8_U},
 	{"VCVTPS2DQ", 4, "avx2", VCVTPS2DQ},
+	{"VCVTPS2DQ_U", 4, "avx512", VCVTPS2DQ_U},
 	{"VCVTTPS2DQ", 4, "avx2", VCVTTPS2DQ},
+	{"VCVTTPS2DQ_U", 4, "avx512", VCVTTPS2DQ_U},
 	{"VCVTDQ2PS", 4, "avx2", VCVTDQ2PS},
+	{"VCVTDQ2PS_U", 4, "avx512", VCVTDQ2PS_U},
 	{"VPERMILPS_X0", 4, "avx2", VPERMILPS_X0},
+	{"VPERMILPS_X0_U", 4, "avx512", VPERMILPS_X0_U},
 	{"VPERMILPS_Y0", 4, "avx2", VPERMILPS_Y0},
+	{"VPERMILPS_Y0_U", 4, "avx512", VPERMILPS_Y0_U},
 	{"VSHUFPS_0", 4, "avx2", VSHUFPS_0},
+	{"VSHUFPS_0_U", 4, "avx512", VSHUFPS_0_U},
 	{"VINSERTPS_r0", 4, "avx2", VINSERTPS_r0},
+	{"VINSERTPS_r0_U", 4, "avx512", VINSERTPS_r0_U},
 	{"VINSERTPS_m0", 4, "avx2", VINSERTPS_m0},
+	{"VINSERTPS_m0_U", 4, "avx512", VINSERTPS_m0_U},
 	{"VSHUFF32X4_0", 4, "avx512", VSHUFF32X4_0},
 	{"VPTERNLOGD_0", 4, "avx512", VPTERNLOGD_0},
 	{"VPERMILPS_Xe", 4, "avx2", VPERMILPS_Xe},
+	{"VPERMILPS_Xe_U", 4, "avx512", VPERMILPS_Xe_U},
 	{"VPERMILPS_Ye", 4, "avx2", VPERMILPS_Ye},
+	{"VPERMILPS_Ye_U", 4, "avx512", VPERMILPS_Ye_U},
 	{"VSHUFPS_e", 4, "avx2", VSHUFPS_e},
+	{"VSHUFPS_e_U", 4, "avx512", VSHUFPS_e_U},
 	{"VINSERTPS_re", 4, "avx2", VINSERTPS_re},
+	{"VINSERTPS_re_U", 4, "avx512", VINSERTPS_re_U},
 	{"VINSERTPS_me", 4, "avx2", VINSERTPS_me},
+	{"VINSERTPS_me_U", 4, "avx512", VINSERTPS_me_U},
 	{"VSHUFF32X4_e", 4, "avx512", VSHUFF32X4_e},
 	{"VPTERNLOGD_e", 4, "avx512", VPTERNLOGD_e},
 	{"VPERMILPS_X1", 4, "avx2", VPERMILPS_X1},
+	{"VPERMILPS_X1_U", 4, "avx512", VPERMILPS_X1_U},
 	{"VPERMILPS_Y1", 4, "avx2", VPERMILPS_Y1},
+	{"VPERMILPS_Y1_U", 4, "avx512", VPERMILPS_Y1_U},
 	{"VSHUFPS_1", 4, "avx2", VSHUFPS_1},
+	{"VSHUFPS_1_U", 4, "avx512", VSHUFPS_1_U},
 	{"VINSERTPS_r1", 4, "avx2", VINSERTPS_r1},
+	{"VINSERTPS_r1_U", 4, "avx512", VINSERTPS_r1_U},
 	{"VINSERTPS_m1", 4, "avx2", VINSERTPS_m1},
+	{"VINSERTPS_m1_U", 4, "avx512", VINSERTPS_m1_U},
 	{"VSHUFF32X4_1", 4, "avx512", VSHUFF32X4_1},
 	{"VPTERNLOGD_1", 4, "avx512", VPTERNLOGD_1},
 	{"VPERMILPS_X1b", 4, "avx2", VPERMILPS_X1b},
+	{"VPERMILPS_X1b_U", 4, "avx512", VPERMILPS_X1b_U},
 	{"VPERMILPS_Y1b", 4, "avx2", VPERMILPS_Y1b},
+	{"VPERMILPS_Y1b_U", 4, "avx512", VPERMILPS_Y1b_U},
 	{"VSHUFPS_1b", 4, "avx2", VSHUFPS_1b},
+	{"VSHUFPS_1b_U", 4, "avx512", VSHUFPS_1b_U},
 	{"VINSERTPS_r1b", 4, "avx2", VINSERTPS_r1b},
+	{"VINSERTPS_r1b_U", 4, "avx512", VINSERTPS_r1b_U},
 	{"VINSERTPS_m1b", 4, "avx2", VINSERTPS_m1b},
+	{"VINSERTPS_m1b_U", 4, "avx512", VINSERTPS_m1b_U},
 	{"VSHUFF32X4_1b", 4, "avx512", VSHUFF32X4_1b},
 	{"VPTERNLOGD_1b", 4, "avx512", VPTERNLOGD_1b},
 	{"VPERMILPS_Xe4", 4, "avx2", VPERMILPS_Xe4},
+	{"VPERMILPS_Xe4_U", 4, "avx512", VPERMILPS_Xe4_U},
 	{"VPERMILPS_Ye4", 4, "avx2", VPERMILPS_Ye4},
+	{"VPERMILPS_Ye4_U", 4, "avx512", VPERMILPS_Ye4_U},
 	{"VSHUFPS_e4", 4, "avx2", VSHUFPS_e4},
+	{"VSHUFPS_e4_U", 4, "avx512", VSHUFPS_e4_U},
 	{"VINSERTPS_re4", 4, "avx2", VINSERTPS_re4},
+	{"VINSERTPS_re4_U", 4, "avx512", VINSERTPS_re4_U},
 	{"VINSERTPS_me4", 4, "avx2", VINSERTPS_me4},
+	{"VINSERTPS_me4_U", 4, "avx512", VINSERTPS_me4_U},
 	{"VSHUFF32X4_e4", 4, "avx512", VSHUFF32X4_e4},
 	{"VPTERNLOGD_e4", 4, "avx512", VPTERNLOGD_e4},
 	{"VPERMILPS_X4e", 4, "avx2", VPERMILPS_X4e},
+	{"VPERMILPS_X4e_U", 4, "avx512", VPERMILPS_X4e_U},
 	{"VPERMILPS_Y4e", 4, "avx2", VPERMILPS_Y4e},
+	{"VPERMILPS_Y4e_U", 4, "avx512", VPERMILPS_Y4e_U},
 	{"VSHUFPS_4e", 4, "avx2", VSHUFPS_4e},
+	{"VSHUFPS_4e_U", 4, "avx512", VSHUFPS_4e_U},
 	{"VINSERTPS_r4e", 4, "avx2", VINSERTPS_r4e},
+	{"VINSERTPS_r4e_U", 4, "avx512", VINSERTPS_r4e_U},
 	{"VINSERTPS_m4e", 4, "avx2", VINSERTPS_m4e},
+	{"VINSERTPS_m4e_U", 4, "avx512", VINSERTPS_m4e_U},
 	{"VSHUFF32X4_4e", 4, "avx512", VSHUFF32X4_4e},
 	{"VPTERNLOGD_4e", 4, "avx512", VPTERNLOGD_4e},
 	{"VPERMILPS_Xb1", 4, "avx2", VPERMILPS_Xb1},
+	{"VPERMILPS_Xb1_U", 4, "avx512", VPERMILPS_Xb1_U},
 	{"VPERMILPS_Yb1", 4, "avx2", VPERMILPS_Yb1},
+	{"VPERMILPS_Yb1_U", 4, "avx512", VPERMILPS_Yb1_U},
 	{"VSHUFPS_b1", 4, "avx2", VSHUFPS_b1},
+	{"VSHUFPS_b1_U", 4, "avx512", VSHUFPS_b1_U},
 	{"VINSERTPS_rb1", 4, "avx2", VINSERTPS_rb1},
+	{"VINSERTPS_rb1_U", 4, "avx512", VINSERTPS_rb1_U},
 	{"VINSERTPS_mb1", 4, "avx2", VINSERTPS_mb1},
+	{"VINSERTPS_mb1_U", 4, "avx512", VINSERTPS_mb1_U},
 	{"VSHUFF32X4_b1", 4, "avx512", VSHUFF32X4_b1},
 	{"VPTERNLOGD_b1", 4, "avx512", VPTERNLOGD_b1},
 	{"VPERM2F128_20", 4, "avx2", VPERM2F128_20},
+	{"VPERM2F128_20_U", 4, "avx512", VPERM2F128_20_U},
 	{"VPERM2F128_31", 4, "avx2", VPERM2F128_31},
+	{"VPERM2F128_31_U", 4, "avx512", VPERM2F128_31_U},
 	{"VPERM2F128_2", 4, "avx2", VPERM2F128_2},
+	{"VPERM2F128_2_U", 4, "avx512", VPERM2F128_2_U},
 	{"VPERM2F128_13", 4, "avx2", VPERM2F128_13},
+	{"VPERM2F128_13_U", 4, "avx512", VPERM2F128_13_U},
 	{"VPERM2F128_8", 4, "avx2", VPERM2F128_8},
+	{"VPERM2F128_8_U", 4, "avx512", VPERM2F128_8_U},
 	{"VPERM2F128_80", 4, "avx2", VPERM2F128_80},
+	{"VPERM2F128_80_U", 4, "avx512", VPERM2F128_80_U},
 	{"VPERM2F128_21", 4, "avx2", VPERM2F128_21},
+	{"VPERM2F128_21_U", 4, "avx512", VPERM2F128_21_U},
 	{"VPERM2F128_30", 4, "avx2", VPERM2F128_30},
+	{"VPERM2F128_30_U", 4, "avx512", VPERM2F128_30_U},
 	{"VUNPCKLPS_X", 4, "avx2", VUNPCKLPS_X},
+	{"VUNPCKLPS_X_U", 4, "avx512", VUNPCKLPS_X_U},
 	{"VUNPCKLPS_Y", 4, "avx2", VUNPCKLPS_Y},
+	{"VUNPCKLPS_Y_U", 4, "avx512", VUNPCKLPS_Y_U},
 	{"VUNPCKLPS_Z", 4, "avx512", VUNPCKLPS_Z},
 	{"VUNPCKHPS_X", 4, "avx2", VUNPCKHPS_X},
+	{"VUNPCKHPS_X_U", 4, "avx512", VUNPCKHPS_X_U},
 	{"VUNPCKHPS_Y", 4, "avx2", VUNPCKHPS_Y},
+	{"VUNPCKHPS_Y_U", 4, "avx512", VUNPCKHPS_Y_U},
 	{"VUNPCKHPS_Z", 4, "avx512", VUNPCKHPS_Z},
 	{"VUNPCKLPD_X", 4, "avx2", VUNPCKLPD_X},
+	{"VUNPCKLPD_X_U", 4, "avx512", VUNPCKLPD_X_U},
 	{"VUNPCKLPD_Y", 4, "avx2", VUNPCKLPD_Y},
+	{"VUNPCKLPD_Y_U", 4, "avx512", VUNPCKLPD_Y_U},
 	{"VUNPCKLPD_Z", 4, "avx512", VUNPCKLPD_Z},
 	{"VUNPCKHPD_X", 4, "avx2", VUNPCKHPD_X},
+	{"VUNPCKHPD_X_U", 4, "avx512", VUNPCKHPD_X_U},
 	{"VUNPCKHPD_Y", 4, "avx2", VUNPCKHPD_Y},
+	{"VUNPCKHPD_Y_U", 4, "avx512", VUNPCKHPD_Y_U},
 	{"VUNPCKHPD_Z", 4, "avx512", VUNPCKHPD_Z},
 	{"VMOVLHPS", 4, "avx2", VMOVLHPS},
+	{"VMOVLHPS_U", 4, "avx512", VMOVLHPS_U},
 	{"VMOVHLPS", 4, "avx2", VMOVHLPS},
+	{"VMOVHLPS_U", 4, "avx512", VMOVHLPS_U},
 	{"VMOVHPD", 8, "avx2", VMOVHPD},
+	{"VMOVHPD_U", 8, "avx512", VMOVHPD_U},
 	{"VEXTRACTF128_0", 4, "avx2", VEXTRACTF128_0},
+	{"VEXTRACTF128_0_U", 4, "avx512", VEXTRACTF128_0_U},
 	{"VEXTRACTF128_1", 4, "avx2", VEXTRACTF128_1},
+	{"VEXTRACTF128_1_U", 4, "avx512", VEXTRACTF128_1_U},
 	{"VINSERTF128_1", 4, "avx2", VINSERTF128_1},
+	{"VINSERTF128_1_U", 4, "avx512", VINSERTF128_1_U},
 	{"VINSERTF128_0", 4, "avx2", VINSERTF128_0},
+	{"VINSERTF128_0_U", 4, "avx512", VINSERTF128_0_U},
 	{"VZEROUPPER", 4, "avx2", VZEROUPPER},
+	{"VZEROUPPER_U", 4, "avx512", VZEROUPPER_U},
 	{"VEXTRACTF32X8", 4, "avx512", VEXTRACTF32X8},
 	{"VEXTRACTF64X4", 8, "avx512", VEXTRACTF64X4},
 	{"VEXTRACTF32X4", 4, "avx512", VEXTRACTF32X4},
@@ -2398,163 +3899,321 @@ var Probes = []Probe{
 	{"KORTEST", 4, "avx512", KORTEST},
 	{"KMOVB", 4, "avx512", KMOVB},
 	{"FLAGS_CMPQ_EQ", 8, "avx2", FLAGS_CMPQ_EQ},
+	{"FLAGS_CMPQ_EQ_U", 8, "avx512", FLAGS_CMPQ_EQ_U},
 	{"FLAGS_CMPQ_NE", 8, "avx2", FLAGS_CMPQ_NE},
+	{"FLAGS_CMPQ_NE_U", 8, "avx512", FLAGS_CMPQ_NE_U},
 	{"FLAGS_CMPQ_LT", 8, "avx2", FLAGS_CMPQ_LT},
+	{"FLAGS_CMPQ_LT_U", 8, "avx512", FLAGS_CMPQ_LT_U},
 	{"FLAGS_CMPQ_GE", 8, "avx2", FLAGS_CMPQ_GE},
+	{"FLAGS_CMPQ_GE_U", 8, "avx512", FLAGS_CMPQ_GE_U},
 	{"FLAGS_CMPQ_LE", 8, "avx2", FLAGS_CMPQ_LE},
+	{"FLAGS_CMPQ_LE_U", 8, "avx512", FLAGS_CMPQ_LE_U},
 	{"FLAGS_CMPQ_GT", 8, "avx2", FLAGS_CMPQ_GT},
+	{"FLAGS_CMPQ_GT_U", 8, "avx512", FLAGS_CMPQ_GT_U},
 	{"FLAGS_CMPQ_CS", 8, "avx2", FLAGS_CMPQ_CS},
+	{"FLAGS_CMPQ_CS_U", 8, "avx512", FLAGS_CMPQ_CS_U},
 	{"FLAGS_CMPQ_CC", 8, "avx2", FLAGS_CMPQ_CC},
+	{"FLAGS_CMPQ_CC_U", 8, "avx512", FLAGS_CMPQ_CC_U},
 	{"FLAGS_CMPQ_HI", 8, "avx2", FLAGS_CMPQ_HI},
+	{"FLAGS_CMPQ_HI_U", 8, "avx512", FLAGS_CMPQ_HI_U},
 	{"FLAGS_CMPQ_LS", 8, "avx2", FLAGS_CMPQ_LS},
+	{"FLAGS_CMPQ_LS_U", 8, "avx512", FLAGS_CMPQ_LS_U},
 	{"FLAGS_CMPQ_MI", 8, "avx2", FLAGS_CMPQ_MI},
+	{"FLAGS_CMPQ_MI_U", 8, "avx512", FLAGS_CMPQ_MI_U},
 	{"FLAGS_CMPQ_PL", 8, "avx2", FLAGS_CMPQ_PL},
+	{"FLAGS_CMPQ_PL_U", 8, "avx512", FLAGS_CMPQ_PL_U},
 	{"FLAGS_CMPQi_EQ", 8, "avx2", FLAGS_CMPQi_EQ},
+	{"FLAGS_CMPQi_EQ_U", 8, "avx512", FLAGS_CMPQi_EQ_U},
 	{"FLAGS_CMPQi_NE", 8, "avx2", FLAGS_CMPQi_NE},
+	{"FLAGS_CMPQi_NE_U", 8, "avx512", FLAGS_CMPQi_NE_U},
 	{"FLAGS_CMPQi_LT", 8, "avx2", FLAGS_CMPQi_LT},
+	{"FLAGS_CMPQi_LT_U", 8, "avx512", FLAGS_CMPQi_LT_U},
 	{"FLAGS_CMPQi_GE", 8, "avx2", FLAGS_CMPQi_GE},
+	{"FLAGS_CMPQi_GE_U", 8, "avx512", FLAGS_CMPQi_GE_U},
 	{"FLAGS_CMPQi_LE", 8, "avx2", FLAGS_CMPQi_LE},
+	{"FLAGS_CMPQi_LE_U", 8, "avx512", FLAGS_CMPQi_LE_U},
 	{"FLAGS_CMPQi_GT", 8, "avx2", FLAGS_CMPQi_GT},
+	{"FLAGS_CMPQi_GT_U", 8, "avx512", FLAGS_CMPQi_GT_U},
 	{"FLAGS_CMPQi_CS", 8, "avx2", FLAGS_CMPQi_CS},
+	{"FLAGS_CMPQi_CS_U", 8, "avx512", FLAGS_CMPQi_CS_U},
 	{"FLAGS_CMPQi_CC", 8, "avx2", FLAGS_CMPQi_CC},
+	{"FLAGS_CMPQi_CC_U", 8, "avx512", FLAGS_CMPQi_CC_U},
 	{"FLAGS_CMPQi_HI", 8, "avx2", FLAGS_CMPQi_HI},
+	{"FLAGS_CMPQi_HI_U", 8, "avx512", FLAGS_CMPQi_HI_U},
 	{"FLAGS_CMPQi_LS", 8, "avx2", FLAGS_CMPQi_LS},
+	{"FLAGS_CMPQi_LS_U", 8, "avx512", FLAGS_CMPQi_LS_U},
 	{"FLAGS_CMPQi_MI", 8, "avx2", FLAGS_CMPQi_MI},
+	{"FLAGS_CMPQi_MI_U", 8, "avx512", FLAGS_CMPQi_MI_U},
 	{"FLAGS_CMPQi_PL", 8, "avx2", FLAGS_CMPQi_PL},
+	{"FLAGS_CMPQi_PL_U", 8, "avx512", FLAGS_CMPQi_PL_U},
 	{"FLAGS_CMPQm_EQ", 8, "avx2", FLAGS_CMPQm_EQ},
+	{"FLAGS_CMPQm_EQ_U", 8, "avx512", FLAGS_CMPQm_EQ_U},
 	{"FLAGS_CMPQm_NE", 8, "avx2", FLAGS_CMPQm_NE},
+	{"FLAGS_CMPQm_NE_U", 8, "avx512", FLAGS_CMPQm_NE_U},
 	{"FLAGS_CMPQm_LT", 8, "avx2", FLAGS_CMPQm_LT},
+	{"FLAGS_CMPQm_LT_U", 8, "avx512", FLAGS_CMPQm_LT_U},
 	{"FLAGS_CMPQm_GE", 8, "avx2", FLAGS_CMPQm_GE},
+	{"FLAGS_CMPQm_GE_U", 8, "avx512", FLAGS_CMPQm_GE_U},
 	{"FLAGS_CMPQm_LE", 8, "avx2", FLAGS_CMPQm_LE},
+	{"FLAGS_CMPQm_LE_U", 8, "avx512", FLAGS_CMPQm_LE_U},
 	{"FLAGS_CMPQm_GT", 8, "avx2", FLAGS_CMPQm_GT},
+	{"FLAGS_CMPQm_GT_U", 8, "avx512", FLAGS_CMPQm_GT_U},
 	{"FLAGS_CMPQm_CS", 8, "avx2", FLAGS_CMPQm_CS},
+	{"FLAGS_CMPQm_CS_U", 8, "avx512", FLAGS_CMPQm_CS_U},
 	{"FLAGS_CMPQm_CC", 8, "avx2", FLAGS_CMPQm_CC},
+	{"FLAGS_CMPQm_CC_U", 8, "avx512", FLAGS_CMPQm_CC_U},
 	{"FLAGS_CMPQm_HI", 8, "avx2", FLAGS_CMPQm_HI},
+	{"FLAGS_CMPQm_HI_U", 8, "avx512", FLAGS_CMPQm_HI_U},
 	{"FLAGS_CMPQm_LS", 8, "avx2", FLAGS_CMPQm_LS},
+	{"FLAGS_CMPQm_LS_U", 8, "avx512", FLAGS_CMPQm_LS_U},
 	{"FLAGS_CMPQm_MI", 8, "avx2", FLAGS_CMPQm_MI},
+	{"FLAGS_CMPQm_MI_U", 8, "avx512", FLAGS_CMPQm_MI_U},
 	{"FLAGS_CMPQm_PL", 8, "avx2", FLAGS_CMPQm_PL},
+	{"FLAGS_CMPQm_PL_U", 8, "avx512", FLAGS_CMPQm_PL_U},
 	{"FLAGS_SUBQ_EQ", 8, "avx2", FLAGS_SUBQ_EQ},
+	{"FLAGS_SUBQ_EQ_U", 8, "avx512", FLAGS_SUBQ_EQ_U},
 	{"FLAGS_SUBQ_NE", 8, "avx2", FLAGS_SUBQ_NE},
+	{"FLAGS_SUBQ_NE_U", 8, "avx512", FLAGS_SUBQ_NE_U},
 	{"FLAGS_SUBQ_LT", 8, "avx2", FLAGS_SUBQ_LT},
+	{"FLAGS_SUBQ_LT_U", 8, "avx512", FLAGS_SUBQ_LT_U},
 	{"FLAGS_SUBQ_GE", 8, "avx2", FLAGS_SUBQ_GE},
+	{"FLAGS_SUBQ_GE_U", 8, "avx512", FLAGS_SUBQ_GE_U},
 	{"FLAGS_SUBQ_LE", 8, "avx2", FLAGS_SUBQ_LE},
+	{"FLAGS_SUBQ_LE_U", 8, "avx512", FLAGS_SUBQ_LE_U},
 	{"FLAGS_SUBQ_GT", 8, "avx2", FLAGS_SUBQ_GT},
+	{"FLAGS_SUBQ_GT_U", 8, "avx512", FLAGS_SUBQ_GT_U},
 	{"FLAGS_SUBQ_CS", 8, "avx2", FLAGS_SUBQ_CS},
+	{"FLAGS_SUBQ_CS_U", 8, "avx512", FLAGS_SUBQ_CS_U},
 	{"FLAGS_SUBQ_CC", 8, "avx2", FLAGS_SUBQ_CC},
+	{"FLAGS_SUBQ_CC_U", 8, "avx512", FLAGS_SUBQ_CC_U},
 	{"FLAGS_SUBQ_HI", 8, "avx2", FLAGS_SUBQ_HI},
+	{"FLAGS_SUBQ_HI_U", 8, "avx512", FLAGS_SUBQ_HI_U},
 	{"FLAGS_SUBQ_LS", 8, "avx2", FLAGS_SUBQ_LS},
+	{"FLAGS_SUBQ_LS_U", 8, "avx512", FLAGS_SUBQ_LS_U},
 	{"FLAGS_SUBQ_MI", 8, "avx2", FLAGS_SUBQ_MI},
+	{"FLAGS_SUBQ_MI_U", 8, "avx512", FLAGS_SUBQ_MI_U},
 	{"FLAGS_SUBQ_PL", 8, "avx2", FLAGS_SUBQ_PL},
+	{"FLAGS_SUBQ_PL_U", 8, "avx512", FLAGS_SUBQ_PL_U},
 	{"FLAGS_ADDQ_EQ", 8, "avx2", FLAGS_ADDQ_EQ},
+	{"FLAGS_ADDQ_EQ_U", 8, "avx512", FLAGS_ADDQ_EQ_U},
 	{"FLAGS_ADDQ_NE", 8, "avx2", FLAGS_ADDQ_NE},
+	{"FLAGS_ADDQ_NE_U", 8, "avx512", FLAGS_ADDQ_NE_U},
 	{"FLAGS_ADDQ_LT", 8, "avx2", FLAGS_ADDQ_LT},
+	{"FLAGS_ADDQ_LT_U", 8, "avx512", FLAGS_ADDQ_LT_U},
 	{"FLAGS_ADDQ_GE", 8, "avx2", FLAGS_ADDQ_GE},
+	{"FLAGS_ADDQ_GE_U", 8, "avx512", FLAGS_ADDQ_GE_U},
 	{"FLAGS_ADDQ_LE", 8, "avx2", FLAGS_ADDQ_LE},
+	{"FLAGS_ADDQ_LE_U", 8, "avx512", FLAGS_ADDQ_LE_U},
 	{"FLAGS_ADDQ_GT", 8, "avx2", FLAGS_ADDQ_GT},
+	{"FLAGS_ADDQ_GT_U", 8, "avx512", FLAGS_ADDQ_GT_U},
 	{"FLAGS_ADDQ_CS", 8, "avx2", FLAGS_ADDQ_CS},
+	{"FLAGS_ADDQ_CS_U", 8, "avx512", FLAGS_ADDQ_CS_U},
 	{"FLAGS_ADDQ_CC", 8, "avx2", FLAGS_ADDQ_CC},
+	{"FLAGS_ADDQ_CC_U", 8, "avx512", FLAGS_ADDQ_CC_U},
 	{"FLAGS_ADDQ_HI", 8, "avx2", FLAGS_ADDQ_HI},
+	{"FLAGS_ADDQ_HI_U", 8, "avx512", FLAGS_ADDQ_HI_U},
 	{"FLAGS_ADDQ_LS", 8, "avx2", FLAGS_ADDQ_LS},
+	{"FLAGS_ADDQ_LS_U", 8, "avx512", FLAGS_ADDQ_LS_U},
 	{"FLAGS_ADDQ_MI", 8, "avx2", FLAGS_ADDQ_MI},
+	{"FLAGS_ADDQ_MI_U", 8, "avx512", FLAGS_ADDQ_MI_U},
 	{"FLAGS_ADDQ_PL", 8, "avx2", FLAGS_ADDQ_PL},
+	{"FLAGS_ADDQ_PL_U", 8, "avx512", FLAGS_ADDQ_PL_U},
 	{"FLAGS_TESTQ_EQ", 8, "avx2", FLAGS_TESTQ_EQ},
+	{"FLAGS_TESTQ_EQ_U", 8, "avx512", FLAGS_TESTQ_EQ_U},
 	{"FLAGS_TESTQ_NE", 8, "avx2", FLAGS_TESTQ_NE},
+	{"FLAGS_TESTQ_NE_U", 8, "avx512", FLAGS_TESTQ_NE_U},
 	{"FLAGS_TESTQ_LT", 8, "avx2", FLAGS_TESTQ_LT},
+	{"FLAGS_TESTQ_LT_U", 8, "avx512", FLAGS_TESTQ_LT_U},
 	{"FLAGS_TESTQ_GE", 8, "avx2", FLAGS_TESTQ_GE},
+	{"FLAGS_TESTQ_GE_U", 8, "avx512", FLAGS_TESTQ_GE_U},
 	{"FLAGS_TESTQ_LE", 8, "avx2", FLAGS_TESTQ_LE},
+	{"FLAGS_TESTQ_LE_U", 8, "avx512", FLAGS_TESTQ_LE_U},
 	{"FLAGS_TESTQ_GT", 8, "avx2", FLAGS_TESTQ_GT},
+	{"FLAGS_TESTQ_GT_U", 8, "avx512", FLAGS_TESTQ_GT_U},
 	{"FLAGS_TESTQ_CS", 8, "avx2", FLAGS_TESTQ_CS},
+	{"FLAGS_TESTQ_CS_U", 8, "avx512", FLAGS_TESTQ_CS_U},
 	{"FLAGS_TESTQ_CC", 8, "avx2", FLAGS_TESTQ_CC},
+	{"FLAGS_TESTQ_CC_U", 8, "avx512", FLAGS_TESTQ_CC_U},
 	{"FLAGS_TESTQ_HI", 8, "avx2", FLAGS_TESTQ_HI},
+	{"FLAGS_TESTQ_HI_U", 8, "avx512", FLAGS_TESTQ_HI_U},
 	{"FLAGS_TESTQ_LS", 8, "avx2", FLAGS_TESTQ_LS},
+	{"FLAGS_TESTQ_LS_U", 8, "avx512", FLAGS_TESTQ_LS_U},
 	{"FLAGS_TESTQ_MI", 8, "avx2", FLAGS_TESTQ_MI},
+	{"FLAGS_TESTQ_MI_U", 8, "avx512", FLAGS_TESTQ_MI_U},
 	{"FLAGS_TESTQ_PL", 8, "avx2", FLAGS_TESTQ_PL},
+	{"FLAGS_TESTQ_PL_U", 8, "avx512", FLAGS_TESTQ_PL_U},
 	{"FLAGS_ANDQ_EQ", 8, "avx2", FLAGS_ANDQ_EQ},
+	{"FLAGS_ANDQ_EQ_U", 8, "avx512", FLAGS_ANDQ_EQ_U},
 	{"FLAGS_ANDQ_NE", 8, "avx2", FLAGS_ANDQ_NE},
+	{"FLAGS_ANDQ_NE_U", 8, "avx512", FLAGS_ANDQ_NE_U},
 	{"FLAGS_ANDQ_LT", 8, "avx2", FLAGS_ANDQ_LT},
+	{"FLAGS_ANDQ_LT_U", 8, "avx512", FLAGS_ANDQ_LT_U},
 	{"FLAGS_ANDQ_GE", 8, "avx2", FLAGS_ANDQ_GE},
+	{"FLAGS_ANDQ_GE_U", 8, "avx512", FLAGS_ANDQ_GE_U},
 	{"FLAGS_ANDQ_LE", 8, "avx2", FLAGS_ANDQ_LE},
+	{"FLAGS_ANDQ_LE_U", 8, "avx512", FLAGS_ANDQ_LE_U},
 	{"FLAGS_ANDQ_GT", 8, "avx2", FLAGS_ANDQ_GT},
+	{"FLAGS_ANDQ_GT_U", 8, "avx512", FLAGS_ANDQ_GT_U},
 	{"FLAGS_ANDQ_CS", 8, "avx2", FLAGS_ANDQ_CS},
+	{"FLAGS_ANDQ_CS_U", 8, "avx512", FLAGS_ANDQ_CS_U},
 	{"FLAGS_ANDQ_CC", 8, "avx2", FLAGS_ANDQ_CC},
+	{"FLAGS_ANDQ_CC_U", 8, "avx512", FLAGS_ANDQ_CC_U},
 	{"FLAGS_ANDQ_HI", 8, "avx2", FLAGS_ANDQ_HI},
+	{"FLAGS_ANDQ_HI_U", 8, "avx512", FLAGS_ANDQ_HI_U},
 	{"FLAGS_ANDQ_LS", 8, "avx2", FLAGS_ANDQ_LS},
+	{"FLAGS_ANDQ_LS_U", 8, "avx512", FLAGS_ANDQ_LS_U},
 	{"FLAGS_ANDQ_MI", 8, "avx2", FLAGS_ANDQ_MI},
+	{"FLAGS_ANDQ_MI_U", 8, "avx512", FLAGS_ANDQ_MI_U},
 	{"FLAGS_ANDQ_PL", 8, "avx2", FLAGS_ANDQ_PL},
+	{"FLAGS_ANDQ_PL_U", 8, "avx512", FLAGS_ANDQ_PL_U},
 	{"FLAGS_XORQ_EQ", 8, "avx2", FLAGS_XORQ_EQ},
+	{"FLAGS_XORQ_EQ_U", 8, "avx512", FLAGS_XORQ_EQ_U},
 	{"FLAGS_XORQ_NE", 8, "avx2", FLAGS_XORQ_NE},
+	{"FLAGS_XORQ_NE_U", 8, "avx512", FLAGS_XORQ_NE_U},
 	{"FLAGS_XORQ_LT", 8, "avx2", FLAGS_XORQ_LT},
+	{"FLAGS_XORQ_LT_U", 8, "avx512", FLAGS_XORQ_LT_U},
 	{"FLAGS_XORQ_GE", 8, "avx2", FLAGS_XORQ_GE},
+	{"FLAGS_XORQ_GE_U", 8, "avx512", FLAGS_XORQ_GE_U},
 	{"FLAGS_XORQ_LE", 8, "avx2", FLAGS_XORQ_LE},
+	{"FLAGS_XORQ_LE_U", 8, "avx512", FLAGS_XORQ_LE_U},
 	{"FLAGS_XORQ_GT", 8, "avx2", FLAGS_XORQ_GT},
+	{"FLAGS_XORQ_GT_U", 8, "avx512", FLAGS_XORQ_GT_U},
 	{"FLAGS_XORQ_CS", 8, "avx2", FLAGS_XORQ_CS},
+	{"FLAGS_XORQ_CS_U", 8, "avx512", FLAGS_XORQ_CS_U},
 	{"FLAGS_XORQ_CC", 8, "avx2", FLAGS_XORQ_CC},
+	{"FLAGS_XORQ_CC_U", 8, "avx512", FLAGS_XORQ_CC_U},
 	{"FLAGS_XORQ_HI", 8, "avx2", FLAGS_XORQ_HI},
+	{"FLAGS_XORQ_HI_U", 8, "avx512", FLAGS_XORQ_HI_U},
 	{"FLAGS_XORQ_LS", 8, "avx2", FLAGS_XORQ_LS},
+	{"FLAGS_XORQ_LS_U", 8, "avx512", FLAGS_XORQ_LS_U},
 	{"FLAGS_XORQ_MI", 8, "avx2", FLAGS_XORQ_MI},
+	{"FLAGS_XORQ_MI_U", 8, "avx512", FLAGS_XORQ_MI_U},
 	{"FLAGS_XORQ_PL", 8, "avx2", FLAGS_XORQ_PL},
+	{"FLAGS_XORQ_PL_U", 8, "avx512", FLAGS_XORQ_PL_U},
 	{"FLAGS_DECQ_EQ", 8, "avx2", FLAGS_DECQ_EQ},
+	{"FLAGS_DECQ_EQ_U", 8, "avx512", FLAGS_DECQ_EQ_U},
 	{"FLAGS_DECQ_NE", 8, "avx2", FLAGS_DECQ_NE},
+	{"FLAGS_DECQ_NE_U", 8, "avx512", FLAGS_DECQ_NE_U},
 	{"FLAGS_DECQ_LT", 8, "avx2", FLAGS_DECQ_LT},
+	{"FLAGS_DECQ_LT_U", 8, "avx512", FLAGS_DECQ_LT_U},
 	{"FLAGS_DECQ_GE", 8, "avx2", FLAGS_DECQ_GE},
+	{"FLAGS_DECQ_GE_U", 8, "avx512", FLAGS_DECQ_GE_U},
 	{"FLAGS_DECQ_LE", 8, "avx2", FLAGS_DECQ_LE},
+	{"FLAGS_DECQ_LE_U", 8, "avx512", FLAGS_DECQ_LE_U},
 	{"FLAGS_DECQ_GT", 8, "avx2", FLAGS_DECQ_GT},
+	{"FLAGS_DECQ_GT_U", 8, "avx512", FLAGS_DECQ_GT_U},
 	{"FLAGS_DECQ_MI", 8, "avx2", FLAGS_DECQ_MI},
+	{"FLAGS_DECQ_MI_U", 8, "avx512", FLAGS_DECQ_MI_U},
 	{"FLAGS_DECQ_PL", 8, "avx2", FLAGS_DECQ_PL},
+	{"FLAGS_DECQ_PL_U", 8, "avx512", FLAGS_DECQ_PL_U},
 	{"FLAGS_SHLQ1_EQ", 8, "avx2", FLAGS_SHLQ1_EQ},
+	{"FLAGS_SHLQ1_EQ_U", 8, "avx512", FLAGS_SHLQ1_EQ_U},
 	{"FLAGS_SHLQ1_NE", 8, "avx2", FLAGS_SHLQ1_NE},
+	{"FLAGS_SHLQ1_NE_U", 8, "avx512", FLAGS_SHLQ1_NE_U},
 	{"FLAGS_SHLQ1_LT", 8, "avx2", FLAGS_SHLQ1_LT},
+	{"FLAGS_SHLQ1_LT_U", 8, "avx512", FLAGS_SHLQ1_LT_U},
 	{"FLAGS_SHLQ1_GE", 8, "avx2", FLAGS_SHLQ1_GE},
+	{"FLAGS_SHLQ1_GE_U", 8, "avx512", FLAGS_SHLQ1_GE_U},
 	{"FLAGS_SHLQ1_LE", 8, "avx2", FLAGS_SHLQ1_LE},
+	{"FLAGS_SHLQ1_LE_U", 8, "avx512", FLAGS_SHLQ1_LE_U},
 	{"FLAGS_SHLQ1_GT", 8, "avx2", FLAGS_SHLQ1_GT},
+	{"FLAGS_SHLQ1_GT_U", 8, "avx512", FLAGS_SHLQ1_GT_U},
 	{"FLAGS_SHLQ1_CS", 8, "avx2", FLAGS_SHLQ1_CS},
+	{"FLAGS_SHLQ1_CS_U", 8, "avx512", FLAGS_SHLQ1_CS_U},
 	{"FLAGS_SHLQ1_CC", 8, "avx2", FLAGS_SHLQ1_CC},
+	{"FLAGS_SHLQ1_CC_U", 8, "avx512", FLAGS_SHLQ1_CC_U},
 	{"FLAGS_SHLQ1_HI", 8, "avx2", FLAGS_SHLQ1_HI},
+	{"FLAGS_SHLQ1_HI_U", 8, "avx512", FLAGS_SHLQ1_HI_U},
 	{"FLAGS_SHLQ1_LS", 8, "avx2", FLAGS_SHLQ1_LS},
+	{"FLAGS_SHLQ1_LS_U", 8, "avx512", FLAGS_SHLQ1_LS_U},
 	{"FLAGS_SHLQ1_MI", 8, "avx2", FLAGS_SHLQ1_MI},
+	{"FLAGS_SHLQ1_MI_U", 8, "avx512", FLAGS_SHLQ1_MI_U},
 	{"FLAGS_SHLQ1_PL", 8, "avx2", FLAGS_SHLQ1_PL},
+	{"FLAGS_SHLQ1_PL_U", 8, "avx512", FLAGS_SHLQ1_PL_U},
 	{"FLAGS_SHLQ5_EQ", 8, "avx2", FLAGS_SHLQ5_EQ},
+	{"FLAGS_SHLQ5_EQ_U", 8, "avx512", FLAGS_SHLQ5_EQ_U},
 	{"FLAGS_SHLQ5_NE", 8, "avx2", FLAGS_SHLQ5_NE},
+	{"FLAGS_SHLQ5_NE_U", 8, "avx512", FLAGS_SHLQ5_NE_U},
 	{"FLAGS_SHLQ5_CS", 8, "avx2", FLAGS_SHLQ5_CS},
+	{"FLAGS_SHLQ5_CS_U", 8, "avx512", FLAGS_SHLQ5_CS_U},
 	{"FLAGS_SHLQ5_CC", 8, "avx2", FLAGS_SHLQ5_CC},
+	{"FLAGS_SHLQ5_CC_U", 8, "avx512", FLAGS_SHLQ5_CC_U},
 	{"FLAGS_SHLQ5_HI", 8, "avx2", FLAGS_SHLQ5_HI},
+	{"FLAGS_SHLQ5_HI_U", 8, "avx512", FLAGS_SHLQ5_HI_U},
 	{"FLAGS_SHLQ5_LS", 8, "avx2", FLAGS_SHLQ5_LS},
+	{"FLAGS_SHLQ5_LS_U", 8, "avx512", FLAGS_SHLQ5_LS_U},
 	{"FLAGS_SHLQ5_MI", 8, "avx2", FLAGS_SHLQ5_MI},
+	{"FLAGS_SHLQ5_MI_U", 8, "avx512", FLAGS_SHLQ5_MI_U},
 	{"FLAGS_SHLQ5_PL", 8, "avx2", FLAGS_SHLQ5_PL},
+	{"FLAGS_SHLQ5_PL_U", 8, "avx512", FLAGS_SHLQ5_PL_U},
 	{"FLAGS_SHRQ1_EQ", 8, "avx2", FLAGS_SHRQ1_EQ},
+	{"FLAGS_SHRQ1_EQ_U", 8, "avx512", FLAGS_SHRQ1_EQ_U},
 	{"FLAGS_SHRQ1_NE", 8, "avx2", FLAGS_SHRQ1_NE},
+	{"FLAGS_SHRQ1_NE_U", 8, "avx512", FLAGS_SHRQ1_NE_U},
 	{"FLAGS_SHRQ1_LT", 8, "avx2", FLAGS_SHRQ1_LT},
+	{"FLAGS_SHRQ1_LT_U", 8, "avx512", FLAGS_SHRQ1_LT_U},
 	{"FLAGS_SHRQ1_GE", 8, "avx2", FLAGS_SHRQ1_GE},
+	{"FLAGS_SHRQ1_GE_U", 8, "avx512", FLAGS_SHRQ1_GE_U},
 	{"FLAGS_SHRQ1_LE", 8, "avx2", FLAGS_SHRQ1_LE},
+	{"FLAGS_SHRQ1_LE_U", 8, "avx512", FLAGS_SHRQ1_LE_U},
 	{"FLAGS_SHRQ1_GT", 8, "avx2", FLAGS_SHRQ1_GT},
+	{"FLAGS_SHRQ1_GT_U", 8, "avx512", FLAGS_SHRQ1_GT_U},
 	{"FLAGS_SHRQ1_CS", 8, "avx2", FLAGS_SHRQ1_CS},
+	{"FLAGS_SHRQ1_CS_U", 8, "avx512", FLAGS_SHRQ1_CS_U},
 	{"FLAGS_SHRQ1_CC", 8, "avx2", FLAGS_SHRQ1_CC},
+	{"FLAGS_SHRQ1_CC_U", 8, "avx512", FLAGS_SHRQ1_CC_U},
 	{"FLAGS_SHRQ1_HI", 8, "avx2", FLAGS_SHRQ1_HI},
+	{"FLAGS_SHRQ1_HI_U", 8, "avx512", FLAGS_SHRQ1_HI_U},
 	{"FLAGS_SHRQ1_LS", 8, "avx2", FLAGS_SHRQ1_LS},
+	{"FLAGS_SHRQ1_LS_U", 8, "avx512", FLAGS_SHRQ1_LS_U},
 	{"FLAGS_SHRQ1_MI", 8, "avx2", FLAGS_SHRQ1_MI},
+	{"FLAGS_SHRQ1_MI_U", 8, "avx512", FLAGS_SHRQ1_MI_U},
 	{"FLAGS_SHRQ1_PL", 8, "avx2", FLAGS_SHRQ1_PL},
+	{"FLAGS_SHRQ1_PL_U", 8, "avx512", FLAGS_SHRQ1_PL_U},
 	{"FLAGS_SHRQ7_EQ", 8, "avx2", FLAGS_SHRQ7_EQ},
+	{"FLAGS_SHRQ7_EQ_U", 8, "avx512", FLAGS_SHRQ7_EQ_U},
 	{"FLAGS_SHRQ7_NE", 8, "avx2", FLAGS_SHRQ7_NE},
+	{"FLAGS_SHRQ7_NE_U", 8, "avx512", FLAGS_SHRQ7_NE_U},
 	{"FLAGS_SHRQ7_CS", 8, "avx2", FLAGS_SHRQ7_CS},
+	{"FLAGS_SHRQ7_CS_U", 8, "avx512", FLAGS_SHRQ7_CS_U},
 	{"FLAGS_SHRQ7_CC", 8, "avx2", FLAGS_SHRQ7_CC},
+	{"FLAGS_SHRQ7_CC_U", 8, "avx512", FLAGS_SHRQ7_CC_U},
 	{"FLAGS_SHRQ7_HI", 8, "avx2", FLAGS_SHRQ7_HI},
+	{"FLAGS_SHRQ7_HI_U", 8, "avx512", FLAGS_SHRQ7_HI_U},
 	{"FLAGS_SHRQ7_LS", 8, "avx2", FLAGS_SHRQ7_LS},
+	{"FLAGS_SHRQ7_LS_U", 8, "avx512", FLAGS_SHRQ7_LS_U},
 	{"FLAGS_SHRQ7_MI", 8, "avx2", FLAGS_SHRQ7_MI},
+	{"FLAGS_SHRQ7_MI_U", 8, "avx512", FLAGS_SHRQ7_MI_U},
 	{"FLAGS_SHRQ7_PL", 8, "avx2", FLAGS_SHRQ7_PL},
+	{"FLAGS_SHRQ7_PL_U", 8, "avx512", FLAGS_SHRQ7_PL_U},
 	{"FLAGS_SHLQCL", 8, "avx2", FLAGS_SHLQCL},
+	{"FLAGS_SHLQCL_U", 8, "avx512", FLAGS_SHLQCL_U},
 	{"FLAGS_SHLL_EQ", 8, "avx2", FLAGS_SHLL_EQ},
+	{"FLAGS_SHLL_EQ_U", 8, "avx512", FLAGS_SHLL_EQ_U},
 	{"FLAGS_SHLL_NE", 8, "avx2", FLAGS_SHLL_NE},
+	{"FLAGS_SHLL_NE_U", 8, "avx512", FLAGS_SHLL_NE_U},
 	{"FLAGS_SHLL_CS", 8, "avx2", FLAGS_SHLL_CS},
+	{"FLAGS_SHLL_CS_U", 8, "avx512", FLAGS_SHLL_CS_U},
 	{"FLAGS_SHLL_CC", 8, "avx2", FLAGS_SHLL_CC},
+	{"FLAGS_SHLL_CC_U", 8, "avx512", FLAGS_SHLL_CC_U},
 	{"FLAGS_SHLL_HI", 8, "avx2", FLAGS_SHLL_HI},
+	{"FLAGS_SHLL_HI_U", 8, "avx512", FLAGS_SHLL_HI_U},
 	{"FLAGS_SHLL_LS", 8, "avx2", FLAGS_SHLL_LS},
+	{"FLAGS_SHLL_LS_U", 8, "avx512", FLAGS_SHLL_LS_U},
 	{"FLAGS_SHLL_MI", 8, "avx2", FLAGS_SHLL_MI},
+	{"FLAGS_SHLL_MI_U", 8, "avx512", FLAGS_SHLL_MI_U},
 	{"FLAGS_SHLL_PL", 8, "avx2", FLAGS_SHLL_PL},
+	{"FLAGS_SHLL_PL_U", 8, "avx512", FLAGS_SHLL_PL_U},
 	{"IMUL3Q", 8, "avx2", IMUL3Q},
+	{"IMUL3Q_U", 8, "avx512", IMUL3Q_U},
 	{"IMULQ", 8, "avx2", IMULQ},
+	{"IMULQ_U", 8, "avx512", IMULQ_U},
 	{"LEAQ", 8, "avx2", LEAQ},
+	{"LEAQ_U", 8, "avx512", LEAQ_U},
 	{"MOVL", 8, "avx2", MOVL},
+	{"MOVL_U", 8, "avx512", MOVL_U},
 	{"DIVQ", 8, "avx2", DIVQ},
+	{"DIVQ_U", 8, "avx512", DIVQ_U},
 	{"VMOVDQU32_kz", 4, "avx512", VMOVDQU32_kz},
 	{"VMOVDQU64_stk", 8, "avx512", VMOVDQU64_stk},
 	{"VSHUFF64X2", 8, "avx512", VSHUFF64X2},
@@ -2565,15 +4224,20 @@ var Probes = []Probe{
 	{"VINSERTF64X2_m", 8, "avx512", VINSERTF64X2_m},
 	{"VPERMILPD", 8, "avx512", VPERMILPD},
 	{"VPERMILPD_Y", 8, "avx2", VPERMILPD_Y},
+	{"VPERMILPD_Y_U", 8, "avx512", VPERMILPD_Y_U},
 	{"VSHUFPD", 8, "avx2", VSHUFPD},
+	{"VSHUFPD_U", 8, "avx512", VSHUFPD_U},
 	{"VSHUFPD_Z", 8, "avx512", VSHUFPD_Z},
 	{"VPSLLQ", 8, "avx512", VPSLLQ},
 	{"VPSRAQ", 8, "avx512", VPSRAQ},
 	{"VPMULLD", 4, "avx2", VPMULLD},
+	{"VPMULLD_U", 4, "avx512", VPMULLD_U},
 	{"VPMAXSD", 4, "avx2", VPMAXSD},
+	{"VPMAXSD_U", 4, "avx512", VPMAXSD_U},
 	{"VPMINSD", 4, "avx512", VPMINSD},
 	{"VPADDQ", 8, "avx512", VPADDQ},
 	{"VPANDN", 8, "avx2", VPANDN},
+	{"VPANDN_U", 8, "avx512", VPANDN_U},
 	{"VANDNPD", 8, "avx512", VANDNPD},
 	{"VORPD_k", 8, "avx512", VORPD_k},
 	{"VPBROADCASTQ_g", 8, "avx512", VPBROADCASTQ_g},
@@ -2583,11 +4247,17 @@ var Probes = []Probe{
 	{"KTEST", 4, "avx512", KTEST},
 	{"KORTESTQ", 4, "avx512", KORTESTQ},
 	{"VMOVHPD_st", 8, "avx2", VMOVHPD_st},
+	{"VMOVHPD_st_U", 8, "avx512", VMOVHPD_st_U},
 	{"VMOVLPD", 8, "avx2", VMOVLPD},
+	{"VMOVLPD_U", 8, "avx512", VMOVLPD_U},
 	{"VMOVQ_xx", 8, "avx2", VMOVQ_xx},
+	{"VMOVQ_xx_U", 8, "avx512", VMOVQ_xx_U},
 	{"MOVQ_gx", 8, "avx2", MOVQ_gx},
+	{"MOVQ_gx_U", 8, "avx512", MOVQ_gx_U},
 	{"MOVQ_xg", 8, "avx2", MOVQ_xg},
+	{"MOVQ_xg_U", 8, "avx512", MOVQ_xg_U},
 	{"VPINSRD", 4, "avx2", VPINSRD},
+	{"VPINSRD_U", 4, "avx512", VPINSRD_U},
 	{"VPMOVSXBQ", 8, "avx512", VPMOVSXBQ},
 	{"VPMOVZXWQ_k", 8, "avx512", VPMOVZXWQ_k},
 	{"VCVTPH2PS_Zkz", 2, "avx512", VCVTPH2PS_Zkz},
@@ -2598,10 +4268,16 @@ var Probes = []Probe{
 	{"VMINPD_bk", 8, "avx512", VMINPD_bk},
 	{"VFMADD231PS_bz", 4, "avx512", VFMADD231PS_bz},
 	{"VSQRTPS", 4, "avx2", VSQRTPS},
+	{"VSQRTPS_U", 4, "avx512", VSQRTPS_U},
 	{"VSQRTPS_Zk", 4, "avx512", VSQRTPS_Zk},
 	{"VSQRTPD", 8, "avx2", VSQRTPD},
+	{"VSQRTPD_U", 8, "avx512", VSQRTPD_U},
 	{"VMOVAPS_rr", 4, "avx2", VMOVAPS_rr},
+	{"VMOVAPS_rr_U", 4, "avx512", VMOVAPS_rr_U},
 	{"VSUBSS", 4, "avx2", VSUBSS},
+	{"VSUBSS_U", 4, "avx512", VSUBSS_U},
 	{"VMULSD_m", 8, "avx2", VMULSD_m},
+	{"VMULSD_m_U", 8, "avx512", VMULSD_m_U},
 	{"VMAXSS", 4, "avx2", VMAXSS},
+	{"VMAXSS_U", 4, "avx512", VMAXSS_U},
 }
