@@ -200,10 +200,15 @@ func addRegion(rs []region, name string, base unsafe.Pointer, size uint64, ro bo
 
 // run executes fn with the argument frame args (argsize bytes, results
 // after the arguments) and returns the frame with results filled in.
-func (m *Machine) run(f *function, args []uint64, extra []Region) error {
+func (m *Machine) run(f *function, args []uint64, extra []Region) (err error) {
 	if f.err != nil {
 		return f.err
 	}
+	defer func() {
+		if r := recover(); r != nil { // an interpreter bug: report it on the instruction, do not crash the test
+			err = m.fail("internal error: %v", r)
+		}
+	}()
 	locals := make([]uint64, (f.frame+7)/8)
 	rs := m.regions[:0]
 	for _, r := range m.user {
@@ -235,7 +240,7 @@ func (m *Machine) run(f *function, args []uint64, extra []Region) error {
 		m.fp = uint64(uintptr(unsafe.Pointer(&args[0])))
 	}
 	m.fn, m.pc = f, 0
-	defer func() { m.regions = m.regions[:0]; m.fn = nil }()
+	defer func() { m.regions = m.regions[:0] }()
 	var steps int64
 	for {
 		if m.pc >= len(f.code) {

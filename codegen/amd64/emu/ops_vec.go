@@ -209,18 +209,21 @@ func compileVec(in *inst) error {
 		"VPXORD", "VPXORQ", "VPORD", "VPORQ", "VPANDD", "VPANDQ", "VPANDND", "VPANDNQ", "VPXOR", "VPOR", "VPAND", "VPANDN":
 		name, es := op[1:], 8
 		switch {
+		case op == "VPAND" || op == "VPANDN" || op == "VPOR" || op == "VPXOR": // VEX, no lanes
+			name = op[2:]
 		case strings.HasSuffix(op, "PS"):
 			name, es = op[1:len(op)-2], 4
 		case strings.HasSuffix(op, "PD"):
 			name = op[1 : len(op)-2]
-		case strings.HasPrefix(op, "VP") && strings.HasSuffix(op, "D"):
+		case strings.HasSuffix(op, "D"):
 			name, es = op[2:len(op)-1], 4
-		case strings.HasPrefix(op, "VP") && strings.HasSuffix(op, "Q"):
+		default: // VP...Q
 			name = op[2 : len(op)-1]
-		default:
-			name = op[2:]
 		}
 		bf := bitops[name]
+		if bf == nil {
+			return nil
+		}
 		compile3(in, &lanewise{es: es,
 			f32: func(x, y, d uint32) uint32 { return uint32(bf(uint64(x), uint64(y))) },
 			f64: func(x, y, d uint64) uint64 { return bf(x, y) }})

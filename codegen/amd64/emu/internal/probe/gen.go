@@ -270,6 +270,58 @@ func main() {
 	add("VSQRTPS_Zk", 4, "avx512", "VSQRTPS (AX), K1, Z2")
 	add("VSQRTPD", 8, "avx2", "VSQRTPD Y0, Y2")
 	add("VMOVAPS_rr", 4, "avx2", "VMOVAPS Y0, Y2")
+	add("VPSRLQ", 8, "avx2", "VPSRLQ $17, Y0, Y2")
+	add("VPSUBQ", 8, "avx512", "VPSUBQ Z0, Z1, K1, Z2")
+	add("VXORPD", 8, "avx2", "VXORPD Y0, Y1, Y2")
+	add("VANDPD", 8, "avx512", "VANDPD.Z Z0, Z1, K1, Z2")
+	add("VPORQ", 8, "avx512", "VPORQ Z0, Z1, K1, Z2")
+	add("VPANDND", 4, "avx512", "VPANDND Z0, Z1, K1, Z2")
+	add("VPAND", 4, "avx2", "VPAND Y0, Y1, Y2")
+	add("VPOR", 4, "avx2", "VPOR Y0, Y1, Y2")
+	add("VPXOR", 4, "avx2", "VPXOR Y0, Y1, Y2")
+	add("VPCMPEQQ", 8, "avx2", "VPCMPEQQ Y0, Y1, Y2")
+	add("VPERM2I128", 4, "avx2", "VPERM2I128 $0x12, Y0, Y1, Y2")
+	add("VEXTRACTI128", 4, "avx2", "VEXTRACTI128 $1, Y0, X2")
+	add("VINSERTI128", 4, "avx2", "VINSERTI128 $1, X0, Y1, Y2")
+	add("VMOVHPS", 4, "avx2", "VMOVHPS (AX), X1, X2")
+	add("VMOVLPS", 4, "avx2", "VMOVLPS (AX), X1, X2")
+	add("VMOVAPD_rr", 8, "avx2", "VMOVAPD Y0, Y2")
+	for _, f := range []string{"VFMSUB213PS", "VFNMADD132PD", "VFNMSUB213PS", "VFMSUB132PD", "VFNMADD213PD", "VFNMSUB132PS"} {
+		add(f, 4, "avx2", f+" Y0, Y1, Y2")
+	}
+	for _, f := range []string{"VFMSUB231SS", "VFNMADD213SD", "VFNMSUB132SS", "VFMADD213SS", "VFMADD132SD"} {
+		add(f, 4, "avx2", f+" X0, X1, X2")
+	}
+	add("VADDSD", 8, "avx2", "VADDSD X0, X1, X2")
+	add("VDIVSS_m", 4, "avx2", "VDIVSS (AX), X1, X2")
+	add("VMINSD", 8, "avx2", "VMINSD X0, X1, X2")
+	for _, fl := range []struct{ name, code string }{
+		{"SARQ", "SARQ $3, R9"}, {"SARQ1", "SARQ $1, R9"}, {"NEGQ", "NEGQ R9"}, {"INCQ", "INCQ R9"}, {"NOTQ", "NOTQ R9"},
+		{"SHRL", "SHRL $5, R9"}, {"ADDL", "ADDL R8, R9"}, {"SUBL", "SUBL $7, R9"}, {"CMPL", "CMPL R9, R8"}, {"ORQ", "ORQ R8, R9"},
+	} {
+		for _, c := range []string{"EQ", "NE", "LT", "GE", "LE", "GT", "MI", "PL"} {
+			if (fl.name == "SARQ" || fl.name == "SHRL") && (c == "LT" || c == "GE" || c == "LE" || c == "GT") {
+				continue
+			}
+			if fl.name == "NOTQ" {
+				continue // NOT sets no flags
+			}
+			add("FLAGS_"+fl.name+"_"+c, 8, "avx2", "MOVQ (AX), R8\n\tMOVQ (BX), R9\n\tMOVQ $0, R10\n\tMOVQ $1, R11\n\tCMPQ R8, R9\n\t"+fl.code+
+				"\n\tCMOVQ"+c+" R11, R10\n\tVMOVQ R10, X2\n\tVPINSRQ $1, R9, X2, X2")
+		}
+		if fl.name != "INCQ" && fl.name != "NOTQ" {
+			for _, c := range []string{"CS", "HI"} {
+				if fl.name == "SARQ" || fl.name == "SHRL" || fl.name == "SARQ1" || strings.HasPrefix(fl.name, "OR") || fl.name == "NEGQ" || fl.name == "ADDL" || fl.name == "SUBL" || fl.name == "CMPL" {
+					add("FLAGS_"+fl.name+"_"+c, 8, "avx2", "MOVQ (AX), R8\n\tMOVQ (BX), R9\n\tMOVQ $0, R10\n\tMOVQ $1, R11\n\t"+fl.code+
+						"\n\tCMOVQ"+c+" R11, R10\n\tVMOVQ R10, X2\n\tVPINSRQ $1, R9, X2, X2")
+				}
+			}
+		}
+		if fl.name == "NOTQ" {
+			add("NOTQ", 8, "avx2", "MOVQ (BX), R9\n\tNOTQ R9\n\tVMOVQ R9, X2")
+		}
+	}
+	add("KANDNW", 4, "avx512", "KMOVW DX, K3\n\tKANDNW K1, K3, K2\n\tKXNORW K2, K1, K4\n\tKADDW K4, K3, K2\n\tVMOVUPS.Z Z0, K2, Z2")
 	add("VSUBSS", 4, "avx2", "VSUBSS X0, X1, X2")
 	add("VMULSD_m", 8, "avx2", "VMULSD (AX), X1, X2")
 	add("VMAXSS", 4, "avx2", "VMAXSS X0, X1, X2")

@@ -3192,6 +3192,663 @@ func VMOVAPS_rr(a, b, c *[64]byte, k uint64)
 func VMOVAPS_rr_U(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VPSRLQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSRLQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPSUBQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VXORPD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VXORPD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VANDPD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPORQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPANDND(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPAND(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPAND_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPOR(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPOR_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPXOR(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPXOR_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPCMPEQQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPCMPEQQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERM2I128(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VPERM2I128_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VEXTRACTI128(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VEXTRACTI128_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTI128(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VINSERTI128_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVHPS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVHPS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVLPS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVLPS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVAPD_rr(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMOVAPD_rr_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMSUB213PS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMSUB213PS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMADD132PD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMADD132PD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMSUB213PS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMSUB213PS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMSUB132PD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMSUB132PD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMADD213PD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMADD213PD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMSUB132PS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMSUB132PS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMSUB231SS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMSUB231SS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMADD213SD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMADD213SD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMSUB132SS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFNMSUB132SS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD213SS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD213SS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD132SD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VFMADD132SD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VADDSD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VADDSD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VDIVSS_m(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VDIVSS_m_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMINSD(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VMINSD_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_NE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_PL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_NE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_GE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_GT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_PL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SARQ1_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_NE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_GE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_GT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_PL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_NEGQ_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_NE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_GE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_GT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_INCQ_PL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func NOTQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func NOTQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_NE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_PL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SHRL_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_NE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_GE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_GT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_PL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ADDL_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_NE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_GE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_GT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_PL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_SUBL_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_NE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_GE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_GT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_PL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_CMPL_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_EQ(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_EQ_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_NE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_NE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_LT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_LT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_GE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_GE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_LE(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_LE_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_GT(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_GT_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_MI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_MI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_PL(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_PL_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_CS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_CS_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_HI(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func FLAGS_ORQ_HI_U(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func KANDNW(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VSUBSS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
@@ -4274,6 +4931,225 @@ var Probes = []Probe{
 	{"VSQRTPD_U", 8, "avx512", VSQRTPD_U},
 	{"VMOVAPS_rr", 4, "avx2", VMOVAPS_rr},
 	{"VMOVAPS_rr_U", 4, "avx512", VMOVAPS_rr_U},
+	{"VPSRLQ", 8, "avx2", VPSRLQ},
+	{"VPSRLQ_U", 8, "avx512", VPSRLQ_U},
+	{"VPSUBQ", 8, "avx512", VPSUBQ},
+	{"VXORPD", 8, "avx2", VXORPD},
+	{"VXORPD_U", 8, "avx512", VXORPD_U},
+	{"VANDPD", 8, "avx512", VANDPD},
+	{"VPORQ", 8, "avx512", VPORQ},
+	{"VPANDND", 4, "avx512", VPANDND},
+	{"VPAND", 4, "avx2", VPAND},
+	{"VPAND_U", 4, "avx512", VPAND_U},
+	{"VPOR", 4, "avx2", VPOR},
+	{"VPOR_U", 4, "avx512", VPOR_U},
+	{"VPXOR", 4, "avx2", VPXOR},
+	{"VPXOR_U", 4, "avx512", VPXOR_U},
+	{"VPCMPEQQ", 8, "avx2", VPCMPEQQ},
+	{"VPCMPEQQ_U", 8, "avx512", VPCMPEQQ_U},
+	{"VPERM2I128", 4, "avx2", VPERM2I128},
+	{"VPERM2I128_U", 4, "avx512", VPERM2I128_U},
+	{"VEXTRACTI128", 4, "avx2", VEXTRACTI128},
+	{"VEXTRACTI128_U", 4, "avx512", VEXTRACTI128_U},
+	{"VINSERTI128", 4, "avx2", VINSERTI128},
+	{"VINSERTI128_U", 4, "avx512", VINSERTI128_U},
+	{"VMOVHPS", 4, "avx2", VMOVHPS},
+	{"VMOVHPS_U", 4, "avx512", VMOVHPS_U},
+	{"VMOVLPS", 4, "avx2", VMOVLPS},
+	{"VMOVLPS_U", 4, "avx512", VMOVLPS_U},
+	{"VMOVAPD_rr", 8, "avx2", VMOVAPD_rr},
+	{"VMOVAPD_rr_U", 8, "avx512", VMOVAPD_rr_U},
+	{"VFMSUB213PS", 4, "avx2", VFMSUB213PS},
+	{"VFMSUB213PS_U", 4, "avx512", VFMSUB213PS_U},
+	{"VFNMADD132PD", 4, "avx2", VFNMADD132PD},
+	{"VFNMADD132PD_U", 4, "avx512", VFNMADD132PD_U},
+	{"VFNMSUB213PS", 4, "avx2", VFNMSUB213PS},
+	{"VFNMSUB213PS_U", 4, "avx512", VFNMSUB213PS_U},
+	{"VFMSUB132PD", 4, "avx2", VFMSUB132PD},
+	{"VFMSUB132PD_U", 4, "avx512", VFMSUB132PD_U},
+	{"VFNMADD213PD", 4, "avx2", VFNMADD213PD},
+	{"VFNMADD213PD_U", 4, "avx512", VFNMADD213PD_U},
+	{"VFNMSUB132PS", 4, "avx2", VFNMSUB132PS},
+	{"VFNMSUB132PS_U", 4, "avx512", VFNMSUB132PS_U},
+	{"VFMSUB231SS", 4, "avx2", VFMSUB231SS},
+	{"VFMSUB231SS_U", 4, "avx512", VFMSUB231SS_U},
+	{"VFNMADD213SD", 4, "avx2", VFNMADD213SD},
+	{"VFNMADD213SD_U", 4, "avx512", VFNMADD213SD_U},
+	{"VFNMSUB132SS", 4, "avx2", VFNMSUB132SS},
+	{"VFNMSUB132SS_U", 4, "avx512", VFNMSUB132SS_U},
+	{"VFMADD213SS", 4, "avx2", VFMADD213SS},
+	{"VFMADD213SS_U", 4, "avx512", VFMADD213SS_U},
+	{"VFMADD132SD", 4, "avx2", VFMADD132SD},
+	{"VFMADD132SD_U", 4, "avx512", VFMADD132SD_U},
+	{"VADDSD", 8, "avx2", VADDSD},
+	{"VADDSD_U", 8, "avx512", VADDSD_U},
+	{"VDIVSS_m", 4, "avx2", VDIVSS_m},
+	{"VDIVSS_m_U", 4, "avx512", VDIVSS_m_U},
+	{"VMINSD", 8, "avx2", VMINSD},
+	{"VMINSD_U", 8, "avx512", VMINSD_U},
+	{"FLAGS_SARQ_EQ", 8, "avx2", FLAGS_SARQ_EQ},
+	{"FLAGS_SARQ_EQ_U", 8, "avx512", FLAGS_SARQ_EQ_U},
+	{"FLAGS_SARQ_NE", 8, "avx2", FLAGS_SARQ_NE},
+	{"FLAGS_SARQ_NE_U", 8, "avx512", FLAGS_SARQ_NE_U},
+	{"FLAGS_SARQ_MI", 8, "avx2", FLAGS_SARQ_MI},
+	{"FLAGS_SARQ_MI_U", 8, "avx512", FLAGS_SARQ_MI_U},
+	{"FLAGS_SARQ_PL", 8, "avx2", FLAGS_SARQ_PL},
+	{"FLAGS_SARQ_PL_U", 8, "avx512", FLAGS_SARQ_PL_U},
+	{"FLAGS_SARQ_CS", 8, "avx2", FLAGS_SARQ_CS},
+	{"FLAGS_SARQ_CS_U", 8, "avx512", FLAGS_SARQ_CS_U},
+	{"FLAGS_SARQ_HI", 8, "avx2", FLAGS_SARQ_HI},
+	{"FLAGS_SARQ_HI_U", 8, "avx512", FLAGS_SARQ_HI_U},
+	{"FLAGS_SARQ1_EQ", 8, "avx2", FLAGS_SARQ1_EQ},
+	{"FLAGS_SARQ1_EQ_U", 8, "avx512", FLAGS_SARQ1_EQ_U},
+	{"FLAGS_SARQ1_NE", 8, "avx2", FLAGS_SARQ1_NE},
+	{"FLAGS_SARQ1_NE_U", 8, "avx512", FLAGS_SARQ1_NE_U},
+	{"FLAGS_SARQ1_LT", 8, "avx2", FLAGS_SARQ1_LT},
+	{"FLAGS_SARQ1_LT_U", 8, "avx512", FLAGS_SARQ1_LT_U},
+	{"FLAGS_SARQ1_GE", 8, "avx2", FLAGS_SARQ1_GE},
+	{"FLAGS_SARQ1_GE_U", 8, "avx512", FLAGS_SARQ1_GE_U},
+	{"FLAGS_SARQ1_LE", 8, "avx2", FLAGS_SARQ1_LE},
+	{"FLAGS_SARQ1_LE_U", 8, "avx512", FLAGS_SARQ1_LE_U},
+	{"FLAGS_SARQ1_GT", 8, "avx2", FLAGS_SARQ1_GT},
+	{"FLAGS_SARQ1_GT_U", 8, "avx512", FLAGS_SARQ1_GT_U},
+	{"FLAGS_SARQ1_MI", 8, "avx2", FLAGS_SARQ1_MI},
+	{"FLAGS_SARQ1_MI_U", 8, "avx512", FLAGS_SARQ1_MI_U},
+	{"FLAGS_SARQ1_PL", 8, "avx2", FLAGS_SARQ1_PL},
+	{"FLAGS_SARQ1_PL_U", 8, "avx512", FLAGS_SARQ1_PL_U},
+	{"FLAGS_SARQ1_CS", 8, "avx2", FLAGS_SARQ1_CS},
+	{"FLAGS_SARQ1_CS_U", 8, "avx512", FLAGS_SARQ1_CS_U},
+	{"FLAGS_SARQ1_HI", 8, "avx2", FLAGS_SARQ1_HI},
+	{"FLAGS_SARQ1_HI_U", 8, "avx512", FLAGS_SARQ1_HI_U},
+	{"FLAGS_NEGQ_EQ", 8, "avx2", FLAGS_NEGQ_EQ},
+	{"FLAGS_NEGQ_EQ_U", 8, "avx512", FLAGS_NEGQ_EQ_U},
+	{"FLAGS_NEGQ_NE", 8, "avx2", FLAGS_NEGQ_NE},
+	{"FLAGS_NEGQ_NE_U", 8, "avx512", FLAGS_NEGQ_NE_U},
+	{"FLAGS_NEGQ_LT", 8, "avx2", FLAGS_NEGQ_LT},
+	{"FLAGS_NEGQ_LT_U", 8, "avx512", FLAGS_NEGQ_LT_U},
+	{"FLAGS_NEGQ_GE", 8, "avx2", FLAGS_NEGQ_GE},
+	{"FLAGS_NEGQ_GE_U", 8, "avx512", FLAGS_NEGQ_GE_U},
+	{"FLAGS_NEGQ_LE", 8, "avx2", FLAGS_NEGQ_LE},
+	{"FLAGS_NEGQ_LE_U", 8, "avx512", FLAGS_NEGQ_LE_U},
+	{"FLAGS_NEGQ_GT", 8, "avx2", FLAGS_NEGQ_GT},
+	{"FLAGS_NEGQ_GT_U", 8, "avx512", FLAGS_NEGQ_GT_U},
+	{"FLAGS_NEGQ_MI", 8, "avx2", FLAGS_NEGQ_MI},
+	{"FLAGS_NEGQ_MI_U", 8, "avx512", FLAGS_NEGQ_MI_U},
+	{"FLAGS_NEGQ_PL", 8, "avx2", FLAGS_NEGQ_PL},
+	{"FLAGS_NEGQ_PL_U", 8, "avx512", FLAGS_NEGQ_PL_U},
+	{"FLAGS_NEGQ_CS", 8, "avx2", FLAGS_NEGQ_CS},
+	{"FLAGS_NEGQ_CS_U", 8, "avx512", FLAGS_NEGQ_CS_U},
+	{"FLAGS_NEGQ_HI", 8, "avx2", FLAGS_NEGQ_HI},
+	{"FLAGS_NEGQ_HI_U", 8, "avx512", FLAGS_NEGQ_HI_U},
+	{"FLAGS_INCQ_EQ", 8, "avx2", FLAGS_INCQ_EQ},
+	{"FLAGS_INCQ_EQ_U", 8, "avx512", FLAGS_INCQ_EQ_U},
+	{"FLAGS_INCQ_NE", 8, "avx2", FLAGS_INCQ_NE},
+	{"FLAGS_INCQ_NE_U", 8, "avx512", FLAGS_INCQ_NE_U},
+	{"FLAGS_INCQ_LT", 8, "avx2", FLAGS_INCQ_LT},
+	{"FLAGS_INCQ_LT_U", 8, "avx512", FLAGS_INCQ_LT_U},
+	{"FLAGS_INCQ_GE", 8, "avx2", FLAGS_INCQ_GE},
+	{"FLAGS_INCQ_GE_U", 8, "avx512", FLAGS_INCQ_GE_U},
+	{"FLAGS_INCQ_LE", 8, "avx2", FLAGS_INCQ_LE},
+	{"FLAGS_INCQ_LE_U", 8, "avx512", FLAGS_INCQ_LE_U},
+	{"FLAGS_INCQ_GT", 8, "avx2", FLAGS_INCQ_GT},
+	{"FLAGS_INCQ_GT_U", 8, "avx512", FLAGS_INCQ_GT_U},
+	{"FLAGS_INCQ_MI", 8, "avx2", FLAGS_INCQ_MI},
+	{"FLAGS_INCQ_MI_U", 8, "avx512", FLAGS_INCQ_MI_U},
+	{"FLAGS_INCQ_PL", 8, "avx2", FLAGS_INCQ_PL},
+	{"FLAGS_INCQ_PL_U", 8, "avx512", FLAGS_INCQ_PL_U},
+	{"NOTQ", 8, "avx2", NOTQ},
+	{"NOTQ_U", 8, "avx512", NOTQ_U},
+	{"FLAGS_SHRL_EQ", 8, "avx2", FLAGS_SHRL_EQ},
+	{"FLAGS_SHRL_EQ_U", 8, "avx512", FLAGS_SHRL_EQ_U},
+	{"FLAGS_SHRL_NE", 8, "avx2", FLAGS_SHRL_NE},
+	{"FLAGS_SHRL_NE_U", 8, "avx512", FLAGS_SHRL_NE_U},
+	{"FLAGS_SHRL_MI", 8, "avx2", FLAGS_SHRL_MI},
+	{"FLAGS_SHRL_MI_U", 8, "avx512", FLAGS_SHRL_MI_U},
+	{"FLAGS_SHRL_PL", 8, "avx2", FLAGS_SHRL_PL},
+	{"FLAGS_SHRL_PL_U", 8, "avx512", FLAGS_SHRL_PL_U},
+	{"FLAGS_SHRL_CS", 8, "avx2", FLAGS_SHRL_CS},
+	{"FLAGS_SHRL_CS_U", 8, "avx512", FLAGS_SHRL_CS_U},
+	{"FLAGS_SHRL_HI", 8, "avx2", FLAGS_SHRL_HI},
+	{"FLAGS_SHRL_HI_U", 8, "avx512", FLAGS_SHRL_HI_U},
+	{"FLAGS_ADDL_EQ", 8, "avx2", FLAGS_ADDL_EQ},
+	{"FLAGS_ADDL_EQ_U", 8, "avx512", FLAGS_ADDL_EQ_U},
+	{"FLAGS_ADDL_NE", 8, "avx2", FLAGS_ADDL_NE},
+	{"FLAGS_ADDL_NE_U", 8, "avx512", FLAGS_ADDL_NE_U},
+	{"FLAGS_ADDL_LT", 8, "avx2", FLAGS_ADDL_LT},
+	{"FLAGS_ADDL_LT_U", 8, "avx512", FLAGS_ADDL_LT_U},
+	{"FLAGS_ADDL_GE", 8, "avx2", FLAGS_ADDL_GE},
+	{"FLAGS_ADDL_GE_U", 8, "avx512", FLAGS_ADDL_GE_U},
+	{"FLAGS_ADDL_LE", 8, "avx2", FLAGS_ADDL_LE},
+	{"FLAGS_ADDL_LE_U", 8, "avx512", FLAGS_ADDL_LE_U},
+	{"FLAGS_ADDL_GT", 8, "avx2", FLAGS_ADDL_GT},
+	{"FLAGS_ADDL_GT_U", 8, "avx512", FLAGS_ADDL_GT_U},
+	{"FLAGS_ADDL_MI", 8, "avx2", FLAGS_ADDL_MI},
+	{"FLAGS_ADDL_MI_U", 8, "avx512", FLAGS_ADDL_MI_U},
+	{"FLAGS_ADDL_PL", 8, "avx2", FLAGS_ADDL_PL},
+	{"FLAGS_ADDL_PL_U", 8, "avx512", FLAGS_ADDL_PL_U},
+	{"FLAGS_ADDL_CS", 8, "avx2", FLAGS_ADDL_CS},
+	{"FLAGS_ADDL_CS_U", 8, "avx512", FLAGS_ADDL_CS_U},
+	{"FLAGS_ADDL_HI", 8, "avx2", FLAGS_ADDL_HI},
+	{"FLAGS_ADDL_HI_U", 8, "avx512", FLAGS_ADDL_HI_U},
+	{"FLAGS_SUBL_EQ", 8, "avx2", FLAGS_SUBL_EQ},
+	{"FLAGS_SUBL_EQ_U", 8, "avx512", FLAGS_SUBL_EQ_U},
+	{"FLAGS_SUBL_NE", 8, "avx2", FLAGS_SUBL_NE},
+	{"FLAGS_SUBL_NE_U", 8, "avx512", FLAGS_SUBL_NE_U},
+	{"FLAGS_SUBL_LT", 8, "avx2", FLAGS_SUBL_LT},
+	{"FLAGS_SUBL_LT_U", 8, "avx512", FLAGS_SUBL_LT_U},
+	{"FLAGS_SUBL_GE", 8, "avx2", FLAGS_SUBL_GE},
+	{"FLAGS_SUBL_GE_U", 8, "avx512", FLAGS_SUBL_GE_U},
+	{"FLAGS_SUBL_LE", 8, "avx2", FLAGS_SUBL_LE},
+	{"FLAGS_SUBL_LE_U", 8, "avx512", FLAGS_SUBL_LE_U},
+	{"FLAGS_SUBL_GT", 8, "avx2", FLAGS_SUBL_GT},
+	{"FLAGS_SUBL_GT_U", 8, "avx512", FLAGS_SUBL_GT_U},
+	{"FLAGS_SUBL_MI", 8, "avx2", FLAGS_SUBL_MI},
+	{"FLAGS_SUBL_MI_U", 8, "avx512", FLAGS_SUBL_MI_U},
+	{"FLAGS_SUBL_PL", 8, "avx2", FLAGS_SUBL_PL},
+	{"FLAGS_SUBL_PL_U", 8, "avx512", FLAGS_SUBL_PL_U},
+	{"FLAGS_SUBL_CS", 8, "avx2", FLAGS_SUBL_CS},
+	{"FLAGS_SUBL_CS_U", 8, "avx512", FLAGS_SUBL_CS_U},
+	{"FLAGS_SUBL_HI", 8, "avx2", FLAGS_SUBL_HI},
+	{"FLAGS_SUBL_HI_U", 8, "avx512", FLAGS_SUBL_HI_U},
+	{"FLAGS_CMPL_EQ", 8, "avx2", FLAGS_CMPL_EQ},
+	{"FLAGS_CMPL_EQ_U", 8, "avx512", FLAGS_CMPL_EQ_U},
+	{"FLAGS_CMPL_NE", 8, "avx2", FLAGS_CMPL_NE},
+	{"FLAGS_CMPL_NE_U", 8, "avx512", FLAGS_CMPL_NE_U},
+	{"FLAGS_CMPL_LT", 8, "avx2", FLAGS_CMPL_LT},
+	{"FLAGS_CMPL_LT_U", 8, "avx512", FLAGS_CMPL_LT_U},
+	{"FLAGS_CMPL_GE", 8, "avx2", FLAGS_CMPL_GE},
+	{"FLAGS_CMPL_GE_U", 8, "avx512", FLAGS_CMPL_GE_U},
+	{"FLAGS_CMPL_LE", 8, "avx2", FLAGS_CMPL_LE},
+	{"FLAGS_CMPL_LE_U", 8, "avx512", FLAGS_CMPL_LE_U},
+	{"FLAGS_CMPL_GT", 8, "avx2", FLAGS_CMPL_GT},
+	{"FLAGS_CMPL_GT_U", 8, "avx512", FLAGS_CMPL_GT_U},
+	{"FLAGS_CMPL_MI", 8, "avx2", FLAGS_CMPL_MI},
+	{"FLAGS_CMPL_MI_U", 8, "avx512", FLAGS_CMPL_MI_U},
+	{"FLAGS_CMPL_PL", 8, "avx2", FLAGS_CMPL_PL},
+	{"FLAGS_CMPL_PL_U", 8, "avx512", FLAGS_CMPL_PL_U},
+	{"FLAGS_CMPL_CS", 8, "avx2", FLAGS_CMPL_CS},
+	{"FLAGS_CMPL_CS_U", 8, "avx512", FLAGS_CMPL_CS_U},
+	{"FLAGS_CMPL_HI", 8, "avx2", FLAGS_CMPL_HI},
+	{"FLAGS_CMPL_HI_U", 8, "avx512", FLAGS_CMPL_HI_U},
+	{"FLAGS_ORQ_EQ", 8, "avx2", FLAGS_ORQ_EQ},
+	{"FLAGS_ORQ_EQ_U", 8, "avx512", FLAGS_ORQ_EQ_U},
+	{"FLAGS_ORQ_NE", 8, "avx2", FLAGS_ORQ_NE},
+	{"FLAGS_ORQ_NE_U", 8, "avx512", FLAGS_ORQ_NE_U},
+	{"FLAGS_ORQ_LT", 8, "avx2", FLAGS_ORQ_LT},
+	{"FLAGS_ORQ_LT_U", 8, "avx512", FLAGS_ORQ_LT_U},
+	{"FLAGS_ORQ_GE", 8, "avx2", FLAGS_ORQ_GE},
+	{"FLAGS_ORQ_GE_U", 8, "avx512", FLAGS_ORQ_GE_U},
+	{"FLAGS_ORQ_LE", 8, "avx2", FLAGS_ORQ_LE},
+	{"FLAGS_ORQ_LE_U", 8, "avx512", FLAGS_ORQ_LE_U},
+	{"FLAGS_ORQ_GT", 8, "avx2", FLAGS_ORQ_GT},
+	{"FLAGS_ORQ_GT_U", 8, "avx512", FLAGS_ORQ_GT_U},
+	{"FLAGS_ORQ_MI", 8, "avx2", FLAGS_ORQ_MI},
+	{"FLAGS_ORQ_MI_U", 8, "avx512", FLAGS_ORQ_MI_U},
+	{"FLAGS_ORQ_PL", 8, "avx2", FLAGS_ORQ_PL},
+	{"FLAGS_ORQ_PL_U", 8, "avx512", FLAGS_ORQ_PL_U},
+	{"FLAGS_ORQ_CS", 8, "avx2", FLAGS_ORQ_CS},
+	{"FLAGS_ORQ_CS_U", 8, "avx512", FLAGS_ORQ_CS_U},
+	{"FLAGS_ORQ_HI", 8, "avx2", FLAGS_ORQ_HI},
+	{"FLAGS_ORQ_HI_U", 8, "avx512", FLAGS_ORQ_HI_U},
+	{"KANDNW", 4, "avx512", KANDNW},
 	{"VSUBSS", 4, "avx2", VSUBSS},
 	{"VSUBSS_U", 4, "avx512", VSUBSS_U},
 	{"VMULSD_m", 8, "avx2", VMULSD_m},
