@@ -102,7 +102,7 @@ func edgeSweep[T float](t *testing.T, m *emu.Machine, table []kernel[T], name st
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.fn, k.bind, k.emulated = fn, m.SetRegions, true
+	k.fn, k.bind = fn, m.SetRegions
 	rng := rand.New(rand.NewPCG(5, 6))
 	for mm := 1; mm <= k.mr; mm++ {
 		for n := 1; n <= k.nr; n++ {

@@ -79,7 +79,6 @@ func emulate[F any](t *testing.T, p *emu.Program, name string) (F, func(rs ...em
 func (k kernel[T]) in(t *testing.T, mode string) kernel[T] {
 	if mode == "emulated" {
 		k.fn, k.bind = emulate[kernFunc[T]](t, program(t), k.name)
-		k.emulated = true
 	} else if !k.runnable() {
 		t.Skipf("CPU lacks %s", k.isa)
 	}
@@ -89,7 +88,6 @@ func (k kernel[T]) in(t *testing.T, mode string) kernel[T] {
 func (k kernelU[T]) in(t *testing.T, mode string) kernelU[T] {
 	if mode == "emulated" {
 		k.fn, k.bind = emulate[kernFuncU[T]](t, program(t), k.name)
-		k.emulated = true
 	} else if !k.runnable() {
 		t.Skipf("CPU lacks %s", k.isa)
 	}

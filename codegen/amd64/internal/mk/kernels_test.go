@@ -21,10 +21,9 @@ type kernel[T float] struct {
 	mr, nr int
 	fn     kernFunc[T]
 
-	// Set when fn is the emulated kernel (emu_test.go): bind gives it the
-	// slices it may access before each call.
-	emulated bool
-	bind     func(rs ...emu.Region)
+	// bind, set when fn is the emulated kernel (emu_test.go), gives it
+	// the slices it may access before each call.
+	bind func(rs ...emu.Region)
 }
 
 func (k kernel[T]) runnable() bool { return amd64.HostSupports(k.isa) }

@@ -21,8 +21,7 @@ type kernelU[T float] struct {
 	mr, nr int
 	fn     kernFuncU[T]
 
-	emulated bool
-	bind     func(rs ...emu.Region)
+	bind func(rs ...emu.Region) // as in kernel
 }
 
 func (k kernelU[T]) runnable() bool { return amd64.HostSupports(k.isa) }
