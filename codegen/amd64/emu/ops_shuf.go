@@ -395,6 +395,8 @@ func compileShuffle(in *inst) error {
 		if in.exec != nil {
 			lw.xi, lw.yi = 1, 2
 		}
+	case "VSCALEFPS":
+		compile3(in, &lanewise{es: 4, f32: func(x, y, d uint32) uint32 { return scalef32(y, x) }})
 	case "VGETEXPPS":
 		compile2(in, &lanewise{es: 4, f32: func(x, y, d uint32) uint32 { return getexp32(x) }}, 0)
 	case "VPMOVZXBD", "VPMOVSXBD", "VPMOVZXWD", "VPMOVSXWD", "VPMOVZXDQ", "VPMOVSXDQ", "VPMOVZXBQ", "VPMOVSXBQ", "VPMOVZXWQ", "VPMOVSXWQ":
@@ -647,6 +649,40 @@ func compileK(in *inst) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// scalef32 is VSCALEFPS: s1 * 2^floor(s2), one rounding, with the SDM's
+// table of special cases (a quiet NaN s1 scaled by ±Inf gives +Inf or +0).
+func scalef32(s1, s2 uint32) uint32 {
+	inf2 := s2&0x7FFFFFFF == 0x7F800000
+	switch {
+	case nan32(s1):
+		if s1&0x00400000 != 0 && inf2 {
+			if s2>>31 == 0 {
+				return 0x7F800000
+			}
+			return 0
+		}
+		return quiet32(s1)
+	case nan32(s2):
+		return quiet32(s2)
+	}
+	a, b := float64(f32frombits(s1)), float64(f32frombits(s2))
+	switch {
+	case math.IsInf(b, 1):
+		if a == 0 {
+			return qnan32
+		}
+		return f32bits(float32(math.Copysign(math.Inf(1), a)))
+	case math.IsInf(b, -1):
+		if math.IsInf(a, 0) {
+			return qnan32
+		}
+		return f32bits(float32(math.Copysign(0, a)))
+	}
+	e := math.Max(-400, math.Min(400, math.Floor(b)))
+	// exact in float64 (|e| <= 400 and a is a float32), then one rounding
+	return f32bits(float32(math.Ldexp(a, int(e))))
 }
 
 // getexp32: floor(log2(|x|)) as a float (VGETEXPPS), denormals normalized.

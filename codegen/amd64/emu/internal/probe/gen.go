@@ -189,6 +189,8 @@ func main() {
 	add("VBLENDMPS", 4, "avx512", "VBLENDMPS Z0, Z1, K1, Z2")
 	add("VBLENDMPD", 8, "avx512", "VBLENDMPD Z0, Z1, K1, Z2")
 	add("VGETEXPPS", 4, "avx512", "VGETEXPPS Z0, Z2")
+	add("VSCALEFPS", 4, "avx512", "VSCALEFPS Z0, Z1, Z2")
+	add("VSCALEFPS_Yk", 4, "avx512", "VSCALEFPS.Z (AX), Y1, K1, Y2")
 	add("VRNDSCALEPS", 4, "avx512", "VRNDSCALEPS $1, Z0, Z2")
 	add("VPMOVZXBD", 4, "avx512", "VPMOVZXBD X0, Z2")
 	add("VPMOVSXWD", 4, "avx512", "VPMOVSXWD Y0, Z2")

@@ -2043,6 +2043,12 @@ func VBLENDMPD(a, b, c *[64]byte, k uint64)
 func VGETEXPPS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
+func VSCALEFPS(a, b, c *[64]byte, k uint64)
+
+//go:noescape
+func VSCALEFPS_Yk(a, b, c *[64]byte, k uint64)
+
+//go:noescape
 func VRNDSCALEPS(a, b, c *[64]byte, k uint64)
 
 //go:noescape
@@ -4548,6 +4554,8 @@ var Probes = []Probe{
 	{"VBLENDMPS", 4, "avx512", VBLENDMPS},
 	{"VBLENDMPD", 8, "avx512", VBLENDMPD},
 	{"VGETEXPPS", 4, "avx512", VGETEXPPS},
+	{"VSCALEFPS", 4, "avx512", VSCALEFPS},
+	{"VSCALEFPS_Yk", 4, "avx512", VSCALEFPS_Yk},
 	{"VRNDSCALEPS", 4, "avx512", VRNDSCALEPS},
 	{"VPMOVZXBD", 4, "avx512", VPMOVZXBD},
 	{"VPMOVSXWD", 4, "avx512", VPMOVSXWD},
