@@ -241,8 +241,6 @@ func (m *Machine) vdst(in *inst, d int, r *vec, w, es int, act uint64) {
 	clear(dst.b()[w:])
 }
 
-func next(m *Machine) (int, error) { return m.pc + 1, nil }
-
 // compile checks the operand form of in and sets its executor.
 func compile(p *Program, f *function, in *inst) error {
 	if in.bad != "" {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"runtime"
 	"sort"
 	"unsafe"
 )
@@ -258,15 +259,12 @@ func (m *Machine) run(f *function, args []uint64, extra []Region) (err error) {
 		}
 		if next == pcRet {
 			m.Steps += steps
-			keepAlive(locals)
+			runtime.KeepAlive(locals)
 			return nil
 		}
 		m.pc = next
 	}
 }
-
-//go:noinline
-func keepAlive(any) {}
 
 const pcRet = -1
 
@@ -275,8 +273,6 @@ type argLayout struct {
 	in, out []int // byte offsets
 	size    int
 }
-
-func alignOf(t reflect.Type) int { return t.Align() }
 
 func layoutOf(t reflect.Type) (argLayout, error) {
 	var l argLayout
@@ -289,7 +285,7 @@ func layoutOf(t reflect.Type) (argLayout, error) {
 		default:
 			return 0, fmt.Errorf("emu: argument type %s is not supported", at)
 		}
-		a := alignOf(at)
+		a := at.Align()
 		off = (off + a - 1) / a * a
 		o := off
 		off += int(at.Size())
@@ -413,7 +409,7 @@ func (m *Machine) call(f *function, l argLayout, t reflect.Type, args []reflect.
 		}
 	}
 	err := m.run(f, frame, extra)
-	keepAlive(args)
+	runtime.KeepAlive(args)
 	if err != nil {
 		return nil, err
 	}
