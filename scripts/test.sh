@@ -15,7 +15,7 @@ go vet ./...
 GOOS=linux GOARCH=arm64 go vet ./codegen/arm64/... ./kernels/...
 
 step "regenerate: committed generated files must be reproducible"
-go generate ./kernels/... ./codegen/amd64/internal/mk/... ./codegen/arm64/internal/mk/...
+go generate ./kernels/... ./codegen/amd64/internal/mk/... ./codegen/arm64/internal/mk/... ./codegen/amd64/emu/...
 if [ -n "$(git status --porcelain -- kernels codegen)" ]; then
   git status --porcelain -- kernels codegen; git diff --stat -- kernels codegen
   echo "generated files differ from the committed ones: run go generate and commit"; exit 1
@@ -23,6 +23,11 @@ fi
 
 step "go test (amd64, every variant this CPU has)"
 go test -count=1 ./...
+
+step "AVX-512 kernels in the x86 interpreter (codegen/amd64/emu; KGEN_EMU=1 forces it on CPUs that have AVX-512)"
+KGEN_EMU=1 go test -count=1 -v -run 'Differential|Special|GuardPage|BLISDriver|Emu' ./codegen/amd64/internal/mk/ 2>&1 |
+  grep -E -- '^(ok|FAIL)|^--- |^    --- [A-Z]+: .*/emulated'
+go test -count=1 -v -run 'TestEmu|TestProbes$' ./kernels/ ./codegen/amd64/emu/ 2>&1 | grep -E -- '^(ok|FAIL|--- )'
 
 step "go test -tags purego (portable Go only)"
 go test -count=1 -tags purego ./kernels/...

@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kgen-dev/kgen/codegen/amd64/emu"
 )
 
 // unitRoundoff returns u for T.
@@ -73,7 +75,7 @@ func (p *problem[T]) String() string {
 }
 
 // run calls k on a fresh copy of C (or on c if not nil) and returns it.
-func (p *problem[T]) run(fn kernFunc[T], c, bias []T) []T {
+func (p *problem[T]) run(k kernel[T], c, bias []T) []T {
 	if c == nil {
 		c = append([]T(nil), p.c0...)
 	}
@@ -84,16 +86,33 @@ func (p *problem[T]) run(fn kernFunc[T], c, bias []T) []T {
 	if len(bias) > 0 {
 		bp = &bias[0]
 	}
-	fn(p.kc, &p.a[0], &p.b[0], &c[0], p.ldc, p.m, p.n, p.alpha, p.beta, bp, p.ep)
+	if k.bind != nil {
+		k.bind(emu.Slice("a", p.a), emu.Slice("b", p.b), emu.Slice("c", c), emu.Slice("bias", bias))
+	}
+	k.fn(p.kc, &p.a[0], &p.b[0], &c[0], p.ldc, p.m, p.n, p.alpha, p.beta, bp, p.ep)
 	return c
 }
 
-// check compares got with a float64 reference; the tolerance is
-// 2·(kc+4)·u·G + τ with G = |α|Σ|a||b| + |β||C₀| + |bias| (GEMM-NOTES §6).
+// check compares got with a float64 reference (verify) and reports the
+// first differences on t.
 func (p *problem[T]) check(t *testing.T, name string, got []T) {
 	t.Helper()
+	bad := p.verify(name, got)
+	for i, msg := range bad {
+		if i == 5 {
+			t.Errorf("%s %v: %d bad elements in all", name, p, len(bad))
+			break
+		}
+		t.Error(msg)
+	}
+}
+
+// verify compares got with a float64 reference; the tolerance is
+// 2·(kc+4)·u·G + τ with G = |α|Σ|a||b| + |β||C₀| + |bias| (GEMM-NOTES §6).
+// Elements of C outside the m×n tile must still hold the sentinel.
+func (p *problem[T]) verify(name string, got []T) []string {
 	u := unitRoundoff[T]()
-	bad := 0
+	var bad []string
 	for i := 0; i < p.m; i++ {
 		for j := 0; j < p.n; j++ {
 			var acc, g float64
@@ -127,10 +146,7 @@ func (p *problem[T]) check(t *testing.T, name string, got []T) {
 				ok = math.Abs(r-v) <= 2*float64(p.kc+4)*u*g+tiny[T]()
 			}
 			if !ok {
-				if bad < 5 {
-					t.Errorf("%s %v: C[%d,%d] = %v, want %v", name, p, i, j, r, v)
-				}
-				bad++
+				bad = append(bad, fmt.Sprintf("%s %v: C[%d,%d] = %v, want %v", name, p, i, j, r, v))
 			}
 		}
 	}
@@ -140,23 +156,15 @@ func (p *problem[T]) check(t *testing.T, name string, got []T) {
 			continue
 		}
 		if x != sentinel {
-			if bad < 5 {
-				t.Errorf("%s %v: C[%d,%d] outside the tile was written: %v", name, p, i, j, x)
-			}
-			bad++
+			bad = append(bad, fmt.Sprintf("%s %v: C[%d,%d] outside the tile was written: %v", name, p, i, j, x))
 		}
 	}
-	if bad > 5 {
-		t.Errorf("%s %v: %d bad elements in all", name, p, bad)
-	}
+	return bad
 }
 
 var kcs = []int{0, 1, 2, 3, 4, 5, 7, 17, 64, 255, 1000}
 
 func testDifferential[T float](t *testing.T, k kernel[T]) {
-	if !k.runnable() {
-		t.Skipf("CPU lacks %s", k.isa)
-	}
 	rng := rand.New(rand.NewPCG(uint64(k.mr), uint64(k.nr)))
 	for _, kc := range kcs {
 		for trial := 0; trial < 24; trial++ {
@@ -191,29 +199,26 @@ func testDifferential[T float](t *testing.T, k kernel[T]) {
 			if trial == 7 {
 				p.alpha = 1
 			}
-			p.check(t, k.name, p.run(k.fn, nil, nil))
+			p.check(t, k.name, p.run(k, nil, nil))
 		}
 	}
 }
 
 func TestDifferentialF32(t *testing.T) {
 	for _, k := range f32Kernels {
-		t.Run(k.name, func(t *testing.T) { testDifferential(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testDifferential(t, k.in(t, mode)) })
 	}
 }
 
 func TestDifferentialF64(t *testing.T) {
 	for _, k := range f64Kernels {
-		t.Run(k.name, func(t *testing.T) { testDifferential(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testDifferential(t, k.in(t, mode)) })
 	}
 }
 
 // testSpecial injects NaN and ±Inf into A, B, C and bias and checks that
 // they propagate exactly as in the reference (NaN stays NaN through ReLU).
 func testSpecial[T float](t *testing.T, k kernel[T]) {
-	if !k.runnable() {
-		t.Skipf("CPU lacks %s", k.isa)
-	}
 	rng := rand.New(rand.NewPCG(7, uint64(k.nr)))
 	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1)}
 	for trial := 0; trial < 200; trial++ {
@@ -235,18 +240,18 @@ func testSpecial[T float](t *testing.T, k kernel[T]) {
 		default:
 			p.bias[rng.IntN(n)] = s
 		}
-		p.check(t, k.name, p.run(k.fn, nil, nil))
+		p.check(t, k.name, p.run(k, nil, nil))
 	}
 }
 
 func TestSpecialF32(t *testing.T) {
 	for _, k := range f32Kernels {
-		t.Run(k.name, func(t *testing.T) { testSpecial(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testSpecial(t, k.in(t, mode)) })
 	}
 }
 
 func TestSpecialF64(t *testing.T) {
 	for _, k := range f64Kernels {
-		t.Run(k.name, func(t *testing.T) { testSpecial(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testSpecial(t, k.in(t, mode)) })
 	}
 }

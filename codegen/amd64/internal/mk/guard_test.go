@@ -51,9 +51,6 @@ func guardedAtStart[T float](g *guarded, count int) []T {
 // Any read or write outside the m×n tile, or past bias[n-1], faults and
 // crashes the test binary.
 func testGuard[T float](t *testing.T, k kernel[T]) {
-	if !k.runnable() {
-		t.Skipf("CPU lacks %s", k.isa)
-	}
 	gc := newGuarded(t, 4)
 	gb := newGuarded(t, 1)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -75,7 +72,7 @@ func testGuard[T float](t *testing.T, k kernel[T]) {
 						}
 						copy(c, p.c0)
 						copy(bias, p.bias)
-						p.check(t, k.name, p.run(k.fn, c, bias))
+						p.check(t, k.name, p.run(k, c, bias))
 					}
 				}
 			}
@@ -85,12 +82,12 @@ func testGuard[T float](t *testing.T, k kernel[T]) {
 
 func TestGuardPageF32(t *testing.T) {
 	for _, k := range f32Kernels {
-		t.Run(k.name, func(t *testing.T) { testGuard(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testGuard(t, k.in(t, mode)) })
 	}
 }
 
 func TestGuardPageF64(t *testing.T) {
 	for _, k := range f64Kernels {
-		t.Run(k.name, func(t *testing.T) { testGuard(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testGuard(t, k.in(t, mode)) })
 	}
 }

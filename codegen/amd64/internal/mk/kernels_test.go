@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/codegen/amd64"
+	"github.com/kgen-dev/kgen/codegen/amd64/emu"
 )
 
 // float is the element type of a kernel.
@@ -19,18 +20,22 @@ type kernel[T float] struct {
 	isa    string
 	mr, nr int
 	fn     kernFunc[T]
+
+	// bind, set when fn is the emulated kernel (emu_test.go), gives it
+	// the slices it may access before each call.
+	bind func(rs ...emu.Region)
 }
 
 func (k kernel[T]) runnable() bool { return amd64.HostSupports(k.isa) }
 
 var f32Kernels = []kernel[float32]{
-	{"sgemm6x16AVX2", amd64.AVX2, 6, 16, sgemm6x16AVX2},
-	{"sgemm14x32AVX512", amd64.AVX512, 14, 32, sgemm14x32AVX512},
+	{name: "sgemm6x16AVX2", isa: amd64.AVX2, mr: 6, nr: 16, fn: sgemm6x16AVX2},
+	{name: "sgemm14x32AVX512", isa: amd64.AVX512, mr: 14, nr: 32, fn: sgemm14x32AVX512},
 }
 
 var f64Kernels = []kernel[float64]{
-	{"dgemm6x8AVX2", amd64.AVX2, 6, 8, dgemm6x8AVX2},
-	{"dgemm14x16AVX512", amd64.AVX512, 14, 16, dgemm14x16AVX512},
+	{name: "dgemm6x8AVX2", isa: amd64.AVX2, mr: 6, nr: 8, fn: dgemm6x8AVX2},
+	{name: "dgemm14x16AVX512", isa: amd64.AVX512, mr: 14, nr: 16, fn: dgemm14x16AVX512},
 }
 
 type peak struct {

@@ -13,9 +13,6 @@ import (
 // one). A's last element is A(m-1, kc-1), B's is B(kc-1, n-1): a read of a
 // row of A past m, of a column of B past n, or of a k step past kc faults.
 func testGuardU[T float](t *testing.T, k kernelU[T]) {
-	if !k.runnable() {
-		t.Skipf("CPU lacks %s", k.isa)
-	}
 	ga, gb, gc, gbias := newGuarded(t, 4), newGuarded(t, 4), newGuarded(t, 4), newGuarded(t, 1)
 	rng := rand.New(rand.NewPCG(3, 5))
 	for m := 1; m <= k.mr; m++ {
@@ -39,7 +36,7 @@ func testGuardU[T float](t *testing.T, k kernelU[T]) {
 							copy(b, p.ub)
 							copy(c, p.c0)
 							copy(bias, p.bias)
-							p.check(t, k.name+" "+p.String(), p.runU(k.fn, a, b, c, bias))
+							p.check(t, k.name+" "+p.String(), p.runU(k, a, b, c, bias))
 						}
 					}
 				}
@@ -50,12 +47,12 @@ func testGuardU[T float](t *testing.T, k kernelU[T]) {
 
 func TestGuardPageUF32(t *testing.T) {
 	for _, k := range f32KernelsU {
-		t.Run(k.name, func(t *testing.T) { testGuardU(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testGuardU(t, k.in(t, mode)) })
 	}
 }
 
 func TestGuardPageUF64(t *testing.T) {
 	for _, k := range f64KernelsU {
-		t.Run(k.name, func(t *testing.T) { testGuardU(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testGuardU(t, k.in(t, mode)) })
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/codegen/amd64"
+	"github.com/kgen-dev/kgen/codegen/amd64/emu"
 )
 
 // kernFuncU is the unpacked (strided) microkernel contract of docs/MICROKERNEL.md.
@@ -19,20 +20,22 @@ type kernelU[T float] struct {
 	isa    string
 	mr, nr int
 	fn     kernFuncU[T]
+
+	bind func(rs ...emu.Region) // as in kernel
 }
 
 func (k kernelU[T]) runnable() bool { return amd64.HostSupports(k.isa) }
 
 var f32KernelsU = []kernelU[float32]{
-	{"sgemm6x16AVX2U", amd64.AVX2, 6, 16, sgemm6x16AVX2U},
-	{"sgemm14x32AVX512U", amd64.AVX512, 14, 32, sgemm14x32AVX512U},
-	{"sgemm13x8AVX2U", amd64.AVX2, 13, 8, sgemm13x8AVX2U}, // test shape: AVX-512 row addressing on AVX2
+	{name: "sgemm6x16AVX2U", isa: amd64.AVX2, mr: 6, nr: 16, fn: sgemm6x16AVX2U},
+	{name: "sgemm14x32AVX512U", isa: amd64.AVX512, mr: 14, nr: 32, fn: sgemm14x32AVX512U},
+	{name: "sgemm13x8AVX2U", isa: amd64.AVX2, mr: 13, nr: 8, fn: sgemm13x8AVX2U}, // test shape: AVX-512 row addressing on AVX2
 }
 
 var f64KernelsU = []kernelU[float64]{
-	{"dgemm6x8AVX2U", amd64.AVX2, 6, 8, dgemm6x8AVX2U},
-	{"dgemm14x16AVX512U", amd64.AVX512, 14, 16, dgemm14x16AVX512U},
-	{"dgemm12x4AVX2U", amd64.AVX2, 12, 4, dgemm12x4AVX2U}, // test shape
+	{name: "dgemm6x8AVX2U", isa: amd64.AVX2, mr: 6, nr: 8, fn: dgemm6x8AVX2U},
+	{name: "dgemm14x16AVX512U", isa: amd64.AVX512, mr: 14, nr: 16, fn: dgemm14x16AVX512U},
+	{name: "dgemm12x4AVX2U", isa: amd64.AVX2, mr: 12, nr: 4, fn: dgemm12x4AVX2U}, // test shape
 }
 
 // testShapesU are the unpacked kernels that gen adds for testing only
@@ -144,7 +147,7 @@ func (p *problemU[T]) setB(q, j int, v T) {
 }
 
 // runU calls fn on the given operands (nil: p's own; C: a fresh copy of c0).
-func (p *problemU[T]) runU(fn kernFuncU[T], a, b, c, bias []T) []T {
+func (p *problemU[T]) runU(k kernelU[T], a, b, c, bias []T) []T {
 	if a == nil {
 		a = p.ua
 	}
@@ -157,16 +160,16 @@ func (p *problemU[T]) runU(fn kernFuncU[T], a, b, c, bias []T) []T {
 	if bias == nil {
 		bias = p.bias
 	}
-	fn(p.kc, &a[0], p.ars, p.acs, &b[0], p.ldb, &c[0], p.ldc, p.m, p.n, p.alpha, p.beta, &bias[0], p.ep)
+	if k.bind != nil {
+		k.bind(emu.Slice("a", a), emu.Slice("b", b), emu.Slice("c", c), emu.Slice("bias", bias))
+	}
+	k.fn(p.kc, &a[0], p.ars, p.acs, &b[0], p.ldb, &c[0], p.ldc, p.m, p.n, p.alpha, p.beta, &bias[0], p.ep)
 	return c
 }
 
 var kcsU = []int{0, 1, 2, 3, 4, 5, 7, 17, 64, 255}
 
 func testDifferentialU[T float](t *testing.T, k kernelU[T]) {
-	if !k.runnable() {
-		t.Skipf("CPU lacks %s", k.isa)
-	}
 	rng := rand.New(rand.NewPCG(uint64(k.mr), uint64(k.nr)+100))
 	for _, kc := range kcsU {
 		for trial := 0; trial < 36; trial++ {
@@ -206,28 +209,25 @@ func testDifferentialU[T float](t *testing.T, k kernelU[T]) {
 			if trial%7 == 3 {
 				p.alpha = 1
 			}
-			p.check(t, k.name+" "+p.String(), p.runU(k.fn, nil, nil, nil, nil))
+			p.check(t, k.name+" "+p.String(), p.runU(k, nil, nil, nil, nil))
 		}
 	}
 }
 
 func TestDifferentialUF32(t *testing.T) {
 	for _, k := range f32KernelsU {
-		t.Run(k.name, func(t *testing.T) { testDifferentialU(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testDifferentialU(t, k.in(t, mode)) })
 	}
 }
 
 func TestDifferentialUF64(t *testing.T) {
 	for _, k := range f64KernelsU {
-		t.Run(k.name, func(t *testing.T) { testDifferentialU(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testDifferentialU(t, k.in(t, mode)) })
 	}
 }
 
 // testSpecialU injects NaN and ±Inf into A, B, C and bias.
 func testSpecialU[T float](t *testing.T, k kernelU[T]) {
-	if !k.runnable() {
-		t.Skipf("CPU lacks %s", k.isa)
-	}
 	rng := rand.New(rand.NewPCG(8, uint64(k.nr)))
 	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1)}
 	for trial := 0; trial < 300; trial++ {
@@ -252,19 +252,19 @@ func testSpecialU[T float](t *testing.T, k kernelU[T]) {
 		default:
 			p.bias[rng.IntN(n)] = s
 		}
-		p.check(t, k.name+" "+p.String(), p.runU(k.fn, nil, nil, nil, nil))
+		p.check(t, k.name+" "+p.String(), p.runU(k, nil, nil, nil, nil))
 	}
 }
 
 func TestSpecialUF32(t *testing.T) {
 	for _, k := range f32KernelsU {
-		t.Run(k.name, func(t *testing.T) { testSpecialU(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testSpecialU(t, k.in(t, mode)) })
 	}
 }
 
 func TestSpecialUF64(t *testing.T) {
 	for _, k := range f64KernelsU {
-		t.Run(k.name, func(t *testing.T) { testSpecialU(t, k) })
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testSpecialU(t, k.in(t, mode)) })
 	}
 }
 
