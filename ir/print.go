@@ -84,7 +84,7 @@ func (k *Kernel) String() string {
 	for _, s := range k.Stmts {
 		vs := make([]string, len(s.Vars))
 		for i, v := range s.Vars {
-			vs[i] = v.Name + "<" + v.Range.Name
+			vs[i] = v.Name + "<" + v.RangeName()
 		}
 		fmt.Fprintf(&b, "  %s[%s] = %s    // for %s\n", s.Out.Name, joinVars(s.Vars), FormatExpr(s.Value), strings.Join(vs, ", "))
 	}
