@@ -40,6 +40,9 @@ func FormatExpr(e Expr) string {
 		names := make([]string, len(e.Vars))
 		for i, v := range e.Vars {
 			names[i] = v.Name
+			if v.Range == nil && v.Const > 0 {
+				names[i] += " < " + strconv.Itoa(v.Const) // a window
+			}
 		}
 		op := map[Op]string{Add: "sum", Max: "max", Min: "min"}[e.Op]
 		return op + "(" + strings.Join(names, ", ") + ": " + FormatExpr(e.X) + ")"
