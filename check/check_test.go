@@ -420,7 +420,7 @@ t.kd:10:1: kernel f redeclared`
 
 func TestSyntaxErrorThroughFile(t *testing.T) {
 	_, err := check.File("t.kd", "kernel f(X: f32[N]) {\n    X[i] = = 1\n}")
-	if err == nil || err.Error() != `t.kd:2:12: syntax error: unexpected token "=" (expected Expr)` {
+	if err == nil || err.Error() != `t.kd:2:12: syntax error: expected an expression after "=", found "="` {
 		t.Errorf("got %v", err)
 	}
 }
