@@ -16,7 +16,7 @@ import (
 // Limits on what Parse accepts.
 const (
 	MaxSource = 16 << 20 // bytes of source text
-	MaxTokens = 1 << 20  // tokens (participle's tree takes a few hundred bytes per token)
+	MaxTokens = 1 << 16  // tokens (participle allocates a few KiB per token while it parses)
 	MaxDepth  = 256      // nesting of brackets, calls, reductions and unary minus
 	MaxName   = 128      // bytes of an identifier or a number
 )
