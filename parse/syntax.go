@@ -599,4 +599,3 @@ func syntaxCheck(filename, src string) (err *Error) {
 	r.file()
 	return nil
 }
-
