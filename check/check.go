@@ -6,6 +6,7 @@ package check
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -206,14 +207,18 @@ func (c *checker) kernel(pk *parse.Kernel) *ir.Kernel {
 	for _, eq := range pk.Where {
 		kc.where(eq)
 	}
-	nerr := len(c.errs)
+	failed := map[string]bool{} // targets of statements with errors
 	for _, s := range pk.Body {
+		nerr := len(c.errs)
 		kc.stmt(s)
+		if len(c.errs) > nerr {
+			failed[s.Target] = true
+		}
 	}
-	// An output is "never written" only if no statement failed: a statement with an error writes
-	// nothing, and its error is the one to read.
+	// A statement with an error writes nothing, and its error is the one to read: its output is not
+	// also reported as never written.
 	for _, p := range k.Params {
-		if (p.Kind == ir.Out || p.Kind == ir.InOut) && !kc.written[p] && len(c.errs) == nerr {
+		if (p.Kind == ir.Out || p.Kind == ir.InOut) && !kc.written[p] && !failed[p.Name] {
 			c.errorf(p.Pos, "output %s is never written", p.Name)
 		}
 	}
@@ -396,7 +401,11 @@ func (kc *kchecker) stmt(s *parse.Stmt) {
 	// Every variable needs a range.
 	for _, v := range kc.vars {
 		if _, mine := kc.varPos[v]; mine && v.Range == nil && v.Const == 0 {
-			kc.errorf(kc.varPos[v], "cannot infer the range of index %s: use it alone as an index of a tensor", v.Name)
+			hint := ""
+			if !slices.Contains(kc.outVars, v) {
+				hint = fmt.Sprintf(", or give it a range: sum(%s < 3: ...) or sum(%s < R: ...) with a dim R", v.Name, v.Name)
+			}
+			kc.errorf(kc.varPos[v], "cannot infer the range of index %s: use it alone as an index of a tensor%s", v.Name, hint)
 		}
 	}
 	if len(kc.errs) > nerr {

@@ -159,7 +159,7 @@ kernel box(X: f32[N], F: f32[R], Y: out f32[N]) {
 		{"zero range", "    Y[i] = sum(r < 0: X[i + r])", "2:20: range of r: 0 is not an integer from 1 to 1048576"},
 		{"huge range", "    Y[i] = sum(r < 99999999999999999999: X[i + r])", "2:20: range of r: 99999999999999999999 is not an integer from 1"},
 		{"scalar as range", "    Y[i] = sum(r < s: X[i + r])", "2:20: range of r: s is not a dim of kernel f (a range is an integer or a dim)"},
-		{"window without range", "    Y[i] = max(r: X[2*i + r])", "2:16: cannot infer the range of index r"},
+		{"window without range", "    Y[i] = max(r: X[2*i + r])", "2:16: cannot infer the range of index r: use it alone as an index of a tensor, or give it a range: sum(r < 3: ...)"},
 	} {
 		wantErrors(t, tc.name, hdr+tc.stmt+"\n}\n", tc.want)
 	}
@@ -168,14 +168,18 @@ kernel box(X: f32[N], F: f32[R], Y: out f32[N]) {
 // Issue 10, item 8: a statement error is not preceded by "output ... is never written".
 func TestNoFalseNeverWritten(t *testing.T) {
 	for _, tc := range []struct{ name, stmt, want string }{
-		{"unknown name", "    Y[i] = q", "2:12: undefined: q"},
-		{"unknown index", "    Y[i] = X[i] + Z[i, k2]", "2:19: undefined: Z"},
-		{"unknown function", "    Y[i] = foo(X[i])", "2:12: unknown function foo"},
-		{"f32 into f16", "    H[i] = X[i]", "2:12: cannot store a f32 value in f16 tensor H without an explicit cast"},
+		{"unknown name", "    Y[i] = q\n    H[i] = f16(X[i])", "2:12: undefined: q"},
+		{"unknown index", "    Y[i] = X[i] + X[k2 + 1]\n    H[i] = f16(X[i])", "2:21: cannot infer the range of index k2"},
+		{"unknown tensor", "    Y[i] = X[i] + Z[i, k2]\n    H[i] = f16(X[i])", "2:19: undefined: Z"},
+		{"unknown function", "    Y[i] = foo(X[i])\n    H[i] = f16(X[i])", "2:12: unknown function foo"},
+		{"f32 into f16", "    H[i] = X[i]\n    Y[i] = X[i]", "2:12: cannot store a f32 value in f16 tensor H without an explicit cast"},
 	} {
 		src := "kernel f(X: f32[N], Y: out f32[N], H: out f16[N]) {\n" + tc.stmt + "\n}\n"
 		wantErrors(t, tc.name, src, tc.want)
 	}
+	// An output no failed statement was to write is still reported.
+	wantErrors(t, "other output", "kernel f(X: f32[N], Y: out f32[N], H: out f16[N]) {\n    H[i] = X[i]\n}\n",
+		"1:21: output Y is never written", "2:12: cannot store a f32 value in f16 tensor H")
 	// Without a failed statement, an unwritten output is still reported.
 	wantErrors(t, "really never written", "kernel f(X: f32[N], Y: out f32[N], H: out f16[N]) {\n    Y[i] = X[i]\n}\n",
 		"1:36: output H is never written")
