@@ -12,7 +12,7 @@ import (
 var parser = participle.MustBuild[File](
 	participle.Lexer(kdslLexer),
 	participle.Elide("Comment", "Whitespace"),
-	participle.UseLookahead(64),
+	participle.UseLookahead(MaxTokens), // the recognizer has checked the syntax: backtracking only chooses between a reduction and a call
 )
 
 // Pos is a source position (1-based line and column).
@@ -79,8 +79,8 @@ func Parse(filename, src string) (*File, error) {
 	}
 	f, err := parser.ParseString(filename, src)
 	if err != nil {
-		// The recognizer accepted what the grammar did not (it backtracks at most 64 tokens, e.g.
-		// in a call with dozens of arguments). Say where, without the grammar's internals.
+		// The recognizer accepted what the grammar did not (the fuzzer looks for such inputs). Say
+		// where, without the grammar's internals.
 		pos := Pos{Filename: filename, Line: 1, Column: 1}
 		msg := "syntax error: kgen's parser cannot read this"
 		var perr participle.Error
@@ -92,7 +92,7 @@ func Parse(filename, src string) (*File, error) {
 		}
 		var ut *participle.UnexpectedTokenError
 		if errors.As(err, &ut) {
-			msg = "syntax error: unexpected " + Quote(ut.Unexpected.Value) + " (kgen's parser reads at most 64 tokens ahead; shorten the expression)"
+			msg = "syntax error: unexpected " + Quote(ut.Unexpected.Value)
 		}
 		return nil, ErrorList{{Pos: pos, Msg: msg}}
 	}

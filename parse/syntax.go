@@ -408,7 +408,6 @@ func (r *recognizer) primary() {
 			r.reduce(t)
 			return
 		}
-		r.enter()
 		for first := true; first && !r.is(")") || r.prev().text == ","; first = false {
 			r.expr()
 			if r.is(",") {
@@ -421,12 +420,10 @@ func (r *recognizer) primary() {
 			}
 		}
 		r.next()
-		r.depth--
 	case t.kind == tIdent:
 		r.next()
 		if r.is("[") {
 			r.next()
-			r.enter()
 			for first := true; first && !r.is("]") || r.prev().text == ","; first = false {
 				r.expr()
 				if r.is(",") {
@@ -436,7 +433,6 @@ func (r *recognizer) primary() {
 				}
 			}
 			r.next()
-			r.depth--
 			if r.is("[") {
 				r.failHere(`expected one index list: write %s[i, j], not %s[i][j]`, clipName(t.text), clipName(t.text))
 			}
@@ -489,10 +485,8 @@ func (r *recognizer) reduce(op token) {
 			break
 		}
 	}
-	r.enter()
 	r.expr()
 	r.expect(")", "to close "+clipName(op.text)+"(...)")
-	r.depth--
 }
 
 var operators = map[string]bool{"+": true, "-": true, "*": true, "/": true, "<": true, "<=": true, ">": true, ">=": true, "==": true, "!=": true}
