@@ -1,6 +1,8 @@
 package check
 
 import (
+	"strings"
+
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/parse"
 )
@@ -8,7 +10,8 @@ import (
 // The implicit (Einstein) sum covers a statement's whole right-hand side. That is only what a writer
 // means when every additive term uses the summed index: in `C[i, j] = A[i, k]*B[k, j] + bias[j]` the
 // sum would add bias[j] K times, and in `... + bias[k]` it would sum bias and broadcast the total over
-// i and j. checkImplicit reports both; an explicit sum(k: ...) says which terms are summed.
+// i and j. checkImplicit reports both, and the same within a product (y[i] = X[i] * b[k] sums b and
+// broadcasts the sum over i); an explicit sum(k: ...) says what is summed.
 
 // term is an additive term found lacking, for a message.
 type term struct {
@@ -24,23 +27,48 @@ func (kc *kchecker) checkImplicit(s *parse.Stmt, free []*ir.Var, lhs []string) {
 			return
 		}
 	}
+	// A term's factors that use the index are summed over it before the other factors multiply them.
+	// Those factors must use every left-hand index the term uses (every left-hand index, when there
+	// are several terms): otherwise their sum is broadcast, as in y[i] = X[i] * b[k] (k stray) or
+	// C[i, j] = A[i, k] * B[k, j] + b[k].
 	terms := topTerms(s.Value)
-	if len(terms) < 2 {
-		return
-	}
 	for _, v := range free {
 		for _, p := range terms {
-			if !mentionsProduct(p, v.Name) {
+			var with []*parse.Unary
+			var texts []string
+			for _, f := range factors(p) {
+				if mentionsUnary(f, v.Name) {
+					with = append(with, f)
+					texts = append(texts, parse.FactorString(f))
+				}
+			}
+			if len(with) == 0 {
 				continue
 			}
 			for _, l := range lhs {
-				if !mentionsProduct(p, l) {
-					kc.errorf(p.Pos, "%s is summed implicitly in %s, which does not use %s: its sum would be broadcast over %s; write sum(%s: ...) explicitly", v.Name, clip(parse.TermString(p)), l, l, v.Name)
+				if len(terms) == 1 && !mentionsProduct(p, l) {
+					continue
+				}
+				used := false
+				for _, f := range with {
+					used = used || mentionsUnary(f, l)
+				}
+				if !used {
+					kc.errorf(with[0].Pos, "%s is summed implicitly over %s, which does not use %s: the sum would be broadcast over %s; write sum(%s: ...) explicitly",
+						v.Name, clip(strings.Join(texts, " * ")), l, l, v.Name)
 					return
 				}
 			}
 		}
 	}
+}
+
+func factors(p *parse.Product) []*parse.Unary {
+	out := []*parse.Unary{p.Left}
+	for _, r := range p.Rest {
+		out = append(out, r.Factor)
+	}
+	return out
 }
 
 // clip shortens a term for a message.

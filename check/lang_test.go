@@ -43,8 +43,10 @@ func TestImplicitSumTerms(t *testing.T) {
 		{"product of sums", "    C[i, j] = (A[i, k] + 1) * (B[k, j] + bias[j])", "2:26: k is summed implicitly but does not occur in 1;"},
 		{"constant term", "    y[i] = A[i, k] + 1", "2:22: k is summed implicitly but does not occur in 1"},
 		{"explicit sum term", "    C[i, j] = sum(l: A[i, l] * B[l, j]) + A[i, k] * bk[k] * bias[j]", "2:15: k is summed implicitly but does not occur in sum(l: A[i, l] * B[l, j])"},
-		{"stray index summed and broadcast", "    C[i, j] = A[i, k] * B[k, j] + bk[k]", "2:35: k is summed implicitly in bk[k], which does not use i: its sum would be broadcast over i; write sum(k: ...) explicitly"},
-		{"stray index broadcast over one index", "    C[i, j] = A[i, k] * B[k, j] + A[i, k] * bk[k]", "2:35: k is summed implicitly in A[i, k] * bk[k], which does not use j"},
+		{"stray index summed and broadcast", "    C[i, j] = A[i, k] * B[k, j] + bk[k]", "2:35: k is summed implicitly over bk[k], which does not use i: the sum would be broadcast over i; write sum(k: ...) explicitly"},
+		{"stray index broadcast over one index", "    C[i, j] = A[i, k] * B[k, j] + A[i, k] * bk[k]", "2:35: k is summed implicitly over A[i, k] * bk[k], which does not use j"},
+		{"stray index in a product", "    y[i] = A[i, 0] * bk[k]", "2:22: k is summed implicitly over bk[k], which does not use i: the sum would be broadcast over i"},
+		{"matrix-vector product broadcast", "    C[i, j] = A[i, k] * bk[k] * bias[j]", "2:15: k is summed implicitly over A[i, k] * bk[k], which does not use j"},
 	} {
 		src := hdr + tc.stmt + "\n    y[i] = 1\n}\n"
 		src = strings.Replace(src, "    y[i] = 1\n", "    y[i] = 1\n    C[i, j] = 0\n", 1)
@@ -57,7 +59,9 @@ func TestImplicitSumTerms(t *testing.T) {
 		"C[i, j] += A[i, k] * B[k, j] * 2",
 		"C[i, j] = A[i, k] * B[k, j] + A[i, k] * B[k, j] * bias[j]",
 		"C[i, j] = A[i, k] * (B[k, j] + 1)",
-		"C[i, j] = -(A[i, k] * B[k, j]) + bias[j] / bk[k] * A[i, k]",
+		"C[i, j] = -(A[i, k] * B[k, j]) + bias[j] / bk[k] * B[k, j] * A[i, k]",
+		"C[i, j] = sum(k: A[i, k] * bk[k]) * bias[j]",
+		"y[i] = A[i, k] * bk[k] * 2",
 		"C[i, j] = sum(k: A[i, k] * B[k, j]) + bias[j]",
 		"C[i, j] = exp(A[i, k] - bias[j]) * B[k, j]",
 		"y[i] = A[i, k]",
