@@ -6,6 +6,7 @@ package check
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,6 +109,8 @@ type kchecker struct {
 	vars    []*ir.Var
 	dimVals []*ir.DimVal
 	written map[*ir.Tensor]bool
+	// explicit marks reduction indices with a written range (r < 2): they take no dim from accesses.
+	explicit map[*ir.Var]bool
 	// per statement
 	scope    map[string]*ir.Var
 	free     []*ir.Var
@@ -117,7 +120,7 @@ type kchecker struct {
 	allowNew bool
 }
 
-var reserved = map[string]bool{"kernel": true, "schedule": true, "let": true, "for": true, "in": true, "out": true, "inout": true}
+var reserved = map[string]bool{"kernel": true, "schedule": true, "let": true, "for": true, "in": true, "out": true, "inout": true, "where": true}
 
 // goReserved are names a kernel may not use because generated Go would break: Go keywords, the builtins
 // and packages the generated code uses.
@@ -142,7 +145,7 @@ func (c *checker) checkName(pos ir.Pos, name string) bool {
 
 func (c *checker) kernel(pk *parse.Kernel) *ir.Kernel {
 	k := &ir.Kernel{Name: pk.Name, Pos: pk.Pos}
-	kc := &kchecker{checker: c, k: k, names: map[string]any{}, parent: map[*ir.Dim]*ir.Dim{}, dimPos: map[*ir.Dim]ir.Pos{}, written: map[*ir.Tensor]bool{}}
+	kc := &kchecker{checker: c, k: k, names: map[string]any{}, parent: map[*ir.Dim]*ir.Dim{}, dimPos: map[*ir.Dim]ir.Pos{}, written: map[*ir.Tensor]bool{}, explicit: map[*ir.Var]bool{}}
 	c.checkName(pk.Pos, pk.Name)
 	for _, p := range pk.Params {
 		if !c.checkName(p.Pos, p.Name) {
@@ -201,11 +204,21 @@ func (c *checker) kernel(pk *parse.Kernel) *ir.Kernel {
 		kc.names[p.Name] = t
 		k.Params = append(k.Params, t)
 	}
-	for _, s := range pk.Body {
-		kc.stmt(s)
+	for _, eq := range pk.Where {
+		kc.where(eq)
 	}
+	failed := map[string]bool{} // targets of statements with errors
+	for _, s := range pk.Body {
+		nerr := len(c.errs)
+		kc.stmt(s)
+		if len(c.errs) > nerr {
+			failed[s.Target] = true
+		}
+	}
+	// A statement with an error writes nothing, and its error is the one to read: its output is not
+	// also reported as never written.
 	for _, p := range k.Params {
-		if (p.Kind == ir.Out || p.Kind == ir.InOut) && !kc.written[p] {
+		if (p.Kind == ir.Out || p.Kind == ir.InOut) && !kc.written[p] && !failed[p.Name] {
 			c.errorf(p.Pos, "output %s is never written", p.Name)
 		}
 	}
@@ -220,8 +233,45 @@ func (kc *kchecker) find(d *ir.Dim) *ir.Dim {
 	return d
 }
 
-// unify records that a and b are the same size; the dim declared first stays the representative.
-func (kc *kchecker) unify(a, b *ir.Dim) {
+// where records a `where N == K` clause: the two declared dims are one (the first declared is kept).
+func (kc *kchecker) where(eq *parse.DimEq) {
+	var dims [2]*ir.Dim
+	for i, dn := range []*parse.DimName{eq.Left, eq.Right} {
+		d, ok := kc.names[dn.Name].(*ir.Dim)
+		if !ok {
+			kc.errorf(dn.Pos, "where %s == %s: %s is not a dim of kernel %s", eq.Left.Name, eq.Right.Name, dn.Name, kc.k.Name)
+			return
+		}
+		dims[i] = d
+	}
+	if dims[0] == dims[1] {
+		kc.errorf(eq.Pos, "where %s == %s: a dim is always equal to itself", eq.Left.Name, eq.Right.Name)
+		return
+	}
+	kc.join(dims[0], dims[1])
+}
+
+// unify records that a and b are the same size because an index ranges over both (an access at pos
+// shows it). Two different declared dims are only unified when a where clause made them one already:
+// otherwise the generated function would silently lose a dim, so it is an error naming both
+// declarations.
+func (kc *kchecker) unify(pos ir.Pos, what string, a, b *ir.Dim) {
+	ra, rb := kc.find(a), kc.find(b)
+	if ra == rb {
+		return
+	}
+	pa, pb := kc.dimPos[a], kc.dimPos[b]
+	kc.errorf(pos, "%s makes dims %s (declared at %s) and %s (declared at %s) the same size: use one name, or say so with `where %s == %s` after the parameters",
+		what, a.Name, posString(pa), b.Name, posString(pb), a.Name, b.Name)
+	kc.join(ra, rb) // report each pair once
+}
+
+func posString(p ir.Pos) string {
+	return fmt.Sprintf("%s:%d:%d", p.Filename, p.Line, p.Column)
+}
+
+// join merges the classes of a and b; the dim declared first stays the representative.
+func (kc *kchecker) join(a, b *ir.Dim) {
 	a, b = kc.find(a), kc.find(b)
 	if a == b {
 		return
@@ -350,14 +400,26 @@ func (kc *kchecker) stmt(s *parse.Stmt) {
 	}
 	// Every variable needs a range.
 	for _, v := range kc.vars {
-		if _, mine := kc.varPos[v]; mine && v.Range == nil {
-			kc.errorf(kc.varPos[v], "cannot infer the range of index %s: use it alone as an index of a tensor", v.Name)
+		if _, mine := kc.varPos[v]; mine && v.Range == nil && v.Const == 0 {
+			hint := ""
+			if !slices.Contains(kc.outVars, v) {
+				hint = fmt.Sprintf(", or give it a range: sum(%s < 3: ...) or sum(%s < R: ...) with a dim R", v.Name, v.Name)
+			}
+			kc.errorf(kc.varPos[v], "cannot infer the range of index %s: use it alone as an index of a tensor%s", v.Name, hint)
 		}
 	}
 	if len(kc.errs) > nerr {
 		return
 	}
 	if len(kc.free) > 0 {
+		var lhsNames []string
+		for _, v := range kc.outVars {
+			lhsNames = append(lhsNames, v.Name)
+		}
+		kc.checkImplicit(s, kc.free, lhsNames)
+		if len(kc.errs) > nerr {
+			return
+		}
 		val = &ir.Reduce{Op: ir.Add, Vars: kc.free, X: val, T: val.Type().Compute()}
 	}
 	if s.Let {
@@ -614,6 +676,9 @@ func (kc *kchecker) reduce(r *parse.Reduce) ir.Expr {
 			return nil
 		}
 		v := kc.newVar(iv.Name, iv.Pos)
+		if iv.Bound != nil && !kc.bound(v, iv) {
+			return nil
+		}
 		kc.scope[iv.Name] = v
 		vars = append(vars, v)
 	}
@@ -625,6 +690,32 @@ func (kc *kchecker) reduce(r *parse.Reduce) ir.Expr {
 		return nil
 	}
 	return &ir.Reduce{Op: op, Vars: vars, X: x, T: x.Type().Compute()}
+}
+
+// maxWindow bounds a constant reduction range.
+const maxWindow = 1 << 20
+
+// bound gives the reduction index v the explicit range written `r < 2` or `r < R`. Such an index does
+// not take (or unify) the dims of the tensors it indexes; the wrapper checks those accesses at run time.
+func (kc *kchecker) bound(v *ir.Var, iv *parse.ReduceVar) bool {
+	b := iv.Bound
+	if b.Int != nil {
+		n, err := strconv.Atoi(*b.Int)
+		if err != nil || n < 1 || n > maxWindow {
+			kc.errorf(b.Pos, "range of %s: %s is not an integer from 1 to %d", iv.Name, clip(*b.Int), maxWindow)
+			return false
+		}
+		v.Const = n
+	} else {
+		d, ok := kc.names[b.Dim].(*ir.Dim)
+		if !ok {
+			kc.errorf(b.Pos, "range of %s: %s is not a dim of kernel %s (a range is an integer or a dim)", iv.Name, b.Dim, kc.k.Name)
+			return false
+		}
+		v.Range = d
+	}
+	kc.explicit[v] = true
+	return true
 }
 
 func (kc *kchecker) call(c *parse.Call) ir.Expr {
@@ -740,11 +831,11 @@ func (kc *kchecker) access(a *parse.Access) ir.Expr {
 			return nil
 		}
 		idx[i] = ix
-		if v, ok := ix.(ir.IVar); ok {
+		if v, ok := ix.(ir.IVar); ok && !kc.explicit[v.V] {
 			if v.V.Range == nil {
 				v.V.Range = t.Shape[i]
 			} else {
-				kc.unify(v.V.Range, t.Shape[i])
+				kc.unify(a.Index.Exprs[i].Pos, fmt.Sprintf("index %s of %s", v.V.Name, t.Name), v.V.Range, t.Shape[i])
 			}
 		}
 	}

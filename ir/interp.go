@@ -156,7 +156,10 @@ func (in *interp) domain(vs []*Var, i int, f func()) {
 		return
 	}
 	v := vs[i]
-	n := in.dims[v.Range]
+	n := v.Const // an explicit constant range (a window)
+	if v.Range != nil {
+		n = in.dims[v.Range]
+	}
 	for x := 0; x < n; x++ {
 		in.vars[v] = x
 		in.domain(vs, i+1, f)

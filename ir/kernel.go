@@ -12,7 +12,11 @@
 // entirely in f64. Every pass is tested by interpreting the IR before and after it.
 package ir
 
-import "github.com/alecthomas/participle/v2/lexer"
+import (
+	"strconv"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
 
 // Pos is a source position.
 type Pos = lexer.Position
@@ -68,11 +72,37 @@ type Tensor struct {
 }
 
 // Var is an index variable: a statement's domain variable, a reduction variable, or (at the loop level)
-// a loop counter. Range is the dim it ranges over (0 ≤ v < Range) at the algorithm level; loop-level
-// counters made by passes have no Range.
+// a loop counter. Range is the dim it ranges over (0 ≤ v < Range) at the algorithm level; a reduction
+// variable with a constant explicit range (`max(r < 2: ...)`) has Const > 0 and no Range instead.
+// Loop-level counters made by passes have neither.
 type Var struct {
 	Name  string
 	Range *Dim
+	Const int
+}
+
+// Hi is v's exclusive upper bound at the algorithm level: its dim, or its constant range.
+func (v *Var) Hi() IExpr {
+	if v.Range == nil {
+		return IConst{V: v.Const}
+	}
+	return IDim{D: v.Range}
+}
+
+// RangeName prints v's range: the dim's name or the constant.
+func (v *Var) RangeName() string {
+	if v.Range == nil {
+		return strconv.Itoa(v.Const)
+	}
+	return v.Range.Name
+}
+
+// Extent is v's range for the given dim sizes (by dim name).
+func (v *Var) Extent(dims map[string]int) int {
+	if v.Range == nil {
+		return v.Const
+	}
+	return dims[v.Range.Name]
 }
 
 // Stmt is `Out[Vars...] = Value` for every point of the domain spanned by Vars. Reductions in Value bind

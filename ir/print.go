@@ -40,6 +40,9 @@ func FormatExpr(e Expr) string {
 		names := make([]string, len(e.Vars))
 		for i, v := range e.Vars {
 			names[i] = v.Name
+			if v.Range == nil && v.Const > 0 {
+				names[i] += " < " + strconv.Itoa(v.Const) // a window
+			}
 		}
 		op := map[Op]string{Add: "sum", Max: "max", Min: "min"}[e.Op]
 		return op + "(" + strings.Join(names, ", ") + ": " + FormatExpr(e.X) + ")"
@@ -84,7 +87,7 @@ func (k *Kernel) String() string {
 	for _, s := range k.Stmts {
 		vs := make([]string, len(s.Vars))
 		for i, v := range s.Vars {
-			vs[i] = v.Name + "<" + v.Range.Name
+			vs[i] = v.Name + "<" + v.RangeName()
 		}
 		fmt.Fprintf(&b, "  %s[%s] = %s    // for %s\n", s.Out.Name, joinVars(s.Vars), FormatExpr(s.Value), strings.Join(vs, ", "))
 	}

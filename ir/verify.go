@@ -86,6 +86,9 @@ func verifyExpr(e Expr, bound map[*Var]bool, locals map[*LocalVar]bool) error {
 			inner[v] = true
 		}
 		for _, v := range e.Vars {
+			if v.Range == nil && v.Const <= 0 && locals == nil {
+				return fmt.Errorf("reduction index %s has no range", v.Name)
+			}
 			if bound[v] {
 				return fmt.Errorf("reduction rebinds %s", v.Name)
 			}

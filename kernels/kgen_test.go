@@ -388,4 +388,32 @@ func TestHaxpy(t *testing.T) {
 	})
 }
 
+func TestMaxpool2(t *testing.T) {
+	kgentest.Run(t, "kernel maxpool2(I: f32[Nb, C, H, W], O: out f32[Nb, C, OH, OW]) {\n    O[n, c, y, x] = max(r < 2, s < 2: I[n, c, 2*y + r, 2*x + s])\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			I := kgentest.ToF32(in["I"])
+			O := kgentest.ToF32(in["O"])
+			err := Maxpool2(dims["Nb"], dims["C"], dims["H"], dims["W"], dims["OH"], dims["OW"], I, O)
+			out := map[string][]float64{}
+			out["O"] = kgentest.FromF32(O)
+			return out, err
+		},
+	})
+}
+
+func TestAvgpool2(t *testing.T) {
+	kgentest.Run(t, "kernel avgpool2(I: f32[Nb, C, H, W], O: out f32[Nb, C, OH, OW]) {\n    O[n, c, y, x] = sum(r < 2, s < 2: I[n, c, 2*y + r, 2*x + s]) / 4\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			I := kgentest.ToF32(in["I"])
+			O := kgentest.ToF32(in["O"])
+			err := Avgpool2(dims["Nb"], dims["C"], dims["H"], dims["W"], dims["OH"], dims["OW"], I, O)
+			out := map[string][]float64{}
+			out["O"] = kgentest.FromF32(O)
+			return out, err
+		},
+	})
+}
+
 var _ = ir.F32

@@ -164,7 +164,7 @@ func reductionDims(k *ir.Kernel) []*ir.Dim {
 		ir.Walk(s.Value, func(e ir.Expr) {
 			if r, ok := e.(*ir.Reduce); ok {
 				for _, v := range r.Vars {
-					if !slices.Contains(out, v.Range) {
+					if v.Range != nil && !slices.Contains(out, v.Range) {
 						out = append(out, v.Range)
 					}
 				}
@@ -186,7 +186,7 @@ func work(k *ir.Kernel, dims map[string]int) float64 {
 		ir.Walk(s.Value, func(e ir.Expr) {
 			if r, ok := e.(*ir.Reduce); ok {
 				for _, v := range r.Vars {
-					w *= float64(dims[v.Range.Name])
+					w *= float64(v.Extent(dims))
 				}
 			}
 		})
@@ -204,11 +204,11 @@ func fitAffine(k *ir.Kernel, dims map[string]int) {
 					return
 				}
 				for pos, ix := range l.Idx {
-					if _, plain := ix.(ir.IVar); plain {
+					if v, plain := ix.(ir.IVar); plain && v.V.Range == l.T.Shape[pos] {
 						continue
 					}
 					m := map[*ir.Var]ir.IExpr{}
-					ir.IVars(ix, func(v *ir.Var) { m[v] = ir.IConst{V: dims[v.Range.Name] - 1} })
+					ir.IVars(ix, func(v *ir.Var) { m[v] = ir.IConst{V: v.Extent(dims) - 1} })
 					if c, ok := ir.SubstIExpr(ix, m).(ir.IConst); ok {
 						name := l.T.Shape[pos].Name
 						if dims[name] < c.V+1 {
@@ -290,7 +290,7 @@ func Compare(k *ir.Kernel, dims map[string]int, out *ir.Tensor, got, ref, mag []
 			if red, ok := e.(*ir.Reduce); ok {
 				n := 1
 				for _, v := range red.Vars {
-					n *= dims[v.Range.Name]
+					n *= v.Extent(dims)
 				}
 				r = max(r, n)
 			}

@@ -25,7 +25,15 @@ type Kernel struct {
 	Pos    lexer.Position
 	Name   string   `parser:"\"kernel\" @Ident"`
 	Params []*Param `parser:"\"(\" ( @@ ( \",\" @@ )* \",\"? )? \")\""`
+	Where  []*DimEq `parser:"( \"where\" @@ ( \",\" @@ )* )?"`
 	Body   []*Stmt  `parser:"\"{\" ( @@ \";\"? )* \"}\""`
+}
+
+// DimEq is one `parser:"N == K"` of a kernel's where clause: two declared dims that are the same size.
+type DimEq struct {
+	Pos   lexer.Position
+	Left  *DimName `parser:"@@ \"==\""`
+	Right *DimName `parser:"@@"`
 }
 
 // Param is `parser:"name: [in|out|inout] dtype[dims]"`; without dims it is a scalar.
@@ -128,9 +136,24 @@ type Primary struct {
 // Reduce is `parser:"op(k, l: expr)"`: reduce expr with op over the listed index variables.
 type Reduce struct {
 	Pos   lexer.Position
-	Op    string      `parser:"@Ident \"(\""`
-	Vars  []*IndexVar `parser:"@@ ( \",\" @@ )* \":\""`
-	Value *Expr       `parser:"@@ \")\""`
+	Op    string       `parser:"@Ident \"(\""`
+	Vars  []*ReduceVar `parser:"@@ ( \",\" @@ )* \":\""`
+	Value *Expr        `parser:"@@ \")\""`
+}
+
+// ReduceVar is a reduction index, with an explicit range when written `parser:"r < 2"` or `parser:"r < R"`
+// (a window: the index need not appear alone in any tensor).
+type ReduceVar struct {
+	Pos   lexer.Position
+	Name  string `parser:"@Ident"`
+	Bound *Bound `parser:"( \"<\" @@ )?"`
+}
+
+// Bound is the exclusive upper bound of an explicit reduction range: a positive integer or a dim.
+type Bound struct {
+	Pos lexer.Position
+	Int *string `parser:"  @Int"`
+	Dim string  `parser:"| @Ident"`
 }
 
 // Call is `parser:"f(args)"`: an elementwise function or a cast (`parser:"f32(x)"`).

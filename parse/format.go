@@ -63,7 +63,16 @@ func (p *printer) kernel(k *Kernel) {
 			p.b.WriteByte(']')
 		}
 	}
-	p.b.WriteString(") {\n")
+	p.b.WriteByte(')')
+	for i, eq := range k.Where {
+		if i == 0 {
+			p.b.WriteString(" where ")
+		} else {
+			p.b.WriteString(", ")
+		}
+		p.b.WriteString(eq.Left.Name + " == " + eq.Right.Name)
+	}
+	p.b.WriteString(" {\n")
 	for _, s := range k.Body {
 		p.b.WriteString(indent)
 		p.stmt(s)
@@ -225,6 +234,9 @@ func primaryNode(p *Primary) *node {
 				b.WriteString(", ")
 			}
 			b.WriteString(v.Name)
+			if v.Bound != nil {
+				b.WriteString(" < " + v.Bound.String())
+			}
 		}
 		b.WriteString(": " + exprString(p.Reduce.Value) + ")")
 		return atom(b.String())
@@ -237,6 +249,31 @@ func primaryNode(p *Primary) *node {
 		return atom(p.Access.Name + "[" + exprList(p.Access.Index.Exprs) + "]")
 	}
 	return atom("")
+}
+
+// String is the bound as written: the integer or the dim name.
+func (b *Bound) String() string {
+	if b.Int != nil {
+		return *b.Int
+	}
+	return b.Dim
+}
+
+// ExprString prints an expression as Print does.
+func ExprString(e *Expr) string { return exprString(e) }
+
+// TermString prints one additive term (a product) as Print does.
+func TermString(p *Product) string {
+	var b strings.Builder
+	writeNode(&b, productNode(p))
+	return b.String()
+}
+
+// FactorString prints one factor of a product as Print does.
+func FactorString(u *Unary) string {
+	var b strings.Builder
+	writeNode(&b, unaryNode(u))
+	return b.String()
 }
 
 func exprList(es []*Expr) string {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kgen-dev/kgen/check"
 	"github.com/kgen-dev/kgen/ir"
@@ -34,6 +35,54 @@ schedule nope { tile i 96 7 }`,
 	`exp(X[i + 1 - 1]) * Z[i, 2 * j] + H[i]`,
 	`tile i 64 4, j 16
 parallel i; for amd64 { vectorize j 8 } for arm64 { unroll k 4; pack Z }`,
+	// Window reductions, where clauses and the syntax errors users make.
+	`kernel p(I: f32[H, W], F: f32[R2], O: out f32[OH, OW]) where R2 == H {
+    O[y, x] = max(r < 2, s < R2: I[2*y + r, 2*x + s]) + sum(t < 3: F[t])
+}`,
+	"kernel f(A: out f32[N]) {\n    A[i] = max(a, b]\n}",
+	"kernel f(A: out f32[N]) {\n    A[i] = sum(k X[i, k])\n}",
+	"kernel f(x f32[N]) where N = {}",
+	// Hostile input: deep nesting, long names, binary.
+	strings.Repeat("(", 300) + "1" + strings.Repeat(")", 300),
+	strings.Repeat("-", 300) + "X[i]",
+	strings.Repeat("sum(k: ", 260) + "1" + strings.Repeat(")", 260),
+	"kernel " + strings.Repeat("n", 200) + "(A: out f32[N]) {\n    A[i] = 1\n}",
+	"X[i] + 1" + strings.Repeat("0", 200),
+	"kernel f(A: out f32[N]) {\n    A[i] = \x1b[2J\x00\xff\xfe // \x07\n}",
+	"\x00\x01\x02\xff\xfe\x80kernel\x00",
+	// Structured inputs (see structured): op, size, bytes.
+	"\x00\xff", "\x01\x90", "\x02\x60", "\x03\x50", "\x04\x10\x1b[31m\xff", "\x05\x58", "\x06\x30",
+}
+
+// structured turns fuzz bytes into source that reaches the parser's limits, which the mutator would
+// rarely type: in[0] picks a shape, in[1] a size (up to 765, past MaxDepth, and past MaxName), the
+// rest is spliced in.
+func structured(in string) string {
+	if len(in) < 2 {
+		return in
+	}
+	op, n, rest := in[0]%7, int(in[1])*3, in[2:]
+	wrap := func(open, close string) string {
+		return strings.Repeat(open, n) + "X[i]" + rest + strings.Repeat(close, n)
+	}
+	switch op {
+	case 0:
+		return inKernel(wrap("(", ")"))
+	case 1:
+		return inKernel(strings.Repeat("-", n) + "X[i]" + rest)
+	case 2:
+		return inKernel(wrap("exp(", ")"))
+	case 3:
+		name := strings.Repeat("q", n/3+64)
+		return "kernel " + name + "(" + name + ": f32[" + name + "], Y: out f32[N]) {\n    Y[" + name + "] = " + name + "[" + name + "]" + rest + "\n}\n"
+	case 4:
+		base := inKernel("X[i] + sum(k: Z[i, k])")
+		at := n % len(base)
+		return base[:at] + rest + base[at:]
+	case 5:
+		return inKernel(wrap("sum(k: ", ")"))
+	}
+	return inKernel(wrap("Z[i, ", "]"))
 }
 
 // inKernel puts a fuzz input on the right of an assignment in a kernel with inputs of several types, so
@@ -64,6 +113,7 @@ func FuzzParseCheck(f *testing.F) {
 		roundTrip(t, in)
 		roundTrip(t, inKernel(in))
 		roundTrip(t, inSchedule(in))
+		roundTrip(t, structured(in))
 	})
 }
 
@@ -72,6 +122,12 @@ func roundTrip(t *testing.T, src string) {
 	file, err := parse.Parse("f.kd", src)
 	if err != nil {
 		checkErrors(t, src, err, 1)
+		// The syntax checks in front of the grammar reject nothing it accepts, but what is past a limit.
+		msg := err.Error()
+		limit := strings.Contains(msg, "nested more than") || strings.Contains(msg, "limited to") || strings.Contains(msg, "tokens")
+		if !limit && parse.GrammarOnly(src) == nil {
+			t.Fatalf("rejected what the grammar accepts: %v\n%q", err, src)
+		}
 		return
 	}
 	kernels, cerr := check.Check(file, src)
@@ -134,7 +190,27 @@ func checkErrors(t *testing.T, src string, err error, want int) {
 			}
 		}
 	}
-	if out := parse.Format(err, src); !strings.HasPrefix(out, list[0].Error()) {
+	out := parse.Format(err, src)
+	if !strings.HasPrefix(out, list[0].Error()) {
 		t.Fatalf("Format output %q", out)
+	}
+	// Messages are printable (no control bytes, valid UTF-8), bounded, and speak kdsl.
+	for i := 0; i < len(out); {
+		r, n := utf8.DecodeRuneInString(out[i:])
+		if r == utf8.RuneError && n == 1 || r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			t.Fatalf("raw byte %q in message:\n%q", out[i:i+n], out)
+		}
+		i += n
+	}
+	if len(out) > 1500*len(list) {
+		t.Fatalf("%d bytes of messages for %d errors", len(out), len(list))
+	}
+	for _, e := range list {
+		if len(e.Error()) > 600 {
+			t.Fatalf("message of %d bytes: %.200q", len(e.Error()), e.Error())
+		}
+		if strings.HasPrefix(e.Msg, "syntax error") && (strings.Contains(e.Msg, "(expected") || strings.Contains(e.Msg, "<EOF>") || strings.Contains(e.Msg, "lexer:")) {
+			t.Fatalf("grammar internals in %q", e.Msg)
+		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 var parser = participle.MustBuild[File](
 	participle.Lexer(kdslLexer),
 	participle.Elide("Comment", "Whitespace"),
-	participle.UseLookahead(64),
+	participle.UseLookahead(MaxTokens), // the recognizer has checked the syntax: backtracking only chooses between a reduction and a call
 )
 
 // Pos is a source position (1-based line and column).
@@ -24,8 +24,9 @@ type Error struct {
 	Msg string
 }
 
+// Error prints "file:line:col: message", with non-printable text escaped and the message bounded.
 func (e *Error) Error() string {
-	return fmt.Sprintf("%s:%d:%d: %s", e.Pos.Filename, e.Pos.Line, e.Pos.Column, e.Msg)
+	return fmt.Sprintf("%s:%d:%d: %s", Printable(clipMessage(e.Pos.Filename)), e.Pos.Line, e.Pos.Column, Printable(clipMessage(e.Msg)))
 }
 
 // ErrorList is every diagnostic found in one file, in source order.
@@ -59,17 +60,8 @@ func Format(err error, src string) string {
 		b.WriteString(e.Error())
 		b.WriteByte('\n')
 		if e.Pos.Line >= 1 && e.Pos.Line <= len(lines) {
-			line := strings.TrimRight(lines[e.Pos.Line-1], "\r")
-			b.WriteString("\t" + line + "\n\t")
-			col := e.Pos.Column - 1
-			for i := 0; i < col && i < len(line); i++ {
-				if line[i] == '\t' {
-					b.WriteByte('\t')
-				} else {
-					b.WriteByte(' ')
-				}
-			}
-			b.WriteString("^\n")
+			text, caret := sourceLine(strings.TrimRight(lines[e.Pos.Line-1], "\r"), e.Pos.Column)
+			b.WriteString("\t" + text + "\n\t" + caret + "\n")
 		}
 	}
 	return b.String()
@@ -77,21 +69,32 @@ func Format(err error, src string) string {
 
 // Parse reads one kdsl file. On a syntax error it returns an ErrorList with the position of the first
 // token it could not use and what it expected there.
+//
+// Syntax is checked first by a scan and a recognizer of the same grammar (syntax.go), which speak kdsl
+// in their messages and bound the input (MaxSource, MaxTokens, MaxDepth, MaxName); only then does the
+// participle grammar build the tree.
 func Parse(filename, src string) (*File, error) {
+	if e := syntaxCheck(filename, src); e != nil {
+		return nil, ErrorList{e}
+	}
 	f, err := parser.ParseString(filename, src)
 	if err != nil {
+		// The recognizer accepted what the grammar did not (the fuzzer looks for such inputs). Say
+		// where, without the grammar's internals.
+		pos := Pos{Filename: filename, Line: 1, Column: 1}
+		msg := "syntax error: kgen's parser cannot read this"
 		var perr participle.Error
 		if errors.As(err, &perr) {
-			pos := perr.Position()
-			if pos.Filename == "" {
+			if p := perr.Position(); p.Line > 0 {
+				pos = p
 				pos.Filename = filename
 			}
-			if pos.Line == 0 {
-				pos.Line, pos.Column = 1, 1
-			}
-			return nil, ErrorList{{Pos: pos, Msg: "syntax error: " + perr.Message()}}
 		}
-		return nil, ErrorList{{Pos: Pos{Filename: filename, Line: 1, Column: 1}, Msg: err.Error()}}
+		var ut *participle.UnexpectedTokenError
+		if errors.As(err, &ut) {
+			msg = "syntax error: unexpected " + Quote(ut.Unexpected.Value)
+		}
+		return nil, ErrorList{{Pos: pos, Msg: msg}}
 	}
 	return f, nil
 }

@@ -55,7 +55,7 @@ func ivars(vs []*ir.Var) []ir.IExpr {
 
 // fullLoop runs v over its whole range.
 func fullLoop(v *ir.Var, body []ir.Node) *ir.Loop {
-	return &ir.Loop{Var: v, Lo: ir.IConst{V: 0}, Hi: ir.IDim{D: v.Range}, Step: ir.IConst{V: 1}, Body: body}
+	return &ir.Loop{Var: v, Lo: ir.IConst{V: 0}, Hi: v.Hi(), Step: ir.IConst{V: 1}, Body: body}
 }
 
 // loopOrder applies reorder directives to the statement's output indices.

@@ -71,7 +71,7 @@ func matchGemm(s *ir.Stmt) *gemm {
 		}
 		return nil
 	}
-	if red == nil || red.Op != ir.Add || len(red.Vars) != 1 || (red.T != ir.F32 && red.T != ir.F64) {
+	if red == nil || red.Op != ir.Add || len(red.Vars) != 1 || red.Vars[0].Range == nil || (red.T != ir.F32 && red.T != ir.F64) {
 		return nil
 	}
 	g.k, g.elem = red.Vars[0], red.T

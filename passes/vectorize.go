@@ -1,6 +1,10 @@
 package passes
 
-import "github.com/kgen-dev/kgen/ir"
+import (
+	"math"
+
+	"github.com/kgen-dev/kgen/ir"
+)
 
 // Vectorize groups each innermost unit-step loop of the non-GEMM nests into chunks of W iterations
 // (W = the target's vector bytes / element size, or the factor of a vectorize directive), marked Vector,
@@ -28,7 +32,7 @@ func Vectorize(f *ir.Func, c *Context) (bool, error) {
 					break
 				}
 				w := vectorWidth(x, c)
-				if w < 2 {
+				if w < 2 || constTrip(x) < w {
 					break
 				}
 				if nodes := vectorizeLoop(x, w, n); nodes != nil {
@@ -43,6 +47,16 @@ func Vectorize(f *ir.Func, c *Context) (bool, error) {
 	}
 	f.Body = walk(f.Body)
 	return changed, nil
+}
+
+// constTrip is l's trip count when its bounds are constants (a window reduction, r < 2), else MaxInt.
+func constTrip(l *ir.Loop) int {
+	lo, ok1 := l.Lo.(ir.IConst)
+	hi, ok2 := l.Hi.(ir.IConst)
+	if !ok1 || !ok2 {
+		return math.MaxInt
+	}
+	return hi.V - lo.V
 }
 
 func unitStep(l *ir.Loop) bool {

@@ -89,14 +89,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "kgen %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "kgen %s: %s\n", args[0], cleanMessage(err.Error()))
 		return 2
 	case errors.As(err, new(compileError)):
 		fmt.Fprint(stderr, err.Error())
 		return 1
 	}
-	fmt.Fprintf(stderr, "kgen %s: %v\n", args[0], err)
+	fmt.Fprintf(stderr, "kgen %s: %s\n", args[0], cleanMessage(err.Error()))
 	return 1
+}
+
+// cleanMessage bounds an error that did not come from a kdsl position (file system, backend) and
+// escapes what a terminal would interpret: it may quote a path or generated text.
+func cleanMessage(s string) string {
+	const max = 2000
+	if len(s) > max {
+		s = s[:max] + fmt.Sprintf("... (%d bytes)", len(s))
+	}
+	return parse.Printable(s)
 }
 
 func newFlags(name string, stderr io.Writer, synopsis string) *flag.FlagSet {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -137,5 +138,54 @@ func TestGoldenIR(t *testing.T) {
 		if !strings.Contains(out, "unchanged") && name == "sgemm" {
 			t.Errorf("sgemm: no pass reported 'unchanged'")
 		}
+	}
+}
+
+// Hostile sources (issue 10, items 10-12): every message is positioned, printable and short, and
+// check and gen agree.
+func TestHostileSources(t *testing.T) {
+	long := strings.Repeat("n", 1<<20)
+	deep := strings.Repeat("(", 200000) + "1" + strings.Repeat(")", 200000)
+	for _, c := range []struct{ name, src, err string }{
+		{"long kernel name", "kernel " + long + "(Y: out f32[N]) {\n    Y[i] = 1\n}\n", "h.kdsl:1:8: syntax error: a name of 1048576 bytes"},
+		{"long dim name", "kernel f(Y: out f32[" + long + "]) {\n    Y[i] = 1\n}\n", "h.kdsl:1:21: syntax error: a name of 1048576 bytes"},
+		{"deep nesting", "kernel f(Y: out f32[N]) {\n    Y[i] = " + deep + "\n}\n", "h.kdsl:2:267: syntax error: brackets nested more than 256 deep"},
+		{"escape sequence", "kernel f(Y: out f32[N]) {\n    Y[i] = q // \x1b]0;pwned\x07 \x1b[2J\xff\n}\n", "h.kdsl:2:12: undefined: q"},
+		{"NUL", "kernel f(Y: out f32[N]) {\n    Y[i] = \x00\n}\n", `h.kdsl:2:12: syntax error: unexpected character "\x00"`},
+	} {
+		in := write(t, "h.kdsl", c.src)
+		for _, cmd := range [][]string{{"check", in}, {"gen", "-o", filepath.Join(t.TempDir(), "p"), in}, {"fmt", in}} {
+			code, _, errOut := runKgen(cmd...)
+			if c.name == "escape sequence" && cmd[0] == "fmt" {
+				continue // it parses
+			}
+			if code != 1 || !strings.Contains(errOut, c.err) {
+				t.Errorf("%s: kgen %s: exit %d, stderr %.300q; want exit 1 and %q", c.name, cmd[0], code, errOut, c.err)
+			}
+			if len(errOut) > 1000 {
+				t.Errorf("%s: kgen %s: %d bytes on stderr", c.name, cmd[0], len(errOut))
+			}
+			for _, r := range errOut {
+				if r == utf8.RuneError || r < 0x20 && r != '\n' && r != '\t' || r == 0x7f {
+					t.Errorf("%s: kgen %s: raw %q on stderr: %q", c.name, cmd[0], r, errOut)
+					break
+				}
+			}
+		}
+	}
+}
+
+// fmt prints where clauses and window ranges (issue 10, items 6 and 7).
+func TestFmtWhereAndWindows(t *testing.T) {
+	src := "kernel p(I: f32[H, W], F: f32[OH, W2], K: f32[KH], O: out f32[OH, OW]) where W2==W , KH == H {\n" +
+		"O[y,x]=max(r<2,s<KH:I[2*y+r,2*x+s])+sum(j:F[y,j])\n}\n"
+	want := "kernel p(I: f32[H, W], F: f32[OH, W2], K: f32[KH], O: out f32[OH, OW]) where W2 == W, KH == H {\n" +
+		"    O[y, x] = max(r < 2, s < KH: I[2 * y + r, 2 * x + s]) + sum(j: F[y, j])\n}\n"
+	code, out, errOut := runKgen("fmt", write(t, "p.kdsl", src))
+	if code != 0 || out != want {
+		t.Fatalf("fmt: exit %d %s\n%s\nwant\n%s", code, errOut, out, want)
+	}
+	if code, _, errOut := runKgen("check", write(t, "p.kdsl", out)); code != 0 {
+		t.Fatalf("the formatted kernel does not check:\n%s", errOut)
 	}
 }

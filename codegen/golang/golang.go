@@ -281,7 +281,7 @@ func (g *gen) boundsChecks() {
 				return
 			}
 			for pos, ix := range l.Idx {
-				if _, plain := ix.(ir.IVar); plain {
+				if v, plain := ix.(ir.IVar); plain && v.V.Range == l.T.Shape[pos] {
 					continue
 				}
 				var vars []*ir.Var
@@ -289,8 +289,10 @@ func (g *gen) boundsChecks() {
 				m := map[*ir.Var]ir.IExpr{}
 				var nonEmpty []string
 				for _, v := range vars {
-					m[v] = ir.ISub(ir.IDim{D: v.Range}, ir.IConst{V: 1})
-					nonEmpty = append(nonEmpty, v.Range.Name+" > 0")
+					m[v] = ir.ISub(v.Hi(), ir.IConst{V: 1}) // a window index (r < 2) has a constant range
+					if v.Range != nil {
+						nonEmpty = append(nonEmpty, v.Range.Name+" > 0")
+					}
 				}
 				hi := ir.SubstIExpr(ix, m)
 				zero := map[*ir.Var]ir.IExpr{}
