@@ -20,7 +20,8 @@ import "github.com/kgen-dev/kgen/ir"
 // (op +, max or min; e reads no local; post reads no other local). A reduction group is interchanged
 // when every load of e that depends on k is unit-stride along k (at least one is) and some load of e
 // is strided along jn: exactly the case where vectorizing the reduction loop cannot work and
-// vectorizing k can. Other groups keep their loops (the loop over k is split between the groups: every
+// vectorizing k can. A `vectorize` or `unroll` directive naming jn keeps that loop innermost, as the
+// schedule asks. Other groups keep their loops (the loop over k is split between the groups: every
 // tensor one group writes is touched by the others only at the index it is written at, which is
 // unit-stride in k, so running the groups one after the other computes the same values).
 //
@@ -162,11 +163,16 @@ func reductionGroup(d *ir.Decl, loop, st ir.Node, k *ir.Var) *redGroup {
 
 // qualifies reports whether interchanging g makes its update a unit-stride loop over k where its
 // reduction loop is strided (see Interchange).
-func (g *redGroup) qualifies(k *ir.Var) bool {
+func (g *redGroup) qualifies(k *ir.Var, c *Context) bool {
 	if g.decl == nil {
 		return false
 	}
 	jn := g.loops[len(g.loops)-1].Var
+	for _, d := range []string{"vectorize", "unroll"} {
+		if _, named := c.sizes(d, jn.Name); named {
+			return false
+		}
+	}
 	red := map[*ir.Var]bool{k: true}
 	for _, l := range g.loops {
 		red[l.Var] = true
@@ -273,7 +279,7 @@ func interchange(l *ir.Loop, c *Context, n namer) []ir.Node {
 	}
 	any := false
 	for _, g := range gs {
-		g.swap = g.qualifies(k)
+		g.swap = g.qualifies(k, c)
 		any = any || g.swap
 	}
 	if !any {

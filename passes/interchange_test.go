@@ -123,6 +123,33 @@ func TestInterchangeExact(t *testing.T) {
 	}
 }
 
+// TestInterchangeRespectsSchedule: a vectorize or unroll directive on the reduction index keeps the
+// reduction loop innermost.
+func TestInterchangeRespectsSchedule(t *testing.T) {
+	m, _ := target.Lookup("go")
+	for _, d := range []string{"", "vectorize i 4", "unroll i 2", "unroll j 2"} {
+		src := "kernel cs(A: f32[M, N], s: out f32[N]) {\n s[j] = sum(i: A[i, j])\n}\nschedule cs { " + d + " }\n"
+		if d == "" {
+			src = "kernel cs(A: f32[M, N], s: out f32[N]) {\n s[j] = sum(i: A[i, j])\n}\n"
+		}
+		ks, err := check.File("cs.kdsl", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := false
+		if _, err := Compile(ks[0], m, Options{After: func(p string, _ *ir.Func, c bool) {
+			if p == "interchange" {
+				changed = c
+			}
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		if want := d == "" || d == "unroll j 2"; changed != want {
+			t.Errorf("schedule %q: interchange changed = %v, want %v", d, changed, want)
+		}
+	}
+}
+
 // TestInterchangeShape checks what the pass makes: partial results in the output when it can hold them,
 // in a scratch row otherwise; the block loop keeps the statement index (and the parallel pass picks it);
 // rows unrolled by U within the stream budget; the row-wise reduction of a fused nest left alone.
