@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/f16"
+	"github.com/kgen-dev/kgen/rt"
 )
 
 // The strided reductions (colsum, sum_mid, max_mid, ...): the interchange pass makes their loops over the
@@ -232,11 +234,20 @@ func midredCases(rng *rand.Rand, m, n, k int, special bool) []midredCase {
 // TestStridedReductionVariants runs every variant (avx512, avx2, go on amd64; neon, go on arm64; go
 // under purego) on shapes that span several output blocks (N = 4099 columns, K = 2051) with ragged row
 // counts, with NaN, ±Inf and -0 sprinkled in, and checks each against a plain Go loop summing in the
-// definition's order: bit-identical (all but batch_stats' variance, which may use FMA).
+// definition's order: bit-identical (all but batch_stats' variance, which may use FMA). The second
+// round forces every parallel loop onto 3 workers (column blocks of colsum, rows of sum_mid).
 func TestStridedReductionVariants(t *testing.T) {
 	defer Use("")
-	for _, sh := range []struct{ m, n, k int }{{1, 1, 1}, {7, 9, 5}, {9, 4099, 3}, {37, 33, 2051}, {3, 17, 2049}} {
-		for _, special := range []bool{false, true} {
+	work, procs := rt.MinParallelWork, runtime.GOMAXPROCS(0)
+	restore := func() { rt.MinParallelWork = work; runtime.GOMAXPROCS(procs) }
+	defer restore()
+	for _, sh := range []struct{ m, n, k int }{{1, 1, 1}, {7, 9, 5}, {9, 4099, 3}, {37, 33, 2051}, {3, 17, 2049}, {2, 6151, 1}} {
+		for round := range 4 {
+			special := round%2 == 1
+			if round == 2 {
+				rt.MinParallelWork = 1
+				runtime.GOMAXPROCS(3)
+			}
 			seed := uint64(sh.m*1000003 + sh.n*1009 + sh.k)
 			for _, v := range Variants() {
 				rng := rand.New(rand.NewPCG(seed, 5))
@@ -249,11 +260,12 @@ func TestStridedReductionVariants(t *testing.T) {
 						t.Fatal(err)
 					}
 					if err := sameValues(got, c.ref, c.tol); err != nil {
-						t.Errorf("%s, variant %s, m=%d n=%d k=%d special=%v: %v", c.name, v, sh.m, sh.n, sh.k, special, err)
+						t.Errorf("%s, variant %s, m=%d n=%d k=%d special=%v parallel=%v: %v", c.name, v, sh.m, sh.n, sh.k, special, round >= 2, err)
 					}
 				}
 			}
 		}
+		restore()
 	}
 }
 
