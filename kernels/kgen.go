@@ -738,6 +738,34 @@ func resetVLoops() {
 	vloop_cvt_f16_f32_0 = nil
 	vloop_hadd_0 = nil
 	vloop_haxpy_0 = nil
+	vloop_colsum_0 = nil
+	vloop_colsum_1 = nil
+	vloop_colsum_2 = nil
+	vloop_dcolsum_0 = nil
+	vloop_dcolsum_1 = nil
+	vloop_dcolsum_2 = nil
+	vloop_colsum_acc_0 = nil
+	vloop_colsum_acc_1 = nil
+	vloop_colsum_acc_2 = nil
+	vloop_colsum_acc_3 = nil
+	vloop_sum_mid_0 = nil
+	vloop_sum_mid_1 = nil
+	vloop_sum_mid_2 = nil
+	vloop_max_mid_0 = nil
+	vloop_max_mid_1 = nil
+	vloop_max_mid_2 = nil
+	vloop_hsum_mid_0 = nil
+	vloop_hsum_mid_1 = nil
+	vloop_hsum_mid_2 = nil
+	vloop_hsum_mid_3 = nil
+	vloop_batch_stats_0 = nil
+	vloop_batch_stats_1 = nil
+	vloop_batch_stats_2 = nil
+	vloop_batch_stats_3 = nil
+	vloop_batch_stats_4 = nil
+	vloop_batch_stats_5 = nil
+	vloop_batch_stats_6 = nil
+	vloop_batch_stats_7 = nil
 	vloop_cvtF16F32 = nil
 }
 

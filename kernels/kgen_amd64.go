@@ -241,6 +241,286 @@ func vloop_haxpy_0AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 in
 	return lo + n*8
 }
 
+// vloop_colsum_0AVX2Slot runs vloop_colsum_0 (a Vector loop of the loop IR) through vloop_colsum_0AVX2, 8 lanes at a time.
+func vloop_colsum_0AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_colsum_0AVX2(n, &t0[o0], c0)
+	return lo + n*8
+}
+
+// vloop_colsum_1AVX2Slot runs vloop_colsum_1 (a Vector loop of the loop IR) through vloop_colsum_1AVX2, 8 lanes at a time.
+func vloop_colsum_1AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) || o2 < 0 || o2+n*8 > len(t2) || o3 < 0 || o3+n*8 > len(t3) || o4 < 0 || o4+n*8 > len(t4) || o5 < 0 || o5+n*8 > len(t5) || o6 < 0 || o6+n*8 > len(t6) || o7 < 0 || o7+n*8 > len(t7) || o8 < 0 || o8+n*8 > len(t8) {
+		return lo
+	}
+	vloop_colsum_1AVX2(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*8
+}
+
+// vloop_colsum_2AVX2Slot runs vloop_colsum_2 (a Vector loop of the loop IR) through vloop_colsum_2AVX2, 8 lanes at a time.
+func vloop_colsum_2AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_colsum_2AVX2(n, &t0[o0], &t1[o1])
+	return lo + n*8
+}
+
+// vloop_dcolsum_0AVX2Slot runs vloop_dcolsum_0 (a Vector loop of the loop IR) through vloop_dcolsum_0AVX2, 4 lanes at a time.
+func vloop_dcolsum_0AVX2Slot(lo, hi int, t0 []float64, o0 int, c0 float64) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_dcolsum_0AVX2(n, &t0[o0], c0)
+	return lo + n*4
+}
+
+// vloop_dcolsum_1AVX2Slot runs vloop_dcolsum_1 (a Vector loop of the loop IR) through vloop_dcolsum_1AVX2, 4 lanes at a time.
+func vloop_dcolsum_1AVX2Slot(lo, hi int, t0 []float64, o0 int, t1 []float64, o1 int, t2 []float64, o2 int, t3 []float64, o3 int, t4 []float64, o4 int, t5 []float64, o5 int, t6 []float64, o6 int, t7 []float64, o7 int, t8 []float64, o8 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) || o3 < 0 || o3+n*4 > len(t3) || o4 < 0 || o4+n*4 > len(t4) || o5 < 0 || o5+n*4 > len(t5) || o6 < 0 || o6+n*4 > len(t6) || o7 < 0 || o7+n*4 > len(t7) || o8 < 0 || o8+n*4 > len(t8) {
+		return lo
+	}
+	vloop_dcolsum_1AVX2(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*4
+}
+
+// vloop_dcolsum_2AVX2Slot runs vloop_dcolsum_2 (a Vector loop of the loop IR) through vloop_dcolsum_2AVX2, 4 lanes at a time.
+func vloop_dcolsum_2AVX2Slot(lo, hi int, t0 []float64, o0 int, t1 []float64, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_dcolsum_2AVX2(n, &t0[o0], &t1[o1])
+	return lo + n*4
+}
+
+// vloop_colsum_acc_0AVX2Slot runs vloop_colsum_acc_0 (a Vector loop of the loop IR) through vloop_colsum_acc_0AVX2, 8 lanes at a time.
+func vloop_colsum_acc_0AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_colsum_acc_0AVX2(n, &t0[o0], c0)
+	return lo + n*8
+}
+
+// vloop_colsum_acc_1AVX2Slot runs vloop_colsum_acc_1 (a Vector loop of the loop IR) through vloop_colsum_acc_1AVX2, 8 lanes at a time.
+func vloop_colsum_acc_1AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) || o2 < 0 || o2+n*8 > len(t2) || o3 < 0 || o3+n*8 > len(t3) || o4 < 0 || o4+n*8 > len(t4) || o5 < 0 || o5+n*8 > len(t5) || o6 < 0 || o6+n*8 > len(t6) || o7 < 0 || o7+n*8 > len(t7) || o8 < 0 || o8+n*8 > len(t8) {
+		return lo
+	}
+	vloop_colsum_acc_1AVX2(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*8
+}
+
+// vloop_colsum_acc_2AVX2Slot runs vloop_colsum_acc_2 (a Vector loop of the loop IR) through vloop_colsum_acc_2AVX2, 8 lanes at a time.
+func vloop_colsum_acc_2AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_colsum_acc_2AVX2(n, &t0[o0], &t1[o1])
+	return lo + n*8
+}
+
+// vloop_colsum_acc_3AVX2Slot runs vloop_colsum_acc_3 (a Vector loop of the loop IR) through vloop_colsum_acc_3AVX2, 8 lanes at a time.
+func vloop_colsum_acc_3AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_colsum_acc_3AVX2(n, &t0[o0], &t1[o1])
+	return lo + n*8
+}
+
+// vloop_sum_mid_0AVX2Slot runs vloop_sum_mid_0 (a Vector loop of the loop IR) through vloop_sum_mid_0AVX2, 8 lanes at a time.
+func vloop_sum_mid_0AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_sum_mid_0AVX2(n, &t0[o0], c0)
+	return lo + n*8
+}
+
+// vloop_sum_mid_1AVX2Slot runs vloop_sum_mid_1 (a Vector loop of the loop IR) through vloop_sum_mid_1AVX2, 8 lanes at a time.
+func vloop_sum_mid_1AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) || o2 < 0 || o2+n*8 > len(t2) || o3 < 0 || o3+n*8 > len(t3) || o4 < 0 || o4+n*8 > len(t4) || o5 < 0 || o5+n*8 > len(t5) || o6 < 0 || o6+n*8 > len(t6) || o7 < 0 || o7+n*8 > len(t7) || o8 < 0 || o8+n*8 > len(t8) {
+		return lo
+	}
+	vloop_sum_mid_1AVX2(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*8
+}
+
+// vloop_sum_mid_2AVX2Slot runs vloop_sum_mid_2 (a Vector loop of the loop IR) through vloop_sum_mid_2AVX2, 8 lanes at a time.
+func vloop_sum_mid_2AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_sum_mid_2AVX2(n, &t0[o0], &t1[o1])
+	return lo + n*8
+}
+
+// vloop_max_mid_0AVX2Slot runs vloop_max_mid_0 (a Vector loop of the loop IR) through vloop_max_mid_0AVX2, 8 lanes at a time.
+func vloop_max_mid_0AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_max_mid_0AVX2(n, &t0[o0], c0)
+	return lo + n*8
+}
+
+// vloop_max_mid_1AVX2Slot runs vloop_max_mid_1 (a Vector loop of the loop IR) through vloop_max_mid_1AVX2, 8 lanes at a time.
+func vloop_max_mid_1AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) || o2 < 0 || o2+n*8 > len(t2) || o3 < 0 || o3+n*8 > len(t3) || o4 < 0 || o4+n*8 > len(t4) || o5 < 0 || o5+n*8 > len(t5) || o6 < 0 || o6+n*8 > len(t6) || o7 < 0 || o7+n*8 > len(t7) || o8 < 0 || o8+n*8 > len(t8) {
+		return lo
+	}
+	vloop_max_mid_1AVX2(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*8
+}
+
+// vloop_max_mid_2AVX2Slot runs vloop_max_mid_2 (a Vector loop of the loop IR) through vloop_max_mid_2AVX2, 8 lanes at a time.
+func vloop_max_mid_2AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_max_mid_2AVX2(n, &t0[o0], &t1[o1])
+	return lo + n*8
+}
+
+// vloop_hsum_mid_0AVX2Slot runs vloop_hsum_mid_0 (a Vector loop of the loop IR) through vloop_hsum_mid_0AVX2, 8 lanes at a time.
+func vloop_hsum_mid_0AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_hsum_mid_0AVX2(n, &t0[o0], c0)
+	return lo + n*8
+}
+
+// vloop_hsum_mid_1AVX2Slot runs vloop_hsum_mid_1 (a Vector loop of the loop IR) through vloop_hsum_mid_1AVX2, 8 lanes at a time.
+func vloop_hsum_mid_1AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int, t2 []f16.F16, o2 int, t3 []f16.F16, o3 int, t4 []f16.F16, o4 int, t5 []f16.F16, o5 int, t6 []f16.F16, o6 int, t7 []f16.F16, o7 int, t8 []f16.F16, o8 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) || o2 < 0 || o2+n*8 > len(t2) || o3 < 0 || o3+n*8 > len(t3) || o4 < 0 || o4+n*8 > len(t4) || o5 < 0 || o5+n*8 > len(t5) || o6 < 0 || o6+n*8 > len(t6) || o7 < 0 || o7+n*8 > len(t7) || o8 < 0 || o8+n*8 > len(t8) {
+		return lo
+	}
+	vloop_hsum_mid_1AVX2(n, &t0[o0], (*uint16)(&t1[o1]), (*uint16)(&t2[o2]), (*uint16)(&t3[o3]), (*uint16)(&t4[o4]), (*uint16)(&t5[o5]), (*uint16)(&t6[o6]), (*uint16)(&t7[o7]), (*uint16)(&t8[o8]))
+	return lo + n*8
+}
+
+// vloop_hsum_mid_2AVX2Slot runs vloop_hsum_mid_2 (a Vector loop of the loop IR) through vloop_hsum_mid_2AVX2, 8 lanes at a time.
+func vloop_hsum_mid_2AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_hsum_mid_2AVX2(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n*8
+}
+
+// vloop_hsum_mid_3AVX2Slot runs vloop_hsum_mid_3 (a Vector loop of the loop IR) through vloop_hsum_mid_3AVX2, 8 lanes at a time.
+func vloop_hsum_mid_3AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_hsum_mid_3AVX2(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n*8
+}
+
+// vloop_batch_stats_0AVX2Slot runs vloop_batch_stats_0 (a Vector loop of the loop IR) through vloop_batch_stats_0AVX2, 8 lanes at a time.
+func vloop_batch_stats_0AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_0AVX2(n, &t0[o0], c0)
+	return lo + n*8
+}
+
+// vloop_batch_stats_1AVX2Slot runs vloop_batch_stats_1 (a Vector loop of the loop IR) through vloop_batch_stats_1AVX2, 8 lanes at a time.
+func vloop_batch_stats_1AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) || o2 < 0 || o2+n*8 > len(t2) || o3 < 0 || o3+n*8 > len(t3) || o4 < 0 || o4+n*8 > len(t4) || o5 < 0 || o5+n*8 > len(t5) || o6 < 0 || o6+n*8 > len(t6) || o7 < 0 || o7+n*8 > len(t7) || o8 < 0 || o8+n*8 > len(t8) {
+		return lo
+	}
+	vloop_batch_stats_1AVX2(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*8
+}
+
+// vloop_batch_stats_2AVX2Slot runs vloop_batch_stats_2 (a Vector loop of the loop IR) through vloop_batch_stats_2AVX2, 8 lanes at a time.
+func vloop_batch_stats_2AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_batch_stats_2AVX2(n, &t0[o0], &t1[o1])
+	return lo + n*8
+}
+
+// vloop_batch_stats_3AVX2Slot runs vloop_batch_stats_3 (a Vector loop of the loop IR) through vloop_batch_stats_3AVX2, 8 lanes at a time.
+func vloop_batch_stats_3AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_3AVX2(n, &t0[o0], c0)
+	return lo + n*8
+}
+
+// vloop_batch_stats_4AVX2Slot runs vloop_batch_stats_4 (a Vector loop of the loop IR) through vloop_batch_stats_4AVX2, 8 lanes at a time.
+func vloop_batch_stats_4AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_4AVX2(n, &t0[o0], c0)
+	return lo + n*8
+}
+
+// vloop_batch_stats_5AVX2Slot runs vloop_batch_stats_5 (a Vector loop of the loop IR) through vloop_batch_stats_5AVX2, 8 lanes at a time.
+func vloop_batch_stats_5AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) || o2 < 0 || o2+n*8 > len(t2) || o3 < 0 || o3+n*8 > len(t3) || o4 < 0 || o4+n*8 > len(t4) || o5 < 0 || o5+n*8 > len(t5) {
+		return lo
+	}
+	vloop_batch_stats_5AVX2(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5])
+	return lo + n*8
+}
+
+// vloop_batch_stats_6AVX2Slot runs vloop_batch_stats_6 (a Vector loop of the loop IR) through vloop_batch_stats_6AVX2, 8 lanes at a time.
+func vloop_batch_stats_6AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) || o2 < 0 || o2+n*8 > len(t2) {
+		return lo
+	}
+	vloop_batch_stats_6AVX2(n, &t0[o0], &t1[o1], &t2[o2])
+	return lo + n*8
+}
+
+// vloop_batch_stats_7AVX2Slot runs vloop_batch_stats_7 (a Vector loop of the loop IR) through vloop_batch_stats_7AVX2, 8 lanes at a time.
+func vloop_batch_stats_7AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_7AVX2(n, &t0[o0], c0)
+	return lo + n*8
+}
+
 // vloop_cvtF16F32AVX2Slot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32AVX2, 8 lanes at a time.
 func vloop_cvtF16F32AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
 	n := (hi - lo) / 8
@@ -358,6 +638,34 @@ func init() {
 			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX2Slot
 			vloop_hadd_0 = vloop_hadd_0AVX2Slot
 			vloop_haxpy_0 = vloop_haxpy_0AVX2Slot
+			vloop_colsum_0 = vloop_colsum_0AVX2Slot
+			vloop_colsum_1 = vloop_colsum_1AVX2Slot
+			vloop_colsum_2 = vloop_colsum_2AVX2Slot
+			vloop_dcolsum_0 = vloop_dcolsum_0AVX2Slot
+			vloop_dcolsum_1 = vloop_dcolsum_1AVX2Slot
+			vloop_dcolsum_2 = vloop_dcolsum_2AVX2Slot
+			vloop_colsum_acc_0 = vloop_colsum_acc_0AVX2Slot
+			vloop_colsum_acc_1 = vloop_colsum_acc_1AVX2Slot
+			vloop_colsum_acc_2 = vloop_colsum_acc_2AVX2Slot
+			vloop_colsum_acc_3 = vloop_colsum_acc_3AVX2Slot
+			vloop_sum_mid_0 = vloop_sum_mid_0AVX2Slot
+			vloop_sum_mid_1 = vloop_sum_mid_1AVX2Slot
+			vloop_sum_mid_2 = vloop_sum_mid_2AVX2Slot
+			vloop_max_mid_0 = vloop_max_mid_0AVX2Slot
+			vloop_max_mid_1 = vloop_max_mid_1AVX2Slot
+			vloop_max_mid_2 = vloop_max_mid_2AVX2Slot
+			vloop_hsum_mid_0 = vloop_hsum_mid_0AVX2Slot
+			vloop_hsum_mid_1 = vloop_hsum_mid_1AVX2Slot
+			vloop_hsum_mid_2 = vloop_hsum_mid_2AVX2Slot
+			vloop_hsum_mid_3 = vloop_hsum_mid_3AVX2Slot
+			vloop_batch_stats_0 = vloop_batch_stats_0AVX2Slot
+			vloop_batch_stats_1 = vloop_batch_stats_1AVX2Slot
+			vloop_batch_stats_2 = vloop_batch_stats_2AVX2Slot
+			vloop_batch_stats_3 = vloop_batch_stats_3AVX2Slot
+			vloop_batch_stats_4 = vloop_batch_stats_4AVX2Slot
+			vloop_batch_stats_5 = vloop_batch_stats_5AVX2Slot
+			vloop_batch_stats_6 = vloop_batch_stats_6AVX2Slot
+			vloop_batch_stats_7 = vloop_batch_stats_7AVX2Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
 			transposeSlot.Name, transposeSlot.T = "avx2", transposeF32AVX2Slice
 			dtransposeSlot.Name, dtransposeSlot.T = "avx2", transposeF64AVX2Slice
@@ -399,6 +707,34 @@ func init() {
 			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX2Slot
 			vloop_hadd_0 = vloop_hadd_0AVX2Slot
 			vloop_haxpy_0 = vloop_haxpy_0AVX2Slot
+			vloop_colsum_0 = vloop_colsum_0AVX2Slot
+			vloop_colsum_1 = vloop_colsum_1AVX2Slot
+			vloop_colsum_2 = vloop_colsum_2AVX2Slot
+			vloop_dcolsum_0 = vloop_dcolsum_0AVX2Slot
+			vloop_dcolsum_1 = vloop_dcolsum_1AVX2Slot
+			vloop_dcolsum_2 = vloop_dcolsum_2AVX2Slot
+			vloop_colsum_acc_0 = vloop_colsum_acc_0AVX2Slot
+			vloop_colsum_acc_1 = vloop_colsum_acc_1AVX2Slot
+			vloop_colsum_acc_2 = vloop_colsum_acc_2AVX2Slot
+			vloop_colsum_acc_3 = vloop_colsum_acc_3AVX2Slot
+			vloop_sum_mid_0 = vloop_sum_mid_0AVX2Slot
+			vloop_sum_mid_1 = vloop_sum_mid_1AVX2Slot
+			vloop_sum_mid_2 = vloop_sum_mid_2AVX2Slot
+			vloop_max_mid_0 = vloop_max_mid_0AVX2Slot
+			vloop_max_mid_1 = vloop_max_mid_1AVX2Slot
+			vloop_max_mid_2 = vloop_max_mid_2AVX2Slot
+			vloop_hsum_mid_0 = vloop_hsum_mid_0AVX2Slot
+			vloop_hsum_mid_1 = vloop_hsum_mid_1AVX2Slot
+			vloop_hsum_mid_2 = vloop_hsum_mid_2AVX2Slot
+			vloop_hsum_mid_3 = vloop_hsum_mid_3AVX2Slot
+			vloop_batch_stats_0 = vloop_batch_stats_0AVX2Slot
+			vloop_batch_stats_1 = vloop_batch_stats_1AVX2Slot
+			vloop_batch_stats_2 = vloop_batch_stats_2AVX2Slot
+			vloop_batch_stats_3 = vloop_batch_stats_3AVX2Slot
+			vloop_batch_stats_4 = vloop_batch_stats_4AVX2Slot
+			vloop_batch_stats_5 = vloop_batch_stats_5AVX2Slot
+			vloop_batch_stats_6 = vloop_batch_stats_6AVX2Slot
+			vloop_batch_stats_7 = vloop_batch_stats_7AVX2Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
 			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX2Slice
 			dtransposeSlot.Name, dtransposeSlot.T = "avx512", transposeF64AVX2Slice

@@ -11129,6 +11129,1727 @@ done:
 	VZEROUPPER
 	RET
 
+// func vloop_colsum_0AVX2(n int, p0 *float32, c0 float32)
+// Requires: AVX
+TEXT ·vloop_colsum_0AVX2(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_1AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// Requires: AVX
+TEXT ·vloop_colsum_1AVX2(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VADDPS  (R8)(AX*1), Y0, Y0
+	VADDPS  (R9)(AX*1), Y0, Y0
+	VADDPS  (R10)(AX*1), Y0, Y0
+	VADDPS  (R11)(AX*1), Y0, Y0
+	VADDPS  (R12)(AX*1), Y0, Y0
+	VADDPS  (R13)(AX*1), Y0, Y0
+	VADDPS  (BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VADDPS  32(DI)(AX*1), Y0, Y0
+	VADDPS  32(R8)(AX*1), Y0, Y0
+	VADDPS  32(R9)(AX*1), Y0, Y0
+	VADDPS  32(R10)(AX*1), Y0, Y0
+	VADDPS  32(R11)(AX*1), Y0, Y0
+	VADDPS  32(R12)(AX*1), Y0, Y0
+	VADDPS  32(R13)(AX*1), Y0, Y0
+	VADDPS  32(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VADDPS  64(DI)(AX*1), Y0, Y0
+	VADDPS  64(R8)(AX*1), Y0, Y0
+	VADDPS  64(R9)(AX*1), Y0, Y0
+	VADDPS  64(R10)(AX*1), Y0, Y0
+	VADDPS  64(R11)(AX*1), Y0, Y0
+	VADDPS  64(R12)(AX*1), Y0, Y0
+	VADDPS  64(R13)(AX*1), Y0, Y0
+	VADDPS  64(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VADDPS  96(DI)(AX*1), Y0, Y0
+	VADDPS  96(R8)(AX*1), Y0, Y0
+	VADDPS  96(R9)(AX*1), Y0, Y0
+	VADDPS  96(R10)(AX*1), Y0, Y0
+	VADDPS  96(R11)(AX*1), Y0, Y0
+	VADDPS  96(R12)(AX*1), Y0, Y0
+	VADDPS  96(R13)(AX*1), Y0, Y0
+	VADDPS  96(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VADDPS  (R8)(AX*1), Y0, Y0
+	VADDPS  (R9)(AX*1), Y0, Y0
+	VADDPS  (R10)(AX*1), Y0, Y0
+	VADDPS  (R11)(AX*1), Y0, Y0
+	VADDPS  (R12)(AX*1), Y0, Y0
+	VADDPS  (R13)(AX*1), Y0, Y0
+	VADDPS  (BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_2AVX2(n int, p0 *float32, p1 *float32)
+// Requires: AVX
+TEXT ·vloop_colsum_2AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VADDPS  32(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VADDPS  64(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VADDPS  96(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_dcolsum_0AVX2(n int, p0 *float64, c0 float64)
+// Requires: AVX
+TEXT ·vloop_dcolsum_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSD c0+16(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPD Y0, (SI)(AX*1)
+	VMOVUPD Y0, 32(SI)(AX*1)
+	VMOVUPD Y0, 64(SI)(AX*1)
+	VMOVUPD Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPD Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_dcolsum_1AVX2(n int, p0 *float64, p1 *float64, p2 *float64, p3 *float64, p4 *float64, p5 *float64, p6 *float64, p7 *float64, p8 *float64)
+// Requires: AVX
+TEXT ·vloop_dcolsum_1AVX2(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPD (SI)(AX*1), Y0
+	VADDPD  (DI)(AX*1), Y0, Y0
+	VADDPD  (R8)(AX*1), Y0, Y0
+	VADDPD  (R9)(AX*1), Y0, Y0
+	VADDPD  (R10)(AX*1), Y0, Y0
+	VADDPD  (R11)(AX*1), Y0, Y0
+	VADDPD  (R12)(AX*1), Y0, Y0
+	VADDPD  (R13)(AX*1), Y0, Y0
+	VADDPD  (BX)(AX*1), Y0, Y0
+	VMOVUPD Y0, (SI)(AX*1)
+	VMOVUPD 32(SI)(AX*1), Y0
+	VADDPD  32(DI)(AX*1), Y0, Y0
+	VADDPD  32(R8)(AX*1), Y0, Y0
+	VADDPD  32(R9)(AX*1), Y0, Y0
+	VADDPD  32(R10)(AX*1), Y0, Y0
+	VADDPD  32(R11)(AX*1), Y0, Y0
+	VADDPD  32(R12)(AX*1), Y0, Y0
+	VADDPD  32(R13)(AX*1), Y0, Y0
+	VADDPD  32(BX)(AX*1), Y0, Y0
+	VMOVUPD Y0, 32(SI)(AX*1)
+	VMOVUPD 64(SI)(AX*1), Y0
+	VADDPD  64(DI)(AX*1), Y0, Y0
+	VADDPD  64(R8)(AX*1), Y0, Y0
+	VADDPD  64(R9)(AX*1), Y0, Y0
+	VADDPD  64(R10)(AX*1), Y0, Y0
+	VADDPD  64(R11)(AX*1), Y0, Y0
+	VADDPD  64(R12)(AX*1), Y0, Y0
+	VADDPD  64(R13)(AX*1), Y0, Y0
+	VADDPD  64(BX)(AX*1), Y0, Y0
+	VMOVUPD Y0, 64(SI)(AX*1)
+	VMOVUPD 96(SI)(AX*1), Y0
+	VADDPD  96(DI)(AX*1), Y0, Y0
+	VADDPD  96(R8)(AX*1), Y0, Y0
+	VADDPD  96(R9)(AX*1), Y0, Y0
+	VADDPD  96(R10)(AX*1), Y0, Y0
+	VADDPD  96(R11)(AX*1), Y0, Y0
+	VADDPD  96(R12)(AX*1), Y0, Y0
+	VADDPD  96(R13)(AX*1), Y0, Y0
+	VADDPD  96(BX)(AX*1), Y0, Y0
+	VMOVUPD Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPD (SI)(AX*1), Y0
+	VADDPD  (DI)(AX*1), Y0, Y0
+	VADDPD  (R8)(AX*1), Y0, Y0
+	VADDPD  (R9)(AX*1), Y0, Y0
+	VADDPD  (R10)(AX*1), Y0, Y0
+	VADDPD  (R11)(AX*1), Y0, Y0
+	VADDPD  (R12)(AX*1), Y0, Y0
+	VADDPD  (R13)(AX*1), Y0, Y0
+	VADDPD  (BX)(AX*1), Y0, Y0
+	VMOVUPD Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_dcolsum_2AVX2(n int, p0 *float64, p1 *float64)
+// Requires: AVX
+TEXT ·vloop_dcolsum_2AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPD (SI)(AX*1), Y0
+	VADDPD  (DI)(AX*1), Y0, Y0
+	VMOVUPD Y0, (SI)(AX*1)
+	VMOVUPD 32(SI)(AX*1), Y0
+	VADDPD  32(DI)(AX*1), Y0, Y0
+	VMOVUPD Y0, 32(SI)(AX*1)
+	VMOVUPD 64(SI)(AX*1), Y0
+	VADDPD  64(DI)(AX*1), Y0, Y0
+	VMOVUPD Y0, 64(SI)(AX*1)
+	VMOVUPD 96(SI)(AX*1), Y0
+	VADDPD  96(DI)(AX*1), Y0, Y0
+	VMOVUPD Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPD (SI)(AX*1), Y0
+	VADDPD  (DI)(AX*1), Y0, Y0
+	VMOVUPD Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_acc_0AVX2(n int, p0 *float32, c0 float32)
+// Requires: AVX
+TEXT ·vloop_colsum_acc_0AVX2(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_acc_1AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// Requires: AVX
+TEXT ·vloop_colsum_acc_1AVX2(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VADDPS  (R8)(AX*1), Y0, Y0
+	VADDPS  (R9)(AX*1), Y0, Y0
+	VADDPS  (R10)(AX*1), Y0, Y0
+	VADDPS  (R11)(AX*1), Y0, Y0
+	VADDPS  (R12)(AX*1), Y0, Y0
+	VADDPS  (R13)(AX*1), Y0, Y0
+	VADDPS  (BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VADDPS  32(DI)(AX*1), Y0, Y0
+	VADDPS  32(R8)(AX*1), Y0, Y0
+	VADDPS  32(R9)(AX*1), Y0, Y0
+	VADDPS  32(R10)(AX*1), Y0, Y0
+	VADDPS  32(R11)(AX*1), Y0, Y0
+	VADDPS  32(R12)(AX*1), Y0, Y0
+	VADDPS  32(R13)(AX*1), Y0, Y0
+	VADDPS  32(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VADDPS  64(DI)(AX*1), Y0, Y0
+	VADDPS  64(R8)(AX*1), Y0, Y0
+	VADDPS  64(R9)(AX*1), Y0, Y0
+	VADDPS  64(R10)(AX*1), Y0, Y0
+	VADDPS  64(R11)(AX*1), Y0, Y0
+	VADDPS  64(R12)(AX*1), Y0, Y0
+	VADDPS  64(R13)(AX*1), Y0, Y0
+	VADDPS  64(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VADDPS  96(DI)(AX*1), Y0, Y0
+	VADDPS  96(R8)(AX*1), Y0, Y0
+	VADDPS  96(R9)(AX*1), Y0, Y0
+	VADDPS  96(R10)(AX*1), Y0, Y0
+	VADDPS  96(R11)(AX*1), Y0, Y0
+	VADDPS  96(R12)(AX*1), Y0, Y0
+	VADDPS  96(R13)(AX*1), Y0, Y0
+	VADDPS  96(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VADDPS  (R8)(AX*1), Y0, Y0
+	VADDPS  (R9)(AX*1), Y0, Y0
+	VADDPS  (R10)(AX*1), Y0, Y0
+	VADDPS  (R11)(AX*1), Y0, Y0
+	VADDPS  (R12)(AX*1), Y0, Y0
+	VADDPS  (R13)(AX*1), Y0, Y0
+	VADDPS  (BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_acc_2AVX2(n int, p0 *float32, p1 *float32)
+// Requires: AVX
+TEXT ·vloop_colsum_acc_2AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VADDPS  32(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VADDPS  64(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VADDPS  96(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_acc_3AVX2(n int, p0 *float32, p1 *float32)
+// Requires: AVX
+TEXT ·vloop_colsum_acc_3AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VADDPS  32(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VADDPS  64(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VADDPS  96(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_sum_mid_0AVX2(n int, p0 *float32, c0 float32)
+// Requires: AVX
+TEXT ·vloop_sum_mid_0AVX2(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_sum_mid_1AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// Requires: AVX
+TEXT ·vloop_sum_mid_1AVX2(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VADDPS  (R8)(AX*1), Y0, Y0
+	VADDPS  (R9)(AX*1), Y0, Y0
+	VADDPS  (R10)(AX*1), Y0, Y0
+	VADDPS  (R11)(AX*1), Y0, Y0
+	VADDPS  (R12)(AX*1), Y0, Y0
+	VADDPS  (R13)(AX*1), Y0, Y0
+	VADDPS  (BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VADDPS  32(DI)(AX*1), Y0, Y0
+	VADDPS  32(R8)(AX*1), Y0, Y0
+	VADDPS  32(R9)(AX*1), Y0, Y0
+	VADDPS  32(R10)(AX*1), Y0, Y0
+	VADDPS  32(R11)(AX*1), Y0, Y0
+	VADDPS  32(R12)(AX*1), Y0, Y0
+	VADDPS  32(R13)(AX*1), Y0, Y0
+	VADDPS  32(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VADDPS  64(DI)(AX*1), Y0, Y0
+	VADDPS  64(R8)(AX*1), Y0, Y0
+	VADDPS  64(R9)(AX*1), Y0, Y0
+	VADDPS  64(R10)(AX*1), Y0, Y0
+	VADDPS  64(R11)(AX*1), Y0, Y0
+	VADDPS  64(R12)(AX*1), Y0, Y0
+	VADDPS  64(R13)(AX*1), Y0, Y0
+	VADDPS  64(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VADDPS  96(DI)(AX*1), Y0, Y0
+	VADDPS  96(R8)(AX*1), Y0, Y0
+	VADDPS  96(R9)(AX*1), Y0, Y0
+	VADDPS  96(R10)(AX*1), Y0, Y0
+	VADDPS  96(R11)(AX*1), Y0, Y0
+	VADDPS  96(R12)(AX*1), Y0, Y0
+	VADDPS  96(R13)(AX*1), Y0, Y0
+	VADDPS  96(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VADDPS  (R8)(AX*1), Y0, Y0
+	VADDPS  (R9)(AX*1), Y0, Y0
+	VADDPS  (R10)(AX*1), Y0, Y0
+	VADDPS  (R11)(AX*1), Y0, Y0
+	VADDPS  (R12)(AX*1), Y0, Y0
+	VADDPS  (R13)(AX*1), Y0, Y0
+	VADDPS  (BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_sum_mid_2AVX2(n int, p0 *float32, p1 *float32)
+// Requires: AVX
+TEXT ·vloop_sum_mid_2AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VADDPS  32(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VADDPS  64(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VADDPS  96(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_max_mid_0AVX2(n int, p0 *float32, c0 float32)
+// Requires: AVX
+TEXT ·vloop_max_mid_0AVX2(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_max_mid_1AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// Requires: AVX
+TEXT ·vloop_max_mid_1AVX2(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VCMPPS  $0x03, (DI)(AX*1), Y0, Y1
+	VMAXPS  (DI)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R8)(AX*1), Y0, Y1
+	VMAXPS  (R8)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R9)(AX*1), Y0, Y1
+	VMAXPS  (R9)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R10)(AX*1), Y0, Y1
+	VMAXPS  (R10)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R11)(AX*1), Y0, Y1
+	VMAXPS  (R11)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R12)(AX*1), Y0, Y1
+	VMAXPS  (R12)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R13)(AX*1), Y0, Y1
+	VMAXPS  (R13)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (BX)(AX*1), Y0, Y1
+	VMAXPS  (BX)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VCMPPS  $0x03, 32(DI)(AX*1), Y0, Y1
+	VMAXPS  32(DI)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 32(R8)(AX*1), Y0, Y1
+	VMAXPS  32(R8)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 32(R9)(AX*1), Y0, Y1
+	VMAXPS  32(R9)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 32(R10)(AX*1), Y0, Y1
+	VMAXPS  32(R10)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 32(R11)(AX*1), Y0, Y1
+	VMAXPS  32(R11)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 32(R12)(AX*1), Y0, Y1
+	VMAXPS  32(R12)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 32(R13)(AX*1), Y0, Y1
+	VMAXPS  32(R13)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 32(BX)(AX*1), Y0, Y1
+	VMAXPS  32(BX)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VCMPPS  $0x03, 64(DI)(AX*1), Y0, Y1
+	VMAXPS  64(DI)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 64(R8)(AX*1), Y0, Y1
+	VMAXPS  64(R8)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 64(R9)(AX*1), Y0, Y1
+	VMAXPS  64(R9)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 64(R10)(AX*1), Y0, Y1
+	VMAXPS  64(R10)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 64(R11)(AX*1), Y0, Y1
+	VMAXPS  64(R11)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 64(R12)(AX*1), Y0, Y1
+	VMAXPS  64(R12)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 64(R13)(AX*1), Y0, Y1
+	VMAXPS  64(R13)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 64(BX)(AX*1), Y0, Y1
+	VMAXPS  64(BX)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VCMPPS  $0x03, 96(DI)(AX*1), Y0, Y1
+	VMAXPS  96(DI)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 96(R8)(AX*1), Y0, Y1
+	VMAXPS  96(R8)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 96(R9)(AX*1), Y0, Y1
+	VMAXPS  96(R9)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 96(R10)(AX*1), Y0, Y1
+	VMAXPS  96(R10)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 96(R11)(AX*1), Y0, Y1
+	VMAXPS  96(R11)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 96(R12)(AX*1), Y0, Y1
+	VMAXPS  96(R12)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 96(R13)(AX*1), Y0, Y1
+	VMAXPS  96(R13)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, 96(BX)(AX*1), Y0, Y1
+	VMAXPS  96(BX)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VCMPPS  $0x03, (DI)(AX*1), Y0, Y1
+	VMAXPS  (DI)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R8)(AX*1), Y0, Y1
+	VMAXPS  (R8)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R9)(AX*1), Y0, Y1
+	VMAXPS  (R9)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R10)(AX*1), Y0, Y1
+	VMAXPS  (R10)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R11)(AX*1), Y0, Y1
+	VMAXPS  (R11)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R12)(AX*1), Y0, Y1
+	VMAXPS  (R12)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (R13)(AX*1), Y0, Y1
+	VMAXPS  (R13)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VCMPPS  $0x03, (BX)(AX*1), Y0, Y1
+	VMAXPS  (BX)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_max_mid_2AVX2(n int, p0 *float32, p1 *float32)
+// Requires: AVX
+TEXT ·vloop_max_mid_2AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VCMPPS  $0x03, (DI)(AX*1), Y0, Y1
+	VMAXPS  (DI)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VCMPPS  $0x03, 32(DI)(AX*1), Y0, Y1
+	VMAXPS  32(DI)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VCMPPS  $0x03, 64(DI)(AX*1), Y0, Y1
+	VMAXPS  64(DI)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VCMPPS  $0x03, 96(DI)(AX*1), Y0, Y1
+	VMAXPS  96(DI)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VCMPPS  $0x03, (DI)(AX*1), Y0, Y1
+	VMAXPS  (DI)(AX*1), Y0, Y0
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hsum_mid_0AVX2(n int, p0 *float32, c0 float32)
+// Requires: AVX
+TEXT ·vloop_hsum_mid_0AVX2(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hsum_mid_1AVX2(n int, p0 *float32, p1 *uint16, p2 *uint16, p3 *uint16, p4 *uint16, p5 *uint16, p6 *uint16, p7 *uint16, p8 *uint16)
+// Requires: AVX, F16C
+TEXT ·vloop_hsum_mid_1AVX2(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS   (SI)(AX*2), Y0
+	VCVTPH2PS (DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R8)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R9)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R10)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R11)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R12)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R13)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (BX)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (SI)(AX*2)
+	VMOVUPS   32(SI)(AX*2), Y0
+	VCVTPH2PS 16(DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 16(R8)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 16(R9)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 16(R10)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 16(R11)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 16(R12)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 16(R13)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 16(BX)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(SI)(AX*2)
+	VMOVUPS   64(SI)(AX*2), Y0
+	VCVTPH2PS 32(DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 32(R8)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 32(R9)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 32(R10)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 32(R11)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 32(R12)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 32(R13)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 32(BX)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(SI)(AX*2)
+	VMOVUPS   96(SI)(AX*2), Y0
+	VCVTPH2PS 48(DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 48(R8)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 48(R9)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 48(R10)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 48(R11)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 48(R12)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 48(R13)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS 48(BX)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(SI)(AX*2)
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Y0
+	VCVTPH2PS (DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R8)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R9)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R10)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R11)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R12)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (R13)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPH2PS (BX)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (SI)(AX*2)
+	ADDQ      $0x00000010, AX
+	DECQ      CX
+	JNZ       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hsum_mid_2AVX2(n int, p0 *float32, p1 *uint16)
+// Requires: AVX, F16C
+TEXT ·vloop_hsum_mid_2AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS   (SI)(AX*2), Y0
+	VCVTPH2PS (DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (SI)(AX*2)
+	VMOVUPS   32(SI)(AX*2), Y0
+	VCVTPH2PS 16(DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(SI)(AX*2)
+	VMOVUPS   64(SI)(AX*2), Y0
+	VCVTPH2PS 32(DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(SI)(AX*2)
+	VMOVUPS   96(SI)(AX*2), Y0
+	VCVTPH2PS 48(DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(SI)(AX*2)
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Y0
+	VCVTPH2PS (DI)(AX*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (SI)(AX*2)
+	ADDQ      $0x00000010, AX
+	DECQ      CX
+	JNZ       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hsum_mid_3AVX2(n int, p0 *float32, p1 *uint16)
+// Requires: AVX, AVX2, F16C
+TEXT ·vloop_hsum_mid_3AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS   (SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, (DI)(AX*1)
+	VMOVUPS   32(SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 16(DI)(AX*1)
+	VMOVUPS   64(SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 32(DI)(AX*1)
+	VMOVUPS   96(SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, 48(DI)(AX*1)
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Y0
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VPSRLD    $0x16, Y0, Y1
+	VPSLLD    $0x16, Y1, Y1
+	VORPS     vloopF16Quiet<>+0(SB), Y1, Y1
+	VBLENDVPS Y2, Y1, Y0, Y1
+	VCVTPS2PH $0x00, Y1, (DI)(AX*1)
+	ADDQ      $0x00000010, AX
+	DECQ      CX
+	JNZ       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_0AVX2(n int, p0 *float32, c0 float32)
+// Requires: AVX
+TEXT ·vloop_batch_stats_0AVX2(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_1AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// Requires: AVX
+TEXT ·vloop_batch_stats_1AVX2(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VADDPS  (R8)(AX*1), Y0, Y0
+	VADDPS  (R9)(AX*1), Y0, Y0
+	VADDPS  (R10)(AX*1), Y0, Y0
+	VADDPS  (R11)(AX*1), Y0, Y0
+	VADDPS  (R12)(AX*1), Y0, Y0
+	VADDPS  (R13)(AX*1), Y0, Y0
+	VADDPS  (BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VADDPS  32(DI)(AX*1), Y0, Y0
+	VADDPS  32(R8)(AX*1), Y0, Y0
+	VADDPS  32(R9)(AX*1), Y0, Y0
+	VADDPS  32(R10)(AX*1), Y0, Y0
+	VADDPS  32(R11)(AX*1), Y0, Y0
+	VADDPS  32(R12)(AX*1), Y0, Y0
+	VADDPS  32(R13)(AX*1), Y0, Y0
+	VADDPS  32(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VADDPS  64(DI)(AX*1), Y0, Y0
+	VADDPS  64(R8)(AX*1), Y0, Y0
+	VADDPS  64(R9)(AX*1), Y0, Y0
+	VADDPS  64(R10)(AX*1), Y0, Y0
+	VADDPS  64(R11)(AX*1), Y0, Y0
+	VADDPS  64(R12)(AX*1), Y0, Y0
+	VADDPS  64(R13)(AX*1), Y0, Y0
+	VADDPS  64(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VADDPS  96(DI)(AX*1), Y0, Y0
+	VADDPS  96(R8)(AX*1), Y0, Y0
+	VADDPS  96(R9)(AX*1), Y0, Y0
+	VADDPS  96(R10)(AX*1), Y0, Y0
+	VADDPS  96(R11)(AX*1), Y0, Y0
+	VADDPS  96(R12)(AX*1), Y0, Y0
+	VADDPS  96(R13)(AX*1), Y0, Y0
+	VADDPS  96(BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VADDPS  (R8)(AX*1), Y0, Y0
+	VADDPS  (R9)(AX*1), Y0, Y0
+	VADDPS  (R10)(AX*1), Y0, Y0
+	VADDPS  (R11)(AX*1), Y0, Y0
+	VADDPS  (R12)(AX*1), Y0, Y0
+	VADDPS  (R13)(AX*1), Y0, Y0
+	VADDPS  (BX)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_2AVX2(n int, p0 *float32, p1 *float32)
+// Requires: AVX
+TEXT ·vloop_batch_stats_2AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VADDPS  32(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VADDPS  64(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VADDPS  96(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_3AVX2(n int, p0 *float32, c0 float32)
+// Requires: AVX
+TEXT ·vloop_batch_stats_3AVX2(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_4AVX2(n int, p0 *float32, c0 float32)
+// Requires: AVX
+TEXT ·vloop_batch_stats_4AVX2(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_5AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32)
+// Requires: AVX, FMA3
+TEXT ·vloop_batch_stats_5AVX2(SB), NOSPLIT, $0-56
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS     (SI)(AX*1), Y0
+	VMOVUPS     (DI)(AX*1), Y1
+	VSUBPS      (R8)(AX*1), Y1, Y1
+	VMOVUPS     (DI)(AX*1), Y2
+	VSUBPS      (R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     (R9)(AX*1), Y2
+	VSUBPS      (R8)(AX*1), Y2, Y2
+	VMOVUPS     (R9)(AX*1), Y1
+	VSUBPS      (R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     (R10)(AX*1), Y1
+	VSUBPS      (R8)(AX*1), Y1, Y1
+	VMOVUPS     (R10)(AX*1), Y2
+	VSUBPS      (R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     (R11)(AX*1), Y2
+	VSUBPS      (R8)(AX*1), Y2, Y2
+	VMOVUPS     (R11)(AX*1), Y1
+	VSUBPS      (R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     Y0, (SI)(AX*1)
+	VMOVUPS     32(SI)(AX*1), Y0
+	VMOVUPS     32(DI)(AX*1), Y1
+	VSUBPS      32(R8)(AX*1), Y1, Y1
+	VMOVUPS     32(DI)(AX*1), Y2
+	VSUBPS      32(R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     32(R9)(AX*1), Y2
+	VSUBPS      32(R8)(AX*1), Y2, Y2
+	VMOVUPS     32(R9)(AX*1), Y1
+	VSUBPS      32(R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     32(R10)(AX*1), Y1
+	VSUBPS      32(R8)(AX*1), Y1, Y1
+	VMOVUPS     32(R10)(AX*1), Y2
+	VSUBPS      32(R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     32(R11)(AX*1), Y2
+	VSUBPS      32(R8)(AX*1), Y2, Y2
+	VMOVUPS     32(R11)(AX*1), Y1
+	VSUBPS      32(R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     Y0, 32(SI)(AX*1)
+	VMOVUPS     64(SI)(AX*1), Y0
+	VMOVUPS     64(DI)(AX*1), Y1
+	VSUBPS      64(R8)(AX*1), Y1, Y1
+	VMOVUPS     64(DI)(AX*1), Y2
+	VSUBPS      64(R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     64(R9)(AX*1), Y2
+	VSUBPS      64(R8)(AX*1), Y2, Y2
+	VMOVUPS     64(R9)(AX*1), Y1
+	VSUBPS      64(R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     64(R10)(AX*1), Y1
+	VSUBPS      64(R8)(AX*1), Y1, Y1
+	VMOVUPS     64(R10)(AX*1), Y2
+	VSUBPS      64(R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     64(R11)(AX*1), Y2
+	VSUBPS      64(R8)(AX*1), Y2, Y2
+	VMOVUPS     64(R11)(AX*1), Y1
+	VSUBPS      64(R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     Y0, 64(SI)(AX*1)
+	VMOVUPS     96(SI)(AX*1), Y0
+	VMOVUPS     96(DI)(AX*1), Y1
+	VSUBPS      96(R8)(AX*1), Y1, Y1
+	VMOVUPS     96(DI)(AX*1), Y2
+	VSUBPS      96(R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     96(R9)(AX*1), Y2
+	VSUBPS      96(R8)(AX*1), Y2, Y2
+	VMOVUPS     96(R9)(AX*1), Y1
+	VSUBPS      96(R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     96(R10)(AX*1), Y1
+	VSUBPS      96(R8)(AX*1), Y1, Y1
+	VMOVUPS     96(R10)(AX*1), Y2
+	VSUBPS      96(R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     96(R11)(AX*1), Y2
+	VSUBPS      96(R8)(AX*1), Y2, Y2
+	VMOVUPS     96(R11)(AX*1), Y1
+	VSUBPS      96(R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     Y0, 96(SI)(AX*1)
+	ADDQ        $0x00000080, AX
+	DECQ        DX
+	JNZ         loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Y0
+	VMOVUPS     (DI)(AX*1), Y1
+	VSUBPS      (R8)(AX*1), Y1, Y1
+	VMOVUPS     (DI)(AX*1), Y2
+	VSUBPS      (R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     (R9)(AX*1), Y2
+	VSUBPS      (R8)(AX*1), Y2, Y2
+	VMOVUPS     (R9)(AX*1), Y1
+	VSUBPS      (R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     (R10)(AX*1), Y1
+	VSUBPS      (R8)(AX*1), Y1, Y1
+	VMOVUPS     (R10)(AX*1), Y2
+	VSUBPS      (R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     (R11)(AX*1), Y2
+	VSUBPS      (R8)(AX*1), Y2, Y2
+	VMOVUPS     (R11)(AX*1), Y1
+	VSUBPS      (R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     Y0, (SI)(AX*1)
+	ADDQ        $0x00000020, AX
+	DECQ        CX
+	JNZ         loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_6AVX2(n int, p0 *float32, p1 *float32, p2 *float32)
+// Requires: AVX, FMA3
+TEXT ·vloop_batch_stats_6AVX2(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS     (SI)(AX*1), Y0
+	VMOVUPS     (DI)(AX*1), Y1
+	VSUBPS      (R8)(AX*1), Y1, Y1
+	VMOVUPS     (DI)(AX*1), Y2
+	VSUBPS      (R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     Y0, (SI)(AX*1)
+	VMOVUPS     32(SI)(AX*1), Y0
+	VMOVUPS     32(DI)(AX*1), Y2
+	VSUBPS      32(R8)(AX*1), Y2, Y2
+	VMOVUPS     32(DI)(AX*1), Y1
+	VSUBPS      32(R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     Y0, 32(SI)(AX*1)
+	VMOVUPS     64(SI)(AX*1), Y0
+	VMOVUPS     64(DI)(AX*1), Y1
+	VSUBPS      64(R8)(AX*1), Y1, Y1
+	VMOVUPS     64(DI)(AX*1), Y2
+	VSUBPS      64(R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     Y0, 64(SI)(AX*1)
+	VMOVUPS     96(SI)(AX*1), Y0
+	VMOVUPS     96(DI)(AX*1), Y2
+	VSUBPS      96(R8)(AX*1), Y2, Y2
+	VMOVUPS     96(DI)(AX*1), Y1
+	VSUBPS      96(R8)(AX*1), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+	VMOVUPS     Y0, 96(SI)(AX*1)
+	ADDQ        $0x00000080, AX
+	DECQ        DX
+	JNZ         loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Y0
+	VMOVUPS     (DI)(AX*1), Y1
+	VSUBPS      (R8)(AX*1), Y1, Y1
+	VMOVUPS     (DI)(AX*1), Y2
+	VSUBPS      (R8)(AX*1), Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	VMOVUPS     Y0, (SI)(AX*1)
+	ADDQ        $0x00000020, AX
+	DECQ        CX
+	JNZ         loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_7AVX2(n int, p0 *float32, c0 float32)
+// Requires: AVX
+TEXT ·vloop_batch_stats_7AVX2(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Y0
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
 // func vloop_cvtF16F32AVX2(n int, p0 *uint16, p1 *float32)
 // Requires: AVX, F16C
 TEXT ·vloop_cvtF16F32AVX2(SB), NOSPLIT, $0-24

@@ -225,6 +225,286 @@ func vloop_haxpy_0FP16Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 in
 	return lo + n*4
 }
 
+// vloop_colsum_0NEONSlot runs vloop_colsum_0 (a Vector loop of the loop IR) through vloop_colsum_0NEON, 4 lanes at a time.
+func vloop_colsum_0NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_colsum_0NEON(n, &t0[o0], c0)
+	return lo + n*4
+}
+
+// vloop_colsum_1NEONSlot runs vloop_colsum_1 (a Vector loop of the loop IR) through vloop_colsum_1NEON, 4 lanes at a time.
+func vloop_colsum_1NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) || o3 < 0 || o3+n*4 > len(t3) || o4 < 0 || o4+n*4 > len(t4) || o5 < 0 || o5+n*4 > len(t5) || o6 < 0 || o6+n*4 > len(t6) || o7 < 0 || o7+n*4 > len(t7) || o8 < 0 || o8+n*4 > len(t8) {
+		return lo
+	}
+	vloop_colsum_1NEON(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*4
+}
+
+// vloop_colsum_2NEONSlot runs vloop_colsum_2 (a Vector loop of the loop IR) through vloop_colsum_2NEON, 4 lanes at a time.
+func vloop_colsum_2NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_colsum_2NEON(n, &t0[o0], &t1[o1])
+	return lo + n*4
+}
+
+// vloop_dcolsum_0NEONSlot runs vloop_dcolsum_0 (a Vector loop of the loop IR) through vloop_dcolsum_0NEON, 2 lanes at a time.
+func vloop_dcolsum_0NEONSlot(lo, hi int, t0 []float64, o0 int, c0 float64) int {
+	n := (hi - lo) / 2
+	if n <= 0 || o0 < 0 || o0+n*2 > len(t0) {
+		return lo
+	}
+	vloop_dcolsum_0NEON(n, &t0[o0], c0)
+	return lo + n*2
+}
+
+// vloop_dcolsum_1NEONSlot runs vloop_dcolsum_1 (a Vector loop of the loop IR) through vloop_dcolsum_1NEON, 2 lanes at a time.
+func vloop_dcolsum_1NEONSlot(lo, hi int, t0 []float64, o0 int, t1 []float64, o1 int, t2 []float64, o2 int, t3 []float64, o3 int, t4 []float64, o4 int, t5 []float64, o5 int, t6 []float64, o6 int, t7 []float64, o7 int, t8 []float64, o8 int) int {
+	n := (hi - lo) / 2
+	if n <= 0 || o0 < 0 || o0+n*2 > len(t0) || o1 < 0 || o1+n*2 > len(t1) || o2 < 0 || o2+n*2 > len(t2) || o3 < 0 || o3+n*2 > len(t3) || o4 < 0 || o4+n*2 > len(t4) || o5 < 0 || o5+n*2 > len(t5) || o6 < 0 || o6+n*2 > len(t6) || o7 < 0 || o7+n*2 > len(t7) || o8 < 0 || o8+n*2 > len(t8) {
+		return lo
+	}
+	vloop_dcolsum_1NEON(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*2
+}
+
+// vloop_dcolsum_2NEONSlot runs vloop_dcolsum_2 (a Vector loop of the loop IR) through vloop_dcolsum_2NEON, 2 lanes at a time.
+func vloop_dcolsum_2NEONSlot(lo, hi int, t0 []float64, o0 int, t1 []float64, o1 int) int {
+	n := (hi - lo) / 2
+	if n <= 0 || o0 < 0 || o0+n*2 > len(t0) || o1 < 0 || o1+n*2 > len(t1) {
+		return lo
+	}
+	vloop_dcolsum_2NEON(n, &t0[o0], &t1[o1])
+	return lo + n*2
+}
+
+// vloop_colsum_acc_0NEONSlot runs vloop_colsum_acc_0 (a Vector loop of the loop IR) through vloop_colsum_acc_0NEON, 4 lanes at a time.
+func vloop_colsum_acc_0NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_colsum_acc_0NEON(n, &t0[o0], c0)
+	return lo + n*4
+}
+
+// vloop_colsum_acc_1NEONSlot runs vloop_colsum_acc_1 (a Vector loop of the loop IR) through vloop_colsum_acc_1NEON, 4 lanes at a time.
+func vloop_colsum_acc_1NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) || o3 < 0 || o3+n*4 > len(t3) || o4 < 0 || o4+n*4 > len(t4) || o5 < 0 || o5+n*4 > len(t5) || o6 < 0 || o6+n*4 > len(t6) || o7 < 0 || o7+n*4 > len(t7) || o8 < 0 || o8+n*4 > len(t8) {
+		return lo
+	}
+	vloop_colsum_acc_1NEON(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*4
+}
+
+// vloop_colsum_acc_2NEONSlot runs vloop_colsum_acc_2 (a Vector loop of the loop IR) through vloop_colsum_acc_2NEON, 4 lanes at a time.
+func vloop_colsum_acc_2NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_colsum_acc_2NEON(n, &t0[o0], &t1[o1])
+	return lo + n*4
+}
+
+// vloop_colsum_acc_3NEONSlot runs vloop_colsum_acc_3 (a Vector loop of the loop IR) through vloop_colsum_acc_3NEON, 4 lanes at a time.
+func vloop_colsum_acc_3NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_colsum_acc_3NEON(n, &t0[o0], &t1[o1])
+	return lo + n*4
+}
+
+// vloop_sum_mid_0NEONSlot runs vloop_sum_mid_0 (a Vector loop of the loop IR) through vloop_sum_mid_0NEON, 4 lanes at a time.
+func vloop_sum_mid_0NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_sum_mid_0NEON(n, &t0[o0], c0)
+	return lo + n*4
+}
+
+// vloop_sum_mid_1NEONSlot runs vloop_sum_mid_1 (a Vector loop of the loop IR) through vloop_sum_mid_1NEON, 4 lanes at a time.
+func vloop_sum_mid_1NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) || o3 < 0 || o3+n*4 > len(t3) || o4 < 0 || o4+n*4 > len(t4) || o5 < 0 || o5+n*4 > len(t5) || o6 < 0 || o6+n*4 > len(t6) || o7 < 0 || o7+n*4 > len(t7) || o8 < 0 || o8+n*4 > len(t8) {
+		return lo
+	}
+	vloop_sum_mid_1NEON(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*4
+}
+
+// vloop_sum_mid_2NEONSlot runs vloop_sum_mid_2 (a Vector loop of the loop IR) through vloop_sum_mid_2NEON, 4 lanes at a time.
+func vloop_sum_mid_2NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_sum_mid_2NEON(n, &t0[o0], &t1[o1])
+	return lo + n*4
+}
+
+// vloop_max_mid_0NEONSlot runs vloop_max_mid_0 (a Vector loop of the loop IR) through vloop_max_mid_0NEON, 4 lanes at a time.
+func vloop_max_mid_0NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_max_mid_0NEON(n, &t0[o0], c0)
+	return lo + n*4
+}
+
+// vloop_max_mid_1NEONSlot runs vloop_max_mid_1 (a Vector loop of the loop IR) through vloop_max_mid_1NEON, 4 lanes at a time.
+func vloop_max_mid_1NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) || o3 < 0 || o3+n*4 > len(t3) || o4 < 0 || o4+n*4 > len(t4) || o5 < 0 || o5+n*4 > len(t5) || o6 < 0 || o6+n*4 > len(t6) || o7 < 0 || o7+n*4 > len(t7) || o8 < 0 || o8+n*4 > len(t8) {
+		return lo
+	}
+	vloop_max_mid_1NEON(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*4
+}
+
+// vloop_max_mid_2NEONSlot runs vloop_max_mid_2 (a Vector loop of the loop IR) through vloop_max_mid_2NEON, 4 lanes at a time.
+func vloop_max_mid_2NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_max_mid_2NEON(n, &t0[o0], &t1[o1])
+	return lo + n*4
+}
+
+// vloop_hsum_mid_0NEONSlot runs vloop_hsum_mid_0 (a Vector loop of the loop IR) through vloop_hsum_mid_0NEON, 4 lanes at a time.
+func vloop_hsum_mid_0NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_hsum_mid_0NEON(n, &t0[o0], c0)
+	return lo + n*4
+}
+
+// vloop_hsum_mid_1NEONSlot runs vloop_hsum_mid_1 (a Vector loop of the loop IR) through vloop_hsum_mid_1NEON, 4 lanes at a time.
+func vloop_hsum_mid_1NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int, t2 []f16.F16, o2 int, t3 []f16.F16, o3 int, t4 []f16.F16, o4 int, t5 []f16.F16, o5 int, t6 []f16.F16, o6 int, t7 []f16.F16, o7 int, t8 []f16.F16, o8 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) || o3 < 0 || o3+n*4 > len(t3) || o4 < 0 || o4+n*4 > len(t4) || o5 < 0 || o5+n*4 > len(t5) || o6 < 0 || o6+n*4 > len(t6) || o7 < 0 || o7+n*4 > len(t7) || o8 < 0 || o8+n*4 > len(t8) {
+		return lo
+	}
+	vloop_hsum_mid_1NEON(n, &t0[o0], (*uint16)(&t1[o1]), (*uint16)(&t2[o2]), (*uint16)(&t3[o3]), (*uint16)(&t4[o4]), (*uint16)(&t5[o5]), (*uint16)(&t6[o6]), (*uint16)(&t7[o7]), (*uint16)(&t8[o8]))
+	return lo + n*4
+}
+
+// vloop_hsum_mid_2NEONSlot runs vloop_hsum_mid_2 (a Vector loop of the loop IR) through vloop_hsum_mid_2NEON, 4 lanes at a time.
+func vloop_hsum_mid_2NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_hsum_mid_2NEON(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n*4
+}
+
+// vloop_hsum_mid_3NEONSlot runs vloop_hsum_mid_3 (a Vector loop of the loop IR) through vloop_hsum_mid_3NEON, 4 lanes at a time.
+func vloop_hsum_mid_3NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_hsum_mid_3NEON(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n*4
+}
+
+// vloop_batch_stats_0NEONSlot runs vloop_batch_stats_0 (a Vector loop of the loop IR) through vloop_batch_stats_0NEON, 4 lanes at a time.
+func vloop_batch_stats_0NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_0NEON(n, &t0[o0], c0)
+	return lo + n*4
+}
+
+// vloop_batch_stats_1NEONSlot runs vloop_batch_stats_1 (a Vector loop of the loop IR) through vloop_batch_stats_1NEON, 4 lanes at a time.
+func vloop_batch_stats_1NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) || o3 < 0 || o3+n*4 > len(t3) || o4 < 0 || o4+n*4 > len(t4) || o5 < 0 || o5+n*4 > len(t5) || o6 < 0 || o6+n*4 > len(t6) || o7 < 0 || o7+n*4 > len(t7) || o8 < 0 || o8+n*4 > len(t8) {
+		return lo
+	}
+	vloop_batch_stats_1NEON(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n*4
+}
+
+// vloop_batch_stats_2NEONSlot runs vloop_batch_stats_2 (a Vector loop of the loop IR) through vloop_batch_stats_2NEON, 4 lanes at a time.
+func vloop_batch_stats_2NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_batch_stats_2NEON(n, &t0[o0], &t1[o1])
+	return lo + n*4
+}
+
+// vloop_batch_stats_3NEONSlot runs vloop_batch_stats_3 (a Vector loop of the loop IR) through vloop_batch_stats_3NEON, 4 lanes at a time.
+func vloop_batch_stats_3NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_3NEON(n, &t0[o0], c0)
+	return lo + n*4
+}
+
+// vloop_batch_stats_4NEONSlot runs vloop_batch_stats_4 (a Vector loop of the loop IR) through vloop_batch_stats_4NEON, 4 lanes at a time.
+func vloop_batch_stats_4NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_4NEON(n, &t0[o0], c0)
+	return lo + n*4
+}
+
+// vloop_batch_stats_5NEONSlot runs vloop_batch_stats_5 (a Vector loop of the loop IR) through vloop_batch_stats_5NEON, 4 lanes at a time.
+func vloop_batch_stats_5NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) || o3 < 0 || o3+n*4 > len(t3) || o4 < 0 || o4+n*4 > len(t4) || o5 < 0 || o5+n*4 > len(t5) {
+		return lo
+	}
+	vloop_batch_stats_5NEON(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5])
+	return lo + n*4
+}
+
+// vloop_batch_stats_6NEONSlot runs vloop_batch_stats_6 (a Vector loop of the loop IR) through vloop_batch_stats_6NEON, 4 lanes at a time.
+func vloop_batch_stats_6NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) || o2 < 0 || o2+n*4 > len(t2) {
+		return lo
+	}
+	vloop_batch_stats_6NEON(n, &t0[o0], &t1[o1], &t2[o2])
+	return lo + n*4
+}
+
+// vloop_batch_stats_7NEONSlot runs vloop_batch_stats_7 (a Vector loop of the loop IR) through vloop_batch_stats_7NEON, 4 lanes at a time.
+func vloop_batch_stats_7NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_7NEON(n, &t0[o0], c0)
+	return lo + n*4
+}
+
 // vloop_cvtF16F32NEONSlot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32NEON, 4 lanes at a time.
 func vloop_cvtF16F32NEONSlot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
 	n := (hi - lo) / 4
@@ -341,6 +621,34 @@ func init() {
 		if cpu.ARM64.HasASIMDHP && cpu.ARM64.HasFPHP {
 			vloop_haxpy_0 = vloop_haxpy_0FP16Slot
 		}
+		vloop_colsum_0 = vloop_colsum_0NEONSlot
+		vloop_colsum_1 = vloop_colsum_1NEONSlot
+		vloop_colsum_2 = vloop_colsum_2NEONSlot
+		vloop_dcolsum_0 = vloop_dcolsum_0NEONSlot
+		vloop_dcolsum_1 = vloop_dcolsum_1NEONSlot
+		vloop_dcolsum_2 = vloop_dcolsum_2NEONSlot
+		vloop_colsum_acc_0 = vloop_colsum_acc_0NEONSlot
+		vloop_colsum_acc_1 = vloop_colsum_acc_1NEONSlot
+		vloop_colsum_acc_2 = vloop_colsum_acc_2NEONSlot
+		vloop_colsum_acc_3 = vloop_colsum_acc_3NEONSlot
+		vloop_sum_mid_0 = vloop_sum_mid_0NEONSlot
+		vloop_sum_mid_1 = vloop_sum_mid_1NEONSlot
+		vloop_sum_mid_2 = vloop_sum_mid_2NEONSlot
+		vloop_max_mid_0 = vloop_max_mid_0NEONSlot
+		vloop_max_mid_1 = vloop_max_mid_1NEONSlot
+		vloop_max_mid_2 = vloop_max_mid_2NEONSlot
+		vloop_hsum_mid_0 = vloop_hsum_mid_0NEONSlot
+		vloop_hsum_mid_1 = vloop_hsum_mid_1NEONSlot
+		vloop_hsum_mid_2 = vloop_hsum_mid_2NEONSlot
+		vloop_hsum_mid_3 = vloop_hsum_mid_3NEONSlot
+		vloop_batch_stats_0 = vloop_batch_stats_0NEONSlot
+		vloop_batch_stats_1 = vloop_batch_stats_1NEONSlot
+		vloop_batch_stats_2 = vloop_batch_stats_2NEONSlot
+		vloop_batch_stats_3 = vloop_batch_stats_3NEONSlot
+		vloop_batch_stats_4 = vloop_batch_stats_4NEONSlot
+		vloop_batch_stats_5 = vloop_batch_stats_5NEONSlot
+		vloop_batch_stats_6 = vloop_batch_stats_6NEONSlot
+		vloop_batch_stats_7 = vloop_batch_stats_7NEONSlot
 		vloop_cvtF16F32 = vloop_cvtF16F32NEONSlot
 		transposeSlot.Name, transposeSlot.T = "neon", transposeF32NEONSlice
 		dtransposeSlot.Name, dtransposeSlot.T = "neon", transposeF64NEONSlice

@@ -1990,6 +1990,1707 @@ vloop_haxpy_0FP16_tail4:
 vloop_haxpy_0FP16_done:
 	RET
 
+// func vloop_colsum_0NEON(n int, p0 *float32, c0 float32)
+// vloop_colsum_0NEON runs n groups of 4 iterations of vloop_colsum_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_colsum_0NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_colsum_0NEON_tail
+vloop_colsum_0NEON_loop:
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_colsum_0NEON_loop
+vloop_colsum_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_colsum_0NEON_done
+vloop_colsum_0NEON_loop1:
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_colsum_0NEON_loop1
+vloop_colsum_0NEON_done:
+	RET
+
+// func vloop_colsum_1NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// vloop_colsum_1NEON runs n groups of 4 iterations of vloop_colsum_1 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_colsum_1NEON(SB), NOSPLIT, $0-80
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	p3+32(FP), R5
+	MOVD	p4+40(FP), R6
+	MOVD	p5+48(FP), R7
+	MOVD	p6+56(FP), R8
+	MOVD	p7+64(FP), R9
+	MOVD	p8+72(FP), R10
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_colsum_1NEON_tail
+vloop_colsum_1NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V8.S4]
+	VLD1.P	16(R4), [V7.S4]
+	VLD1.P	16(R5), [V6.S4]
+	VLD1.P	16(R6), [V5.S4]
+	VLD1.P	16(R7), [V4.S4]
+	VLD1.P	16(R8), [V3.S4]
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R10), [V1.S4]
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V8.S4]
+	VLD1.P	16(R4), [V7.S4]
+	VLD1.P	16(R5), [V6.S4]
+	VLD1.P	16(R6), [V5.S4]
+	VLD1.P	16(R7), [V4.S4]
+	VLD1.P	16(R8), [V3.S4]
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R10), [V1.S4]
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_colsum_1NEON_loop
+vloop_colsum_1NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_colsum_1NEON_done
+vloop_colsum_1NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_colsum_1NEON_loop1
+vloop_colsum_1NEON_done:
+	RET
+
+// func vloop_colsum_2NEON(n int, p0 *float32, p1 *float32)
+// vloop_colsum_2NEON runs n groups of 4 iterations of vloop_colsum_2 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_colsum_2NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_colsum_2NEON_tail
+vloop_colsum_2NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_colsum_2NEON_loop
+vloop_colsum_2NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_colsum_2NEON_done
+vloop_colsum_2NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_colsum_2NEON_loop1
+vloop_colsum_2NEON_done:
+	RET
+
+// func vloop_dcolsum_0NEON(n int, p0 *float64, c0 float64)
+// vloop_dcolsum_0NEON runs n groups of 2 iterations of vloop_dcolsum_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_dcolsum_0NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVD	c0+16(FP), F0
+	VDUP	V0.D[0], V0.D2
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_dcolsum_0NEON_tail
+vloop_dcolsum_0NEON_loop:
+	VST1.P	[V0.D2], 16(R2)
+	VST1.P	[V0.D2], 16(R2)
+	VST1.P	[V0.D2], 16(R2)
+	VST1.P	[V0.D2], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_dcolsum_0NEON_loop
+vloop_dcolsum_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_dcolsum_0NEON_done
+vloop_dcolsum_0NEON_loop1:
+	VST1.P	[V0.D2], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_dcolsum_0NEON_loop1
+vloop_dcolsum_0NEON_done:
+	RET
+
+// func vloop_dcolsum_1NEON(n int, p0 *float64, p1 *float64, p2 *float64, p3 *float64, p4 *float64, p5 *float64, p6 *float64, p7 *float64, p8 *float64)
+// vloop_dcolsum_1NEON runs n groups of 2 iterations of vloop_dcolsum_1 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_dcolsum_1NEON(SB), NOSPLIT, $0-80
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	p3+32(FP), R5
+	MOVD	p4+40(FP), R6
+	MOVD	p5+48(FP), R7
+	MOVD	p6+56(FP), R8
+	MOVD	p7+64(FP), R9
+	MOVD	p8+72(FP), R10
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_dcolsum_1NEON_tail
+vloop_dcolsum_1NEON_loop:
+	VLD1	(R2), [V0.D2]
+	VLD1.P	16(R3), [V1.D2]
+	VLD1.P	16(R4), [V2.D2]
+	VLD1.P	16(R5), [V3.D2]
+	VLD1.P	16(R6), [V4.D2]
+	VLD1.P	16(R7), [V5.D2]
+	VLD1.P	16(R8), [V6.D2]
+	VLD1.P	16(R9), [V7.D2]
+	VLD1.P	16(R10), [V8.D2]
+	WORD	$0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	WORD	$0x4e62d400 // fadd v0.2d, v0.2d, v2.2d
+	WORD	$0x4e63d400 // fadd v0.2d, v0.2d, v3.2d
+	WORD	$0x4e64d400 // fadd v0.2d, v0.2d, v4.2d
+	WORD	$0x4e65d400 // fadd v0.2d, v0.2d, v5.2d
+	WORD	$0x4e66d400 // fadd v0.2d, v0.2d, v6.2d
+	WORD	$0x4e67d400 // fadd v0.2d, v0.2d, v7.2d
+	WORD	$0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	VST1.P	[V0.D2], 16(R2)
+	VLD1	(R2), [V0.D2]
+	VLD1.P	16(R3), [V8.D2]
+	VLD1.P	16(R4), [V7.D2]
+	VLD1.P	16(R5), [V6.D2]
+	VLD1.P	16(R6), [V5.D2]
+	VLD1.P	16(R7), [V4.D2]
+	VLD1.P	16(R8), [V3.D2]
+	VLD1.P	16(R9), [V2.D2]
+	VLD1.P	16(R10), [V1.D2]
+	WORD	$0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	WORD	$0x4e67d400 // fadd v0.2d, v0.2d, v7.2d
+	WORD	$0x4e66d400 // fadd v0.2d, v0.2d, v6.2d
+	WORD	$0x4e65d400 // fadd v0.2d, v0.2d, v5.2d
+	WORD	$0x4e64d400 // fadd v0.2d, v0.2d, v4.2d
+	WORD	$0x4e63d400 // fadd v0.2d, v0.2d, v3.2d
+	WORD	$0x4e62d400 // fadd v0.2d, v0.2d, v2.2d
+	WORD	$0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	VST1.P	[V0.D2], 16(R2)
+	VLD1	(R2), [V0.D2]
+	VLD1.P	16(R3), [V1.D2]
+	VLD1.P	16(R4), [V2.D2]
+	VLD1.P	16(R5), [V3.D2]
+	VLD1.P	16(R6), [V4.D2]
+	VLD1.P	16(R7), [V5.D2]
+	VLD1.P	16(R8), [V6.D2]
+	VLD1.P	16(R9), [V7.D2]
+	VLD1.P	16(R10), [V8.D2]
+	WORD	$0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	WORD	$0x4e62d400 // fadd v0.2d, v0.2d, v2.2d
+	WORD	$0x4e63d400 // fadd v0.2d, v0.2d, v3.2d
+	WORD	$0x4e64d400 // fadd v0.2d, v0.2d, v4.2d
+	WORD	$0x4e65d400 // fadd v0.2d, v0.2d, v5.2d
+	WORD	$0x4e66d400 // fadd v0.2d, v0.2d, v6.2d
+	WORD	$0x4e67d400 // fadd v0.2d, v0.2d, v7.2d
+	WORD	$0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	VST1.P	[V0.D2], 16(R2)
+	VLD1	(R2), [V0.D2]
+	VLD1.P	16(R3), [V8.D2]
+	VLD1.P	16(R4), [V7.D2]
+	VLD1.P	16(R5), [V6.D2]
+	VLD1.P	16(R6), [V5.D2]
+	VLD1.P	16(R7), [V4.D2]
+	VLD1.P	16(R8), [V3.D2]
+	VLD1.P	16(R9), [V2.D2]
+	VLD1.P	16(R10), [V1.D2]
+	WORD	$0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	WORD	$0x4e67d400 // fadd v0.2d, v0.2d, v7.2d
+	WORD	$0x4e66d400 // fadd v0.2d, v0.2d, v6.2d
+	WORD	$0x4e65d400 // fadd v0.2d, v0.2d, v5.2d
+	WORD	$0x4e64d400 // fadd v0.2d, v0.2d, v4.2d
+	WORD	$0x4e63d400 // fadd v0.2d, v0.2d, v3.2d
+	WORD	$0x4e62d400 // fadd v0.2d, v0.2d, v2.2d
+	WORD	$0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	VST1.P	[V0.D2], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_dcolsum_1NEON_loop
+vloop_dcolsum_1NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_dcolsum_1NEON_done
+vloop_dcolsum_1NEON_loop1:
+	VLD1	(R2), [V0.D2]
+	VLD1.P	16(R3), [V1.D2]
+	VLD1.P	16(R4), [V2.D2]
+	VLD1.P	16(R5), [V3.D2]
+	VLD1.P	16(R6), [V4.D2]
+	VLD1.P	16(R7), [V5.D2]
+	VLD1.P	16(R8), [V6.D2]
+	VLD1.P	16(R9), [V7.D2]
+	VLD1.P	16(R10), [V8.D2]
+	WORD	$0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	WORD	$0x4e62d400 // fadd v0.2d, v0.2d, v2.2d
+	WORD	$0x4e63d400 // fadd v0.2d, v0.2d, v3.2d
+	WORD	$0x4e64d400 // fadd v0.2d, v0.2d, v4.2d
+	WORD	$0x4e65d400 // fadd v0.2d, v0.2d, v5.2d
+	WORD	$0x4e66d400 // fadd v0.2d, v0.2d, v6.2d
+	WORD	$0x4e67d400 // fadd v0.2d, v0.2d, v7.2d
+	WORD	$0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	VST1.P	[V0.D2], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_dcolsum_1NEON_loop1
+vloop_dcolsum_1NEON_done:
+	RET
+
+// func vloop_dcolsum_2NEON(n int, p0 *float64, p1 *float64)
+// vloop_dcolsum_2NEON runs n groups of 2 iterations of vloop_dcolsum_2 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_dcolsum_2NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_dcolsum_2NEON_tail
+vloop_dcolsum_2NEON_loop:
+	VLD1	(R2), [V0.D2]
+	VLD1.P	16(R3), [V1.D2]
+	WORD	$0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	VST1.P	[V0.D2], 16(R2)
+	VLD1	(R2), [V0.D2]
+	VLD1.P	16(R3), [V1.D2]
+	WORD	$0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	VST1.P	[V0.D2], 16(R2)
+	VLD1	(R2), [V0.D2]
+	VLD1.P	16(R3), [V1.D2]
+	WORD	$0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	VST1.P	[V0.D2], 16(R2)
+	VLD1	(R2), [V0.D2]
+	VLD1.P	16(R3), [V1.D2]
+	WORD	$0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	VST1.P	[V0.D2], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_dcolsum_2NEON_loop
+vloop_dcolsum_2NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_dcolsum_2NEON_done
+vloop_dcolsum_2NEON_loop1:
+	VLD1	(R2), [V0.D2]
+	VLD1.P	16(R3), [V1.D2]
+	WORD	$0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	VST1.P	[V0.D2], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_dcolsum_2NEON_loop1
+vloop_dcolsum_2NEON_done:
+	RET
+
+// func vloop_colsum_acc_0NEON(n int, p0 *float32, c0 float32)
+// vloop_colsum_acc_0NEON runs n groups of 4 iterations of vloop_colsum_acc_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_colsum_acc_0NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_colsum_acc_0NEON_tail
+vloop_colsum_acc_0NEON_loop:
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_colsum_acc_0NEON_loop
+vloop_colsum_acc_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_colsum_acc_0NEON_done
+vloop_colsum_acc_0NEON_loop1:
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_colsum_acc_0NEON_loop1
+vloop_colsum_acc_0NEON_done:
+	RET
+
+// func vloop_colsum_acc_1NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// vloop_colsum_acc_1NEON runs n groups of 4 iterations of vloop_colsum_acc_1 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_colsum_acc_1NEON(SB), NOSPLIT, $0-80
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	p3+32(FP), R5
+	MOVD	p4+40(FP), R6
+	MOVD	p5+48(FP), R7
+	MOVD	p6+56(FP), R8
+	MOVD	p7+64(FP), R9
+	MOVD	p8+72(FP), R10
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_colsum_acc_1NEON_tail
+vloop_colsum_acc_1NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V8.S4]
+	VLD1.P	16(R4), [V7.S4]
+	VLD1.P	16(R5), [V6.S4]
+	VLD1.P	16(R6), [V5.S4]
+	VLD1.P	16(R7), [V4.S4]
+	VLD1.P	16(R8), [V3.S4]
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R10), [V1.S4]
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V8.S4]
+	VLD1.P	16(R4), [V7.S4]
+	VLD1.P	16(R5), [V6.S4]
+	VLD1.P	16(R6), [V5.S4]
+	VLD1.P	16(R7), [V4.S4]
+	VLD1.P	16(R8), [V3.S4]
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R10), [V1.S4]
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_colsum_acc_1NEON_loop
+vloop_colsum_acc_1NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_colsum_acc_1NEON_done
+vloop_colsum_acc_1NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_colsum_acc_1NEON_loop1
+vloop_colsum_acc_1NEON_done:
+	RET
+
+// func vloop_colsum_acc_2NEON(n int, p0 *float32, p1 *float32)
+// vloop_colsum_acc_2NEON runs n groups of 4 iterations of vloop_colsum_acc_2 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_colsum_acc_2NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_colsum_acc_2NEON_tail
+vloop_colsum_acc_2NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_colsum_acc_2NEON_loop
+vloop_colsum_acc_2NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_colsum_acc_2NEON_done
+vloop_colsum_acc_2NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_colsum_acc_2NEON_loop1
+vloop_colsum_acc_2NEON_done:
+	RET
+
+// func vloop_colsum_acc_3NEON(n int, p0 *float32, p1 *float32)
+// vloop_colsum_acc_3NEON runs n groups of 4 iterations of vloop_colsum_acc_3 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_colsum_acc_3NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_colsum_acc_3NEON_tail
+vloop_colsum_acc_3NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_colsum_acc_3NEON_loop
+vloop_colsum_acc_3NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_colsum_acc_3NEON_done
+vloop_colsum_acc_3NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_colsum_acc_3NEON_loop1
+vloop_colsum_acc_3NEON_done:
+	RET
+
+// func vloop_sum_mid_0NEON(n int, p0 *float32, c0 float32)
+// vloop_sum_mid_0NEON runs n groups of 4 iterations of vloop_sum_mid_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_sum_mid_0NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_sum_mid_0NEON_tail
+vloop_sum_mid_0NEON_loop:
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_sum_mid_0NEON_loop
+vloop_sum_mid_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_sum_mid_0NEON_done
+vloop_sum_mid_0NEON_loop1:
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_sum_mid_0NEON_loop1
+vloop_sum_mid_0NEON_done:
+	RET
+
+// func vloop_sum_mid_1NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// vloop_sum_mid_1NEON runs n groups of 4 iterations of vloop_sum_mid_1 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_sum_mid_1NEON(SB), NOSPLIT, $0-80
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	p3+32(FP), R5
+	MOVD	p4+40(FP), R6
+	MOVD	p5+48(FP), R7
+	MOVD	p6+56(FP), R8
+	MOVD	p7+64(FP), R9
+	MOVD	p8+72(FP), R10
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_sum_mid_1NEON_tail
+vloop_sum_mid_1NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V8.S4]
+	VLD1.P	16(R4), [V7.S4]
+	VLD1.P	16(R5), [V6.S4]
+	VLD1.P	16(R6), [V5.S4]
+	VLD1.P	16(R7), [V4.S4]
+	VLD1.P	16(R8), [V3.S4]
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R10), [V1.S4]
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V8.S4]
+	VLD1.P	16(R4), [V7.S4]
+	VLD1.P	16(R5), [V6.S4]
+	VLD1.P	16(R6), [V5.S4]
+	VLD1.P	16(R7), [V4.S4]
+	VLD1.P	16(R8), [V3.S4]
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R10), [V1.S4]
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_sum_mid_1NEON_loop
+vloop_sum_mid_1NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_sum_mid_1NEON_done
+vloop_sum_mid_1NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_sum_mid_1NEON_loop1
+vloop_sum_mid_1NEON_done:
+	RET
+
+// func vloop_sum_mid_2NEON(n int, p0 *float32, p1 *float32)
+// vloop_sum_mid_2NEON runs n groups of 4 iterations of vloop_sum_mid_2 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_sum_mid_2NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_sum_mid_2NEON_tail
+vloop_sum_mid_2NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_sum_mid_2NEON_loop
+vloop_sum_mid_2NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_sum_mid_2NEON_done
+vloop_sum_mid_2NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_sum_mid_2NEON_loop1
+vloop_sum_mid_2NEON_done:
+	RET
+
+// func vloop_max_mid_0NEON(n int, p0 *float32, c0 float32)
+// vloop_max_mid_0NEON runs n groups of 4 iterations of vloop_max_mid_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_max_mid_0NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_max_mid_0NEON_tail
+vloop_max_mid_0NEON_loop:
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_max_mid_0NEON_loop
+vloop_max_mid_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_max_mid_0NEON_done
+vloop_max_mid_0NEON_loop1:
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_max_mid_0NEON_loop1
+vloop_max_mid_0NEON_done:
+	RET
+
+// func vloop_max_mid_1NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// vloop_max_mid_1NEON runs n groups of 4 iterations of vloop_max_mid_1 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_max_mid_1NEON(SB), NOSPLIT, $0-80
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	p3+32(FP), R5
+	MOVD	p4+40(FP), R6
+	MOVD	p5+48(FP), R7
+	MOVD	p6+56(FP), R8
+	MOVD	p7+64(FP), R9
+	MOVD	p8+72(FP), R10
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_max_mid_1NEON_tail
+vloop_max_mid_1NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23f400 // fmax v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25f400 // fmax v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26f400 // fmax v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28f400 // fmax v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V8.S4]
+	VLD1.P	16(R4), [V7.S4]
+	VLD1.P	16(R5), [V6.S4]
+	VLD1.P	16(R6), [V5.S4]
+	VLD1.P	16(R7), [V4.S4]
+	VLD1.P	16(R8), [V3.S4]
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R10), [V1.S4]
+	WORD	$0x4e28f400 // fmax v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26f400 // fmax v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25f400 // fmax v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23f400 // fmax v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23f400 // fmax v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25f400 // fmax v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26f400 // fmax v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28f400 // fmax v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V8.S4]
+	VLD1.P	16(R4), [V7.S4]
+	VLD1.P	16(R5), [V6.S4]
+	VLD1.P	16(R6), [V5.S4]
+	VLD1.P	16(R7), [V4.S4]
+	VLD1.P	16(R8), [V3.S4]
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R10), [V1.S4]
+	WORD	$0x4e28f400 // fmax v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26f400 // fmax v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25f400 // fmax v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23f400 // fmax v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_max_mid_1NEON_loop
+vloop_max_mid_1NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_max_mid_1NEON_done
+vloop_max_mid_1NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23f400 // fmax v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25f400 // fmax v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26f400 // fmax v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27f400 // fmax v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28f400 // fmax v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_max_mid_1NEON_loop1
+vloop_max_mid_1NEON_done:
+	RET
+
+// func vloop_max_mid_2NEON(n int, p0 *float32, p1 *float32)
+// vloop_max_mid_2NEON runs n groups of 4 iterations of vloop_max_mid_2 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_max_mid_2NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_max_mid_2NEON_tail
+vloop_max_mid_2NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_max_mid_2NEON_loop
+vloop_max_mid_2NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_max_mid_2NEON_done
+vloop_max_mid_2NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_max_mid_2NEON_loop1
+vloop_max_mid_2NEON_done:
+	RET
+
+// func vloop_hsum_mid_0NEON(n int, p0 *float32, c0 float32)
+// vloop_hsum_mid_0NEON runs n groups of 4 iterations of vloop_hsum_mid_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_hsum_mid_0NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_hsum_mid_0NEON_tail
+vloop_hsum_mid_0NEON_loop:
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_hsum_mid_0NEON_loop
+vloop_hsum_mid_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_hsum_mid_0NEON_done
+vloop_hsum_mid_0NEON_loop1:
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_hsum_mid_0NEON_loop1
+vloop_hsum_mid_0NEON_done:
+	RET
+
+// func vloop_hsum_mid_1NEON(n int, p0 *float32, p1 *uint16, p2 *uint16, p3 *uint16, p4 *uint16, p5 *uint16, p6 *uint16, p7 *uint16, p8 *uint16)
+// vloop_hsum_mid_1NEON runs n groups of 4 iterations of vloop_hsum_mid_1 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_hsum_mid_1NEON(SB), NOSPLIT, $0-80
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	p3+32(FP), R5
+	MOVD	p4+40(FP), R6
+	MOVD	p5+48(FP), R7
+	MOVD	p6+56(FP), R8
+	MOVD	p7+64(FP), R9
+	MOVD	p8+72(FP), R10
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_hsum_mid_1NEON_tail
+vloop_hsum_mid_1NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	8(R3), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	VLD1.P	8(R4), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	VLD1.P	8(R5), [V3.H4]
+	WORD	$0x0e217863 // fcvtl v3.4s, v3.4h
+	VLD1.P	8(R6), [V4.H4]
+	WORD	$0x0e217884 // fcvtl v4.4s, v4.4h
+	VLD1.P	8(R7), [V5.H4]
+	WORD	$0x0e2178a5 // fcvtl v5.4s, v5.4h
+	VLD1.P	8(R8), [V6.H4]
+	WORD	$0x0e2178c6 // fcvtl v6.4s, v6.4h
+	VLD1.P	8(R9), [V7.H4]
+	WORD	$0x0e2178e7 // fcvtl v7.4s, v7.4h
+	VLD1.P	8(R10), [V8.H4]
+	WORD	$0x0e217908 // fcvtl v8.4s, v8.4h
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	8(R3), [V8.H4]
+	WORD	$0x0e217908 // fcvtl v8.4s, v8.4h
+	VLD1.P	8(R4), [V7.H4]
+	WORD	$0x0e2178e7 // fcvtl v7.4s, v7.4h
+	VLD1.P	8(R5), [V6.H4]
+	WORD	$0x0e2178c6 // fcvtl v6.4s, v6.4h
+	VLD1.P	8(R6), [V5.H4]
+	WORD	$0x0e2178a5 // fcvtl v5.4s, v5.4h
+	VLD1.P	8(R7), [V4.H4]
+	WORD	$0x0e217884 // fcvtl v4.4s, v4.4h
+	VLD1.P	8(R8), [V3.H4]
+	WORD	$0x0e217863 // fcvtl v3.4s, v3.4h
+	VLD1.P	8(R9), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	VLD1.P	8(R10), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	8(R3), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	VLD1.P	8(R4), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	VLD1.P	8(R5), [V3.H4]
+	WORD	$0x0e217863 // fcvtl v3.4s, v3.4h
+	VLD1.P	8(R6), [V4.H4]
+	WORD	$0x0e217884 // fcvtl v4.4s, v4.4h
+	VLD1.P	8(R7), [V5.H4]
+	WORD	$0x0e2178a5 // fcvtl v5.4s, v5.4h
+	VLD1.P	8(R8), [V6.H4]
+	WORD	$0x0e2178c6 // fcvtl v6.4s, v6.4h
+	VLD1.P	8(R9), [V7.H4]
+	WORD	$0x0e2178e7 // fcvtl v7.4s, v7.4h
+	VLD1.P	8(R10), [V8.H4]
+	WORD	$0x0e217908 // fcvtl v8.4s, v8.4h
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	8(R3), [V8.H4]
+	WORD	$0x0e217908 // fcvtl v8.4s, v8.4h
+	VLD1.P	8(R4), [V7.H4]
+	WORD	$0x0e2178e7 // fcvtl v7.4s, v7.4h
+	VLD1.P	8(R5), [V6.H4]
+	WORD	$0x0e2178c6 // fcvtl v6.4s, v6.4h
+	VLD1.P	8(R6), [V5.H4]
+	WORD	$0x0e2178a5 // fcvtl v5.4s, v5.4h
+	VLD1.P	8(R7), [V4.H4]
+	WORD	$0x0e217884 // fcvtl v4.4s, v4.4h
+	VLD1.P	8(R8), [V3.H4]
+	WORD	$0x0e217863 // fcvtl v3.4s, v3.4h
+	VLD1.P	8(R9), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	VLD1.P	8(R10), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_hsum_mid_1NEON_loop
+vloop_hsum_mid_1NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_hsum_mid_1NEON_done
+vloop_hsum_mid_1NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	8(R3), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	VLD1.P	8(R4), [V2.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
+	VLD1.P	8(R5), [V3.H4]
+	WORD	$0x0e217863 // fcvtl v3.4s, v3.4h
+	VLD1.P	8(R6), [V4.H4]
+	WORD	$0x0e217884 // fcvtl v4.4s, v4.4h
+	VLD1.P	8(R7), [V5.H4]
+	WORD	$0x0e2178a5 // fcvtl v5.4s, v5.4h
+	VLD1.P	8(R8), [V6.H4]
+	WORD	$0x0e2178c6 // fcvtl v6.4s, v6.4h
+	VLD1.P	8(R9), [V7.H4]
+	WORD	$0x0e2178e7 // fcvtl v7.4s, v7.4h
+	VLD1.P	8(R10), [V8.H4]
+	WORD	$0x0e217908 // fcvtl v8.4s, v8.4h
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_hsum_mid_1NEON_loop1
+vloop_hsum_mid_1NEON_done:
+	RET
+
+// func vloop_hsum_mid_2NEON(n int, p0 *float32, p1 *uint16)
+// vloop_hsum_mid_2NEON runs n groups of 4 iterations of vloop_hsum_mid_2 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_hsum_mid_2NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_hsum_mid_2NEON_tail
+vloop_hsum_mid_2NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	8(R3), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	8(R3), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	8(R3), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	8(R3), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_hsum_mid_2NEON_loop
+vloop_hsum_mid_2NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_hsum_mid_2NEON_done
+vloop_hsum_mid_2NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	8(R3), [V1.H4]
+	WORD	$0x0e217821 // fcvtl v1.4s, v1.4h
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_hsum_mid_2NEON_loop1
+vloop_hsum_mid_2NEON_done:
+	RET
+
+// func vloop_hsum_mid_3NEON(n int, p0 *float32, p1 *uint16)
+// vloop_hsum_mid_3NEON runs n groups of 4 iterations of vloop_hsum_mid_3 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_hsum_mid_3NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	$4194304, R1
+	VDUP	R1, V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_hsum_mid_3NEON_tail
+vloop_hsum_mid_3NEON_loop:
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_hsum_mid_3NEON_loop
+vloop_hsum_mid_3NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_hsum_mid_3NEON_done
+vloop_hsum_mid_3NEON_loop1:
+	VLD1.P	16(R2), [V1.S4]
+	WORD	$0x4e21e423 // fcmeq v3.4s, v1.4s, v1.4s
+	VUSHR	$22, V1.S4, V2.S4
+	VSHL	$22, V2.S4, V2.S4
+	VORR	V0.B16, V2.B16, V2.B16
+	VBIT	V3.B16, V1.B16, V2.B16
+	WORD	$0x0e216842 // fcvtn v2.4h, v2.4s
+	VST1.P	[V2.H4], 8(R3)
+	SUBS	$1, R0, R0
+	BNE	vloop_hsum_mid_3NEON_loop1
+vloop_hsum_mid_3NEON_done:
+	RET
+
+// func vloop_batch_stats_0NEON(n int, p0 *float32, c0 float32)
+// vloop_batch_stats_0NEON runs n groups of 4 iterations of vloop_batch_stats_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_batch_stats_0NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_batch_stats_0NEON_tail
+vloop_batch_stats_0NEON_loop:
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_batch_stats_0NEON_loop
+vloop_batch_stats_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_batch_stats_0NEON_done
+vloop_batch_stats_0NEON_loop1:
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_batch_stats_0NEON_loop1
+vloop_batch_stats_0NEON_done:
+	RET
+
+// func vloop_batch_stats_1NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// vloop_batch_stats_1NEON runs n groups of 4 iterations of vloop_batch_stats_1 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_batch_stats_1NEON(SB), NOSPLIT, $0-80
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	p3+32(FP), R5
+	MOVD	p4+40(FP), R6
+	MOVD	p5+48(FP), R7
+	MOVD	p6+56(FP), R8
+	MOVD	p7+64(FP), R9
+	MOVD	p8+72(FP), R10
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_batch_stats_1NEON_tail
+vloop_batch_stats_1NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V8.S4]
+	VLD1.P	16(R4), [V7.S4]
+	VLD1.P	16(R5), [V6.S4]
+	VLD1.P	16(R6), [V5.S4]
+	VLD1.P	16(R7), [V4.S4]
+	VLD1.P	16(R8), [V3.S4]
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R10), [V1.S4]
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V8.S4]
+	VLD1.P	16(R4), [V7.S4]
+	VLD1.P	16(R5), [V6.S4]
+	VLD1.P	16(R6), [V5.S4]
+	VLD1.P	16(R7), [V4.S4]
+	VLD1.P	16(R8), [V3.S4]
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R10), [V1.S4]
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_batch_stats_1NEON_loop
+vloop_batch_stats_1NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_batch_stats_1NEON_done
+vloop_batch_stats_1NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V7.S4]
+	VLD1.P	16(R10), [V8.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d400 // fadd v0.4s, v0.4s, v3.4s
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	WORD	$0x4e26d400 // fadd v0.4s, v0.4s, v6.4s
+	WORD	$0x4e27d400 // fadd v0.4s, v0.4s, v7.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_batch_stats_1NEON_loop1
+vloop_batch_stats_1NEON_done:
+	RET
+
+// func vloop_batch_stats_2NEON(n int, p0 *float32, p1 *float32)
+// vloop_batch_stats_2NEON runs n groups of 4 iterations of vloop_batch_stats_2 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_batch_stats_2NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_batch_stats_2NEON_tail
+vloop_batch_stats_2NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_batch_stats_2NEON_loop
+vloop_batch_stats_2NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_batch_stats_2NEON_done
+vloop_batch_stats_2NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_batch_stats_2NEON_loop1
+vloop_batch_stats_2NEON_done:
+	RET
+
+// func vloop_batch_stats_3NEON(n int, p0 *float32, c0 float32)
+// vloop_batch_stats_3NEON runs n groups of 4 iterations of vloop_batch_stats_3 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_batch_stats_3NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_batch_stats_3NEON_tail
+vloop_batch_stats_3NEON_loop:
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_batch_stats_3NEON_loop
+vloop_batch_stats_3NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_batch_stats_3NEON_done
+vloop_batch_stats_3NEON_loop1:
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_batch_stats_3NEON_loop1
+vloop_batch_stats_3NEON_done:
+	RET
+
+// func vloop_batch_stats_4NEON(n int, p0 *float32, c0 float32)
+// vloop_batch_stats_4NEON runs n groups of 4 iterations of vloop_batch_stats_4 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_batch_stats_4NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_batch_stats_4NEON_tail
+vloop_batch_stats_4NEON_loop:
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_batch_stats_4NEON_loop
+vloop_batch_stats_4NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_batch_stats_4NEON_done
+vloop_batch_stats_4NEON_loop1:
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_batch_stats_4NEON_loop1
+vloop_batch_stats_4NEON_done:
+	RET
+
+// func vloop_batch_stats_5NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32)
+// vloop_batch_stats_5NEON runs n groups of 4 iterations of vloop_batch_stats_5 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_batch_stats_5NEON(SB), NOSPLIT, $0-56
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	MOVD	p3+32(FP), R5
+	MOVD	p4+40(FP), R6
+	MOVD	p5+48(FP), R7
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_batch_stats_5NEON_tail
+vloop_batch_stats_5NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	WORD	$0x4ea2d426 // fsub v6.4s, v1.4s, v2.4s
+	WORD	$0x4ea2d427 // fsub v7.4s, v1.4s, v2.4s
+	VFMLA	V7.S4, V6.S4, V0.S4
+	WORD	$0x4ea2d467 // fsub v7.4s, v3.4s, v2.4s
+	WORD	$0x4ea2d466 // fsub v6.4s, v3.4s, v2.4s
+	VFMLA	V6.S4, V7.S4, V0.S4
+	WORD	$0x4ea2d486 // fsub v6.4s, v4.4s, v2.4s
+	WORD	$0x4ea2d487 // fsub v7.4s, v4.4s, v2.4s
+	VFMLA	V7.S4, V6.S4, V0.S4
+	WORD	$0x4ea2d4a7 // fsub v7.4s, v5.4s, v2.4s
+	WORD	$0x4ea2d4a6 // fsub v6.4s, v5.4s, v2.4s
+	VFMLA	V6.S4, V7.S4, V0.S4
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V5.S4]
+	VLD1.P	16(R3), [V4.S4]
+	VLD1.P	16(R4), [V3.S4]
+	VLD1.P	16(R5), [V2.S4]
+	VLD1.P	16(R6), [V1.S4]
+	VLD1.P	16(R7), [V0.S4]
+	WORD	$0x4ea3d486 // fsub v6.4s, v4.4s, v3.4s
+	WORD	$0x4ea3d487 // fsub v7.4s, v4.4s, v3.4s
+	VFMLA	V7.S4, V6.S4, V5.S4
+	WORD	$0x4ea3d447 // fsub v7.4s, v2.4s, v3.4s
+	WORD	$0x4ea3d446 // fsub v6.4s, v2.4s, v3.4s
+	VFMLA	V6.S4, V7.S4, V5.S4
+	WORD	$0x4ea3d426 // fsub v6.4s, v1.4s, v3.4s
+	WORD	$0x4ea3d427 // fsub v7.4s, v1.4s, v3.4s
+	VFMLA	V7.S4, V6.S4, V5.S4
+	WORD	$0x4ea3d407 // fsub v7.4s, v0.4s, v3.4s
+	WORD	$0x4ea3d406 // fsub v6.4s, v0.4s, v3.4s
+	VFMLA	V6.S4, V7.S4, V5.S4
+	VST1.P	[V5.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	WORD	$0x4ea2d426 // fsub v6.4s, v1.4s, v2.4s
+	WORD	$0x4ea2d427 // fsub v7.4s, v1.4s, v2.4s
+	VFMLA	V7.S4, V6.S4, V0.S4
+	WORD	$0x4ea2d467 // fsub v7.4s, v3.4s, v2.4s
+	WORD	$0x4ea2d466 // fsub v6.4s, v3.4s, v2.4s
+	VFMLA	V6.S4, V7.S4, V0.S4
+	WORD	$0x4ea2d486 // fsub v6.4s, v4.4s, v2.4s
+	WORD	$0x4ea2d487 // fsub v7.4s, v4.4s, v2.4s
+	VFMLA	V7.S4, V6.S4, V0.S4
+	WORD	$0x4ea2d4a7 // fsub v7.4s, v5.4s, v2.4s
+	WORD	$0x4ea2d4a6 // fsub v6.4s, v5.4s, v2.4s
+	VFMLA	V6.S4, V7.S4, V0.S4
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V5.S4]
+	VLD1.P	16(R3), [V4.S4]
+	VLD1.P	16(R4), [V3.S4]
+	VLD1.P	16(R5), [V2.S4]
+	VLD1.P	16(R6), [V1.S4]
+	VLD1.P	16(R7), [V0.S4]
+	WORD	$0x4ea3d486 // fsub v6.4s, v4.4s, v3.4s
+	WORD	$0x4ea3d487 // fsub v7.4s, v4.4s, v3.4s
+	VFMLA	V7.S4, V6.S4, V5.S4
+	WORD	$0x4ea3d447 // fsub v7.4s, v2.4s, v3.4s
+	WORD	$0x4ea3d446 // fsub v6.4s, v2.4s, v3.4s
+	VFMLA	V6.S4, V7.S4, V5.S4
+	WORD	$0x4ea3d426 // fsub v6.4s, v1.4s, v3.4s
+	WORD	$0x4ea3d427 // fsub v7.4s, v1.4s, v3.4s
+	VFMLA	V7.S4, V6.S4, V5.S4
+	WORD	$0x4ea3d407 // fsub v7.4s, v0.4s, v3.4s
+	WORD	$0x4ea3d406 // fsub v6.4s, v0.4s, v3.4s
+	VFMLA	V6.S4, V7.S4, V5.S4
+	VST1.P	[V5.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_batch_stats_5NEON_loop
+vloop_batch_stats_5NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_batch_stats_5NEON_done
+vloop_batch_stats_5NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	VLD1.P	16(R5), [V3.S4]
+	VLD1.P	16(R6), [V4.S4]
+	VLD1.P	16(R7), [V5.S4]
+	WORD	$0x4ea2d426 // fsub v6.4s, v1.4s, v2.4s
+	WORD	$0x4ea2d427 // fsub v7.4s, v1.4s, v2.4s
+	VFMLA	V7.S4, V6.S4, V0.S4
+	WORD	$0x4ea2d467 // fsub v7.4s, v3.4s, v2.4s
+	WORD	$0x4ea2d466 // fsub v6.4s, v3.4s, v2.4s
+	VFMLA	V6.S4, V7.S4, V0.S4
+	WORD	$0x4ea2d486 // fsub v6.4s, v4.4s, v2.4s
+	WORD	$0x4ea2d487 // fsub v7.4s, v4.4s, v2.4s
+	VFMLA	V7.S4, V6.S4, V0.S4
+	WORD	$0x4ea2d4a7 // fsub v7.4s, v5.4s, v2.4s
+	WORD	$0x4ea2d4a6 // fsub v6.4s, v5.4s, v2.4s
+	VFMLA	V6.S4, V7.S4, V0.S4
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_batch_stats_5NEON_loop1
+vloop_batch_stats_5NEON_done:
+	RET
+
+// func vloop_batch_stats_6NEON(n int, p0 *float32, p1 *float32, p2 *float32)
+// vloop_batch_stats_6NEON runs n groups of 4 iterations of vloop_batch_stats_6 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_batch_stats_6NEON(SB), NOSPLIT, $0-32
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	MOVD	p2+24(FP), R4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_batch_stats_6NEON_tail
+vloop_batch_stats_6NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	WORD	$0x4ea2d423 // fsub v3.4s, v1.4s, v2.4s
+	WORD	$0x4ea2d424 // fsub v4.4s, v1.4s, v2.4s
+	VFMLA	V4.S4, V3.S4, V0.S4
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V2.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V0.S4]
+	WORD	$0x4ea0d424 // fsub v4.4s, v1.4s, v0.4s
+	WORD	$0x4ea0d423 // fsub v3.4s, v1.4s, v0.4s
+	VFMLA	V3.S4, V4.S4, V2.S4
+	VST1.P	[V2.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	WORD	$0x4ea2d423 // fsub v3.4s, v1.4s, v2.4s
+	WORD	$0x4ea2d424 // fsub v4.4s, v1.4s, v2.4s
+	VFMLA	V4.S4, V3.S4, V0.S4
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V2.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V0.S4]
+	WORD	$0x4ea0d424 // fsub v4.4s, v1.4s, v0.4s
+	WORD	$0x4ea0d423 // fsub v3.4s, v1.4s, v0.4s
+	VFMLA	V3.S4, V4.S4, V2.S4
+	VST1.P	[V2.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_batch_stats_6NEON_loop
+vloop_batch_stats_6NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_batch_stats_6NEON_done
+vloop_batch_stats_6NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	VLD1.P	16(R4), [V2.S4]
+	WORD	$0x4ea2d423 // fsub v3.4s, v1.4s, v2.4s
+	WORD	$0x4ea2d424 // fsub v4.4s, v1.4s, v2.4s
+	VFMLA	V4.S4, V3.S4, V0.S4
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_batch_stats_6NEON_loop1
+vloop_batch_stats_6NEON_done:
+	RET
+
+// func vloop_batch_stats_7NEON(n int, p0 *float32, c0 float32)
+// vloop_batch_stats_7NEON runs n groups of 4 iterations of vloop_batch_stats_7 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_batch_stats_7NEON(SB), NOSPLIT, $0-20
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_batch_stats_7NEON_tail
+vloop_batch_stats_7NEON_loop:
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_batch_stats_7NEON_loop
+vloop_batch_stats_7NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_batch_stats_7NEON_done
+vloop_batch_stats_7NEON_loop1:
+	VLD1	(R2), [V1.S4]
+	WORD	$0x6e20fc21 // fdiv v1.4s, v1.4s, v0.4s
+	VST1.P	[V1.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_batch_stats_7NEON_loop1
+vloop_batch_stats_7NEON_done:
+	RET
+
 // func vloop_cvtF16F32NEON(n int, p0 *uint16, p1 *float32)
 // vloop_cvtF16F32NEON runs n groups of 4 iterations of vloop_cvtF16F32 (codegen.VLoop contract), neon, unrolled 4.
 TEXT ·vloop_cvtF16F32NEON(SB), NOSPLIT, $0-24

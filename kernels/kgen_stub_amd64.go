@@ -172,6 +172,146 @@ func vloop_hadd_0AVX2(n int, p0 *uint16, p1 *uint16, p2 *uint16)
 //go:noescape
 func vloop_haxpy_0AVX2(n int, p0 *uint16, p1 *uint16, c0 float32)
 
+// vloop_colsum_0AVX2 runs n groups of 8 iterations of vloop_colsum_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_0AVX2(n int, p0 *float32, c0 float32)
+
+// vloop_colsum_1AVX2 runs n groups of 8 iterations of vloop_colsum_1 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_1AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_colsum_2AVX2 runs n groups of 8 iterations of vloop_colsum_2 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_2AVX2(n int, p0 *float32, p1 *float32)
+
+// vloop_dcolsum_0AVX2 runs n groups of 4 iterations of vloop_dcolsum_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_dcolsum_0AVX2(n int, p0 *float64, c0 float64)
+
+// vloop_dcolsum_1AVX2 runs n groups of 4 iterations of vloop_dcolsum_1 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_dcolsum_1AVX2(n int, p0 *float64, p1 *float64, p2 *float64, p3 *float64, p4 *float64, p5 *float64, p6 *float64, p7 *float64, p8 *float64)
+
+// vloop_dcolsum_2AVX2 runs n groups of 4 iterations of vloop_dcolsum_2 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_dcolsum_2AVX2(n int, p0 *float64, p1 *float64)
+
+// vloop_colsum_acc_0AVX2 runs n groups of 8 iterations of vloop_colsum_acc_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_acc_0AVX2(n int, p0 *float32, c0 float32)
+
+// vloop_colsum_acc_1AVX2 runs n groups of 8 iterations of vloop_colsum_acc_1 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_acc_1AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_colsum_acc_2AVX2 runs n groups of 8 iterations of vloop_colsum_acc_2 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_acc_2AVX2(n int, p0 *float32, p1 *float32)
+
+// vloop_colsum_acc_3AVX2 runs n groups of 8 iterations of vloop_colsum_acc_3 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_acc_3AVX2(n int, p0 *float32, p1 *float32)
+
+// vloop_sum_mid_0AVX2 runs n groups of 8 iterations of vloop_sum_mid_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_sum_mid_0AVX2(n int, p0 *float32, c0 float32)
+
+// vloop_sum_mid_1AVX2 runs n groups of 8 iterations of vloop_sum_mid_1 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_sum_mid_1AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_sum_mid_2AVX2 runs n groups of 8 iterations of vloop_sum_mid_2 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_sum_mid_2AVX2(n int, p0 *float32, p1 *float32)
+
+// vloop_max_mid_0AVX2 runs n groups of 8 iterations of vloop_max_mid_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_max_mid_0AVX2(n int, p0 *float32, c0 float32)
+
+// vloop_max_mid_1AVX2 runs n groups of 8 iterations of vloop_max_mid_1 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_max_mid_1AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_max_mid_2AVX2 runs n groups of 8 iterations of vloop_max_mid_2 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_max_mid_2AVX2(n int, p0 *float32, p1 *float32)
+
+// vloop_hsum_mid_0AVX2 runs n groups of 8 iterations of vloop_hsum_mid_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_hsum_mid_0AVX2(n int, p0 *float32, c0 float32)
+
+// vloop_hsum_mid_1AVX2 runs n groups of 8 iterations of vloop_hsum_mid_1 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_hsum_mid_1AVX2(n int, p0 *float32, p1 *uint16, p2 *uint16, p3 *uint16, p4 *uint16, p5 *uint16, p6 *uint16, p7 *uint16, p8 *uint16)
+
+// vloop_hsum_mid_2AVX2 runs n groups of 8 iterations of vloop_hsum_mid_2 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_hsum_mid_2AVX2(n int, p0 *float32, p1 *uint16)
+
+// vloop_hsum_mid_3AVX2 runs n groups of 8 iterations of vloop_hsum_mid_3 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_hsum_mid_3AVX2(n int, p0 *float32, p1 *uint16)
+
+// vloop_batch_stats_0AVX2 runs n groups of 8 iterations of vloop_batch_stats_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_0AVX2(n int, p0 *float32, c0 float32)
+
+// vloop_batch_stats_1AVX2 runs n groups of 8 iterations of vloop_batch_stats_1 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_1AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_batch_stats_2AVX2 runs n groups of 8 iterations of vloop_batch_stats_2 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_2AVX2(n int, p0 *float32, p1 *float32)
+
+// vloop_batch_stats_3AVX2 runs n groups of 8 iterations of vloop_batch_stats_3 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_3AVX2(n int, p0 *float32, c0 float32)
+
+// vloop_batch_stats_4AVX2 runs n groups of 8 iterations of vloop_batch_stats_4 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_4AVX2(n int, p0 *float32, c0 float32)
+
+// vloop_batch_stats_5AVX2 runs n groups of 8 iterations of vloop_batch_stats_5 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_5AVX2(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32)
+
+// vloop_batch_stats_6AVX2 runs n groups of 8 iterations of vloop_batch_stats_6 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_6AVX2(n int, p0 *float32, p1 *float32, p2 *float32)
+
+// vloop_batch_stats_7AVX2 runs n groups of 8 iterations of vloop_batch_stats_7 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_7AVX2(n int, p0 *float32, c0 float32)
+
 // vloop_cvtF16F32AVX2 runs n groups of 8 iterations of vloop_cvtF16F32 (codegen.VLoop contract), avx2, unrolled 4.
 //
 //go:noescape

@@ -104,6 +104,146 @@ func vloop_haxpy_0NEON(n int, p0 *uint16, p1 *uint16, c0 float32)
 //go:noescape
 func vloop_haxpy_0FP16(n int, p0 *uint16, p1 *uint16, c0 float32)
 
+// vloop_colsum_0NEON runs n groups of 4 iterations of vloop_colsum_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_0NEON(n int, p0 *float32, c0 float32)
+
+// vloop_colsum_1NEON runs n groups of 4 iterations of vloop_colsum_1 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_1NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_colsum_2NEON runs n groups of 4 iterations of vloop_colsum_2 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_2NEON(n int, p0 *float32, p1 *float32)
+
+// vloop_dcolsum_0NEON runs n groups of 2 iterations of vloop_dcolsum_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_dcolsum_0NEON(n int, p0 *float64, c0 float64)
+
+// vloop_dcolsum_1NEON runs n groups of 2 iterations of vloop_dcolsum_1 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_dcolsum_1NEON(n int, p0 *float64, p1 *float64, p2 *float64, p3 *float64, p4 *float64, p5 *float64, p6 *float64, p7 *float64, p8 *float64)
+
+// vloop_dcolsum_2NEON runs n groups of 2 iterations of vloop_dcolsum_2 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_dcolsum_2NEON(n int, p0 *float64, p1 *float64)
+
+// vloop_colsum_acc_0NEON runs n groups of 4 iterations of vloop_colsum_acc_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_acc_0NEON(n int, p0 *float32, c0 float32)
+
+// vloop_colsum_acc_1NEON runs n groups of 4 iterations of vloop_colsum_acc_1 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_acc_1NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_colsum_acc_2NEON runs n groups of 4 iterations of vloop_colsum_acc_2 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_acc_2NEON(n int, p0 *float32, p1 *float32)
+
+// vloop_colsum_acc_3NEON runs n groups of 4 iterations of vloop_colsum_acc_3 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_colsum_acc_3NEON(n int, p0 *float32, p1 *float32)
+
+// vloop_sum_mid_0NEON runs n groups of 4 iterations of vloop_sum_mid_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_sum_mid_0NEON(n int, p0 *float32, c0 float32)
+
+// vloop_sum_mid_1NEON runs n groups of 4 iterations of vloop_sum_mid_1 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_sum_mid_1NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_sum_mid_2NEON runs n groups of 4 iterations of vloop_sum_mid_2 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_sum_mid_2NEON(n int, p0 *float32, p1 *float32)
+
+// vloop_max_mid_0NEON runs n groups of 4 iterations of vloop_max_mid_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_max_mid_0NEON(n int, p0 *float32, c0 float32)
+
+// vloop_max_mid_1NEON runs n groups of 4 iterations of vloop_max_mid_1 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_max_mid_1NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_max_mid_2NEON runs n groups of 4 iterations of vloop_max_mid_2 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_max_mid_2NEON(n int, p0 *float32, p1 *float32)
+
+// vloop_hsum_mid_0NEON runs n groups of 4 iterations of vloop_hsum_mid_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_hsum_mid_0NEON(n int, p0 *float32, c0 float32)
+
+// vloop_hsum_mid_1NEON runs n groups of 4 iterations of vloop_hsum_mid_1 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_hsum_mid_1NEON(n int, p0 *float32, p1 *uint16, p2 *uint16, p3 *uint16, p4 *uint16, p5 *uint16, p6 *uint16, p7 *uint16, p8 *uint16)
+
+// vloop_hsum_mid_2NEON runs n groups of 4 iterations of vloop_hsum_mid_2 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_hsum_mid_2NEON(n int, p0 *float32, p1 *uint16)
+
+// vloop_hsum_mid_3NEON runs n groups of 4 iterations of vloop_hsum_mid_3 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_hsum_mid_3NEON(n int, p0 *float32, p1 *uint16)
+
+// vloop_batch_stats_0NEON runs n groups of 4 iterations of vloop_batch_stats_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_0NEON(n int, p0 *float32, c0 float32)
+
+// vloop_batch_stats_1NEON runs n groups of 4 iterations of vloop_batch_stats_1 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_1NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_batch_stats_2NEON runs n groups of 4 iterations of vloop_batch_stats_2 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_2NEON(n int, p0 *float32, p1 *float32)
+
+// vloop_batch_stats_3NEON runs n groups of 4 iterations of vloop_batch_stats_3 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_3NEON(n int, p0 *float32, c0 float32)
+
+// vloop_batch_stats_4NEON runs n groups of 4 iterations of vloop_batch_stats_4 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_4NEON(n int, p0 *float32, c0 float32)
+
+// vloop_batch_stats_5NEON runs n groups of 4 iterations of vloop_batch_stats_5 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_5NEON(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32)
+
+// vloop_batch_stats_6NEON runs n groups of 4 iterations of vloop_batch_stats_6 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_6NEON(n int, p0 *float32, p1 *float32, p2 *float32)
+
+// vloop_batch_stats_7NEON runs n groups of 4 iterations of vloop_batch_stats_7 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_batch_stats_7NEON(n int, p0 *float32, c0 float32)
+
 // vloop_cvtF16F32NEON runs n groups of 4 iterations of vloop_cvtF16F32 (codegen.VLoop contract), neon, unrolled 4.
 //
 //go:noescape

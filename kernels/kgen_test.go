@@ -388,6 +388,106 @@ func TestHaxpy(t *testing.T) {
 	})
 }
 
+func TestColsum(t *testing.T) {
+	kgentest.Run(t, "kernel colsum(A: f32[M, N], s: out f32[N]) {\n    s[j] = sum(i: A[i, j])\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF32(in["A"])
+			s := kgentest.ToF32(in["s"])
+			err := Colsum(dims["M"], dims["N"], A, s)
+			out := map[string][]float64{}
+			out["s"] = kgentest.FromF32(s)
+			return out, err
+		},
+	})
+}
+
+func TestDcolsum(t *testing.T) {
+	kgentest.Run(t, "kernel dcolsum(A: f64[M, N], s: out f64[N]) {\n    s[j] = sum(i: A[i, j])\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF64(in["A"])
+			s := kgentest.ToF64(in["s"])
+			err := Dcolsum(dims["M"], dims["N"], A, s)
+			out := map[string][]float64{}
+			out["s"] = kgentest.FromF64(s)
+			return out, err
+		},
+	})
+}
+
+func TestColsumAcc(t *testing.T) {
+	kgentest.Run(t, "kernel colsum_acc(A: f32[M, N], s: inout f32[N]) {\n    s[j] += A[i, j]\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF32(in["A"])
+			s := kgentest.ToF32(in["s"])
+			err := ColsumAcc(dims["M"], dims["N"], A, s)
+			out := map[string][]float64{}
+			out["s"] = kgentest.FromF32(s)
+			return out, err
+		},
+	})
+}
+
+func TestSumMid(t *testing.T) {
+	kgentest.Run(t, "kernel sum_mid(A: f32[M, N, K], O: out f32[M, K]) {\n    O[i, k] = sum(j: A[i, j, k])\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF32(in["A"])
+			O := kgentest.ToF32(in["O"])
+			err := SumMid(dims["M"], dims["N"], dims["K"], A, O)
+			out := map[string][]float64{}
+			out["O"] = kgentest.FromF32(O)
+			return out, err
+		},
+	})
+}
+
+func TestMaxMid(t *testing.T) {
+	kgentest.Run(t, "kernel max_mid(A: f32[M, N, K], O: out f32[M, K]) {\n    O[i, k] = max(j: A[i, j, k])\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF32(in["A"])
+			O := kgentest.ToF32(in["O"])
+			err := MaxMid(dims["M"], dims["N"], dims["K"], A, O)
+			out := map[string][]float64{}
+			out["O"] = kgentest.FromF32(O)
+			return out, err
+		},
+	})
+}
+
+func TestHsumMid(t *testing.T) {
+	kgentest.Run(t, "kernel hsum_mid(A: f16[M, N, K], O: out f16[M, K]) {\n    O[i, k] = f16(sum(j: A[i, j, k]))\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToF16(in["A"])
+			O := kgentest.ToF16(in["O"])
+			err := HsumMid(dims["M"], dims["N"], dims["K"], A, O)
+			out := map[string][]float64{}
+			out["O"] = kgentest.FromF16(O)
+			return out, err
+		},
+	})
+}
+
+func TestBatchStats(t *testing.T) {
+	kgentest.Run(t, "kernel batch_stats(X: f32[Nb, C], mean: out f32[C], vr: out f32[C]) {\n    mean[c] = sum(n: X[n, c]) / Nb\n    vr[c] = sum(n: (X[n, c] - mean[c]) * (X[n, c] - mean[c])) / Nb\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			X := kgentest.ToF32(in["X"])
+			mean := kgentest.ToF32(in["mean"])
+			vr := kgentest.ToF32(in["vr"])
+			err := BatchStats(dims["Nb"], dims["C"], X, mean, vr)
+			out := map[string][]float64{}
+			out["mean"] = kgentest.FromF32(mean)
+			out["vr"] = kgentest.FromF32(vr)
+			return out, err
+		},
+	})
+}
+
 func TestMaxpool2(t *testing.T) {
 	kgentest.Run(t, "kernel maxpool2(I: f32[Nb, C, H, W], O: out f32[Nb, C, OH, OW]) {\n    O[n, c, y, x] = max(r < 2, s < 2: I[n, c, 2*y + r, 2*x + s])\n}", kgentest.Kernel{
 		Variants: Variants, Use: Use,

@@ -56,6 +56,7 @@ var List = []Pass{
 	{"pack", "stage GEMM operands in BLIS panels (B per KC×NC block, A per MC×KC block)", Pack},
 	{"precision", "choose accumulator types; convert 16-bit operands once, when they are packed or loaded", Precision},
 	{"tile", "split loops named by tile directives into outer and inner loops", Tile},
+	{"interchange", "move reductions over a strided axis outside the loop of an output index their operand is contiguous along", Interchange},
 	{"vectorize", "group innermost loops into SIMD-width chunks, splitting reductions into per-lane accumulators", Vectorize},
 	{"unroll", "replicate loop bodies named by unroll directives", Unroll},
 	{"parallel", "run the outermost independent loop of each nest on the worker pool", Parallel},

@@ -105,6 +105,8 @@ func TestPassesDoTheirJob(t *testing.T) {
 		{"softmax", "fusion", true}, {"layernorm", "fusion", true}, {"sgemm", "fusion", false},
 		{"sgemm", "tensorize", true}, {"bmm", "tensorize", true}, {"gemm_bias_relu", "tensorize", true}, {"sgemm_acc", "tensorize", true},
 		{"conv2d", "tensorize", false}, {"hgemm", "tensorize", true}, {"sgemm", "pack", true}, {"transpose", "tensorize", true}, {"transpose", "tile", false}, {"transpose", "parallel", true}, {"sgemm", "tile", false},
+		{"colsum", "interchange", true}, {"sum_mid", "interchange", true}, {"batch_stats", "interchange", true},
+		{"softmax", "interchange", false}, {"layernorm", "interchange", false}, {"sgemv", "interchange", false}, {"conv2d", "interchange", false}, {"sdot", "interchange", false},
 		{"sdot", "vectorize", true}, {"saxpy", "vectorize", true}, {"sgemm", "parallel", true}, {"conv2d", "parallel", true},
 	} {
 		if changed[c.kernel][c.pass] != c.want {
