@@ -56,6 +56,12 @@ func dgemm6x8AVX2(kc int, a *float64, b *float64, c *float64, ldc int, m int, n 
 //go:noescape
 func dgemm6x8AVX2U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
 
+// bgemm14x32AVX512 is the bf16 14×32 avx512 GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[p*14+i]*b[p*32+j] + beta*C[i*ldc+j]) for i < m, j < n.
+//
+//go:noescape
+func bgemm14x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
+
 // packDf32AVX2 packs a GEMM panel: dst[d*panel+q] = src[q*ld+d] for q < w, d < depth; zero for w <= q < panel.
 // The caller checks the bounds (codegen.PackImpl).
 //
