@@ -8,8 +8,8 @@ import (
 
 // Element types and instruction sets understood by the generator.
 const (
-	F32    = "f32"
-	F64    = "f64"
+	F32 = "f32"
+	F64 = "f64"
 	// BF16 kernels (AVX512 only, packed only) take bf16 pair panels (codegen/bf16.go: one 32-bit word
 	// holds the elements of two consecutive k steps) and accumulate with VDPBF16PS into f32; C, alpha,
 	// beta and bias are float32.
