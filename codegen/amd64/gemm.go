@@ -178,10 +178,18 @@ func (g *gemmGen) emit() {
 	c.Function(k.Name)
 	c.Attributes(attr.NOSPLIT)
 	c.Pragma("noescape")
-	c.Doc(
-		fmt.Sprintf("%s is the %s %d×%d %s GEMM microkernel (docs/MICROKERNEL.md):", k.Name, k.Elem, k.MR, k.NR, k.ISA),
-		fmt.Sprintf("C[i*ldc+j] = epilogue(alpha*Σ_p a[p*%d+i]*b[p*%d+j] + beta*C[i*ldc+j]) for i < m, j < n.", k.MR, k.NR),
-	)
+	if k.Elem == BF16 {
+		c.Doc(
+			fmt.Sprintf("%s is the bf16 %d×%d %s GEMM microkernel on pair panels (docs/MICROKERNEL.md, codegen/bf16.go):", k.Name, k.MR, k.NR, k.ISA),
+			fmt.Sprintf("word p2*%d+i of a holds A(i, 2p2), A(i, 2p2+1), word p2*%d+j of b B(2p2, j), B(2p2+1, j), p2 < ⌈kc/2⌉;", k.MR, k.NR),
+			"C[i*ldc+j] = epilogue(alpha*acc + beta*C[i*ldc+j]), acc accumulated in f32 by VDPBF16PS.",
+		)
+	} else {
+		c.Doc(
+			fmt.Sprintf("%s is the %s %d×%d %s GEMM microkernel (docs/MICROKERNEL.md):", k.Name, k.Elem, k.MR, k.NR, k.ISA),
+			fmt.Sprintf("C[i*ldc+j] = epilogue(alpha*Σ_p a[p*%d+i]*b[p*%d+j] + beta*C[i*ldc+j]) for i < m, j < n.", k.MR, k.NR),
+		)
+	}
 	c.SignatureExpr(fmt.Sprintf("func(kc int, a, b, c *%s, ldc int, m, n int, alpha, beta %s, bias *%s, ep int)", t, t, t))
 	if !g.z {
 		g.maskMem = c.AllocLocal(g.nv * 32)
