@@ -1,10 +1,12 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kgen-dev/kgen/f16"
 )
@@ -175,5 +177,79 @@ func TestPairPackers(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkBgemm: bgemm n³ (n = 512, 1024, 2048) under every variant, interleaved per size: on CPUs with
+// AVX512_BF16, avx512bf16 (VDPBF16PS on pair panels) against avx512 (the same tile on f32 panels).
+// docs/PERF.md has the command and figures.
+func BenchmarkBgemm(b *testing.B) {
+	defer Use("")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{512, 1024, 2048} {
+		A, B := make([]f16.BF16, n*n), make([]f16.BF16, n*n)
+		for i := range A {
+			A[i] = f16.BF16FromFloat64(rng.Float64()*2 - 1)
+			B[i] = f16.BF16FromFloat64(rng.Float64()*2 - 1)
+		}
+		C := make([]float32, n*n)
+		for _, v := range Variants() {
+			if v == "go" && n > 512 {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/%d", v, n), func(b *testing.B) {
+				Use(v)
+				for b.Loop() {
+					if err := Bgemm(n, n, n, A, B, C, 1, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkBgemmRatio times avx512bf16 and avx512 call by call, alternating, for n = 512, 1024, 2048
+// (11, 7, 5 rounds per b.N), and reports each variant's best and median GFLOP/s and the ratio of the
+// best times: on a shared host the fastest of interleaved calls is the least disturbed comparison.
+func BenchmarkBgemmRatio(b *testing.B) {
+	if !slices.Contains(Variants(), "avx512bf16") {
+		b.Skip("no avx512bf16 variant on this CPU")
+	}
+	defer Use("")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{512, 1024, 2048} {
+		A, B := make([]f16.BF16, n*n), make([]f16.BF16, n*n)
+		for i := range A {
+			A[i] = f16.BF16FromFloat64(rng.Float64()*2 - 1)
+			B[i] = f16.BF16FromFloat64(rng.Float64()*2 - 1)
+		}
+		C := make([]float32, n*n)
+		rounds := map[int]int{512: 11, 1024: 7, 2048: 5}[n]
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			vs := []string{"avx512bf16", "avx512"}
+			times := make([][]float64, len(vs))
+			for b.Loop() {
+				for r := 0; r < rounds; r++ {
+					for i, v := range vs {
+						Use(v)
+						t0 := time.Now()
+						if err := Bgemm(n, n, n, A, B, C, 1, 0); err != nil {
+							b.Fatal(err)
+						}
+						times[i] = append(times[i], time.Since(t0).Seconds())
+					}
+				}
+			}
+			flop := 2 * float64(n) * float64(n) * float64(n)
+			for i, v := range vs {
+				slices.Sort(times[i])
+				b.ReportMetric(flop/times[i][0]/1e9, v+"-best-GFLOP/s")
+				b.ReportMetric(flop/times[i][len(times[i])/2]/1e9, v+"-median-GFLOP/s")
+			}
+			b.ReportMetric(times[1][0]/times[0][0], "ratio-best")
+			b.ReportMetric(times[1][len(times[1])/2]/times[0][len(times[0])/2], "ratio-median")
+		})
 	}
 }

@@ -595,10 +595,25 @@ func packPBGoBF16(dst []float32, src []f16.BF16, ld, n, panel, depth int) {
 
 // packDPairBF16 packs one panel as bf16 pairs: word d2*panel+q = src[q*ld+2*d2] | src[q*ld+2*d2+1]<<16
 // for d2 < ⌈depth/2⌉ (the high half 0 past depth), rows q >= w zero. The words are written as bits
-// (words), never as float32 values.
+// (words), never as float32 values. The two elements of a pair are adjacent in a source row, so when
+// the rows start on 4-byte boundaries (ld even, src aligned) the whole pairs are packD32 of the source
+// viewed as 32-bit words (the variant's assembly transpose; it moves bits); an odd depth's last
+// element is added by itself.
 func packDPairBF16(dst []float32, src []f16.BF16, ld, w, panel, depth int) {
 	h := (depth + 1) / 2
 	out := words(dst[:panel*h])
+	if ld%2 == 0 && depth >= 2 && uintptr(unsafe.Pointer(unsafe.SliceData(src)))%4 == 0 {
+		packD32(dst[:panel*h], unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/2), ld/2, w, panel, depth/2)
+		if depth%2 != 0 {
+			for q := 0; q < panel; q++ {
+				out[(h-1)*panel+q] = 0
+				if q < w {
+					out[(h-1)*panel+q] = uint32(src[q*ld+depth-1])
+				}
+			}
+		}
+		return
+	}
 	for q := 0; q < w; q++ {
 		row := src[q*ld:][:depth]
 		for d2 := 0; d2 < depth/2; d2++ {
