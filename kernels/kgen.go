@@ -702,6 +702,9 @@ var bgemmSlotGo = *bgemmSlot
 var bgemm_bf16Slot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var bgemm_bf16SlotGo = *bgemm_bf16Slot
 
+var bgemm_ttSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
+var bgemm_ttSlotGo = *bgemm_ttSlot
+
 // transposeSlot32 is one tensorized transpose (ir.Transpose, codegen.TransposeSlot): the block sizes
 // and the tile routine T, which sets dst[c*ldd+r] = src[r*lds+c] for r < rows, c < cols.
 type transposeSlot32 struct {
@@ -829,6 +832,7 @@ var variants = []variant{{"go", func() {
 	*hgemmSlot = hgemmSlotGo
 	*bgemmSlot = bgemmSlotGo
 	*bgemm_bf16Slot = bgemm_bf16SlotGo
+	*bgemm_ttSlot = bgemm_ttSlotGo
 	*transposeSlot = transposeSlotGo
 	*dtransposeSlot = dtransposeSlotGo
 	resetVLoops()

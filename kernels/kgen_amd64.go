@@ -353,6 +353,7 @@ func init() {
 			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			*bgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			*bgemm_bf16Slot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*bgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
@@ -396,6 +397,7 @@ func init() {
 			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			*bgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			*bgemm_bf16Slot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*bgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
@@ -441,6 +443,7 @@ func init() {
 			*hgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			*bgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
 			*bgemm_bf16Slot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
+			*bgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot

@@ -362,6 +362,21 @@ func TestBgemmBf16(t *testing.T) {
 	})
 }
 
+func TestBgemmTt(t *testing.T) {
+	kgentest.Run(t, "kernel bgemm_tt(A: bf16[K, M], B: bf16[N, K], C: out f32[M, N]) {\n    C[i, j] = sum(k: A[k, i] * B[j, k])\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToBF16(in["A"])
+			B := kgentest.ToBF16(in["B"])
+			C := kgentest.ToF32(in["C"])
+			err := BgemmTt(dims["K"], dims["M"], dims["N"], A, B, C)
+			out := map[string][]float64{}
+			out["C"] = kgentest.FromF32(C)
+			return out, err
+		},
+	})
+}
+
 func TestCvtF32F16(t *testing.T) {
 	kgentest.Run(t, "kernel cvt_f32_f16(X: f32[N], Y: out f16[N]) {\n    Y[i] = f16(X[i])\n}", kgentest.Kernel{
 		Variants: Variants, Use: Use,
