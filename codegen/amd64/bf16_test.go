@@ -8,6 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/target"
 )
 
 // TestVDPBF16PSEncoding checks encVDPBF16PS (the bytes the bf16 kernels emit for VDPBF16PS, which avo and
@@ -79,5 +84,78 @@ func TestBF16Kernel(t *testing.T) {
 		if bad.Validate() == nil {
 			t.Errorf("Validate accepted %+v", bad)
 		}
+	}
+}
+
+// TestBF16Variant: a package with a bf16 GEMM gets an avx512bf16 variant, gated on AVX512_BF16 and
+// AVX-512F, that points the bf16 slot at the VDPBF16PS kernel and installs the pair packers, while the
+// f32 GEMM of the same package and the other variants keep the f32 kernels and f32 panels; mixing a bf16
+// operand with an f32 one is not a pair slot. A package without bf16 GEMMs has no such variant.
+func TestBF16Variant(t *testing.T) {
+	gen := func(src string) string {
+		ks, err := check.File("test.kdsl", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := target.Lookup("go")
+		p := &codegen.Package{Name: "kk", Source: "test.kdsl"}
+		for _, k := range ks {
+			f, err := passes.Compile(k, m, passes.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+		}
+		files, err := Backend{}.Generate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if f.Name == "kgen_amd64.go" {
+				return string(f.Data)
+			}
+		}
+		t.Fatal("no kgen_amd64.go")
+		return ""
+	}
+	src := gen(`
+kernel bg(A: bf16[M, K], B: bf16[K, N], C: out f32[M, N]) {
+    C[i, j] = sum(k: A[i, k] * B[k, j])
+}
+kernel mixed(A: bf16[M, K], B: f32[K, N], C: out f32[M, N]) {
+    C[i, j] = sum(k: A[i, k] * B[k, j])
+}
+kernel sg(A: f32[M, K], B: f32[K, N], C: out f32[M, N]) {
+    C[i, j] = sum(k: A[i, k] * B[k, j])
+}
+`)
+	i := strings.Index(src, `{"avx512bf16", func() {`)
+	if i < 0 {
+		t.Fatalf("no avx512bf16 variant:\n%s", src)
+	}
+	cond := src[strings.LastIndex(src[:i], "if "):i]
+	for _, want := range []string{"cpu.X86.HasAVX512BF16", "cpu.X86.HasAVX512F"} {
+		if !strings.Contains(cond, want) {
+			t.Errorf("avx512bf16 condition %q lacks %s", cond, want)
+		}
+	}
+	body := src[i : i+strings.Index(src[i:], "}}}")]
+	for _, want := range []string{"packDBF16 = packDPairBF16", "packPBBF16 = packPBPairBF16",
+		`*bgSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32`, "Micro: bgemm14x32AVX512Slice",
+		`*mixedSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC`,
+		`*sgSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("avx512bf16 variant lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Count(src, "bgemm14x32AVX512Slice,") != 1 || strings.Count(src, "packDPairBF16") != 1 {
+		t.Errorf("the VDPBF16PS kernel or the pair packers are installed outside the avx512bf16 variant:\n%s", src)
+	}
+	if other := gen(`
+kernel sg(A: f32[M, K], B: f32[K, N], C: out f32[M, N]) {
+    C[i, j] = sum(k: A[i, k] * B[k, j])
+}
+`); strings.Contains(other, "avx512bf16") {
+		t.Error("a package without bf16 GEMMs has an avx512bf16 variant")
 	}
 }
