@@ -58,6 +58,9 @@ type Slot struct {
 	Name string   // the IR slot name (kernel name, plus a number if several)
 	Var  string   // Go variable holding it
 	Elem ir.DType // F32 or F64
+	// BF16Pairs: both operands are bf16 tensors whose panels go through packDBF16/packPBBF16, so a
+	// variant may run the slot on a microkernel that takes bf16 pair panels (bf16.go).
+	BF16Pairs bool
 }
 
 // Slots lists the tensorized GEMMs of p, in kernel order.
@@ -65,10 +68,11 @@ func Slots(p *Package) []Slot {
 	var out []Slot
 	for _, k := range p.Kernels {
 		seen := map[string]bool{}
+		_, pairs := PairPanels(k.F)
 		ir.WalkNodes(k.F.Body, func(n ir.Node) bool {
 			if m, ok := n.(*ir.Micro); ok && !seen[m.Slot] {
 				seen[m.Slot] = true
-				out = append(out, Slot{Name: m.Slot, Var: SlotVar(m.Slot), Elem: m.Elem})
+				out = append(out, Slot{Name: m.Slot, Var: SlotVar(m.Slot), Elem: m.Elem, BF16Pairs: pairs[m.Slot]})
 			}
 			return true
 		})

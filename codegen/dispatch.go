@@ -61,6 +61,9 @@ type PackImpl struct {
 	D    bool
 	Elem ir.DType
 	Func string
+	// Slice: Func is a Go function with the slot variable's own slice signature (the bf16 pair packers
+	// of the support file), installed as it is, without an adapter.
+	Slice bool
 }
 
 // Var is the generated variable the routine replaces.
@@ -68,6 +71,9 @@ func (p PackImpl) Var() string {
 	n := "packPB"
 	if p.D {
 		n = "packD"
+	}
+	if p.Elem == ir.BF16 {
+		return n + "BF16" // bf16 source, f32 or pair panels (bf16.go)
 	}
 	return n + strings.TrimPrefix(slotType(p.Elem), "gemmSlot")
 }
@@ -174,7 +180,7 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			writeTransposeAdapter(&b, k)
 		}
 		for _, p := range v.Packs {
-			if !adapted[p.Func] {
+			if !adapted[p.Func] && !p.Slice {
 				adapted[p.Func] = true
 				writePackAdapter(&b, p)
 			}
@@ -203,6 +209,10 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 		w("%svariants = append([]variant{{%q, func() {\n", ind, v.Name)
 		w("%s\tresetVLoops()\n%s\tresetPacks()\n", ind, ind)
 		for _, p := range v.Packs {
+			if p.Slice {
+				w("%s\t%s = %s\n", ind, p.Var(), p.Func)
+				continue
+			}
 			w("%s\t%s = %sSlice\n", ind, p.Var(), p.Func)
 		}
 		for _, s := range v.Slots {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"unsafe"
 
 	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/rt"
@@ -421,6 +422,120 @@ func rowsGo64(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float
 	rowsVia64(rowsCoreGo64, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
 }
 
+// packDGoBF16 is packD32 (dst[d*panel+q] = src[q*ld+d]) from a bf16 source, widened exactly.
+func packDGoBF16(dst []float32, src []f16.BF16, ld, w, panel, depth int) {
+	dst = dst[:panel*depth]
+	for q := 0; q < w; q++ {
+		row := src[q*ld:][:depth]
+		for d, x := range row {
+			dst[d*panel+q] = x.Float32()
+		}
+	}
+	for q := w; q < panel; q++ {
+		for d := 0; d < depth; d++ {
+			dst[d*panel+q] = 0
+		}
+	}
+}
+
+// packPBGoBF16 is packPB32 (dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]) from a bf16
+// source, widened exactly.
+func packPBGoBF16(dst []float32, src []f16.BF16, ld, n, panel, depth int) {
+	np := (n + panel - 1) / panel
+	dst = dst[:np*panel*depth]
+	for d := 0; d < depth; d++ {
+		row := src[d*ld:][:n]
+		for p := 0; p < np; p++ {
+			w := min(panel, n-p*panel)
+			o := p*panel*depth + d*panel
+			for q, x := range row[p*panel : p*panel+w] {
+				dst[o+q] = x.Float32()
+			}
+			clear(dst[o+w : o+panel])
+		}
+	}
+}
+
+// packDPairBF16 packs one panel as bf16 pairs: word d2*panel+q = src[q*ld+2*d2] | src[q*ld+2*d2+1]<<16
+// for d2 < ⌈depth/2⌉ (the high half 0 past depth), rows q >= w zero. The words are written as bits
+// (words), never as float32 values. The two elements of a pair are adjacent in a source row, so when
+// the rows start on 4-byte boundaries (ld even, src aligned) the whole pairs are packD32 of the source
+// viewed as 32-bit words (the variant's assembly transpose; it moves bits); an odd depth's last
+// element is added by itself.
+func packDPairBF16(dst []float32, src []f16.BF16, ld, w, panel, depth int) {
+	h := (depth + 1) / 2
+	out := words(dst[:panel*h])
+	if ld%2 == 0 && depth >= 2 && uintptr(unsafe.Pointer(unsafe.SliceData(src)))%4 == 0 {
+		packD32(dst[:panel*h], unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/2), ld/2, w, panel, depth/2)
+		if depth%2 != 0 {
+			for q := 0; q < panel; q++ {
+				out[(h-1)*panel+q] = 0
+				if q < w {
+					out[(h-1)*panel+q] = uint32(src[q*ld+depth-1])
+				}
+			}
+		}
+		return
+	}
+	for q := 0; q < w; q++ {
+		row := src[q*ld:][:depth]
+		for d2 := 0; d2 < depth/2; d2++ {
+			out[d2*panel+q] = uint32(row[2*d2]) | uint32(row[2*d2+1])<<16
+		}
+		if depth%2 != 0 {
+			out[(h-1)*panel+q] = uint32(row[depth-1])
+		}
+	}
+	for q := w; q < panel; q++ {
+		for d2 := 0; d2 < h; d2++ {
+			out[d2*panel+q] = 0
+		}
+	}
+}
+
+// packPBPairBF16 packs all the panels of a block as bf16 pairs, two source rows at a time: panel p's
+// word p*panel*depth + d2*panel + q%panel = src[2*d2*ld+q] | src[(2*d2+1)*ld+q]<<16 (the high half 0
+// past depth), columns past n zero.
+func packPBPairBF16(dst []float32, src []f16.BF16, ld, n, panel, depth int) {
+	np := (n + panel - 1) / panel
+	h := (depth + 1) / 2
+	if np == 0 || h == 0 {
+		return
+	}
+	out := words(dst[:(np-1)*panel*depth+h*panel])
+	for d2 := 0; d2 < h; d2++ {
+		lo := src[2*d2*ld:][:n]
+		var hi []f16.BF16
+		if 2*d2+1 < depth {
+			hi = src[(2*d2+1)*ld:][:n]
+		}
+		for p := 0; p < np; p++ {
+			w := min(panel, n-p*panel)
+			o := p*panel*depth + d2*panel
+			row := out[o : o+panel]
+			if hi != nil {
+				for q, x := range lo[p*panel : p*panel+w] {
+					row[q] = uint32(x) | uint32(hi[p*panel+q])<<16
+				}
+			} else {
+				for q, x := range lo[p*panel : p*panel+w] {
+					row[q] = uint32(x)
+				}
+			}
+			clear(row[w:])
+		}
+	}
+}
+
+// words views a panel buffer as its 32-bit words.
+func words(f []float32) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
+}
+
+// packDBF16 and packPBBF16 pack the panels of GEMMs with bf16 operands: f32 panels by default, bf16
+// pairs in a variant whose microkernels take them (codegen/bf16.go).
+var packDBF16, packPBBF16 = packDGoBF16, packPBGoBF16
+
 var sgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var sgemmSlotGo = *sgemmSlot
 
@@ -581,6 +696,15 @@ var bmmSlotGo = *bmmSlot
 var hgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var hgemmSlotGo = *hgemmSlot
 
+var bgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
+var bgemmSlotGo = *bgemmSlot
+
+var bgemm_bf16Slot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
+var bgemm_bf16SlotGo = *bgemm_bf16Slot
+
+var bgemm_ttSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
+var bgemm_ttSlotGo = *bgemm_ttSlot
+
 // transposeSlot32 is one tensorized transpose (ir.Transpose, codegen.TransposeSlot): the block sizes
 // and the tile routine T, which sets dst[c*ldd+r] = src[r*lds+c] for r < rows, c < cols.
 type transposeSlot32 struct {
@@ -706,6 +830,9 @@ var variants = []variant{{"go", func() {
 	*sgemm_accSlot = sgemm_accSlotGo
 	*bmmSlot = bmmSlotGo
 	*hgemmSlot = hgemmSlotGo
+	*bgemmSlot = bgemmSlotGo
+	*bgemm_bf16Slot = bgemm_bf16SlotGo
+	*bgemm_ttSlot = bgemm_ttSlotGo
 	*transposeSlot = transposeSlotGo
 	*dtransposeSlot = dtransposeSlotGo
 	resetVLoops()
@@ -718,6 +845,7 @@ var current = "go"
 func resetPacks() {
 	packD32, packPB32 = packDGo32, packPBGo32
 	packD64, packPB64 = packDGo64, packPBGo64
+	packDBF16, packPBBF16 = packDGoBF16, packPBGoBF16
 }
 
 // resetVLoops points every vector-loop slot back at the portable loops (nil: the Go code runs).

@@ -24,6 +24,12 @@ func dgemm14x16AVX512Slice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta
 	dgemm14x16AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// bgemm14x32AVX512Slice adapts bgemm14x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
+// guarantees m, n >= 1 and that every touched element lies inside the slices.
+func bgemm14x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	bgemm14x32AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
 // sgemm6x16AVX2Slice adapts sgemm6x16AVX2 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
 // guarantees m, n >= 1 and that every touched element lies inside the slices.
 func sgemm6x16AVX2Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
@@ -595,6 +601,9 @@ var sgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 4)
 // dgemm14x16AVX512Blocks are dgemm14x16AVX512's cache blocks for the caches of this machine, probed at init.
 var dgemm14x16AVX512Blocks = target.HostGemmBlocks(14, 16, 8)
 
+// bgemm14x32AVX512Blocks are bgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
+var bgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 2)
+
 // sgemm6x16AVX2Blocks are sgemm6x16AVX2's cache blocks for the caches of this machine, probed at init.
 var sgemm6x16AVX2Blocks = target.HostGemmBlocks(6, 16, 4)
 
@@ -622,6 +631,9 @@ func init() {
 			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*bgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*bgemm_bf16Slot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*bgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
@@ -691,6 +703,9 @@ func init() {
 			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*bgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*bgemm_bf16Slot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*bgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
@@ -738,6 +753,52 @@ func init() {
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
 			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX2Slice
 			dtransposeSlot.Name, dtransposeSlot.T = "avx512", transposeF64AVX2Slice
+		}}}, variants...)
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512BF16 {
+		variants = append([]variant{{"avx512bf16", func() {
+			resetVLoops()
+			resetPacks()
+			packD32 = packDf32AVX2Slice
+			packPB32 = packPBf32AVX2Slice
+			packD64 = packDf64AVX2Slice
+			packPB64 = packPBf64AVX2Slice
+			packDBF16 = packDPairBF16
+			packPBBF16 = packPBPairBF16
+			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*bmmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*hgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*bgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
+			*bgemm_bf16Slot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
+			*bgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
+			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
+			vloop_sdot_0 = vloop_sdot_0AVX2Slot
+			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
+			vloop_softmax_0 = vloop_softmax_0AVX2Slot
+			vloop_softmax_1 = vloop_softmax_1AVX2Slot
+			vloop_softmax_2 = vloop_softmax_2AVX2Slot
+			vloop_softmax_3 = vloop_softmax_3AVX2Slot
+			vloop_layernorm_0 = vloop_layernorm_0AVX2Slot
+			vloop_layernorm_1 = vloop_layernorm_1AVX2Slot
+			vloop_layernorm_2 = vloop_layernorm_2AVX2Slot
+			vloop_conv2d_0 = vloop_conv2d_0AVX2Slot
+			vloop_hgemm_0 = vloop_hgemm_0AVX2Slot
+			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX2Slot
+			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX2Slot
+			vloop_hadd_0 = vloop_hadd_0AVX2Slot
+			vloop_haxpy_0 = vloop_haxpy_0AVX2Slot
+			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
+			transposeSlot.Name, transposeSlot.T = "avx512bf16", transposeF32AVX2Slice
+			dtransposeSlot.Name, dtransposeSlot.T = "avx512bf16", transposeF64AVX2Slice
 		}}}, variants...)
 	}
 	selectVariant()

@@ -599,6 +599,9 @@ func init() {
 		*sgemm_accSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
 		*bmmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
 		*hgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*bgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*bgemm_bf16Slot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*bgemm_ttSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
 		vloop_sgemv_0 = vloop_sgemv_0NEONSlot
 		vloop_sdot_0 = vloop_sdot_0NEONSlot
 		vloop_saxpy_0 = vloop_saxpy_0NEONSlot

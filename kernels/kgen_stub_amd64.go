@@ -56,6 +56,13 @@ func dgemm6x8AVX2(kc int, a *float64, b *float64, c *float64, ldc int, m int, n 
 //go:noescape
 func dgemm6x8AVX2U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
 
+// bgemm14x32AVX512 is the bf16 14×32 avx512 GEMM microkernel on pair panels (docs/MICROKERNEL.md, codegen/bf16.go):
+// word p2*14+i of a holds A(i, 2p2), A(i, 2p2+1), word p2*32+j of b B(2p2, j), B(2p2+1, j), p2 < ⌈kc/2⌉;
+// C[i*ldc+j] = epilogue(alpha*acc + beta*C[i*ldc+j]), acc accumulated in f32 by VDPBF16PS.
+//
+//go:noescape
+func bgemm14x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
+
 // packDf32AVX2 packs a GEMM panel: dst[d*panel+q] = src[q*ld+d] for q < w, d < depth; zero for w <= q < panel.
 // The caller checks the bounds (codegen.PackImpl).
 //

@@ -330,6 +330,53 @@ func TestHgemm(t *testing.T) {
 	})
 }
 
+func TestBgemm(t *testing.T) {
+	kgentest.Run(t, "kernel bgemm(A: bf16[M, K], B: bf16[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToBF16(in["A"])
+			B := kgentest.ToBF16(in["B"])
+			C := kgentest.ToF32(in["C"])
+			alpha := float32(scalars["alpha"])
+			beta := float32(scalars["beta"])
+			err := Bgemm(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
+			out := map[string][]float64{}
+			out["C"] = kgentest.FromF32(C)
+			return out, err
+		},
+	})
+}
+
+func TestBgemmBf16(t *testing.T) {
+	kgentest.Run(t, "kernel bgemm_bf16(A: bf16[M, K], B: bf16[K, N], C: out bf16[M, N]) {\n    C[i, j] = bf16(sum(k: A[i, k] * B[k, j]))\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToBF16(in["A"])
+			B := kgentest.ToBF16(in["B"])
+			C := kgentest.ToBF16(in["C"])
+			err := BgemmBf16(dims["M"], dims["K"], dims["N"], A, B, C)
+			out := map[string][]float64{}
+			out["C"] = kgentest.FromBF16(C)
+			return out, err
+		},
+	})
+}
+
+func TestBgemmTt(t *testing.T) {
+	kgentest.Run(t, "kernel bgemm_tt(A: bf16[K, M], B: bf16[N, K], C: out f32[M, N]) {\n    C[i, j] = sum(k: A[k, i] * B[j, k])\n}", kgentest.Kernel{
+		Variants: Variants, Use: Use,
+		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+			A := kgentest.ToBF16(in["A"])
+			B := kgentest.ToBF16(in["B"])
+			C := kgentest.ToF32(in["C"])
+			err := BgemmTt(dims["K"], dims["M"], dims["N"], A, B, C)
+			out := map[string][]float64{}
+			out["C"] = kgentest.FromF32(C)
+			return out, err
+		},
+	})
+}
+
 func TestCvtF32F16(t *testing.T) {
 	kgentest.Run(t, "kernel cvt_f32_f16(X: f32[N], Y: out f16[N]) {\n    Y[i] = f16(X[i])\n}", kgentest.Kernel{
 		Variants: Variants, Use: Use,

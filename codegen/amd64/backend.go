@@ -98,6 +98,30 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		}
 		variants = append(variants, v)
 	}
+	if codegen.HasPairSlots(p) {
+		// GEMMs with bf16 operands on AVX512_BF16: the avx512 variant with the VDPBF16PS microkernel in
+		// their slots and the bf16 pair packers (codegen/bf16.go) that feed it, ahead of the others.
+		v := variants[0]
+		v.Name = AVX512 + "bf16"
+		v.Cond += " && cpu.X86.HasAVX512BF16"
+		v.Slots = append([]codegen.SlotKernel(nil), v.Slots...)
+		v.Packs = append(append([]codegen.PackImpl(nil), v.Packs...),
+			codegen.PackImpl{D: true, Elem: ir.BF16, Func: "packDPairBF16", Slice: true},
+			codegen.PackImpl{Elem: ir.BF16, Func: "packPBPairBF16", Slice: true})
+		k := NewGemmKernel(BF16, AVX512)
+		mach := m
+		mach.VecBytes, mach.VecRegs = 64, 32
+		b := target.GemmBlocks(mach, k.MR, k.NR, 2) // blocks for 2-byte elements: a pair panel is half an f32 one
+		for i, s := range v.Slots {
+			if s.Slot.BF16Pairs {
+				// The unpacked and rows kernels are never called (a bf16 GEMM is always packed).
+				v.Slots[i] = codegen.SlotKernel{Slot: s.Slot, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC,
+					HostBlocks: true, ElemSize: 2}
+			}
+		}
+		gemms = append(gemms, k)
+		variants = append([]codegen.Variant{v}, variants...)
+	}
 	asm, stubs, err := GenerateAll(p.Name, gemms, vloops, transposes, rows, packs...)
 	if err != nil {
 		return nil, err

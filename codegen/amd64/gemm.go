@@ -6,6 +6,7 @@ import (
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
+	avoir "github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
@@ -76,6 +77,7 @@ type gemmGen struct {
 	vloadZ        func(m, k, v operand.Op) // zeroing masked load (AVX-512): the mask is per element of the kernel's width
 	bcst          func(ops ...operand.Op)
 	fma           func(ops ...operand.Op)
+	dot           func(b, a, acc reg.VecPhysical) // k loop: acc += a·b (fma, or VDPBF16PS on pairs)
 	mul, add, max func(ops ...operand.Op)
 	maskmov       func(mxy, xy, mxy1 operand.Op)
 }
@@ -123,7 +125,43 @@ func newGemmGen(c *build.Context, k GemmKernel) *gemmGen {
 		g.mul, g.add, g.max = c.VMULPS, c.VADDPS, c.VMAXPS
 		g.maskmov = c.VMASKMOVPS
 	}
+	g.dot = func(b, a, acc reg.VecPhysical) { g.fma(b, a, acc) }
+	if k.Elem == BF16 {
+		// The broadcast of a pair is VBROADCASTSS of its word (a move: the bits are kept).
+		g.dot = func(b, a, acc reg.VecPhysical) { vdpbf16ps(c, b, a, acc) }
+	}
 	return g
+}
+
+// vdpbf16ps emits VDPBF16PS src2, src1, dst on zmm registers (acc += Σ pairs; docs/LANGUAGE.md has the
+// arithmetic), which neither avo nor the Go assembler knows: as its EVEX bytes (EVEX.512.F3.0F38.W0 52 /r,
+// register form), the mnemonic in a comment, checked against llvm-mc by TestVDPBF16PSEncoding.
+func vdpbf16ps(c *build.Context, src2, src1, dst reg.VecPhysical) {
+	enc := encVDPBF16PS(int(src2.PhysicalIndex()), int(src1.PhysicalIndex()), int(dst.PhysicalIndex()))
+	text := ""
+	for i, b := range enc {
+		if i > 0 {
+			text += "; "
+		}
+		text += fmt.Sprintf("BYTE $0x%02x", b)
+	}
+	text += fmt.Sprintf(" // VDPBF16PS Z%d, Z%d, Z%d", src2.PhysicalIndex(), src1.PhysicalIndex(), dst.PhysicalIndex())
+	// One raw line: the opcode field carries the whole text (no operands), so the registers are invisible
+	// to avo; the kernels use physical registers only, so nothing is allocated around it.
+	c.Instruction(&avoir.Instruction{Opcode: text})
+}
+
+// encVDPBF16PS encodes VDPBF16PS zmm(dst), zmm(src1), zmm(src2) (Intel operand order; Go's is reversed):
+// EVEX P0 = R X B R' 0 0 m m (inverted R, X, B, R'; mm = 10: 0F38), P1 = W vvvv 1 pp (W = 0, vvvv =
+// ~src1, pp = 10: F3), P2 = z L'L b V' aaa (L'L = 10: 512 bits, V' = ~src1 bit 4, no mask), opcode 0x52,
+// ModRM = 11 dst[2:0] src2[2:0]. In the register form EVEX.X extends ModRM.rm to 32 registers.
+func encVDPBF16PS(src2, src1, dst int) [6]byte {
+	inv := func(x, bit int) byte { return byte((x>>bit)&1) ^ 1 }
+	p0 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | 0b10
+	p1 := byte((^src1)&15)<<3 | 1<<2 | 0b10
+	p2 := byte(0b10)<<5 | inv(src1, 4)<<3
+	modrm := byte(0xc0) | byte(dst&7)<<3 | byte(src2&7)
+	return [6]byte{0x62, p0, p1, p2, 0x52, modrm}
 }
 
 func mem(base reg.Register, disp int) operand.Mem { return operand.Mem{Base: base, Disp: disp} }
@@ -140,16 +178,29 @@ func (g *gemmGen) emit() {
 	c.Function(k.Name)
 	c.Attributes(attr.NOSPLIT)
 	c.Pragma("noescape")
-	c.Doc(
-		fmt.Sprintf("%s is the %s %d×%d %s GEMM microkernel (docs/MICROKERNEL.md):", k.Name, k.Elem, k.MR, k.NR, k.ISA),
-		fmt.Sprintf("C[i*ldc+j] = epilogue(alpha*Σ_p a[p*%d+i]*b[p*%d+j] + beta*C[i*ldc+j]) for i < m, j < n.", k.MR, k.NR),
-	)
+	if k.Elem == BF16 {
+		c.Doc(
+			fmt.Sprintf("%s is the bf16 %d×%d %s GEMM microkernel on pair panels (docs/MICROKERNEL.md, codegen/bf16.go):", k.Name, k.MR, k.NR, k.ISA),
+			fmt.Sprintf("word p2*%d+i of a holds A(i, 2p2), A(i, 2p2+1), word p2*%d+j of b B(2p2, j), B(2p2+1, j), p2 < ⌈kc/2⌉;", k.MR, k.NR),
+			"C[i*ldc+j] = epilogue(alpha*acc + beta*C[i*ldc+j]), acc accumulated in f32 by VDPBF16PS.",
+		)
+	} else {
+		c.Doc(
+			fmt.Sprintf("%s is the %s %d×%d %s GEMM microkernel (docs/MICROKERNEL.md):", k.Name, k.Elem, k.MR, k.NR, k.ISA),
+			fmt.Sprintf("C[i*ldc+j] = epilogue(alpha*Σ_p a[p*%d+i]*b[p*%d+j] + beta*C[i*ldc+j]) for i < m, j < n.", k.MR, k.NR),
+		)
+	}
 	c.SignatureExpr(fmt.Sprintf("func(kc int, a, b, c *%s, ldc int, m, n int, alpha, beta %s, bias *%s, ep int)", t, t, t))
 	if !g.z {
 		g.maskMem = c.AllocLocal(g.nv * 32)
 	}
 
 	c.Load(c.Param("kc"), rKC)
+	if k.Elem == BF16 {
+		c.Comment("Pair panels: the k loop runs over ⌈kc/2⌉ words (kc ≥ 0).")
+		c.INCQ(rKC)
+		c.SHRQ(operand.Imm(1), rKC)
+	}
 	c.Load(c.Param("a"), rA)
 	c.Load(c.Param("b"), rB)
 	c.Load(c.Param("c"), rC)
@@ -248,7 +299,7 @@ func (g *gemmGen) step(p int, pf []operand.Mem) {
 		r := g.bcast[i%len(g.bcast)]
 		g.bcst(mem(rA, (p*k.MR+i)*g.esz), r)
 		for j := 0; j < g.nv; j++ {
-			g.fma(g.bvec[j], r, g.acc[i][j])
+			g.dot(g.bvec[j], r, g.acc[i][j])
 		}
 	}
 }

@@ -8,8 +8,12 @@ import (
 
 // Element types and instruction sets understood by the generator.
 const (
-	F32    = "f32"
-	F64    = "f64"
+	F32 = "f32"
+	F64 = "f64"
+	// BF16 kernels (AVX512 only, packed only) take bf16 pair panels (codegen/bf16.go: one 32-bit word
+	// holds the elements of two consecutive k steps) and accumulate with VDPBF16PS into f32; C, alpha,
+	// beta and bias are float32.
+	BF16   = "bf16"
 	AVX2   = "avx2"
 	AVX512 = "avx512"
 )
@@ -85,8 +89,11 @@ func TileFor(elem, isa string) (mr, nr int) {
 func NewGemmKernel(elem, isa string) GemmKernel {
 	mr, nr := TileFor(elem, isa)
 	p := "sgemm"
-	if elem == F64 {
+	switch elem {
+	case F64:
 		p = "dgemm"
+	case BF16:
+		p = "bgemm"
 	}
 	return GemmKernel{
 		Name:    fmt.Sprintf("%s%dx%d%s", p, mr, nr, isaSuffix(isa)),
@@ -127,6 +134,16 @@ func DefaultKernels() []GemmKernel {
 		NewGemmKernel(F64, AVX512),
 	}
 }
+
+// DefaultKernelsBF16 returns the bf16 pair-panel kernels (VDPBF16PS, AVX512_BF16): one, the AVX-512
+// f32 tile.
+func DefaultKernelsBF16() []GemmKernel {
+	return []GemmKernel{NewGemmKernel(BF16, AVX512)}
+}
+
+// HostSupportsBF16 reports whether the running CPU can execute the bf16 kernels (AVX-512F and
+// AVX512_BF16).
+func HostSupportsBF16() bool { return HostSupports(AVX512) && cpu.X86.HasAVX512BF16 }
 
 // DefaultKernelsU returns the four default unpacked GEMM kernels
 // (f32/f64 × AVX2/AVX-512), see NewGemmKernelU.
@@ -214,6 +231,9 @@ func (k GemmKernel) Validate() error {
 	if k.MR < 1 || k.NR < vl || k.NR%vl != 0 {
 		return fmt.Errorf("gemm kernel %s: tile %dx%d: MR must be >= 1 and NR a multiple of %d", k.Name, k.MR, k.NR, vl)
 	}
+	if k.Elem == BF16 && k.Unpacked {
+		return fmt.Errorf("gemm kernel %s: bf16 kernels read pair panels; there is no unpacked one", k.Name)
+	}
 	if k.NR >= 64 || k.MR > 64 {
 		return fmt.Errorf("gemm kernel %s: tile %dx%d too large (NR < 64, MR <= 64)", k.Name, k.MR, k.NR)
 	}
@@ -269,6 +289,10 @@ func vecLen(elem, isa string) int {
 		return bytes / 4
 	case F64:
 		return bytes / 8
+	case BF16:
+		if isa == AVX512 { // VDPBF16PS is AVX-512 only (AVX512_BF16; the VEX form is AVX-NE-CONVERT's)
+			return bytes / 4
+		}
 	}
 	return 0
 }
@@ -303,6 +327,8 @@ func elemSuffix(elem string) string {
 		return "F32"
 	case F64:
 		return "F64"
+	case BF16:
+		return "BF16"
 	}
 	return "X"
 }

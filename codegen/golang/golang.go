@@ -38,6 +38,7 @@ func (b Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	var files []codegen.File
 	for _, k := range p.Kernels {
 		g := &gen{mod: mod, k: k.K, f: k.F, imports: map[string]bool{}}
+		g.pairs, _ = codegen.PairPanels(k.F)
 		src, err := g.file(p)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", k.K.Name, err)
@@ -76,6 +77,9 @@ type gen struct {
 	// inWorker is set while emitting the body of a parallel loop's closure: code there runs on a pool
 	// worker, so packs stay serial (a nested ParallelFor would wait on workers that are all busy).
 	inWorker bool
+	// pairs are the panel buffers of slots that may pack bf16 pairs (codegen.PairPanels): their packs
+	// call packDBF16/packPBBF16, which a variant points at its own format.
+	pairs map[*ir.Tensor]bool
 }
 
 func (g *gen) line(format string, a ...any) {
@@ -893,7 +897,8 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		return g.offset(l.T, idx)
 	}
 	P, D := p.P.Name, p.D.Name
-	if conv("x") == "x" && (l.T.Type == ir.F32 || l.T.Type == ir.F64) && (unitIn(l, p.P) || unitIn(l, p.D)) {
+	pair := g.pairs[p.Dst] && codegen.PairPackable(p)
+	if pair || conv("x") == "x" && (l.T.Type == ir.F32 || l.T.Type == ir.F64) && (unitIn(l, p.P) || unitIn(l, p.D)) {
 		// A plain copy through packD (one call per panel) or packPB (one call for all the panels: each
 		// source row is then read left to right; a panel at a time it would be KC lines a row apart,
 		// which the prefetchers do not follow). support.go has both; a variant may run them in assembly.
@@ -907,6 +912,10 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		}
 		// b_ is clamped to len: with an empty reduction (depth 0) nothing is read and b_ may lie past the end.
 		src := fmt.Sprintf("%s[min(b_, len(%s)):]", l.T.Name, l.T.Name)
+		suf := suffix(l.T.Type)
+		if pair {
+			suf = "BF16" // f32 or bf16 pair panels, as the variant's microkernel wants (codegen.PairPanels)
+		}
 		if unitIn(l, p.P) {
 			g.line("{ // pack: rows of %s are contiguous along the panel; all panels in one call (packPB)", l.T.Name)
 			g.depth++
@@ -914,7 +923,7 @@ func (g *gen) packFast(p *ir.Pack) bool {
 			g.line(packBlockLoop)
 			g.line("	%s := p0_", P)
 			g.line("	b_ := %s", at(0, 0))
-			g.line("	packPB%s(%s[off_+p0_*depth_:], %s, (%s)-b_, e_-p0_, panel_, depth_)", suffix(l.T.Type), p.Dst.Name, src, at(0, 1))
+			g.line("	packPB%s(%s[off_+p0_*depth_:], %s, (%s)-b_, e_-p0_, panel_, depth_)", suf, p.Dst.Name, src, at(0, 1))
 		} else {
 			g.line("{ // pack: each panel row is a contiguous run of %s (packD)", l.T.Name)
 			g.depth++
@@ -923,7 +932,7 @@ func (g *gen) packFast(p *ir.Pack) bool {
 			g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
 			g.line("	%s := p0_", P)
 			g.line("	b_ := %s", at(0, 0))
-			g.line("	packD%s(dst_, %s, (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", suffix(l.T.Type), src, at(1, 0))
+			g.line("	packD%s(dst_, %s, (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", suf, src, at(1, 0))
 		}
 		g.line("}")
 		g.depth--

@@ -21,11 +21,15 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 	w("// from the CPU's features; Variants, Use and Variant inspect or override that choice.\n")
 	w("package %s\n\n", p.Name)
 	packCvt := len(codegen.PackVLoops(p)) > 0
-	if packCvt {
-		w("import (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\n\t%q\n\t%q\n)\n\n", mod+"/f16", mod+"/rt")
-	} else {
-		w("import (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\n\t%q\n)\n\n", mod+"/rt")
+	pairs := codegen.HasPairSlots(p)
+	std, own := "\t\"fmt\"\n\t\"math\"\n\t\"os\"\n", fmt.Sprintf("\t%q\n", mod+"/rt")
+	if pairs {
+		std += "\t\"unsafe\"\n"
 	}
+	if packCvt || pairs {
+		own = fmt.Sprintf("\t%q\n", mod+"/f16") + own
+	}
+	w("import (\n%s\n%s)\n\n", std, own)
 	b.WriteString(helpers)
 	if packCvt {
 		w("%s\n", fmt.Sprintf(cvtF16F32Go, codegen.CvtF16F32, codegen.PackVLoops(p)[0].Signature()))
@@ -42,6 +46,9 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 		w("%s\n", microUGo(t))
 		w("%s\n", packGo(t))
 		w("%s\n", rowsGo(t))
+	}
+	if pairs {
+		b.WriteString(packBF16Go)
 	}
 	micros := map[string]bool{}
 	for _, s := range slots {
@@ -79,7 +86,11 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 	w("}}}\n\nvar current = \"go\"\n\n")
 	w("// resetPacks points the panel-packing routines back at the portable ones.\n")
 	w("func resetPacks() {\n\tpackD32, packPB32 = packDGo32, packPBGo32\n")
-	w("\tpackD64, packPB64 = packDGo64, packPBGo64\n}\n\n")
+	w("\tpackD64, packPB64 = packDGo64, packPBGo64\n")
+	if pairs {
+		w("\tpackDBF16, packPBBF16 = packDGoBF16, packPBGoBF16\n")
+	}
+	w("}\n\n")
 	w("// resetVLoops points every vector-loop slot back at the portable loops (nil: the Go code runs).\n")
 	w("func resetVLoops() {\n")
 	for _, v := range codegen.PackageVLoops(p) {
@@ -543,3 +554,123 @@ func init() { selectVariant() }
 `
 
 var _ = ir.F32
+
+// packBF16Go is emitted when a package has GEMM slots with bf16 operands (codegen.PairPanels): the
+// variables packDBF16/packPBBF16 through which their loop nests pack, the portable routines (which
+// widen to f32 panels, the format of every f32 microkernel), and the bf16 pair routines (the format of
+// the VDPBF16PS microkernels, codegen/bf16.go), which a variant installs together with them.
+const packBF16Go = `// packDGoBF16 is packD32 (dst[d*panel+q] = src[q*ld+d]) from a bf16 source, widened exactly.
+func packDGoBF16(dst []float32, src []f16.BF16, ld, w, panel, depth int) {
+	dst = dst[:panel*depth]
+	for q := 0; q < w; q++ {
+		row := src[q*ld:][:depth]
+		for d, x := range row {
+			dst[d*panel+q] = x.Float32()
+		}
+	}
+	for q := w; q < panel; q++ {
+		for d := 0; d < depth; d++ {
+			dst[d*panel+q] = 0
+		}
+	}
+}
+
+// packPBGoBF16 is packPB32 (dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]) from a bf16
+// source, widened exactly.
+func packPBGoBF16(dst []float32, src []f16.BF16, ld, n, panel, depth int) {
+	np := (n + panel - 1) / panel
+	dst = dst[:np*panel*depth]
+	for d := 0; d < depth; d++ {
+		row := src[d*ld:][:n]
+		for p := 0; p < np; p++ {
+			w := min(panel, n-p*panel)
+			o := p*panel*depth + d*panel
+			for q, x := range row[p*panel : p*panel+w] {
+				dst[o+q] = x.Float32()
+			}
+			clear(dst[o+w : o+panel])
+		}
+	}
+}
+
+// packDPairBF16 packs one panel as bf16 pairs: word d2*panel+q = src[q*ld+2*d2] | src[q*ld+2*d2+1]<<16
+// for d2 < ⌈depth/2⌉ (the high half 0 past depth), rows q >= w zero. The words are written as bits
+// (words), never as float32 values. The two elements of a pair are adjacent in a source row, so when
+// the rows start on 4-byte boundaries (ld even, src aligned) the whole pairs are packD32 of the source
+// viewed as 32-bit words (the variant's assembly transpose; it moves bits); an odd depth's last
+// element is added by itself.
+func packDPairBF16(dst []float32, src []f16.BF16, ld, w, panel, depth int) {
+	h := (depth + 1) / 2
+	out := words(dst[:panel*h])
+	if ld%2 == 0 && depth >= 2 && uintptr(unsafe.Pointer(unsafe.SliceData(src)))%4 == 0 {
+		packD32(dst[:panel*h], unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/2), ld/2, w, panel, depth/2)
+		if depth%2 != 0 {
+			for q := 0; q < panel; q++ {
+				out[(h-1)*panel+q] = 0
+				if q < w {
+					out[(h-1)*panel+q] = uint32(src[q*ld+depth-1])
+				}
+			}
+		}
+		return
+	}
+	for q := 0; q < w; q++ {
+		row := src[q*ld:][:depth]
+		for d2 := 0; d2 < depth/2; d2++ {
+			out[d2*panel+q] = uint32(row[2*d2]) | uint32(row[2*d2+1])<<16
+		}
+		if depth%2 != 0 {
+			out[(h-1)*panel+q] = uint32(row[depth-1])
+		}
+	}
+	for q := w; q < panel; q++ {
+		for d2 := 0; d2 < h; d2++ {
+			out[d2*panel+q] = 0
+		}
+	}
+}
+
+// packPBPairBF16 packs all the panels of a block as bf16 pairs, two source rows at a time: panel p's
+// word p*panel*depth + d2*panel + q%panel = src[2*d2*ld+q] | src[(2*d2+1)*ld+q]<<16 (the high half 0
+// past depth), columns past n zero.
+func packPBPairBF16(dst []float32, src []f16.BF16, ld, n, panel, depth int) {
+	np := (n + panel - 1) / panel
+	h := (depth + 1) / 2
+	if np == 0 || h == 0 {
+		return
+	}
+	out := words(dst[:(np-1)*panel*depth+h*panel])
+	for d2 := 0; d2 < h; d2++ {
+		lo := src[2*d2*ld:][:n]
+		var hi []f16.BF16
+		if 2*d2+1 < depth {
+			hi = src[(2*d2+1)*ld:][:n]
+		}
+		for p := 0; p < np; p++ {
+			w := min(panel, n-p*panel)
+			o := p*panel*depth + d2*panel
+			row := out[o : o+panel]
+			if hi != nil {
+				for q, x := range lo[p*panel : p*panel+w] {
+					row[q] = uint32(x) | uint32(hi[p*panel+q])<<16
+				}
+			} else {
+				for q, x := range lo[p*panel : p*panel+w] {
+					row[q] = uint32(x)
+				}
+			}
+			clear(row[w:])
+		}
+	}
+}
+
+// words views a panel buffer as its 32-bit words.
+func words(f []float32) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
+}
+
+// packDBF16 and packPBBF16 pack the panels of GEMMs with bf16 operands: f32 panels by default, bf16
+// pairs in a variant whose microkernels take them (codegen/bf16.go).
+var packDBF16, packPBBF16 = packDGoBF16, packPBGoBF16
+
+`

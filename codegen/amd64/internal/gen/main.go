@@ -1,6 +1,6 @@
 // Command gen writes the generated test package codegen/amd64/internal/mk:
-// mk_amd64.s and stub_amd64.go, holding the default packed and unpacked GEMM
-// microkernels and FMA-peak kernels of package amd64.
+// mk_amd64.s and stub_amd64.go, holding the default packed, unpacked and bf16
+// GEMM microkernels and FMA-peak kernels of package amd64.
 //
 // Usage (from internal/mk, via go generate):
 //
@@ -31,6 +31,7 @@ func main() {
 
 func run(out, pkg string) error {
 	kernels := append(amd64.DefaultKernels(), amd64.DefaultKernelsU()...)
+	kernels = append(kernels, amd64.DefaultKernelsBF16()...)
 	kernels = append(kernels, TestKernelsU()...)
 	asm, stubs, err := amd64.Generate(pkg, kernels, amd64.DefaultPeaks()...)
 	if err != nil {

@@ -116,6 +116,14 @@ func BenchmarkMicro(b *testing.B) {
 	for _, k := range f64Kernels {
 		b.Run(k.name, func(b *testing.B) { benchMicro(b, k) })
 	}
+	// The bf16 kernel: kc = 256 k steps are 128 pair words (its %peak is against the f32 FMA peak: two
+	// k steps per VDPBF16PS can reach 200%).
+	for _, k := range bf16Kernels {
+		b.Run(k.name, func(b *testing.B) {
+			skipUnlessBF16(b)
+			benchMicro(b, k)
+		})
+	}
 }
 
 // blocking holds BLIS cache-block sizes (MC multiple of MR, NC multiple of NR).

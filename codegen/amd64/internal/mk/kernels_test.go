@@ -53,7 +53,7 @@ var peaks = []peak{
 // TestTables checks that the tables above match the generator's defaults.
 func TestTables(t *testing.T) {
 	want := map[string]amd64.GemmKernel{}
-	for _, k := range amd64.DefaultKernels() {
+	for _, k := range append(amd64.DefaultKernels(), amd64.DefaultKernelsBF16()...) {
 		want[k.Name] = k
 	}
 	check := func(name, isa string, mr, nr int) {
@@ -67,6 +67,9 @@ func TestTables(t *testing.T) {
 		check(k.name, k.isa, k.mr, k.nr)
 	}
 	for _, k := range f64Kernels {
+		check(k.name, k.isa, k.mr, k.nr)
+	}
+	for _, k := range bf16Kernels {
 		check(k.name, k.isa, k.mr, k.nr)
 	}
 	for name := range want {
