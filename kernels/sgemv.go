@@ -73,7 +73,11 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 			for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
 				acc = (acc + (A[(i)*N+jr] * x[jr]))
 			}
-			y[i] = ((alpha * acc) + (beta * y[i]))
+			if beta == float32(0) {
+				y[i] = (alpha * acc)
+			} else {
+				y[i] = ((alpha * acc) + (beta * y[i]))
+			}
 		}
 	} else {
 		M, N, A, x, y, alpha, beta := M, N, A, x, y, alpha, beta
@@ -108,7 +112,11 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 				for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
 					acc = (acc + (A[(i)*N+jr] * x[jr]))
 				}
-				y[i] = ((alpha * acc) + (beta * y[i]))
+				if beta == float32(0) {
+					y[i] = (alpha * acc)
+				} else {
+					y[i] = ((alpha * acc) + (beta * y[i]))
+				}
 			}
 		})
 	}
