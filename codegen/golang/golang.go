@@ -36,6 +36,9 @@ func (b Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	if mod == "" {
 		mod = "github.com/kgen-dev/kgen"
 	}
+	if len(p.Kernels) == 0 {
+		return nil, fmt.Errorf("package %s has no kernels: nothing to generate", p.Name)
+	}
 	var files []codegen.File
 	for _, k := range p.Kernels {
 		g := &gen{mod: mod, k: k.K, f: k.F, imports: map[string]bool{}}
