@@ -108,8 +108,8 @@ func Numel(dims ...int) (int, bool) {
 const MaxHalf = 1<<(bits.UintSize/2-1) - 1
 
 // MaxDim is the largest dim a generated kernel accepts (2^61-1 with 64-bit ints, 2^29-1 with 32-bit
-// ones): loop counters stepping by a tile size then cannot wrap around, and a larger dim can only
-// belong to empty tensors.
+// ones): loop counters stepping by a tile size then cannot wrap around. With 64-bit ints a larger dim
+// could only belong to an empty tensor.
 const MaxDim = 1<<(bits.UintSize-3) - 1
 
 // ErrArgs is matched (errors.Is) by every error a generated kernel function returns: the arguments
