@@ -81,7 +81,7 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 		if cost_ := func() int {
 			co := 0
 			_ = co
-			return (1 + (OH * (1 + (OW * (1 + (((CI * min(KH, 1)) * min(KW, 1)) * (1 + ((KH * min(KW, 1)) * ((1 + (((((KW) / (4)) * 4) + 3) / (4))) + (KW - (((KW) / (4)) * 4)))))))))))
+			return (1 + (OH * (1 + (OW * (1 + (((CI * min(KH, 1)) * min(KW, 1)) * (1 + (KH * ((1 + (((((KW) / (4)) * 4) + 3) / (4))) + (KW - (((KW) / (4)) * 4)))))))))))
 		}(); rt.Inline(0, CO, 1, cost_) {
 			for co := 0; co < CO; co += 1 {
 				for y := 0; y < OH; y += 1 {
@@ -89,7 +89,7 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 						var acc float32 = float32(0)
 						_ = acc
 						for ci := 0; ci < ((CI * min(KH, 1)) * min(KW, 1)); ci += 1 {
-							for ky := 0; ky < (KH * min(KW, 1)); ky += 1 {
+							for ky := 0; ky < KH; ky += 1 {
 								var accv float32 = float32(0)
 								_ = accv
 								var accv2 float32 = float32(0)
@@ -132,7 +132,7 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 							var acc float32 = float32(0)
 							_ = acc
 							for ci := 0; ci < ((CI * min(KH, 1)) * min(KW, 1)); ci += 1 {
-								for ky := 0; ky < (KH * min(KW, 1)); ky += 1 {
+								for ky := 0; ky < KH; ky += 1 {
 									var accv float32 = float32(0)
 									_ = accv
 									var accv2 float32 = float32(0)

@@ -98,11 +98,14 @@ func (l *lowerer) hoist(e ir.Expr) ([]ir.Node, ir.Expr) {
 		body := append(bodyPre, update)
 		for i := len(x.Vars) - 1; i >= 0; i-- {
 			loop := fullLoop(x.Vars[i], body)
-			// An outer reduction loop runs only when every inner range is non-empty (its bound is
-			// multiplied by min(D, 1) for each inner dim D): over an empty inner range it would spin
-			// through its own range, which may be huge when every tensor it indexes is empty.
-			for _, w := range x.Vars[i+1:] {
-				loop.Hi = ir.IMul(loop.Hi, ir.IMin(ir.IDim{D: w.Range}, ir.IConst{V: 1}))
+			if i == 0 {
+				// The outermost reduction loop runs only when every inner range is non-empty (its bound
+				// is multiplied by min(D, 1) for each inner dim D): over an empty inner range it would
+				// spin through its own range, which may be huge when every tensor it indexes is empty.
+				// Once it runs, every inner range is non-empty, so the inner loops need no guard.
+				for _, w := range x.Vars[1:] {
+					loop.Hi = ir.IMul(loop.Hi, ir.IMin(ir.IDim{D: w.Range}, ir.IConst{V: 1}))
+				}
 			}
 			body = []ir.Node{loop}
 		}
