@@ -94,8 +94,9 @@ func writePackAdapter(b *bytes.Buffer, p PackImpl) {
 
 // DispatchFile emits the Go half of an assembly backend (build tag !purego; the caller gives it an
 // architecture-specific name): one slice adapter per distinct kernel, turning the slot's slice signature
-// into the kernel's pointer one with unsafe.SliceData, and an init that prepends the variants (given best
-// first; a condition gates each) to the package's variant list and then calls selectVariant. imports are
+// into the kernel's pointer one with unsafe.SliceData, and registerVariants, run as a variable initializer
+// (before kgen.go's init selects a variant), which prepends the variants (given best first; a condition
+// gates each) to the package's variant list. imports are
 // the non-standard packages the conditions need (for example golang.org/x/sys/cpu).
 func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, error) {
 	var b bytes.Buffer
@@ -197,8 +198,12 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			}
 		}
 	}
-	// Each registration prepends, so the worst variant registers first and the best ends up first.
-	w("func init() {\n")
+	// Each registration prepends, so the worst variant registers first and the best ends up first. It
+	// runs as a package variable's initializer, so before every init function: kgen.go's init then picks
+	// among all the variants (and reports an unusable KGEN_VARIANT once).
+	w("var _ = registerVariants()\n\n")
+	w("// registerVariants prepends this architecture's variants that the CPU supports to variants.\n")
+	w("func registerVariants() bool {\n")
 	for i := len(variants) - 1; i >= 0; i-- {
 		v := variants[i]
 		ind := "\t"
@@ -245,7 +250,7 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			w("\t}\n")
 		}
 	}
-	w("\tselectVariant()\n}\n")
+	w("\treturn true\n}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("dispatch file: %v\n%s", err, b.String())

@@ -135,8 +135,20 @@ func RunFunc(f *Func, mode Mode, args Args, plan map[string]int) (err error) {
 }
 
 func (in *interp) stmt(s *Stmt) {
+	// The beta rule: a scaled-output term whose factor is zero is dropped. The factors use no index, so
+	// they are evaluated once, at the first point of the domain (none is read when it is empty).
+	val := s.Value
+	first := true
 	in.domain(s.Vars, 0, func() {
-		v := in.eval(s.Value)
+		if first {
+			first = false
+			for _, f := range BetaFactors(s.Value, s.Out) {
+				if in.eval(f) == 0 {
+					val = DropBeta(val, s.Out, f)
+				}
+			}
+		}
+		v := in.eval(val)
 		in.store(s.Out, in.offset(s.Out, idxOfVars(s.Vars)), v)
 	})
 }

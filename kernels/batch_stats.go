@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -17,11 +16,11 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func BatchStats(Nb, C int, X []float32, mean []float32, vr []float32) error {
-	if Nb < 0 {
-		return fmt.Errorf("kgen: batch_stats: dim Nb = %d is negative", Nb)
+	if uint(Nb) > rt.MaxDim {
+		return rt.DimError("batch_stats", "Nb", Nb)
 	}
-	if C < 0 {
-		return fmt.Errorf("kgen: batch_stats: dim C = %d is negative", C)
+	if uint(C) > rt.MaxDim {
+		return rt.DimError("batch_stats", "C", C)
 	}
 	if uint(Nb) > rt.MaxHalf || uint(C) > rt.MaxHalf || Nb*C != len(X) {
 		if err := rt.CheckLen("batch_stats", "X", len(X), "Nb*C", Nb, C); err != nil {
@@ -33,6 +32,9 @@ func BatchStats(Nb, C int, X []float32, mean []float32, vr []float32) error {
 	}
 	if err := rt.CheckLen("batch_stats", "vr", len(vr), "C", C); err != nil {
 		return err
+	}
+	if len(mean) == 0 && len(vr) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	batch_statsImpl(Nb, C, X, mean, vr)
 	return nil

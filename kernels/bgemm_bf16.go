@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/rt"
 )
@@ -17,14 +16,14 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func BgemmBf16(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: bgemm_bf16: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("bgemm_bf16", "M", M)
 	}
-	if K < 0 {
-		return fmt.Errorf("kgen: bgemm_bf16: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("bgemm_bf16", "K", K)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: bgemm_bf16: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("bgemm_bf16", "N", N)
 	}
 	if uint(M) > rt.MaxHalf || uint(K) > rt.MaxHalf || M*K != len(A) {
 		if err := rt.CheckLen("bgemm_bf16", "A", len(A), "M*K", M, K); err != nil {
@@ -40,6 +39,9 @@ func BgemmBf16(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) error {
 		if err := rt.CheckLen("bgemm_bf16", "C", len(C), "M*N", M, N); err != nil {
 			return err
 		}
+	}
+	if len(C) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	bgemm_bf16Impl(M, K, N, A, B, C)
 	return nil

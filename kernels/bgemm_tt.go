@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/rt"
 )
@@ -17,14 +16,14 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func BgemmTt(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) error {
-	if K < 0 {
-		return fmt.Errorf("kgen: bgemm_tt: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("bgemm_tt", "K", K)
 	}
-	if M < 0 {
-		return fmt.Errorf("kgen: bgemm_tt: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("bgemm_tt", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: bgemm_tt: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("bgemm_tt", "N", N)
 	}
 	if uint(K) > rt.MaxHalf || uint(M) > rt.MaxHalf || K*M != len(A) {
 		if err := rt.CheckLen("bgemm_tt", "A", len(A), "K*M", K, M); err != nil {
@@ -40,6 +39,9 @@ func BgemmTt(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) error {
 		if err := rt.CheckLen("bgemm_tt", "C", len(C), "M*N", M, N); err != nil {
 			return err
 		}
+	}
+	if len(C) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	bgemm_ttImpl(K, M, N, A, B, C)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,17 +15,17 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Bmm(Bt, M, K, N int, A []float32, B []float32, C []float32) error {
-	if Bt < 0 {
-		return fmt.Errorf("kgen: bmm: dim Bt = %d is negative", Bt)
+	if uint(Bt) > rt.MaxDim {
+		return rt.DimError("bmm", "Bt", Bt)
 	}
-	if M < 0 {
-		return fmt.Errorf("kgen: bmm: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("bmm", "M", M)
 	}
-	if K < 0 {
-		return fmt.Errorf("kgen: bmm: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("bmm", "K", K)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: bmm: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("bmm", "N", N)
 	}
 	if err := rt.CheckLen("bmm", "A", len(A), "Bt*M*K", Bt, M, K); err != nil {
 		return err
@@ -36,6 +35,9 @@ func Bmm(Bt, M, K, N int, A []float32, B []float32, C []float32) error {
 	}
 	if err := rt.CheckLen("bmm", "C", len(C), "Bt*M*N", Bt, M, N); err != nil {
 		return err
+	}
+	if len(C) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	bmmImpl(Bt, M, K, N, A, B, C)
 	return nil

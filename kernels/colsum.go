@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,11 +15,11 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Colsum(M, N int, A []float32, s []float32) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: colsum: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("colsum", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: colsum: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("colsum", "N", N)
 	}
 	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(A) {
 		if err := rt.CheckLen("colsum", "A", len(A), "M*N", M, N); err != nil {
@@ -29,6 +28,9 @@ func Colsum(M, N int, A []float32, s []float32) error {
 	}
 	if err := rt.CheckLen("colsum", "s", len(s), "N", N); err != nil {
 		return err
+	}
+	if len(s) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	colsumImpl(M, N, A, s)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,32 +15,32 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Conv2d(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, O []float32) error {
-	if Nb < 0 {
-		return fmt.Errorf("kgen: conv2d: dim Nb = %d is negative", Nb)
+	if uint(Nb) > rt.MaxDim {
+		return rt.DimError("conv2d", "Nb", Nb)
 	}
-	if CI < 0 {
-		return fmt.Errorf("kgen: conv2d: dim CI = %d is negative", CI)
+	if uint(CI) > rt.MaxDim {
+		return rt.DimError("conv2d", "CI", CI)
 	}
-	if H < 0 {
-		return fmt.Errorf("kgen: conv2d: dim H = %d is negative", H)
+	if uint(H) > rt.MaxDim {
+		return rt.DimError("conv2d", "H", H)
 	}
-	if W < 0 {
-		return fmt.Errorf("kgen: conv2d: dim W = %d is negative", W)
+	if uint(W) > rt.MaxDim {
+		return rt.DimError("conv2d", "W", W)
 	}
-	if CO < 0 {
-		return fmt.Errorf("kgen: conv2d: dim CO = %d is negative", CO)
+	if uint(CO) > rt.MaxDim {
+		return rt.DimError("conv2d", "CO", CO)
 	}
-	if KH < 0 {
-		return fmt.Errorf("kgen: conv2d: dim KH = %d is negative", KH)
+	if uint(KH) > rt.MaxDim {
+		return rt.DimError("conv2d", "KH", KH)
 	}
-	if KW < 0 {
-		return fmt.Errorf("kgen: conv2d: dim KW = %d is negative", KW)
+	if uint(KW) > rt.MaxDim {
+		return rt.DimError("conv2d", "KW", KW)
 	}
-	if OH < 0 {
-		return fmt.Errorf("kgen: conv2d: dim OH = %d is negative", OH)
+	if uint(OH) > rt.MaxDim {
+		return rt.DimError("conv2d", "OH", OH)
 	}
-	if OW < 0 {
-		return fmt.Errorf("kgen: conv2d: dim OW = %d is negative", OW)
+	if uint(OW) > rt.MaxDim {
+		return rt.DimError("conv2d", "OW", OW)
 	}
 	if err := rt.CheckLen("conv2d", "I", len(I), "Nb*CI*H*W", Nb, CI, H, W); err != nil {
 		return err
@@ -52,11 +51,16 @@ func Conv2d(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, O []
 	if err := rt.CheckLen("conv2d", "O", len(O), "Nb*CO*OH*OW", Nb, CO, OH, OW); err != nil {
 		return err
 	}
-	if OH > 0 && KH > 0 && (((OH-1)+(KH-1)) >= H || 0 < 0) {
-		return fmt.Errorf("kgen: conv2d: index (y + ky) of I reaches outside dim H = %d", H)
+	// index (y + ky) of I, for y < OH, ky < KH, must lie in [0, H)
+	if OH > 0 && KH > 0 && !rt.Within(H, rt.Affine(0), rt.Affine(-2, 1, KH, 1, OH)) {
+		return rt.Errorf("conv2d", "index (y + ky) of I reaches outside dim H = %d", H)
 	}
-	if OW > 0 && KW > 0 && (((OW-1)+(KW-1)) >= W || 0 < 0) {
-		return fmt.Errorf("kgen: conv2d: index (x + kx) of I reaches outside dim W = %d", W)
+	// index (x + kx) of I, for x < OW, kx < KW, must lie in [0, W)
+	if OW > 0 && KW > 0 && !rt.Within(W, rt.Affine(0), rt.Affine(-2, 1, KW, 1, OW)) {
+		return rt.Errorf("conv2d", "index (x + kx) of I reaches outside dim W = %d", W)
+	}
+	if len(O) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW, I, F, O)
 	return nil
@@ -77,14 +81,14 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 		if cost_ := func() int {
 			co := 0
 			_ = co
-			return (1 + (OH * (1 + (OW * (1 + (CI * (1 + (KH * ((1 + (((((KW) / (4)) * 4) + 3) / (4))) + (KW - (((KW) / (4)) * 4)))))))))))
+			return (1 + (OH * (1 + (OW * (1 + (((CI * min(KH, 1)) * min(KW, 1)) * (1 + (KH * ((1 + (((((KW) / (4)) * 4) + 3) / (4))) + (KW - (((KW) / (4)) * 4)))))))))))
 		}(); rt.Inline(0, CO, 1, cost_) {
 			for co := 0; co < CO; co += 1 {
 				for y := 0; y < OH; y += 1 {
 					for x := 0; x < OW; x += 1 {
 						var acc float32 = float32(0)
 						_ = acc
-						for ci := 0; ci < CI; ci += 1 {
+						for ci := 0; ci < ((CI * min(KH, 1)) * min(KW, 1)); ci += 1 {
 							for ky := 0; ky < KH; ky += 1 {
 								var accv float32 = float32(0)
 								_ = accv
@@ -127,7 +131,7 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 						for x := 0; x < OW; x += 1 {
 							var acc float32 = float32(0)
 							_ = acc
-							for ci := 0; ci < CI; ci += 1 {
+							for ci := 0; ci < ((CI * min(KH, 1)) * min(KW, 1)); ci += 1 {
 								for ky := 0; ky < KH; ky += 1 {
 									var accv float32 = float32(0)
 									_ = accv

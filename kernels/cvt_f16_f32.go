@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/rt"
 )
@@ -17,14 +16,17 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func CvtF16F32(N int, X []f16.F16, Y []float32) error {
-	if N < 0 {
-		return fmt.Errorf("kgen: cvt_f16_f32: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("cvt_f16_f32", "N", N)
 	}
 	if err := rt.CheckLen("cvt_f16_f32", "X", len(X), "N", N); err != nil {
 		return err
 	}
 	if err := rt.CheckLen("cvt_f16_f32", "Y", len(Y), "N", N); err != nil {
 		return err
+	}
+	if len(Y) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	cvt_f16_f32Impl(N, X, Y)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,14 +15,14 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Dgemm(M, K, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: dgemm: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("dgemm", "M", M)
 	}
-	if K < 0 {
-		return fmt.Errorf("kgen: dgemm: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("dgemm", "K", K)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: dgemm: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("dgemm", "N", N)
 	}
 	if uint(M) > rt.MaxHalf || uint(K) > rt.MaxHalf || M*K != len(A) {
 		if err := rt.CheckLen("dgemm", "A", len(A), "M*K", M, K); err != nil {
@@ -39,6 +38,9 @@ func Dgemm(M, K, N int, A []float64, B []float64, C []float64, alpha float64, be
 		if err := rt.CheckLen("dgemm", "C", len(C), "M*N", M, N); err != nil {
 			return err
 		}
+	}
+	if len(C) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	dgemmImpl(M, K, N, A, B, C, alpha, beta)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,14 +15,14 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func DgemmTn(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) error {
-	if K < 0 {
-		return fmt.Errorf("kgen: dgemm_tn: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("dgemm_tn", "K", K)
 	}
-	if M < 0 {
-		return fmt.Errorf("kgen: dgemm_tn: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("dgemm_tn", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: dgemm_tn: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("dgemm_tn", "N", N)
 	}
 	if uint(K) > rt.MaxHalf || uint(M) > rt.MaxHalf || K*M != len(A) {
 		if err := rt.CheckLen("dgemm_tn", "A", len(A), "K*M", K, M); err != nil {
@@ -39,6 +38,9 @@ func DgemmTn(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 		if err := rt.CheckLen("dgemm_tn", "C", len(C), "M*N", M, N); err != nil {
 			return err
 		}
+	}
+	if len(C) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	dgemm_tnImpl(K, M, N, A, B, C, alpha, beta)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,14 +15,14 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func GemmBiasRelu(M, K, N int, A []float32, B []float32, bias []float32, C []float32) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: gemm_bias_relu: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("gemm_bias_relu", "M", M)
 	}
-	if K < 0 {
-		return fmt.Errorf("kgen: gemm_bias_relu: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("gemm_bias_relu", "K", K)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: gemm_bias_relu: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("gemm_bias_relu", "N", N)
 	}
 	if uint(M) > rt.MaxHalf || uint(K) > rt.MaxHalf || M*K != len(A) {
 		if err := rt.CheckLen("gemm_bias_relu", "A", len(A), "M*K", M, K); err != nil {
@@ -42,6 +41,9 @@ func GemmBiasRelu(M, K, N int, A []float32, B []float32, bias []float32, C []flo
 		if err := rt.CheckLen("gemm_bias_relu", "C", len(C), "M*N", M, N); err != nil {
 			return err
 		}
+	}
+	if len(C) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	gemm_bias_reluImpl(M, K, N, A, B, bias, C)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/rt"
 )
@@ -17,8 +16,8 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Hadd(N int, x []f16.F16, y []f16.F16, z []f16.F16) error {
-	if N < 0 {
-		return fmt.Errorf("kgen: hadd: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("hadd", "N", N)
 	}
 	if err := rt.CheckLen("hadd", "x", len(x), "N", N); err != nil {
 		return err
@@ -28,6 +27,9 @@ func Hadd(N int, x []f16.F16, y []f16.F16, z []f16.F16) error {
 	}
 	if err := rt.CheckLen("hadd", "z", len(z), "N", N); err != nil {
 		return err
+	}
+	if len(z) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	haddImpl(N, x, y, z)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/rt"
 )
@@ -17,14 +16,17 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Haxpy(N int, a f16.F16, x []f16.F16, y []f16.F16) error {
-	if N < 0 {
-		return fmt.Errorf("kgen: haxpy: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("haxpy", "N", N)
 	}
 	if err := rt.CheckLen("haxpy", "x", len(x), "N", N); err != nil {
 		return err
 	}
 	if err := rt.CheckLen("haxpy", "y", len(y), "N", N); err != nil {
 		return err
+	}
+	if len(y) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	haxpyImpl(N, a, x, y)
 	return nil

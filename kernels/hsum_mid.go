@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/rt"
 )
@@ -17,14 +16,14 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func HsumMid(M, N, K int, A []f16.F16, O []f16.F16) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: hsum_mid: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("hsum_mid", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: hsum_mid: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("hsum_mid", "N", N)
 	}
-	if K < 0 {
-		return fmt.Errorf("kgen: hsum_mid: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("hsum_mid", "K", K)
 	}
 	if err := rt.CheckLen("hsum_mid", "A", len(A), "M*N*K", M, N, K); err != nil {
 		return err
@@ -33,6 +32,9 @@ func HsumMid(M, N, K int, A []f16.F16, O []f16.F16) error {
 		if err := rt.CheckLen("hsum_mid", "O", len(O), "M*K", M, K); err != nil {
 			return err
 		}
+	}
+	if len(O) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	hsum_midImpl(M, N, K, A, O)
 	return nil

@@ -8,13 +8,18 @@ package kernels
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"strings"
 	"unsafe"
 
 	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/rt"
 )
+
+// pkgName prefixes the errors of Use.
+const pkgName = "kernels"
 
 var _ = math.Inf
 
@@ -909,8 +914,9 @@ func Variants() []string {
 // Variant reports the implementation in use.
 func Variant() string { return current }
 
-// Use selects an implementation by name for every kernel; "" selects the best one. It is meant for
-// tests and benchmarks and must not run concurrently with kernels.
+// Use selects an implementation by name for every kernel; "" selects the best one. A name that is not
+// one of Variants (names are case-sensitive) is an error and changes nothing. Use is meant for tests
+// and benchmarks and must not run concurrently with kernels.
 func Use(name string) error {
 	for _, v := range variants {
 		if name == "" || v.name == name {
@@ -919,15 +925,17 @@ func Use(name string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("kgen: variant %q is not available here (have %v)", name, Variants())
+	return fmt.Errorf("%s: variant %q is not available here (usable: %s)", pkgName, name, strings.Join(Variants(), ", "))
 }
 
 // selectVariant runs after every backend's init has registered its variants: the environment variable
-// KGEN_VARIANT forces one (for testing a lower level), else the best is used.
-func selectVariant() {
-	if err := Use(os.Getenv("KGEN_VARIANT")); err != nil {
+// KGEN_VARIANT forces one (for testing a lower level), else the best is used. A name Use rejects is
+// reported on w, naming the usable variants, and the best is used: the warning appears once per process.
+func selectVariant(name string, w io.Writer) {
+	if err := Use(name); err != nil {
 		Use("")
+		fmt.Fprintf(w, "%v; KGEN_VARIANT ignored, using %s\n", err, current)
 	}
 }
 
-func init() { selectVariant() }
+func init() { selectVariant(os.Getenv("KGEN_VARIANT"), os.Stderr) }

@@ -610,7 +610,10 @@ var sgemm6x16AVX2Blocks = target.HostGemmBlocks(6, 16, 4)
 // dgemm6x8AVX2Blocks are dgemm6x8AVX2's cache blocks for the caches of this machine, probed at init.
 var dgemm6x8AVX2Blocks = target.HostGemmBlocks(6, 8, 8)
 
-func init() {
+var _ = registerVariants()
+
+// registerVariants prepends this architecture's variants that the CPU supports to variants.
+func registerVariants() bool {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
 		variants = append([]variant{{"avx2", func() {
 			resetVLoops()
@@ -829,5 +832,5 @@ func init() {
 			dtransposeSlot.Name, dtransposeSlot.T = "avx512bf16", transposeF64AVX2Slice
 		}}}, variants...)
 	}
-	selectVariant()
+	return true
 }

@@ -579,7 +579,10 @@ var sgemm8x12NEONBlocks = target.HostGemmBlocks(8, 12, 4)
 // dgemm6x8NEONBlocks are dgemm6x8NEON's cache blocks for the caches of this machine, probed at init.
 var dgemm6x8NEONBlocks = target.HostGemmBlocks(6, 8, 8)
 
-func init() {
+var _ = registerVariants()
+
+// registerVariants prepends this architecture's variants that the CPU supports to variants.
+func registerVariants() bool {
 	variants = append([]variant{{"neon", func() {
 		resetVLoops()
 		resetPacks()
@@ -656,5 +659,5 @@ func init() {
 		transposeSlot.Name, transposeSlot.T = "neon", transposeF32NEONSlice
 		dtransposeSlot.Name, dtransposeSlot.T = "neon", transposeF64NEONSlice
 	}}}, variants...)
-	selectVariant()
+	return true
 }

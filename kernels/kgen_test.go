@@ -12,555 +12,701 @@ import (
 
 var _ = f16.F16(0)
 
-func TestSgemm(t *testing.T) {
-	kgentest.Run(t, "kernel sgemm(A: f32[M, K], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			B := kgentest.ToF32(in["B"])
-			C := kgentest.ToF32(in["C"])
-			alpha := float32(scalars["alpha"])
-			beta := float32(scalars["beta"])
-			err := Sgemm(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF32(C)
-			return out, err
-		},
-	})
+const sgemmSource_ = "kernel sgemm(A: f32[M, K], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]\n}"
+
+func TestSgemm(t *testing.T) { kgentest.Run(t, sgemmSource_, sgemmKernel_) }
+
+func FuzzSgemm(f *testing.F) { kgentest.Fuzz(f, sgemmSource_, sgemmKernel_) }
+
+var sgemmKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		B := kgentest.ToF32(in["B"])
+		C := kgentest.ToF32(in["C"])
+		alpha := float32(scalars["alpha"])
+		beta := float32(scalars["beta"])
+		err := Sgemm(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF32(C)
+		return out, err
+	},
 }
 
-func TestDgemm(t *testing.T) {
-	kgentest.Run(t, "kernel dgemm(A: f64[M, K], B: f64[K, N], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF64(in["A"])
-			B := kgentest.ToF64(in["B"])
-			C := kgentest.ToF64(in["C"])
-			alpha := float64(scalars["alpha"])
-			beta := float64(scalars["beta"])
-			err := Dgemm(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF64(C)
-			return out, err
-		},
-	})
+const dgemmSource_ = "kernel dgemm(A: f64[M, K], B: f64[K, N], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]\n}"
+
+func TestDgemm(t *testing.T) { kgentest.Run(t, dgemmSource_, dgemmKernel_) }
+
+func FuzzDgemm(f *testing.F) { kgentest.Fuzz(f, dgemmSource_, dgemmKernel_) }
+
+var dgemmKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF64(in["A"])
+		B := kgentest.ToF64(in["B"])
+		C := kgentest.ToF64(in["C"])
+		alpha := float64(scalars["alpha"])
+		beta := float64(scalars["beta"])
+		err := Dgemm(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF64(C)
+		return out, err
+	},
 }
 
-func TestSgemmTn(t *testing.T) {
-	kgentest.Run(t, "kernel sgemm_tn(A: f32[K, M], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			B := kgentest.ToF32(in["B"])
-			C := kgentest.ToF32(in["C"])
-			alpha := float32(scalars["alpha"])
-			beta := float32(scalars["beta"])
-			err := SgemmTn(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF32(C)
-			return out, err
-		},
-	})
+const sgemm_tnSource_ = "kernel sgemm_tn(A: f32[K, M], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]\n}"
+
+func TestSgemmTn(t *testing.T) { kgentest.Run(t, sgemm_tnSource_, sgemm_tnKernel_) }
+
+func FuzzSgemmTn(f *testing.F) { kgentest.Fuzz(f, sgemm_tnSource_, sgemm_tnKernel_) }
+
+var sgemm_tnKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		B := kgentest.ToF32(in["B"])
+		C := kgentest.ToF32(in["C"])
+		alpha := float32(scalars["alpha"])
+		beta := float32(scalars["beta"])
+		err := SgemmTn(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF32(C)
+		return out, err
+	},
 }
 
-func TestSgemmNt(t *testing.T) {
-	kgentest.Run(t, "kernel sgemm_nt(A: f32[M, K], B: f32[N, K], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			B := kgentest.ToF32(in["B"])
-			C := kgentest.ToF32(in["C"])
-			alpha := float32(scalars["alpha"])
-			beta := float32(scalars["beta"])
-			err := SgemmNt(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF32(C)
-			return out, err
-		},
-	})
+const sgemm_ntSource_ = "kernel sgemm_nt(A: f32[M, K], B: f32[N, K], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]\n}"
+
+func TestSgemmNt(t *testing.T) { kgentest.Run(t, sgemm_ntSource_, sgemm_ntKernel_) }
+
+func FuzzSgemmNt(f *testing.F) { kgentest.Fuzz(f, sgemm_ntSource_, sgemm_ntKernel_) }
+
+var sgemm_ntKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		B := kgentest.ToF32(in["B"])
+		C := kgentest.ToF32(in["C"])
+		alpha := float32(scalars["alpha"])
+		beta := float32(scalars["beta"])
+		err := SgemmNt(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF32(C)
+		return out, err
+	},
 }
 
-func TestSgemmTt(t *testing.T) {
-	kgentest.Run(t, "kernel sgemm_tt(A: f32[K, M], B: f32[N, K], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[j, k]) + beta * C[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			B := kgentest.ToF32(in["B"])
-			C := kgentest.ToF32(in["C"])
-			alpha := float32(scalars["alpha"])
-			beta := float32(scalars["beta"])
-			err := SgemmTt(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF32(C)
-			return out, err
-		},
-	})
+const sgemm_ttSource_ = "kernel sgemm_tt(A: f32[K, M], B: f32[N, K], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[j, k]) + beta * C[i, j]\n}"
+
+func TestSgemmTt(t *testing.T) { kgentest.Run(t, sgemm_ttSource_, sgemm_ttKernel_) }
+
+func FuzzSgemmTt(f *testing.F) { kgentest.Fuzz(f, sgemm_ttSource_, sgemm_ttKernel_) }
+
+var sgemm_ttKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		B := kgentest.ToF32(in["B"])
+		C := kgentest.ToF32(in["C"])
+		alpha := float32(scalars["alpha"])
+		beta := float32(scalars["beta"])
+		err := SgemmTt(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF32(C)
+		return out, err
+	},
 }
 
-func TestDgemmTn(t *testing.T) {
-	kgentest.Run(t, "kernel dgemm_tn(A: f64[K, M], B: f64[K, N], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF64(in["A"])
-			B := kgentest.ToF64(in["B"])
-			C := kgentest.ToF64(in["C"])
-			alpha := float64(scalars["alpha"])
-			beta := float64(scalars["beta"])
-			err := DgemmTn(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF64(C)
-			return out, err
-		},
-	})
+const dgemm_tnSource_ = "kernel dgemm_tn(A: f64[K, M], B: f64[K, N], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]\n}"
+
+func TestDgemmTn(t *testing.T) { kgentest.Run(t, dgemm_tnSource_, dgemm_tnKernel_) }
+
+func FuzzDgemmTn(f *testing.F) { kgentest.Fuzz(f, dgemm_tnSource_, dgemm_tnKernel_) }
+
+var dgemm_tnKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF64(in["A"])
+		B := kgentest.ToF64(in["B"])
+		C := kgentest.ToF64(in["C"])
+		alpha := float64(scalars["alpha"])
+		beta := float64(scalars["beta"])
+		err := DgemmTn(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF64(C)
+		return out, err
+	},
 }
 
-func TestDgemmNt(t *testing.T) {
-	kgentest.Run(t, "kernel dgemm_nt(A: f64[M, K], B: f64[N, K], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF64(in["A"])
-			B := kgentest.ToF64(in["B"])
-			C := kgentest.ToF64(in["C"])
-			alpha := float64(scalars["alpha"])
-			beta := float64(scalars["beta"])
-			err := DgemmNt(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF64(C)
-			return out, err
-		},
-	})
+const dgemm_ntSource_ = "kernel dgemm_nt(A: f64[M, K], B: f64[N, K], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]\n}"
+
+func TestDgemmNt(t *testing.T) { kgentest.Run(t, dgemm_ntSource_, dgemm_ntKernel_) }
+
+func FuzzDgemmNt(f *testing.F) { kgentest.Fuzz(f, dgemm_ntSource_, dgemm_ntKernel_) }
+
+var dgemm_ntKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF64(in["A"])
+		B := kgentest.ToF64(in["B"])
+		C := kgentest.ToF64(in["C"])
+		alpha := float64(scalars["alpha"])
+		beta := float64(scalars["beta"])
+		err := DgemmNt(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF64(C)
+		return out, err
+	},
 }
 
-func TestDgemmTt(t *testing.T) {
-	kgentest.Run(t, "kernel dgemm_tt(A: f64[K, M], B: f64[N, K], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[j, k]) + beta * C[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF64(in["A"])
-			B := kgentest.ToF64(in["B"])
-			C := kgentest.ToF64(in["C"])
-			alpha := float64(scalars["alpha"])
-			beta := float64(scalars["beta"])
-			err := DgemmTt(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF64(C)
-			return out, err
-		},
-	})
+const dgemm_ttSource_ = "kernel dgemm_tt(A: f64[K, M], B: f64[N, K], C: inout f64[M, N], alpha: f64, beta: f64) {\n    C[i, j] = alpha * sum(k: A[k, i] * B[j, k]) + beta * C[i, j]\n}"
+
+func TestDgemmTt(t *testing.T) { kgentest.Run(t, dgemm_ttSource_, dgemm_ttKernel_) }
+
+func FuzzDgemmTt(f *testing.F) { kgentest.Fuzz(f, dgemm_ttSource_, dgemm_ttKernel_) }
+
+var dgemm_ttKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF64(in["A"])
+		B := kgentest.ToF64(in["B"])
+		C := kgentest.ToF64(in["C"])
+		alpha := float64(scalars["alpha"])
+		beta := float64(scalars["beta"])
+		err := DgemmTt(dims["K"], dims["M"], dims["N"], A, B, C, alpha, beta)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF64(C)
+		return out, err
+	},
 }
 
-func TestSgemv(t *testing.T) {
-	kgentest.Run(t, "kernel sgemv(A: f32[M, N], x: f32[N], y: inout f32[M], alpha: f32, beta: f32) {\n    y[i] = alpha * sum(j: A[i, j] * x[j]) + beta * y[i]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			x := kgentest.ToF32(in["x"])
-			y := kgentest.ToF32(in["y"])
-			alpha := float32(scalars["alpha"])
-			beta := float32(scalars["beta"])
-			err := Sgemv(dims["M"], dims["N"], A, x, y, alpha, beta)
-			out := map[string][]float64{}
-			out["y"] = kgentest.FromF32(y)
-			return out, err
-		},
-	})
+const sgemvSource_ = "kernel sgemv(A: f32[M, N], x: f32[N], y: inout f32[M], alpha: f32, beta: f32) {\n    y[i] = alpha * sum(j: A[i, j] * x[j]) + beta * y[i]\n}"
+
+func TestSgemv(t *testing.T) { kgentest.Run(t, sgemvSource_, sgemvKernel_) }
+
+func FuzzSgemv(f *testing.F) { kgentest.Fuzz(f, sgemvSource_, sgemvKernel_) }
+
+var sgemvKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		x := kgentest.ToF32(in["x"])
+		y := kgentest.ToF32(in["y"])
+		alpha := float32(scalars["alpha"])
+		beta := float32(scalars["beta"])
+		err := Sgemv(dims["M"], dims["N"], A, x, y, alpha, beta)
+		out := map[string][]float64{}
+		out["y"] = kgentest.FromF32(y)
+		return out, err
+	},
 }
 
-func TestSdot(t *testing.T) {
-	kgentest.Run(t, "kernel sdot(x: f32[N], y: f32[N], r: out f32[]) {\n    r[] = sum(i: x[i] * y[i])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			x := kgentest.ToF32(in["x"])
-			y := kgentest.ToF32(in["y"])
-			r := kgentest.ToF32(in["r"])
-			err := Sdot(dims["N"], x, y, r)
-			out := map[string][]float64{}
-			out["r"] = kgentest.FromF32(r)
-			return out, err
-		},
-	})
+const sdotSource_ = "kernel sdot(x: f32[N], y: f32[N], r: out f32[]) {\n    r[] = sum(i: x[i] * y[i])\n}"
+
+func TestSdot(t *testing.T) { kgentest.Run(t, sdotSource_, sdotKernel_) }
+
+func FuzzSdot(f *testing.F) { kgentest.Fuzz(f, sdotSource_, sdotKernel_) }
+
+var sdotKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		x := kgentest.ToF32(in["x"])
+		y := kgentest.ToF32(in["y"])
+		r := kgentest.ToF32(in["r"])
+		err := Sdot(dims["N"], x, y, r)
+		out := map[string][]float64{}
+		out["r"] = kgentest.FromF32(r)
+		return out, err
+	},
 }
 
-func TestSaxpy(t *testing.T) {
-	kgentest.Run(t, "kernel saxpy(x: f32[N], y: inout f32[N], alpha: f32) {\n    y[i] = alpha * x[i] + y[i]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			x := kgentest.ToF32(in["x"])
-			y := kgentest.ToF32(in["y"])
-			alpha := float32(scalars["alpha"])
-			err := Saxpy(dims["N"], x, y, alpha)
-			out := map[string][]float64{}
-			out["y"] = kgentest.FromF32(y)
-			return out, err
-		},
-	})
+const saxpySource_ = "kernel saxpy(x: f32[N], y: inout f32[N], alpha: f32) {\n    y[i] = alpha * x[i] + y[i]\n}"
+
+func TestSaxpy(t *testing.T) { kgentest.Run(t, saxpySource_, saxpyKernel_) }
+
+func FuzzSaxpy(f *testing.F) { kgentest.Fuzz(f, saxpySource_, saxpyKernel_) }
+
+var saxpyKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		x := kgentest.ToF32(in["x"])
+		y := kgentest.ToF32(in["y"])
+		alpha := float32(scalars["alpha"])
+		err := Saxpy(dims["N"], x, y, alpha)
+		out := map[string][]float64{}
+		out["y"] = kgentest.FromF32(y)
+		return out, err
+	},
 }
 
-func TestGemmBiasRelu(t *testing.T) {
-	kgentest.Run(t, "kernel gemm_bias_relu(A: f32[M, K], B: f32[K, N], bias: f32[N], C: out f32[M, N]) {\n    C[i, j] = relu(sum(k: A[i, k] * B[k, j]) + bias[j])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			B := kgentest.ToF32(in["B"])
-			bias := kgentest.ToF32(in["bias"])
-			C := kgentest.ToF32(in["C"])
-			err := GemmBiasRelu(dims["M"], dims["K"], dims["N"], A, B, bias, C)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF32(C)
-			return out, err
-		},
-	})
+const gemm_bias_reluSource_ = "kernel gemm_bias_relu(A: f32[M, K], B: f32[K, N], bias: f32[N], C: out f32[M, N]) {\n    C[i, j] = relu(sum(k: A[i, k] * B[k, j]) + bias[j])\n}"
+
+func TestGemmBiasRelu(t *testing.T) { kgentest.Run(t, gemm_bias_reluSource_, gemm_bias_reluKernel_) }
+
+func FuzzGemmBiasRelu(f *testing.F) { kgentest.Fuzz(f, gemm_bias_reluSource_, gemm_bias_reluKernel_) }
+
+var gemm_bias_reluKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		B := kgentest.ToF32(in["B"])
+		bias := kgentest.ToF32(in["bias"])
+		C := kgentest.ToF32(in["C"])
+		err := GemmBiasRelu(dims["M"], dims["K"], dims["N"], A, B, bias, C)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF32(C)
+		return out, err
+	},
 }
 
-func TestSgemmAcc(t *testing.T) {
-	kgentest.Run(t, "kernel sgemm_acc(A: f32[M, K], B: f32[K, N], C: inout f32[M, N]) {\n    C[i, j] += A[i, k] * B[k, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			B := kgentest.ToF32(in["B"])
-			C := kgentest.ToF32(in["C"])
-			err := SgemmAcc(dims["M"], dims["K"], dims["N"], A, B, C)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF32(C)
-			return out, err
-		},
-	})
+const sgemm_accSource_ = "kernel sgemm_acc(A: f32[M, K], B: f32[K, N], C: inout f32[M, N]) {\n    C[i, j] += A[i, k] * B[k, j]\n}"
+
+func TestSgemmAcc(t *testing.T) { kgentest.Run(t, sgemm_accSource_, sgemm_accKernel_) }
+
+func FuzzSgemmAcc(f *testing.F) { kgentest.Fuzz(f, sgemm_accSource_, sgemm_accKernel_) }
+
+var sgemm_accKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		B := kgentest.ToF32(in["B"])
+		C := kgentest.ToF32(in["C"])
+		err := SgemmAcc(dims["M"], dims["K"], dims["N"], A, B, C)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF32(C)
+		return out, err
+	},
 }
 
-func TestSoftmax(t *testing.T) {
-	kgentest.Run(t, "kernel softmax(X: f32[M, N], Y: out f32[M, N]) {\n    let m[i] = max(j: X[i, j])\n    Y[i, j] = exp(X[i, j] - m[i])\n    let s[i] = sum(j: Y[i, j])\n    Y[i, j] = Y[i, j] / s[i]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			X := kgentest.ToF32(in["X"])
-			Y := kgentest.ToF32(in["Y"])
-			err := Softmax(dims["M"], dims["N"], X, Y)
-			out := map[string][]float64{}
-			out["Y"] = kgentest.FromF32(Y)
-			return out, err
-		},
-	})
+const softmaxSource_ = "kernel softmax(X: f32[M, N], Y: out f32[M, N]) {\n    let m[i] = max(j: X[i, j])\n    Y[i, j] = exp(X[i, j] - m[i])\n    let s[i] = sum(j: Y[i, j])\n    Y[i, j] = Y[i, j] / s[i]\n}"
+
+func TestSoftmax(t *testing.T) { kgentest.Run(t, softmaxSource_, softmaxKernel_) }
+
+func FuzzSoftmax(f *testing.F) { kgentest.Fuzz(f, softmaxSource_, softmaxKernel_) }
+
+var softmaxKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		X := kgentest.ToF32(in["X"])
+		Y := kgentest.ToF32(in["Y"])
+		err := Softmax(dims["M"], dims["N"], X, Y)
+		out := map[string][]float64{}
+		out["Y"] = kgentest.FromF32(Y)
+		return out, err
+	},
 }
 
-func TestLayernorm(t *testing.T) {
-	kgentest.Run(t, "kernel layernorm(X: f32[M, N], gamma: f32[N], beta: f32[N], Y: out f32[M, N], eps: f32) {\n    let mean[i] = sum(j: X[i, j]) / N\n    let vr[i] = sum(j: (X[i, j] - mean[i]) * (X[i, j] - mean[i])) / N\n    Y[i, j] = (X[i, j] - mean[i]) / sqrt(vr[i] + eps) * gamma[j] + beta[j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			X := kgentest.ToF32(in["X"])
-			gamma := kgentest.ToF32(in["gamma"])
-			beta := kgentest.ToF32(in["beta"])
-			Y := kgentest.ToF32(in["Y"])
-			eps := float32(scalars["eps"])
-			err := Layernorm(dims["M"], dims["N"], X, gamma, beta, Y, eps)
-			out := map[string][]float64{}
-			out["Y"] = kgentest.FromF32(Y)
-			return out, err
-		},
-	})
+const layernormSource_ = "kernel layernorm(X: f32[M, N], gamma: f32[N], beta: f32[N], Y: out f32[M, N], eps: f32) {\n    let mean[i] = sum(j: X[i, j]) / N\n    let vr[i] = sum(j: (X[i, j] - mean[i]) * (X[i, j] - mean[i])) / N\n    Y[i, j] = (X[i, j] - mean[i]) / sqrt(vr[i] + eps) * gamma[j] + beta[j]\n}"
+
+func TestLayernorm(t *testing.T) { kgentest.Run(t, layernormSource_, layernormKernel_) }
+
+func FuzzLayernorm(f *testing.F) { kgentest.Fuzz(f, layernormSource_, layernormKernel_) }
+
+var layernormKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		X := kgentest.ToF32(in["X"])
+		gamma := kgentest.ToF32(in["gamma"])
+		beta := kgentest.ToF32(in["beta"])
+		Y := kgentest.ToF32(in["Y"])
+		eps := float32(scalars["eps"])
+		err := Layernorm(dims["M"], dims["N"], X, gamma, beta, Y, eps)
+		out := map[string][]float64{}
+		out["Y"] = kgentest.FromF32(Y)
+		return out, err
+	},
 }
 
-func TestBmm(t *testing.T) {
-	kgentest.Run(t, "kernel bmm(A: f32[Bt, M, K], B: f32[Bt, K, N], C: out f32[Bt, M, N]) {\n    C[b, i, j] = sum(k: A[b, i, k] * B[b, k, j])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			B := kgentest.ToF32(in["B"])
-			C := kgentest.ToF32(in["C"])
-			err := Bmm(dims["Bt"], dims["M"], dims["K"], dims["N"], A, B, C)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF32(C)
-			return out, err
-		},
-	})
+const bmmSource_ = "kernel bmm(A: f32[Bt, M, K], B: f32[Bt, K, N], C: out f32[Bt, M, N]) {\n    C[b, i, j] = sum(k: A[b, i, k] * B[b, k, j])\n}"
+
+func TestBmm(t *testing.T) { kgentest.Run(t, bmmSource_, bmmKernel_) }
+
+func FuzzBmm(f *testing.F) { kgentest.Fuzz(f, bmmSource_, bmmKernel_) }
+
+var bmmKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		B := kgentest.ToF32(in["B"])
+		C := kgentest.ToF32(in["C"])
+		err := Bmm(dims["Bt"], dims["M"], dims["K"], dims["N"], A, B, C)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF32(C)
+		return out, err
+	},
 }
 
-func TestConv2d(t *testing.T) {
-	kgentest.Run(t, "kernel conv2d(I: f32[Nb, CI, H, W], F: f32[CO, CI, KH, KW], O: out f32[Nb, CO, OH, OW]) {\n    O[n, co, y, x] = sum(ci, ky, kx: I[n, ci, y + ky, x + kx] * F[co, ci, ky, kx])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			I := kgentest.ToF32(in["I"])
-			F := kgentest.ToF32(in["F"])
-			O := kgentest.ToF32(in["O"])
-			err := Conv2d(dims["Nb"], dims["CI"], dims["H"], dims["W"], dims["CO"], dims["KH"], dims["KW"], dims["OH"], dims["OW"], I, F, O)
-			out := map[string][]float64{}
-			out["O"] = kgentest.FromF32(O)
-			return out, err
-		},
-	})
+const conv2dSource_ = "kernel conv2d(I: f32[Nb, CI, H, W], F: f32[CO, CI, KH, KW], O: out f32[Nb, CO, OH, OW]) {\n    O[n, co, y, x] = sum(ci, ky, kx: I[n, ci, y + ky, x + kx] * F[co, ci, ky, kx])\n}"
+
+func TestConv2d(t *testing.T) { kgentest.Run(t, conv2dSource_, conv2dKernel_) }
+
+func FuzzConv2d(f *testing.F) { kgentest.Fuzz(f, conv2dSource_, conv2dKernel_) }
+
+var conv2dKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		I := kgentest.ToF32(in["I"])
+		F := kgentest.ToF32(in["F"])
+		O := kgentest.ToF32(in["O"])
+		err := Conv2d(dims["Nb"], dims["CI"], dims["H"], dims["W"], dims["CO"], dims["KH"], dims["KW"], dims["OH"], dims["OW"], I, F, O)
+		out := map[string][]float64{}
+		out["O"] = kgentest.FromF32(O)
+		return out, err
+	},
 }
 
-func TestTranspose(t *testing.T) {
-	kgentest.Run(t, "kernel transpose(A: f32[M, N], B: out f32[N, M]) {\n    B[j, i] = A[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			B := kgentest.ToF32(in["B"])
-			err := Transpose(dims["M"], dims["N"], A, B)
-			out := map[string][]float64{}
-			out["B"] = kgentest.FromF32(B)
-			return out, err
-		},
-	})
+const transposeSource_ = "kernel transpose(A: f32[M, N], B: out f32[N, M]) {\n    B[j, i] = A[i, j]\n}"
+
+func TestTranspose(t *testing.T) { kgentest.Run(t, transposeSource_, transposeKernel_) }
+
+func FuzzTranspose(f *testing.F) { kgentest.Fuzz(f, transposeSource_, transposeKernel_) }
+
+var transposeKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		B := kgentest.ToF32(in["B"])
+		err := Transpose(dims["M"], dims["N"], A, B)
+		out := map[string][]float64{}
+		out["B"] = kgentest.FromF32(B)
+		return out, err
+	},
 }
 
-func TestDtranspose(t *testing.T) {
-	kgentest.Run(t, "kernel dtranspose(A: f64[M, N], B: out f64[N, M]) {\n    B[j, i] = A[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF64(in["A"])
-			B := kgentest.ToF64(in["B"])
-			err := Dtranspose(dims["M"], dims["N"], A, B)
-			out := map[string][]float64{}
-			out["B"] = kgentest.FromF64(B)
-			return out, err
-		},
-	})
+const dtransposeSource_ = "kernel dtranspose(A: f64[M, N], B: out f64[N, M]) {\n    B[j, i] = A[i, j]\n}"
+
+func TestDtranspose(t *testing.T) { kgentest.Run(t, dtransposeSource_, dtransposeKernel_) }
+
+func FuzzDtranspose(f *testing.F) { kgentest.Fuzz(f, dtransposeSource_, dtransposeKernel_) }
+
+var dtransposeKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF64(in["A"])
+		B := kgentest.ToF64(in["B"])
+		err := Dtranspose(dims["M"], dims["N"], A, B)
+		out := map[string][]float64{}
+		out["B"] = kgentest.FromF64(B)
+		return out, err
+	},
 }
 
-func TestHgemm(t *testing.T) {
-	kgentest.Run(t, "kernel hgemm(A: f16[M, K], B: f16[K, N], C: out f16[M, N]) {\n    C[i, j] = f16(sum(k: A[i, k] * B[k, j]))\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF16(in["A"])
-			B := kgentest.ToF16(in["B"])
-			C := kgentest.ToF16(in["C"])
-			err := Hgemm(dims["M"], dims["K"], dims["N"], A, B, C)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF16(C)
-			return out, err
-		},
-	})
+const hgemmSource_ = "kernel hgemm(A: f16[M, K], B: f16[K, N], C: out f16[M, N]) {\n    C[i, j] = f16(sum(k: A[i, k] * B[k, j]))\n}"
+
+func TestHgemm(t *testing.T) { kgentest.Run(t, hgemmSource_, hgemmKernel_) }
+
+func FuzzHgemm(f *testing.F) { kgentest.Fuzz(f, hgemmSource_, hgemmKernel_) }
+
+var hgemmKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF16(in["A"])
+		B := kgentest.ToF16(in["B"])
+		C := kgentest.ToF16(in["C"])
+		err := Hgemm(dims["M"], dims["K"], dims["N"], A, B, C)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF16(C)
+		return out, err
+	},
 }
 
-func TestBgemm(t *testing.T) {
-	kgentest.Run(t, "kernel bgemm(A: bf16[M, K], B: bf16[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToBF16(in["A"])
-			B := kgentest.ToBF16(in["B"])
-			C := kgentest.ToF32(in["C"])
-			alpha := float32(scalars["alpha"])
-			beta := float32(scalars["beta"])
-			err := Bgemm(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF32(C)
-			return out, err
-		},
-	})
+const bgemmSource_ = "kernel bgemm(A: bf16[M, K], B: bf16[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]\n}"
+
+func TestBgemm(t *testing.T) { kgentest.Run(t, bgemmSource_, bgemmKernel_) }
+
+func FuzzBgemm(f *testing.F) { kgentest.Fuzz(f, bgemmSource_, bgemmKernel_) }
+
+var bgemmKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToBF16(in["A"])
+		B := kgentest.ToBF16(in["B"])
+		C := kgentest.ToF32(in["C"])
+		alpha := float32(scalars["alpha"])
+		beta := float32(scalars["beta"])
+		err := Bgemm(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF32(C)
+		return out, err
+	},
 }
 
-func TestBgemmBf16(t *testing.T) {
-	kgentest.Run(t, "kernel bgemm_bf16(A: bf16[M, K], B: bf16[K, N], C: out bf16[M, N]) {\n    C[i, j] = bf16(sum(k: A[i, k] * B[k, j]))\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToBF16(in["A"])
-			B := kgentest.ToBF16(in["B"])
-			C := kgentest.ToBF16(in["C"])
-			err := BgemmBf16(dims["M"], dims["K"], dims["N"], A, B, C)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromBF16(C)
-			return out, err
-		},
-	})
+const bgemm_bf16Source_ = "kernel bgemm_bf16(A: bf16[M, K], B: bf16[K, N], C: out bf16[M, N]) {\n    C[i, j] = bf16(sum(k: A[i, k] * B[k, j]))\n}"
+
+func TestBgemmBf16(t *testing.T) { kgentest.Run(t, bgemm_bf16Source_, bgemm_bf16Kernel_) }
+
+func FuzzBgemmBf16(f *testing.F) { kgentest.Fuzz(f, bgemm_bf16Source_, bgemm_bf16Kernel_) }
+
+var bgemm_bf16Kernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToBF16(in["A"])
+		B := kgentest.ToBF16(in["B"])
+		C := kgentest.ToBF16(in["C"])
+		err := BgemmBf16(dims["M"], dims["K"], dims["N"], A, B, C)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromBF16(C)
+		return out, err
+	},
 }
 
-func TestBgemmTt(t *testing.T) {
-	kgentest.Run(t, "kernel bgemm_tt(A: bf16[K, M], B: bf16[N, K], C: out f32[M, N]) {\n    C[i, j] = sum(k: A[k, i] * B[j, k])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToBF16(in["A"])
-			B := kgentest.ToBF16(in["B"])
-			C := kgentest.ToF32(in["C"])
-			err := BgemmTt(dims["K"], dims["M"], dims["N"], A, B, C)
-			out := map[string][]float64{}
-			out["C"] = kgentest.FromF32(C)
-			return out, err
-		},
-	})
+const bgemm_ttSource_ = "kernel bgemm_tt(A: bf16[K, M], B: bf16[N, K], C: out f32[M, N]) {\n    C[i, j] = sum(k: A[k, i] * B[j, k])\n}"
+
+func TestBgemmTt(t *testing.T) { kgentest.Run(t, bgemm_ttSource_, bgemm_ttKernel_) }
+
+func FuzzBgemmTt(f *testing.F) { kgentest.Fuzz(f, bgemm_ttSource_, bgemm_ttKernel_) }
+
+var bgemm_ttKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToBF16(in["A"])
+		B := kgentest.ToBF16(in["B"])
+		C := kgentest.ToF32(in["C"])
+		err := BgemmTt(dims["K"], dims["M"], dims["N"], A, B, C)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF32(C)
+		return out, err
+	},
 }
 
-func TestCvtF32F16(t *testing.T) {
-	kgentest.Run(t, "kernel cvt_f32_f16(X: f32[N], Y: out f16[N]) {\n    Y[i] = f16(X[i])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			X := kgentest.ToF32(in["X"])
-			Y := kgentest.ToF16(in["Y"])
-			err := CvtF32F16(dims["N"], X, Y)
-			out := map[string][]float64{}
-			out["Y"] = kgentest.FromF16(Y)
-			return out, err
-		},
-	})
+const cvt_f32_f16Source_ = "kernel cvt_f32_f16(X: f32[N], Y: out f16[N]) {\n    Y[i] = f16(X[i])\n}"
+
+func TestCvtF32F16(t *testing.T) { kgentest.Run(t, cvt_f32_f16Source_, cvt_f32_f16Kernel_) }
+
+func FuzzCvtF32F16(f *testing.F) { kgentest.Fuzz(f, cvt_f32_f16Source_, cvt_f32_f16Kernel_) }
+
+var cvt_f32_f16Kernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		X := kgentest.ToF32(in["X"])
+		Y := kgentest.ToF16(in["Y"])
+		err := CvtF32F16(dims["N"], X, Y)
+		out := map[string][]float64{}
+		out["Y"] = kgentest.FromF16(Y)
+		return out, err
+	},
 }
 
-func TestCvtF16F32(t *testing.T) {
-	kgentest.Run(t, "kernel cvt_f16_f32(X: f16[N], Y: out f32[N]) {\n    Y[i] = X[i]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			X := kgentest.ToF16(in["X"])
-			Y := kgentest.ToF32(in["Y"])
-			err := CvtF16F32(dims["N"], X, Y)
-			out := map[string][]float64{}
-			out["Y"] = kgentest.FromF32(Y)
-			return out, err
-		},
-	})
+const cvt_f16_f32Source_ = "kernel cvt_f16_f32(X: f16[N], Y: out f32[N]) {\n    Y[i] = X[i]\n}"
+
+func TestCvtF16F32(t *testing.T) { kgentest.Run(t, cvt_f16_f32Source_, cvt_f16_f32Kernel_) }
+
+func FuzzCvtF16F32(f *testing.F) { kgentest.Fuzz(f, cvt_f16_f32Source_, cvt_f16_f32Kernel_) }
+
+var cvt_f16_f32Kernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		X := kgentest.ToF16(in["X"])
+		Y := kgentest.ToF32(in["Y"])
+		err := CvtF16F32(dims["N"], X, Y)
+		out := map[string][]float64{}
+		out["Y"] = kgentest.FromF32(Y)
+		return out, err
+	},
 }
 
-func TestHadd(t *testing.T) {
-	kgentest.Run(t, "kernel hadd(x: f16[N], y: f16[N], z: out f16[N]) {\n    z[i] = f16(x[i] + y[i])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			x := kgentest.ToF16(in["x"])
-			y := kgentest.ToF16(in["y"])
-			z := kgentest.ToF16(in["z"])
-			err := Hadd(dims["N"], x, y, z)
-			out := map[string][]float64{}
-			out["z"] = kgentest.FromF16(z)
-			return out, err
-		},
-	})
+const haddSource_ = "kernel hadd(x: f16[N], y: f16[N], z: out f16[N]) {\n    z[i] = f16(x[i] + y[i])\n}"
+
+func TestHadd(t *testing.T) { kgentest.Run(t, haddSource_, haddKernel_) }
+
+func FuzzHadd(f *testing.F) { kgentest.Fuzz(f, haddSource_, haddKernel_) }
+
+var haddKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		x := kgentest.ToF16(in["x"])
+		y := kgentest.ToF16(in["y"])
+		z := kgentest.ToF16(in["z"])
+		err := Hadd(dims["N"], x, y, z)
+		out := map[string][]float64{}
+		out["z"] = kgentest.FromF16(z)
+		return out, err
+	},
 }
 
-func TestHaxpy(t *testing.T) {
-	kgentest.Run(t, "kernel haxpy(a: f16, x: f16[N], y: inout f16[N]) {\n    y[i] = f16(a * x[i] + y[i])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			a := f16.FromFloat64(scalars["a"])
-			x := kgentest.ToF16(in["x"])
-			y := kgentest.ToF16(in["y"])
-			err := Haxpy(dims["N"], a, x, y)
-			out := map[string][]float64{}
-			out["y"] = kgentest.FromF16(y)
-			return out, err
-		},
-	})
+const haxpySource_ = "kernel haxpy(a: f16, x: f16[N], y: inout f16[N]) {\n    y[i] = f16(a * x[i] + y[i])\n}"
+
+func TestHaxpy(t *testing.T) { kgentest.Run(t, haxpySource_, haxpyKernel_) }
+
+func FuzzHaxpy(f *testing.F) { kgentest.Fuzz(f, haxpySource_, haxpyKernel_) }
+
+var haxpyKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		a := f16.FromFloat64(scalars["a"])
+		x := kgentest.ToF16(in["x"])
+		y := kgentest.ToF16(in["y"])
+		err := Haxpy(dims["N"], a, x, y)
+		out := map[string][]float64{}
+		out["y"] = kgentest.FromF16(y)
+		return out, err
+	},
 }
 
-func TestColsum(t *testing.T) {
-	kgentest.Run(t, "kernel colsum(A: f32[M, N], s: out f32[N]) {\n    s[j] = sum(i: A[i, j])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			s := kgentest.ToF32(in["s"])
-			err := Colsum(dims["M"], dims["N"], A, s)
-			out := map[string][]float64{}
-			out["s"] = kgentest.FromF32(s)
-			return out, err
-		},
-	})
+const colsumSource_ = "kernel colsum(A: f32[M, N], s: out f32[N]) {\n    s[j] = sum(i: A[i, j])\n}"
+
+func TestColsum(t *testing.T) { kgentest.Run(t, colsumSource_, colsumKernel_) }
+
+func FuzzColsum(f *testing.F) { kgentest.Fuzz(f, colsumSource_, colsumKernel_) }
+
+var colsumKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		s := kgentest.ToF32(in["s"])
+		err := Colsum(dims["M"], dims["N"], A, s)
+		out := map[string][]float64{}
+		out["s"] = kgentest.FromF32(s)
+		return out, err
+	},
 }
 
-func TestDcolsum(t *testing.T) {
-	kgentest.Run(t, "kernel dcolsum(A: f64[M, N], s: out f64[N]) {\n    s[j] = sum(i: A[i, j])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF64(in["A"])
-			s := kgentest.ToF64(in["s"])
-			err := Dcolsum(dims["M"], dims["N"], A, s)
-			out := map[string][]float64{}
-			out["s"] = kgentest.FromF64(s)
-			return out, err
-		},
-	})
+const dcolsumSource_ = "kernel dcolsum(A: f64[M, N], s: out f64[N]) {\n    s[j] = sum(i: A[i, j])\n}"
+
+func TestDcolsum(t *testing.T) { kgentest.Run(t, dcolsumSource_, dcolsumKernel_) }
+
+func FuzzDcolsum(f *testing.F) { kgentest.Fuzz(f, dcolsumSource_, dcolsumKernel_) }
+
+var dcolsumKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF64(in["A"])
+		s := kgentest.ToF64(in["s"])
+		err := Dcolsum(dims["M"], dims["N"], A, s)
+		out := map[string][]float64{}
+		out["s"] = kgentest.FromF64(s)
+		return out, err
+	},
 }
 
-func TestColsumAcc(t *testing.T) {
-	kgentest.Run(t, "kernel colsum_acc(A: f32[M, N], s: inout f32[N]) {\n    s[j] += A[i, j]\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			s := kgentest.ToF32(in["s"])
-			err := ColsumAcc(dims["M"], dims["N"], A, s)
-			out := map[string][]float64{}
-			out["s"] = kgentest.FromF32(s)
-			return out, err
-		},
-	})
+const colsum_accSource_ = "kernel colsum_acc(A: f32[M, N], s: inout f32[N]) {\n    s[j] += A[i, j]\n}"
+
+func TestColsumAcc(t *testing.T) { kgentest.Run(t, colsum_accSource_, colsum_accKernel_) }
+
+func FuzzColsumAcc(f *testing.F) { kgentest.Fuzz(f, colsum_accSource_, colsum_accKernel_) }
+
+var colsum_accKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		s := kgentest.ToF32(in["s"])
+		err := ColsumAcc(dims["M"], dims["N"], A, s)
+		out := map[string][]float64{}
+		out["s"] = kgentest.FromF32(s)
+		return out, err
+	},
 }
 
-func TestSumMid(t *testing.T) {
-	kgentest.Run(t, "kernel sum_mid(A: f32[M, N, K], O: out f32[M, K]) {\n    O[i, k] = sum(j: A[i, j, k])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			O := kgentest.ToF32(in["O"])
-			err := SumMid(dims["M"], dims["N"], dims["K"], A, O)
-			out := map[string][]float64{}
-			out["O"] = kgentest.FromF32(O)
-			return out, err
-		},
-	})
+const sum_midSource_ = "kernel sum_mid(A: f32[M, N, K], O: out f32[M, K]) {\n    O[i, k] = sum(j: A[i, j, k])\n}"
+
+func TestSumMid(t *testing.T) { kgentest.Run(t, sum_midSource_, sum_midKernel_) }
+
+func FuzzSumMid(f *testing.F) { kgentest.Fuzz(f, sum_midSource_, sum_midKernel_) }
+
+var sum_midKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		O := kgentest.ToF32(in["O"])
+		err := SumMid(dims["M"], dims["N"], dims["K"], A, O)
+		out := map[string][]float64{}
+		out["O"] = kgentest.FromF32(O)
+		return out, err
+	},
 }
 
-func TestMaxMid(t *testing.T) {
-	kgentest.Run(t, "kernel max_mid(A: f32[M, N, K], O: out f32[M, K]) {\n    O[i, k] = max(j: A[i, j, k])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF32(in["A"])
-			O := kgentest.ToF32(in["O"])
-			err := MaxMid(dims["M"], dims["N"], dims["K"], A, O)
-			out := map[string][]float64{}
-			out["O"] = kgentest.FromF32(O)
-			return out, err
-		},
-	})
+const max_midSource_ = "kernel max_mid(A: f32[M, N, K], O: out f32[M, K]) {\n    O[i, k] = max(j: A[i, j, k])\n}"
+
+func TestMaxMid(t *testing.T) { kgentest.Run(t, max_midSource_, max_midKernel_) }
+
+func FuzzMaxMid(f *testing.F) { kgentest.Fuzz(f, max_midSource_, max_midKernel_) }
+
+var max_midKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		O := kgentest.ToF32(in["O"])
+		err := MaxMid(dims["M"], dims["N"], dims["K"], A, O)
+		out := map[string][]float64{}
+		out["O"] = kgentest.FromF32(O)
+		return out, err
+	},
 }
 
-func TestHsumMid(t *testing.T) {
-	kgentest.Run(t, "kernel hsum_mid(A: f16[M, N, K], O: out f16[M, K]) {\n    O[i, k] = f16(sum(j: A[i, j, k]))\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			A := kgentest.ToF16(in["A"])
-			O := kgentest.ToF16(in["O"])
-			err := HsumMid(dims["M"], dims["N"], dims["K"], A, O)
-			out := map[string][]float64{}
-			out["O"] = kgentest.FromF16(O)
-			return out, err
-		},
-	})
+const hsum_midSource_ = "kernel hsum_mid(A: f16[M, N, K], O: out f16[M, K]) {\n    O[i, k] = f16(sum(j: A[i, j, k]))\n}"
+
+func TestHsumMid(t *testing.T) { kgentest.Run(t, hsum_midSource_, hsum_midKernel_) }
+
+func FuzzHsumMid(f *testing.F) { kgentest.Fuzz(f, hsum_midSource_, hsum_midKernel_) }
+
+var hsum_midKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF16(in["A"])
+		O := kgentest.ToF16(in["O"])
+		err := HsumMid(dims["M"], dims["N"], dims["K"], A, O)
+		out := map[string][]float64{}
+		out["O"] = kgentest.FromF16(O)
+		return out, err
+	},
 }
 
-func TestBatchStats(t *testing.T) {
-	kgentest.Run(t, "kernel batch_stats(X: f32[Nb, C], mean: out f32[C], vr: out f32[C]) {\n    mean[c] = sum(n: X[n, c]) / Nb\n    vr[c] = sum(n: (X[n, c] - mean[c]) * (X[n, c] - mean[c])) / Nb\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			X := kgentest.ToF32(in["X"])
-			mean := kgentest.ToF32(in["mean"])
-			vr := kgentest.ToF32(in["vr"])
-			err := BatchStats(dims["Nb"], dims["C"], X, mean, vr)
-			out := map[string][]float64{}
-			out["mean"] = kgentest.FromF32(mean)
-			out["vr"] = kgentest.FromF32(vr)
-			return out, err
-		},
-	})
+const batch_statsSource_ = "kernel batch_stats(X: f32[Nb, C], mean: out f32[C], vr: out f32[C]) {\n    mean[c] = sum(n: X[n, c]) / Nb\n    vr[c] = sum(n: (X[n, c] - mean[c]) * (X[n, c] - mean[c])) / Nb\n}"
+
+func TestBatchStats(t *testing.T) { kgentest.Run(t, batch_statsSource_, batch_statsKernel_) }
+
+func FuzzBatchStats(f *testing.F) { kgentest.Fuzz(f, batch_statsSource_, batch_statsKernel_) }
+
+var batch_statsKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		X := kgentest.ToF32(in["X"])
+		mean := kgentest.ToF32(in["mean"])
+		vr := kgentest.ToF32(in["vr"])
+		err := BatchStats(dims["Nb"], dims["C"], X, mean, vr)
+		out := map[string][]float64{}
+		out["mean"] = kgentest.FromF32(mean)
+		out["vr"] = kgentest.FromF32(vr)
+		return out, err
+	},
 }
 
-func TestMaxpool2(t *testing.T) {
-	kgentest.Run(t, "kernel maxpool2(I: f32[Nb, C, H, W], O: out f32[Nb, C, OH, OW]) {\n    O[n, c, y, x] = max(r < 2, s < 2: I[n, c, 2*y + r, 2*x + s])\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			I := kgentest.ToF32(in["I"])
-			O := kgentest.ToF32(in["O"])
-			err := Maxpool2(dims["Nb"], dims["C"], dims["H"], dims["W"], dims["OH"], dims["OW"], I, O)
-			out := map[string][]float64{}
-			out["O"] = kgentest.FromF32(O)
-			return out, err
-		},
-	})
+const maxpool2Source_ = "kernel maxpool2(I: f32[Nb, C, H, W], O: out f32[Nb, C, OH, OW]) {\n    O[n, c, y, x] = max(r < 2, s < 2: I[n, c, 2*y + r, 2*x + s])\n}"
+
+func TestMaxpool2(t *testing.T) { kgentest.Run(t, maxpool2Source_, maxpool2Kernel_) }
+
+func FuzzMaxpool2(f *testing.F) { kgentest.Fuzz(f, maxpool2Source_, maxpool2Kernel_) }
+
+var maxpool2Kernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		I := kgentest.ToF32(in["I"])
+		O := kgentest.ToF32(in["O"])
+		err := Maxpool2(dims["Nb"], dims["C"], dims["H"], dims["W"], dims["OH"], dims["OW"], I, O)
+		out := map[string][]float64{}
+		out["O"] = kgentest.FromF32(O)
+		return out, err
+	},
 }
 
-func TestAvgpool2(t *testing.T) {
-	kgentest.Run(t, "kernel avgpool2(I: f32[Nb, C, H, W], O: out f32[Nb, C, OH, OW]) {\n    O[n, c, y, x] = sum(r < 2, s < 2: I[n, c, 2*y + r, 2*x + s]) / 4\n}", kgentest.Kernel{
-		Variants: Variants, Use: Use,
-		Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
-			I := kgentest.ToF32(in["I"])
-			O := kgentest.ToF32(in["O"])
-			err := Avgpool2(dims["Nb"], dims["C"], dims["H"], dims["W"], dims["OH"], dims["OW"], I, O)
-			out := map[string][]float64{}
-			out["O"] = kgentest.FromF32(O)
-			return out, err
-		},
-	})
+const avgpool2Source_ = "kernel avgpool2(I: f32[Nb, C, H, W], O: out f32[Nb, C, OH, OW]) {\n    O[n, c, y, x] = sum(r < 2, s < 2: I[n, c, 2*y + r, 2*x + s]) / 4\n}"
+
+func TestAvgpool2(t *testing.T) { kgentest.Run(t, avgpool2Source_, avgpool2Kernel_) }
+
+func FuzzAvgpool2(f *testing.F) { kgentest.Fuzz(f, avgpool2Source_, avgpool2Kernel_) }
+
+var avgpool2Kernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		I := kgentest.ToF32(in["I"])
+		O := kgentest.ToF32(in["O"])
+		err := Avgpool2(dims["Nb"], dims["C"], dims["H"], dims["W"], dims["OH"], dims["OW"], I, O)
+		out := map[string][]float64{}
+		out["O"] = kgentest.FromF32(O)
+		return out, err
+	},
 }
+
+func TestVariants_(t *testing.T) { kgentest.CheckVariants(t, Variants, Use, Variant, selectVariant) }
 
 var _ = ir.F32

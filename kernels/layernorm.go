@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 	"math"
 )
@@ -19,11 +18,11 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Layernorm(M, N int, X []float32, gamma []float32, beta []float32, Y []float32, eps float32) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: layernorm: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("layernorm", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: layernorm: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("layernorm", "N", N)
 	}
 	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(X) {
 		if err := rt.CheckLen("layernorm", "X", len(X), "M*N", M, N); err != nil {
@@ -40,6 +39,9 @@ func Layernorm(M, N int, X []float32, gamma []float32, beta []float32, Y []float
 		if err := rt.CheckLen("layernorm", "Y", len(Y), "M*N", M, N); err != nil {
 			return err
 		}
+	}
+	if len(Y) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	layernormImpl(M, N, X, gamma, beta, Y, eps)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 	"math"
 )
@@ -17,14 +16,14 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func MaxMid(M, N, K int, A []float32, O []float32) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: max_mid: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("max_mid", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: max_mid: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("max_mid", "N", N)
 	}
-	if K < 0 {
-		return fmt.Errorf("kgen: max_mid: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("max_mid", "K", K)
 	}
 	if err := rt.CheckLen("max_mid", "A", len(A), "M*N*K", M, N, K); err != nil {
 		return err
@@ -33,6 +32,9 @@ func MaxMid(M, N, K int, A []float32, O []float32) error {
 		if err := rt.CheckLen("max_mid", "O", len(O), "M*K", M, K); err != nil {
 			return err
 		}
+	}
+	if len(O) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	max_midImpl(M, N, K, A, O)
 	return nil

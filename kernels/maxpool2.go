@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 	"math"
 )
@@ -17,23 +16,23 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Maxpool2(Nb, C, H, W, OH, OW int, I []float32, O []float32) error {
-	if Nb < 0 {
-		return fmt.Errorf("kgen: maxpool2: dim Nb = %d is negative", Nb)
+	if uint(Nb) > rt.MaxDim {
+		return rt.DimError("maxpool2", "Nb", Nb)
 	}
-	if C < 0 {
-		return fmt.Errorf("kgen: maxpool2: dim C = %d is negative", C)
+	if uint(C) > rt.MaxDim {
+		return rt.DimError("maxpool2", "C", C)
 	}
-	if H < 0 {
-		return fmt.Errorf("kgen: maxpool2: dim H = %d is negative", H)
+	if uint(H) > rt.MaxDim {
+		return rt.DimError("maxpool2", "H", H)
 	}
-	if W < 0 {
-		return fmt.Errorf("kgen: maxpool2: dim W = %d is negative", W)
+	if uint(W) > rt.MaxDim {
+		return rt.DimError("maxpool2", "W", W)
 	}
-	if OH < 0 {
-		return fmt.Errorf("kgen: maxpool2: dim OH = %d is negative", OH)
+	if uint(OH) > rt.MaxDim {
+		return rt.DimError("maxpool2", "OH", OH)
 	}
-	if OW < 0 {
-		return fmt.Errorf("kgen: maxpool2: dim OW = %d is negative", OW)
+	if uint(OW) > rt.MaxDim {
+		return rt.DimError("maxpool2", "OW", OW)
 	}
 	if err := rt.CheckLen("maxpool2", "I", len(I), "Nb*C*H*W", Nb, C, H, W); err != nil {
 		return err
@@ -41,11 +40,16 @@ func Maxpool2(Nb, C, H, W, OH, OW int, I []float32, O []float32) error {
 	if err := rt.CheckLen("maxpool2", "O", len(O), "Nb*C*OH*OW", Nb, C, OH, OW); err != nil {
 		return err
 	}
-	if OH > 0 && (((2*(OH-1))+1) >= H || 0 < 0) {
-		return fmt.Errorf("kgen: maxpool2: index ((2 * y) + r) of I reaches outside dim H = %d", H)
+	// index ((2 * y) + r) of I, for y < OH, r < 2, must lie in [0, H)
+	if OH > 0 && !rt.Within(H, rt.Affine(0), rt.Affine(-1, 2, OH)) {
+		return rt.Errorf("maxpool2", "index ((2 * y) + r) of I reaches outside dim H = %d", H)
 	}
-	if OW > 0 && (((2*(OW-1))+1) >= W || 0 < 0) {
-		return fmt.Errorf("kgen: maxpool2: index ((2 * x) + s) of I reaches outside dim W = %d", W)
+	// index ((2 * x) + s) of I, for x < OW, s < 2, must lie in [0, W)
+	if OW > 0 && !rt.Within(W, rt.Affine(0), rt.Affine(-1, 2, OW)) {
+		return rt.Errorf("maxpool2", "index ((2 * x) + s) of I reaches outside dim W = %d", W)
+	}
+	if len(O) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	maxpool2Impl(Nb, C, H, W, OH, OW, I, O)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,14 +15,17 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Saxpy(N int, x []float32, y []float32, alpha float32) error {
-	if N < 0 {
-		return fmt.Errorf("kgen: saxpy: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("saxpy", "N", N)
 	}
 	if err := rt.CheckLen("saxpy", "x", len(x), "N", N); err != nil {
 		return err
 	}
 	if err := rt.CheckLen("saxpy", "y", len(y), "N", N); err != nil {
 		return err
+	}
+	if len(y) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	saxpyImpl(N, x, y, alpha)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,8 +15,8 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Sdot(N int, x []float32, y []float32, r []float32) error {
-	if N < 0 {
-		return fmt.Errorf("kgen: sdot: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("sdot", "N", N)
 	}
 	if err := rt.CheckLen("sdot", "x", len(x), "N", N); err != nil {
 		return err

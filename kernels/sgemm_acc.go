@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,14 +15,14 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func SgemmAcc(M, K, N int, A []float32, B []float32, C []float32) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: sgemm_acc: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("sgemm_acc", "M", M)
 	}
-	if K < 0 {
-		return fmt.Errorf("kgen: sgemm_acc: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("sgemm_acc", "K", K)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: sgemm_acc: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("sgemm_acc", "N", N)
 	}
 	if uint(M) > rt.MaxHalf || uint(K) > rt.MaxHalf || M*K != len(A) {
 		if err := rt.CheckLen("sgemm_acc", "A", len(A), "M*K", M, K); err != nil {
@@ -39,6 +38,9 @@ func SgemmAcc(M, K, N int, A []float32, B []float32, C []float32) error {
 		if err := rt.CheckLen("sgemm_acc", "C", len(C), "M*N", M, N); err != nil {
 			return err
 		}
+	}
+	if len(C) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	sgemm_accImpl(M, K, N, A, B, C)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,14 +15,14 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func SgemmTn(K, M, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) error {
-	if K < 0 {
-		return fmt.Errorf("kgen: sgemm_tn: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("sgemm_tn", "K", K)
 	}
-	if M < 0 {
-		return fmt.Errorf("kgen: sgemm_tn: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("sgemm_tn", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: sgemm_tn: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("sgemm_tn", "N", N)
 	}
 	if uint(K) > rt.MaxHalf || uint(M) > rt.MaxHalf || K*M != len(A) {
 		if err := rt.CheckLen("sgemm_tn", "A", len(A), "K*M", K, M); err != nil {
@@ -39,6 +38,9 @@ func SgemmTn(K, M, N int, A []float32, B []float32, C []float32, alpha float32, 
 		if err := rt.CheckLen("sgemm_tn", "C", len(C), "M*N", M, N); err != nil {
 			return err
 		}
+	}
+	if len(C) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	sgemm_tnImpl(K, M, N, A, B, C, alpha, beta)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,11 +15,11 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Sgemv(M, N int, A []float32, x []float32, y []float32, alpha float32, beta float32) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: sgemv: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("sgemv", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: sgemv: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("sgemv", "N", N)
 	}
 	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(A) {
 		if err := rt.CheckLen("sgemv", "A", len(A), "M*N", M, N); err != nil {
@@ -32,6 +31,9 @@ func Sgemv(M, N int, A []float32, x []float32, y []float32, alpha float32, beta 
 	}
 	if err := rt.CheckLen("sgemv", "y", len(y), "M", M); err != nil {
 		return err
+	}
+	if len(y) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	sgemvImpl(M, N, A, x, y, alpha, beta)
 	return nil
@@ -71,7 +73,11 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 			for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
 				acc = (acc + (A[(i)*N+jr] * x[jr]))
 			}
-			y[i] = ((alpha * acc) + (beta * y[i]))
+			if beta == float32(0) {
+				y[i] = (alpha * acc)
+			} else {
+				y[i] = ((alpha * acc) + (beta * y[i]))
+			}
 		}
 	} else {
 		M, N, A, x, y, alpha, beta := M, N, A, x, y, alpha, beta
@@ -106,7 +112,11 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 				for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
 					acc = (acc + (A[(i)*N+jr] * x[jr]))
 				}
-				y[i] = ((alpha * acc) + (beta * y[i]))
+				if beta == float32(0) {
+					y[i] = (alpha * acc)
+				} else {
+					y[i] = ((alpha * acc) + (beta * y[i]))
+				}
 			}
 		})
 	}

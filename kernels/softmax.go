@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 	"math"
 )
@@ -20,11 +19,11 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Softmax(M, N int, X []float32, Y []float32) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: softmax: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("softmax", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: softmax: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("softmax", "N", N)
 	}
 	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(X) {
 		if err := rt.CheckLen("softmax", "X", len(X), "M*N", M, N); err != nil {
@@ -35,6 +34,9 @@ func Softmax(M, N int, X []float32, Y []float32) error {
 		if err := rt.CheckLen("softmax", "Y", len(Y), "M*N", M, N); err != nil {
 			return err
 		}
+	}
+	if len(Y) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	softmaxImpl(M, N, X, Y)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,14 +15,14 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func SumMid(M, N, K int, A []float32, O []float32) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: sum_mid: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("sum_mid", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: sum_mid: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("sum_mid", "N", N)
 	}
-	if K < 0 {
-		return fmt.Errorf("kgen: sum_mid: dim K = %d is negative", K)
+	if uint(K) > rt.MaxDim {
+		return rt.DimError("sum_mid", "K", K)
 	}
 	if err := rt.CheckLen("sum_mid", "A", len(A), "M*N*K", M, N, K); err != nil {
 		return err
@@ -32,6 +31,9 @@ func SumMid(M, N, K int, A []float32, O []float32) error {
 		if err := rt.CheckLen("sum_mid", "O", len(O), "M*K", M, K); err != nil {
 			return err
 		}
+	}
+	if len(O) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	sum_midImpl(M, N, K, A, O)
 	return nil

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"fmt"
 	"github.com/kgen-dev/kgen/rt"
 )
 
@@ -16,11 +15,11 @@ import (
 // Tensors are row-major slices whose lengths must match the dims; nothing is written when an
 // error is returned.
 func Transpose(M, N int, A []float32, B []float32) error {
-	if M < 0 {
-		return fmt.Errorf("kgen: transpose: dim M = %d is negative", M)
+	if uint(M) > rt.MaxDim {
+		return rt.DimError("transpose", "M", M)
 	}
-	if N < 0 {
-		return fmt.Errorf("kgen: transpose: dim N = %d is negative", N)
+	if uint(N) > rt.MaxDim {
+		return rt.DimError("transpose", "N", N)
 	}
 	if uint(M) > rt.MaxHalf || uint(N) > rt.MaxHalf || M*N != len(A) {
 		if err := rt.CheckLen("transpose", "A", len(A), "M*N", M, N); err != nil {
@@ -31,6 +30,9 @@ func Transpose(M, N int, A []float32, B []float32) error {
 		if err := rt.CheckLen("transpose", "B", len(B), "N*M", N, M); err != nil {
 			return err
 		}
+	}
+	if len(B) == 0 {
+		return nil // nothing to write (and no loop over a huge dim of an empty tensor)
 	}
 	transposeImpl(M, N, A, B)
 	return nil

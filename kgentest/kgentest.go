@@ -4,6 +4,7 @@ package kgentest
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -77,6 +78,7 @@ func Run(t *testing.T, source string, kern Kernel) {
 			}
 		}
 	}
+	checkBeta(t, k, kern, shapes, rng)
 	// A wrong length is reported and nothing is written.
 	dims := shapes[0]
 	args := RandomArgs(k, dims, rng, 0)
@@ -473,4 +475,68 @@ func FromI8(v []int8) []float64 {
 		o[i] = float64(x)
 	}
 	return o
+}
+
+// checkBeta tests the beta rule (ir.BetaFactor) for each scaled-output term whose factor is a scalar
+// parameter: with the factor 0 and NaN or ±Inf in every element of the output, the output must not
+// propagate them, and with the factor non-zero it must; under every variant, on the first, second and
+// last shapes (the last takes a GEMM's packed path), compared with the interpreter.
+func checkBeta(t *testing.T, k *ir.Kernel, kern Kernel, shapes []map[string]int, rng *rand.Rand) {
+	t.Helper()
+	for _, s := range k.Stmts {
+		if s.Out.Kind != ir.InOut {
+			continue
+		}
+		for _, f := range ir.BetaFactors(s.Value, s.Out) {
+			l, ok := f.(*ir.Load)
+			if !ok || l.T.Kind != ir.Scalar {
+				continue
+			}
+			for _, si := range []int{0, 1, len(shapes) - 1} {
+				dims := shapes[si]
+				for _, beta := range []float64{0, math.Copysign(0, -1), 1.5} {
+					args := RandomArgs(k, dims, rng, 0) // no NaN or Inf in the inputs
+					args.Scalars = maps.Clone(args.Scalars)
+					args.Scalars[l.T.Name] = beta
+					for i := range args.Tensors[s.Out.Name] {
+						args.Tensors[s.Out.Name][i] = []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[i%3]
+					}
+					ref := args.Clone()
+					if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+						t.Fatal(err)
+					}
+					if beta == 0 && slices.ContainsFunc(ref.Tensors[s.Out.Name], math.IsNaN) && !readsOutElsewhere(s) {
+						t.Fatalf("interpreter: %s = 0 propagated a NaN of %s", l.T.Name, s.Out.Name)
+					}
+					mag := Magnitude(k, args)
+					for _, v := range kern.Variants() {
+						kern.Use(v)
+						in := args.Clone()
+						got, err := kern.Call(dims, in.Tensors, in.Scalars)
+						if err != nil {
+							t.Fatalf("%s %v: %v", v, dims, err)
+						}
+						if err := Compare(k, dims, s.Out, got[s.Out.Name], ref.Tensors[s.Out.Name], mag[s.Out.Name]); err != nil {
+							t.Errorf("beta rule, variant %s, %s = %v, NaN/Inf in %s, dims %v: %v", v, l.T.Name, beta, s.Out.Name, dims, err)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// readsOutElsewhere reports whether s reads its output other than through scaled-output terms.
+func readsOutElsewhere(s *ir.Stmt) bool {
+	v := s.Value
+	for _, f := range ir.BetaFactors(v, s.Out) {
+		v = ir.DropBeta(v, s.Out, f)
+	}
+	reads := false
+	ir.Walk(v, func(e ir.Expr) {
+		if l, ok := e.(*ir.Load); ok && l.T == s.Out {
+			reads = true
+		}
+	})
+	return reads
 }

@@ -97,7 +97,19 @@ func (l *lowerer) hoist(e ir.Expr) ([]ir.Node, ir.Expr) {
 		update := &ir.Assign{L: acc, Value: &ir.Binary{Op: x.Op, X: &ir.Local{L: acc}, Y: bodyVal, T: x.T}}
 		body := append(bodyPre, update)
 		for i := len(x.Vars) - 1; i >= 0; i-- {
-			body = []ir.Node{fullLoop(x.Vars[i], body)}
+			loop := fullLoop(x.Vars[i], body)
+			if i == 0 {
+				// The outermost reduction loop runs only when every inner range is non-empty (its bound
+				// is multiplied by min(D, 1) for each inner dim D): over an empty inner range it would
+				// spin through its own range, which may be huge when every tensor it indexes is empty.
+				// Once it runs, every inner range is non-empty, so the inner loops need no guard.
+				for _, w := range x.Vars[1:] {
+					if w.Range != nil { // a window index (r < 2) has a constant, non-empty range
+						loop.Hi = ir.IMul(loop.Hi, ir.IMin(ir.IDim{D: w.Range}, ir.IConst{V: 1}))
+					}
+				}
+			}
+			body = []ir.Node{loop}
 		}
 		init := &ir.Decl{L: acc, Init: &ir.Const{Val: identity(x.Op), T: x.T}}
 		return append([]ir.Node{init}, body...), &ir.Local{L: acc}

@@ -60,6 +60,7 @@ var List = []Pass{
 	{"vectorize", "group innermost loops into SIMD-width chunks, splitting reductions into per-lane accumulators", Vectorize},
 	{"unroll", "replicate loop bodies named by unroll directives", Unroll},
 	{"parallel", "run the outermost independent loop of each nest on the worker pool", Parallel},
+	{"beta", "version the loops computing a scaled-output term beta·C on beta == 0, which then does not read C", Beta},
 }
 
 // Names returns the pass names in pipeline order, "lower" first.

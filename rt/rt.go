@@ -4,6 +4,7 @@
 package rt
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"runtime"
@@ -80,13 +81,19 @@ func Inline(lo, hi, step, cost int) bool {
 	return n <= 1 || n*max(cost, 1) < MinParallelWork || runtime.GOMAXPROCS(0) <= 1
 }
 
-// Numel multiplies dims, reporting false if the product overflows int or a dim is negative.
+// Numel multiplies dims, reporting false if a dim is negative or the product overflows int. A zero
+// dim makes the product 0 even when the other dims' product would overflow.
 func Numel(dims ...int) (int, bool) {
-	n := uint(1)
 	for _, d := range dims {
 		if d < 0 {
 			return 0, false
 		}
+	}
+	if slices.Contains(dims, 0) {
+		return 0, true
+	}
+	n := uint(1)
+	for _, d := range dims {
 		hi, lo := bits.Mul(n, uint(d))
 		if hi != 0 || lo > uint(^uint(0)>>1) {
 			return 0, false
@@ -100,16 +107,52 @@ func Numel(dims ...int) (int, bool) {
 // of two values up to MaxHalf fits an int.
 const MaxHalf = 1<<(bits.UintSize/2-1) - 1
 
+// MaxDim is the largest dim a generated kernel accepts (2^61-1 with 64-bit ints, 2^29-1 with 32-bit
+// ones): loop counters stepping by a tile size then cannot wrap around. With 64-bit ints a larger dim
+// could only belong to an empty tensor.
+const MaxDim = 1<<(bits.UintSize-3) - 1
+
+// ErrArgs is matched (errors.Is) by every error a generated kernel function returns: the arguments
+// were invalid and nothing was written.
+var ErrArgs = errors.New("invalid kernel arguments")
+
+// ArgError is the error of a generated kernel function whose arguments are invalid (a dim negative or
+// above MaxDim, a slice of the wrong length, an index that reaches outside a dim). Its text is
+// "kernel: message", for example "sgemm: A has length 34, want M*K = 35".
+type ArgError struct {
+	Kernel string // the kernel's kdsl name
+	Msg    string
+}
+
+func (e *ArgError) Error() string { return e.Kernel + ": " + e.Msg }
+
+// Is makes errors.Is(err, ErrArgs) hold.
+func (e *ArgError) Is(target error) bool { return target == ErrArgs }
+
+// Errorf returns an *ArgError of kernel with a formatted message.
+func Errorf(kernel, format string, a ...any) error {
+	return &ArgError{Kernel: kernel, Msg: fmt.Sprintf(format, a...)}
+}
+
+// DimError reports dim name = v as negative or above MaxDim (generated wrappers call it when
+// uint(v) > MaxDim).
+func DimError(kernel, name string, v int) error {
+	if v < 0 {
+		return Errorf(kernel, "dim %s = %d is negative", name, v)
+	}
+	return Errorf(kernel, "dim %s = %d is above rt.MaxDim = %d", name, v, MaxDim)
+}
+
 // CheckLen returns an error naming kernel and parameter unless the slice length equals the product of
 // the dims (named in shape).
 func CheckLen(kernel, param string, got int, shape string, dims ...int) error {
 	want, ok := Numel(dims...)
 	if !ok {
 		// dims is copied so that it does not escape: the successful path must not allocate.
-		return fmt.Errorf("%s: %s: shape %s = %v is negative or overflows", kernel, param, shape, slices.Clone(dims))
+		return Errorf(kernel, "%s: shape %s = %v is negative or overflows", param, shape, slices.Clone(dims))
 	}
 	if got != want {
-		return fmt.Errorf("%s: %s has length %d, want %s = %d", kernel, param, got, shape, want)
+		return Errorf(kernel, "%s has length %d, want %s = %d", param, got, shape, want)
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package rt
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -36,6 +38,14 @@ func TestNumel(t *testing.T) {
 	if _, ok := Numel(-1, 3); ok {
 		t.Fatal("negative not detected")
 	}
+	// A zero dim anywhere makes an empty tensor, whatever the others multiply to (found by the wrapper
+	// fuzzer: conv2d with Nb = CI = H = 2^31 and W = 0).
+	if n, ok := Numel(1<<31, 1<<31, 1<<31, 0); !ok || n != 0 {
+		t.Fatal("zero dim after an overflowing product:", n, ok)
+	}
+	if _, ok := Numel(0, -1); ok {
+		t.Fatal("negative after a zero not detected")
+	}
 	if err := CheckLen("k", "A", 11, "M*K", 3, 4); err == nil || err.Error() != "k: A has length 11, want M*K = 12" {
 		t.Fatal(err)
 	}
@@ -66,4 +76,47 @@ func TestScratchReuse(t *testing.T) {
 		Release64(d)
 	}
 	Release32(make([]float32, 3)) // not from the pool: ignored
+}
+
+func TestArgError(t *testing.T) {
+	err := CheckLen("k", "A", 11, "M*K", 3, 4)
+	var ae *ArgError
+	if !errors.Is(err, ErrArgs) || !errors.As(err, &ae) || ae.Kernel != "k" {
+		t.Fatalf("%v (%T) is not an ArgError of k", err, err)
+	}
+	if got := DimError("k", "M", -1).Error(); got != "k: dim M = -1 is negative" {
+		t.Error(got)
+	}
+	if got := DimError("k", "M", math.MaxInt).Error(); !strings.Contains(got, "above rt.MaxDim") {
+		t.Error(got)
+	}
+}
+
+// Affine is exact where int arithmetic wraps around, and Within compares against a dim exactly.
+func TestAffineWithin(t *testing.T) {
+	big := math.MaxInt
+	for _, c := range []struct {
+		n      int
+		lo, hi Wide
+		want   bool
+	}{
+		{10, Affine(0), Affine(-2, 1, 5, 1, 6), true},      // (5-1) + (6-1) = 9 < 10
+		{10, Affine(0), Affine(-2, 1, 5, 1, 7), false},     // 10
+		{10, Affine(0), Affine(-2, 1, 3, 1, big), false},   // wraps to a negative int
+		{big, Affine(0), Affine(-2, 1, big, 1, 1), true},   // MaxInt - 1
+		{big, Affine(0), Affine(-2, 1, big, 1, 2), false},  // MaxInt
+		{big, Affine(0), Affine(0, 4, big, 4, big), false}, // 8·MaxInt
+		{10, Affine(3, -1, 5), Affine(2), false},           // 2 - (5-1) < 0
+		{10, Affine(3, -1, 3), Affine(2), true},            // 0 .. 2
+		{10, Affine(0, -4, big, 4, big), Affine(0, 4, big, -4, big, 1, 9), true},
+		{5, Affine(math.MinInt), Affine(0), false},
+		{0, Affine(0), Affine(0), false},
+	} {
+		if got := Within(c.n, c.lo, c.hi); got != c.want {
+			t.Errorf("Within(%d, %v, %v) = %v, want %v", c.n, c.lo, c.hi, got, c.want)
+		}
+	}
+	if testing.AllocsPerRun(100, func() { Within(7, Affine(1, 2, 3), Affine(1, 2, 3, 4, 5)) }) != 0 {
+		t.Error("Affine allocates")
+	}
 }

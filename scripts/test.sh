@@ -47,5 +47,8 @@ step "bench module (harness logic; the cgo peers need -tags peers and are not bu
 
 step "fuzz (brief)"
 go test -run '^$' -fuzz=FuzzParseCheck -fuzztime=20s ./parse
+# the generated wrappers (kgentest.Fuzz): extreme and negative dims, wrong lengths, deadlines
+go test -run '^$' -fuzz='^FuzzConv2d$' -fuzztime=10s ./kernels
+go test -run '^$' -fuzz='^FuzzSgemm$' -fuzztime=8s ./kernels
 
 echo; echo "test.sh: all passed"

@@ -299,6 +299,10 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(ks) == 0 {
+		// A package without kernels would export nothing: say so rather than write one.
+		return compileError{fmt.Sprintf("%s: no kernels: nothing to generate", path)}
+	}
 	// By default generation does not depend on the machine it runs on: the static model (cache sizes)
 	// makes committed files reproducible anywhere. -host tunes the portable blocks to this machine.
 	lookup := target.Lookup

@@ -12,7 +12,9 @@ import (
 
 // testFile emits kgen_test.go: every kernel against the reference interpreter (run on the kernel's own
 // kdsl source) on random shapes — all ones, primes, ragged sizes, one with K beyond the K block — under
-// every variant available, plus NaN/Inf propagation and the wrapper's length checks.
+// every variant available, plus NaN/Inf propagation and the wrapper's length checks (TestX); the wrapper
+// fuzzer (FuzzX: extreme and negative dims, wrong lengths; its seeds run with every go test); and the
+// variant selection (TestVariants_). It builds for a package without kernels too.
 func testFile(p *codegen.Package, mod string) ([]byte, error) {
 	var b bytes.Buffer
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -21,10 +23,13 @@ func testFile(p *codegen.Package, mod string) ([]byte, error) {
 	w("var _ = f16.F16(0)\n\n")
 	for _, k := range p.Kernels {
 		name := codegen.GoName(k.K.Name)
-		w("func Test%s(t *testing.T) {\n", name)
-		w("\tkgentest.Run(t, %q, kgentest.Kernel{\n", k.K.Source)
-		w("\t\tVariants: Variants, Use: Use,\n")
-		w("\t\tCall: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {\n")
+		// The names end in "_", which kdsl names never do.
+		w("const %sSource_ = %q\n\n", k.K.Name, k.K.Source)
+		w("func Test%s(t *testing.T) { kgentest.Run(t, %sSource_, %sKernel_) }\n\n", name, k.K.Name, k.K.Name)
+		w("func Fuzz%s(f *testing.F) { kgentest.Fuzz(f, %sSource_, %sKernel_) }\n\n", name, k.K.Name, k.K.Name)
+		w("var %sKernel_ = kgentest.Kernel{\n", k.K.Name)
+		w("\tVariants: Variants, Use: Use,\n")
+		w("\tCall: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {\n")
 		var callArgs []string
 		for _, d := range k.K.Dims {
 			callArgs = append(callArgs, fmt.Sprintf("dims[%q]", d.Name))
@@ -52,8 +57,9 @@ func testFile(p *codegen.Package, mod string) ([]byte, error) {
 				w("\t\t\tout[%q] = %s(%s)\n", prm.Name, conv(prm.Type, false), prm.Name)
 			}
 		}
-		w("\t\t\treturn out, err\n\t\t},\n\t})\n}\n\n")
+		w("\t\t\treturn out, err\n\t\t},\n}\n\n")
 	}
+	w("func TestVariants_(t *testing.T) { kgentest.CheckVariants(t, Variants, Use, Variant, selectVariant) }\n\n")
 	w("var _ = ir.F32\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
