@@ -88,6 +88,169 @@ func dgemmRowsAVX2Ptr(kc int, a []float64, ars, acs int, b []float64, ldb int, c
 	dgemmRowsAVX2(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
 }
 
+// vloop_sgemv_0AVX512Slot runs vloop_sgemv_0 (a Vector loop of the loop IR) through vloop_sgemv_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_sgemv_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo, 0
+	}
+	return lo + n, vloop_sgemv_0AVX512(n, &t0[o0], &t1[o1])
+}
+
+// vloop_sdot_0AVX512Slot runs vloop_sdot_0 (a Vector loop of the loop IR) through vloop_sdot_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_sdot_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo, 0
+	}
+	return lo + n, vloop_sdot_0AVX512(n, &t0[o0], &t1[o1])
+}
+
+// vloop_saxpy_0AVX512Slot runs vloop_saxpy_0 (a Vector loop of the loop IR) through vloop_saxpy_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_saxpy_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_saxpy_0AVX512(n, &t0[o0], &t1[o1], c0)
+	return lo + n
+}
+
+// vloop_softmax_0AVX512Slot runs vloop_softmax_0 (a Vector loop of the loop IR) through vloop_softmax_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_softmax_0AVX512Slot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo, 0
+	}
+	return lo + n, vloop_softmax_0AVX512(n, &t0[o0])
+}
+
+// vloop_softmax_1AVX512Slot runs vloop_softmax_1 (a Vector loop of the loop IR) through vloop_softmax_1AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_softmax_1AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_softmax_1AVX512(n, &t0[o0], &t1[o1], c0)
+	return lo + n
+}
+
+// vloop_softmax_2AVX512Slot runs vloop_softmax_2 (a Vector loop of the loop IR) through vloop_softmax_2AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_softmax_2AVX512Slot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo, 0
+	}
+	return lo + n, vloop_softmax_2AVX512(n, &t0[o0])
+}
+
+// vloop_softmax_3AVX512Slot runs vloop_softmax_3 (a Vector loop of the loop IR) through vloop_softmax_3AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_softmax_3AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_softmax_3AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_layernorm_0AVX512Slot runs vloop_layernorm_0 (a Vector loop of the loop IR) through vloop_layernorm_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_layernorm_0AVX512Slot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo, 0
+	}
+	return lo + n, vloop_layernorm_0AVX512(n, &t0[o0])
+}
+
+// vloop_layernorm_1AVX512Slot runs vloop_layernorm_1 (a Vector loop of the loop IR) through vloop_layernorm_1AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_layernorm_1AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32, c1 float32) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo, 0
+	}
+	return lo + n, vloop_layernorm_1AVX512(n, &t0[o0], c0, c1)
+}
+
+// vloop_layernorm_2AVX512Slot runs vloop_layernorm_2 (a Vector loop of the loop IR) through vloop_layernorm_2AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_layernorm_2AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, c0 float32, c1 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) || o3 < 0 || o3+n > len(t3) {
+		return lo
+	}
+	vloop_layernorm_2AVX512(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], c0, c1)
+	return lo + n
+}
+
+// vloop_conv2d_0AVX512Slot runs vloop_conv2d_0 (a Vector loop of the loop IR) through vloop_conv2d_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_conv2d_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo, 0
+	}
+	return lo + n, vloop_conv2d_0AVX512(n, &t0[o0], &t1[o1])
+}
+
+// vloop_hgemm_0AVX512Slot runs vloop_hgemm_0 (a Vector loop of the loop IR) through vloop_hgemm_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_hgemm_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_hgemm_0AVX512(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n
+}
+
+// vloop_cvt_f32_f16_0AVX512Slot runs vloop_cvt_f32_f16_0 (a Vector loop of the loop IR) through vloop_cvt_f32_f16_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_cvt_f32_f16_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_cvt_f32_f16_0AVX512(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n
+}
+
+// vloop_cvt_f16_f32_0AVX512Slot runs vloop_cvt_f16_f32_0 (a Vector loop of the loop IR) through vloop_cvt_f16_f32_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_cvt_f16_f32_0AVX512Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_cvt_f16_f32_0AVX512(n, (*uint16)(&t0[o0]), &t1[o1])
+	return lo + n
+}
+
+// vloop_hadd_0AVX512Slot runs vloop_hadd_0 (a Vector loop of the loop IR) through vloop_hadd_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_hadd_0AVX512Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 int, t2 []f16.F16, o2 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) {
+		return lo
+	}
+	vloop_hadd_0AVX512(n, (*uint16)(&t0[o0]), (*uint16)(&t1[o1]), (*uint16)(&t2[o2]))
+	return lo + n
+}
+
+// vloop_haxpy_0AVX512Slot runs vloop_haxpy_0 (a Vector loop of the loop IR) through vloop_haxpy_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_haxpy_0AVX512Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_haxpy_0AVX512(n, (*uint16)(&t0[o0]), (*uint16)(&t1[o1]), c0)
+	return lo + n
+}
+
+// vloop_cvtF16F32AVX512Slot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_cvtF16F32AVX512Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_cvtF16F32AVX512(n, (*uint16)(&t0[o0]), &t1[o1])
+	return lo + n
+}
+
 // vloop_sgemv_0AVX2Slot runs vloop_sgemv_0 (a Vector loop of the loop IR) through vloop_sgemv_0AVX2, 8 lanes at a time.
 func vloop_sgemv_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
 	n := (hi - lo) / 8
@@ -383,23 +546,23 @@ func init() {
 			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
 			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
-			vloop_sdot_0 = vloop_sdot_0AVX2Slot
-			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
-			vloop_softmax_0 = vloop_softmax_0AVX2Slot
-			vloop_softmax_1 = vloop_softmax_1AVX2Slot
-			vloop_softmax_2 = vloop_softmax_2AVX2Slot
-			vloop_softmax_3 = vloop_softmax_3AVX2Slot
-			vloop_layernorm_0 = vloop_layernorm_0AVX2Slot
-			vloop_layernorm_1 = vloop_layernorm_1AVX2Slot
-			vloop_layernorm_2 = vloop_layernorm_2AVX2Slot
-			vloop_conv2d_0 = vloop_conv2d_0AVX2Slot
-			vloop_hgemm_0 = vloop_hgemm_0AVX2Slot
-			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX2Slot
-			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX2Slot
-			vloop_hadd_0 = vloop_hadd_0AVX2Slot
-			vloop_haxpy_0 = vloop_haxpy_0AVX2Slot
-			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
+			vloop_sgemv_0 = vloop_sgemv_0AVX512Slot
+			vloop_sdot_0 = vloop_sdot_0AVX512Slot
+			vloop_saxpy_0 = vloop_saxpy_0AVX512Slot
+			vloop_softmax_0 = vloop_softmax_0AVX512Slot
+			vloop_softmax_1 = vloop_softmax_1AVX512Slot
+			vloop_softmax_2 = vloop_softmax_2AVX512Slot
+			vloop_softmax_3 = vloop_softmax_3AVX512Slot
+			vloop_layernorm_0 = vloop_layernorm_0AVX512Slot
+			vloop_layernorm_1 = vloop_layernorm_1AVX512Slot
+			vloop_layernorm_2 = vloop_layernorm_2AVX512Slot
+			vloop_conv2d_0 = vloop_conv2d_0AVX512Slot
+			vloop_hgemm_0 = vloop_hgemm_0AVX512Slot
+			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX512Slot
+			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX512Slot
+			vloop_hadd_0 = vloop_hadd_0AVX512Slot
+			vloop_haxpy_0 = vloop_haxpy_0AVX512Slot
+			vloop_cvtF16F32 = vloop_cvtF16F32AVX512Slot
 			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX2Slice
 			dtransposeSlot.Name, dtransposeSlot.T = "avx512", transposeF64AVX2Slice
 		}}}, variants...)

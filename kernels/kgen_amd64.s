@@ -11168,6 +11168,1553 @@ done:
 	VZEROUPPER
 	RET
 
+// func vloop_sgemv_0AVX512(n int, p0 *float32, p1 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_sgemv_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	MOVQ   p1+16(FP), DI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x06, DX
+	JZ     rest
+
+loop:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	VMOVUPS     64(SI)(AX*1), Z4
+	VFMADD231PS 64(DI)(AX*1), Z4, Z1
+	VMOVUPS     128(SI)(AX*1), Z4
+	VFMADD231PS 128(DI)(AX*1), Z4, Z2
+	VMOVUPS     192(SI)(AX*1), Z4
+	VFMADD231PS 192(DI)(AX*1), Z4, Z3
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVAPS     Z0, Z4
+	VMOVUPS.Z   (SI)(AX*1), K1, Z5
+	VMOVUPS.Z   (DI)(AX*1), K1, Z6
+	VFMADD231PS Z6, Z5, Z4
+	VMOVUPS     Z4, K1, Z0
+
+done:
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VMOVSS     X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_sdot_0AVX512(n int, p0 *float32, p1 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_sdot_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	MOVQ   p1+16(FP), DI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x06, DX
+	JZ     rest
+
+loop:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	VMOVUPS     64(SI)(AX*1), Z4
+	VFMADD231PS 64(DI)(AX*1), Z4, Z1
+	VMOVUPS     128(SI)(AX*1), Z4
+	VFMADD231PS 128(DI)(AX*1), Z4, Z2
+	VMOVUPS     192(SI)(AX*1), Z4
+	VFMADD231PS 192(DI)(AX*1), Z4, Z3
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVAPS     Z0, Z4
+	VMOVUPS.Z   (SI)(AX*1), K1, Z5
+	VMOVUPS.Z   (DI)(AX*1), K1, Z6
+	VFMADD231PS Z6, Z5, Z4
+	VMOVUPS     Z4, K1, Z0
+
+done:
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VMOVSS     X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_saxpy_0AVX512(n int, p0 *float32, p1 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_saxpy_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS     (DI)(AX*1), Z1
+	VFMADD231PS (SI)(AX*1), Z0, Z1
+	VMOVUPS     Z1, (DI)(AX*1)
+	VMOVUPS     64(DI)(AX*1), Z1
+	VFMADD231PS 64(SI)(AX*1), Z0, Z1
+	VMOVUPS     Z1, 64(DI)(AX*1)
+	VMOVUPS     128(DI)(AX*1), Z1
+	VFMADD231PS 128(SI)(AX*1), Z0, Z1
+	VMOVUPS     Z1, 128(DI)(AX*1)
+	VMOVUPS     192(DI)(AX*1), Z1
+	VFMADD231PS 192(SI)(AX*1), Z0, Z1
+	VMOVUPS     Z1, 192(DI)(AX*1)
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (DI)(AX*1), Z1
+	VFMADD231PS (SI)(AX*1), Z0, Z1
+	VMOVUPS     Z1, (DI)(AX*1)
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (DI)(AX*1), K1, Z1
+	VMOVUPS.Z   (SI)(AX*1), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_softmax_0AVX512(n int, p0 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_softmax_0AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	MOVL         $0xff800000, DX
+	VMOVD        DX, X0
+	VBROADCASTSS X0, Z0
+	MOVL         $0xff800000, DX
+	VMOVD        DX, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0xff800000, DX
+	VMOVD        DX, X2
+	VBROADCASTSS X2, Z2
+	MOVL         $0xff800000, DX
+	VMOVD        DX, X3
+	VBROADCASTSS X3, Z3
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VCMPPS     $0x03, (SI)(AX*1), Z0, K2
+	VMAXPS     (SI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 64(SI)(AX*1), Z1, K2
+	VMAXPS     64(SI)(AX*1), Z1, Z1
+	VPTERNLOGD $0xff, Z1, Z1, K2, Z1
+	VCMPPS     $0x03, 128(SI)(AX*1), Z2, K2
+	VMAXPS     128(SI)(AX*1), Z2, Z2
+	VPTERNLOGD $0xff, Z2, Z2, K2, Z2
+	VCMPPS     $0x03, 192(SI)(AX*1), Z3, K2
+	VMAXPS     192(SI)(AX*1), Z3, Z3
+	VPTERNLOGD $0xff, Z3, Z3, K2, Z3
+	ADDQ       $0x00000100, AX
+	DECQ       DX
+	JNZ        loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VCMPPS     $0x03, (SI)(AX*1), Z0, K2
+	VMAXPS     (SI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	ADDQ       $0x00000040, AX
+	DECQ       DX
+	JNZ        loop1
+
+tail:
+	ANDQ       $0x0000000f, CX
+	JZ         done
+	MOVL       $0x00000001, DX
+	SHLL       CL, DX
+	DECL       DX
+	KMOVW      DX, K1
+	VMOVAPS    Z0, Z4
+	VMOVUPS.Z  (SI)(AX*1), K1, Z5
+	VCMPPS     $0x03, Z5, Z4, K2
+	VMAXPS     Z5, Z4, Z4
+	VPTERNLOGD $0xff, Z4, Z4, K2, Z4
+	VMOVUPS    Z4, K1, Z0
+
+done:
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, Z3, Z2, K2
+	VMAXPS     Z3, Z2, Z2
+	VPTERNLOGD $0xff, Z2, Z2, K2, Z2
+	VCMPPS     $0x03, Z2, Z0, K2
+	VMAXPS     Z2, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VCMPPS     $0x03, Z4, Z0, K2
+	VMAXPS     Z4, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VCMPPS     $0x03, Z4, Z0, K2
+	VMAXPS     Z4, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VCMPPS     $0x03, Z4, Z0, K2
+	VMAXPS     Z4, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VCMPPS     $0x03, Z4, Z0, K2
+	VMAXPS     Z4, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVSS     X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_softmax_1AVX512(n int, p0 *float32, p1 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_softmax_1AVX512(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS      (SI)(AX*1), Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      vloopExpF32Z<>+0(SB), Z3
+	VMINPS       Z1, Z3, Z1
+	VMOVUPS      vloopExpF32Z<>+64(SB), Z3
+	VMAXPS       Z1, Z3, Z1
+	VMULPS       vloopExpF32Z<>+128(SB), Z1, Z2
+	VRNDSCALEPS  $0x00, Z2, Z2
+	VFNMADD231PS vloopExpF32Z<>+192(SB), Z2, Z1
+	VFNMADD231PS vloopExpF32Z<>+256(SB), Z2, Z1
+	VMOVUPS      vloopExpF32Z<>+320(SB), Z3
+	VFMADD213PS  vloopExpF32Z<>+384(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+448(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+512(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+576(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+640(SB), Z1, Z3
+	VMULPS       Z1, Z3, Z3
+	VFMADD213PS  Z1, Z1, Z3
+	VADDPS       vloopExpF32Z<>+704(SB), Z3, Z3
+	VSCALEFPS    Z2, Z3, Z1
+	VMOVUPS      Z1, (DI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      vloopExpF32Z<>+0(SB), Z3
+	VMINPS       Z1, Z3, Z1
+	VMOVUPS      vloopExpF32Z<>+64(SB), Z3
+	VMAXPS       Z1, Z3, Z1
+	VMULPS       vloopExpF32Z<>+128(SB), Z1, Z4
+	VRNDSCALEPS  $0x00, Z4, Z4
+	VFNMADD231PS vloopExpF32Z<>+192(SB), Z4, Z1
+	VFNMADD231PS vloopExpF32Z<>+256(SB), Z4, Z1
+	VMOVUPS      vloopExpF32Z<>+320(SB), Z3
+	VFMADD213PS  vloopExpF32Z<>+384(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+448(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+512(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+576(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+640(SB), Z1, Z3
+	VMULPS       Z1, Z3, Z3
+	VFMADD213PS  Z1, Z1, Z3
+	VADDPS       vloopExpF32Z<>+704(SB), Z3, Z3
+	VSCALEFPS    Z4, Z3, Z1
+	VMOVUPS      Z1, 64(DI)(AX*1)
+	VMOVUPS      128(SI)(AX*1), Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      vloopExpF32Z<>+0(SB), Z3
+	VMINPS       Z1, Z3, Z1
+	VMOVUPS      vloopExpF32Z<>+64(SB), Z3
+	VMAXPS       Z1, Z3, Z1
+	VMULPS       vloopExpF32Z<>+128(SB), Z1, Z2
+	VRNDSCALEPS  $0x00, Z2, Z2
+	VFNMADD231PS vloopExpF32Z<>+192(SB), Z2, Z1
+	VFNMADD231PS vloopExpF32Z<>+256(SB), Z2, Z1
+	VMOVUPS      vloopExpF32Z<>+320(SB), Z3
+	VFMADD213PS  vloopExpF32Z<>+384(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+448(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+512(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+576(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+640(SB), Z1, Z3
+	VMULPS       Z1, Z3, Z3
+	VFMADD213PS  Z1, Z1, Z3
+	VADDPS       vloopExpF32Z<>+704(SB), Z3, Z3
+	VSCALEFPS    Z2, Z3, Z1
+	VMOVUPS      Z1, 128(DI)(AX*1)
+	VMOVUPS      192(SI)(AX*1), Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      vloopExpF32Z<>+0(SB), Z3
+	VMINPS       Z1, Z3, Z1
+	VMOVUPS      vloopExpF32Z<>+64(SB), Z3
+	VMAXPS       Z1, Z3, Z1
+	VMULPS       vloopExpF32Z<>+128(SB), Z1, Z4
+	VRNDSCALEPS  $0x00, Z4, Z4
+	VFNMADD231PS vloopExpF32Z<>+192(SB), Z4, Z1
+	VFNMADD231PS vloopExpF32Z<>+256(SB), Z4, Z1
+	VMOVUPS      vloopExpF32Z<>+320(SB), Z3
+	VFMADD213PS  vloopExpF32Z<>+384(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+448(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+512(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+576(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+640(SB), Z1, Z3
+	VMULPS       Z1, Z3, Z3
+	VFMADD213PS  Z1, Z1, Z3
+	VADDPS       vloopExpF32Z<>+704(SB), Z3, Z3
+	VSCALEFPS    Z4, Z3, Z1
+	VMOVUPS      Z1, 192(DI)(AX*1)
+	ADDQ         $0x00000100, AX
+	DECQ         DX
+	JNZ          loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS      (SI)(AX*1), Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      vloopExpF32Z<>+0(SB), Z3
+	VMINPS       Z1, Z3, Z1
+	VMOVUPS      vloopExpF32Z<>+64(SB), Z3
+	VMAXPS       Z1, Z3, Z1
+	VMULPS       vloopExpF32Z<>+128(SB), Z1, Z2
+	VRNDSCALEPS  $0x00, Z2, Z2
+	VFNMADD231PS vloopExpF32Z<>+192(SB), Z2, Z1
+	VFNMADD231PS vloopExpF32Z<>+256(SB), Z2, Z1
+	VMOVUPS      vloopExpF32Z<>+320(SB), Z3
+	VFMADD213PS  vloopExpF32Z<>+384(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+448(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+512(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+576(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+640(SB), Z1, Z3
+	VMULPS       Z1, Z3, Z3
+	VFMADD213PS  Z1, Z1, Z3
+	VADDPS       vloopExpF32Z<>+704(SB), Z3, Z3
+	VSCALEFPS    Z2, Z3, Z1
+	VMOVUPS      Z1, (DI)(AX*1)
+	ADDQ         $0x00000040, AX
+	DECQ         DX
+	JNZ          loop1
+
+tail:
+	ANDQ         $0x0000000f, CX
+	JZ           done
+	MOVL         $0x00000001, DX
+	SHLL         CL, DX
+	DECL         DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (SI)(AX*1), K1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      vloopExpF32Z<>+0(SB), Z3
+	VMINPS       Z1, Z3, Z1
+	VMOVUPS      vloopExpF32Z<>+64(SB), Z3
+	VMAXPS       Z1, Z3, Z1
+	VMULPS       vloopExpF32Z<>+128(SB), Z1, Z4
+	VRNDSCALEPS  $0x00, Z4, Z4
+	VFNMADD231PS vloopExpF32Z<>+192(SB), Z4, Z1
+	VFNMADD231PS vloopExpF32Z<>+256(SB), Z4, Z1
+	VMOVUPS      vloopExpF32Z<>+320(SB), Z3
+	VFMADD213PS  vloopExpF32Z<>+384(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+448(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+512(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+576(SB), Z1, Z3
+	VFMADD213PS  vloopExpF32Z<>+640(SB), Z1, Z3
+	VMULPS       Z1, Z3, Z3
+	VFMADD213PS  Z1, Z1, Z3
+	VADDPS       vloopExpF32Z<>+704(SB), Z3, Z3
+	VSCALEFPS    Z4, Z3, Z1
+	VMOVUPS      Z1, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vloopExpF32Z<>+0(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+4(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+8(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+12(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+16(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+20(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+24(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+28(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+32(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+36(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+40(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+44(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+48(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+52(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+56(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+60(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+64(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+68(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+72(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+76(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+80(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+84(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+88(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+92(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+96(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+100(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+104(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+108(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+112(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+116(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+120(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+124(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+128(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+132(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+136(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+140(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+144(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+148(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+152(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+156(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+160(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+164(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+168(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+172(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+176(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+180(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+184(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+188(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+192(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+196(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+200(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+204(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+208(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+212(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+216(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+220(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+224(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+228(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+232(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+236(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+240(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+244(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+248(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+252(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+256(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+260(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+264(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+268(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+272(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+276(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+280(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+284(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+288(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+292(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+296(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+300(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+304(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+308(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+312(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+316(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+320(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+324(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+328(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+332(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+336(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+340(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+344(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+348(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+352(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+356(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+360(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+364(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+368(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+372(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+376(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+380(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+384(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+388(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+392(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+396(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+400(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+404(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+408(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+412(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+416(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+420(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+424(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+428(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+432(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+436(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+440(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+444(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+448(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+452(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+456(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+460(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+464(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+468(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+472(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+476(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+480(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+484(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+488(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+492(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+496(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+500(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+504(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+508(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+512(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+516(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+520(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+524(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+528(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+532(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+536(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+540(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+544(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+548(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+552(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+556(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+560(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+564(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+568(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+572(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+576(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+580(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+584(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+588(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+592(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+596(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+600(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+604(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+608(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+612(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+616(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+620(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+624(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+628(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+632(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+636(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+640(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+644(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+648(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+652(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+656(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+660(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+664(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+668(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+672(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+676(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+680(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+684(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+688(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+692(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+696(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+700(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+704(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+708(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+712(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+716(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+720(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+724(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+728(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+732(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+736(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+740(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+744(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+748(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+752(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+756(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+760(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+764(SB)/4, $0x3f800000
+GLOBL vloopExpF32Z<>(SB), RODATA|NOPTR, $768
+
+// func vloop_softmax_2AVX512(n int, p0 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_softmax_2AVX512(SB), NOSPLIT, $0-20
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x06, DX
+	JZ     rest
+
+loop:
+	VADDPS (SI)(AX*1), Z0, Z0
+	VADDPS 64(SI)(AX*1), Z1, Z1
+	VADDPS 128(SI)(AX*1), Z2, Z2
+	VADDPS 192(SI)(AX*1), Z3, Z3
+	ADDQ   $0x00000100, AX
+	DECQ   DX
+	JNZ    loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VADDPS (SI)(AX*1), Z0, Z0
+	ADDQ   $0x00000040, AX
+	DECQ   DX
+	JNZ    loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (SI)(AX*1), K1, Z5
+	VADDPS    Z5, Z4, Z4
+	VMOVUPS   Z4, K1, Z0
+
+done:
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VMOVSS     X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_softmax_3AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_softmax_3AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z1
+	VDIVPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_layernorm_0AVX512(n int, p0 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_layernorm_0AVX512(SB), NOSPLIT, $0-20
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x06, DX
+	JZ     rest
+
+loop:
+	VADDPS (SI)(AX*1), Z0, Z0
+	VADDPS 64(SI)(AX*1), Z1, Z1
+	VADDPS 128(SI)(AX*1), Z2, Z2
+	VADDPS 192(SI)(AX*1), Z3, Z3
+	ADDQ   $0x00000100, AX
+	DECQ   DX
+	JNZ    loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VADDPS (SI)(AX*1), Z0, Z0
+	ADDQ   $0x00000040, AX
+	DECQ   DX
+	JNZ    loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (SI)(AX*1), K1, Z5
+	VADDPS    Z5, Z4, Z4
+	VMOVUPS   Z4, K1, Z0
+
+done:
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VMOVSS     X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_layernorm_1AVX512(n int, p0 *float32, c0 float32, c1 float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_layernorm_1AVX512(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	VBROADCASTSS c1+20(FP), Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS     (SI)(AX*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VMOVUPS     (SI)(AX*1), Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z6, Z2
+	VMOVUPS     64(SI)(AX*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     64(SI)(AX*1), Z6
+	VSUBPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z7, Z3
+	VMOVUPS     128(SI)(AX*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VMOVUPS     128(SI)(AX*1), Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z6, Z4
+	VMOVUPS     192(SI)(AX*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     192(SI)(AX*1), Z6
+	VSUBPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z7, Z5
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VMOVUPS     (SI)(AX*1), Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z6, Z2
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVAPS     Z2, Z7
+	VMOVUPS.Z   (SI)(AX*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VSUBPS      Z1, Z8, Z8
+	VFMADD231PS Z8, Z6, Z7
+	VMOVUPS     Z7, K1, Z2
+
+done:
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z5, Z4, Z4
+	VADDPS     Z4, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z7
+	VADDPS     Z7, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z7
+	VADDPS     Z7, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z7
+	VADDPS     Z7, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z7
+	VADDPS     Z7, Z2, Z2
+	VMOVSS     X2, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_layernorm_2AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, c0 float32, c1 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_layernorm_2AVX512(SB), NOSPLIT, $0-48
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	MOVQ         p2+24(FP), R8
+	MOVQ         p3+32(FP), R9
+	XORQ         AX, AX
+	VBROADCASTSS c0+40(FP), Z0
+	VBROADCASTSS c1+44(FP), Z1
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS     (R8)(AX*1), Z2
+	VMOVUPS     (SI)(AX*1), Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VFMADD231PS (DI)(AX*1), Z3, Z2
+	VMOVUPS     Z2, (R9)(AX*1)
+	VMOVUPS     64(R8)(AX*1), Z2
+	VMOVUPS     64(SI)(AX*1), Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VFMADD231PS 64(DI)(AX*1), Z3, Z2
+	VMOVUPS     Z2, 64(R9)(AX*1)
+	VMOVUPS     128(R8)(AX*1), Z2
+	VMOVUPS     128(SI)(AX*1), Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VFMADD231PS 128(DI)(AX*1), Z3, Z2
+	VMOVUPS     Z2, 128(R9)(AX*1)
+	VMOVUPS     192(R8)(AX*1), Z2
+	VMOVUPS     192(SI)(AX*1), Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VFMADD231PS 192(DI)(AX*1), Z3, Z2
+	VMOVUPS     Z2, 192(R9)(AX*1)
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (R8)(AX*1), Z2
+	VMOVUPS     (SI)(AX*1), Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VFMADD231PS (DI)(AX*1), Z3, Z2
+	VMOVUPS     Z2, (R9)(AX*1)
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (R8)(AX*1), K1, Z2
+	VMOVUPS.Z   (SI)(AX*1), K1, Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VMOVUPS.Z   (DI)(AX*1), K1, Z4
+	VFMADD231PS Z4, Z3, Z2
+	VMOVUPS     Z2, K1, (R9)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_conv2d_0AVX512(n int, p0 *float32, p1 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_conv2d_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	MOVQ   p1+16(FP), DI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x06, DX
+	JZ     rest
+
+loop:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	VMOVUPS     64(SI)(AX*1), Z4
+	VFMADD231PS 64(DI)(AX*1), Z4, Z1
+	VMOVUPS     128(SI)(AX*1), Z4
+	VFMADD231PS 128(DI)(AX*1), Z4, Z2
+	VMOVUPS     192(SI)(AX*1), Z4
+	VFMADD231PS 192(DI)(AX*1), Z4, Z3
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVAPS     Z0, Z4
+	VMOVUPS.Z   (SI)(AX*1), K1, Z5
+	VMOVUPS.Z   (DI)(AX*1), K1, Z6
+	VFMADD231PS Z6, Z5, Z4
+	VMOVUPS     Z4, K1, Z0
+
+done:
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VMOVSS     X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_hgemm_0AVX512(n int, p0 *float32, p1 *uint16)
+// Requires: AVX, AVX512F
+TEXT ·vloop_hgemm_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (DI)(AX*1)
+	VMOVUPS   64(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 32(DI)(AX*1)
+	VMOVUPS   128(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 64(DI)(AX*1)
+	VMOVUPS   192(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 96(DI)(AX*1)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (DI)(AX*1)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*2), K1, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vloopF16QuietZ<>+0(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+4(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+8(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+12(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+16(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+20(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+24(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+28(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+32(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+36(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+40(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+44(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+48(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+52(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+56(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+60(SB)/4, $0x00400000
+GLOBL vloopF16QuietZ<>(SB), RODATA|NOPTR, $64
+
+// func vloop_cvt_f32_f16_0AVX512(n int, p0 *float32, p1 *uint16)
+// Requires: AVX, AVX512F
+TEXT ·vloop_cvt_f32_f16_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (DI)(AX*1)
+	VMOVUPS   64(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 32(DI)(AX*1)
+	VMOVUPS   128(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 64(DI)(AX*1)
+	VMOVUPS   192(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 96(DI)(AX*1)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (DI)(AX*1)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*2), K1, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_cvt_f16_f32_0AVX512(n int, p0 *uint16, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_cvt_f16_f32_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VMOVUPS   Z0, (DI)(AX*2)
+	VCVTPH2PS 32(SI)(AX*1), Z0
+	VMOVUPS   Z0, 64(DI)(AX*2)
+	VCVTPH2PS 64(SI)(AX*1), Z0
+	VMOVUPS   Z0, 128(DI)(AX*2)
+	VCVTPH2PS 96(SI)(AX*1), Z0
+	VMOVUPS   Z0, 192(DI)(AX*2)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VMOVUPS   Z0, (DI)(AX*2)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VCVTPH2PS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS     Z0, K1, (DI)(AX*2)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hadd_0AVX512(n int, p0 *uint16, p1 *uint16, p2 *uint16)
+// Requires: AVX, AVX512F
+TEXT ·vloop_hadd_0AVX512(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VCVTPH2PS (DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (R8)(AX*1)
+	VCVTPH2PS 32(SI)(AX*1), Z0
+	VCVTPH2PS 32(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 32(R8)(AX*1)
+	VCVTPH2PS 64(SI)(AX*1), Z0
+	VCVTPH2PS 64(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 64(R8)(AX*1)
+	VCVTPH2PS 96(SI)(AX*1), Z0
+	VCVTPH2PS 96(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 96(R8)(AX*1)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VCVTPH2PS (DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (R8)(AX*1)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VCVTPH2PS.Z (SI)(AX*1), K1, Z0
+	VCVTPH2PS.Z (DI)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VCMPPS      $0x03, Z0, Z0, K2
+	VPSRLD      $0x16, Z0, Z1
+	VPSLLD      $0x16, Z1, Z1
+	VPORD       vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS   Z1, Z0, K2, Z1
+	VCVTPS2PH   $0x00, Z1, K1, (R8)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_haxpy_0AVX512(n int, p0 *uint16, p1 *uint16, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_haxpy_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VCVTPH2PS   (DI)(AX*1), Z1
+	VCVTPH2PS   (SI)(AX*1), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, (DI)(AX*1)
+	VCVTPH2PS   32(DI)(AX*1), Z1
+	VCVTPH2PS   32(SI)(AX*1), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, 32(DI)(AX*1)
+	VCVTPH2PS   64(DI)(AX*1), Z1
+	VCVTPH2PS   64(SI)(AX*1), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, 64(DI)(AX*1)
+	VCVTPH2PS   96(DI)(AX*1), Z1
+	VCVTPH2PS   96(SI)(AX*1), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, 96(DI)(AX*1)
+	ADDQ        $0x00000080, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VCVTPH2PS   (DI)(AX*1), Z1
+	VCVTPH2PS   (SI)(AX*1), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, (DI)(AX*1)
+	ADDQ        $0x00000020, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VCVTPH2PS.Z (DI)(AX*1), K1, Z1
+	VCVTPH2PS.Z (SI)(AX*1), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_cvtF16F32AVX512(n int, p0 *uint16, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_cvtF16F32AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VMOVUPS   Z0, (DI)(AX*2)
+	VCVTPH2PS 32(SI)(AX*1), Z0
+	VMOVUPS   Z0, 64(DI)(AX*2)
+	VCVTPH2PS 64(SI)(AX*1), Z0
+	VMOVUPS   Z0, 128(DI)(AX*2)
+	VCVTPH2PS 96(SI)(AX*1), Z0
+	VMOVUPS   Z0, 192(DI)(AX*2)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VMOVUPS   Z0, (DI)(AX*2)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VCVTPH2PS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS     Z0, K1, (DI)(AX*2)
+
+done:
+	VZEROUPPER
+	RET
+
 // func transposeF32AVX2(rows int, cols int, src *float32, lds int, dst *float32, ldd int)
 // Requires: AVX
 TEXT ·transposeF32AVX2(SB), NOSPLIT, $0-48

@@ -177,6 +177,91 @@ func vloop_haxpy_0AVX2(n int, p0 *uint16, p1 *uint16, c0 float32)
 //go:noescape
 func vloop_cvtF16F32AVX2(n int, p0 *uint16, p1 *float32)
 
+// vloop_sgemv_0AVX512 runs n iterations of vloop_sgemv_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_sgemv_0AVX512(n int, p0 *float32, p1 *float32) float32
+
+// vloop_sdot_0AVX512 runs n iterations of vloop_sdot_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_sdot_0AVX512(n int, p0 *float32, p1 *float32) float32
+
+// vloop_saxpy_0AVX512 runs n iterations of vloop_saxpy_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_saxpy_0AVX512(n int, p0 *float32, p1 *float32, c0 float32)
+
+// vloop_softmax_0AVX512 runs n iterations of vloop_softmax_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_softmax_0AVX512(n int, p0 *float32) float32
+
+// vloop_softmax_1AVX512 runs n iterations of vloop_softmax_1 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_softmax_1AVX512(n int, p0 *float32, p1 *float32, c0 float32)
+
+// vloop_softmax_2AVX512 runs n iterations of vloop_softmax_2 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_softmax_2AVX512(n int, p0 *float32) float32
+
+// vloop_softmax_3AVX512 runs n iterations of vloop_softmax_3 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_softmax_3AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_layernorm_0AVX512 runs n iterations of vloop_layernorm_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_layernorm_0AVX512(n int, p0 *float32) float32
+
+// vloop_layernorm_1AVX512 runs n iterations of vloop_layernorm_1 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_layernorm_1AVX512(n int, p0 *float32, c0 float32, c1 float32) float32
+
+// vloop_layernorm_2AVX512 runs n iterations of vloop_layernorm_2 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_layernorm_2AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, c0 float32, c1 float32)
+
+// vloop_conv2d_0AVX512 runs n iterations of vloop_conv2d_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_conv2d_0AVX512(n int, p0 *float32, p1 *float32) float32
+
+// vloop_hgemm_0AVX512 runs n iterations of vloop_hgemm_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_hgemm_0AVX512(n int, p0 *float32, p1 *uint16)
+
+// vloop_cvt_f32_f16_0AVX512 runs n iterations of vloop_cvt_f32_f16_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_cvt_f32_f16_0AVX512(n int, p0 *float32, p1 *uint16)
+
+// vloop_cvt_f16_f32_0AVX512 runs n iterations of vloop_cvt_f16_f32_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_cvt_f16_f32_0AVX512(n int, p0 *uint16, p1 *float32)
+
+// vloop_hadd_0AVX512 runs n iterations of vloop_hadd_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_hadd_0AVX512(n int, p0 *uint16, p1 *uint16, p2 *uint16)
+
+// vloop_haxpy_0AVX512 runs n iterations of vloop_haxpy_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_haxpy_0AVX512(n int, p0 *uint16, p1 *uint16, c0 float32)
+
+// vloop_cvtF16F32AVX512 runs n iterations of vloop_cvtF16F32 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_cvtF16F32AVX512(n int, p0 *uint16, p1 *float32)
+
 // transposeF32AVX2 is the AVX2 f32 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
 // for r < rows, c < cols, in 8×8 register blocks; only the tile's elements are accessed.
 //

@@ -22,6 +22,20 @@ func (Backend) Name() string { return "amd64" }
 func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	slots := codegen.Slots(p)
 	vloops, vimpls := VLoopKernels(p, AVX2)
+	vloopsZ, vimplsZ := VLoopKernels(p, AVX512)
+	// The avx512 variant runs the AVX-512 routine of every loop that has one, the AVX2 one otherwise.
+	zimpl := map[string]codegen.VLoopImpl{}
+	for _, i := range vimplsZ {
+		zimpl[i.VLoop.Var] = i
+	}
+	var vimpls512 []codegen.VLoopImpl
+	for _, i := range vimpls {
+		if z, ok := zimpl[i.VLoop.Var]; ok {
+			i = z
+		}
+		vimpls512 = append(vimpls512, i)
+	}
+	vloops = append(vloops, vloopsZ...)
 	tslots := codegen.TransposeSlots(p)
 	if len(slots) == 0 && len(vloops) == 0 && len(tslots) == 0 {
 		return nil, nil
@@ -67,12 +81,15 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		}
 	}
 	for _, isa := range []string{AVX512, AVX2} {
-		// Both variants run the AVX2 vector loops (AVX-512 ones are not generated yet). Those with f16
-		// accesses use F16C (VCVTPH2PS/VCVTPS2PH), which every AVX2 CPU has (Intel since Ivy Bridge, AMD
-		// since Piledriver) and AVX-512F implies: it joins the conditions rather than gating single loops.
+		// The vector loops with f16 accesses use F16C (VCVTPH2PS/VCVTPS2PH), which every AVX2 CPU has
+		// (Intel since Ivy Bridge, AMD since Piledriver); their zmm forms are AVX-512F. F16C joins the
+		// conditions rather than gating single loops. The avx512 variant's AVX-512 routines (vector loops,
+		// transposes) use AVX-512F only (zmm, opmasks, VPTERNLOG, VSCALEFPS, VRNDSCALEPS, VSHUFF32X4); its
+		// GEMM kernels need DQ and VL too, and the AVX2 routines it keeps need AVX2 and FMA.
 		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c, VLoops: vimpls, Transposes: timpls, Packs: packImpls}
 		mach := m
 		if isa == AVX512 {
+			v.VLoops = vimpls512
 			v.Cond = "cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c
 			mach.VecBytes, mach.VecRegs = 64, 32
 		}
