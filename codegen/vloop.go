@@ -401,8 +401,8 @@ func analyse(l *ir.Loop) *VLoop {
 // FEAT_FP16, with the FCVTL/FCVTN routine as the fallback). Both must meet the slot contract; where
 // their results may differ (rounding), the backend documents it.
 type VLoopImpl struct {
-	VLoop *VLoop
-	Func  string
+	VLoop   *VLoop
+	Func    string
 	Lanes   int
 	Counted bool
 	Alt     VLoopAlt
