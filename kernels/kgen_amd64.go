@@ -414,26 +414,26 @@ func vloop_cvtF16F32AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 
 	return lo + n*8
 }
 
-// transposeF32AVX2Slice adapts transposeF32AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
+// transposeF32AVX512Slice adapts transposeF32AVX512 to the transpose slot's slice signature (codegen.TransposeSlot). The
 // routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
 // the slices, the portable routine runs instead and the assembly touches nothing.
-func transposeF32AVX2Slice(rows, cols int, src []float32, lds int, dst []float32, ldd int) {
+func transposeF32AVX512Slice(rows, cols int, src []float32, lds int, dst []float32, ldd int) {
 	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
 		transposeGo32(rows, cols, src, lds, dst, ldd)
 		return
 	}
-	transposeF32AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
+	transposeF32AVX512(rows, cols, &src[0], lds, &dst[0], ldd)
 }
 
-// transposeF64AVX2Slice adapts transposeF64AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
+// transposeF64AVX512Slice adapts transposeF64AVX512 to the transpose slot's slice signature (codegen.TransposeSlot). The
 // routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
 // the slices, the portable routine runs instead and the assembly touches nothing.
-func transposeF64AVX2Slice(rows, cols int, src []float64, lds int, dst []float64, ldd int) {
+func transposeF64AVX512Slice(rows, cols int, src []float64, lds int, dst []float64, ldd int) {
 	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
 		transposeGo64(rows, cols, src, lds, dst, ldd)
 		return
 	}
-	transposeF64AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
+	transposeF64AVX512(rows, cols, &src[0], lds, &dst[0], ldd)
 }
 
 // packDf32AVX2Slice checks what packDf32AVX2 needs and runs it; anything else goes to the portable routine.
@@ -470,6 +470,28 @@ func packPBf64AVX2Slice(dst, src []float64, ld, w, panel, depth int) {
 		return
 	}
 	packPBf64AVX2(&dst[0], &src[0], ld, w, panel, depth)
+}
+
+// transposeF32AVX2Slice adapts transposeF32AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
+// routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
+// the slices, the portable routine runs instead and the assembly touches nothing.
+func transposeF32AVX2Slice(rows, cols int, src []float32, lds int, dst []float32, ldd int) {
+	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
+		transposeGo32(rows, cols, src, lds, dst, ldd)
+		return
+	}
+	transposeF32AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
+}
+
+// transposeF64AVX2Slice adapts transposeF64AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
+// routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
+// the slices, the portable routine runs instead and the assembly touches nothing.
+func transposeF64AVX2Slice(rows, cols int, src []float64, lds int, dst []float64, ldd int) {
+	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
+		transposeGo64(rows, cols, src, lds, dst, ldd)
+		return
+	}
+	transposeF64AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
 }
 
 // sgemm14x32AVX512Blocks are sgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
@@ -563,8 +585,8 @@ func init() {
 			vloop_hadd_0 = vloop_hadd_0AVX512Slot
 			vloop_haxpy_0 = vloop_haxpy_0AVX512Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX512Slot
-			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX2Slice
-			dtransposeSlot.Name, dtransposeSlot.T = "avx512", transposeF64AVX2Slice
+			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX512Slice
+			dtransposeSlot.Name, dtransposeSlot.T = "avx512", transposeF64AVX512Slice
 		}}}, variants...)
 	}
 	selectVariant()

@@ -12715,6 +12715,578 @@ done:
 	VZEROUPPER
 	RET
 
+// func transposeF32AVX512(rows int, cols int, src *float32, lds int, dst *float32, ldd int)
+// Requires: AVX, AVX512F
+TEXT ·transposeF32AVX512(SB), NOSPLIT, $0-48
+	MOVQ rows+0(FP), R8
+	MOVQ cols+8(FP), R9
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R10
+	MOVQ dst+32(FP), DI
+	MOVQ ldd+40(FP), R12
+	SHLQ $0x02, R10
+	SHLQ $0x02, R12
+	CMPQ R9, $0x00
+	JLE  done
+
+	// Bands of 16 source rows; a band of fewer (the last) runs as edge blocks.
+band:
+	CMPQ R8, $0x00
+	JLE  done
+	MOVQ SI, AX
+	MOVQ DI, R11
+	MOVQ R9, BX
+	MOVQ R8, R13
+	CMPQ R8, $0x10
+	JLT  edge
+	MOVQ $0x00000010, R13
+
+block:
+	CMPQ       BX, $0x10
+	JLT        lastcols
+	MOVQ       AX, DX
+	VMOVUPS    (DX), Z0
+	VMOVUPS    (DX)(R10*1), Z1
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z2
+	VMOVUPS    (DX)(R10*1), Z3
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z4
+	VMOVUPS    (DX)(R10*1), Z5
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z6
+	VMOVUPS    (DX)(R10*1), Z7
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z8
+	VMOVUPS    (DX)(R10*1), Z9
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z10
+	VMOVUPS    (DX)(R10*1), Z11
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z12
+	VMOVUPS    (DX)(R10*1), Z13
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z14
+	VMOVUPS    (DX)(R10*1), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z17
+	VUNPCKLPS  Z3, Z2, Z18
+	VUNPCKHPS  Z3, Z2, Z19
+	VUNPCKLPS  Z5, Z4, Z20
+	VUNPCKHPS  Z5, Z4, Z21
+	VUNPCKLPS  Z7, Z6, Z22
+	VUNPCKHPS  Z7, Z6, Z23
+	VUNPCKLPS  Z9, Z8, Z24
+	VUNPCKHPS  Z9, Z8, Z25
+	VUNPCKLPS  Z11, Z10, Z26
+	VUNPCKHPS  Z11, Z10, Z27
+	VUNPCKLPS  Z13, Z12, Z28
+	VUNPCKHPS  Z13, Z12, Z29
+	VUNPCKLPS  Z15, Z14, Z30
+	VUNPCKHPS  Z15, Z14, Z31
+	VSHUFPS    $0x44, Z18, Z16, Z0
+	VSHUFPS    $0xee, Z18, Z16, Z1
+	VSHUFPS    $0x44, Z19, Z17, Z2
+	VSHUFPS    $0xee, Z19, Z17, Z3
+	VSHUFPS    $0x44, Z22, Z20, Z4
+	VSHUFPS    $0xee, Z22, Z20, Z5
+	VSHUFPS    $0x44, Z23, Z21, Z6
+	VSHUFPS    $0xee, Z23, Z21, Z7
+	VSHUFPS    $0x44, Z26, Z24, Z8
+	VSHUFPS    $0xee, Z26, Z24, Z9
+	VSHUFPS    $0x44, Z27, Z25, Z10
+	VSHUFPS    $0xee, Z27, Z25, Z11
+	VSHUFPS    $0x44, Z30, Z28, Z12
+	VSHUFPS    $0xee, Z30, Z28, Z13
+	VSHUFPS    $0x44, Z31, Z29, Z14
+	VSHUFPS    $0xee, Z31, Z29, Z15
+	VSHUFF32X4 $0x44, Z4, Z0, Z16
+	VSHUFF32X4 $0xee, Z4, Z0, Z17
+	VSHUFF32X4 $0x44, Z12, Z8, Z18
+	VSHUFF32X4 $0xee, Z12, Z8, Z19
+	VSHUFF32X4 $0x44, Z5, Z1, Z20
+	VSHUFF32X4 $0xee, Z5, Z1, Z21
+	VSHUFF32X4 $0x44, Z13, Z9, Z22
+	VSHUFF32X4 $0xee, Z13, Z9, Z23
+	VSHUFF32X4 $0x44, Z6, Z2, Z24
+	VSHUFF32X4 $0xee, Z6, Z2, Z25
+	VSHUFF32X4 $0x44, Z14, Z10, Z26
+	VSHUFF32X4 $0xee, Z14, Z10, Z27
+	VSHUFF32X4 $0x44, Z7, Z3, Z28
+	VSHUFF32X4 $0xee, Z7, Z3, Z29
+	VSHUFF32X4 $0x44, Z15, Z11, Z30
+	VSHUFF32X4 $0xee, Z15, Z11, Z31
+	VSHUFF32X4 $0x88, Z18, Z16, Z0
+	VSHUFF32X4 $0xdd, Z18, Z16, Z4
+	VSHUFF32X4 $0x88, Z19, Z17, Z8
+	VSHUFF32X4 $0xdd, Z19, Z17, Z12
+	VSHUFF32X4 $0x88, Z22, Z20, Z1
+	VSHUFF32X4 $0xdd, Z22, Z20, Z5
+	VSHUFF32X4 $0x88, Z23, Z21, Z9
+	VSHUFF32X4 $0xdd, Z23, Z21, Z13
+	VSHUFF32X4 $0x88, Z26, Z24, Z2
+	VSHUFF32X4 $0xdd, Z26, Z24, Z6
+	VSHUFF32X4 $0x88, Z27, Z25, Z10
+	VSHUFF32X4 $0xdd, Z27, Z25, Z14
+	VSHUFF32X4 $0x88, Z30, Z28, Z3
+	VSHUFF32X4 $0xdd, Z30, Z28, Z7
+	VSHUFF32X4 $0x88, Z31, Z29, Z11
+	VSHUFF32X4 $0xdd, Z31, Z29, Z15
+	MOVQ       R11, DX
+	VMOVUPS    Z0, (DX)
+	VMOVUPS    Z1, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z2, (DX)
+	VMOVUPS    Z3, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z4, (DX)
+	VMOVUPS    Z5, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z6, (DX)
+	VMOVUPS    Z7, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z8, (DX)
+	VMOVUPS    Z9, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z10, (DX)
+	VMOVUPS    Z11, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z12, (DX)
+	VMOVUPS    Z13, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z14, (DX)
+	VMOVUPS    Z15, (DX)(R12*1)
+	ADDQ       $0x00000040, AX
+	MOVQ       R12, DX
+	SHLQ       $0x04, DX
+	ADDQ       DX, R11
+	SUBQ       $0x00000010, BX
+	JMP        block
+
+lastcols:
+	TESTQ BX, BX
+	JZ    nextband
+
+	// Edge blocks: nr rows (K2 masks the stores), nc = min(columns left, V) columns (K1 masks the loads).
+edge:
+	MOVQ  R13, CX
+	MOVL  $0x00000001, DX
+	SHLL  CL, DX
+	DECL  DX
+	KMOVW DX, K2
+
+edgeblock:
+	MOVQ BX, CX
+	CMPQ CX, $0x10
+	JLE  ncok
+	MOVQ $0x00000010, CX
+
+ncok:
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z0
+	CMPQ      R13, $0x01
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z1
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x02
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z2
+	CMPQ      R13, $0x03
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z3
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x04
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z4
+	CMPQ      R13, $0x05
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z5
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x06
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z6
+	CMPQ      R13, $0x07
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z7
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x08
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z8
+	CMPQ      R13, $0x09
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z9
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x0a
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z10
+	CMPQ      R13, $0x0b
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z11
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x0c
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z12
+	CMPQ      R13, $0x0d
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z13
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x0e
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z14
+	CMPQ      R13, $0x0f
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z15
+
+eloaded:
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z17
+	VUNPCKLPS  Z3, Z2, Z18
+	VUNPCKHPS  Z3, Z2, Z19
+	VUNPCKLPS  Z5, Z4, Z20
+	VUNPCKHPS  Z5, Z4, Z21
+	VUNPCKLPS  Z7, Z6, Z22
+	VUNPCKHPS  Z7, Z6, Z23
+	VUNPCKLPS  Z9, Z8, Z24
+	VUNPCKHPS  Z9, Z8, Z25
+	VUNPCKLPS  Z11, Z10, Z26
+	VUNPCKHPS  Z11, Z10, Z27
+	VUNPCKLPS  Z13, Z12, Z28
+	VUNPCKHPS  Z13, Z12, Z29
+	VUNPCKLPS  Z15, Z14, Z30
+	VUNPCKHPS  Z15, Z14, Z31
+	VSHUFPS    $0x44, Z18, Z16, Z0
+	VSHUFPS    $0xee, Z18, Z16, Z1
+	VSHUFPS    $0x44, Z19, Z17, Z2
+	VSHUFPS    $0xee, Z19, Z17, Z3
+	VSHUFPS    $0x44, Z22, Z20, Z4
+	VSHUFPS    $0xee, Z22, Z20, Z5
+	VSHUFPS    $0x44, Z23, Z21, Z6
+	VSHUFPS    $0xee, Z23, Z21, Z7
+	VSHUFPS    $0x44, Z26, Z24, Z8
+	VSHUFPS    $0xee, Z26, Z24, Z9
+	VSHUFPS    $0x44, Z27, Z25, Z10
+	VSHUFPS    $0xee, Z27, Z25, Z11
+	VSHUFPS    $0x44, Z30, Z28, Z12
+	VSHUFPS    $0xee, Z30, Z28, Z13
+	VSHUFPS    $0x44, Z31, Z29, Z14
+	VSHUFPS    $0xee, Z31, Z29, Z15
+	VSHUFF32X4 $0x44, Z4, Z0, Z16
+	VSHUFF32X4 $0xee, Z4, Z0, Z17
+	VSHUFF32X4 $0x44, Z12, Z8, Z18
+	VSHUFF32X4 $0xee, Z12, Z8, Z19
+	VSHUFF32X4 $0x44, Z5, Z1, Z20
+	VSHUFF32X4 $0xee, Z5, Z1, Z21
+	VSHUFF32X4 $0x44, Z13, Z9, Z22
+	VSHUFF32X4 $0xee, Z13, Z9, Z23
+	VSHUFF32X4 $0x44, Z6, Z2, Z24
+	VSHUFF32X4 $0xee, Z6, Z2, Z25
+	VSHUFF32X4 $0x44, Z14, Z10, Z26
+	VSHUFF32X4 $0xee, Z14, Z10, Z27
+	VSHUFF32X4 $0x44, Z7, Z3, Z28
+	VSHUFF32X4 $0xee, Z7, Z3, Z29
+	VSHUFF32X4 $0x44, Z15, Z11, Z30
+	VSHUFF32X4 $0xee, Z15, Z11, Z31
+	VSHUFF32X4 $0x88, Z18, Z16, Z0
+	VSHUFF32X4 $0xdd, Z18, Z16, Z4
+	VSHUFF32X4 $0x88, Z19, Z17, Z8
+	VSHUFF32X4 $0xdd, Z19, Z17, Z12
+	VSHUFF32X4 $0x88, Z22, Z20, Z1
+	VSHUFF32X4 $0xdd, Z22, Z20, Z5
+	VSHUFF32X4 $0x88, Z23, Z21, Z9
+	VSHUFF32X4 $0xdd, Z23, Z21, Z13
+	VSHUFF32X4 $0x88, Z26, Z24, Z2
+	VSHUFF32X4 $0xdd, Z26, Z24, Z6
+	VSHUFF32X4 $0x88, Z27, Z25, Z10
+	VSHUFF32X4 $0xdd, Z27, Z25, Z14
+	VSHUFF32X4 $0x88, Z30, Z28, Z3
+	VSHUFF32X4 $0xdd, Z30, Z28, Z7
+	VSHUFF32X4 $0x88, Z31, Z29, Z11
+	VSHUFF32X4 $0xdd, Z31, Z29, Z15
+	MOVQ       R11, DX
+	VMOVUPS    Z0, K2, (DX)
+	CMPQ       CX, $0x01
+	JLE        estored
+	VMOVUPS    Z1, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x02
+	JLE        estored
+	VMOVUPS    Z2, K2, (DX)
+	CMPQ       CX, $0x03
+	JLE        estored
+	VMOVUPS    Z3, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x04
+	JLE        estored
+	VMOVUPS    Z4, K2, (DX)
+	CMPQ       CX, $0x05
+	JLE        estored
+	VMOVUPS    Z5, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x06
+	JLE        estored
+	VMOVUPS    Z6, K2, (DX)
+	CMPQ       CX, $0x07
+	JLE        estored
+	VMOVUPS    Z7, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x08
+	JLE        estored
+	VMOVUPS    Z8, K2, (DX)
+	CMPQ       CX, $0x09
+	JLE        estored
+	VMOVUPS    Z9, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x0a
+	JLE        estored
+	VMOVUPS    Z10, K2, (DX)
+	CMPQ       CX, $0x0b
+	JLE        estored
+	VMOVUPS    Z11, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x0c
+	JLE        estored
+	VMOVUPS    Z12, K2, (DX)
+	CMPQ       CX, $0x0d
+	JLE        estored
+	VMOVUPS    Z13, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x0e
+	JLE        estored
+	VMOVUPS    Z14, K2, (DX)
+	CMPQ       CX, $0x0f
+	JLE        estored
+	VMOVUPS    Z15, K2, (DX)(R12*1)
+
+estored:
+	ADDQ $0x00000040, AX
+	MOVQ R12, DX
+	SHLQ $0x04, DX
+	ADDQ DX, R11
+	SUBQ $0x00000010, BX
+	JG   edgeblock
+
+nextband:
+	MOVQ R10, DX
+	SHLQ $0x04, DX
+	ADDQ DX, SI
+	ADDQ $0x00000040, DI
+	SUBQ $0x00000010, R8
+	JMP  band
+
+done:
+	VZEROUPPER
+	RET
+
+// func transposeF64AVX512(rows int, cols int, src *float64, lds int, dst *float64, ldd int)
+// Requires: AVX, AVX512F
+TEXT ·transposeF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ rows+0(FP), R8
+	MOVQ cols+8(FP), R9
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R10
+	MOVQ dst+32(FP), DI
+	MOVQ ldd+40(FP), R12
+	SHLQ $0x03, R10
+	SHLQ $0x03, R12
+	CMPQ R9, $0x00
+	JLE  done
+
+	// Bands of 8 source rows; a band of fewer (the last) runs as edge blocks.
+band:
+	CMPQ R8, $0x00
+	JLE  done
+	MOVQ SI, AX
+	MOVQ DI, R11
+	MOVQ R9, BX
+	MOVQ R8, R13
+	CMPQ R8, $0x08
+	JLT  edge
+	MOVQ $0x00000008, R13
+
+block:
+	CMPQ       BX, $0x08
+	JLT        lastcols
+	MOVQ       AX, DX
+	VMOVUPD    (DX), Z0
+	VMOVUPD    (DX)(R10*1), Z1
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPD    (DX), Z2
+	VMOVUPD    (DX)(R10*1), Z3
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPD    (DX), Z4
+	VMOVUPD    (DX)(R10*1), Z5
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPD    (DX), Z6
+	VMOVUPD    (DX)(R10*1), Z7
+	VUNPCKLPD  Z1, Z0, Z8
+	VUNPCKHPD  Z1, Z0, Z9
+	VUNPCKLPD  Z3, Z2, Z10
+	VUNPCKHPD  Z3, Z2, Z11
+	VUNPCKLPD  Z5, Z4, Z12
+	VUNPCKHPD  Z5, Z4, Z13
+	VUNPCKLPD  Z7, Z6, Z14
+	VUNPCKHPD  Z7, Z6, Z15
+	VSHUFF32X4 $0x44, Z10, Z8, Z16
+	VSHUFF32X4 $0xee, Z10, Z8, Z17
+	VSHUFF32X4 $0x44, Z14, Z12, Z18
+	VSHUFF32X4 $0xee, Z14, Z12, Z19
+	VSHUFF32X4 $0x44, Z11, Z9, Z20
+	VSHUFF32X4 $0xee, Z11, Z9, Z21
+	VSHUFF32X4 $0x44, Z15, Z13, Z22
+	VSHUFF32X4 $0xee, Z15, Z13, Z23
+	VSHUFF32X4 $0x88, Z18, Z16, Z0
+	VSHUFF32X4 $0xdd, Z18, Z16, Z2
+	VSHUFF32X4 $0x88, Z19, Z17, Z4
+	VSHUFF32X4 $0xdd, Z19, Z17, Z6
+	VSHUFF32X4 $0x88, Z22, Z20, Z1
+	VSHUFF32X4 $0xdd, Z22, Z20, Z3
+	VSHUFF32X4 $0x88, Z23, Z21, Z5
+	VSHUFF32X4 $0xdd, Z23, Z21, Z7
+	MOVQ       R11, DX
+	VMOVUPD    Z0, (DX)
+	VMOVUPD    Z1, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPD    Z2, (DX)
+	VMOVUPD    Z3, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPD    Z4, (DX)
+	VMOVUPD    Z5, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPD    Z6, (DX)
+	VMOVUPD    Z7, (DX)(R12*1)
+	ADDQ       $0x00000040, AX
+	MOVQ       R12, DX
+	SHLQ       $0x03, DX
+	ADDQ       DX, R11
+	SUBQ       $0x00000008, BX
+	JMP        block
+
+lastcols:
+	TESTQ BX, BX
+	JZ    nextband
+
+	// Edge blocks: nr rows (K2 masks the stores), nc = min(columns left, V) columns (K1 masks the loads).
+edge:
+	MOVQ  R13, CX
+	MOVL  $0x00000001, DX
+	SHLL  CL, DX
+	DECL  DX
+	KMOVW DX, K2
+
+edgeblock:
+	MOVQ BX, CX
+	CMPQ CX, $0x08
+	JLE  ncok
+	MOVQ $0x00000008, CX
+
+ncok:
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	MOVQ      AX, DX
+	VMOVUPD.Z (DX), K1, Z0
+	CMPQ      R13, $0x01
+	JLE       eloaded
+	VMOVUPD.Z (DX)(R10*1), K1, Z1
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x02
+	JLE       eloaded
+	VMOVUPD.Z (DX), K1, Z2
+	CMPQ      R13, $0x03
+	JLE       eloaded
+	VMOVUPD.Z (DX)(R10*1), K1, Z3
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x04
+	JLE       eloaded
+	VMOVUPD.Z (DX), K1, Z4
+	CMPQ      R13, $0x05
+	JLE       eloaded
+	VMOVUPD.Z (DX)(R10*1), K1, Z5
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x06
+	JLE       eloaded
+	VMOVUPD.Z (DX), K1, Z6
+	CMPQ      R13, $0x07
+	JLE       eloaded
+	VMOVUPD.Z (DX)(R10*1), K1, Z7
+
+eloaded:
+	VUNPCKLPD  Z1, Z0, Z8
+	VUNPCKHPD  Z1, Z0, Z9
+	VUNPCKLPD  Z3, Z2, Z10
+	VUNPCKHPD  Z3, Z2, Z11
+	VUNPCKLPD  Z5, Z4, Z12
+	VUNPCKHPD  Z5, Z4, Z13
+	VUNPCKLPD  Z7, Z6, Z14
+	VUNPCKHPD  Z7, Z6, Z15
+	VSHUFF32X4 $0x44, Z10, Z8, Z16
+	VSHUFF32X4 $0xee, Z10, Z8, Z17
+	VSHUFF32X4 $0x44, Z14, Z12, Z18
+	VSHUFF32X4 $0xee, Z14, Z12, Z19
+	VSHUFF32X4 $0x44, Z11, Z9, Z20
+	VSHUFF32X4 $0xee, Z11, Z9, Z21
+	VSHUFF32X4 $0x44, Z15, Z13, Z22
+	VSHUFF32X4 $0xee, Z15, Z13, Z23
+	VSHUFF32X4 $0x88, Z18, Z16, Z0
+	VSHUFF32X4 $0xdd, Z18, Z16, Z2
+	VSHUFF32X4 $0x88, Z19, Z17, Z4
+	VSHUFF32X4 $0xdd, Z19, Z17, Z6
+	VSHUFF32X4 $0x88, Z22, Z20, Z1
+	VSHUFF32X4 $0xdd, Z22, Z20, Z3
+	VSHUFF32X4 $0x88, Z23, Z21, Z5
+	VSHUFF32X4 $0xdd, Z23, Z21, Z7
+	MOVQ       R11, DX
+	VMOVUPD    Z0, K2, (DX)
+	CMPQ       CX, $0x01
+	JLE        estored
+	VMOVUPD    Z1, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x02
+	JLE        estored
+	VMOVUPD    Z2, K2, (DX)
+	CMPQ       CX, $0x03
+	JLE        estored
+	VMOVUPD    Z3, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x04
+	JLE        estored
+	VMOVUPD    Z4, K2, (DX)
+	CMPQ       CX, $0x05
+	JLE        estored
+	VMOVUPD    Z5, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x06
+	JLE        estored
+	VMOVUPD    Z6, K2, (DX)
+	CMPQ       CX, $0x07
+	JLE        estored
+	VMOVUPD    Z7, K2, (DX)(R12*1)
+
+estored:
+	ADDQ $0x00000040, AX
+	MOVQ R12, DX
+	SHLQ $0x03, DX
+	ADDQ DX, R11
+	SUBQ $0x00000008, BX
+	JG   edgeblock
+
+nextband:
+	MOVQ R10, DX
+	SHLQ $0x03, DX
+	ADDQ DX, SI
+	ADDQ $0x00000040, DI
+	SUBQ $0x00000008, R8
+	JMP  band
+
+done:
+	VZEROUPPER
+	RET
+
 // func transposeF32AVX2(rows int, cols int, src *float32, lds int, dst *float32, ldd int)
 // Requires: AVX
 TEXT ·transposeF32AVX2(SB), NOSPLIT, $0-48

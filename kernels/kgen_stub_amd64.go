@@ -262,6 +262,18 @@ func vloop_haxpy_0AVX512(n int, p0 *uint16, p1 *uint16, c0 float32)
 //go:noescape
 func vloop_cvtF16F32AVX512(n int, p0 *uint16, p1 *float32)
 
+// transposeF32AVX512 is the AVX-512 f32 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
+// for r < rows, c < cols, in 16×16 zmm blocks, opmasks at the edges; only the tile's elements are accessed.
+//
+//go:noescape
+func transposeF32AVX512(rows int, cols int, src *float32, lds int, dst *float32, ldd int)
+
+// transposeF64AVX512 is the AVX-512 f64 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
+// for r < rows, c < cols, in 8×8 zmm blocks, opmasks at the edges; only the tile's elements are accessed.
+//
+//go:noescape
+func transposeF64AVX512(rows int, cols int, src *float64, lds int, dst *float64, ldd int)
+
 // transposeF32AVX2 is the AVX2 f32 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
 // for r < rows, c < cols, in 8×8 register blocks; only the tile's elements are accessed.
 //

@@ -9,10 +9,11 @@ import (
 )
 
 // Backend is the amd64 backend: for every GEMM slot of the package it generates AVX-512 and AVX2+FMA
-// microkernels (the register tiles of TileFor), for every transpose slot the AVX2 transpose tile of its
-// element type (transpose.go; both variants install it), and an init that, when the CPU has the
-// features, registers them as the "avx512" and "avx2" variants ahead of the portable "go" one. The cache blocks of each
-// variant come from the analytical model applied to that variant's tile.
+// microkernels (the register tiles of TileFor), for every transpose slot the AVX-512 and AVX2 transpose
+// tiles of its element type (transpose.go), for every vector loop its AVX-512 and AVX2 routines
+// (vloop.go), and an init that, when the CPU has the features, registers them as the "avx512" and "avx2"
+// variants ahead of the portable "go" one. The cache blocks of each variant come from the analytical
+// model applied to that variant's tile.
 type Backend struct{}
 
 // Name implements codegen.Backend.
@@ -40,20 +41,22 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	if len(slots) == 0 && len(vloops) == 0 && len(tslots) == 0 {
 		return nil, nil
 	}
-	// Transpose slots: the AVX2 routines, installed by both variants (no AVX-512 transpose yet).
+	// Transpose slots: the AVX2 routines in the avx2 variant, the AVX-512 ones in the avx512 variant.
 	var transposes []TransposeKernel
-	var timpls []codegen.TransposeKernel
+	timpls := map[string][]codegen.TransposeKernel{}
 	haveT := map[string]bool{}
-	for _, s := range tslots {
-		elem := F32
-		if s.Elem == ir.F64 {
-			elem = F64
-		}
-		k := NewTransposeKernel(elem)
-		timpls = append(timpls, codegen.TransposeKernel{Slot: s, Kernel: k.Name})
-		if !haveT[k.Name] {
-			haveT[k.Name] = true
-			transposes = append(transposes, k)
+	for _, isa := range []string{AVX512, AVX2} {
+		for _, s := range tslots {
+			elem := F32
+			if s.Elem == ir.F64 {
+				elem = F64
+			}
+			k := NewTransposeKernelISA(elem, isa)
+			timpls[isa] = append(timpls[isa], codegen.TransposeKernel{Slot: s, Kernel: k.Name})
+			if !haveT[k.Name] {
+				haveT[k.Name] = true
+				transposes = append(transposes, k)
+			}
 		}
 	}
 	m, _ := target.Lookup("amd64")
@@ -86,7 +89,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		// conditions rather than gating single loops. The avx512 variant's AVX-512 routines (vector loops,
 		// transposes) use AVX-512F only (zmm, opmasks, VPTERNLOG, VSCALEFPS, VRNDSCALEPS, VSHUFF32X4); its
 		// GEMM kernels need DQ and VL too, and the AVX2 routines it keeps need AVX2 and FMA.
-		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c, VLoops: vimpls, Transposes: timpls, Packs: packImpls}
+		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c, VLoops: vimpls, Transposes: timpls[isa], Packs: packImpls}
 		mach := m
 		if isa == AVX512 {
 			v.VLoops = vimpls512
