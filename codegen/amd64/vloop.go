@@ -15,7 +15,7 @@ import (
 )
 
 // This file vectorizes the Vector loops of the loop IR (codegen.VLoop, the vector-loop slots) into AVX2
-// functions, from each loop's single-lane body: unit-stride accesses become VMOVUPS, loop-invariant
+// and AVX-512 functions, from each loop's single-lane body: unit-stride accesses become VMOVUPS, loop-invariant
 // values (computed by the Go caller) are broadcast once before the loop, reductions keep U vector
 // accumulators reduced horizontally at the end. A loop with an operation not handled here keeps its
 // portable Go code (the slot stays nil).
