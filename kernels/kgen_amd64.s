@@ -8678,6 +8678,1262 @@ packPBf64AVX2_next:
 	VZEROUPPER
 	RET
 
+// func sgemmRowsAVX512(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
+// Requires: AVX, AVX512F
+TEXT ·sgemmRowsAVX512(SB), NOSPLIT, $40-80
+	MOVQ  b+32(FP), SI
+	MOVQ  ldb+40(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  acs+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  n+72(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  DX, 32(SP)
+	ANDQ  $-64, DX
+	MOVQ  a+8(FP), R15
+	MOVQ  ars+16(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  R15, (SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 8(SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 16(SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 24(SP)
+	ADDQ  AX, R15
+	MOVQ  n+72(FP), CX
+	ANDQ  $0x0000000f, CX
+	MOVL  $0x00000001, R15
+	SHLL  CL, R15
+	DECL  R15
+	KMOVW R15, K1
+	MOVQ  c+48(FP), R8
+	MOVQ  ldc+56(FP), AX
+	SHLQ  $0x02, AX
+	LEAQ  (R8)(AX*1), R9
+	LEAQ  (R9)(AX*1), R10
+	LEAQ  (R10)(AX*1), R11
+	MOVQ  m+64(FP), CX
+	CMPQ  CX, $0x01
+	JEQ   sgemmRowsAVX512_m1_start
+	CMPQ  CX, $0x02
+	JEQ   sgemmRowsAVX512_m2_start
+	CMPQ  CX, $0x03
+	JEQ   sgemmRowsAVX512_m3_start
+	JMP   sgemmRowsAVX512_m4_start
+
+sgemmRowsAVX512_m1_start:
+	// m = 1: zero the C rows, then groups of 4 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+sgemmRowsAVX512_m1_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX512_m1_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     sgemmRowsAVX512_m1_zv
+
+sgemmRowsAVX512_m1_zs:
+	CMPQ    AX, 32(SP)
+	JGE     sgemmRowsAVX512_m1_zd
+	VMOVUPS Z12, K1, (R8)(AX*1)
+
+sgemmRowsAVX512_m1_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX512_m1_g:
+	CMPQ         CX, $0x04
+	JL           sgemmRowsAVX512_m1_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m1_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m1_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R13)(AX*1), Z10
+	VMOVUPS     (R14)(AX*1), Z11
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m1_g_v
+
+sgemmRowsAVX512_m1_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m1_g_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R12)(AX*1), K1, Z9
+	VMOVUPS.Z   (R13)(AX*1), K1, Z10
+	VMOVUPS.Z   (R14)(AX*1), K1, Z11
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+
+sgemmRowsAVX512_m1_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  sgemmRowsAVX512_m1_g
+
+sgemmRowsAVX512_m1_g_end:
+sgemmRowsAVX512_m1_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX512_m1_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m1_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m1_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m1_one_v
+
+sgemmRowsAVX512_m1_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m1_one_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+
+sgemmRowsAVX512_m1_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX512_m1_one
+
+sgemmRowsAVX512_m1_one_end:
+	VZEROUPPER
+	RET
+
+sgemmRowsAVX512_m2_start:
+	// m = 2: zero the C rows, then groups of 4 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+sgemmRowsAVX512_m2_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX512_m2_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     sgemmRowsAVX512_m2_zv
+
+sgemmRowsAVX512_m2_zs:
+	CMPQ    AX, 32(SP)
+	JGE     sgemmRowsAVX512_m2_zd
+	VMOVUPS Z12, K1, (R8)(AX*1)
+	VMOVUPS Z12, K1, (R9)(AX*1)
+
+sgemmRowsAVX512_m2_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX512_m2_g:
+	CMPQ         CX, $0x04
+	JL           sgemmRowsAVX512_m2_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z5
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z6
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z7
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m2_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m2_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R13)(AX*1), Z10
+	VMOVUPS     (R14)(AX*1), Z11
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VFMADD231PS Z10, Z6, Z12
+	VFMADD231PS Z11, Z7, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m2_g_v
+
+sgemmRowsAVX512_m2_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m2_g_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R12)(AX*1), K1, Z9
+	VMOVUPS.Z   (R13)(AX*1), K1, Z10
+	VMOVUPS.Z   (R14)(AX*1), K1, Z11
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VFMADD231PS Z10, Z6, Z12
+	VFMADD231PS Z11, Z7, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+
+sgemmRowsAVX512_m2_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  sgemmRowsAVX512_m2_g
+
+sgemmRowsAVX512_m2_g_end:
+sgemmRowsAVX512_m2_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX512_m2_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m2_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m2_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m2_one_v
+
+sgemmRowsAVX512_m2_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m2_one_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+
+sgemmRowsAVX512_m2_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX512_m2_one
+
+sgemmRowsAVX512_m2_one_end:
+	VZEROUPPER
+	RET
+
+sgemmRowsAVX512_m3_start:
+	// m = 3: zero the C rows, then groups of 2 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+sgemmRowsAVX512_m3_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX512_m3_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	VMOVUPS Z12, (R10)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     sgemmRowsAVX512_m3_zv
+
+sgemmRowsAVX512_m3_zs:
+	CMPQ    AX, 32(SP)
+	JGE     sgemmRowsAVX512_m3_zd
+	VMOVUPS Z12, K1, (R8)(AX*1)
+	VMOVUPS Z12, K1, (R9)(AX*1)
+	VMOVUPS Z12, K1, (R10)(AX*1)
+
+sgemmRowsAVX512_m3_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX512_m3_g:
+	CMPQ         CX, $0x02
+	JL           sgemmRowsAVX512_m3_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m3_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m3_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z2, Z12
+	VFMADD231PS Z9, Z3, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m3_g_v
+
+sgemmRowsAVX512_m3_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m3_g_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R12)(AX*1), K1, Z9
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z2, Z12
+	VFMADD231PS Z9, Z3, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+	VMOVUPS.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VMOVUPS     Z12, K1, (R10)(AX*1)
+
+sgemmRowsAVX512_m3_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  sgemmRowsAVX512_m3_g
+
+sgemmRowsAVX512_m3_g_end:
+sgemmRowsAVX512_m3_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX512_m3_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m3_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m3_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PS Z8, Z2, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m3_one_v
+
+sgemmRowsAVX512_m3_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m3_one_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+	VMOVUPS.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z2, Z12
+	VMOVUPS     Z12, K1, (R10)(AX*1)
+
+sgemmRowsAVX512_m3_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX512_m3_one
+
+sgemmRowsAVX512_m3_one_end:
+	VZEROUPPER
+	RET
+
+sgemmRowsAVX512_m4_start:
+	// m = 4: zero the C rows, then groups of 2 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+sgemmRowsAVX512_m4_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX512_m4_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	VMOVUPS Z12, (R10)(AX*1)
+	VMOVUPS Z12, (R11)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     sgemmRowsAVX512_m4_zv
+
+sgemmRowsAVX512_m4_zs:
+	CMPQ    AX, 32(SP)
+	JGE     sgemmRowsAVX512_m4_zd
+	VMOVUPS Z12, K1, (R8)(AX*1)
+	VMOVUPS Z12, K1, (R9)(AX*1)
+	VMOVUPS Z12, K1, (R10)(AX*1)
+	VMOVUPS Z12, K1, (R11)(AX*1)
+
+sgemmRowsAVX512_m4_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX512_m4_g:
+	CMPQ         CX, $0x02
+	JL           sgemmRowsAVX512_m4_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSS (R15), Z6
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z7
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m4_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m4_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z2, Z12
+	VFMADD231PS Z9, Z3, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Z12
+	VFMADD231PS Z8, Z6, Z12
+	VFMADD231PS Z9, Z7, Z12
+	VMOVUPS     Z12, (R11)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m4_g_v
+
+sgemmRowsAVX512_m4_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m4_g_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R12)(AX*1), K1, Z9
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z2, Z12
+	VFMADD231PS Z9, Z3, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+	VMOVUPS.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VMOVUPS     Z12, K1, (R10)(AX*1)
+	VMOVUPS.Z   (R11)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z6, Z12
+	VFMADD231PS Z9, Z7, Z12
+	VMOVUPS     Z12, K1, (R11)(AX*1)
+
+sgemmRowsAVX512_m4_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  sgemmRowsAVX512_m4_g
+
+sgemmRowsAVX512_m4_g_end:
+sgemmRowsAVX512_m4_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX512_m4_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSS (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m4_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m4_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PS Z8, Z2, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Z12
+	VFMADD231PS Z8, Z3, Z12
+	VMOVUPS     Z12, (R11)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m4_one_v
+
+sgemmRowsAVX512_m4_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m4_one_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+	VMOVUPS.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z2, Z12
+	VMOVUPS     Z12, K1, (R10)(AX*1)
+	VMOVUPS.Z   (R11)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z3, Z12
+	VMOVUPS     Z12, K1, (R11)(AX*1)
+
+sgemmRowsAVX512_m4_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX512_m4_one
+
+sgemmRowsAVX512_m4_one_end:
+	VZEROUPPER
+	RET
+
+// func dgemmRowsAVX512(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int)
+// Requires: AVX, AVX512F
+TEXT ·dgemmRowsAVX512(SB), NOSPLIT, $40-80
+	MOVQ  b+32(FP), SI
+	MOVQ  ldb+40(FP), DI
+	SHLQ  $0x03, DI
+	MOVQ  acs+24(FP), BX
+	SHLQ  $0x03, BX
+	MOVQ  n+72(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  DX, 32(SP)
+	ANDQ  $-64, DX
+	MOVQ  a+8(FP), R15
+	MOVQ  ars+16(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  R15, (SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 8(SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 16(SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 24(SP)
+	ADDQ  AX, R15
+	MOVQ  n+72(FP), CX
+	ANDQ  $0x00000007, CX
+	MOVL  $0x00000001, R15
+	SHLL  CL, R15
+	DECL  R15
+	KMOVW R15, K1
+	MOVQ  c+48(FP), R8
+	MOVQ  ldc+56(FP), AX
+	SHLQ  $0x03, AX
+	LEAQ  (R8)(AX*1), R9
+	LEAQ  (R9)(AX*1), R10
+	LEAQ  (R10)(AX*1), R11
+	MOVQ  m+64(FP), CX
+	CMPQ  CX, $0x01
+	JEQ   dgemmRowsAVX512_m1_start
+	CMPQ  CX, $0x02
+	JEQ   dgemmRowsAVX512_m2_start
+	CMPQ  CX, $0x03
+	JEQ   dgemmRowsAVX512_m3_start
+	JMP   dgemmRowsAVX512_m4_start
+
+dgemmRowsAVX512_m1_start:
+	// m = 1: zero the C rows, then groups of 4 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+dgemmRowsAVX512_m1_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX512_m1_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     dgemmRowsAVX512_m1_zv
+
+dgemmRowsAVX512_m1_zs:
+	CMPQ    AX, 32(SP)
+	JGE     dgemmRowsAVX512_m1_zd
+	VMOVUPD Z12, K1, (R8)(AX*1)
+
+dgemmRowsAVX512_m1_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX512_m1_g:
+	CMPQ         CX, $0x04
+	JL           dgemmRowsAVX512_m1_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m1_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m1_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R13)(AX*1), Z10
+	VMOVUPS     (R14)(AX*1), Z11
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VFMADD231PD Z10, Z2, Z12
+	VFMADD231PD Z11, Z3, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m1_g_v
+
+dgemmRowsAVX512_m1_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m1_g_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R12)(AX*1), K1, Z9
+	VMOVUPD.Z   (R13)(AX*1), K1, Z10
+	VMOVUPD.Z   (R14)(AX*1), K1, Z11
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VFMADD231PD Z10, Z2, Z12
+	VFMADD231PD Z11, Z3, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+
+dgemmRowsAVX512_m1_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  dgemmRowsAVX512_m1_g
+
+dgemmRowsAVX512_m1_g_end:
+dgemmRowsAVX512_m1_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX512_m1_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m1_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m1_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m1_one_v
+
+dgemmRowsAVX512_m1_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m1_one_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+
+dgemmRowsAVX512_m1_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX512_m1_one
+
+dgemmRowsAVX512_m1_one_end:
+	VZEROUPPER
+	RET
+
+dgemmRowsAVX512_m2_start:
+	// m = 2: zero the C rows, then groups of 4 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+dgemmRowsAVX512_m2_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX512_m2_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     dgemmRowsAVX512_m2_zv
+
+dgemmRowsAVX512_m2_zs:
+	CMPQ    AX, 32(SP)
+	JGE     dgemmRowsAVX512_m2_zd
+	VMOVUPD Z12, K1, (R8)(AX*1)
+	VMOVUPD Z12, K1, (R9)(AX*1)
+
+dgemmRowsAVX512_m2_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX512_m2_g:
+	CMPQ         CX, $0x04
+	JL           dgemmRowsAVX512_m2_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z5
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z6
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z7
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m2_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m2_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R13)(AX*1), Z10
+	VMOVUPS     (R14)(AX*1), Z11
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VFMADD231PD Z10, Z2, Z12
+	VFMADD231PD Z11, Z3, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VFMADD231PD Z10, Z6, Z12
+	VFMADD231PD Z11, Z7, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m2_g_v
+
+dgemmRowsAVX512_m2_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m2_g_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R12)(AX*1), K1, Z9
+	VMOVUPD.Z   (R13)(AX*1), K1, Z10
+	VMOVUPD.Z   (R14)(AX*1), K1, Z11
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VFMADD231PD Z10, Z2, Z12
+	VFMADD231PD Z11, Z3, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VFMADD231PD Z10, Z6, Z12
+	VFMADD231PD Z11, Z7, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+
+dgemmRowsAVX512_m2_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  dgemmRowsAVX512_m2_g
+
+dgemmRowsAVX512_m2_g_end:
+dgemmRowsAVX512_m2_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX512_m2_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m2_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m2_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m2_one_v
+
+dgemmRowsAVX512_m2_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m2_one_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+
+dgemmRowsAVX512_m2_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX512_m2_one
+
+dgemmRowsAVX512_m2_one_end:
+	VZEROUPPER
+	RET
+
+dgemmRowsAVX512_m3_start:
+	// m = 3: zero the C rows, then groups of 2 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+dgemmRowsAVX512_m3_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX512_m3_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	VMOVUPS Z12, (R10)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     dgemmRowsAVX512_m3_zv
+
+dgemmRowsAVX512_m3_zs:
+	CMPQ    AX, 32(SP)
+	JGE     dgemmRowsAVX512_m3_zd
+	VMOVUPD Z12, K1, (R8)(AX*1)
+	VMOVUPD Z12, K1, (R9)(AX*1)
+	VMOVUPD Z12, K1, (R10)(AX*1)
+
+dgemmRowsAVX512_m3_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX512_m3_g:
+	CMPQ         CX, $0x02
+	JL           dgemmRowsAVX512_m3_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m3_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m3_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z2, Z12
+	VFMADD231PD Z9, Z3, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m3_g_v
+
+dgemmRowsAVX512_m3_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m3_g_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R12)(AX*1), K1, Z9
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z2, Z12
+	VFMADD231PD Z9, Z3, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+	VMOVUPD.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VMOVUPD     Z12, K1, (R10)(AX*1)
+
+dgemmRowsAVX512_m3_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  dgemmRowsAVX512_m3_g
+
+dgemmRowsAVX512_m3_g_end:
+dgemmRowsAVX512_m3_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX512_m3_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m3_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m3_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PD Z8, Z2, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m3_one_v
+
+dgemmRowsAVX512_m3_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m3_one_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+	VMOVUPD.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z2, Z12
+	VMOVUPD     Z12, K1, (R10)(AX*1)
+
+dgemmRowsAVX512_m3_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX512_m3_one
+
+dgemmRowsAVX512_m3_one_end:
+	VZEROUPPER
+	RET
+
+dgemmRowsAVX512_m4_start:
+	// m = 4: zero the C rows, then groups of 2 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+dgemmRowsAVX512_m4_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX512_m4_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	VMOVUPS Z12, (R10)(AX*1)
+	VMOVUPS Z12, (R11)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     dgemmRowsAVX512_m4_zv
+
+dgemmRowsAVX512_m4_zs:
+	CMPQ    AX, 32(SP)
+	JGE     dgemmRowsAVX512_m4_zd
+	VMOVUPD Z12, K1, (R8)(AX*1)
+	VMOVUPD Z12, K1, (R9)(AX*1)
+	VMOVUPD Z12, K1, (R10)(AX*1)
+	VMOVUPD Z12, K1, (R11)(AX*1)
+
+dgemmRowsAVX512_m4_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX512_m4_g:
+	CMPQ         CX, $0x02
+	JL           dgemmRowsAVX512_m4_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSD (R15), Z6
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z7
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m4_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m4_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z2, Z12
+	VFMADD231PD Z9, Z3, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Z12
+	VFMADD231PD Z8, Z6, Z12
+	VFMADD231PD Z9, Z7, Z12
+	VMOVUPS     Z12, (R11)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m4_g_v
+
+dgemmRowsAVX512_m4_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m4_g_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R12)(AX*1), K1, Z9
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z2, Z12
+	VFMADD231PD Z9, Z3, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+	VMOVUPD.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VMOVUPD     Z12, K1, (R10)(AX*1)
+	VMOVUPD.Z   (R11)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z6, Z12
+	VFMADD231PD Z9, Z7, Z12
+	VMOVUPD     Z12, K1, (R11)(AX*1)
+
+dgemmRowsAVX512_m4_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  dgemmRowsAVX512_m4_g
+
+dgemmRowsAVX512_m4_g_end:
+dgemmRowsAVX512_m4_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX512_m4_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSD (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m4_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m4_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PD Z8, Z2, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Z12
+	VFMADD231PD Z8, Z3, Z12
+	VMOVUPS     Z12, (R11)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m4_one_v
+
+dgemmRowsAVX512_m4_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m4_one_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+	VMOVUPD.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z2, Z12
+	VMOVUPD     Z12, K1, (R10)(AX*1)
+	VMOVUPD.Z   (R11)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z3, Z12
+	VMOVUPD     Z12, K1, (R11)(AX*1)
+
+dgemmRowsAVX512_m4_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX512_m4_one
+
+dgemmRowsAVX512_m4_one_end:
+	VZEROUPPER
+	RET
+
 // func sgemmRowsAVX2(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
 // Requires: AVX, FMA3
 TEXT ·sgemmRowsAVX2(SB), NOSPLIT, $40-80

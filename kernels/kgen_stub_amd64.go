@@ -80,6 +80,18 @@ func packDf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth in
 //go:noescape
 func packPBf64AVX2(dst *float64, src *float64, ld int, n int, panel int, depth int)
 
+// sgemmRowsAVX512 is the rows kernel (codegen/amd64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
+// for i < m, j < n, streaming B row by row; 1 <= m <= 4.
+//
+//go:noescape
+func sgemmRowsAVX512(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
+
+// dgemmRowsAVX512 is the rows kernel (codegen/amd64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
+// for i < m, j < n, streaming B row by row; 1 <= m <= 4.
+//
+//go:noescape
+func dgemmRowsAVX512(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int)
+
 // sgemmRowsAVX2 is the rows kernel (codegen/amd64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
 // for i < m, j < n, streaming B row by row; 1 <= m <= 4.
 //

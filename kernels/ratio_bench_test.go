@@ -12,8 +12,8 @@ import (
 // avx2 on an AVX-512 machine, neon and go on arm64), alternating them call by call, and reports each
 // variant's fastest call and their ratio (second/best: above 1 when the best variant is faster). On a
 // shared host the fastest of many interleaved calls is much steadier than a mean, which also counts the
-// time the thread was descheduled. Operands fit in L2 (16 Ki elements) except transpose 1024² and the
-// 1 Mi-element f16 conversions.
+// time the thread was descheduled. Operands fit in L2 (16 Ki elements) except transpose 1024², the
+// 1 Mi-element f16 conversions and the 4096-wide skinny GEMMs (B is 64 MiB).
 //
 //	GOMAXPROCS=1 go test -run '^$' -bench VariantRatio -benchtime 400x ./kernels
 func BenchmarkVariantRatio(b *testing.B) {
@@ -34,6 +34,8 @@ func BenchmarkVariantRatio(b *testing.B) {
 	cf, ch := randSlice(cn, rng), randF16(cn, rng)
 	cf2, ch2 := make([]float32, cn), make([]f16.F16, cn)
 	sh, sf, sh2 := randF16(n, rng), make([]float32, n), make([]f16.F16, n)
+	const sk = 4096 // skinny GEMMs: M ≤ 4 rows run through the rows kernels
+	sA, sB, sC := randSlice(4*sk, rng), randSlice(sk*sk, rng), make([]float32, 4*sk)
 	for _, k := range []struct {
 		name string
 		run  func() error
@@ -48,6 +50,10 @@ func BenchmarkVariantRatio(b *testing.B) {
 		{"cvt_f16_f32_L2", func() error { return CvtF16F32(n, sh, sf) }},
 		{"cvt_f32_f16_1M", func() error { return CvtF32F16(cn, cf, ch2) }},
 		{"cvt_f16_f32_1M", func() error { return CvtF16F32(cn, ch, cf2) }},
+		{"sgemm_1x4096x4096", func() error { return Sgemm(1, sk, sk, sA[:sk], sB, sC[:sk], 1, 0) }},
+		{"sgemm_4x4096x4096", func() error { return Sgemm(4, sk, sk, sA, sB, sC, 1, 0) }},
+		{"sgemm_4x512x512", func() error { return Sgemm(4, 512, 512, sA[:4*512], sB[:512*512], sC[:4*512], 1, 0) }},
+		{"sgemm_2x256x256", func() error { return Sgemm(2, 256, 256, sA[:2*256], sB[:256*256], sC[:2*256], 1, 0) }},
 	} {
 		b.Run(k.name, func(b *testing.B) {
 			var mins [2]time.Duration

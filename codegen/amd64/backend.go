@@ -11,7 +11,8 @@ import (
 // Backend is the amd64 backend: for every GEMM slot of the package it generates AVX-512 and AVX2+FMA
 // microkernels (the register tiles of TileFor), for every transpose slot the AVX-512 and AVX2 transpose
 // tiles of its element type (transpose.go), for every vector loop its AVX-512 and AVX2 routines
-// (vloop.go), and an init that, when the CPU has the features, registers them as the "avx512" and "avx2"
+// (vloop.go), AVX-512 and AVX2 rows kernels (rows.go), the AVX2 packing routines (both variants install
+// them: pack.go), and an init that, when the CPU has the features, registers them as the "avx512" and "avx2"
 // variants ahead of the portable "go" one. The cache blocks of each variant come from the analytical
 // model applied to that variant's tile.
 type Backend struct{}
@@ -101,7 +102,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			if s.Elem == ir.F64 {
 				elem = F64
 			}
-			k, ku, kr := NewGemmKernel(elem, isa), NewGemmKernelU(elem, isa), NewRowsKernel(elem)
+			k, ku, kr := NewGemmKernel(elem, isa), NewGemmKernelU(elem, isa), NewRowsKernelISA(elem, isa)
 			b := target.GemmBlocks(mach, k.MR, k.NR, s.Elem.Size())
 			v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, KernelR: kr.Name, RowsMax: RowsMax,
 				MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC, HostBlocks: true, ElemSize: s.Elem.Size()})

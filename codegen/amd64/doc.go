@@ -21,8 +21,8 @@
 // FMA-peak kernels (independent FMA chains on registers only) used by
 // benchmarks to express a kernel's speed as a fraction of the machine's peak,
 // and, for both instruction sets, the vector-loop routines of the other
-// kernels (vloop.go) and transpose tiles (transpose.go); packing and rows
-// kernels (pack.go, rows.go) are AVX2 only.
+// kernels (vloop.go), transpose tiles (transpose.go) and rows kernels
+// (rows.go); the packing routines (pack.go) are AVX2 only.
 //
 // Generate returns the text of a .s file and of the matching Go stub file
 // (//go:build !purego, //go:noescape). The generated package must be built on
