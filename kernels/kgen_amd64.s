@@ -12646,17 +12646,21 @@ TEXT ·vloop_softmax_0AVX512(SB), NOSPLIT, $0-20
 	JZ           rest
 
 loop:
-	VCMPPS     $0x03, (SI)(AX*1), Z0, K2
-	VMAXPS     (SI)(AX*1), Z0, Z0
+	VMOVUPS    (SI)(AX*1), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	VMAXPS     Z0, Z4, Z0
 	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
-	VCMPPS     $0x03, 64(SI)(AX*1), Z1, K2
-	VMAXPS     64(SI)(AX*1), Z1, Z1
+	VMOVUPS    64(SI)(AX*1), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	VMAXPS     Z1, Z4, Z1
 	VPTERNLOGD $0xff, Z1, Z1, K2, Z1
-	VCMPPS     $0x03, 128(SI)(AX*1), Z2, K2
-	VMAXPS     128(SI)(AX*1), Z2, Z2
+	VMOVUPS    128(SI)(AX*1), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	VMAXPS     Z2, Z4, Z2
 	VPTERNLOGD $0xff, Z2, Z2, K2, Z2
-	VCMPPS     $0x03, 192(SI)(AX*1), Z3, K2
-	VMAXPS     192(SI)(AX*1), Z3, Z3
+	VMOVUPS    192(SI)(AX*1), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	VMAXPS     Z3, Z4, Z3
 	VPTERNLOGD $0xff, Z3, Z3, K2, Z3
 	ADDQ       $0x00000100, AX
 	DECQ       DX
@@ -12669,8 +12673,9 @@ rest:
 	JZ   tail
 
 loop1:
-	VCMPPS     $0x03, (SI)(AX*1), Z0, K2
-	VMAXPS     (SI)(AX*1), Z0, Z0
+	VMOVUPS    (SI)(AX*1), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	VMAXPS     Z0, Z4, Z0
 	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
 	ADDQ       $0x00000040, AX
 	DECQ       DX
@@ -12685,8 +12690,8 @@ tail:
 	KMOVW      DX, K1
 	VMOVAPS    Z0, Z4
 	VMOVUPS.Z  (SI)(AX*1), K1, Z5
-	VCMPPS     $0x03, Z5, Z4, K2
-	VMAXPS     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K2
+	VMAXPS     Z4, Z5, Z4
 	VPTERNLOGD $0xff, Z4, Z4, K2, Z4
 	VMOVUPS    Z4, K1, Z0
 

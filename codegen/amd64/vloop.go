@@ -37,7 +37,10 @@ import (
 // masking stores, and a reduction merges the masked group into its accumulator with a masked move, so
 // masked lanes are neither read nor written nor reduced. Compares write the opmask K2: max/min set NaN
 // lanes to all ones (masked VPTERNLOG $0xff, the bits VORPS gives on AVX2), relu keeps the lanes that are
-// not less than 0 (VMOVUPS.Z), the f16 NaN canonicalization blends with VBLENDMPS. exp is the same
+// not less than 0 (VMOVUPS.Z), the f16 NaN canonicalization blends with VBLENDMPS. A max/min
+// reduction compares only the new values with themselves (accumulateMaxZ), keeping the compare off the
+// accumulator's dependency chain; a zero maximum's sign may then differ from AVX2's, as it does between
+// any two orders of a reduction. exp is the same
 // polynomial with VRNDSCALEPS for the rounding and VSCALEFPS for the final t·2^n (one rounding, like the
 // AVX2 two-step scaling whose first step is exact, so both give the same bits). The horizontal reduction
 // stays at zmm width (VSHUFF32X4 and VPERMILPS/VPERMILPD swaps). Bitwise operations use the AVX-512F
@@ -526,10 +529,44 @@ func (g *vloopGen) accumulate1(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
 			return
 		}
 	}
+	if g.z && (op == ir.Max || op == ir.Min) {
+		g.accumulateMaxZ(op, y, acc)
+		return
+	}
 	r, o := g.operand(y)
 	g.binop(op, r, acc, acc)
 	if rr, isReg := r.(reg.VecPhysical); isReg && o {
 		g.release(rr)
+	}
+}
+
+// accumulateMaxZ emits acc = max(acc, y) (or min) on zmm with the AVX2 NaN result, keeping the
+// accumulator's dependency chain short: VMAXPS with acc as the second source returns acc when either
+// is NaN, so a NaN accumulator lane (always all ones) stays, and the lanes where y is NaN, found by a
+// compare of y with itself (off the chain), are then set to all ones. binop's form would compare acc
+// with y first, putting the compare's latency into every step of the chain.
+func (g *vloopGen) accumulateMaxZ(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
+	c := g.c
+	r, o := g.eval(y)
+	if g.f64 {
+		c.VCMPPD(operand.U8(3), r, r, kTmp)
+		if op == ir.Max {
+			c.VMAXPD(acc, r, acc)
+		} else {
+			c.VMINPD(acc, r, acc)
+		}
+		c.VPTERNLOGQ(operand.U8(0xff), acc, acc, kTmp, acc)
+	} else {
+		c.VCMPPS(operand.U8(3), r, r, kTmp)
+		if op == ir.Max {
+			c.VMAXPS(acc, r, acc)
+		} else {
+			c.VMINPS(acc, r, acc)
+		}
+		c.VPTERNLOGD(operand.U8(0xff), acc, acc, kTmp, acc)
+	}
+	if o {
+		g.release(r)
 	}
 }
 

@@ -11295,17 +11295,21 @@ TEXT ·vloop_dmax_0AVX512(SB), NOSPLIT, $0-24
 	JZ           rest
 
 loop:
-	VCMPPD     $0x03, (SI)(AX*1), Z0, K2
-	VMAXPD     (SI)(AX*1), Z0, Z0
+	VMOVUPD    (SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMAXPD     Z0, Z4, Z0
 	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
-	VCMPPD     $0x03, 64(SI)(AX*1), Z1, K2
-	VMAXPD     64(SI)(AX*1), Z1, Z1
+	VMOVUPD    64(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMAXPD     Z1, Z4, Z1
 	VPTERNLOGQ $0xff, Z1, Z1, K2, Z1
-	VCMPPD     $0x03, 128(SI)(AX*1), Z2, K2
-	VMAXPD     128(SI)(AX*1), Z2, Z2
+	VMOVUPD    128(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMAXPD     Z2, Z4, Z2
 	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
-	VCMPPD     $0x03, 192(SI)(AX*1), Z3, K2
-	VMAXPD     192(SI)(AX*1), Z3, Z3
+	VMOVUPD    192(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMAXPD     Z3, Z4, Z3
 	VPTERNLOGQ $0xff, Z3, Z3, K2, Z3
 	ADDQ       $0x00000100, AX
 	DECQ       DX
@@ -11318,8 +11322,9 @@ rest:
 	JZ   tail
 
 loop1:
-	VCMPPD     $0x03, (SI)(AX*1), Z0, K2
-	VMAXPD     (SI)(AX*1), Z0, Z0
+	VMOVUPD    (SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMAXPD     Z0, Z4, Z0
 	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
 	ADDQ       $0x00000040, AX
 	DECQ       DX
@@ -11334,8 +11339,8 @@ tail:
 	KMOVW      DX, K1
 	VMOVAPS    Z0, Z4
 	VMOVUPD.Z  (SI)(AX*1), K1, Z5
-	VCMPPD     $0x03, Z5, Z4, K2
-	VMAXPD     Z5, Z4, Z4
+	VCMPPD     $0x03, Z5, Z5, K2
+	VMAXPD     Z4, Z5, Z4
 	VPTERNLOGQ $0xff, Z4, Z4, K2, Z4
 	VMOVUPD    Z4, K1, Z0
 
@@ -11388,17 +11393,21 @@ TEXT ·vloop_dmin_0AVX512(SB), NOSPLIT, $0-24
 	JZ           rest
 
 loop:
-	VCMPPD     $0x03, (SI)(AX*1), Z0, K2
-	VMINPD     (SI)(AX*1), Z0, Z0
+	VMOVUPD    (SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMINPD     Z0, Z4, Z0
 	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
-	VCMPPD     $0x03, 64(SI)(AX*1), Z1, K2
-	VMINPD     64(SI)(AX*1), Z1, Z1
+	VMOVUPD    64(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMINPD     Z1, Z4, Z1
 	VPTERNLOGQ $0xff, Z1, Z1, K2, Z1
-	VCMPPD     $0x03, 128(SI)(AX*1), Z2, K2
-	VMINPD     128(SI)(AX*1), Z2, Z2
+	VMOVUPD    128(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMINPD     Z2, Z4, Z2
 	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
-	VCMPPD     $0x03, 192(SI)(AX*1), Z3, K2
-	VMINPD     192(SI)(AX*1), Z3, Z3
+	VMOVUPD    192(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMINPD     Z3, Z4, Z3
 	VPTERNLOGQ $0xff, Z3, Z3, K2, Z3
 	ADDQ       $0x00000100, AX
 	DECQ       DX
@@ -11411,8 +11420,9 @@ rest:
 	JZ   tail
 
 loop1:
-	VCMPPD     $0x03, (SI)(AX*1), Z0, K2
-	VMINPD     (SI)(AX*1), Z0, Z0
+	VMOVUPD    (SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMINPD     Z0, Z4, Z0
 	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
 	ADDQ       $0x00000040, AX
 	DECQ       DX
@@ -11427,8 +11437,8 @@ tail:
 	KMOVW      DX, K1
 	VMOVAPS    Z0, Z4
 	VMOVUPD.Z  (SI)(AX*1), K1, Z5
-	VCMPPD     $0x03, Z5, Z4, K2
-	VMINPD     Z5, Z4, Z4
+	VCMPPD     $0x03, Z5, Z5, K2
+	VMINPD     Z4, Z5, Z4
 	VPTERNLOGQ $0xff, Z4, Z4, K2, Z4
 	VMOVUPD    Z4, K1, Z0
 
