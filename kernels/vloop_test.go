@@ -226,6 +226,21 @@ func TestVLoopExpULP(t *testing.T) {
 	t.Run("avx512", func(t *testing.T) {
 		testExpULP(t, 5, func(xs, ys []float32) { vloop_softmax_1AVX512(len(xs), &xs[0], &ys[0], 0) })
 	})
+	// The AVX-512 exp (VRNDSCALEPS, VSCALEFPS, constants in registers) gives the AVX2 bits.
+	var xs []float32
+	for x := float32(-110); x < 95; x += 0.0013 {
+		xs = append(xs, x)
+	}
+	xs = append(xs, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)))
+	xs = xs[:len(xs)/8*8]
+	y2, y512 := make([]float32, len(xs)), make([]float32, len(xs))
+	vloop_softmax_1AVX2(len(xs)/8, &xs[0], &y2[0], 0)
+	vloop_softmax_1AVX512(len(xs), &xs[0], &y512[0], 0)
+	for i, x := range xs {
+		if a, b := math.Float32bits(y512[i]), math.Float32bits(y2[i]); a != b {
+			t.Fatalf("exp(%v): avx512 %#x, avx2 %#x", x, a, b)
+		}
+	}
 }
 
 // testExpULP runs exp through run on inputs padded with zeros to a length of rem modulo 16.
