@@ -283,3 +283,49 @@ func testExpULP(t *testing.T, rem int, run func(xs, ys []float32)) {
 	}
 	t.Logf("max error %.2f ulp over %d points", worst, len(xs))
 }
+
+// TestVariantConditions checks that each amd64 variant's init condition (kgen_amd64.go) tests every CPU
+// feature that avo lists under "Requires:" for the assembly routines the variant installs.
+func TestVariantConditions(t *testing.T) {
+	goSrc, err := os.ReadFile("kgen_amd64.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asm, err := os.ReadFile("kgen_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requires := map[string][]string{}
+	for _, m := range regexp.MustCompile(`(?m)^// func (\w+)\(.*\n// Requires: (.*)$`).FindAllStringSubmatch(string(asm), -1) {
+		requires[m[1]] = strings.Split(m[2], ", ")
+	}
+	flag := map[string]string{"AVX2": "HasAVX2", "FMA3": "HasFMA", "F16C": "HasF16C", "AVX512F": "HasAVX512F",
+		"AVX512DQ": "HasAVX512DQ", "AVX512VL": "HasAVX512VL", "AVX512BW": "HasAVX512BW"}
+	implied := map[string]bool{"AVX": true, "CMOV": true, "MMX+": true, "SSE": true, "SSE2": true} // by AVX2 or amd64
+	blocks := regexp.MustCompile(`(?s)\tif (cpu\.X86[^{]*) \{\n(.*?)\n\t\}\n`).FindAllStringSubmatch(string(goSrc), -1)
+	if len(blocks) != 2 {
+		t.Fatalf("%d conditional variants in kgen_amd64.go, want 2 (avx2, avx512)", len(blocks))
+	}
+	for _, b := range blocks {
+		cond, body := b[1], b[2]
+		n := 0
+		for _, ref := range regexp.MustCompile(`\b(\w+?)(Slot|Slice)\b`).FindAllStringSubmatch(body, -1) {
+			feats, ok := requires[ref[1]]
+			if !ok {
+				continue // a slot variable, not a routine
+			}
+			n++
+			for _, f := range feats {
+				if implied[f] {
+					continue
+				}
+				if fl, ok := flag[f]; !ok || !strings.Contains(cond, "cpu.X86."+fl) {
+					t.Errorf("variant %q installs %s, which needs %s", cond, ref[1], f)
+				}
+			}
+		}
+		if n < 10 {
+			t.Errorf("variant %q: only %d routines found", cond, n)
+		}
+	}
+}
