@@ -391,16 +391,21 @@ func analyse(l *ir.Loop) *VLoop {
 // iteration (Pk is T, or uint16 for an f16 access: the bits of an f16.F16), ci the invariants; a
 // reduction returns the reduction of its lane values.
 //
+// Counted marks a function whose n counts iterations instead of groups: it runs any n ≥ 1 iterations
+// (the last partial group under a mask, touching no element past the n-th), so its adapter hands it the
+// whole [lo, hi) and returns hi (amd64 avx512: opmask tails).
+//
 // Alt optionally names a second function with the same signature and Lanes that needs an optional
 // extension of the variant's ISA: the variant installs Alt.Func when the Go expression Alt.Cond holds
 // at run time and Func otherwise (arm64: the FP16 routine of an all-f16 loop, Alt.Cond testing
 // FEAT_FP16, with the FCVTL/FCVTN routine as the fallback). Both must meet the slot contract; where
 // their results may differ (rounding), the backend documents it.
 type VLoopImpl struct {
-	VLoop *VLoop
-	Func  string
-	Lanes int
-	Alt   VLoopAlt
+	VLoop   *VLoop
+	Func    string
+	Lanes   int
+	Counted bool
+	Alt     VLoopAlt
 }
 
 // VLoopAlt is the conditional alternative of a VLoopImpl; the zero value is none.
@@ -414,7 +419,7 @@ func (i VLoopImpl) adapter() string { return i.Func + "Slot" }
 
 // alt is the implementation of i's alternative (with no alternative of its own).
 func (i VLoopImpl) alt() VLoopImpl {
-	return VLoopImpl{VLoop: i.VLoop, Func: i.Alt.Func, Lanes: i.Lanes}
+	return VLoopImpl{VLoop: i.VLoop, Func: i.Alt.Func, Lanes: i.Lanes, Counted: i.Counted}
 }
 
 // writeVLoopAdapter emits the function adapting an implementation to the slot's signature: it runs as
@@ -424,16 +429,26 @@ func writeVLoopAdapter(b *bytes.Buffer, i VLoopImpl) {
 	v := i.VLoop
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	sig := strings.TrimPrefix(v.Signature(), "func")
-	w("// %s runs %s (a Vector loop of the loop IR) through %s, %d lanes at a time.\n", i.adapter(), v.Var, i.Func, i.Lanes)
+	if i.Counted {
+		w("// %s runs %s (a Vector loop of the loop IR) through %s, %d lanes at a time and the rest under a mask.\n", i.adapter(), v.Var, i.Func, i.Lanes)
+	} else {
+		w("// %s runs %s (a Vector loop of the loop IR) through %s, %d lanes at a time.\n", i.adapter(), v.Var, i.Func, i.Lanes)
+	}
 	w("func %s%s {\n", i.adapter(), sig)
 	fail := "lo"
 	if v.Reduction() {
 		fail = "lo, 0"
 	}
-	w("\tn := (hi - lo) / %d\n", i.Lanes)
+	step := fmt.Sprintf("*%d", i.Lanes)
+	if i.Counted {
+		w("\tn := hi - lo\n")
+		step = ""
+	} else {
+		w("\tn := (hi - lo) / %d\n", i.Lanes)
+	}
 	conds := []string{"n <= 0"}
 	for k := range v.Access {
-		conds = append(conds, fmt.Sprintf("o%d < 0 || o%d+n*%d > len(t%d)", k, k, i.Lanes, k))
+		conds = append(conds, fmt.Sprintf("o%d < 0 || o%d+n%s > len(t%d)", k, k, step, k))
 	}
 	w("\tif %s {\n\t\treturn %s\n\t}\n", strings.Join(conds, " || "), fail)
 	args := []string{"n"}
@@ -448,8 +463,8 @@ func writeVLoopAdapter(b *bytes.Buffer, i VLoopImpl) {
 		args = append(args, fmt.Sprintf("c%d", c))
 	}
 	if v.Reduction() {
-		w("\treturn lo + n*%d, %s(%s)\n}\n\n", i.Lanes, i.Func, strings.Join(args, ", "))
+		w("\treturn lo + n%s, %s(%s)\n}\n\n", step, i.Func, strings.Join(args, ", "))
 	} else {
-		w("\t%s(%s)\n\treturn lo + n*%d\n}\n\n", i.Func, strings.Join(args, ", "), i.Lanes)
+		w("\t%s(%s)\n\treturn lo + n%s\n}\n\n", i.Func, strings.Join(args, ", "), step)
 	}
 }

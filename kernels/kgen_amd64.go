@@ -66,6 +66,34 @@ func dgemm6x8AVX2USlice(kc int, a []float64, ars, acs int, b []float64, ldb int,
 	dgemm6x8AVX2U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemmRowsAVX512Slice runs the rows kernel sgemmRowsAVX512 for at most 4 rows (the portable one otherwise) under rowsVia32,
+// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
+func sgemmRowsAVX512Slice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	kern := rowsCoreGo32
+	if m <= 4 {
+		kern = sgemmRowsAVX512Ptr
+	}
+	rowsVia32(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
+
+func sgemmRowsAVX512Ptr(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int) {
+	sgemmRowsAVX512(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+}
+
+// dgemmRowsAVX512Slice runs the rows kernel dgemmRowsAVX512 for at most 4 rows (the portable one otherwise) under rowsVia64,
+// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
+func dgemmRowsAVX512Slice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	kern := rowsCoreGo64
+	if m <= 4 {
+		kern = dgemmRowsAVX512Ptr
+	}
+	rowsVia64(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
+
+func dgemmRowsAVX512Ptr(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int) {
+	dgemmRowsAVX512(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+}
+
 // sgemmRowsAVX2Slice runs the rows kernel sgemmRowsAVX2 for at most 4 rows (the portable one otherwise) under rowsVia32,
 // which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
 func sgemmRowsAVX2Slice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
@@ -92,6 +120,449 @@ func dgemmRowsAVX2Slice(kc int, a []float64, ars, acs int, b []float64, ldb int,
 
 func dgemmRowsAVX2Ptr(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int) {
 	dgemmRowsAVX2(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+}
+
+// vloop_sgemv_0AVX512Slot runs vloop_sgemv_0 (a Vector loop of the loop IR) through vloop_sgemv_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_sgemv_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo, 0
+	}
+	return lo + n, vloop_sgemv_0AVX512(n, &t0[o0], &t1[o1])
+}
+
+// vloop_sdot_0AVX512Slot runs vloop_sdot_0 (a Vector loop of the loop IR) through vloop_sdot_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_sdot_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo, 0
+	}
+	return lo + n, vloop_sdot_0AVX512(n, &t0[o0], &t1[o1])
+}
+
+// vloop_saxpy_0AVX512Slot runs vloop_saxpy_0 (a Vector loop of the loop IR) through vloop_saxpy_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_saxpy_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_saxpy_0AVX512(n, &t0[o0], &t1[o1], c0)
+	return lo + n
+}
+
+// vloop_softmax_0AVX512Slot runs vloop_softmax_0 (a Vector loop of the loop IR) through vloop_softmax_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_softmax_0AVX512Slot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo, 0
+	}
+	return lo + n, vloop_softmax_0AVX512(n, &t0[o0])
+}
+
+// vloop_softmax_1AVX512Slot runs vloop_softmax_1 (a Vector loop of the loop IR) through vloop_softmax_1AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_softmax_1AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_softmax_1AVX512(n, &t0[o0], &t1[o1], c0)
+	return lo + n
+}
+
+// vloop_softmax_2AVX512Slot runs vloop_softmax_2 (a Vector loop of the loop IR) through vloop_softmax_2AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_softmax_2AVX512Slot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo, 0
+	}
+	return lo + n, vloop_softmax_2AVX512(n, &t0[o0])
+}
+
+// vloop_softmax_3AVX512Slot runs vloop_softmax_3 (a Vector loop of the loop IR) through vloop_softmax_3AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_softmax_3AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_softmax_3AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_layernorm_0AVX512Slot runs vloop_layernorm_0 (a Vector loop of the loop IR) through vloop_layernorm_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_layernorm_0AVX512Slot(lo, hi int, t0 []float32, o0 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo, 0
+	}
+	return lo + n, vloop_layernorm_0AVX512(n, &t0[o0])
+}
+
+// vloop_layernorm_1AVX512Slot runs vloop_layernorm_1 (a Vector loop of the loop IR) through vloop_layernorm_1AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_layernorm_1AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32, c1 float32) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo, 0
+	}
+	return lo + n, vloop_layernorm_1AVX512(n, &t0[o0], c0, c1)
+}
+
+// vloop_layernorm_2AVX512Slot runs vloop_layernorm_2 (a Vector loop of the loop IR) through vloop_layernorm_2AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_layernorm_2AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, c0 float32, c1 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) || o3 < 0 || o3+n > len(t3) {
+		return lo
+	}
+	vloop_layernorm_2AVX512(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], c0, c1)
+	return lo + n
+}
+
+// vloop_conv2d_0AVX512Slot runs vloop_conv2d_0 (a Vector loop of the loop IR) through vloop_conv2d_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_conv2d_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) (int, float32) {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo, 0
+	}
+	return lo + n, vloop_conv2d_0AVX512(n, &t0[o0], &t1[o1])
+}
+
+// vloop_hgemm_0AVX512Slot runs vloop_hgemm_0 (a Vector loop of the loop IR) through vloop_hgemm_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_hgemm_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_hgemm_0AVX512(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n
+}
+
+// vloop_cvt_f32_f16_0AVX512Slot runs vloop_cvt_f32_f16_0 (a Vector loop of the loop IR) through vloop_cvt_f32_f16_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_cvt_f32_f16_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_cvt_f32_f16_0AVX512(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n
+}
+
+// vloop_cvt_f16_f32_0AVX512Slot runs vloop_cvt_f16_f32_0 (a Vector loop of the loop IR) through vloop_cvt_f16_f32_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_cvt_f16_f32_0AVX512Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_cvt_f16_f32_0AVX512(n, (*uint16)(&t0[o0]), &t1[o1])
+	return lo + n
+}
+
+// vloop_hadd_0AVX512Slot runs vloop_hadd_0 (a Vector loop of the loop IR) through vloop_hadd_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_hadd_0AVX512Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 int, t2 []f16.F16, o2 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) {
+		return lo
+	}
+	vloop_hadd_0AVX512(n, (*uint16)(&t0[o0]), (*uint16)(&t1[o1]), (*uint16)(&t2[o2]))
+	return lo + n
+}
+
+// vloop_haxpy_0AVX512Slot runs vloop_haxpy_0 (a Vector loop of the loop IR) through vloop_haxpy_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_haxpy_0AVX512Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []f16.F16, o1 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_haxpy_0AVX512(n, (*uint16)(&t0[o0]), (*uint16)(&t1[o1]), c0)
+	return lo + n
+}
+
+// vloop_colsum_0AVX512Slot runs vloop_colsum_0 (a Vector loop of the loop IR) through vloop_colsum_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_colsum_0AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_colsum_0AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_colsum_1AVX512Slot runs vloop_colsum_1 (a Vector loop of the loop IR) through vloop_colsum_1AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_colsum_1AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) || o3 < 0 || o3+n > len(t3) || o4 < 0 || o4+n > len(t4) || o5 < 0 || o5+n > len(t5) || o6 < 0 || o6+n > len(t6) || o7 < 0 || o7+n > len(t7) || o8 < 0 || o8+n > len(t8) {
+		return lo
+	}
+	vloop_colsum_1AVX512(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n
+}
+
+// vloop_colsum_2AVX512Slot runs vloop_colsum_2 (a Vector loop of the loop IR) through vloop_colsum_2AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_colsum_2AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_colsum_2AVX512(n, &t0[o0], &t1[o1])
+	return lo + n
+}
+
+// vloop_dcolsum_0AVX512Slot runs vloop_dcolsum_0 (a Vector loop of the loop IR) through vloop_dcolsum_0AVX512, 8 lanes at a time and the rest under a mask.
+func vloop_dcolsum_0AVX512Slot(lo, hi int, t0 []float64, o0 int, c0 float64) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_dcolsum_0AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_dcolsum_1AVX512Slot runs vloop_dcolsum_1 (a Vector loop of the loop IR) through vloop_dcolsum_1AVX512, 8 lanes at a time and the rest under a mask.
+func vloop_dcolsum_1AVX512Slot(lo, hi int, t0 []float64, o0 int, t1 []float64, o1 int, t2 []float64, o2 int, t3 []float64, o3 int, t4 []float64, o4 int, t5 []float64, o5 int, t6 []float64, o6 int, t7 []float64, o7 int, t8 []float64, o8 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) || o3 < 0 || o3+n > len(t3) || o4 < 0 || o4+n > len(t4) || o5 < 0 || o5+n > len(t5) || o6 < 0 || o6+n > len(t6) || o7 < 0 || o7+n > len(t7) || o8 < 0 || o8+n > len(t8) {
+		return lo
+	}
+	vloop_dcolsum_1AVX512(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n
+}
+
+// vloop_dcolsum_2AVX512Slot runs vloop_dcolsum_2 (a Vector loop of the loop IR) through vloop_dcolsum_2AVX512, 8 lanes at a time and the rest under a mask.
+func vloop_dcolsum_2AVX512Slot(lo, hi int, t0 []float64, o0 int, t1 []float64, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_dcolsum_2AVX512(n, &t0[o0], &t1[o1])
+	return lo + n
+}
+
+// vloop_colsum_acc_0AVX512Slot runs vloop_colsum_acc_0 (a Vector loop of the loop IR) through vloop_colsum_acc_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_colsum_acc_0AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_colsum_acc_0AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_colsum_acc_1AVX512Slot runs vloop_colsum_acc_1 (a Vector loop of the loop IR) through vloop_colsum_acc_1AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_colsum_acc_1AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) || o3 < 0 || o3+n > len(t3) || o4 < 0 || o4+n > len(t4) || o5 < 0 || o5+n > len(t5) || o6 < 0 || o6+n > len(t6) || o7 < 0 || o7+n > len(t7) || o8 < 0 || o8+n > len(t8) {
+		return lo
+	}
+	vloop_colsum_acc_1AVX512(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n
+}
+
+// vloop_colsum_acc_2AVX512Slot runs vloop_colsum_acc_2 (a Vector loop of the loop IR) through vloop_colsum_acc_2AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_colsum_acc_2AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_colsum_acc_2AVX512(n, &t0[o0], &t1[o1])
+	return lo + n
+}
+
+// vloop_colsum_acc_3AVX512Slot runs vloop_colsum_acc_3 (a Vector loop of the loop IR) through vloop_colsum_acc_3AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_colsum_acc_3AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_colsum_acc_3AVX512(n, &t0[o0], &t1[o1])
+	return lo + n
+}
+
+// vloop_sum_mid_0AVX512Slot runs vloop_sum_mid_0 (a Vector loop of the loop IR) through vloop_sum_mid_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_sum_mid_0AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_sum_mid_0AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_sum_mid_1AVX512Slot runs vloop_sum_mid_1 (a Vector loop of the loop IR) through vloop_sum_mid_1AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_sum_mid_1AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) || o3 < 0 || o3+n > len(t3) || o4 < 0 || o4+n > len(t4) || o5 < 0 || o5+n > len(t5) || o6 < 0 || o6+n > len(t6) || o7 < 0 || o7+n > len(t7) || o8 < 0 || o8+n > len(t8) {
+		return lo
+	}
+	vloop_sum_mid_1AVX512(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n
+}
+
+// vloop_sum_mid_2AVX512Slot runs vloop_sum_mid_2 (a Vector loop of the loop IR) through vloop_sum_mid_2AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_sum_mid_2AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_sum_mid_2AVX512(n, &t0[o0], &t1[o1])
+	return lo + n
+}
+
+// vloop_max_mid_0AVX512Slot runs vloop_max_mid_0 (a Vector loop of the loop IR) through vloop_max_mid_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_max_mid_0AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_max_mid_0AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_max_mid_1AVX512Slot runs vloop_max_mid_1 (a Vector loop of the loop IR) through vloop_max_mid_1AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_max_mid_1AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) || o3 < 0 || o3+n > len(t3) || o4 < 0 || o4+n > len(t4) || o5 < 0 || o5+n > len(t5) || o6 < 0 || o6+n > len(t6) || o7 < 0 || o7+n > len(t7) || o8 < 0 || o8+n > len(t8) {
+		return lo
+	}
+	vloop_max_mid_1AVX512(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n
+}
+
+// vloop_max_mid_2AVX512Slot runs vloop_max_mid_2 (a Vector loop of the loop IR) through vloop_max_mid_2AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_max_mid_2AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_max_mid_2AVX512(n, &t0[o0], &t1[o1])
+	return lo + n
+}
+
+// vloop_hsum_mid_0AVX512Slot runs vloop_hsum_mid_0 (a Vector loop of the loop IR) through vloop_hsum_mid_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_hsum_mid_0AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_hsum_mid_0AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_hsum_mid_1AVX512Slot runs vloop_hsum_mid_1 (a Vector loop of the loop IR) through vloop_hsum_mid_1AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_hsum_mid_1AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int, t2 []f16.F16, o2 int, t3 []f16.F16, o3 int, t4 []f16.F16, o4 int, t5 []f16.F16, o5 int, t6 []f16.F16, o6 int, t7 []f16.F16, o7 int, t8 []f16.F16, o8 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) || o3 < 0 || o3+n > len(t3) || o4 < 0 || o4+n > len(t4) || o5 < 0 || o5+n > len(t5) || o6 < 0 || o6+n > len(t6) || o7 < 0 || o7+n > len(t7) || o8 < 0 || o8+n > len(t8) {
+		return lo
+	}
+	vloop_hsum_mid_1AVX512(n, &t0[o0], (*uint16)(&t1[o1]), (*uint16)(&t2[o2]), (*uint16)(&t3[o3]), (*uint16)(&t4[o4]), (*uint16)(&t5[o5]), (*uint16)(&t6[o6]), (*uint16)(&t7[o7]), (*uint16)(&t8[o8]))
+	return lo + n
+}
+
+// vloop_hsum_mid_2AVX512Slot runs vloop_hsum_mid_2 (a Vector loop of the loop IR) through vloop_hsum_mid_2AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_hsum_mid_2AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_hsum_mid_2AVX512(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n
+}
+
+// vloop_hsum_mid_3AVX512Slot runs vloop_hsum_mid_3 (a Vector loop of the loop IR) through vloop_hsum_mid_3AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_hsum_mid_3AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_hsum_mid_3AVX512(n, &t0[o0], (*uint16)(&t1[o1]))
+	return lo + n
+}
+
+// vloop_batch_stats_0AVX512Slot runs vloop_batch_stats_0 (a Vector loop of the loop IR) through vloop_batch_stats_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_batch_stats_0AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_0AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_batch_stats_1AVX512Slot runs vloop_batch_stats_1 (a Vector loop of the loop IR) through vloop_batch_stats_1AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_batch_stats_1AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int, t6 []float32, o6 int, t7 []float32, o7 int, t8 []float32, o8 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) || o3 < 0 || o3+n > len(t3) || o4 < 0 || o4+n > len(t4) || o5 < 0 || o5+n > len(t5) || o6 < 0 || o6+n > len(t6) || o7 < 0 || o7+n > len(t7) || o8 < 0 || o8+n > len(t8) {
+		return lo
+	}
+	vloop_batch_stats_1AVX512(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5], &t6[o6], &t7[o7], &t8[o8])
+	return lo + n
+}
+
+// vloop_batch_stats_2AVX512Slot runs vloop_batch_stats_2 (a Vector loop of the loop IR) through vloop_batch_stats_2AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_batch_stats_2AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_batch_stats_2AVX512(n, &t0[o0], &t1[o1])
+	return lo + n
+}
+
+// vloop_batch_stats_3AVX512Slot runs vloop_batch_stats_3 (a Vector loop of the loop IR) through vloop_batch_stats_3AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_batch_stats_3AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_3AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_batch_stats_4AVX512Slot runs vloop_batch_stats_4 (a Vector loop of the loop IR) through vloop_batch_stats_4AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_batch_stats_4AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_4AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_batch_stats_5AVX512Slot runs vloop_batch_stats_5 (a Vector loop of the loop IR) through vloop_batch_stats_5AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_batch_stats_5AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int, t3 []float32, o3 int, t4 []float32, o4 int, t5 []float32, o5 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) || o3 < 0 || o3+n > len(t3) || o4 < 0 || o4+n > len(t4) || o5 < 0 || o5+n > len(t5) {
+		return lo
+	}
+	vloop_batch_stats_5AVX512(n, &t0[o0], &t1[o1], &t2[o2], &t3[o3], &t4[o4], &t5[o5])
+	return lo + n
+}
+
+// vloop_batch_stats_6AVX512Slot runs vloop_batch_stats_6 (a Vector loop of the loop IR) through vloop_batch_stats_6AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_batch_stats_6AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, t2 []float32, o2 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) || o2 < 0 || o2+n > len(t2) {
+		return lo
+	}
+	vloop_batch_stats_6AVX512(n, &t0[o0], &t1[o1], &t2[o2])
+	return lo + n
+}
+
+// vloop_batch_stats_7AVX512Slot runs vloop_batch_stats_7 (a Vector loop of the loop IR) through vloop_batch_stats_7AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_batch_stats_7AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_batch_stats_7AVX512(n, &t0[o0], c0)
+	return lo + n
+}
+
+// vloop_cvtF16F32AVX512Slot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_cvtF16F32AVX512Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_cvtF16F32AVX512(n, (*uint16)(&t0[o0]), &t1[o1])
+	return lo + n
 }
 
 // vloop_sgemv_0AVX2Slot runs vloop_sgemv_0 (a Vector loop of the loop IR) through vloop_sgemv_0AVX2, 8 lanes at a time.
@@ -537,26 +1008,26 @@ func vloop_cvtF16F32AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 
 	return lo + n*8
 }
 
-// transposeF32AVX2Slice adapts transposeF32AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
+// transposeF32AVX512Slice adapts transposeF32AVX512 to the transpose slot's slice signature (codegen.TransposeSlot). The
 // routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
 // the slices, the portable routine runs instead and the assembly touches nothing.
-func transposeF32AVX2Slice(rows, cols int, src []float32, lds int, dst []float32, ldd int) {
+func transposeF32AVX512Slice(rows, cols int, src []float32, lds int, dst []float32, ldd int) {
 	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
 		transposeGo32(rows, cols, src, lds, dst, ldd)
 		return
 	}
-	transposeF32AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
+	transposeF32AVX512(rows, cols, &src[0], lds, &dst[0], ldd)
 }
 
-// transposeF64AVX2Slice adapts transposeF64AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
+// transposeF64AVX512Slice adapts transposeF64AVX512 to the transpose slot's slice signature (codegen.TransposeSlot). The
 // routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
 // the slices, the portable routine runs instead and the assembly touches nothing.
-func transposeF64AVX2Slice(rows, cols int, src []float64, lds int, dst []float64, ldd int) {
+func transposeF64AVX512Slice(rows, cols int, src []float64, lds int, dst []float64, ldd int) {
 	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
 		transposeGo64(rows, cols, src, lds, dst, ldd)
 		return
 	}
-	transposeF64AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
+	transposeF64AVX512(rows, cols, &src[0], lds, &dst[0], ldd)
 }
 
 // packDf32AVX2Slice checks what packDf32AVX2 needs and runs it; anything else goes to the portable routine.
@@ -593,6 +1064,28 @@ func packPBf64AVX2Slice(dst, src []float64, ld, w, panel, depth int) {
 		return
 	}
 	packPBf64AVX2(&dst[0], &src[0], ld, w, panel, depth)
+}
+
+// transposeF32AVX2Slice adapts transposeF32AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
+// routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
+// the slices, the portable routine runs instead and the assembly touches nothing.
+func transposeF32AVX2Slice(rows, cols int, src []float32, lds int, dst []float32, ldd int) {
+	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
+		transposeGo32(rows, cols, src, lds, dst, ldd)
+		return
+	}
+	transposeF32AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
+}
+
+// transposeF64AVX2Slice adapts transposeF64AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
+// routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
+// the slices, the portable routine runs instead and the assembly touches nothing.
+func transposeF64AVX2Slice(rows, cols int, src []float64, lds int, dst []float64, ldd int) {
+	if !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {
+		transposeGo64(rows, cols, src, lds, dst, ldd)
+		return
+	}
+	transposeF64AVX2(rows, cols, &src[0], lds, &dst[0], ldd)
 }
 
 // sgemm14x32AVX512Blocks are sgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
@@ -694,68 +1187,68 @@ func registerVariants() bool {
 			packPB32 = packPBf32AVX2Slice
 			packD64 = packDf64AVX2Slice
 			packPB64 = packPBf64AVX2Slice
-			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*bgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*bgemm_bf16Slot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*bgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
-			vloop_sdot_0 = vloop_sdot_0AVX2Slot
-			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
-			vloop_softmax_0 = vloop_softmax_0AVX2Slot
-			vloop_softmax_1 = vloop_softmax_1AVX2Slot
-			vloop_softmax_2 = vloop_softmax_2AVX2Slot
-			vloop_softmax_3 = vloop_softmax_3AVX2Slot
-			vloop_layernorm_0 = vloop_layernorm_0AVX2Slot
-			vloop_layernorm_1 = vloop_layernorm_1AVX2Slot
-			vloop_layernorm_2 = vloop_layernorm_2AVX2Slot
-			vloop_conv2d_0 = vloop_conv2d_0AVX2Slot
-			vloop_hgemm_0 = vloop_hgemm_0AVX2Slot
-			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX2Slot
-			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX2Slot
-			vloop_hadd_0 = vloop_hadd_0AVX2Slot
-			vloop_haxpy_0 = vloop_haxpy_0AVX2Slot
-			vloop_colsum_0 = vloop_colsum_0AVX2Slot
-			vloop_colsum_1 = vloop_colsum_1AVX2Slot
-			vloop_colsum_2 = vloop_colsum_2AVX2Slot
-			vloop_dcolsum_0 = vloop_dcolsum_0AVX2Slot
-			vloop_dcolsum_1 = vloop_dcolsum_1AVX2Slot
-			vloop_dcolsum_2 = vloop_dcolsum_2AVX2Slot
-			vloop_colsum_acc_0 = vloop_colsum_acc_0AVX2Slot
-			vloop_colsum_acc_1 = vloop_colsum_acc_1AVX2Slot
-			vloop_colsum_acc_2 = vloop_colsum_acc_2AVX2Slot
-			vloop_colsum_acc_3 = vloop_colsum_acc_3AVX2Slot
-			vloop_sum_mid_0 = vloop_sum_mid_0AVX2Slot
-			vloop_sum_mid_1 = vloop_sum_mid_1AVX2Slot
-			vloop_sum_mid_2 = vloop_sum_mid_2AVX2Slot
-			vloop_max_mid_0 = vloop_max_mid_0AVX2Slot
-			vloop_max_mid_1 = vloop_max_mid_1AVX2Slot
-			vloop_max_mid_2 = vloop_max_mid_2AVX2Slot
-			vloop_hsum_mid_0 = vloop_hsum_mid_0AVX2Slot
-			vloop_hsum_mid_1 = vloop_hsum_mid_1AVX2Slot
-			vloop_hsum_mid_2 = vloop_hsum_mid_2AVX2Slot
-			vloop_hsum_mid_3 = vloop_hsum_mid_3AVX2Slot
-			vloop_batch_stats_0 = vloop_batch_stats_0AVX2Slot
-			vloop_batch_stats_1 = vloop_batch_stats_1AVX2Slot
-			vloop_batch_stats_2 = vloop_batch_stats_2AVX2Slot
-			vloop_batch_stats_3 = vloop_batch_stats_3AVX2Slot
-			vloop_batch_stats_4 = vloop_batch_stats_4AVX2Slot
-			vloop_batch_stats_5 = vloop_batch_stats_5AVX2Slot
-			vloop_batch_stats_6 = vloop_batch_stats_6AVX2Slot
-			vloop_batch_stats_7 = vloop_batch_stats_7AVX2Slot
-			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
-			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX2Slice
-			dtransposeSlot.Name, dtransposeSlot.T = "avx512", transposeF64AVX2Slice
+			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*bgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*bgemm_bf16Slot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*bgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			vloop_sgemv_0 = vloop_sgemv_0AVX512Slot
+			vloop_sdot_0 = vloop_sdot_0AVX512Slot
+			vloop_saxpy_0 = vloop_saxpy_0AVX512Slot
+			vloop_softmax_0 = vloop_softmax_0AVX512Slot
+			vloop_softmax_1 = vloop_softmax_1AVX512Slot
+			vloop_softmax_2 = vloop_softmax_2AVX512Slot
+			vloop_softmax_3 = vloop_softmax_3AVX512Slot
+			vloop_layernorm_0 = vloop_layernorm_0AVX512Slot
+			vloop_layernorm_1 = vloop_layernorm_1AVX512Slot
+			vloop_layernorm_2 = vloop_layernorm_2AVX512Slot
+			vloop_conv2d_0 = vloop_conv2d_0AVX512Slot
+			vloop_hgemm_0 = vloop_hgemm_0AVX512Slot
+			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX512Slot
+			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX512Slot
+			vloop_hadd_0 = vloop_hadd_0AVX512Slot
+			vloop_haxpy_0 = vloop_haxpy_0AVX512Slot
+			vloop_colsum_0 = vloop_colsum_0AVX512Slot
+			vloop_colsum_1 = vloop_colsum_1AVX512Slot
+			vloop_colsum_2 = vloop_colsum_2AVX512Slot
+			vloop_dcolsum_0 = vloop_dcolsum_0AVX512Slot
+			vloop_dcolsum_1 = vloop_dcolsum_1AVX512Slot
+			vloop_dcolsum_2 = vloop_dcolsum_2AVX512Slot
+			vloop_colsum_acc_0 = vloop_colsum_acc_0AVX512Slot
+			vloop_colsum_acc_1 = vloop_colsum_acc_1AVX512Slot
+			vloop_colsum_acc_2 = vloop_colsum_acc_2AVX512Slot
+			vloop_colsum_acc_3 = vloop_colsum_acc_3AVX512Slot
+			vloop_sum_mid_0 = vloop_sum_mid_0AVX512Slot
+			vloop_sum_mid_1 = vloop_sum_mid_1AVX512Slot
+			vloop_sum_mid_2 = vloop_sum_mid_2AVX512Slot
+			vloop_max_mid_0 = vloop_max_mid_0AVX512Slot
+			vloop_max_mid_1 = vloop_max_mid_1AVX512Slot
+			vloop_max_mid_2 = vloop_max_mid_2AVX512Slot
+			vloop_hsum_mid_0 = vloop_hsum_mid_0AVX512Slot
+			vloop_hsum_mid_1 = vloop_hsum_mid_1AVX512Slot
+			vloop_hsum_mid_2 = vloop_hsum_mid_2AVX512Slot
+			vloop_hsum_mid_3 = vloop_hsum_mid_3AVX512Slot
+			vloop_batch_stats_0 = vloop_batch_stats_0AVX512Slot
+			vloop_batch_stats_1 = vloop_batch_stats_1AVX512Slot
+			vloop_batch_stats_2 = vloop_batch_stats_2AVX512Slot
+			vloop_batch_stats_3 = vloop_batch_stats_3AVX512Slot
+			vloop_batch_stats_4 = vloop_batch_stats_4AVX512Slot
+			vloop_batch_stats_5 = vloop_batch_stats_5AVX512Slot
+			vloop_batch_stats_6 = vloop_batch_stats_6AVX512Slot
+			vloop_batch_stats_7 = vloop_batch_stats_7AVX512Slot
+			vloop_cvtF16F32 = vloop_cvtF16F32AVX512Slot
+			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX512Slice
+			dtransposeSlot.Name, dtransposeSlot.T = "avx512", transposeF64AVX512Slice
 		}}}, variants...)
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C && cpu.X86.HasAVX512BF16 {
@@ -768,68 +1261,68 @@ func registerVariants() bool {
 			packPB64 = packPBf64AVX2Slice
 			packDBF16 = packDPairBF16
 			packPBBF16 = packPBPairBF16
-			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX2Slice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*bmmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
-			*hgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*bmmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*hgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*bgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
 			*bgemm_bf16Slot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
 			*bgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
-			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
-			vloop_sdot_0 = vloop_sdot_0AVX2Slot
-			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
-			vloop_softmax_0 = vloop_softmax_0AVX2Slot
-			vloop_softmax_1 = vloop_softmax_1AVX2Slot
-			vloop_softmax_2 = vloop_softmax_2AVX2Slot
-			vloop_softmax_3 = vloop_softmax_3AVX2Slot
-			vloop_layernorm_0 = vloop_layernorm_0AVX2Slot
-			vloop_layernorm_1 = vloop_layernorm_1AVX2Slot
-			vloop_layernorm_2 = vloop_layernorm_2AVX2Slot
-			vloop_conv2d_0 = vloop_conv2d_0AVX2Slot
-			vloop_hgemm_0 = vloop_hgemm_0AVX2Slot
-			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX2Slot
-			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX2Slot
-			vloop_hadd_0 = vloop_hadd_0AVX2Slot
-			vloop_haxpy_0 = vloop_haxpy_0AVX2Slot
-			vloop_colsum_0 = vloop_colsum_0AVX2Slot
-			vloop_colsum_1 = vloop_colsum_1AVX2Slot
-			vloop_colsum_2 = vloop_colsum_2AVX2Slot
-			vloop_dcolsum_0 = vloop_dcolsum_0AVX2Slot
-			vloop_dcolsum_1 = vloop_dcolsum_1AVX2Slot
-			vloop_dcolsum_2 = vloop_dcolsum_2AVX2Slot
-			vloop_colsum_acc_0 = vloop_colsum_acc_0AVX2Slot
-			vloop_colsum_acc_1 = vloop_colsum_acc_1AVX2Slot
-			vloop_colsum_acc_2 = vloop_colsum_acc_2AVX2Slot
-			vloop_colsum_acc_3 = vloop_colsum_acc_3AVX2Slot
-			vloop_sum_mid_0 = vloop_sum_mid_0AVX2Slot
-			vloop_sum_mid_1 = vloop_sum_mid_1AVX2Slot
-			vloop_sum_mid_2 = vloop_sum_mid_2AVX2Slot
-			vloop_max_mid_0 = vloop_max_mid_0AVX2Slot
-			vloop_max_mid_1 = vloop_max_mid_1AVX2Slot
-			vloop_max_mid_2 = vloop_max_mid_2AVX2Slot
-			vloop_hsum_mid_0 = vloop_hsum_mid_0AVX2Slot
-			vloop_hsum_mid_1 = vloop_hsum_mid_1AVX2Slot
-			vloop_hsum_mid_2 = vloop_hsum_mid_2AVX2Slot
-			vloop_hsum_mid_3 = vloop_hsum_mid_3AVX2Slot
-			vloop_batch_stats_0 = vloop_batch_stats_0AVX2Slot
-			vloop_batch_stats_1 = vloop_batch_stats_1AVX2Slot
-			vloop_batch_stats_2 = vloop_batch_stats_2AVX2Slot
-			vloop_batch_stats_3 = vloop_batch_stats_3AVX2Slot
-			vloop_batch_stats_4 = vloop_batch_stats_4AVX2Slot
-			vloop_batch_stats_5 = vloop_batch_stats_5AVX2Slot
-			vloop_batch_stats_6 = vloop_batch_stats_6AVX2Slot
-			vloop_batch_stats_7 = vloop_batch_stats_7AVX2Slot
-			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
-			transposeSlot.Name, transposeSlot.T = "avx512bf16", transposeF32AVX2Slice
-			dtransposeSlot.Name, dtransposeSlot.T = "avx512bf16", transposeF64AVX2Slice
+			vloop_sgemv_0 = vloop_sgemv_0AVX512Slot
+			vloop_sdot_0 = vloop_sdot_0AVX512Slot
+			vloop_saxpy_0 = vloop_saxpy_0AVX512Slot
+			vloop_softmax_0 = vloop_softmax_0AVX512Slot
+			vloop_softmax_1 = vloop_softmax_1AVX512Slot
+			vloop_softmax_2 = vloop_softmax_2AVX512Slot
+			vloop_softmax_3 = vloop_softmax_3AVX512Slot
+			vloop_layernorm_0 = vloop_layernorm_0AVX512Slot
+			vloop_layernorm_1 = vloop_layernorm_1AVX512Slot
+			vloop_layernorm_2 = vloop_layernorm_2AVX512Slot
+			vloop_conv2d_0 = vloop_conv2d_0AVX512Slot
+			vloop_hgemm_0 = vloop_hgemm_0AVX512Slot
+			vloop_cvt_f32_f16_0 = vloop_cvt_f32_f16_0AVX512Slot
+			vloop_cvt_f16_f32_0 = vloop_cvt_f16_f32_0AVX512Slot
+			vloop_hadd_0 = vloop_hadd_0AVX512Slot
+			vloop_haxpy_0 = vloop_haxpy_0AVX512Slot
+			vloop_colsum_0 = vloop_colsum_0AVX512Slot
+			vloop_colsum_1 = vloop_colsum_1AVX512Slot
+			vloop_colsum_2 = vloop_colsum_2AVX512Slot
+			vloop_dcolsum_0 = vloop_dcolsum_0AVX512Slot
+			vloop_dcolsum_1 = vloop_dcolsum_1AVX512Slot
+			vloop_dcolsum_2 = vloop_dcolsum_2AVX512Slot
+			vloop_colsum_acc_0 = vloop_colsum_acc_0AVX512Slot
+			vloop_colsum_acc_1 = vloop_colsum_acc_1AVX512Slot
+			vloop_colsum_acc_2 = vloop_colsum_acc_2AVX512Slot
+			vloop_colsum_acc_3 = vloop_colsum_acc_3AVX512Slot
+			vloop_sum_mid_0 = vloop_sum_mid_0AVX512Slot
+			vloop_sum_mid_1 = vloop_sum_mid_1AVX512Slot
+			vloop_sum_mid_2 = vloop_sum_mid_2AVX512Slot
+			vloop_max_mid_0 = vloop_max_mid_0AVX512Slot
+			vloop_max_mid_1 = vloop_max_mid_1AVX512Slot
+			vloop_max_mid_2 = vloop_max_mid_2AVX512Slot
+			vloop_hsum_mid_0 = vloop_hsum_mid_0AVX512Slot
+			vloop_hsum_mid_1 = vloop_hsum_mid_1AVX512Slot
+			vloop_hsum_mid_2 = vloop_hsum_mid_2AVX512Slot
+			vloop_hsum_mid_3 = vloop_hsum_mid_3AVX512Slot
+			vloop_batch_stats_0 = vloop_batch_stats_0AVX512Slot
+			vloop_batch_stats_1 = vloop_batch_stats_1AVX512Slot
+			vloop_batch_stats_2 = vloop_batch_stats_2AVX512Slot
+			vloop_batch_stats_3 = vloop_batch_stats_3AVX512Slot
+			vloop_batch_stats_4 = vloop_batch_stats_4AVX512Slot
+			vloop_batch_stats_5 = vloop_batch_stats_5AVX512Slot
+			vloop_batch_stats_6 = vloop_batch_stats_6AVX512Slot
+			vloop_batch_stats_7 = vloop_batch_stats_7AVX512Slot
+			vloop_cvtF16F32 = vloop_cvtF16F32AVX512Slot
+			transposeSlot.Name, transposeSlot.T = "avx512bf16", transposeF32AVX512Slice
+			dtransposeSlot.Name, dtransposeSlot.T = "avx512bf16", transposeF64AVX512Slice
 		}}}, variants...)
 	}
 	return true

@@ -9550,6 +9550,1262 @@ packPBf64AVX2_next:
 	VZEROUPPER
 	RET
 
+// func sgemmRowsAVX512(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
+// Requires: AVX, AVX512F
+TEXT ·sgemmRowsAVX512(SB), NOSPLIT, $40-80
+	MOVQ  b+32(FP), SI
+	MOVQ  ldb+40(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  acs+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  n+72(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  DX, 32(SP)
+	ANDQ  $-64, DX
+	MOVQ  a+8(FP), R15
+	MOVQ  ars+16(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  R15, (SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 8(SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 16(SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 24(SP)
+	ADDQ  AX, R15
+	MOVQ  n+72(FP), CX
+	ANDQ  $0x0000000f, CX
+	MOVL  $0x00000001, R15
+	SHLL  CL, R15
+	DECL  R15
+	KMOVW R15, K1
+	MOVQ  c+48(FP), R8
+	MOVQ  ldc+56(FP), AX
+	SHLQ  $0x02, AX
+	LEAQ  (R8)(AX*1), R9
+	LEAQ  (R9)(AX*1), R10
+	LEAQ  (R10)(AX*1), R11
+	MOVQ  m+64(FP), CX
+	CMPQ  CX, $0x01
+	JEQ   sgemmRowsAVX512_m1_start
+	CMPQ  CX, $0x02
+	JEQ   sgemmRowsAVX512_m2_start
+	CMPQ  CX, $0x03
+	JEQ   sgemmRowsAVX512_m3_start
+	JMP   sgemmRowsAVX512_m4_start
+
+sgemmRowsAVX512_m1_start:
+	// m = 1: zero the C rows, then groups of 4 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+sgemmRowsAVX512_m1_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX512_m1_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     sgemmRowsAVX512_m1_zv
+
+sgemmRowsAVX512_m1_zs:
+	CMPQ    AX, 32(SP)
+	JGE     sgemmRowsAVX512_m1_zd
+	VMOVUPS Z12, K1, (R8)(AX*1)
+
+sgemmRowsAVX512_m1_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX512_m1_g:
+	CMPQ         CX, $0x04
+	JL           sgemmRowsAVX512_m1_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m1_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m1_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R13)(AX*1), Z10
+	VMOVUPS     (R14)(AX*1), Z11
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m1_g_v
+
+sgemmRowsAVX512_m1_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m1_g_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R12)(AX*1), K1, Z9
+	VMOVUPS.Z   (R13)(AX*1), K1, Z10
+	VMOVUPS.Z   (R14)(AX*1), K1, Z11
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+
+sgemmRowsAVX512_m1_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  sgemmRowsAVX512_m1_g
+
+sgemmRowsAVX512_m1_g_end:
+sgemmRowsAVX512_m1_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX512_m1_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m1_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m1_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m1_one_v
+
+sgemmRowsAVX512_m1_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m1_one_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+
+sgemmRowsAVX512_m1_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX512_m1_one
+
+sgemmRowsAVX512_m1_one_end:
+	VZEROUPPER
+	RET
+
+sgemmRowsAVX512_m2_start:
+	// m = 2: zero the C rows, then groups of 4 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+sgemmRowsAVX512_m2_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX512_m2_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     sgemmRowsAVX512_m2_zv
+
+sgemmRowsAVX512_m2_zs:
+	CMPQ    AX, 32(SP)
+	JGE     sgemmRowsAVX512_m2_zd
+	VMOVUPS Z12, K1, (R8)(AX*1)
+	VMOVUPS Z12, K1, (R9)(AX*1)
+
+sgemmRowsAVX512_m2_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX512_m2_g:
+	CMPQ         CX, $0x04
+	JL           sgemmRowsAVX512_m2_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z5
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z6
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z7
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m2_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m2_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R13)(AX*1), Z10
+	VMOVUPS     (R14)(AX*1), Z11
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VFMADD231PS Z10, Z6, Z12
+	VFMADD231PS Z11, Z7, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m2_g_v
+
+sgemmRowsAVX512_m2_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m2_g_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R12)(AX*1), K1, Z9
+	VMOVUPS.Z   (R13)(AX*1), K1, Z10
+	VMOVUPS.Z   (R14)(AX*1), K1, Z11
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VFMADD231PS Z10, Z6, Z12
+	VFMADD231PS Z11, Z7, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+
+sgemmRowsAVX512_m2_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  sgemmRowsAVX512_m2_g
+
+sgemmRowsAVX512_m2_g_end:
+sgemmRowsAVX512_m2_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX512_m2_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m2_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m2_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m2_one_v
+
+sgemmRowsAVX512_m2_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m2_one_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+
+sgemmRowsAVX512_m2_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX512_m2_one
+
+sgemmRowsAVX512_m2_one_end:
+	VZEROUPPER
+	RET
+
+sgemmRowsAVX512_m3_start:
+	// m = 3: zero the C rows, then groups of 2 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+sgemmRowsAVX512_m3_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX512_m3_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	VMOVUPS Z12, (R10)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     sgemmRowsAVX512_m3_zv
+
+sgemmRowsAVX512_m3_zs:
+	CMPQ    AX, 32(SP)
+	JGE     sgemmRowsAVX512_m3_zd
+	VMOVUPS Z12, K1, (R8)(AX*1)
+	VMOVUPS Z12, K1, (R9)(AX*1)
+	VMOVUPS Z12, K1, (R10)(AX*1)
+
+sgemmRowsAVX512_m3_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX512_m3_g:
+	CMPQ         CX, $0x02
+	JL           sgemmRowsAVX512_m3_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m3_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m3_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z2, Z12
+	VFMADD231PS Z9, Z3, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m3_g_v
+
+sgemmRowsAVX512_m3_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m3_g_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R12)(AX*1), K1, Z9
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z2, Z12
+	VFMADD231PS Z9, Z3, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+	VMOVUPS.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VMOVUPS     Z12, K1, (R10)(AX*1)
+
+sgemmRowsAVX512_m3_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  sgemmRowsAVX512_m3_g
+
+sgemmRowsAVX512_m3_g_end:
+sgemmRowsAVX512_m3_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX512_m3_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m3_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m3_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PS Z8, Z2, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m3_one_v
+
+sgemmRowsAVX512_m3_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m3_one_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+	VMOVUPS.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z2, Z12
+	VMOVUPS     Z12, K1, (R10)(AX*1)
+
+sgemmRowsAVX512_m3_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX512_m3_one
+
+sgemmRowsAVX512_m3_one_end:
+	VZEROUPPER
+	RET
+
+sgemmRowsAVX512_m4_start:
+	// m = 4: zero the C rows, then groups of 2 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+sgemmRowsAVX512_m4_zv:
+	CMPQ    AX, DX
+	JGE     sgemmRowsAVX512_m4_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	VMOVUPS Z12, (R10)(AX*1)
+	VMOVUPS Z12, (R11)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     sgemmRowsAVX512_m4_zv
+
+sgemmRowsAVX512_m4_zs:
+	CMPQ    AX, 32(SP)
+	JGE     sgemmRowsAVX512_m4_zd
+	VMOVUPS Z12, K1, (R8)(AX*1)
+	VMOVUPS Z12, K1, (R9)(AX*1)
+	VMOVUPS Z12, K1, (R10)(AX*1)
+	VMOVUPS Z12, K1, (R11)(AX*1)
+
+sgemmRowsAVX512_m4_zd:
+	MOVQ kc+0(FP), CX
+
+sgemmRowsAVX512_m4_g:
+	CMPQ         CX, $0x02
+	JL           sgemmRowsAVX512_m4_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSS (R15), Z6
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z7
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m4_g_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m4_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z2, Z12
+	VFMADD231PS Z9, Z3, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Z12
+	VFMADD231PS Z8, Z6, Z12
+	VFMADD231PS Z9, Z7, Z12
+	VMOVUPS     Z12, (R11)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m4_g_v
+
+sgemmRowsAVX512_m4_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m4_g_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R12)(AX*1), K1, Z9
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z2, Z12
+	VFMADD231PS Z9, Z3, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+	VMOVUPS.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VMOVUPS     Z12, K1, (R10)(AX*1)
+	VMOVUPS.Z   (R11)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z6, Z12
+	VFMADD231PS Z9, Z7, Z12
+	VMOVUPS     Z12, K1, (R11)(AX*1)
+
+sgemmRowsAVX512_m4_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  sgemmRowsAVX512_m4_g
+
+sgemmRowsAVX512_m4_g_end:
+sgemmRowsAVX512_m4_one:
+	CMPQ         CX, $0x01
+	JL           sgemmRowsAVX512_m4_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSS (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSS (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSS (R15), Z2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSS (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	XORQ         AX, AX
+
+sgemmRowsAVX512_m4_one_v:
+	CMPQ        AX, DX
+	JGE         sgemmRowsAVX512_m4_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PS Z8, Z2, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Z12
+	VFMADD231PS Z8, Z3, Z12
+	VMOVUPS     Z12, (R11)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         sgemmRowsAVX512_m4_one_v
+
+sgemmRowsAVX512_m4_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         sgemmRowsAVX512_m4_one_next
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS     Z12, K1, (R8)(AX*1)
+	VMOVUPS.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z1, Z12
+	VMOVUPS     Z12, K1, (R9)(AX*1)
+	VMOVUPS.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z2, Z12
+	VMOVUPS     Z12, K1, (R10)(AX*1)
+	VMOVUPS.Z   (R11)(AX*1), K1, Z12
+	VFMADD231PS Z8, Z3, Z12
+	VMOVUPS     Z12, K1, (R11)(AX*1)
+
+sgemmRowsAVX512_m4_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  sgemmRowsAVX512_m4_one
+
+sgemmRowsAVX512_m4_one_end:
+	VZEROUPPER
+	RET
+
+// func dgemmRowsAVX512(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int)
+// Requires: AVX, AVX512F
+TEXT ·dgemmRowsAVX512(SB), NOSPLIT, $40-80
+	MOVQ  b+32(FP), SI
+	MOVQ  ldb+40(FP), DI
+	SHLQ  $0x03, DI
+	MOVQ  acs+24(FP), BX
+	SHLQ  $0x03, BX
+	MOVQ  n+72(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  DX, 32(SP)
+	ANDQ  $-64, DX
+	MOVQ  a+8(FP), R15
+	MOVQ  ars+16(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  R15, (SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 8(SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 16(SP)
+	ADDQ  AX, R15
+	MOVQ  R15, 24(SP)
+	ADDQ  AX, R15
+	MOVQ  n+72(FP), CX
+	ANDQ  $0x00000007, CX
+	MOVL  $0x00000001, R15
+	SHLL  CL, R15
+	DECL  R15
+	KMOVW R15, K1
+	MOVQ  c+48(FP), R8
+	MOVQ  ldc+56(FP), AX
+	SHLQ  $0x03, AX
+	LEAQ  (R8)(AX*1), R9
+	LEAQ  (R9)(AX*1), R10
+	LEAQ  (R10)(AX*1), R11
+	MOVQ  m+64(FP), CX
+	CMPQ  CX, $0x01
+	JEQ   dgemmRowsAVX512_m1_start
+	CMPQ  CX, $0x02
+	JEQ   dgemmRowsAVX512_m2_start
+	CMPQ  CX, $0x03
+	JEQ   dgemmRowsAVX512_m3_start
+	JMP   dgemmRowsAVX512_m4_start
+
+dgemmRowsAVX512_m1_start:
+	// m = 1: zero the C rows, then groups of 4 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+dgemmRowsAVX512_m1_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX512_m1_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     dgemmRowsAVX512_m1_zv
+
+dgemmRowsAVX512_m1_zs:
+	CMPQ    AX, 32(SP)
+	JGE     dgemmRowsAVX512_m1_zd
+	VMOVUPD Z12, K1, (R8)(AX*1)
+
+dgemmRowsAVX512_m1_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX512_m1_g:
+	CMPQ         CX, $0x04
+	JL           dgemmRowsAVX512_m1_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m1_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m1_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R13)(AX*1), Z10
+	VMOVUPS     (R14)(AX*1), Z11
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VFMADD231PD Z10, Z2, Z12
+	VFMADD231PD Z11, Z3, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m1_g_v
+
+dgemmRowsAVX512_m1_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m1_g_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R12)(AX*1), K1, Z9
+	VMOVUPD.Z   (R13)(AX*1), K1, Z10
+	VMOVUPD.Z   (R14)(AX*1), K1, Z11
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VFMADD231PD Z10, Z2, Z12
+	VFMADD231PD Z11, Z3, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+
+dgemmRowsAVX512_m1_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  dgemmRowsAVX512_m1_g
+
+dgemmRowsAVX512_m1_g_end:
+dgemmRowsAVX512_m1_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX512_m1_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m1_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m1_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m1_one_v
+
+dgemmRowsAVX512_m1_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m1_one_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+
+dgemmRowsAVX512_m1_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX512_m1_one
+
+dgemmRowsAVX512_m1_one_end:
+	VZEROUPPER
+	RET
+
+dgemmRowsAVX512_m2_start:
+	// m = 2: zero the C rows, then groups of 4 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+dgemmRowsAVX512_m2_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX512_m2_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     dgemmRowsAVX512_m2_zv
+
+dgemmRowsAVX512_m2_zs:
+	CMPQ    AX, 32(SP)
+	JGE     dgemmRowsAVX512_m2_zd
+	VMOVUPD Z12, K1, (R8)(AX*1)
+	VMOVUPD Z12, K1, (R9)(AX*1)
+
+dgemmRowsAVX512_m2_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX512_m2_g:
+	CMPQ         CX, $0x04
+	JL           dgemmRowsAVX512_m2_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z5
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z6
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z7
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	LEAQ         (SI)(DI*1), R12
+	LEAQ         (R12)(DI*1), R13
+	LEAQ         (R13)(DI*1), R14
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m2_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m2_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R13)(AX*1), Z10
+	VMOVUPS     (R14)(AX*1), Z11
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VFMADD231PD Z10, Z2, Z12
+	VFMADD231PD Z11, Z3, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VFMADD231PD Z10, Z6, Z12
+	VFMADD231PD Z11, Z7, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m2_g_v
+
+dgemmRowsAVX512_m2_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m2_g_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R12)(AX*1), K1, Z9
+	VMOVUPD.Z   (R13)(AX*1), K1, Z10
+	VMOVUPD.Z   (R14)(AX*1), K1, Z11
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VFMADD231PD Z10, Z2, Z12
+	VFMADD231PD Z11, Z3, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VFMADD231PD Z10, Z6, Z12
+	VFMADD231PD Z11, Z7, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+
+dgemmRowsAVX512_m2_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x04, CX
+	JMP  dgemmRowsAVX512_m2_g
+
+dgemmRowsAVX512_m2_g_end:
+dgemmRowsAVX512_m2_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX512_m2_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m2_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m2_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m2_one_v
+
+dgemmRowsAVX512_m2_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m2_one_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+
+dgemmRowsAVX512_m2_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX512_m2_one
+
+dgemmRowsAVX512_m2_one_end:
+	VZEROUPPER
+	RET
+
+dgemmRowsAVX512_m3_start:
+	// m = 3: zero the C rows, then groups of 2 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+dgemmRowsAVX512_m3_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX512_m3_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	VMOVUPS Z12, (R10)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     dgemmRowsAVX512_m3_zv
+
+dgemmRowsAVX512_m3_zs:
+	CMPQ    AX, 32(SP)
+	JGE     dgemmRowsAVX512_m3_zd
+	VMOVUPD Z12, K1, (R8)(AX*1)
+	VMOVUPD Z12, K1, (R9)(AX*1)
+	VMOVUPD Z12, K1, (R10)(AX*1)
+
+dgemmRowsAVX512_m3_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX512_m3_g:
+	CMPQ         CX, $0x02
+	JL           dgemmRowsAVX512_m3_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m3_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m3_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z2, Z12
+	VFMADD231PD Z9, Z3, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m3_g_v
+
+dgemmRowsAVX512_m3_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m3_g_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R12)(AX*1), K1, Z9
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z2, Z12
+	VFMADD231PD Z9, Z3, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+	VMOVUPD.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VMOVUPD     Z12, K1, (R10)(AX*1)
+
+dgemmRowsAVX512_m3_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  dgemmRowsAVX512_m3_g
+
+dgemmRowsAVX512_m3_g_end:
+dgemmRowsAVX512_m3_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX512_m3_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m3_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m3_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PD Z8, Z2, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m3_one_v
+
+dgemmRowsAVX512_m3_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m3_one_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+	VMOVUPD.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z2, Z12
+	VMOVUPD     Z12, K1, (R10)(AX*1)
+
+dgemmRowsAVX512_m3_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX512_m3_one
+
+dgemmRowsAVX512_m3_one_end:
+	VZEROUPPER
+	RET
+
+dgemmRowsAVX512_m4_start:
+	// m = 4: zero the C rows, then groups of 2 rows of B.
+	VPXORD Z12, Z12, Z12
+	XORQ   AX, AX
+
+dgemmRowsAVX512_m4_zv:
+	CMPQ    AX, DX
+	JGE     dgemmRowsAVX512_m4_zs
+	VMOVUPS Z12, (R8)(AX*1)
+	VMOVUPS Z12, (R9)(AX*1)
+	VMOVUPS Z12, (R10)(AX*1)
+	VMOVUPS Z12, (R11)(AX*1)
+	ADDQ    $0x40, AX
+	JMP     dgemmRowsAVX512_m4_zv
+
+dgemmRowsAVX512_m4_zs:
+	CMPQ    AX, 32(SP)
+	JGE     dgemmRowsAVX512_m4_zd
+	VMOVUPD Z12, K1, (R8)(AX*1)
+	VMOVUPD Z12, K1, (R9)(AX*1)
+	VMOVUPD Z12, K1, (R10)(AX*1)
+	VMOVUPD Z12, K1, (R11)(AX*1)
+
+dgemmRowsAVX512_m4_zd:
+	MOVQ kc+0(FP), CX
+
+dgemmRowsAVX512_m4_g:
+	CMPQ         CX, $0x02
+	JL           dgemmRowsAVX512_m4_g_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z5
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSD (R15), Z6
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z7
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	LEAQ         (SI)(DI*1), R12
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m4_g_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m4_g_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R12)(AX*1), Z9
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z2, Z12
+	VFMADD231PD Z9, Z3, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Z12
+	VFMADD231PD Z8, Z6, Z12
+	VFMADD231PD Z9, Z7, Z12
+	VMOVUPS     Z12, (R11)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m4_g_v
+
+dgemmRowsAVX512_m4_g_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m4_g_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R12)(AX*1), K1, Z9
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VFMADD231PD Z9, Z1, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z2, Z12
+	VFMADD231PD Z9, Z3, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+	VMOVUPD.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z4, Z12
+	VFMADD231PD Z9, Z5, Z12
+	VMOVUPD     Z12, K1, (R10)(AX*1)
+	VMOVUPD.Z   (R11)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z6, Z12
+	VFMADD231PD Z9, Z7, Z12
+	VMOVUPD     Z12, K1, (R11)(AX*1)
+
+dgemmRowsAVX512_m4_g_next:
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x02, CX
+	JMP  dgemmRowsAVX512_m4_g
+
+dgemmRowsAVX512_m4_g_end:
+dgemmRowsAVX512_m4_one:
+	CMPQ         CX, $0x01
+	JL           dgemmRowsAVX512_m4_one_end
+	MOVQ         (SP), R15
+	VBROADCASTSD (R15), Z0
+	ADDQ         BX, R15
+	MOVQ         R15, (SP)
+	MOVQ         8(SP), R15
+	VBROADCASTSD (R15), Z1
+	ADDQ         BX, R15
+	MOVQ         R15, 8(SP)
+	MOVQ         16(SP), R15
+	VBROADCASTSD (R15), Z2
+	ADDQ         BX, R15
+	MOVQ         R15, 16(SP)
+	MOVQ         24(SP), R15
+	VBROADCASTSD (R15), Z3
+	ADDQ         BX, R15
+	MOVQ         R15, 24(SP)
+	XORQ         AX, AX
+
+dgemmRowsAVX512_m4_one_v:
+	CMPQ        AX, DX
+	JGE         dgemmRowsAVX512_m4_one_s
+	VMOVUPS     (SI)(AX*1), Z8
+	VMOVUPS     (R8)(AX*1), Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPS     Z12, (R8)(AX*1)
+	VMOVUPS     (R9)(AX*1), Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPS     Z12, (R9)(AX*1)
+	VMOVUPS     (R10)(AX*1), Z12
+	VFMADD231PD Z8, Z2, Z12
+	VMOVUPS     Z12, (R10)(AX*1)
+	VMOVUPS     (R11)(AX*1), Z12
+	VFMADD231PD Z8, Z3, Z12
+	VMOVUPS     Z12, (R11)(AX*1)
+	ADDQ        $0x40, AX
+	JMP         dgemmRowsAVX512_m4_one_v
+
+dgemmRowsAVX512_m4_one_s:
+	CMPQ        AX, 32(SP)
+	JGE         dgemmRowsAVX512_m4_one_next
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
+	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z0, Z12
+	VMOVUPD     Z12, K1, (R8)(AX*1)
+	VMOVUPD.Z   (R9)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z1, Z12
+	VMOVUPD     Z12, K1, (R9)(AX*1)
+	VMOVUPD.Z   (R10)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z2, Z12
+	VMOVUPD     Z12, K1, (R10)(AX*1)
+	VMOVUPD.Z   (R11)(AX*1), K1, Z12
+	VFMADD231PD Z8, Z3, Z12
+	VMOVUPD     Z12, K1, (R11)(AX*1)
+
+dgemmRowsAVX512_m4_one_next:
+	ADDQ DI, SI
+	SUBQ $0x01, CX
+	JMP  dgemmRowsAVX512_m4_one
+
+dgemmRowsAVX512_m4_one_end:
+	VZEROUPPER
+	RET
+
 // func sgemmRowsAVX2(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
 // Requires: AVX, FMA3
 TEXT ·sgemmRowsAVX2(SB), NOSPLIT, $40-80
@@ -13756,6 +15012,4367 @@ loop1:
 	ADDQ      $0x00000010, AX
 	DECQ      CX
 	JNZ       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_sgemv_0AVX512(n int, p0 *float32, p1 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_sgemv_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	MOVQ   p1+16(FP), DI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x06, DX
+	JZ     rest
+
+loop:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	VMOVUPS     64(SI)(AX*1), Z4
+	VFMADD231PS 64(DI)(AX*1), Z4, Z1
+	VMOVUPS     128(SI)(AX*1), Z4
+	VFMADD231PS 128(DI)(AX*1), Z4, Z2
+	VMOVUPS     192(SI)(AX*1), Z4
+	VFMADD231PS 192(DI)(AX*1), Z4, Z3
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVAPS     Z0, Z4
+	VMOVUPS.Z   (SI)(AX*1), K1, Z5
+	VMOVUPS.Z   (DI)(AX*1), K1, Z6
+	VFMADD231PS Z6, Z5, Z4
+	VMOVUPS     Z4, K1, Z0
+
+done:
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VMOVSS     X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_sdot_0AVX512(n int, p0 *float32, p1 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_sdot_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	MOVQ   p1+16(FP), DI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x06, DX
+	JZ     rest
+
+loop:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	VMOVUPS     64(SI)(AX*1), Z4
+	VFMADD231PS 64(DI)(AX*1), Z4, Z1
+	VMOVUPS     128(SI)(AX*1), Z4
+	VFMADD231PS 128(DI)(AX*1), Z4, Z2
+	VMOVUPS     192(SI)(AX*1), Z4
+	VFMADD231PS 192(DI)(AX*1), Z4, Z3
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVAPS     Z0, Z4
+	VMOVUPS.Z   (SI)(AX*1), K1, Z5
+	VMOVUPS.Z   (DI)(AX*1), K1, Z6
+	VFMADD231PS Z6, Z5, Z4
+	VMOVUPS     Z4, K1, Z0
+
+done:
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VMOVSS     X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_saxpy_0AVX512(n int, p0 *float32, p1 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_saxpy_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS     (DI)(AX*1), Z1
+	VFMADD231PS (SI)(AX*1), Z0, Z1
+	VMOVUPS     Z1, (DI)(AX*1)
+	VMOVUPS     64(DI)(AX*1), Z1
+	VFMADD231PS 64(SI)(AX*1), Z0, Z1
+	VMOVUPS     Z1, 64(DI)(AX*1)
+	VMOVUPS     128(DI)(AX*1), Z1
+	VFMADD231PS 128(SI)(AX*1), Z0, Z1
+	VMOVUPS     Z1, 128(DI)(AX*1)
+	VMOVUPS     192(DI)(AX*1), Z1
+	VFMADD231PS 192(SI)(AX*1), Z0, Z1
+	VMOVUPS     Z1, 192(DI)(AX*1)
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (DI)(AX*1), Z1
+	VFMADD231PS (SI)(AX*1), Z0, Z1
+	VMOVUPS     Z1, (DI)(AX*1)
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (DI)(AX*1), K1, Z1
+	VMOVUPS.Z   (SI)(AX*1), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_softmax_0AVX512(n int, p0 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_softmax_0AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	MOVL         $0xff800000, DX
+	VMOVD        DX, X0
+	VBROADCASTSS X0, Z0
+	MOVL         $0xff800000, DX
+	VMOVD        DX, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0xff800000, DX
+	VMOVD        DX, X2
+	VBROADCASTSS X2, Z2
+	MOVL         $0xff800000, DX
+	VMOVD        DX, X3
+	VBROADCASTSS X3, Z3
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS    (SI)(AX*1), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	VMAXPS     Z0, Z4, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    64(SI)(AX*1), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	VMAXPS     Z1, Z4, Z1
+	VPTERNLOGD $0xff, Z1, Z1, K2, Z1
+	VMOVUPS    128(SI)(AX*1), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	VMAXPS     Z2, Z4, Z2
+	VPTERNLOGD $0xff, Z2, Z2, K2, Z2
+	VMOVUPS    192(SI)(AX*1), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	VMAXPS     Z3, Z4, Z3
+	VPTERNLOGD $0xff, Z3, Z3, K2, Z3
+	ADDQ       $0x00000100, AX
+	DECQ       DX
+	JNZ        loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS    (SI)(AX*1), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	VMAXPS     Z0, Z4, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	ADDQ       $0x00000040, AX
+	DECQ       DX
+	JNZ        loop1
+
+tail:
+	ANDQ       $0x0000000f, CX
+	JZ         done
+	MOVL       $0x00000001, DX
+	SHLL       CL, DX
+	DECL       DX
+	KMOVW      DX, K1
+	VMOVAPS    Z0, Z4
+	VMOVUPS.Z  (SI)(AX*1), K1, Z5
+	VCMPPS     $0x03, Z5, Z5, K2
+	VMAXPS     Z4, Z5, Z4
+	VPTERNLOGD $0xff, Z4, Z4, K2, Z4
+	VMOVUPS    Z4, K1, Z0
+
+done:
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, Z3, Z2, K2
+	VMAXPS     Z3, Z2, Z2
+	VPTERNLOGD $0xff, Z2, Z2, K2, Z2
+	VCMPPS     $0x03, Z2, Z0, K2
+	VMAXPS     Z2, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VCMPPS     $0x03, Z4, Z0, K2
+	VMAXPS     Z4, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VCMPPS     $0x03, Z4, Z0, K2
+	VMAXPS     Z4, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VCMPPS     $0x03, Z4, Z0, K2
+	VMAXPS     Z4, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VCMPPS     $0x03, Z4, Z0, K2
+	VMAXPS     Z4, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVSS     X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_softmax_1AVX512(n int, p0 *float32, p1 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_softmax_1AVX512(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Z0
+	VMOVUPS      vloopExpF32Z<>+0(SB), Z1
+	VMOVUPS      vloopExpF32Z<>+64(SB), Z2
+	VMOVUPS      vloopExpF32Z<>+128(SB), Z3
+	VMOVUPS      vloopExpF32Z<>+192(SB), Z4
+	VMOVUPS      vloopExpF32Z<>+256(SB), Z5
+	VMOVUPS      vloopExpF32Z<>+320(SB), Z6
+	VMOVUPS      vloopExpF32Z<>+384(SB), Z7
+	VMOVUPS      vloopExpF32Z<>+448(SB), Z8
+	VMOVUPS      vloopExpF32Z<>+512(SB), Z9
+	VMOVUPS      vloopExpF32Z<>+576(SB), Z10
+	VMOVUPS      vloopExpF32Z<>+640(SB), Z11
+	VMOVUPS      vloopExpF32Z<>+704(SB), Z12
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS      (SI)(AX*1), Z13
+	VSUBPS       Z0, Z13, Z13
+	VMINPS       Z13, Z1, Z13
+	VMAXPS       Z13, Z2, Z13
+	VMULPS       Z3, Z13, Z14
+	VRNDSCALEPS  $0x00, Z14, Z14
+	VFNMADD231PS Z4, Z14, Z13
+	VFNMADD231PS Z5, Z14, Z13
+	VMOVUPS      Z6, Z15
+	VFMADD213PS  Z7, Z13, Z15
+	VFMADD213PS  Z8, Z13, Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VMULPS       Z13, Z15, Z15
+	VFMADD213PS  Z13, Z13, Z15
+	VADDPS       Z12, Z15, Z15
+	VSCALEFPS    Z14, Z15, Z13
+	VMOVUPS      Z13, (DI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z13
+	VSUBPS       Z0, Z13, Z13
+	VMINPS       Z13, Z1, Z13
+	VMAXPS       Z13, Z2, Z13
+	VMULPS       Z3, Z13, Z16
+	VRNDSCALEPS  $0x00, Z16, Z16
+	VFNMADD231PS Z4, Z16, Z13
+	VFNMADD231PS Z5, Z16, Z13
+	VMOVUPS      Z6, Z15
+	VFMADD213PS  Z7, Z13, Z15
+	VFMADD213PS  Z8, Z13, Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VMULPS       Z13, Z15, Z15
+	VFMADD213PS  Z13, Z13, Z15
+	VADDPS       Z12, Z15, Z15
+	VSCALEFPS    Z16, Z15, Z13
+	VMOVUPS      Z13, 64(DI)(AX*1)
+	VMOVUPS      128(SI)(AX*1), Z13
+	VSUBPS       Z0, Z13, Z13
+	VMINPS       Z13, Z1, Z13
+	VMAXPS       Z13, Z2, Z13
+	VMULPS       Z3, Z13, Z14
+	VRNDSCALEPS  $0x00, Z14, Z14
+	VFNMADD231PS Z4, Z14, Z13
+	VFNMADD231PS Z5, Z14, Z13
+	VMOVUPS      Z6, Z15
+	VFMADD213PS  Z7, Z13, Z15
+	VFMADD213PS  Z8, Z13, Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VMULPS       Z13, Z15, Z15
+	VFMADD213PS  Z13, Z13, Z15
+	VADDPS       Z12, Z15, Z15
+	VSCALEFPS    Z14, Z15, Z13
+	VMOVUPS      Z13, 128(DI)(AX*1)
+	VMOVUPS      192(SI)(AX*1), Z13
+	VSUBPS       Z0, Z13, Z13
+	VMINPS       Z13, Z1, Z13
+	VMAXPS       Z13, Z2, Z13
+	VMULPS       Z3, Z13, Z16
+	VRNDSCALEPS  $0x00, Z16, Z16
+	VFNMADD231PS Z4, Z16, Z13
+	VFNMADD231PS Z5, Z16, Z13
+	VMOVUPS      Z6, Z15
+	VFMADD213PS  Z7, Z13, Z15
+	VFMADD213PS  Z8, Z13, Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VMULPS       Z13, Z15, Z15
+	VFMADD213PS  Z13, Z13, Z15
+	VADDPS       Z12, Z15, Z15
+	VSCALEFPS    Z16, Z15, Z13
+	VMOVUPS      Z13, 192(DI)(AX*1)
+	ADDQ         $0x00000100, AX
+	DECQ         DX
+	JNZ          loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS      (SI)(AX*1), Z13
+	VSUBPS       Z0, Z13, Z13
+	VMINPS       Z13, Z1, Z13
+	VMAXPS       Z13, Z2, Z13
+	VMULPS       Z3, Z13, Z14
+	VRNDSCALEPS  $0x00, Z14, Z14
+	VFNMADD231PS Z4, Z14, Z13
+	VFNMADD231PS Z5, Z14, Z13
+	VMOVUPS      Z6, Z15
+	VFMADD213PS  Z7, Z13, Z15
+	VFMADD213PS  Z8, Z13, Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VMULPS       Z13, Z15, Z15
+	VFMADD213PS  Z13, Z13, Z15
+	VADDPS       Z12, Z15, Z15
+	VSCALEFPS    Z14, Z15, Z13
+	VMOVUPS      Z13, (DI)(AX*1)
+	ADDQ         $0x00000040, AX
+	DECQ         DX
+	JNZ          loop1
+
+tail:
+	ANDQ         $0x0000000f, CX
+	JZ           done
+	MOVL         $0x00000001, DX
+	SHLL         CL, DX
+	DECL         DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (SI)(AX*1), K1, Z13
+	VSUBPS       Z0, Z13, Z13
+	VMINPS       Z13, Z1, Z13
+	VMAXPS       Z13, Z2, Z13
+	VMULPS       Z3, Z13, Z16
+	VRNDSCALEPS  $0x00, Z16, Z16
+	VFNMADD231PS Z4, Z16, Z13
+	VFNMADD231PS Z5, Z16, Z13
+	VMOVUPS      Z6, Z15
+	VFMADD213PS  Z7, Z13, Z15
+	VFMADD213PS  Z8, Z13, Z15
+	VFMADD213PS  Z9, Z13, Z15
+	VFMADD213PS  Z10, Z13, Z15
+	VFMADD213PS  Z11, Z13, Z15
+	VMULPS       Z13, Z15, Z15
+	VFMADD213PS  Z13, Z13, Z15
+	VADDPS       Z12, Z15, Z15
+	VSCALEFPS    Z16, Z15, Z13
+	VMOVUPS      Z13, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vloopExpF32Z<>+0(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+4(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+8(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+12(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+16(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+20(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+24(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+28(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+32(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+36(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+40(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+44(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+48(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+52(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+56(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+60(SB)/4, $0x42b20000
+DATA vloopExpF32Z<>+64(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+68(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+72(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+76(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+80(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+84(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+88(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+92(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+96(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+100(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+104(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+108(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+112(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+116(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+120(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+124(SB)/4, $0xc2d00000
+DATA vloopExpF32Z<>+128(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+132(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+136(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+140(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+144(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+148(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+152(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+156(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+160(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+164(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+168(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+172(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+176(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+180(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+184(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+188(SB)/4, $0x3fb8aa3b
+DATA vloopExpF32Z<>+192(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+196(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+200(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+204(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+208(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+212(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+216(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+220(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+224(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+228(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+232(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+236(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+240(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+244(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+248(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+252(SB)/4, $0x3f318000
+DATA vloopExpF32Z<>+256(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+260(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+264(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+268(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+272(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+276(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+280(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+284(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+288(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+292(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+296(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+300(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+304(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+308(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+312(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+316(SB)/4, $0xb95e8083
+DATA vloopExpF32Z<>+320(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+324(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+328(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+332(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+336(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+340(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+344(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+348(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+352(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+356(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+360(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+364(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+368(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+372(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+376(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+380(SB)/4, $0x39506967
+DATA vloopExpF32Z<>+384(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+388(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+392(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+396(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+400(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+404(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+408(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+412(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+416(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+420(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+424(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+428(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+432(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+436(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+440(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+444(SB)/4, $0x3ab743ce
+DATA vloopExpF32Z<>+448(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+452(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+456(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+460(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+464(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+468(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+472(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+476(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+480(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+484(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+488(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+492(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+496(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+500(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+504(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+508(SB)/4, $0x3c088908
+DATA vloopExpF32Z<>+512(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+516(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+520(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+524(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+528(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+532(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+536(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+540(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+544(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+548(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+552(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+556(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+560(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+564(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+568(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+572(SB)/4, $0x3d2aa9c1
+DATA vloopExpF32Z<>+576(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+580(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+584(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+588(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+592(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+596(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+600(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+604(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+608(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+612(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+616(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+620(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+624(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+628(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+632(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+636(SB)/4, $0x3e2aaaaa
+DATA vloopExpF32Z<>+640(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+644(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+648(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+652(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+656(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+660(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+664(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+668(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+672(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+676(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+680(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+684(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+688(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+692(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+696(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+700(SB)/4, $0x3f000000
+DATA vloopExpF32Z<>+704(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+708(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+712(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+716(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+720(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+724(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+728(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+732(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+736(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+740(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+744(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+748(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+752(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+756(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+760(SB)/4, $0x3f800000
+DATA vloopExpF32Z<>+764(SB)/4, $0x3f800000
+GLOBL vloopExpF32Z<>(SB), RODATA|NOPTR, $768
+
+// func vloop_softmax_2AVX512(n int, p0 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_softmax_2AVX512(SB), NOSPLIT, $0-20
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x06, DX
+	JZ     rest
+
+loop:
+	VADDPS (SI)(AX*1), Z0, Z0
+	VADDPS 64(SI)(AX*1), Z1, Z1
+	VADDPS 128(SI)(AX*1), Z2, Z2
+	VADDPS 192(SI)(AX*1), Z3, Z3
+	ADDQ   $0x00000100, AX
+	DECQ   DX
+	JNZ    loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VADDPS (SI)(AX*1), Z0, Z0
+	ADDQ   $0x00000040, AX
+	DECQ   DX
+	JNZ    loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (SI)(AX*1), K1, Z5
+	VADDPS    Z5, Z4, Z4
+	VMOVUPS   Z4, K1, Z0
+
+done:
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VMOVSS     X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_softmax_3AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_softmax_3AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z1
+	VDIVPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_layernorm_0AVX512(n int, p0 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_layernorm_0AVX512(SB), NOSPLIT, $0-20
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x06, DX
+	JZ     rest
+
+loop:
+	VADDPS (SI)(AX*1), Z0, Z0
+	VADDPS 64(SI)(AX*1), Z1, Z1
+	VADDPS 128(SI)(AX*1), Z2, Z2
+	VADDPS 192(SI)(AX*1), Z3, Z3
+	ADDQ   $0x00000100, AX
+	DECQ   DX
+	JNZ    loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VADDPS (SI)(AX*1), Z0, Z0
+	ADDQ   $0x00000040, AX
+	DECQ   DX
+	JNZ    loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (SI)(AX*1), K1, Z5
+	VADDPS    Z5, Z4, Z4
+	VMOVUPS   Z4, K1, Z0
+
+done:
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VMOVSS     X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_layernorm_1AVX512(n int, p0 *float32, c0 float32, c1 float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_layernorm_1AVX512(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	VBROADCASTSS c1+20(FP), Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS     (SI)(AX*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VMOVUPS     (SI)(AX*1), Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z6, Z2
+	VMOVUPS     64(SI)(AX*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     64(SI)(AX*1), Z6
+	VSUBPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z7, Z3
+	VMOVUPS     128(SI)(AX*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VMOVUPS     128(SI)(AX*1), Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z6, Z4
+	VMOVUPS     192(SI)(AX*1), Z7
+	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     192(SI)(AX*1), Z6
+	VSUBPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z7, Z5
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VMOVUPS     (SI)(AX*1), Z7
+	VSUBPS      Z1, Z7, Z7
+	VFMADD231PS Z7, Z6, Z2
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVAPS     Z2, Z7
+	VMOVUPS.Z   (SI)(AX*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
+	VSUBPS      Z1, Z8, Z8
+	VFMADD231PS Z8, Z6, Z7
+	VMOVUPS     Z7, K1, Z2
+
+done:
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z5, Z4, Z4
+	VADDPS     Z4, Z2, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z7
+	VADDPS     Z7, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z7
+	VADDPS     Z7, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z7
+	VADDPS     Z7, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z7
+	VADDPS     Z7, Z2, Z2
+	VMOVSS     X2, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_layernorm_2AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, c0 float32, c1 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_layernorm_2AVX512(SB), NOSPLIT, $0-48
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	MOVQ         p2+24(FP), R8
+	MOVQ         p3+32(FP), R9
+	XORQ         AX, AX
+	VBROADCASTSS c0+40(FP), Z0
+	VBROADCASTSS c1+44(FP), Z1
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS     (R8)(AX*1), Z2
+	VMOVUPS     (SI)(AX*1), Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VFMADD231PS (DI)(AX*1), Z3, Z2
+	VMOVUPS     Z2, (R9)(AX*1)
+	VMOVUPS     64(R8)(AX*1), Z2
+	VMOVUPS     64(SI)(AX*1), Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VFMADD231PS 64(DI)(AX*1), Z3, Z2
+	VMOVUPS     Z2, 64(R9)(AX*1)
+	VMOVUPS     128(R8)(AX*1), Z2
+	VMOVUPS     128(SI)(AX*1), Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VFMADD231PS 128(DI)(AX*1), Z3, Z2
+	VMOVUPS     Z2, 128(R9)(AX*1)
+	VMOVUPS     192(R8)(AX*1), Z2
+	VMOVUPS     192(SI)(AX*1), Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VFMADD231PS 192(DI)(AX*1), Z3, Z2
+	VMOVUPS     Z2, 192(R9)(AX*1)
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (R8)(AX*1), Z2
+	VMOVUPS     (SI)(AX*1), Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VFMADD231PS (DI)(AX*1), Z3, Z2
+	VMOVUPS     Z2, (R9)(AX*1)
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (R8)(AX*1), K1, Z2
+	VMOVUPS.Z   (SI)(AX*1), K1, Z3
+	VSUBPS      Z0, Z3, Z3
+	VDIVPS      Z1, Z3, Z3
+	VMOVUPS.Z   (DI)(AX*1), K1, Z4
+	VFMADD231PS Z4, Z3, Z2
+	VMOVUPS     Z2, K1, (R9)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_conv2d_0AVX512(n int, p0 *float32, p1 *float32) float32
+// Requires: AVX, AVX512F
+TEXT ·vloop_conv2d_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	MOVQ   p1+16(FP), DI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x06, DX
+	JZ     rest
+
+loop:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	VMOVUPS     64(SI)(AX*1), Z4
+	VFMADD231PS 64(DI)(AX*1), Z4, Z1
+	VMOVUPS     128(SI)(AX*1), Z4
+	VFMADD231PS 128(DI)(AX*1), Z4, Z2
+	VMOVUPS     192(SI)(AX*1), Z4
+	VFMADD231PS 192(DI)(AX*1), Z4, Z3
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (DI)(AX*1), Z4, Z0
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVAPS     Z0, Z4
+	VMOVUPS.Z   (SI)(AX*1), K1, Z5
+	VMOVUPS.Z   (DI)(AX*1), K1, Z6
+	VFMADD231PS Z6, Z5, Z4
+	VMOVUPS     Z4, K1, Z0
+
+done:
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VMOVSS     X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_hgemm_0AVX512(n int, p0 *float32, p1 *uint16)
+// Requires: AVX, AVX512F
+TEXT ·vloop_hgemm_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (DI)(AX*1)
+	VMOVUPS   64(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 32(DI)(AX*1)
+	VMOVUPS   128(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 64(DI)(AX*1)
+	VMOVUPS   192(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 96(DI)(AX*1)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (DI)(AX*1)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*2), K1, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vloopF16QuietZ<>+0(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+4(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+8(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+12(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+16(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+20(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+24(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+28(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+32(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+36(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+40(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+44(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+48(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+52(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+56(SB)/4, $0x00400000
+DATA vloopF16QuietZ<>+60(SB)/4, $0x00400000
+GLOBL vloopF16QuietZ<>(SB), RODATA|NOPTR, $64
+
+// func vloop_cvt_f32_f16_0AVX512(n int, p0 *float32, p1 *uint16)
+// Requires: AVX, AVX512F
+TEXT ·vloop_cvt_f32_f16_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (DI)(AX*1)
+	VMOVUPS   64(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 32(DI)(AX*1)
+	VMOVUPS   128(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 64(DI)(AX*1)
+	VMOVUPS   192(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 96(DI)(AX*1)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (DI)(AX*1)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*2), K1, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_cvt_f16_f32_0AVX512(n int, p0 *uint16, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_cvt_f16_f32_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VMOVUPS   Z0, (DI)(AX*2)
+	VCVTPH2PS 32(SI)(AX*1), Z0
+	VMOVUPS   Z0, 64(DI)(AX*2)
+	VCVTPH2PS 64(SI)(AX*1), Z0
+	VMOVUPS   Z0, 128(DI)(AX*2)
+	VCVTPH2PS 96(SI)(AX*1), Z0
+	VMOVUPS   Z0, 192(DI)(AX*2)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VMOVUPS   Z0, (DI)(AX*2)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VCVTPH2PS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS     Z0, K1, (DI)(AX*2)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hadd_0AVX512(n int, p0 *uint16, p1 *uint16, p2 *uint16)
+// Requires: AVX, AVX512F
+TEXT ·vloop_hadd_0AVX512(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VCVTPH2PS (DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (R8)(AX*1)
+	VCVTPH2PS 32(SI)(AX*1), Z0
+	VCVTPH2PS 32(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 32(R8)(AX*1)
+	VCVTPH2PS 64(SI)(AX*1), Z0
+	VCVTPH2PS 64(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 64(R8)(AX*1)
+	VCVTPH2PS 96(SI)(AX*1), Z0
+	VCVTPH2PS 96(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 96(R8)(AX*1)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VCVTPH2PS (DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (R8)(AX*1)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VCVTPH2PS.Z (SI)(AX*1), K1, Z0
+	VCVTPH2PS.Z (DI)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VCMPPS      $0x03, Z0, Z0, K2
+	VPSRLD      $0x16, Z0, Z1
+	VPSLLD      $0x16, Z1, Z1
+	VPORD       vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS   Z1, Z0, K2, Z1
+	VCVTPS2PH   $0x00, Z1, K1, (R8)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_haxpy_0AVX512(n int, p0 *uint16, p1 *uint16, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_haxpy_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VCVTPH2PS   (DI)(AX*1), Z1
+	VCVTPH2PS   (SI)(AX*1), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, (DI)(AX*1)
+	VCVTPH2PS   32(DI)(AX*1), Z1
+	VCVTPH2PS   32(SI)(AX*1), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, 32(DI)(AX*1)
+	VCVTPH2PS   64(DI)(AX*1), Z1
+	VCVTPH2PS   64(SI)(AX*1), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, 64(DI)(AX*1)
+	VCVTPH2PS   96(DI)(AX*1), Z1
+	VCVTPH2PS   96(SI)(AX*1), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, 96(DI)(AX*1)
+	ADDQ        $0x00000080, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VCVTPH2PS   (DI)(AX*1), Z1
+	VCVTPH2PS   (SI)(AX*1), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, (DI)(AX*1)
+	ADDQ        $0x00000020, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VCVTPH2PS.Z (DI)(AX*1), K1, Z1
+	VCVTPH2PS.Z (SI)(AX*1), K1, Z2
+	VFMADD231PS Z2, Z0, Z1
+	VCMPPS      $0x03, Z1, Z1, K2
+	VPSRLD      $0x16, Z1, Z2
+	VPSLLD      $0x16, Z2, Z2
+	VPORD       vloopF16QuietZ<>+0(SB), Z2, Z2
+	VBLENDMPS   Z2, Z1, K2, Z2
+	VCVTPS2PH   $0x00, Z2, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_0AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_colsum_0AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ    $0x0000000f, CX
+	JZ      done
+	MOVL    $0x00000001, DX
+	SHLL    CL, DX
+	DECL    DX
+	KMOVW   DX, K1
+	VMOVUPS Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_1AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_colsum_1AVX512(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VADDPS  (R8)(AX*1), Z0, Z0
+	VADDPS  (R9)(AX*1), Z0, Z0
+	VADDPS  (R10)(AX*1), Z0, Z0
+	VADDPS  (R11)(AX*1), Z0, Z0
+	VADDPS  (R12)(AX*1), Z0, Z0
+	VADDPS  (R13)(AX*1), Z0, Z0
+	VADDPS  (BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z0
+	VADDPS  64(DI)(AX*1), Z0, Z0
+	VADDPS  64(R8)(AX*1), Z0, Z0
+	VADDPS  64(R9)(AX*1), Z0, Z0
+	VADDPS  64(R10)(AX*1), Z0, Z0
+	VADDPS  64(R11)(AX*1), Z0, Z0
+	VADDPS  64(R12)(AX*1), Z0, Z0
+	VADDPS  64(R13)(AX*1), Z0, Z0
+	VADDPS  64(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z0
+	VADDPS  128(DI)(AX*1), Z0, Z0
+	VADDPS  128(R8)(AX*1), Z0, Z0
+	VADDPS  128(R9)(AX*1), Z0, Z0
+	VADDPS  128(R10)(AX*1), Z0, Z0
+	VADDPS  128(R11)(AX*1), Z0, Z0
+	VADDPS  128(R12)(AX*1), Z0, Z0
+	VADDPS  128(R13)(AX*1), Z0, Z0
+	VADDPS  128(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z0
+	VADDPS  192(DI)(AX*1), Z0, Z0
+	VADDPS  192(R8)(AX*1), Z0, Z0
+	VADDPS  192(R9)(AX*1), Z0, Z0
+	VADDPS  192(R10)(AX*1), Z0, Z0
+	VADDPS  192(R11)(AX*1), Z0, Z0
+	VADDPS  192(R12)(AX*1), Z0, Z0
+	VADDPS  192(R13)(AX*1), Z0, Z0
+	VADDPS  192(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VADDPS  (R8)(AX*1), Z0, Z0
+	VADDPS  (R9)(AX*1), Z0, Z0
+	VADDPS  (R10)(AX*1), Z0, Z0
+	VADDPS  (R11)(AX*1), Z0, Z0
+	VADDPS  (R12)(AX*1), Z0, Z0
+	VADDPS  (R13)(AX*1), Z0, Z0
+	VADDPS  (BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS.Z (DI)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R8)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R9)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R10)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R11)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R12)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R13)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (BX)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_2AVX512(n int, p0 *float32, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_colsum_2AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z0
+	VADDPS  64(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z0
+	VADDPS  128(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z0
+	VADDPS  192(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS.Z (DI)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_dcolsum_0AVX512(n int, p0 *float64, c0 float64)
+// Requires: AVX, AVX512F
+TEXT ·vloop_dcolsum_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSD c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x05, DX
+	JZ           rest
+
+loop:
+	VMOVUPD Z0, (SI)(AX*1)
+	VMOVUPD Z0, 64(SI)(AX*1)
+	VMOVUPD Z0, 128(SI)(AX*1)
+	VMOVUPD Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x03, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPD Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ    $0x00000007, CX
+	JZ      done
+	MOVL    $0x00000001, DX
+	SHLL    CL, DX
+	DECL    DX
+	KMOVW   DX, K1
+	VMOVUPD Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_dcolsum_1AVX512(n int, p0 *float64, p1 *float64, p2 *float64, p3 *float64, p4 *float64, p5 *float64, p6 *float64, p7 *float64, p8 *float64)
+// Requires: AVX, AVX512F
+TEXT ·vloop_dcolsum_1AVX512(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x05, DX
+	JZ   rest
+
+loop:
+	VMOVUPD (SI)(AX*1), Z0
+	VADDPD  (DI)(AX*1), Z0, Z0
+	VADDPD  (R8)(AX*1), Z0, Z0
+	VADDPD  (R9)(AX*1), Z0, Z0
+	VADDPD  (R10)(AX*1), Z0, Z0
+	VADDPD  (R11)(AX*1), Z0, Z0
+	VADDPD  (R12)(AX*1), Z0, Z0
+	VADDPD  (R13)(AX*1), Z0, Z0
+	VADDPD  (BX)(AX*1), Z0, Z0
+	VMOVUPD Z0, (SI)(AX*1)
+	VMOVUPD 64(SI)(AX*1), Z0
+	VADDPD  64(DI)(AX*1), Z0, Z0
+	VADDPD  64(R8)(AX*1), Z0, Z0
+	VADDPD  64(R9)(AX*1), Z0, Z0
+	VADDPD  64(R10)(AX*1), Z0, Z0
+	VADDPD  64(R11)(AX*1), Z0, Z0
+	VADDPD  64(R12)(AX*1), Z0, Z0
+	VADDPD  64(R13)(AX*1), Z0, Z0
+	VADDPD  64(BX)(AX*1), Z0, Z0
+	VMOVUPD Z0, 64(SI)(AX*1)
+	VMOVUPD 128(SI)(AX*1), Z0
+	VADDPD  128(DI)(AX*1), Z0, Z0
+	VADDPD  128(R8)(AX*1), Z0, Z0
+	VADDPD  128(R9)(AX*1), Z0, Z0
+	VADDPD  128(R10)(AX*1), Z0, Z0
+	VADDPD  128(R11)(AX*1), Z0, Z0
+	VADDPD  128(R12)(AX*1), Z0, Z0
+	VADDPD  128(R13)(AX*1), Z0, Z0
+	VADDPD  128(BX)(AX*1), Z0, Z0
+	VMOVUPD Z0, 128(SI)(AX*1)
+	VMOVUPD 192(SI)(AX*1), Z0
+	VADDPD  192(DI)(AX*1), Z0, Z0
+	VADDPD  192(R8)(AX*1), Z0, Z0
+	VADDPD  192(R9)(AX*1), Z0, Z0
+	VADDPD  192(R10)(AX*1), Z0, Z0
+	VADDPD  192(R11)(AX*1), Z0, Z0
+	VADDPD  192(R12)(AX*1), Z0, Z0
+	VADDPD  192(R13)(AX*1), Z0, Z0
+	VADDPD  192(BX)(AX*1), Z0, Z0
+	VMOVUPD Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x03, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPD (SI)(AX*1), Z0
+	VADDPD  (DI)(AX*1), Z0, Z0
+	VADDPD  (R8)(AX*1), Z0, Z0
+	VADDPD  (R9)(AX*1), Z0, Z0
+	VADDPD  (R10)(AX*1), Z0, Z0
+	VADDPD  (R11)(AX*1), Z0, Z0
+	VADDPD  (R12)(AX*1), Z0, Z0
+	VADDPD  (R13)(AX*1), Z0, Z0
+	VADDPD  (BX)(AX*1), Z0, Z0
+	VMOVUPD Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x00000007, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPD.Z (SI)(AX*1), K1, Z0
+	VMOVUPD.Z (DI)(AX*1), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD.Z (R8)(AX*1), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD.Z (R9)(AX*1), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD.Z (R10)(AX*1), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD.Z (R11)(AX*1), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD.Z (R12)(AX*1), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD.Z (R13)(AX*1), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD.Z (BX)(AX*1), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_dcolsum_2AVX512(n int, p0 *float64, p1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·vloop_dcolsum_2AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x05, DX
+	JZ   rest
+
+loop:
+	VMOVUPD (SI)(AX*1), Z0
+	VADDPD  (DI)(AX*1), Z0, Z0
+	VMOVUPD Z0, (SI)(AX*1)
+	VMOVUPD 64(SI)(AX*1), Z0
+	VADDPD  64(DI)(AX*1), Z0, Z0
+	VMOVUPD Z0, 64(SI)(AX*1)
+	VMOVUPD 128(SI)(AX*1), Z0
+	VADDPD  128(DI)(AX*1), Z0, Z0
+	VMOVUPD Z0, 128(SI)(AX*1)
+	VMOVUPD 192(SI)(AX*1), Z0
+	VADDPD  192(DI)(AX*1), Z0, Z0
+	VMOVUPD Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x03, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPD (SI)(AX*1), Z0
+	VADDPD  (DI)(AX*1), Z0, Z0
+	VMOVUPD Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x00000007, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPD.Z (SI)(AX*1), K1, Z0
+	VMOVUPD.Z (DI)(AX*1), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_acc_0AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_colsum_acc_0AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ    $0x0000000f, CX
+	JZ      done
+	MOVL    $0x00000001, DX
+	SHLL    CL, DX
+	DECL    DX
+	KMOVW   DX, K1
+	VMOVUPS Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_acc_1AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_colsum_acc_1AVX512(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VADDPS  (R8)(AX*1), Z0, Z0
+	VADDPS  (R9)(AX*1), Z0, Z0
+	VADDPS  (R10)(AX*1), Z0, Z0
+	VADDPS  (R11)(AX*1), Z0, Z0
+	VADDPS  (R12)(AX*1), Z0, Z0
+	VADDPS  (R13)(AX*1), Z0, Z0
+	VADDPS  (BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z0
+	VADDPS  64(DI)(AX*1), Z0, Z0
+	VADDPS  64(R8)(AX*1), Z0, Z0
+	VADDPS  64(R9)(AX*1), Z0, Z0
+	VADDPS  64(R10)(AX*1), Z0, Z0
+	VADDPS  64(R11)(AX*1), Z0, Z0
+	VADDPS  64(R12)(AX*1), Z0, Z0
+	VADDPS  64(R13)(AX*1), Z0, Z0
+	VADDPS  64(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z0
+	VADDPS  128(DI)(AX*1), Z0, Z0
+	VADDPS  128(R8)(AX*1), Z0, Z0
+	VADDPS  128(R9)(AX*1), Z0, Z0
+	VADDPS  128(R10)(AX*1), Z0, Z0
+	VADDPS  128(R11)(AX*1), Z0, Z0
+	VADDPS  128(R12)(AX*1), Z0, Z0
+	VADDPS  128(R13)(AX*1), Z0, Z0
+	VADDPS  128(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z0
+	VADDPS  192(DI)(AX*1), Z0, Z0
+	VADDPS  192(R8)(AX*1), Z0, Z0
+	VADDPS  192(R9)(AX*1), Z0, Z0
+	VADDPS  192(R10)(AX*1), Z0, Z0
+	VADDPS  192(R11)(AX*1), Z0, Z0
+	VADDPS  192(R12)(AX*1), Z0, Z0
+	VADDPS  192(R13)(AX*1), Z0, Z0
+	VADDPS  192(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VADDPS  (R8)(AX*1), Z0, Z0
+	VADDPS  (R9)(AX*1), Z0, Z0
+	VADDPS  (R10)(AX*1), Z0, Z0
+	VADDPS  (R11)(AX*1), Z0, Z0
+	VADDPS  (R12)(AX*1), Z0, Z0
+	VADDPS  (R13)(AX*1), Z0, Z0
+	VADDPS  (BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS.Z (DI)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R8)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R9)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R10)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R11)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R12)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R13)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (BX)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_acc_2AVX512(n int, p0 *float32, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_colsum_acc_2AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z0
+	VADDPS  64(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z0
+	VADDPS  128(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z0
+	VADDPS  192(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS.Z (DI)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_colsum_acc_3AVX512(n int, p0 *float32, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_colsum_acc_3AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z0
+	VADDPS  64(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z0
+	VADDPS  128(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z0
+	VADDPS  192(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS.Z (DI)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_sum_mid_0AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_sum_mid_0AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ    $0x0000000f, CX
+	JZ      done
+	MOVL    $0x00000001, DX
+	SHLL    CL, DX
+	DECL    DX
+	KMOVW   DX, K1
+	VMOVUPS Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_sum_mid_1AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_sum_mid_1AVX512(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VADDPS  (R8)(AX*1), Z0, Z0
+	VADDPS  (R9)(AX*1), Z0, Z0
+	VADDPS  (R10)(AX*1), Z0, Z0
+	VADDPS  (R11)(AX*1), Z0, Z0
+	VADDPS  (R12)(AX*1), Z0, Z0
+	VADDPS  (R13)(AX*1), Z0, Z0
+	VADDPS  (BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z0
+	VADDPS  64(DI)(AX*1), Z0, Z0
+	VADDPS  64(R8)(AX*1), Z0, Z0
+	VADDPS  64(R9)(AX*1), Z0, Z0
+	VADDPS  64(R10)(AX*1), Z0, Z0
+	VADDPS  64(R11)(AX*1), Z0, Z0
+	VADDPS  64(R12)(AX*1), Z0, Z0
+	VADDPS  64(R13)(AX*1), Z0, Z0
+	VADDPS  64(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z0
+	VADDPS  128(DI)(AX*1), Z0, Z0
+	VADDPS  128(R8)(AX*1), Z0, Z0
+	VADDPS  128(R9)(AX*1), Z0, Z0
+	VADDPS  128(R10)(AX*1), Z0, Z0
+	VADDPS  128(R11)(AX*1), Z0, Z0
+	VADDPS  128(R12)(AX*1), Z0, Z0
+	VADDPS  128(R13)(AX*1), Z0, Z0
+	VADDPS  128(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z0
+	VADDPS  192(DI)(AX*1), Z0, Z0
+	VADDPS  192(R8)(AX*1), Z0, Z0
+	VADDPS  192(R9)(AX*1), Z0, Z0
+	VADDPS  192(R10)(AX*1), Z0, Z0
+	VADDPS  192(R11)(AX*1), Z0, Z0
+	VADDPS  192(R12)(AX*1), Z0, Z0
+	VADDPS  192(R13)(AX*1), Z0, Z0
+	VADDPS  192(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VADDPS  (R8)(AX*1), Z0, Z0
+	VADDPS  (R9)(AX*1), Z0, Z0
+	VADDPS  (R10)(AX*1), Z0, Z0
+	VADDPS  (R11)(AX*1), Z0, Z0
+	VADDPS  (R12)(AX*1), Z0, Z0
+	VADDPS  (R13)(AX*1), Z0, Z0
+	VADDPS  (BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS.Z (DI)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R8)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R9)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R10)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R11)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R12)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R13)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (BX)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_sum_mid_2AVX512(n int, p0 *float32, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_sum_mid_2AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z0
+	VADDPS  64(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z0
+	VADDPS  128(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z0
+	VADDPS  192(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS.Z (DI)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_max_mid_0AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_max_mid_0AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ    $0x0000000f, CX
+	JZ      done
+	MOVL    $0x00000001, DX
+	SHLL    CL, DX
+	DECL    DX
+	KMOVW   DX, K1
+	VMOVUPS Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_max_mid_1AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_max_mid_1AVX512(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS    (SI)(AX*1), Z0
+	VCMPPS     $0x03, (DI)(AX*1), Z0, K2
+	VMAXPS     (DI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R8)(AX*1), Z0, K2
+	VMAXPS     (R8)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R9)(AX*1), Z0, K2
+	VMAXPS     (R9)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R10)(AX*1), Z0, K2
+	VMAXPS     (R10)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R11)(AX*1), Z0, K2
+	VMAXPS     (R11)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R12)(AX*1), Z0, K2
+	VMAXPS     (R12)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R13)(AX*1), Z0, K2
+	VMAXPS     (R13)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (BX)(AX*1), Z0, K2
+	VMAXPS     (BX)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, (SI)(AX*1)
+	VMOVUPS    64(SI)(AX*1), Z0
+	VCMPPS     $0x03, 64(DI)(AX*1), Z0, K2
+	VMAXPS     64(DI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 64(R8)(AX*1), Z0, K2
+	VMAXPS     64(R8)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 64(R9)(AX*1), Z0, K2
+	VMAXPS     64(R9)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 64(R10)(AX*1), Z0, K2
+	VMAXPS     64(R10)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 64(R11)(AX*1), Z0, K2
+	VMAXPS     64(R11)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 64(R12)(AX*1), Z0, K2
+	VMAXPS     64(R12)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 64(R13)(AX*1), Z0, K2
+	VMAXPS     64(R13)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 64(BX)(AX*1), Z0, K2
+	VMAXPS     64(BX)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, 64(SI)(AX*1)
+	VMOVUPS    128(SI)(AX*1), Z0
+	VCMPPS     $0x03, 128(DI)(AX*1), Z0, K2
+	VMAXPS     128(DI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 128(R8)(AX*1), Z0, K2
+	VMAXPS     128(R8)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 128(R9)(AX*1), Z0, K2
+	VMAXPS     128(R9)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 128(R10)(AX*1), Z0, K2
+	VMAXPS     128(R10)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 128(R11)(AX*1), Z0, K2
+	VMAXPS     128(R11)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 128(R12)(AX*1), Z0, K2
+	VMAXPS     128(R12)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 128(R13)(AX*1), Z0, K2
+	VMAXPS     128(R13)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 128(BX)(AX*1), Z0, K2
+	VMAXPS     128(BX)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, 128(SI)(AX*1)
+	VMOVUPS    192(SI)(AX*1), Z0
+	VCMPPS     $0x03, 192(DI)(AX*1), Z0, K2
+	VMAXPS     192(DI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 192(R8)(AX*1), Z0, K2
+	VMAXPS     192(R8)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 192(R9)(AX*1), Z0, K2
+	VMAXPS     192(R9)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 192(R10)(AX*1), Z0, K2
+	VMAXPS     192(R10)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 192(R11)(AX*1), Z0, K2
+	VMAXPS     192(R11)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 192(R12)(AX*1), Z0, K2
+	VMAXPS     192(R12)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 192(R13)(AX*1), Z0, K2
+	VMAXPS     192(R13)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, 192(BX)(AX*1), Z0, K2
+	VMAXPS     192(BX)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, 192(SI)(AX*1)
+	ADDQ       $0x00000100, AX
+	DECQ       DX
+	JNZ        loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS    (SI)(AX*1), Z0
+	VCMPPS     $0x03, (DI)(AX*1), Z0, K2
+	VMAXPS     (DI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R8)(AX*1), Z0, K2
+	VMAXPS     (R8)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R9)(AX*1), Z0, K2
+	VMAXPS     (R9)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R10)(AX*1), Z0, K2
+	VMAXPS     (R10)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R11)(AX*1), Z0, K2
+	VMAXPS     (R11)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R12)(AX*1), Z0, K2
+	VMAXPS     (R12)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (R13)(AX*1), Z0, K2
+	VMAXPS     (R13)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VCMPPS     $0x03, (BX)(AX*1), Z0, K2
+	VMAXPS     (BX)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, (SI)(AX*1)
+	ADDQ       $0x00000040, AX
+	DECQ       DX
+	JNZ        loop1
+
+tail:
+	ANDQ       $0x0000000f, CX
+	JZ         done
+	MOVL       $0x00000001, DX
+	SHLL       CL, DX
+	DECL       DX
+	KMOVW      DX, K1
+	VMOVUPS.Z  (SI)(AX*1), K1, Z0
+	VMOVUPS.Z  (DI)(AX*1), K1, Z1
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS.Z  (R8)(AX*1), K1, Z1
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS.Z  (R9)(AX*1), K1, Z1
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS.Z  (R10)(AX*1), K1, Z1
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS.Z  (R11)(AX*1), K1, Z1
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS.Z  (R12)(AX*1), K1, Z1
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS.Z  (R13)(AX*1), K1, Z1
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS.Z  (BX)(AX*1), K1, Z1
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_max_mid_2AVX512(n int, p0 *float32, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_max_mid_2AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS    (SI)(AX*1), Z0
+	VCMPPS     $0x03, (DI)(AX*1), Z0, K2
+	VMAXPS     (DI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, (SI)(AX*1)
+	VMOVUPS    64(SI)(AX*1), Z0
+	VCMPPS     $0x03, 64(DI)(AX*1), Z0, K2
+	VMAXPS     64(DI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, 64(SI)(AX*1)
+	VMOVUPS    128(SI)(AX*1), Z0
+	VCMPPS     $0x03, 128(DI)(AX*1), Z0, K2
+	VMAXPS     128(DI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, 128(SI)(AX*1)
+	VMOVUPS    192(SI)(AX*1), Z0
+	VCMPPS     $0x03, 192(DI)(AX*1), Z0, K2
+	VMAXPS     192(DI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, 192(SI)(AX*1)
+	ADDQ       $0x00000100, AX
+	DECQ       DX
+	JNZ        loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS    (SI)(AX*1), Z0
+	VCMPPS     $0x03, (DI)(AX*1), Z0, K2
+	VMAXPS     (DI)(AX*1), Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, (SI)(AX*1)
+	ADDQ       $0x00000040, AX
+	DECQ       DX
+	JNZ        loop1
+
+tail:
+	ANDQ       $0x0000000f, CX
+	JZ         done
+	MOVL       $0x00000001, DX
+	SHLL       CL, DX
+	DECL       DX
+	KMOVW      DX, K1
+	VMOVUPS.Z  (SI)(AX*1), K1, Z0
+	VMOVUPS.Z  (DI)(AX*1), K1, Z1
+	VCMPPS     $0x03, Z1, Z0, K2
+	VMAXPS     Z1, Z0, Z0
+	VPTERNLOGD $0xff, Z0, Z0, K2, Z0
+	VMOVUPS    Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hsum_mid_0AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_hsum_mid_0AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ    $0x0000000f, CX
+	JZ      done
+	MOVL    $0x00000001, DX
+	SHLL    CL, DX
+	DECL    DX
+	KMOVW   DX, K1
+	VMOVUPS Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hsum_mid_1AVX512(n int, p0 *float32, p1 *uint16, p2 *uint16, p3 *uint16, p4 *uint16, p5 *uint16, p6 *uint16, p7 *uint16, p8 *uint16)
+// Requires: AVX, AVX512F
+TEXT ·vloop_hsum_mid_1AVX512(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCVTPH2PS (DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R8)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R9)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R10)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R11)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R12)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R13)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (BX)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (SI)(AX*2)
+	VMOVUPS   64(SI)(AX*2), Z0
+	VCVTPH2PS 32(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 32(R8)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 32(R9)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 32(R10)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 32(R11)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 32(R12)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 32(R13)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 32(BX)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 64(SI)(AX*2)
+	VMOVUPS   128(SI)(AX*2), Z0
+	VCVTPH2PS 64(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 64(R8)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 64(R9)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 64(R10)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 64(R11)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 64(R12)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 64(R13)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 64(BX)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 128(SI)(AX*2)
+	VMOVUPS   192(SI)(AX*2), Z0
+	VCVTPH2PS 96(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 96(R8)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 96(R9)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 96(R10)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 96(R11)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 96(R12)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 96(R13)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS 96(BX)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 192(SI)(AX*2)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCVTPH2PS (DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R8)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R9)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R10)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R11)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R12)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (R13)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPH2PS (BX)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (SI)(AX*2)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (SI)(AX*2), K1, Z0
+	VCVTPH2PS.Z (DI)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VCVTPH2PS.Z (R8)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VCVTPH2PS.Z (R9)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VCVTPH2PS.Z (R10)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VCVTPH2PS.Z (R11)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VCVTPH2PS.Z (R12)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VCVTPH2PS.Z (R13)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VCVTPH2PS.Z (BX)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VMOVUPS     Z0, K1, (SI)(AX*2)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hsum_mid_2AVX512(n int, p0 *float32, p1 *uint16)
+// Requires: AVX, AVX512F
+TEXT ·vloop_hsum_mid_2AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCVTPH2PS (DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (SI)(AX*2)
+	VMOVUPS   64(SI)(AX*2), Z0
+	VCVTPH2PS 32(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 64(SI)(AX*2)
+	VMOVUPS   128(SI)(AX*2), Z0
+	VCVTPH2PS 64(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 128(SI)(AX*2)
+	VMOVUPS   192(SI)(AX*2), Z0
+	VCVTPH2PS 96(DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 192(SI)(AX*2)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCVTPH2PS (DI)(AX*1), Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (SI)(AX*2)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (SI)(AX*2), K1, Z0
+	VCVTPH2PS.Z (DI)(AX*1), K1, Z1
+	VADDPS      Z1, Z0, Z0
+	VMOVUPS     Z0, K1, (SI)(AX*2)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hsum_mid_3AVX512(n int, p0 *float32, p1 *uint16)
+// Requires: AVX, AVX512F
+TEXT ·vloop_hsum_mid_3AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (DI)(AX*1)
+	VMOVUPS   64(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 32(DI)(AX*1)
+	VMOVUPS   128(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 64(DI)(AX*1)
+	VMOVUPS   192(SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, 96(DI)(AX*1)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS   (SI)(AX*2), Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, (DI)(AX*1)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*2), K1, Z0
+	VCMPPS    $0x03, Z0, Z0, K2
+	VPSRLD    $0x16, Z0, Z1
+	VPSLLD    $0x16, Z1, Z1
+	VPORD     vloopF16QuietZ<>+0(SB), Z1, Z1
+	VBLENDMPS Z1, Z0, K2, Z1
+	VCVTPS2PH $0x00, Z1, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_0AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_batch_stats_0AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ    $0x0000000f, CX
+	JZ      done
+	MOVL    $0x00000001, DX
+	SHLL    CL, DX
+	DECL    DX
+	KMOVW   DX, K1
+	VMOVUPS Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_1AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_batch_stats_1AVX512(SB), NOSPLIT, $0-80
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	MOVQ p6+56(FP), R12
+	MOVQ p7+64(FP), R13
+	MOVQ p8+72(FP), BX
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VADDPS  (R8)(AX*1), Z0, Z0
+	VADDPS  (R9)(AX*1), Z0, Z0
+	VADDPS  (R10)(AX*1), Z0, Z0
+	VADDPS  (R11)(AX*1), Z0, Z0
+	VADDPS  (R12)(AX*1), Z0, Z0
+	VADDPS  (R13)(AX*1), Z0, Z0
+	VADDPS  (BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z0
+	VADDPS  64(DI)(AX*1), Z0, Z0
+	VADDPS  64(R8)(AX*1), Z0, Z0
+	VADDPS  64(R9)(AX*1), Z0, Z0
+	VADDPS  64(R10)(AX*1), Z0, Z0
+	VADDPS  64(R11)(AX*1), Z0, Z0
+	VADDPS  64(R12)(AX*1), Z0, Z0
+	VADDPS  64(R13)(AX*1), Z0, Z0
+	VADDPS  64(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z0
+	VADDPS  128(DI)(AX*1), Z0, Z0
+	VADDPS  128(R8)(AX*1), Z0, Z0
+	VADDPS  128(R9)(AX*1), Z0, Z0
+	VADDPS  128(R10)(AX*1), Z0, Z0
+	VADDPS  128(R11)(AX*1), Z0, Z0
+	VADDPS  128(R12)(AX*1), Z0, Z0
+	VADDPS  128(R13)(AX*1), Z0, Z0
+	VADDPS  128(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z0
+	VADDPS  192(DI)(AX*1), Z0, Z0
+	VADDPS  192(R8)(AX*1), Z0, Z0
+	VADDPS  192(R9)(AX*1), Z0, Z0
+	VADDPS  192(R10)(AX*1), Z0, Z0
+	VADDPS  192(R11)(AX*1), Z0, Z0
+	VADDPS  192(R12)(AX*1), Z0, Z0
+	VADDPS  192(R13)(AX*1), Z0, Z0
+	VADDPS  192(BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VADDPS  (R8)(AX*1), Z0, Z0
+	VADDPS  (R9)(AX*1), Z0, Z0
+	VADDPS  (R10)(AX*1), Z0, Z0
+	VADDPS  (R11)(AX*1), Z0, Z0
+	VADDPS  (R12)(AX*1), Z0, Z0
+	VADDPS  (R13)(AX*1), Z0, Z0
+	VADDPS  (BX)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS.Z (DI)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R8)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R9)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R10)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R11)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R12)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (R13)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (BX)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_2AVX512(n int, p0 *float32, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_batch_stats_2AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z0
+	VADDPS  64(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z0
+	VADDPS  128(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z0
+	VADDPS  192(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS.Z (DI)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_3AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_batch_stats_3AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z1
+	VDIVPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_4AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_batch_stats_4AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ    $0x0000000f, CX
+	JZ      done
+	MOVL    $0x00000001, DX
+	SHLL    CL, DX
+	DECL    DX
+	KMOVW   DX, K1
+	VMOVUPS Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_5AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_batch_stats_5AVX512(SB), NOSPLIT, $0-56
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	MOVQ p3+32(FP), R9
+	MOVQ p4+40(FP), R10
+	MOVQ p5+48(FP), R11
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS     (SI)(AX*1), Z0
+	VMOVUPS     (DI)(AX*1), Z1
+	VSUBPS      (R8)(AX*1), Z1, Z1
+	VMOVUPS     (DI)(AX*1), Z2
+	VSUBPS      (R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     (R9)(AX*1), Z2
+	VSUBPS      (R8)(AX*1), Z2, Z2
+	VMOVUPS     (R9)(AX*1), Z1
+	VSUBPS      (R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     (R10)(AX*1), Z1
+	VSUBPS      (R8)(AX*1), Z1, Z1
+	VMOVUPS     (R10)(AX*1), Z2
+	VSUBPS      (R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     (R11)(AX*1), Z2
+	VSUBPS      (R8)(AX*1), Z2, Z2
+	VMOVUPS     (R11)(AX*1), Z1
+	VSUBPS      (R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     Z0, (SI)(AX*1)
+	VMOVUPS     64(SI)(AX*1), Z0
+	VMOVUPS     64(DI)(AX*1), Z1
+	VSUBPS      64(R8)(AX*1), Z1, Z1
+	VMOVUPS     64(DI)(AX*1), Z2
+	VSUBPS      64(R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     64(R9)(AX*1), Z2
+	VSUBPS      64(R8)(AX*1), Z2, Z2
+	VMOVUPS     64(R9)(AX*1), Z1
+	VSUBPS      64(R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     64(R10)(AX*1), Z1
+	VSUBPS      64(R8)(AX*1), Z1, Z1
+	VMOVUPS     64(R10)(AX*1), Z2
+	VSUBPS      64(R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     64(R11)(AX*1), Z2
+	VSUBPS      64(R8)(AX*1), Z2, Z2
+	VMOVUPS     64(R11)(AX*1), Z1
+	VSUBPS      64(R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     Z0, 64(SI)(AX*1)
+	VMOVUPS     128(SI)(AX*1), Z0
+	VMOVUPS     128(DI)(AX*1), Z1
+	VSUBPS      128(R8)(AX*1), Z1, Z1
+	VMOVUPS     128(DI)(AX*1), Z2
+	VSUBPS      128(R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     128(R9)(AX*1), Z2
+	VSUBPS      128(R8)(AX*1), Z2, Z2
+	VMOVUPS     128(R9)(AX*1), Z1
+	VSUBPS      128(R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     128(R10)(AX*1), Z1
+	VSUBPS      128(R8)(AX*1), Z1, Z1
+	VMOVUPS     128(R10)(AX*1), Z2
+	VSUBPS      128(R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     128(R11)(AX*1), Z2
+	VSUBPS      128(R8)(AX*1), Z2, Z2
+	VMOVUPS     128(R11)(AX*1), Z1
+	VSUBPS      128(R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     Z0, 128(SI)(AX*1)
+	VMOVUPS     192(SI)(AX*1), Z0
+	VMOVUPS     192(DI)(AX*1), Z1
+	VSUBPS      192(R8)(AX*1), Z1, Z1
+	VMOVUPS     192(DI)(AX*1), Z2
+	VSUBPS      192(R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     192(R9)(AX*1), Z2
+	VSUBPS      192(R8)(AX*1), Z2, Z2
+	VMOVUPS     192(R9)(AX*1), Z1
+	VSUBPS      192(R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     192(R10)(AX*1), Z1
+	VSUBPS      192(R8)(AX*1), Z1, Z1
+	VMOVUPS     192(R10)(AX*1), Z2
+	VSUBPS      192(R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     192(R11)(AX*1), Z2
+	VSUBPS      192(R8)(AX*1), Z2, Z2
+	VMOVUPS     192(R11)(AX*1), Z1
+	VSUBPS      192(R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     Z0, 192(SI)(AX*1)
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Z0
+	VMOVUPS     (DI)(AX*1), Z1
+	VSUBPS      (R8)(AX*1), Z1, Z1
+	VMOVUPS     (DI)(AX*1), Z2
+	VSUBPS      (R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     (R9)(AX*1), Z2
+	VSUBPS      (R8)(AX*1), Z2, Z2
+	VMOVUPS     (R9)(AX*1), Z1
+	VSUBPS      (R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     (R10)(AX*1), Z1
+	VSUBPS      (R8)(AX*1), Z1, Z1
+	VMOVUPS     (R10)(AX*1), Z2
+	VSUBPS      (R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     (R11)(AX*1), Z2
+	VSUBPS      (R8)(AX*1), Z2, Z2
+	VMOVUPS     (R11)(AX*1), Z1
+	VSUBPS      (R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     Z0, (SI)(AX*1)
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (SI)(AX*1), K1, Z0
+	VMOVUPS.Z   (DI)(AX*1), K1, Z1
+	VMOVUPS.Z   (R8)(AX*1), K1, Z2
+	VSUBPS      Z2, Z1, Z1
+	VMOVUPS.Z   (DI)(AX*1), K1, Z2
+	VMOVUPS.Z   (R8)(AX*1), K1, Z3
+	VSUBPS      Z3, Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS.Z   (R9)(AX*1), K1, Z2
+	VMOVUPS.Z   (R8)(AX*1), K1, Z1
+	VSUBPS      Z1, Z2, Z2
+	VMOVUPS.Z   (R9)(AX*1), K1, Z1
+	VMOVUPS.Z   (R8)(AX*1), K1, Z3
+	VSUBPS      Z3, Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS.Z   (R10)(AX*1), K1, Z1
+	VMOVUPS.Z   (R8)(AX*1), K1, Z2
+	VSUBPS      Z2, Z1, Z1
+	VMOVUPS.Z   (R10)(AX*1), K1, Z2
+	VMOVUPS.Z   (R8)(AX*1), K1, Z3
+	VSUBPS      Z3, Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS.Z   (R11)(AX*1), K1, Z2
+	VMOVUPS.Z   (R8)(AX*1), K1, Z1
+	VSUBPS      Z1, Z2, Z2
+	VMOVUPS.Z   (R11)(AX*1), K1, Z1
+	VMOVUPS.Z   (R8)(AX*1), K1, Z3
+	VSUBPS      Z3, Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_6AVX512(n int, p0 *float32, p1 *float32, p2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_batch_stats_6AVX512(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	MOVQ p2+24(FP), R8
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS     (SI)(AX*1), Z0
+	VMOVUPS     (DI)(AX*1), Z1
+	VSUBPS      (R8)(AX*1), Z1, Z1
+	VMOVUPS     (DI)(AX*1), Z2
+	VSUBPS      (R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     Z0, (SI)(AX*1)
+	VMOVUPS     64(SI)(AX*1), Z0
+	VMOVUPS     64(DI)(AX*1), Z2
+	VSUBPS      64(R8)(AX*1), Z2, Z2
+	VMOVUPS     64(DI)(AX*1), Z1
+	VSUBPS      64(R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     Z0, 64(SI)(AX*1)
+	VMOVUPS     128(SI)(AX*1), Z0
+	VMOVUPS     128(DI)(AX*1), Z1
+	VSUBPS      128(R8)(AX*1), Z1, Z1
+	VMOVUPS     128(DI)(AX*1), Z2
+	VSUBPS      128(R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     Z0, 128(SI)(AX*1)
+	VMOVUPS     192(SI)(AX*1), Z0
+	VMOVUPS     192(DI)(AX*1), Z2
+	VSUBPS      192(R8)(AX*1), Z2, Z2
+	VMOVUPS     192(DI)(AX*1), Z1
+	VSUBPS      192(R8)(AX*1), Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     Z0, 192(SI)(AX*1)
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS     (SI)(AX*1), Z0
+	VMOVUPS     (DI)(AX*1), Z1
+	VSUBPS      (R8)(AX*1), Z1, Z1
+	VMOVUPS     (DI)(AX*1), Z2
+	VSUBPS      (R8)(AX*1), Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     Z0, (SI)(AX*1)
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (SI)(AX*1), K1, Z0
+	VMOVUPS.Z   (DI)(AX*1), K1, Z2
+	VMOVUPS.Z   (R8)(AX*1), K1, Z1
+	VSUBPS      Z1, Z2, Z2
+	VMOVUPS.Z   (DI)(AX*1), K1, Z1
+	VMOVUPS.Z   (R8)(AX*1), K1, Z3
+	VSUBPS      Z3, Z1, Z1
+	VFMADD231PS Z1, Z2, Z0
+	VMOVUPS     Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_batch_stats_7AVX512(n int, p0 *float32, c0 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_batch_stats_7AVX512(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z1
+	VDIVPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_cvtF16F32AVX512(n int, p0 *uint16, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_cvtF16F32AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VMOVUPS   Z0, (DI)(AX*2)
+	VCVTPH2PS 32(SI)(AX*1), Z0
+	VMOVUPS   Z0, 64(DI)(AX*2)
+	VCVTPH2PS 64(SI)(AX*1), Z0
+	VMOVUPS   Z0, 128(DI)(AX*2)
+	VCVTPH2PS 96(SI)(AX*1), Z0
+	VMOVUPS   Z0, 192(DI)(AX*2)
+	ADDQ      $0x00000080, AX
+	DECQ      DX
+	JNZ       loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VCVTPH2PS (SI)(AX*1), Z0
+	VMOVUPS   Z0, (DI)(AX*2)
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
+
+tail:
+	ANDQ        $0x0000000f, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VCVTPH2PS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS     Z0, K1, (DI)(AX*2)
+
+done:
+	VZEROUPPER
+	RET
+
+// func transposeF32AVX512(rows int, cols int, src *float32, lds int, dst *float32, ldd int)
+// Requires: AVX, AVX512F
+TEXT ·transposeF32AVX512(SB), NOSPLIT, $0-48
+	MOVQ rows+0(FP), R8
+	MOVQ cols+8(FP), R9
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R10
+	MOVQ dst+32(FP), DI
+	MOVQ ldd+40(FP), R12
+	SHLQ $0x02, R10
+	SHLQ $0x02, R12
+	CMPQ R9, $0x00
+	JLE  done
+
+	// Bands of 16 source rows; a band of fewer (the last) runs as edge blocks.
+band:
+	CMPQ R8, $0x00
+	JLE  done
+	MOVQ SI, AX
+	MOVQ DI, R11
+	MOVQ R9, BX
+	MOVQ R8, R13
+	CMPQ R8, $0x10
+	JLT  edge
+	MOVQ $0x00000010, R13
+
+block:
+	CMPQ       BX, $0x10
+	JLT        lastcols
+	MOVQ       AX, DX
+	VMOVUPS    (DX), Z0
+	VMOVUPS    (DX)(R10*1), Z1
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z2
+	VMOVUPS    (DX)(R10*1), Z3
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z4
+	VMOVUPS    (DX)(R10*1), Z5
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z6
+	VMOVUPS    (DX)(R10*1), Z7
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z8
+	VMOVUPS    (DX)(R10*1), Z9
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z10
+	VMOVUPS    (DX)(R10*1), Z11
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z12
+	VMOVUPS    (DX)(R10*1), Z13
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPS    (DX), Z14
+	VMOVUPS    (DX)(R10*1), Z15
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z17
+	VUNPCKLPS  Z3, Z2, Z18
+	VUNPCKHPS  Z3, Z2, Z19
+	VUNPCKLPS  Z5, Z4, Z20
+	VUNPCKHPS  Z5, Z4, Z21
+	VUNPCKLPS  Z7, Z6, Z22
+	VUNPCKHPS  Z7, Z6, Z23
+	VUNPCKLPS  Z9, Z8, Z24
+	VUNPCKHPS  Z9, Z8, Z25
+	VUNPCKLPS  Z11, Z10, Z26
+	VUNPCKHPS  Z11, Z10, Z27
+	VUNPCKLPS  Z13, Z12, Z28
+	VUNPCKHPS  Z13, Z12, Z29
+	VUNPCKLPS  Z15, Z14, Z30
+	VUNPCKHPS  Z15, Z14, Z31
+	VSHUFPS    $0x44, Z18, Z16, Z0
+	VSHUFPS    $0xee, Z18, Z16, Z1
+	VSHUFPS    $0x44, Z19, Z17, Z2
+	VSHUFPS    $0xee, Z19, Z17, Z3
+	VSHUFPS    $0x44, Z22, Z20, Z4
+	VSHUFPS    $0xee, Z22, Z20, Z5
+	VSHUFPS    $0x44, Z23, Z21, Z6
+	VSHUFPS    $0xee, Z23, Z21, Z7
+	VSHUFPS    $0x44, Z26, Z24, Z8
+	VSHUFPS    $0xee, Z26, Z24, Z9
+	VSHUFPS    $0x44, Z27, Z25, Z10
+	VSHUFPS    $0xee, Z27, Z25, Z11
+	VSHUFPS    $0x44, Z30, Z28, Z12
+	VSHUFPS    $0xee, Z30, Z28, Z13
+	VSHUFPS    $0x44, Z31, Z29, Z14
+	VSHUFPS    $0xee, Z31, Z29, Z15
+	VSHUFF32X4 $0x44, Z4, Z0, Z16
+	VSHUFF32X4 $0xee, Z4, Z0, Z17
+	VSHUFF32X4 $0x44, Z12, Z8, Z18
+	VSHUFF32X4 $0xee, Z12, Z8, Z19
+	VSHUFF32X4 $0x44, Z5, Z1, Z20
+	VSHUFF32X4 $0xee, Z5, Z1, Z21
+	VSHUFF32X4 $0x44, Z13, Z9, Z22
+	VSHUFF32X4 $0xee, Z13, Z9, Z23
+	VSHUFF32X4 $0x44, Z6, Z2, Z24
+	VSHUFF32X4 $0xee, Z6, Z2, Z25
+	VSHUFF32X4 $0x44, Z14, Z10, Z26
+	VSHUFF32X4 $0xee, Z14, Z10, Z27
+	VSHUFF32X4 $0x44, Z7, Z3, Z28
+	VSHUFF32X4 $0xee, Z7, Z3, Z29
+	VSHUFF32X4 $0x44, Z15, Z11, Z30
+	VSHUFF32X4 $0xee, Z15, Z11, Z31
+	VSHUFF32X4 $0x88, Z18, Z16, Z0
+	VSHUFF32X4 $0xdd, Z18, Z16, Z4
+	VSHUFF32X4 $0x88, Z19, Z17, Z8
+	VSHUFF32X4 $0xdd, Z19, Z17, Z12
+	VSHUFF32X4 $0x88, Z22, Z20, Z1
+	VSHUFF32X4 $0xdd, Z22, Z20, Z5
+	VSHUFF32X4 $0x88, Z23, Z21, Z9
+	VSHUFF32X4 $0xdd, Z23, Z21, Z13
+	VSHUFF32X4 $0x88, Z26, Z24, Z2
+	VSHUFF32X4 $0xdd, Z26, Z24, Z6
+	VSHUFF32X4 $0x88, Z27, Z25, Z10
+	VSHUFF32X4 $0xdd, Z27, Z25, Z14
+	VSHUFF32X4 $0x88, Z30, Z28, Z3
+	VSHUFF32X4 $0xdd, Z30, Z28, Z7
+	VSHUFF32X4 $0x88, Z31, Z29, Z11
+	VSHUFF32X4 $0xdd, Z31, Z29, Z15
+	MOVQ       R11, DX
+	VMOVUPS    Z0, (DX)
+	VMOVUPS    Z1, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z2, (DX)
+	VMOVUPS    Z3, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z4, (DX)
+	VMOVUPS    Z5, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z6, (DX)
+	VMOVUPS    Z7, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z8, (DX)
+	VMOVUPS    Z9, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z10, (DX)
+	VMOVUPS    Z11, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z12, (DX)
+	VMOVUPS    Z13, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPS    Z14, (DX)
+	VMOVUPS    Z15, (DX)(R12*1)
+	ADDQ       $0x00000040, AX
+	MOVQ       R12, DX
+	SHLQ       $0x04, DX
+	ADDQ       DX, R11
+	SUBQ       $0x00000010, BX
+	JMP        block
+
+lastcols:
+	TESTQ BX, BX
+	JZ    nextband
+
+	// Edge blocks: nr rows (K2 masks the stores), nc = min(columns left, V) columns (K1 masks the loads).
+edge:
+	MOVQ  R13, CX
+	MOVL  $0x00000001, DX
+	SHLL  CL, DX
+	DECL  DX
+	KMOVW DX, K2
+
+edgeblock:
+	MOVQ BX, CX
+	CMPQ CX, $0x10
+	JLE  ncok
+	MOVQ $0x00000010, CX
+
+ncok:
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z0
+	CMPQ      R13, $0x01
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z1
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x02
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z2
+	CMPQ      R13, $0x03
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z3
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x04
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z4
+	CMPQ      R13, $0x05
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z5
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x06
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z6
+	CMPQ      R13, $0x07
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z7
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x08
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z8
+	CMPQ      R13, $0x09
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z9
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x0a
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z10
+	CMPQ      R13, $0x0b
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z11
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x0c
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z12
+	CMPQ      R13, $0x0d
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z13
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x0e
+	JLE       eloaded
+	VMOVUPS.Z (DX), K1, Z14
+	CMPQ      R13, $0x0f
+	JLE       eloaded
+	VMOVUPS.Z (DX)(R10*1), K1, Z15
+
+eloaded:
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z17
+	VUNPCKLPS  Z3, Z2, Z18
+	VUNPCKHPS  Z3, Z2, Z19
+	VUNPCKLPS  Z5, Z4, Z20
+	VUNPCKHPS  Z5, Z4, Z21
+	VUNPCKLPS  Z7, Z6, Z22
+	VUNPCKHPS  Z7, Z6, Z23
+	VUNPCKLPS  Z9, Z8, Z24
+	VUNPCKHPS  Z9, Z8, Z25
+	VUNPCKLPS  Z11, Z10, Z26
+	VUNPCKHPS  Z11, Z10, Z27
+	VUNPCKLPS  Z13, Z12, Z28
+	VUNPCKHPS  Z13, Z12, Z29
+	VUNPCKLPS  Z15, Z14, Z30
+	VUNPCKHPS  Z15, Z14, Z31
+	VSHUFPS    $0x44, Z18, Z16, Z0
+	VSHUFPS    $0xee, Z18, Z16, Z1
+	VSHUFPS    $0x44, Z19, Z17, Z2
+	VSHUFPS    $0xee, Z19, Z17, Z3
+	VSHUFPS    $0x44, Z22, Z20, Z4
+	VSHUFPS    $0xee, Z22, Z20, Z5
+	VSHUFPS    $0x44, Z23, Z21, Z6
+	VSHUFPS    $0xee, Z23, Z21, Z7
+	VSHUFPS    $0x44, Z26, Z24, Z8
+	VSHUFPS    $0xee, Z26, Z24, Z9
+	VSHUFPS    $0x44, Z27, Z25, Z10
+	VSHUFPS    $0xee, Z27, Z25, Z11
+	VSHUFPS    $0x44, Z30, Z28, Z12
+	VSHUFPS    $0xee, Z30, Z28, Z13
+	VSHUFPS    $0x44, Z31, Z29, Z14
+	VSHUFPS    $0xee, Z31, Z29, Z15
+	VSHUFF32X4 $0x44, Z4, Z0, Z16
+	VSHUFF32X4 $0xee, Z4, Z0, Z17
+	VSHUFF32X4 $0x44, Z12, Z8, Z18
+	VSHUFF32X4 $0xee, Z12, Z8, Z19
+	VSHUFF32X4 $0x44, Z5, Z1, Z20
+	VSHUFF32X4 $0xee, Z5, Z1, Z21
+	VSHUFF32X4 $0x44, Z13, Z9, Z22
+	VSHUFF32X4 $0xee, Z13, Z9, Z23
+	VSHUFF32X4 $0x44, Z6, Z2, Z24
+	VSHUFF32X4 $0xee, Z6, Z2, Z25
+	VSHUFF32X4 $0x44, Z14, Z10, Z26
+	VSHUFF32X4 $0xee, Z14, Z10, Z27
+	VSHUFF32X4 $0x44, Z7, Z3, Z28
+	VSHUFF32X4 $0xee, Z7, Z3, Z29
+	VSHUFF32X4 $0x44, Z15, Z11, Z30
+	VSHUFF32X4 $0xee, Z15, Z11, Z31
+	VSHUFF32X4 $0x88, Z18, Z16, Z0
+	VSHUFF32X4 $0xdd, Z18, Z16, Z4
+	VSHUFF32X4 $0x88, Z19, Z17, Z8
+	VSHUFF32X4 $0xdd, Z19, Z17, Z12
+	VSHUFF32X4 $0x88, Z22, Z20, Z1
+	VSHUFF32X4 $0xdd, Z22, Z20, Z5
+	VSHUFF32X4 $0x88, Z23, Z21, Z9
+	VSHUFF32X4 $0xdd, Z23, Z21, Z13
+	VSHUFF32X4 $0x88, Z26, Z24, Z2
+	VSHUFF32X4 $0xdd, Z26, Z24, Z6
+	VSHUFF32X4 $0x88, Z27, Z25, Z10
+	VSHUFF32X4 $0xdd, Z27, Z25, Z14
+	VSHUFF32X4 $0x88, Z30, Z28, Z3
+	VSHUFF32X4 $0xdd, Z30, Z28, Z7
+	VSHUFF32X4 $0x88, Z31, Z29, Z11
+	VSHUFF32X4 $0xdd, Z31, Z29, Z15
+	MOVQ       R11, DX
+	VMOVUPS    Z0, K2, (DX)
+	CMPQ       CX, $0x01
+	JLE        estored
+	VMOVUPS    Z1, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x02
+	JLE        estored
+	VMOVUPS    Z2, K2, (DX)
+	CMPQ       CX, $0x03
+	JLE        estored
+	VMOVUPS    Z3, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x04
+	JLE        estored
+	VMOVUPS    Z4, K2, (DX)
+	CMPQ       CX, $0x05
+	JLE        estored
+	VMOVUPS    Z5, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x06
+	JLE        estored
+	VMOVUPS    Z6, K2, (DX)
+	CMPQ       CX, $0x07
+	JLE        estored
+	VMOVUPS    Z7, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x08
+	JLE        estored
+	VMOVUPS    Z8, K2, (DX)
+	CMPQ       CX, $0x09
+	JLE        estored
+	VMOVUPS    Z9, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x0a
+	JLE        estored
+	VMOVUPS    Z10, K2, (DX)
+	CMPQ       CX, $0x0b
+	JLE        estored
+	VMOVUPS    Z11, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x0c
+	JLE        estored
+	VMOVUPS    Z12, K2, (DX)
+	CMPQ       CX, $0x0d
+	JLE        estored
+	VMOVUPS    Z13, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x0e
+	JLE        estored
+	VMOVUPS    Z14, K2, (DX)
+	CMPQ       CX, $0x0f
+	JLE        estored
+	VMOVUPS    Z15, K2, (DX)(R12*1)
+
+estored:
+	ADDQ $0x00000040, AX
+	MOVQ R12, DX
+	SHLQ $0x04, DX
+	ADDQ DX, R11
+	SUBQ $0x00000010, BX
+	JG   edgeblock
+
+nextband:
+	MOVQ R10, DX
+	SHLQ $0x04, DX
+	ADDQ DX, SI
+	ADDQ $0x00000040, DI
+	SUBQ $0x00000010, R8
+	JMP  band
+
+done:
+	VZEROUPPER
+	RET
+
+// func transposeF64AVX512(rows int, cols int, src *float64, lds int, dst *float64, ldd int)
+// Requires: AVX, AVX512F
+TEXT ·transposeF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ rows+0(FP), R8
+	MOVQ cols+8(FP), R9
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R10
+	MOVQ dst+32(FP), DI
+	MOVQ ldd+40(FP), R12
+	SHLQ $0x03, R10
+	SHLQ $0x03, R12
+	CMPQ R9, $0x00
+	JLE  done
+
+	// Bands of 8 source rows; a band of fewer (the last) runs as edge blocks.
+band:
+	CMPQ R8, $0x00
+	JLE  done
+	MOVQ SI, AX
+	MOVQ DI, R11
+	MOVQ R9, BX
+	MOVQ R8, R13
+	CMPQ R8, $0x08
+	JLT  edge
+	MOVQ $0x00000008, R13
+
+block:
+	CMPQ       BX, $0x08
+	JLT        lastcols
+	MOVQ       AX, DX
+	VMOVUPD    (DX), Z0
+	VMOVUPD    (DX)(R10*1), Z1
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPD    (DX), Z2
+	VMOVUPD    (DX)(R10*1), Z3
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPD    (DX), Z4
+	VMOVUPD    (DX)(R10*1), Z5
+	LEAQ       (DX)(R10*2), DX
+	VMOVUPD    (DX), Z6
+	VMOVUPD    (DX)(R10*1), Z7
+	VUNPCKLPD  Z1, Z0, Z8
+	VUNPCKHPD  Z1, Z0, Z9
+	VUNPCKLPD  Z3, Z2, Z10
+	VUNPCKHPD  Z3, Z2, Z11
+	VUNPCKLPD  Z5, Z4, Z12
+	VUNPCKHPD  Z5, Z4, Z13
+	VUNPCKLPD  Z7, Z6, Z14
+	VUNPCKHPD  Z7, Z6, Z15
+	VSHUFF32X4 $0x44, Z10, Z8, Z16
+	VSHUFF32X4 $0xee, Z10, Z8, Z17
+	VSHUFF32X4 $0x44, Z14, Z12, Z18
+	VSHUFF32X4 $0xee, Z14, Z12, Z19
+	VSHUFF32X4 $0x44, Z11, Z9, Z20
+	VSHUFF32X4 $0xee, Z11, Z9, Z21
+	VSHUFF32X4 $0x44, Z15, Z13, Z22
+	VSHUFF32X4 $0xee, Z15, Z13, Z23
+	VSHUFF32X4 $0x88, Z18, Z16, Z0
+	VSHUFF32X4 $0xdd, Z18, Z16, Z2
+	VSHUFF32X4 $0x88, Z19, Z17, Z4
+	VSHUFF32X4 $0xdd, Z19, Z17, Z6
+	VSHUFF32X4 $0x88, Z22, Z20, Z1
+	VSHUFF32X4 $0xdd, Z22, Z20, Z3
+	VSHUFF32X4 $0x88, Z23, Z21, Z5
+	VSHUFF32X4 $0xdd, Z23, Z21, Z7
+	MOVQ       R11, DX
+	VMOVUPD    Z0, (DX)
+	VMOVUPD    Z1, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPD    Z2, (DX)
+	VMOVUPD    Z3, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPD    Z4, (DX)
+	VMOVUPD    Z5, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	VMOVUPD    Z6, (DX)
+	VMOVUPD    Z7, (DX)(R12*1)
+	ADDQ       $0x00000040, AX
+	MOVQ       R12, DX
+	SHLQ       $0x03, DX
+	ADDQ       DX, R11
+	SUBQ       $0x00000008, BX
+	JMP        block
+
+lastcols:
+	TESTQ BX, BX
+	JZ    nextband
+
+	// Edge blocks: nr rows (K2 masks the stores), nc = min(columns left, V) columns (K1 masks the loads).
+edge:
+	MOVQ  R13, CX
+	MOVL  $0x00000001, DX
+	SHLL  CL, DX
+	DECL  DX
+	KMOVW DX, K2
+
+edgeblock:
+	MOVQ BX, CX
+	CMPQ CX, $0x08
+	JLE  ncok
+	MOVQ $0x00000008, CX
+
+ncok:
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	MOVQ      AX, DX
+	VMOVUPD.Z (DX), K1, Z0
+	CMPQ      R13, $0x01
+	JLE       eloaded
+	VMOVUPD.Z (DX)(R10*1), K1, Z1
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x02
+	JLE       eloaded
+	VMOVUPD.Z (DX), K1, Z2
+	CMPQ      R13, $0x03
+	JLE       eloaded
+	VMOVUPD.Z (DX)(R10*1), K1, Z3
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x04
+	JLE       eloaded
+	VMOVUPD.Z (DX), K1, Z4
+	CMPQ      R13, $0x05
+	JLE       eloaded
+	VMOVUPD.Z (DX)(R10*1), K1, Z5
+	LEAQ      (DX)(R10*2), DX
+	CMPQ      R13, $0x06
+	JLE       eloaded
+	VMOVUPD.Z (DX), K1, Z6
+	CMPQ      R13, $0x07
+	JLE       eloaded
+	VMOVUPD.Z (DX)(R10*1), K1, Z7
+
+eloaded:
+	VUNPCKLPD  Z1, Z0, Z8
+	VUNPCKHPD  Z1, Z0, Z9
+	VUNPCKLPD  Z3, Z2, Z10
+	VUNPCKHPD  Z3, Z2, Z11
+	VUNPCKLPD  Z5, Z4, Z12
+	VUNPCKHPD  Z5, Z4, Z13
+	VUNPCKLPD  Z7, Z6, Z14
+	VUNPCKHPD  Z7, Z6, Z15
+	VSHUFF32X4 $0x44, Z10, Z8, Z16
+	VSHUFF32X4 $0xee, Z10, Z8, Z17
+	VSHUFF32X4 $0x44, Z14, Z12, Z18
+	VSHUFF32X4 $0xee, Z14, Z12, Z19
+	VSHUFF32X4 $0x44, Z11, Z9, Z20
+	VSHUFF32X4 $0xee, Z11, Z9, Z21
+	VSHUFF32X4 $0x44, Z15, Z13, Z22
+	VSHUFF32X4 $0xee, Z15, Z13, Z23
+	VSHUFF32X4 $0x88, Z18, Z16, Z0
+	VSHUFF32X4 $0xdd, Z18, Z16, Z2
+	VSHUFF32X4 $0x88, Z19, Z17, Z4
+	VSHUFF32X4 $0xdd, Z19, Z17, Z6
+	VSHUFF32X4 $0x88, Z22, Z20, Z1
+	VSHUFF32X4 $0xdd, Z22, Z20, Z3
+	VSHUFF32X4 $0x88, Z23, Z21, Z5
+	VSHUFF32X4 $0xdd, Z23, Z21, Z7
+	MOVQ       R11, DX
+	VMOVUPD    Z0, K2, (DX)
+	CMPQ       CX, $0x01
+	JLE        estored
+	VMOVUPD    Z1, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x02
+	JLE        estored
+	VMOVUPD    Z2, K2, (DX)
+	CMPQ       CX, $0x03
+	JLE        estored
+	VMOVUPD    Z3, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x04
+	JLE        estored
+	VMOVUPD    Z4, K2, (DX)
+	CMPQ       CX, $0x05
+	JLE        estored
+	VMOVUPD    Z5, K2, (DX)(R12*1)
+	LEAQ       (DX)(R12*2), DX
+	CMPQ       CX, $0x06
+	JLE        estored
+	VMOVUPD    Z6, K2, (DX)
+	CMPQ       CX, $0x07
+	JLE        estored
+	VMOVUPD    Z7, K2, (DX)(R12*1)
+
+estored:
+	ADDQ $0x00000040, AX
+	MOVQ R12, DX
+	SHLQ $0x03, DX
+	ADDQ DX, R11
+	SUBQ $0x00000008, BX
+	JG   edgeblock
+
+nextband:
+	MOVQ R10, DX
+	SHLQ $0x03, DX
+	ADDQ DX, SI
+	ADDQ $0x00000040, DI
+	SUBQ $0x00000008, R8
+	JMP  band
 
 done:
 	VZEROUPPER

@@ -87,6 +87,18 @@ func packDf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth in
 //go:noescape
 func packPBf64AVX2(dst *float64, src *float64, ld int, n int, panel int, depth int)
 
+// sgemmRowsAVX512 is the rows kernel (codegen/amd64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
+// for i < m, j < n, streaming B row by row; 1 <= m <= 4.
+//
+//go:noescape
+func sgemmRowsAVX512(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
+
+// dgemmRowsAVX512 is the rows kernel (codegen/amd64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
+// for i < m, j < n, streaming B row by row; 1 <= m <= 4.
+//
+//go:noescape
+func dgemmRowsAVX512(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int)
+
 // sgemmRowsAVX2 is the rows kernel (codegen/amd64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
 // for i < m, j < n, streaming B row by row; 1 <= m <= 4.
 //
@@ -323,6 +335,243 @@ func vloop_batch_stats_7AVX2(n int, p0 *float32, c0 float32)
 //
 //go:noescape
 func vloop_cvtF16F32AVX2(n int, p0 *uint16, p1 *float32)
+
+// vloop_sgemv_0AVX512 runs n iterations of vloop_sgemv_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_sgemv_0AVX512(n int, p0 *float32, p1 *float32) float32
+
+// vloop_sdot_0AVX512 runs n iterations of vloop_sdot_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_sdot_0AVX512(n int, p0 *float32, p1 *float32) float32
+
+// vloop_saxpy_0AVX512 runs n iterations of vloop_saxpy_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_saxpy_0AVX512(n int, p0 *float32, p1 *float32, c0 float32)
+
+// vloop_softmax_0AVX512 runs n iterations of vloop_softmax_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_softmax_0AVX512(n int, p0 *float32) float32
+
+// vloop_softmax_1AVX512 runs n iterations of vloop_softmax_1 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_softmax_1AVX512(n int, p0 *float32, p1 *float32, c0 float32)
+
+// vloop_softmax_2AVX512 runs n iterations of vloop_softmax_2 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_softmax_2AVX512(n int, p0 *float32) float32
+
+// vloop_softmax_3AVX512 runs n iterations of vloop_softmax_3 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_softmax_3AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_layernorm_0AVX512 runs n iterations of vloop_layernorm_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_layernorm_0AVX512(n int, p0 *float32) float32
+
+// vloop_layernorm_1AVX512 runs n iterations of vloop_layernorm_1 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_layernorm_1AVX512(n int, p0 *float32, c0 float32, c1 float32) float32
+
+// vloop_layernorm_2AVX512 runs n iterations of vloop_layernorm_2 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_layernorm_2AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, c0 float32, c1 float32)
+
+// vloop_conv2d_0AVX512 runs n iterations of vloop_conv2d_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_conv2d_0AVX512(n int, p0 *float32, p1 *float32) float32
+
+// vloop_hgemm_0AVX512 runs n iterations of vloop_hgemm_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_hgemm_0AVX512(n int, p0 *float32, p1 *uint16)
+
+// vloop_cvt_f32_f16_0AVX512 runs n iterations of vloop_cvt_f32_f16_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_cvt_f32_f16_0AVX512(n int, p0 *float32, p1 *uint16)
+
+// vloop_cvt_f16_f32_0AVX512 runs n iterations of vloop_cvt_f16_f32_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_cvt_f16_f32_0AVX512(n int, p0 *uint16, p1 *float32)
+
+// vloop_hadd_0AVX512 runs n iterations of vloop_hadd_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_hadd_0AVX512(n int, p0 *uint16, p1 *uint16, p2 *uint16)
+
+// vloop_haxpy_0AVX512 runs n iterations of vloop_haxpy_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_haxpy_0AVX512(n int, p0 *uint16, p1 *uint16, c0 float32)
+
+// vloop_colsum_0AVX512 runs n iterations of vloop_colsum_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_colsum_0AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_colsum_1AVX512 runs n iterations of vloop_colsum_1 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_colsum_1AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_colsum_2AVX512 runs n iterations of vloop_colsum_2 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_colsum_2AVX512(n int, p0 *float32, p1 *float32)
+
+// vloop_dcolsum_0AVX512 runs n iterations of vloop_dcolsum_0 (codegen.VLoop contract), avx512, 8 lanes unrolled 4, the last n%8 under a mask.
+//
+//go:noescape
+func vloop_dcolsum_0AVX512(n int, p0 *float64, c0 float64)
+
+// vloop_dcolsum_1AVX512 runs n iterations of vloop_dcolsum_1 (codegen.VLoop contract), avx512, 8 lanes unrolled 4, the last n%8 under a mask.
+//
+//go:noescape
+func vloop_dcolsum_1AVX512(n int, p0 *float64, p1 *float64, p2 *float64, p3 *float64, p4 *float64, p5 *float64, p6 *float64, p7 *float64, p8 *float64)
+
+// vloop_dcolsum_2AVX512 runs n iterations of vloop_dcolsum_2 (codegen.VLoop contract), avx512, 8 lanes unrolled 4, the last n%8 under a mask.
+//
+//go:noescape
+func vloop_dcolsum_2AVX512(n int, p0 *float64, p1 *float64)
+
+// vloop_colsum_acc_0AVX512 runs n iterations of vloop_colsum_acc_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_colsum_acc_0AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_colsum_acc_1AVX512 runs n iterations of vloop_colsum_acc_1 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_colsum_acc_1AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_colsum_acc_2AVX512 runs n iterations of vloop_colsum_acc_2 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_colsum_acc_2AVX512(n int, p0 *float32, p1 *float32)
+
+// vloop_colsum_acc_3AVX512 runs n iterations of vloop_colsum_acc_3 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_colsum_acc_3AVX512(n int, p0 *float32, p1 *float32)
+
+// vloop_sum_mid_0AVX512 runs n iterations of vloop_sum_mid_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_sum_mid_0AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_sum_mid_1AVX512 runs n iterations of vloop_sum_mid_1 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_sum_mid_1AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_sum_mid_2AVX512 runs n iterations of vloop_sum_mid_2 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_sum_mid_2AVX512(n int, p0 *float32, p1 *float32)
+
+// vloop_max_mid_0AVX512 runs n iterations of vloop_max_mid_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_max_mid_0AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_max_mid_1AVX512 runs n iterations of vloop_max_mid_1 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_max_mid_1AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_max_mid_2AVX512 runs n iterations of vloop_max_mid_2 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_max_mid_2AVX512(n int, p0 *float32, p1 *float32)
+
+// vloop_hsum_mid_0AVX512 runs n iterations of vloop_hsum_mid_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_hsum_mid_0AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_hsum_mid_1AVX512 runs n iterations of vloop_hsum_mid_1 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_hsum_mid_1AVX512(n int, p0 *float32, p1 *uint16, p2 *uint16, p3 *uint16, p4 *uint16, p5 *uint16, p6 *uint16, p7 *uint16, p8 *uint16)
+
+// vloop_hsum_mid_2AVX512 runs n iterations of vloop_hsum_mid_2 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_hsum_mid_2AVX512(n int, p0 *float32, p1 *uint16)
+
+// vloop_hsum_mid_3AVX512 runs n iterations of vloop_hsum_mid_3 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_hsum_mid_3AVX512(n int, p0 *float32, p1 *uint16)
+
+// vloop_batch_stats_0AVX512 runs n iterations of vloop_batch_stats_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_batch_stats_0AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_batch_stats_1AVX512 runs n iterations of vloop_batch_stats_1 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_batch_stats_1AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32, p6 *float32, p7 *float32, p8 *float32)
+
+// vloop_batch_stats_2AVX512 runs n iterations of vloop_batch_stats_2 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_batch_stats_2AVX512(n int, p0 *float32, p1 *float32)
+
+// vloop_batch_stats_3AVX512 runs n iterations of vloop_batch_stats_3 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_batch_stats_3AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_batch_stats_4AVX512 runs n iterations of vloop_batch_stats_4 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_batch_stats_4AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_batch_stats_5AVX512 runs n iterations of vloop_batch_stats_5 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_batch_stats_5AVX512(n int, p0 *float32, p1 *float32, p2 *float32, p3 *float32, p4 *float32, p5 *float32)
+
+// vloop_batch_stats_6AVX512 runs n iterations of vloop_batch_stats_6 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_batch_stats_6AVX512(n int, p0 *float32, p1 *float32, p2 *float32)
+
+// vloop_batch_stats_7AVX512 runs n iterations of vloop_batch_stats_7 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_batch_stats_7AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_cvtF16F32AVX512 runs n iterations of vloop_cvtF16F32 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_cvtF16F32AVX512(n int, p0 *uint16, p1 *float32)
+
+// transposeF32AVX512 is the AVX-512 f32 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
+// for r < rows, c < cols, in 16×16 zmm blocks, opmasks at the edges; only the tile's elements are accessed.
+//
+//go:noescape
+func transposeF32AVX512(rows int, cols int, src *float32, lds int, dst *float32, ldd int)
+
+// transposeF64AVX512 is the AVX-512 f64 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
+// for r < rows, c < cols, in 8×8 zmm blocks, opmasks at the edges; only the tile's elements are accessed.
+//
+//go:noescape
+func transposeF64AVX512(rows int, cols int, src *float64, lds int, dst *float64, ldd int)
 
 // transposeF32AVX2 is the AVX2 f32 transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]
 // for r < rows, c < cols, in 8×8 register blocks; only the tile's elements are accessed.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -52,10 +53,77 @@ func TestVLoopAsm(t *testing.T) {
 	}
 }
 
+// TestVLoopAsmAVX512 checks that the AVX-512 vector loops are zmm code (no ymm register at all) with
+// the opmask tail: a mask built in K1 from the remainder, zero-masking loads, merge-masking stores, a
+// reduction's masked group merged into its accumulator, compares into K2, VSCALEFPS in exp.
+func TestVLoopAsmAVX512(t *testing.T) {
+	const (
+		kmask  = `KMOVW\s+DX, K1`
+		zload  = `VMOVUPS\.Z\s+\S*\(\w+\)\(AX\*1\), K1, Z\d+`
+		mstore = `VMOVUPS\s+Z\d+, K1, \S*\(\w+\)\(AX\*1\)`
+		merge  = `VMOVUPS\s+Z\d+, K1, Z\d+`
+		nanmax = `VPTERNLOGD\s+\$0xff, Z(\d+), Z\d+, K2, Z\d+`
+	)
+	for name, want := range map[string][]string{
+		"vloop_saxpy_0AVX512":       {`VFMADD231PS\s+\S*\(\w+\)\(AX\*1\), Z\d+, Z\d+`, kmask, zload, mstore},
+		"vloop_sdot_0AVX512":        {`VFMADD231PS\s+\S*\(\w+\)\(AX\*1\), Z\d+, Z\d+`, kmask, zload, merge, `VSHUFF32X4\s+\$0x4e`},
+		"vloop_softmax_0AVX512":     {`VCMPPS\s+\$0x03, Z\d+, Z\d+, K2`, `VMAXPS\s+Z\d+, Z\d+, Z\d+`, nanmax, zload, merge},
+		"vloop_softmax_1AVX512":     {`VRNDSCALEPS\s+\$0x00, Z\d+, Z\d+`, `VSCALEFPS\s+Z\d+, Z\d+, Z\d+`, zload, mstore},
+		"vloop_softmax_3AVX512":     {`VDIVPS\s+Z\d+, Z\d+, Z\d+`, `VBROADCASTSS\s+c0\+\d+\(FP\), Z\d+`, mstore},
+		"vloop_layernorm_2AVX512":   {`VDIVPS\s+Z\d+, Z\d+, Z\d+`, `VFMADD231PS`, mstore},
+		"vloop_cvt_f32_f16_0AVX512": {`VCMPPS\s+\$0x03, Z\d+, Z\d+, K2`, `VPORD\s+vloopF16QuietZ`, `VBLENDMPS\s+Z\d+, Z\d+, K2, Z\d+`, `VCVTPS2PH\s+\$0x00, Z\d+, \(\w+\)\(AX\*1\)`, `VCVTPS2PH\s+\$0x00, Z\d+, K1, \(\w+\)\(AX\*1\)`},
+		"vloop_cvt_f16_f32_0AVX512": {`VCVTPH2PS\s+\(\w+\)\(AX\*1\), Z\d+`, `VCVTPH2PS\.Z\s+\(\w+\)\(AX\*1\), K1, Z\d+`},
+	} {
+		body := asmFunc(t, name)
+		for _, re := range want {
+			if !regexp.MustCompile(re).MatchString(body) {
+				t.Errorf("%s: no match for %q in\n%s", name, re, body)
+			}
+		}
+		if regexp.MustCompile(`\bY\d+\b`).MatchString(body) {
+			t.Errorf("%s uses ymm registers:\n%s", name, body)
+		}
+	}
+}
+
+// TestVLoopAVX512Installed checks that Use("avx512") installs the AVX-512 routine of every vector-loop
+// slot (and Use("avx2") the AVX2 one): the slot variables hold the AVX512 adapters.
+func TestVLoopAVX512Installed(t *testing.T) {
+	if !slices.Contains(Variants(), "avx512") {
+		t.Skip("no avx512 variant on this CPU")
+	}
+	defer Use("")
+	slots := map[string][3]any{
+		"saxpy":      {&vloop_saxpy_0, vloop_saxpy_0AVX512Slot, vloop_saxpy_0AVX2Slot},
+		"sdot":       {&vloop_sdot_0, vloop_sdot_0AVX512Slot, vloop_sdot_0AVX2Slot},
+		"softmax_1":  {&vloop_softmax_1, vloop_softmax_1AVX512Slot, vloop_softmax_1AVX2Slot},
+		"layernorm":  {&vloop_layernorm_2, vloop_layernorm_2AVX512Slot, vloop_layernorm_2AVX2Slot},
+		"cvt":        {&vloop_cvt_f32_f16_0, vloop_cvt_f32_f16_0AVX512Slot, vloop_cvt_f32_f16_0AVX2Slot},
+		"cvtF16F32":  {&vloop_cvtF16F32, vloop_cvtF16F32AVX512Slot, vloop_cvtF16F32AVX2Slot},
+		"transpose":  {&transposeSlot.T, transposeF32AVX512Slice, transposeF32AVX2Slice},
+		"dtranspose": {&dtransposeSlot.T, transposeF64AVX512Slice, transposeF64AVX2Slice},
+	}
+	for i, v := range []string{"avx512", "avx2"} {
+		must(t, Use(v))
+		for name, s := range slots {
+			got := reflect.ValueOf(s[0]).Elem().Pointer()
+			if want := reflect.ValueOf(s[1+i]).Pointer(); got != want {
+				t.Errorf("variant %s: slot %s does not hold its %s routine", v, name, v)
+			}
+		}
+	}
+}
+
 // TestVLoopVariants runs the vectorized kernels under avx2 and go on long rows (so the assembly does
 // most of the work) with NaN, ±Inf and -0 sprinkled in, and compares them.
 func TestVLoopVariants(t *testing.T) {
-	if !slices.Contains(Variants(), "avx2") {
+	var asm []string
+	for _, v := range []string{"avx512", "avx2"} {
+		if slices.Contains(Variants(), v) {
+			asm = append(asm, v)
+		}
+	}
+	if len(asm) == 0 {
 		t.Skip("no avx2 variant on this CPU")
 	}
 	defer Use("")
@@ -97,7 +165,7 @@ func TestVLoopVariants(t *testing.T) {
 		}
 		return f()
 	}
-	for _, n := range []int{1, 7, 8, 9, 31, 32, 33, 67, 1000, 4099} {
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 67, 1000, 4099} {
 		for _, special := range []bool{false, true} {
 			m := 3
 			X, x, y, g, bt := gen(m*n, special), gen(n, special), gen(n, special), gen(n, false), gen(n, false)
@@ -121,9 +189,11 @@ func TestVLoopVariants(t *testing.T) {
 				},
 			}
 			for name, f := range cases {
-				a, b := run("avx2", f), run("go", f)
-				if !close(a, b, 1e-4*math.Sqrt(float64(n))) {
-					t.Errorf("%s n=%d special=%v: avx2 %v\ngo %v", name, n, special, head(a), head(b))
+				b := run("go", f)
+				for _, v := range asm {
+					if a := run(v, f); !close(a, b, 1e-4*math.Sqrt(float64(n))) {
+						t.Errorf("%s n=%d special=%v: %s %v\ngo %v", name, n, special, v, head(a), head(b))
+					}
 				}
 			}
 		}
@@ -146,16 +216,45 @@ func TestVLoopExpULP(t *testing.T) {
 	if !slices.Contains(Variants(), "avx2") {
 		t.Skip("no avx2 variant on this CPU")
 	}
+	t.Run("avx2", func(t *testing.T) {
+		testExpULP(t, 0, func(xs, ys []float32) { vloop_softmax_1AVX2(len(xs)/8, &xs[0], &ys[0], 0) })
+	})
+	if !slices.Contains(Variants(), "avx512") {
+		return
+	}
+	// A length that is not a multiple of 16: the last 5 values go through the masked group.
+	t.Run("avx512", func(t *testing.T) {
+		testExpULP(t, 5, func(xs, ys []float32) { vloop_softmax_1AVX512(len(xs), &xs[0], &ys[0], 0) })
+	})
+	// The AVX-512 exp (VRNDSCALEPS, VSCALEFPS, constants in registers) gives the AVX2 bits.
+	var xs []float32
+	for x := float32(-110); x < 95; x += 0.0013 {
+		xs = append(xs, x)
+	}
+	xs = append(xs, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)))
+	xs = xs[:len(xs)/8*8]
+	y2, y512 := make([]float32, len(xs)), make([]float32, len(xs))
+	vloop_softmax_1AVX2(len(xs)/8, &xs[0], &y2[0], 0)
+	vloop_softmax_1AVX512(len(xs), &xs[0], &y512[0], 0)
+	for i, x := range xs {
+		if a, b := math.Float32bits(y512[i]), math.Float32bits(y2[i]); a != b {
+			t.Fatalf("exp(%v): avx512 %#x, avx2 %#x", x, a, b)
+		}
+	}
+}
+
+// testExpULP runs exp through run on inputs padded with zeros to a length of rem modulo 16.
+func testExpULP(t *testing.T, rem int, run func(xs, ys []float32)) {
 	var xs []float32
 	for x := float32(-110); x < 95; x += 0.0037 {
 		xs = append(xs, x)
 	}
 	xs = append(xs, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 88.72283, 88.72284, -87.33654, -103.97208, -103.97209)
-	for len(xs)%8 != 0 {
+	for len(xs)%16 != rem {
 		xs = append(xs, 0)
 	}
 	ys := make([]float32, len(xs))
-	vloop_softmax_1AVX2(len(xs)/8, &xs[0], &ys[0], 0) // p0 = X (read), p1 = Y (written)
+	run(xs, ys) // p0 = X (read), p1 = Y (written)
 	worst := 0.0
 	for i, x := range xs {
 		want := float32(math.Exp(float64(x)))
@@ -183,4 +282,50 @@ func TestVLoopExpULP(t *testing.T) {
 		}
 	}
 	t.Logf("max error %.2f ulp over %d points", worst, len(xs))
+}
+
+// TestVariantConditions checks that each amd64 variant's init condition (kgen_amd64.go) tests every CPU
+// feature that avo lists under "Requires:" for the assembly routines the variant installs.
+func TestVariantConditions(t *testing.T) {
+	goSrc, err := os.ReadFile("kgen_amd64.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asm, err := os.ReadFile("kgen_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requires := map[string][]string{}
+	for _, m := range regexp.MustCompile(`(?m)^// func (\w+)\(.*\n// Requires: (.*)$`).FindAllStringSubmatch(string(asm), -1) {
+		requires[m[1]] = strings.Split(m[2], ", ")
+	}
+	flag := map[string]string{"AVX2": "HasAVX2", "FMA3": "HasFMA", "F16C": "HasF16C", "AVX512F": "HasAVX512F",
+		"AVX512DQ": "HasAVX512DQ", "AVX512VL": "HasAVX512VL", "AVX512BW": "HasAVX512BW"}
+	implied := map[string]bool{"AVX": true, "CMOV": true, "MMX+": true, "SSE": true, "SSE2": true} // by AVX2 or amd64
+	blocks := regexp.MustCompile(`(?s)\tif (cpu\.X86[^{]*) \{\n(.*?)\n\t\}\n`).FindAllStringSubmatch(string(goSrc), -1)
+	if len(blocks) != 2 {
+		t.Fatalf("%d conditional variants in kgen_amd64.go, want 2 (avx2, avx512)", len(blocks))
+	}
+	for _, b := range blocks {
+		cond, body := b[1], b[2]
+		n := 0
+		for _, ref := range regexp.MustCompile(`\b(\w+?)(Slot|Slice)\b`).FindAllStringSubmatch(body, -1) {
+			feats, ok := requires[ref[1]]
+			if !ok {
+				continue // a slot variable, not a routine
+			}
+			n++
+			for _, f := range feats {
+				if implied[f] {
+					continue
+				}
+				if fl, ok := flag[f]; !ok || !strings.Contains(cond, "cpu.X86."+fl) {
+					t.Errorf("variant %q installs %s, which needs %s", cond, ref[1], f)
+				}
+			}
+		}
+		if n < 10 {
+			t.Errorf("variant %q: only %d routines found", cond, n)
+		}
+	}
 }

@@ -9,10 +9,12 @@ import (
 )
 
 // Backend is the amd64 backend: for every GEMM slot of the package it generates AVX-512 and AVX2+FMA
-// microkernels (the register tiles of TileFor), for every transpose slot the AVX2 transpose tile of its
-// element type (transpose.go; both variants install it), and an init that, when the CPU has the
-// features, registers them as the "avx512" and "avx2" variants ahead of the portable "go" one. The cache blocks of each
-// variant come from the analytical model applied to that variant's tile.
+// microkernels (the register tiles of TileFor), for every transpose slot the AVX-512 and AVX2 transpose
+// tiles of its element type (transpose.go), for every vector loop its AVX-512 and AVX2 routines
+// (vloop.go), AVX-512 and AVX2 rows kernels (rows.go), the AVX2 packing routines (both variants install
+// them: pack.go), and an init that, when the CPU has the features, registers them as the "avx512" and "avx2"
+// variants ahead of the portable "go" one. The cache blocks of each variant come from the analytical
+// model applied to that variant's tile.
 type Backend struct{}
 
 // Name implements codegen.Backend.
@@ -22,24 +24,40 @@ func (Backend) Name() string { return "amd64" }
 func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	slots := codegen.Slots(p)
 	vloops, vimpls := VLoopKernels(p, AVX2)
+	vloopsZ, vimplsZ := VLoopKernels(p, AVX512)
+	// The avx512 variant runs the AVX-512 routine of every loop that has one, the AVX2 one otherwise.
+	zimpl := map[string]codegen.VLoopImpl{}
+	for _, i := range vimplsZ {
+		zimpl[i.VLoop.Var] = i
+	}
+	var vimpls512 []codegen.VLoopImpl
+	for _, i := range vimpls {
+		if z, ok := zimpl[i.VLoop.Var]; ok {
+			i = z
+		}
+		vimpls512 = append(vimpls512, i)
+	}
+	vloops = append(vloops, vloopsZ...)
 	tslots := codegen.TransposeSlots(p)
 	if len(slots) == 0 && len(vloops) == 0 && len(tslots) == 0 {
 		return nil, nil
 	}
-	// Transpose slots: the AVX2 routines, installed by both variants (no AVX-512 transpose yet).
+	// Transpose slots: the AVX2 routines in the avx2 variant, the AVX-512 ones in the avx512 variant.
 	var transposes []TransposeKernel
-	var timpls []codegen.TransposeKernel
+	timpls := map[string][]codegen.TransposeKernel{}
 	haveT := map[string]bool{}
-	for _, s := range tslots {
-		elem := F32
-		if s.Elem == ir.F64 {
-			elem = F64
-		}
-		k := NewTransposeKernel(elem)
-		timpls = append(timpls, codegen.TransposeKernel{Slot: s, Kernel: k.Name})
-		if !haveT[k.Name] {
-			haveT[k.Name] = true
-			transposes = append(transposes, k)
+	for _, isa := range []string{AVX512, AVX2} {
+		for _, s := range tslots {
+			elem := F32
+			if s.Elem == ir.F64 {
+				elem = F64
+			}
+			k := NewTransposeKernelISA(elem, isa)
+			timpls[isa] = append(timpls[isa], codegen.TransposeKernel{Slot: s, Kernel: k.Name})
+			if !haveT[k.Name] {
+				haveT[k.Name] = true
+				transposes = append(transposes, k)
+			}
 		}
 	}
 	m, _ := target.Lookup("amd64")
@@ -67,12 +85,15 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		}
 	}
 	for _, isa := range []string{AVX512, AVX2} {
-		// Both variants run the AVX2 vector loops (AVX-512 ones are not generated yet). Those with f16
-		// accesses use F16C (VCVTPH2PS/VCVTPS2PH), which every AVX2 CPU has (Intel since Ivy Bridge, AMD
-		// since Piledriver) and AVX-512F implies: it joins the conditions rather than gating single loops.
-		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c, VLoops: vimpls, Transposes: timpls, Packs: packImpls}
+		// The vector loops with f16 accesses use F16C (VCVTPH2PS/VCVTPS2PH), which every AVX2 CPU has
+		// (Intel since Ivy Bridge, AMD since Piledriver); their zmm forms are AVX-512F. F16C joins the
+		// conditions rather than gating single loops. The avx512 variant's AVX-512 routines (vector loops,
+		// transposes) use AVX-512F only (zmm, opmasks, VPTERNLOG, VSCALEFPS, VRNDSCALEPS, VSHUFF32X4); its
+		// GEMM kernels need DQ and VL too, and the AVX2 routines it keeps need AVX2 and FMA.
+		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c, VLoops: vimpls, Transposes: timpls[isa], Packs: packImpls}
 		mach := m
 		if isa == AVX512 {
+			v.VLoops = vimpls512
 			v.Cond = "cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c
 			mach.VecBytes, mach.VecRegs = 64, 32
 		}
@@ -81,7 +102,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			if s.Elem == ir.F64 {
 				elem = F64
 			}
-			k, ku, kr := NewGemmKernel(elem, isa), NewGemmKernelU(elem, isa), NewRowsKernel(elem)
+			k, ku, kr := NewGemmKernel(elem, isa), NewGemmKernelU(elem, isa), NewRowsKernelISA(elem, isa)
 			b := target.GemmBlocks(mach, k.MR, k.NR, s.Elem.Size())
 			v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, KernelR: kr.Name, RowsMax: RowsMax,
 				MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC, HostBlocks: true, ElemSize: s.Elem.Size()})

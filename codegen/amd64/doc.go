@@ -19,7 +19,10 @@
 // Two instruction sets are supported: "avx2" (AVX2+FMA, 16 ymm registers) and
 // "avx512" (AVX-512F, 32 zmm registers and opmasks). The package also emits
 // FMA-peak kernels (independent FMA chains on registers only) used by
-// benchmarks to express a kernel's speed as a fraction of the machine's peak.
+// benchmarks to express a kernel's speed as a fraction of the machine's peak,
+// and, for both instruction sets, the vector-loop routines of the other
+// kernels (vloop.go), transpose tiles (transpose.go) and rows kernels
+// (rows.go); the packing routines (pack.go) are AVX2 only.
 //
 // Generate returns the text of a .s file and of the matching Go stub file
 // (//go:build !purego, //go:noescape). The generated package must be built on

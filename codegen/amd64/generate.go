@@ -28,6 +28,12 @@ func GenerateWithVLoops(pkg string, gemms []GemmKernel, vloops []VLoopKernel) (a
 	return generate(pkg, gemms, vloops, nil, nil, nil)
 }
 
+// GenerateWithPeaks is GenerateWithVLoops plus the FMA-peak kernels peaks (the test package
+// internal/mk uses it).
+func GenerateWithPeaks(pkg string, gemms []GemmKernel, vloops []VLoopKernel, peaks ...PeakKernel) (asm, stubs []byte, err error) {
+	return generate(pkg, gemms, vloops, nil, nil, peaks)
+}
+
 // GenerateAll is GenerateWithVLoops plus the transpose tile routines transposes (transpose.go) and the
 // panel-packing routines packs (pack.go).
 func GenerateAll(pkg string, gemms []GemmKernel, vloops []VLoopKernel, transposes []TransposeKernel, rows []RowsKernel, packs ...PackKernel) (asm, stubs []byte, err error) {

@@ -67,3 +67,8 @@ func zero(c *build.Context, z bool, v reg.VecPhysical) {
 		c.VXORPS(v, v, v)
 	}
 }
+
+// ymmOf returns the ymm register aliasing v.
+func ymmOf(v reg.VecPhysical) reg.VecPhysical {
+	return reg.Vector.Lookup(v.PhysicalIndex(), reg.S256).(reg.VecPhysical)
+}

@@ -21,6 +21,10 @@ import (
 //
 // The scaling by alpha and beta and the epilogue are the Go caller's (codegen/golang's rowsVia):
 // folding alpha into A would change results near overflow. m must be 1…RowsMax; the caller checks it.
+//
+// The AVX-512 kernels (the avx512 variant's) are the same loops on zmm registers; the last n%lanes
+// columns of C and B run once under the opmask K1 (zero-masking loads, masked stores) instead of a
+// scalar loop.
 
 // RowsMax is the most rows of A a rows kernel takes.
 const RowsMax = 4
@@ -29,11 +33,17 @@ const RowsMax = 4
 type RowsKernel struct {
 	Name string
 	Elem string // F32 or F64
+	ISA  string // AVX2 ("" too) or AVX512
 }
 
-// NewRowsKernel names the rows kernel of an element type.
-func NewRowsKernel(elem string) RowsKernel {
-	return RowsKernel{Name: fmt.Sprintf("%sgemmRowsAVX2", map[string]string{F32: "s", F64: "d"}[elem]), Elem: elem}
+// NewRowsKernel names the AVX2 rows kernel of an element type.
+func NewRowsKernel(elem string) RowsKernel { return NewRowsKernelISA(elem, AVX2) }
+
+// NewRowsKernelISA names the rows kernel of an element type for isa: sgemmRowsAVX2, dgemmRowsAVX512, ….
+// The AVX-512 one is the same loop on zmm registers with the last n%lanes columns under an opmask
+// instead of scalar code.
+func NewRowsKernelISA(elem, isa string) RowsKernel {
+	return RowsKernel{Name: fmt.Sprintf("%sgemmRows%s", map[string]string{F32: "s", F64: "d"}[elem], isaSuffix(isa)), Elem: elem, ISA: isa}
 }
 
 func emitRows(c *build.Context, k RowsKernel) {
@@ -48,6 +58,17 @@ func emitRows(c *build.Context, k RowsKernel) {
 		vbcast, vfma, sfma = c.VBROADCASTSD, c.VFMADD231PD, c.VFMADD231SD
 		sload = func(m operand.Mem, x reg.VecPhysical) { c.VMOVSD(m, x) }
 		sstore = func(x reg.VecPhysical, m operand.Mem) { c.VMOVSD(x, m) }
+	}
+	z := k.ISA == AVX512
+	vload, vloadZ := c.VMOVUPS, c.VMOVUPS_Z
+	if k.Elem == F64 {
+		vloadZ = c.VMOVUPD_Z
+	}
+	if z {
+		lanes *= 2
+		if k.Elem == F64 {
+			vload = c.VMOVUPD // 8-lane opmasks
+		}
 	}
 	vec := lanes * esz // bytes per vector
 	c.Function(k.Name)
@@ -66,11 +87,10 @@ func emitRows(c *build.Context, k RowsKernel) {
 		tmp                       = reg.R15
 	)
 	// Vector registers: broadcasts of A in Y0…Y7 (m·G ≤ 8), B rows in Y8…Y11, the C accumulator in Y12.
-	bc := func(i, g, G int) reg.VecPhysical {
-		return []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7}[i*G+g]
-	}
-	bv := []reg.VecPhysical{reg.Y8, reg.Y9, reg.Y10, reg.Y11}
-	acc := reg.Y12
+	// AVX-512: the same in Z0…Z12, and the mask of the last n%lanes columns in K1.
+	bc := func(i, g, G int) reg.VecPhysical { return vecReg(z, i*G+g) }
+	bv := []reg.VecPhysical{vecReg(z, 8), vecReg(z, 9), vecReg(z, 10), vecReg(z, 11)}
+	acc := vecReg(z, 12)
 	x := func(y reg.VecPhysical) reg.VecPhysical { return y.AsX().(reg.VecPhysical) }
 
 	c.Load(c.Param("b"), b0)
@@ -89,6 +109,14 @@ func emitRows(c *build.Context, k RowsKernel) {
 	for i := 0; i < RowsMax; i++ {
 		c.MOVQ(tmp, aRows.Offset(8*i))
 		c.ADDQ(j, tmp)
+	}
+	if z {
+		c.Load(c.Param("n"), left)
+		c.ANDQ(operand.U32(lanes-1), left)
+		c.MOVL(operand.U32(1), tmp.As32())
+		c.SHLL(reg.CL, tmp.As32())
+		c.DECL(tmp.As32())
+		c.KMOVW(tmp.As32(), reg.K1)
 	}
 	c.Load(c.Param("c"), cr[0])
 	c.Load(c.Param("ldc"), j)
@@ -113,7 +141,7 @@ func emitRows(c *build.Context, k RowsKernel) {
 		}
 		c.Label(L("start", m))
 		c.Comment(fmt.Sprintf("m = %d: zero the C rows, then groups of %d rows of B.", m, G))
-		c.VXORPS(acc, acc, acc)
+		zero(c, z, acc)
 		c.XORQ(j, j)
 		c.Label(L("zv", m))
 		c.CMPQ(j, n8)
@@ -126,11 +154,18 @@ func emitRows(c *build.Context, k RowsKernel) {
 		c.Label(L("zs", m))
 		c.CMPQ(j, nBytes)
 		c.JGE(lbl(L("zd", m)))
-		for i := 0; i < m; i++ {
-			sstore(x(acc), operand.Mem{Base: cr[i], Index: j, Scale: 1})
+		if z {
+			// The last n%lanes columns, once, under K1.
+			for i := 0; i < m; i++ {
+				vload(acc, reg.K1, operand.Mem{Base: cr[i], Index: j, Scale: 1})
+			}
+		} else {
+			for i := 0; i < m; i++ {
+				sstore(x(acc), operand.Mem{Base: cr[i], Index: j, Scale: 1})
+			}
+			c.ADDQ(operand.Imm(uint64(esz)), j)
+			c.JMP(lbl(L("zs", m)))
 		}
-		c.ADDQ(operand.Imm(uint64(esz)), j)
-		c.JMP(lbl(L("zs", m)))
 		c.Label(L("zd", m))
 
 		c.Load(c.Param("kc"), left)
@@ -169,19 +204,33 @@ func emitRows(c *build.Context, k RowsKernel) {
 			c.Label(L(name+"_s", m))
 			c.CMPQ(j, nBytes)
 			c.JGE(lbl(L(name+"_next", m)))
-			for g := 0; g < G; g++ {
-				sload(operand.Mem{Base: bg[g], Index: j, Scale: 1}, x(bv[g]))
-			}
-			for i := 0; i < m; i++ {
-				at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
-				sload(at, x(acc))
+			if z {
 				for g := 0; g < G; g++ {
-					sfma(x(bv[g]), x(bc(i, g, G)), x(acc))
+					vloadZ(operand.Mem{Base: bg[g], Index: j, Scale: 1}, reg.K1, bv[g])
 				}
-				sstore(x(acc), at)
+				for i := 0; i < m; i++ {
+					at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
+					vloadZ(at, reg.K1, acc)
+					for g := 0; g < G; g++ {
+						vfma(bv[g], bc(i, g, G), acc)
+					}
+					vload(acc, reg.K1, at)
+				}
+			} else {
+				for g := 0; g < G; g++ {
+					sload(operand.Mem{Base: bg[g], Index: j, Scale: 1}, x(bv[g]))
+				}
+				for i := 0; i < m; i++ {
+					at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
+					sload(at, x(acc))
+					for g := 0; g < G; g++ {
+						sfma(x(bv[g]), x(bc(i, g, G)), x(acc))
+					}
+					sstore(x(acc), at)
+				}
+				c.ADDQ(operand.Imm(uint64(esz)), j)
+				c.JMP(lbl(L(name+"_s", m)))
 			}
-			c.ADDQ(operand.Imm(uint64(esz)), j)
-			c.JMP(lbl(L(name+"_s", m)))
 			c.Label(L(name+"_next", m))
 			for g := 0; g < G; g++ {
 				c.ADDQ(ldb, b0)

@@ -21,25 +21,43 @@ import (
 // register with VMOVSS/VINSERTPS or VMOVSD/VMOVHPD and VINSERTF128, stored as one V-element run of dst);
 // the last rows%V rows are copied one element at a time. Only the elements of the tile are read or
 // written (no vector access reaches past the last row or column). rows <= 0 or cols <= 0 copies
-// nothing. The avx512 variant installs the same AVX2 routines (a 16×16 zmm transpose is not generated).
+// nothing.
+//
+// The AVX-512 routines (transposeF32AVX512, transposeF64AVX512; AVX-512F only) use V×V blocks of zmm
+// rows (V = 16 f32, 8 f64): VUNPCKLPS/VUNPCKHPS (VUNPCKLPD/VUNPCKHPD) and, for f32, VSHUFPS transpose
+// inside each 128-bit lane, then two rounds of VSHUFF32X4 move the 128-bit pieces across lanes. Edges
+// use opmasks instead of scalar code: a block with nr < V rows or nc < V columns (the band's last
+// columns, the tile's last rows) loads its nr rows with a zero-masking load under K1 = (1<<nc)-1 and
+// stores its nc destination rows under K2 = (1<<nr)-1, so no element outside the tile is read or
+// written (masked loads are fault suppressing); the rows nr..V-1 of such a block are never loaded.
 
-// TransposeKernel is one transpose tile routine to generate (AVX2).
+// TransposeKernel is one transpose tile routine to generate.
 type TransposeKernel struct {
 	Name string // Go identifier of the generated function
 	Elem string // F32 or F64
+	ISA  string // AVX2 ("" too) or AVX512
 }
 
 // NewTransposeKernel returns the AVX2 routine of elem, named transposeF32AVX2 or transposeF64AVX2.
-func NewTransposeKernel(elem string) TransposeKernel {
+func NewTransposeKernel(elem string) TransposeKernel { return NewTransposeKernelISA(elem, AVX2) }
+
+// NewTransposeKernelISA returns the routine of elem for isa (AVX2 or AVX512), named
+// transpose<F32|F64><AVX2|AVX512>.
+func NewTransposeKernelISA(elem, isa string) TransposeKernel {
 	n := "F32"
 	if elem == F64 {
 		n = "F64"
 	}
-	return TransposeKernel{Name: "transpose" + n + "AVX2", Elem: elem}
+	return TransposeKernel{Name: "transpose" + n + isaSuffix(isa), Elem: elem, ISA: isa}
 }
 
 // Block is the register block edge V: the tile is transposed in V×V blocks.
-func (k TransposeKernel) Block() int { return 32 / elemSize(k.Elem) }
+func (k TransposeKernel) Block() int {
+	if k.ISA == AVX512 {
+		return 64 / elemSize(k.Elem)
+	}
+	return 32 / elemSize(k.Elem)
+}
 
 // Validate checks the kernel description.
 func (k TransposeKernel) Validate() error {
@@ -48,6 +66,9 @@ func (k TransposeKernel) Validate() error {
 	}
 	if k.Elem != F32 && k.Elem != F64 {
 		return fmt.Errorf("amd64: transpose %s: bad element type %q", k.Name, k.Elem)
+	}
+	if k.ISA != "" && k.ISA != AVX2 && k.ISA != AVX512 {
+		return fmt.Errorf("amd64: transpose %s: bad ISA %q", k.Name, k.ISA)
 	}
 	return nil
 }
@@ -73,6 +94,10 @@ func ix(base, index reg.Register, scale uint8) operand.Mem {
 
 // emitTranspose generates k into c.
 func emitTranspose(c *build.Context, k TransposeKernel) {
+	if k.ISA == AVX512 {
+		emitTransposeZ(c, k)
+		return
+	}
 	f64 := k.Elem == F64
 	esz, v := elemSize(k.Elem), k.Block()
 	t := goType(k.Elem)
@@ -266,4 +291,224 @@ func transposeColumn64(c *build.Context) {
 	c.VMOVHPD(rowAddr(tpSp, tpLds, tpLds3, 3), x1, x1)
 	c.VINSERTF128(operand.U8(1), x1, vecReg(false, 0), vecReg(false, 0))
 	c.VMOVUPD(vecReg(false, 0), mem(tpDp, 0))
+}
+
+// Registers of the AVX-512 routines (the others as above): the destination of the current block, the
+// band's rows and a block's columns (both ≤ V) for the edge masks.
+var (
+	tpzDp = reg.R11
+	tpzNr = reg.R13
+	tpzNc = reg.RCX // also the shift count of the masks
+)
+
+// emitTransposeZ generates the AVX-512 routine k into c (see the file comment).
+func emitTransposeZ(c *build.Context, k TransposeKernel) {
+	f64 := k.Elem == F64
+	esz, v := elemSize(k.Elem), k.Block()
+	t := goType(k.Elem)
+	c.Function(k.Name)
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(
+		fmt.Sprintf("%s is the AVX-512 %s transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]", k.Name, k.Elem),
+		fmt.Sprintf("for r < rows, c < cols, in %d×%d zmm blocks, opmasks at the edges; only the tile's elements are accessed.", v, v),
+	)
+	c.SignatureExpr(fmt.Sprintf("func(rows, cols int, src *%s, lds int, dst *%s, ldd int)", t, t))
+	c.Load(c.Param("rows"), tpRows)
+	c.Load(c.Param("cols"), tpCols)
+	c.Load(c.Param("src"), tpSrc)
+	c.Load(c.Param("lds"), tpLds)
+	c.Load(c.Param("dst"), tpDst)
+	c.Load(c.Param("ldd"), tpLdd)
+	shift := operand.Imm(uint64(log2(esz)))
+	c.SHLQ(shift, tpLds)
+	c.SHLQ(shift, tpLdd)
+	c.CMPQ(tpCols, operand.Imm(0))
+	c.JLE(lbl("done"))
+	// mask sets k to the low n bits (n in tpzNc, 1..V).
+	mask := func(k reg.Register) {
+		c.MOVL(operand.U32(1), tpTmp.As32())
+		c.SHLL(reg.CL, tpTmp.As32())
+		c.DECL(tpTmp.As32())
+		c.KMOVW(tpTmp.As32(), k)
+	}
+	// advance moves p on by V rows of stride ld (bytes).
+	advance := func(p, ld reg.Register) {
+		c.MOVQ(ld, tpTmp)
+		c.SHLQ(operand.U8(log2(v)), tpTmp)
+		c.ADDQ(tpTmp, p)
+	}
+
+	c.Comment(fmt.Sprintf("Bands of %d source rows; a band of fewer (the last) runs as edge blocks.", v))
+	c.Label("band")
+	c.CMPQ(tpRows, operand.Imm(0))
+	c.JLE(lbl("done"))
+	c.MOVQ(tpSrc, tpSp)
+	c.MOVQ(tpDst, tpzDp)
+	c.MOVQ(tpCols, tpCnt)
+	c.MOVQ(tpRows, tpzNr)
+	c.CMPQ(tpRows, operand.Imm(uint64(v)))
+	c.JLT(lbl("edge"))
+	c.MOVQ(operand.U32(v), tpzNr)
+	c.Label("block")
+	c.CMPQ(tpCnt, operand.Imm(uint64(v)))
+	c.JLT(lbl("lastcols"))
+	transposeBlockZ(c, f64, v, false)
+	c.ADDQ(operand.U32(v*esz), tpSp)
+	advance(tpzDp, tpLdd)
+	c.SUBQ(operand.U32(v), tpCnt)
+	c.JMP(lbl("block"))
+	c.Label("lastcols")
+	c.TESTQ(tpCnt, tpCnt)
+	c.JZ(lbl("nextband"))
+
+	c.Comment("Edge blocks: nr rows (K2 masks the stores), nc = min(columns left, V) columns (K1 masks the loads).")
+	c.Label("edge")
+	c.MOVQ(tpzNr, tpzNc)
+	mask(reg.K2)
+	c.Label("edgeblock")
+	c.MOVQ(tpCnt, tpzNc)
+	c.CMPQ(tpzNc, operand.Imm(uint64(v)))
+	c.JLE(lbl("ncok"))
+	c.MOVQ(operand.U32(v), tpzNc)
+	c.Label("ncok")
+	mask(reg.K1)
+	transposeBlockZ(c, f64, v, true)
+	c.ADDQ(operand.U32(v*esz), tpSp)
+	advance(tpzDp, tpLdd)
+	c.SUBQ(operand.U32(v), tpCnt)
+	c.JG(lbl("edgeblock"))
+
+	c.Label("nextband")
+	advance(tpSrc, tpLds)
+	c.ADDQ(operand.U32(v*esz), tpDst)
+	c.SUBQ(operand.U32(v), tpRows)
+	c.JMP(lbl("band"))
+	c.Label("done")
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// transposeBlockZ transposes the V×V block at tpSp (rows tpLds apart) into tpzDp (rows tpLdd apart).
+// An edge block loads only its tpzNr rows, each under K1, and stores only its tpzNc rows, each under K2.
+func transposeBlockZ(c *build.Context, f64 bool, v int, edge bool) {
+	z := func(i int) reg.VecPhysical { return vecReg(true, i) }
+	load, store := c.VMOVUPS, c.VMOVUPS
+	loadZ := c.VMOVUPS_Z
+	if f64 {
+		load, store, loadZ = c.VMOVUPD, c.VMOVUPD, c.VMOVUPD_Z
+	}
+	// Rows two at a time from tpTmp: (tpTmp) and (tpTmp)(ld*1).
+	c.MOVQ(tpSp, tpTmp)
+	for q := 0; q < v; q++ {
+		if q > 0 && q%2 == 0 {
+			c.LEAQ(ix(tpTmp, tpLds, 2), tpTmp)
+		}
+		m := mem(tpTmp, 0)
+		if q%2 == 1 {
+			m = ix(tpTmp, tpLds, 1)
+		}
+		if !edge {
+			load(m, z(q))
+			continue
+		}
+		if q > 0 {
+			c.CMPQ(tpzNr, operand.Imm(uint64(q)))
+			c.JLE(lbl("eloaded"))
+		}
+		loadZ(m, reg.K1, z(q))
+	}
+	if edge {
+		c.Label("eloaded")
+	}
+	if f64 {
+		transpose8x8Z(c)
+	} else {
+		transpose16x16Z(c)
+	}
+	c.MOVQ(tpzDp, tpTmp)
+	for q := 0; q < v; q++ {
+		if q > 0 && q%2 == 0 {
+			c.LEAQ(ix(tpTmp, tpLdd, 2), tpTmp)
+		}
+		m := mem(tpTmp, 0)
+		if q%2 == 1 {
+			m = ix(tpTmp, tpLdd, 1)
+		}
+		if !edge {
+			store(z(q), m)
+			continue
+		}
+		if q > 0 {
+			c.CMPQ(tpzNc, operand.Imm(uint64(q)))
+			c.JLE(lbl("estored"))
+		}
+		store(z(q), reg.K2, m)
+	}
+	if edge {
+		c.Label("estored")
+	}
+}
+
+// transpose16x16Z transposes the f32 rows Z0..Z15 into the columns Z0..Z15 (Z16..Z31 scratch).
+func transpose16x16Z(c *build.Context) {
+	z := func(i int) reg.VecPhysical { return vecReg(true, i) }
+	// Per 128-bit lane, as transposeBlock32: t(2p), t(2p+1) = unpack lo/hi of rows 2p, 2p+1 (Z16..Z31);
+	// then s(4h+q) (Z0..Z15) is column q of the lane's 4×4 piece of rows 4h..4h+3.
+	for p := 0; p < 8; p++ {
+		c.VUNPCKLPS(z(2*p+1), z(2*p), z(16+2*p))
+		c.VUNPCKHPS(z(2*p+1), z(2*p), z(17+2*p))
+	}
+	for h := 0; h < 4; h++ {
+		t0, t1, t2, t3 := z(16+4*h), z(17+4*h), z(18+4*h), z(19+4*h)
+		c.VSHUFPS(operand.U8(0x44), t2, t0, z(4*h))
+		c.VSHUFPS(operand.U8(0xEE), t2, t0, z(4*h+1))
+		c.VSHUFPS(operand.U8(0x44), t3, t1, z(4*h+2))
+		c.VSHUFPS(operand.U8(0xEE), t3, t1, z(4*h+3))
+	}
+	// Lane j of s(4h+q) belongs to output row 4j+q, at lane h: gather with two rounds of VSHUFF32X4.
+	for q := 0; q < 4; q++ {
+		lanesZ(c, z(q), z(4+q), z(8+q), z(12+q), z(16+4*q))
+	}
+	for q := 0; q < 4; q++ {
+		crossZ(c, z(16+4*q), [4]reg.VecPhysical{z(q), z(4 + q), z(8 + q), z(12 + q)})
+	}
+}
+
+// transpose8x8Z transposes the f64 rows Z0..Z7 into the columns Z0..Z7 (Z8..Z23 scratch).
+func transpose8x8Z(c *build.Context) {
+	z := func(i int) reg.VecPhysical { return vecReg(true, i) }
+	// t(2p) (Z8+2p): lane j holds column 2j of rows 2p, 2p+1; t(2p+1) column 2j+1.
+	for p := 0; p < 4; p++ {
+		c.VUNPCKLPD(z(2*p+1), z(2*p), z(8+2*p))
+		c.VUNPCKHPD(z(2*p+1), z(2*p), z(9+2*p))
+	}
+	// Output row 2j+e is lane j of t(e), t(2+e), t(4+e), t(6+e).
+	for e := 0; e < 2; e++ {
+		lanesZ(c, z(8+e), z(10+e), z(12+e), z(14+e), z(16+4*e))
+	}
+	for e := 0; e < 2; e++ {
+		crossZ(c, z(16+4*e), [4]reg.VecPhysical{z(e), z(2 + e), z(4 + e), z(6 + e)})
+	}
+}
+
+// lanesZ writes, from a, b, c2, d, the four registers at u (u..u+3): lanes 0,1 of a and b; lanes 2,3
+// of a and b; lanes 0,1 of c2 and d; lanes 2,3 of c2 and d (128-bit lanes).
+func lanesZ(c *build.Context, a, b, c2, d, u reg.VecPhysical) {
+	i := int(u.PhysicalIndex())
+	z := func(k int) reg.VecPhysical { return vecReg(true, k) }
+	c.VSHUFF32X4(operand.U8(0x44), b, a, z(i))
+	c.VSHUFF32X4(operand.U8(0xEE), b, a, z(i+1))
+	c.VSHUFF32X4(operand.U8(0x44), d, c2, z(i+2))
+	c.VSHUFF32X4(operand.U8(0xEE), d, c2, z(i+3))
+}
+
+// crossZ finishes lanesZ: out[j] = lane j of a, b, c2, d (the registers lanesZ got), for j = 0..3.
+func crossZ(c *build.Context, u reg.VecPhysical, out [4]reg.VecPhysical) {
+	i := int(u.PhysicalIndex())
+	z := func(k int) reg.VecPhysical { return vecReg(true, k) }
+	c.VSHUFF32X4(operand.U8(0x88), z(i+2), z(i), out[0])
+	c.VSHUFF32X4(operand.U8(0xDD), z(i+2), z(i), out[1])
+	c.VSHUFF32X4(operand.U8(0x88), z(i+3), z(i+1), out[2])
+	c.VSHUFF32X4(operand.U8(0xDD), z(i+3), z(i+1), out[3])
 }

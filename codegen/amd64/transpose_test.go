@@ -71,3 +71,49 @@ func TestTransposeAsm(t *testing.T) {
 		t.Error("an f16 transpose kernel was accepted")
 	}
 }
+
+// TestTransposeAsmAVX512 checks the AVX-512 transpose routines: zmm only (no ymm register), the
+// in-lane unpack/shuffle steps and two rounds of VSHUFF32X4, full blocks stored unmasked, and edge
+// blocks loaded under K1 (zero-masking) and stored under K2.
+func TestTransposeAsmAVX512(t *testing.T) {
+	ks := []TransposeKernel{NewTransposeKernelISA(F32, AVX512), NewTransposeKernelISA(F64, AVX512)}
+	asm, stubs, err := GenerateAll("p", nil, nil, ks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(body, re string) int { return len(regexp.MustCompile(re).FindAllString(body, -1)) }
+	for _, c := range []struct {
+		name string
+		want map[string]int // instruction regexp -> exact count (the full and the edge block each transpose)
+	}{
+		{"transposeF32AVX512", map[string]int{
+			`VUNPCKLPS\s+Z\d+, Z\d+, Z\d+`: 16, `VUNPCKHPS\s+Z\d+, Z\d+, Z\d+`: 16,
+			`VSHUFPS\s+\$0x44, Z\d+, Z\d+, Z\d+`: 16, `VSHUFPS\s+\$0xee, Z\d+, Z\d+, Z\d+`: 16,
+			`VSHUFF32X4\s+\$0x(44|ee|88|dd), Z\d+, Z\d+, Z\d+`: 64,
+			`VMOVUPS\s+\S+, Z\d+`:                              16, `VMOVUPS\s+Z\d+, \(`: 16,
+			`VMOVUPS\.Z\s+\S+, K1, Z\d+`: 16, `VMOVUPS\s+Z\d+, K2, \(`: 16, `KMOVW\s+DX, K[12]`: 2,
+		}},
+		{"transposeF64AVX512", map[string]int{
+			`VUNPCKLPD\s+Z\d+, Z\d+, Z\d+`: 8, `VUNPCKHPD\s+Z\d+, Z\d+, Z\d+`: 8,
+			`VSHUFF32X4\s+\$0x(44|ee|88|dd), Z\d+, Z\d+, Z\d+`: 32,
+			`VMOVUPD\s+\S+, Z\d+`:                              8, `VMOVUPD\s+Z\d+, \(`: 8,
+			`VMOVUPD\.Z\s+\S+, K1, Z\d+`: 8, `VMOVUPD\s+Z\d+, K2, \(`: 8, `KMOVW\s+DX, K[12]`: 2,
+		}},
+	} {
+		body := funcText(t, string(asm), c.name)
+		for re, n := range c.want {
+			if got := count(body, re); got != n {
+				t.Errorf("%s: %d matches of %s, want %d\n%s", c.name, got, re, n, body)
+			}
+		}
+		if regexp.MustCompile(`\bY\d+\b`).MatchString(body) || strings.Contains(body, "CALL") {
+			t.Errorf("%s uses a ymm register or calls a function", c.name)
+		}
+		if !strings.Contains(string(stubs), "func "+c.name+"(rows int, cols int, src *") {
+			t.Errorf("stub of %s missing:\n%s", c.name, stubs)
+		}
+	}
+	if _, _, err := GenerateAll("p", nil, nil, []TransposeKernel{{Name: "x", Elem: F32, ISA: "sse"}}, nil); err == nil {
+		t.Error("a transpose kernel for an unknown ISA was accepted")
+	}
+}

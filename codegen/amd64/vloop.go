@@ -15,7 +15,7 @@ import (
 )
 
 // This file vectorizes the Vector loops of the loop IR (codegen.VLoop, the vector-loop slots) into AVX2
-// functions, from each loop's single-lane body: unit-stride accesses become VMOVUPS, loop-invariant
+// and AVX-512 functions, from each loop's single-lane body: unit-stride accesses become VMOVUPS, loop-invariant
 // values (computed by the Go caller) are broadcast once before the loop, reductions keep U vector
 // accumulators reduced horizontally at the end. A loop with an operation not handled here keeps its
 // portable Go code (the slot stays nil).
@@ -29,12 +29,30 @@ import (
 // 2-byte units, scaled by 2 for the f32 accesses.
 // Differences within the generated tests' tolerance: a*b+c in an addition contracts to one FMA, and
 // reductions are reassociated across 8 (f32) or 4 (f64) lanes times U accumulators.
+//
+// AVX-512 (ISA AVX512, the avx512 variant) generates the same lane bodies on zmm registers (16 f32 or 8
+// f64 lanes, 32 registers) with opmasks: the function's n counts iterations (codegen.VLoopImpl.Counted),
+// whole groups run unmasked and the last n%lanes iterations run once under the opmask K1 = (1<<r)-1:
+// zero-masking loads (VMOVUPS.Z, VCVTPH2PS.Z; fault suppressing, so masked lanes are never read), merge-
+// masking stores, and a reduction merges the masked group into its accumulator with a masked move, so
+// masked lanes are neither read nor written nor reduced. Compares write the opmask K2: max/min set NaN
+// lanes to all ones (masked VPTERNLOG $0xff, the bits VORPS gives on AVX2), relu keeps the lanes that are
+// not less than 0 (VMOVUPS.Z), the f16 NaN canonicalization blends with VBLENDMPS. A max/min
+// reduction compares only the new values with themselves (accumulateMaxZ), keeping the compare off the
+// accumulator's dependency chain; a zero maximum's sign may then differ from AVX2's, as it does between
+// any two orders of a reduction. exp is the same
+// polynomial with VRNDSCALEPS for the rounding and VSCALEFPS for the final t·2^n (one rounding, like the
+// AVX2 two-step scaling whose first step is exact, so both give the same bits: TestVLoopExpULP), its 12
+// constants held in registers when they fit (a zmm group otherwise reads 12 × 64 bytes of constants,
+// and those loads, not the arithmetic, bounded the loop: 1.02 µs → 0.60 µs per 4096 values). The horizontal reduction
+// stays at zmm width (VSHUFF32X4 and VPERMILPS/VPERMILPD swaps). Bitwise operations use the AVX-512F
+// integer forms (VPXORD, VPANDD, VPORD), so no AVX512DQ is needed by these routines.
 
 // VLoopKernel is one vector-loop function to generate.
 type VLoopKernel struct {
 	Name  string
 	VLoop *codegen.VLoop
-	ISA   string // AVX2 only for now
+	ISA   string // AVX2 or AVX512
 }
 
 // Lanes is the number of loop iterations one vector register holds.
@@ -49,7 +67,9 @@ func (k VLoopKernel) Lanes() int {
 var errUnsupported = errors.New("unsupported")
 
 var (
-	vlN   = reg.RCX // groups left
+	kTail = reg.K1  // AVX-512: lanes of the masked last group
+	kTmp  = reg.K2  // AVX-512: compare results
+	vlN   = reg.RCX // groups left (AVX-512: iterations)
 	vlCnt = reg.RDX // unrolled-loop counter
 	vlI   = reg.RAX // byte offset of the current group
 	vlPtr = []reg.GPPhysical{reg.RSI, reg.RDI, reg.R8, reg.R9, reg.R10, reg.R11, reg.R12, reg.R13, reg.RBX}
@@ -57,6 +77,10 @@ var (
 
 type vloopGen struct {
 	c      *build.Context
+	z      bool // AVX-512: zmm registers, opmasks, n counts iterations
+	tail   bool // emitting the masked last group (AVX-512): loads and stores under kTail
+	hoist  bool // AVX-512: hold the exp constants in registers (expRegs) instead of reading them each group
+	expReg []reg.VecPhysical
 	k      VLoopKernel
 	v      *codegen.VLoop
 	f64    bool
@@ -79,37 +103,73 @@ func CanVectorize(k VLoopKernel) bool {
 
 // emitVLoop generates k into c (after a dry run picks the unroll factor); false if unsupported.
 func emitVLoop(c *build.Context, k VLoopKernel) bool {
-	u, err := tryVLoop(build.NewContext(), k)
+	g, err := tryVLoop(build.NewContext(), k)
 	if err != nil {
 		return false
 	}
-	g := newVLoopGen(c, k, u)
+	g = newVLoopGen(c, k, g.u, g.hoist)
 	return g.emit() == nil
 }
 
-func tryVLoop(c *build.Context, k VLoopKernel) (int, error) {
-	if k.ISA != AVX2 || len(k.VLoop.Access) > len(vlPtr) {
-		return 0, errUnsupported
+// tryVLoop finds the largest unroll factor u (4, 2, 1) whose code fits the registers, on AVX-512 first
+// with the exp constants held in registers, then without; it returns that (dry-run) generator.
+func tryVLoop(c *build.Context, k VLoopKernel) (*vloopGen, error) {
+	if (k.ISA != AVX2 && k.ISA != AVX512) || len(k.VLoop.Access) > len(vlPtr) {
+		return nil, errUnsupported
+	}
+	hoists := []bool{false}
+	if k.ISA == AVX512 && laneHasExp(k.VLoop.Loop.Lane) {
+		hoists = []bool{true, false}
 	}
 	var err error
 	for _, u := range []int{4, 2, 1} {
-		g := newVLoopGen(c, k, u)
-		if err = g.emit(); err == nil {
-			return u, nil
+		for _, h := range hoists {
+			g := newVLoopGen(c, k, u, h)
+			if err = g.emit(); err == nil {
+				return g, nil
+			}
 		}
 	}
-	return 0, err
+	return nil, err
 }
 
-func newVLoopGen(c *build.Context, k VLoopKernel, u int) *vloopGen {
-	g := &vloopGen{c: c, k: k, v: k.VLoop, f64: k.VLoop.Elem == ir.F64, u: u, locals: map[*ir.LocalVar]reg.VecPhysical{}}
+// laneHasExp reports whether a lane body computes exp.
+func laneHasExp(ln *ir.Lane) bool {
+	found := false
+	visit := func(e ir.Expr) {
+		ir.Walk(e, func(x ir.Expr) {
+			if u, ok := x.(*ir.Unary); ok && u.Op == ir.Exp {
+				found = true
+			}
+		})
+	}
+	for _, n := range ln.Body {
+		switch x := n.(type) {
+		case *ir.Decl:
+			visit(x.Init)
+		case *ir.Assign:
+			visit(x.Value)
+		case *ir.Store:
+			visit(x.Value)
+		}
+	}
+	return found
+}
+
+func newVLoopGen(c *build.Context, k VLoopKernel, u int, hoist bool) *vloopGen {
+	g := &vloopGen{c: c, k: k, v: k.VLoop, z: k.ISA == AVX512, f64: k.VLoop.Elem == ir.F64, u: u, hoist: hoist,
+		locals: map[*ir.LocalVar]reg.VecPhysical{}}
 	g.esz = k.VLoop.Elem.Size()
 	g.unit = g.esz
 	for _, a := range k.VLoop.Access {
 		g.unit = min(g.unit, a.T.Type.Size())
 	}
-	for i := 15; i >= 0; i-- {
-		g.free = append(g.free, vecReg(false, i))
+	nreg := 16
+	if g.z {
+		nreg = 32
+	}
+	for i := nreg - 1; i >= 0; i-- {
+		g.free = append(g.free, vecReg(g.z, i))
 	}
 	return g
 }
@@ -117,7 +177,7 @@ func newVLoopGen(c *build.Context, k VLoopKernel, u int) *vloopGen {
 func (g *vloopGen) alloc() reg.VecPhysical {
 	if len(g.free) == 0 {
 		g.fail(fmt.Errorf("out of vector registers"))
-		return vecReg(false, 0)
+		return vecReg(g.z, 0)
 	}
 	r := g.free[len(g.free)-1]
 	g.free = g.free[:len(g.free)-1]
@@ -168,8 +228,13 @@ func (g *vloopGen) emit() error {
 	c.Function(g.k.Name)
 	c.Attributes(attr.NOSPLIT)
 	c.Pragma("noescape")
-	c.Doc(fmt.Sprintf("%s runs n groups of %d iterations of %s (codegen.VLoop contract), %s, unrolled %d.",
-		g.k.Name, g.k.Lanes(), v.Var, g.k.ISA, g.u))
+	if g.z {
+		c.Doc(fmt.Sprintf("%s runs n iterations of %s (codegen.VLoop contract), %s, %d lanes unrolled %d, the last n%%%d under a mask.",
+			g.k.Name, v.Var, g.k.ISA, g.k.Lanes(), g.u, g.k.Lanes()))
+	} else {
+		c.Doc(fmt.Sprintf("%s runs n groups of %d iterations of %s (codegen.VLoop contract), %s, unrolled %d.",
+			g.k.Name, g.k.Lanes(), v.Var, g.k.ISA, g.u))
+	}
 	c.SignatureExpr(g.signature())
 	c.Load(c.Param("n"), vlN)
 	for k := range v.Access {
@@ -181,6 +246,15 @@ func (g *vloopGen) emit() error {
 		g.bcast(g.param(fmt.Sprintf("c%d", i)), r)
 		g.inv = append(g.inv, r)
 	}
+	if g.hoist {
+		// 32 registers leave room for the exp constants: a zmm group otherwise reads 12 of them from
+		// memory, and at 64 bytes each those loads, not the arithmetic, bound the loop.
+		for i := range expConstsZ {
+			r := g.alloc()
+			c.VMOVUPS(g.expConst(i), r)
+			g.expReg = append(g.expReg, r)
+		}
+	}
 	ln := v.Loop.Lane
 	if ln.Acc != nil {
 		for range g.u {
@@ -189,6 +263,22 @@ func (g *vloopGen) emit() error {
 			g.accs = append(g.accs, r)
 		}
 	}
+	if g.z {
+		g.loopsZ()
+	} else {
+		g.loops()
+	}
+	if ln.Acc != nil {
+		g.reduce(ln.Op)
+	}
+	c.VZEROUPPER()
+	c.RET()
+	return g.err
+}
+
+// loops emits the AVX2 loops over n groups: unrolled by u, then one group at a time.
+func (g *vloopGen) loops() {
+	c := g.c
 	if g.u > 1 {
 		c.MOVQ(vlN, vlCnt)
 		c.SHRQ(operand.U8(log2(g.u)), vlCnt)
@@ -210,12 +300,48 @@ func (g *vloopGen) emit() error {
 	c.DECQ(vlN)
 	c.JNZ(lbl("loop1"))
 	c.Label("done")
-	if ln.Acc != nil {
-		g.reduce(ln.Op)
+}
+
+// loopsZ emits the AVX-512 loops over n iterations: whole groups unrolled by u, then one at a time,
+// then the last n%lanes iterations under the opmask kTail.
+func (g *vloopGen) loopsZ() {
+	c := g.c
+	lanes := g.k.Lanes()
+	if g.u > 1 {
+		c.MOVQ(vlN, vlCnt)
+		c.SHRQ(operand.U8(log2(g.u*lanes)), vlCnt)
+		c.JZ(lbl("rest"))
+		c.Label("loop")
+		for j := range g.u {
+			g.group(j)
+		}
+		c.ADDQ(operand.U32(g.u*lanes*g.unit), vlI)
+		c.DECQ(vlCnt)
+		c.JNZ(lbl("loop"))
+		c.Label("rest")
 	}
-	c.VZEROUPPER()
-	c.RET()
-	return g.err
+	c.MOVQ(vlN, vlCnt)
+	c.SHRQ(operand.U8(log2(lanes)), vlCnt)
+	if g.u > 1 {
+		c.ANDQ(operand.U32(g.u-1), vlCnt)
+	}
+	c.JZ(lbl("tail"))
+	c.Label("loop1")
+	g.group(0)
+	c.ADDQ(operand.U32(lanes*g.unit), vlI)
+	c.DECQ(vlCnt)
+	c.JNZ(lbl("loop1"))
+	c.Label("tail")
+	c.ANDQ(operand.U32(lanes-1), vlN)
+	c.JZ(lbl("done"))
+	c.MOVL(operand.U32(1), vlCnt.As32())
+	c.SHLL(reg.CL, vlCnt.As32())
+	c.DECL(vlCnt.As32())
+	c.KMOVW(vlCnt.As32(), kTail)
+	g.tail = true
+	g.group(0)
+	g.tail = false
+	c.Label("done")
 }
 
 func log2(n int) uint8 {
@@ -239,7 +365,7 @@ func (g *vloopGen) identity(op ir.Op, r reg.VecPhysical) {
 	c := g.c
 	switch op {
 	case ir.Add:
-		c.VXORPS(r, r, r)
+		zero(c, g.z, r)
 	case ir.Max, ir.Min:
 		x := xmmOf(r)
 		bitsF32, bitsF64 := uint64(0xff800000), uint64(0xfff0000000000000) // -Inf
@@ -300,7 +426,11 @@ func (g *vloopGen) group(j int) {
 				continue
 			}
 			r, o := g.eval(x.Value)
-			g.vmov(r, g.mem(k))
+			if g.tail {
+				g.vmov(r, kTail, g.mem(k))
+			} else {
+				g.vmov(r, g.mem(k))
+			}
 			if o {
 				g.release(r)
 			}
@@ -334,7 +464,11 @@ func (g *vloopGen) storeF16(e ir.Expr, m operand.Mem) {
 	}
 	r, o := g.eval(e)
 	t := g.canonNaN(r)
-	g.c.VCVTPS2PH(operand.U8(0), t, m)
+	if g.tail {
+		g.c.VCVTPS2PH(operand.U8(0), t, kTail, m)
+	} else {
+		g.c.VCVTPS2PH(operand.U8(0), t, m)
+	}
 	g.release(t)
 	if o {
 		g.release(r)
@@ -345,6 +479,15 @@ func (g *vloopGen) storeF16(e ir.Expr, m operand.Mem) {
 // whose f16 narrowing is f16.FromFloat32's NaN, sign|0x7e00); r is unchanged.
 func (g *vloopGen) canonNaN(r reg.VecPhysical) reg.VecPhysical {
 	c := g.c
+	if g.z {
+		t := g.alloc()
+		c.VCMPPS(operand.U8(3), r, r, kTmp) // unordered: the NaN lanes
+		c.VPSRLD(operand.U8(22), r, t)
+		c.VPSLLD(operand.U8(22), t, t)
+		c.VPORD(g.f16Quiet(), t, t)
+		c.VBLENDMPS(t, r, kTmp, t) // NaN lanes from t, the others from r
+		return t
+	}
 	t, m := g.alloc(), g.alloc()
 	c.VCMPPS(operand.U8(3), r, r, m) // unordered: all ones in NaN lanes
 	c.VPSRLD(operand.U8(22), r, t)
@@ -355,27 +498,48 @@ func (g *vloopGen) canonNaN(r reg.VecPhysical) reg.VecPhysical {
 	return t
 }
 
-var f16Tables = map[*build.Context]operand.Mem{}
+// tableKey names one RODATA table of a build context: ymm tables have 8 lanes, zmm ones 16.
+type tableKey struct {
+	c *build.Context
+	z bool
+}
+
+var f16Tables = map[tableKey]operand.Mem{}
 
 // f16Quiet is a RODATA vector of 0x00400000 (the f32 quiet-NaN bit) in every lane.
 func (g *vloopGen) f16Quiet() operand.Mem {
-	m, ok := f16Tables[g.c]
+	key := tableKey{g.c, g.z}
+	m, ok := f16Tables[key]
 	if !ok {
-		m = g.c.StaticGlobal("vloopF16Quiet")
+		name, lanes := "vloopF16Quiet", 8
+		if g.z {
+			name, lanes = "vloopF16QuietZ", 16
+		}
+		m = g.c.StaticGlobal(name)
 		g.c.DataAttributes(attr.RODATA | attr.NOPTR)
-		for range 8 {
+		for range lanes {
 			g.c.AppendDatum(operand.U32(0x00400000))
 		}
-		f16Tables[g.c] = m
+		f16Tables[key] = m
 	}
 	return m
 }
 
-func (g *vloopGen) vmov(src, dst operand.Op) {
+// vmov is VMOVUPS/VMOVUPD with ops (src, dst) or, AVX-512, (src, k, dst): a merge-masking move.
+func (g *vloopGen) vmov(ops ...operand.Op) {
 	if g.f64 {
-		g.c.VMOVUPD(src, dst)
+		g.c.VMOVUPD(ops...)
 	} else {
-		g.c.VMOVUPS(src, dst)
+		g.c.VMOVUPS(ops...)
+	}
+}
+
+// vloadZ is the zero-masking move: lanes outside k become 0 (AVX-512; fault suppressing from memory).
+func (g *vloopGen) vloadZ(src operand.Op, k reg.Register, dst operand.Op) {
+	if g.f64 {
+		g.c.VMOVUPD_Z(src, k, dst)
+	} else {
+		g.c.VMOVUPS_Z(src, k, dst)
 	}
 }
 
@@ -390,18 +554,64 @@ func (g *vloopGen) owned(e ir.Expr) reg.VecPhysical {
 	return d
 }
 
-// accumulate emits acc = acc op y.
+// accumulate emits acc = acc op y; in the masked group only the lanes of kTail change.
 func (g *vloopGen) accumulate(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
+	if g.tail {
+		t := g.alloc()
+		g.c.VMOVAPS(acc, t)
+		g.accumulate1(op, y, t)
+		g.vmov(t, kTail, acc)
+		g.release(t)
+		return
+	}
+	g.accumulate1(op, y, acc)
+}
+
+func (g *vloopGen) accumulate1(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
 	if op == ir.Add {
 		if m, ok := y.(*ir.Binary); ok && m.Op == ir.Mul {
 			g.fma(m, acc)
 			return
 		}
 	}
+	if g.z && (op == ir.Max || op == ir.Min) {
+		g.accumulateMaxZ(op, y, acc)
+		return
+	}
 	r, o := g.operand(y)
 	g.binop(op, r, acc, acc)
 	if rr, isReg := r.(reg.VecPhysical); isReg && o {
 		g.release(rr)
+	}
+}
+
+// accumulateMaxZ emits acc = max(acc, y) (or min) on zmm with the AVX2 NaN result, keeping the
+// accumulator's dependency chain short: VMAXPS with acc as the second source returns acc when either
+// is NaN, so a NaN accumulator lane (always all ones) stays, and the lanes where y is NaN, found by a
+// compare of y with itself (off the chain), are then set to all ones. binop's form would compare acc
+// with y first, putting the compare's latency into every step of the chain.
+func (g *vloopGen) accumulateMaxZ(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
+	c := g.c
+	r, o := g.eval(y)
+	if g.f64 {
+		c.VCMPPD(operand.U8(3), r, r, kTmp)
+		if op == ir.Max {
+			c.VMAXPD(acc, r, acc)
+		} else {
+			c.VMINPD(acc, r, acc)
+		}
+		c.VPTERNLOGQ(operand.U8(0xff), acc, acc, kTmp, acc)
+	} else {
+		c.VCMPPS(operand.U8(3), r, r, kTmp)
+		if op == ir.Max {
+			c.VMAXPS(acc, r, acc)
+		} else {
+			c.VMINPS(acc, r, acc)
+		}
+		c.VPTERNLOGD(operand.U8(0xff), acc, acc, kTmp, acc)
+	}
+	if o {
+		g.release(r)
 	}
 }
 
@@ -423,9 +633,9 @@ func (g *vloopGen) fma(m *ir.Binary, acc reg.VecPhysical) {
 }
 
 // operand evaluates e as an instruction's memory-capable source: a unit-stride load stays in memory
-// (not an f16 one, which must be widened first).
+// (not an f16 one, which must be widened first, nor one of the masked group).
 func (g *vloopGen) operand(e ir.Expr) (operand.Op, bool) {
-	if _, inv := g.v.InvariantOf(e); !inv {
+	if _, inv := g.v.InvariantOf(e); !inv && !g.tail {
 		if l, ok := e.(*ir.Load); ok {
 			if k, ok := g.v.AccessOf(l.T, l.Idx); ok && !g.v.Access[k].F16() {
 				return g.mem(k), false
@@ -455,6 +665,17 @@ func (g *vloopGen) binop(op ir.Op, y operand.Op, x, d reg.VecPhysical) {
 		pick(c.VDIVPS, c.VDIVPD)(y, x, d)
 	case ir.Max, ir.Min:
 		// NaN in either operand gives NaN: an unordered-compare mask (all ones, a NaN) ORed into the result.
+		if x.Size() == 64 {
+			// AVX-512: the compare writes an opmask; its lanes are set to all ones.
+			pick(c.VCMPPS, c.VCMPPD)(operand.U8(3), y, x, kTmp)
+			if op == ir.Max {
+				pick(c.VMAXPS, c.VMAXPD)(y, x, d)
+			} else {
+				pick(c.VMINPS, c.VMINPD)(y, x, d)
+			}
+			pick(c.VPTERNLOGD, c.VPTERNLOGQ)(operand.U8(0xff), d, d, kTmp, d)
+			return
+		}
 		u := g.alloc()
 		if x.Size() == 16 {
 			u = xmmOf(u)
@@ -486,9 +707,14 @@ func (g *vloopGen) eval(e ir.Expr) (reg.VecPhysical, bool) {
 	case *ir.Load:
 		if k, ok := g.v.AccessOf(x.T, x.Idx); ok {
 			r := g.alloc()
-			if g.v.Access[k].F16() {
-				c.VCVTPH2PS(g.mem(k), r) // 8 halves, exact
-			} else {
+			switch {
+			case g.tail && g.v.Access[k].F16():
+				c.VCVTPH2PS_Z(g.mem(k), kTail, r) // masked halves, fault suppressing
+			case g.tail:
+				g.vloadZ(g.mem(k), kTail, r)
+			case g.v.Access[k].F16():
+				c.VCVTPH2PS(g.mem(k), r) // 8 (zmm: 16) halves, exact
+			default:
 				g.vmov(g.mem(k), r)
 			}
 			return r, true
@@ -504,8 +730,12 @@ func (g *vloopGen) eval(e ir.Expr) (reg.VecPhysical, bool) {
 			if o {
 				g.release(r)
 			}
-			c.VCVTPS2PH(operand.U8(0), t, xmmOf(t))
-			c.VCVTPH2PS(xmmOf(t), t)
+			h := xmmOf(t)
+			if g.z {
+				h = ymmOf(t)
+			}
+			c.VCVTPS2PH(operand.U8(0), t, h)
+			c.VCVTPH2PS(h, t)
 			return t, true
 		}
 	case *ir.Unary:
@@ -515,7 +745,7 @@ func (g *vloopGen) eval(e ir.Expr) (reg.VecPhysical, bool) {
 		case ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Max, ir.Min:
 		default:
 			g.fail(errUnsupported)
-			return vecReg(false, 0), false
+			return vecReg(g.z, 0), false
 		}
 		if x.Op == ir.Add {
 			for _, p := range [][2]ir.Expr{{x.X, x.Y}, {x.Y, x.X}} {
@@ -546,7 +776,7 @@ func (g *vloopGen) eval(e ir.Expr) (reg.VecPhysical, bool) {
 	}
 	_ = c
 	g.fail(errUnsupported)
-	return vecReg(false, 0), false
+	return vecReg(g.z, 0), false
 }
 
 func (g *vloopGen) unary(x *ir.Unary) (reg.VecPhysical, bool) {
@@ -559,6 +789,26 @@ func (g *vloopGen) unary(x *ir.Unary) (reg.VecPhysical, bool) {
 	switch x.Op {
 	case ir.Neg, ir.Abs:
 		m := g.alloc()
+		if g.z {
+			c.VPTERNLOGD(operand.U8(0xff), m, m, m) // all ones
+			switch {
+			case x.Op == ir.Neg && g.f64:
+				c.VPSLLQ(operand.U8(63), m, m)
+			case x.Op == ir.Neg:
+				c.VPSLLD(operand.U8(31), m, m)
+			case g.f64:
+				c.VPSRLQ(operand.U8(1), m, m)
+			default:
+				c.VPSRLD(operand.U8(1), m, m)
+			}
+			if x.Op == ir.Neg {
+				c.VPXORD(m, a, d)
+			} else {
+				c.VPANDD(m, a, d)
+			}
+			g.release(m)
+			break
+		}
 		c.VPCMPEQD(m, m, m)
 		if x.Op == ir.Neg {
 			if g.f64 {
@@ -584,6 +834,19 @@ func (g *vloopGen) unary(x *ir.Unary) (reg.VecPhysical, bool) {
 		}
 	case ir.Relu:
 		// x < 0 (ordered: false for NaN and -0) gives 0, else x.
+		if g.z {
+			z := g.alloc()
+			c.VPXORD(z, z, z)
+			if g.f64 {
+				c.VCMPPD(operand.U8(5), z, a, kTmp) // not less than 0: x >= 0, -0 or NaN
+				c.VMOVUPD_Z(a, kTmp, d)
+			} else {
+				c.VCMPPS(operand.U8(5), z, a, kTmp)
+				c.VMOVUPS_Z(a, kTmp, d)
+			}
+			g.release(z)
+			break
+		}
 		z := g.alloc()
 		c.VXORPS(z, z, z)
 		if g.f64 {
@@ -626,21 +889,30 @@ var expConsts = []uint32{
 	127,        // exponent bias (int32)
 }
 
-var expTables = map[*build.Context]operand.Mem{}
+// expConstsZ are those the AVX-512 exp uses (VSCALEFPS needs no exponent bias).
+var expConstsZ = expConsts[:len(expConsts)-1]
 
+var expTables = map[tableKey]operand.Mem{}
+
+// expConst is constant i of expConsts as a vector (8 lanes, AVX-512 16) in RODATA.
 func (g *vloopGen) expConst(i int) operand.Mem {
-	m, ok := expTables[g.c]
+	key := tableKey{g.c, g.z}
+	name, lanes, consts := "vloopExpF32", 8, expConsts
+	if g.z {
+		name, lanes, consts = "vloopExpF32Z", 16, expConstsZ
+	}
+	m, ok := expTables[key]
 	if !ok {
-		m = g.c.StaticGlobal("vloopExpF32")
+		m = g.c.StaticGlobal(name)
 		g.c.DataAttributes(attr.RODATA | attr.NOPTR)
-		for _, v := range expConsts {
-			for range 8 {
+		for _, v := range consts {
+			for range lanes {
 				g.c.AppendDatum(operand.U32(v))
 			}
 		}
-		expTables[g.c] = m
+		expTables[key] = m
 	}
-	return m.Offset(32 * i)
+	return m.Offset(4 * lanes * i)
 }
 
 // exp replaces d (f32 lanes) by exp(d): n = round(x·log2e), r = x - n·ln2 (two FMAs, ln2 split), exp(r)
@@ -650,21 +922,43 @@ func (g *vloopGen) expConst(i int) operand.Mem {
 func (g *vloopGen) exp(d reg.VecPhysical) {
 	c := g.c
 	n, t, u := g.alloc(), g.alloc(), g.alloc()
-	c.VMOVUPS(g.expConst(0), t)
-	c.VMINPS(d, t, d) // min(89, x), NaN x kept
-	c.VMOVUPS(g.expConst(1), t)
-	c.VMAXPS(d, t, d) // max(-104, x), NaN x kept
-	c.VMULPS(g.expConst(2), d, n)
-	c.VROUNDPS(operand.U8(0), n, n)
-	c.VFNMADD231PS(g.expConst(3), n, d)
-	c.VFNMADD231PS(g.expConst(4), n, d)
-	c.VMOVUPS(g.expConst(5), t)
+	cst := func(i int) operand.Op {
+		if g.expReg != nil {
+			return g.expReg[i]
+		}
+		return g.expConst(i)
+	}
+	if g.expReg != nil {
+		c.VMINPS(d, g.expReg[0], d) // min(89, x), NaN x kept
+		c.VMAXPS(d, g.expReg[1], d) // max(-104, x), NaN x kept
+	} else {
+		c.VMOVUPS(g.expConst(0), t)
+		c.VMINPS(d, t, d) // min(89, x), NaN x kept
+		c.VMOVUPS(g.expConst(1), t)
+		c.VMAXPS(d, t, d) // max(-104, x), NaN x kept
+	}
+	c.VMULPS(cst(2), d, n)
+	if g.z {
+		c.VRNDSCALEPS(operand.U8(0), n, n) // round to nearest even
+	} else {
+		c.VROUNDPS(operand.U8(0), n, n)
+	}
+	c.VFNMADD231PS(cst(3), n, d)
+	c.VFNMADD231PS(cst(4), n, d)
+	c.VMOVUPS(cst(5), t)
 	for i := 6; i <= 10; i++ {
-		c.VFMADD213PS(g.expConst(i), d, t)
+		c.VFMADD213PS(cst(i), d, t)
 	}
 	c.VMULPS(d, t, t)
 	c.VFMADD213PS(d, d, t)
-	c.VADDPS(g.expConst(11), t, t)
+	c.VADDPS(cst(11), t, t)
+	if g.z {
+		c.VSCALEFPS(n, t, d) // t·2^n, rounded once
+		g.release(n)
+		g.release(t)
+		g.release(u)
+		return
+	}
 	c.VCVTPS2DQ(n, n)
 	c.VPSRAD(operand.U8(1), n, u)
 	c.VPSUBD(u, n, n)
@@ -697,6 +991,40 @@ func (g *vloopGen) reduce(op ir.Op) {
 	a := accs[0]
 	x := xmmOf(a)
 	t := g.alloc()
+	if g.z {
+		// Halve the live lanes at zmm width: swap 256-bit halves, 128-bit lanes, then within lanes.
+		c.VSHUFF32X4(operand.U8(0x4e), a, a, t)
+		g.binop(op, t, a, a)
+		c.VSHUFF32X4(operand.U8(0xb1), a, a, t)
+		g.binop(op, t, a, a)
+		if g.f64 {
+			c.VPERMILPD(operand.U8(0x55), a, t)
+			g.binop(op, t, a, a)
+		} else {
+			c.VPERMILPS(operand.U8(0x4e), a, t)
+			g.binop(op, t, a, a)
+			c.VPERMILPS(operand.U8(0xb1), a, t)
+			g.binop(op, t, a, a)
+		}
+		g.release(t)
+	} else {
+		g.reduceYmm(op, a, t)
+	}
+	ret, err := c.ReturnIndex(0).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	if g.f64 {
+		c.VMOVSD(x, ret.Addr)
+	} else {
+		c.VMOVSS(x, ret.Addr)
+	}
+}
+
+// reduceYmm reduces the lanes of the ymm a into its first, with the scratch register t.
+func (g *vloopGen) reduceYmm(op ir.Op, a, t reg.VecPhysical) {
+	c := g.c
+	x := xmmOf(a)
 	tx := xmmOf(t)
 	c.VEXTRACTF128(operand.U8(1), a, tx)
 	g.binop(op, tx, x, x)
@@ -708,15 +1036,6 @@ func (g *vloopGen) reduce(op ir.Op) {
 		g.binop(op, tx, x, x)
 		c.VPERMILPS(operand.U8(0x01), x, tx)
 		g.binop(op, tx, x, x)
-	}
-	ret, err := c.ReturnIndex(0).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	if g.f64 {
-		c.VMOVSD(x, ret.Addr)
-	} else {
-		c.VMOVSS(x, ret.Addr)
 	}
 }
 
@@ -731,7 +1050,7 @@ func VLoopKernels(p *codegen.Package, isa string) ([]VLoopKernel, []codegen.VLoo
 			continue
 		}
 		ks = append(ks, k)
-		impls = append(impls, codegen.VLoopImpl{VLoop: v, Func: k.Name, Lanes: k.Lanes()})
+		impls = append(impls, codegen.VLoopImpl{VLoop: v, Func: k.Name, Lanes: k.Lanes(), Counted: isa == AVX512})
 	}
 	return ks, impls
 }

@@ -13,7 +13,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/codegen"
 	"github.com/kgen-dev/kgen/codegen/amd64"
+	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/target"
 )
 
 func main() {
@@ -33,7 +37,11 @@ func run(out, pkg string) error {
 	kernels := append(amd64.DefaultKernels(), amd64.DefaultKernelsU()...)
 	kernels = append(kernels, amd64.DefaultKernelsBF16()...)
 	kernels = append(kernels, TestKernelsU()...)
-	asm, stubs, err := amd64.Generate(pkg, kernels, amd64.DefaultPeaks()...)
+	vloops, err := TestVLoops()
+	if err != nil {
+		return err
+	}
+	asm, stubs, err := amd64.GenerateWithPeaks(pkg, kernels, vloops, amd64.DefaultPeaks()...)
 	if err != nil {
 		return err
 	}
@@ -53,4 +61,51 @@ func TestKernelsU() []amd64.GemmKernel {
 	d := amd64.NewGemmKernelU(amd64.F64, amd64.AVX2)
 	d.Name, d.MR, d.NR = "dgemm12x4AVX2U", 12, 4
 	return []amd64.GemmKernel{s, d}
+}
+
+// vloopSrc has f64 vector loops (kgen's own kernels have none): every elementwise operation the
+// generator handles, and the +, max and min reductions.
+const vloopSrc = `
+kernel dops(x: f64[N], y: f64[N], z: out f64[N], a: f64) {
+    z[i] = relu(max(x[i], y[i]) * a) + min(abs(x[i]), -y[i]) - sqrt(abs(y[i])) / a
+}
+kernel dsum(x: f64[N], y: f64[N], r: out f64[]) {
+    r[] = sum(i: x[i] * y[i])
+}
+kernel dmax(x: f64[N], r: out f64[]) {
+    r[] = max(i: x[i])
+}
+kernel dmin(x: f64[N], r: out f64[]) {
+    r[] = min(i: x[i])
+}
+`
+
+// TestVLoops returns the AVX2 and AVX-512 routines of the vector loops of vloopSrc, for the tests of
+// package mk (vloop_<kernel>_0AVX2, vloop_<kernel>_0AVX512).
+func TestVLoops() ([]amd64.VLoopKernel, error) {
+	ks, err := check.File("vloop.kdsl", vloopSrc)
+	if err != nil {
+		return nil, err
+	}
+	m, err := target.Lookup("go")
+	if err != nil {
+		return nil, err
+	}
+	p := &codegen.Package{Name: "mk", Source: "vloop.kdsl"}
+	for _, k := range ks {
+		f, err := passes.Compile(k, m, passes.Options{})
+		if err != nil {
+			return nil, err
+		}
+		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+	}
+	var out []amd64.VLoopKernel
+	for _, isa := range []string{amd64.AVX2, amd64.AVX512} {
+		vs, _ := amd64.VLoopKernels(p, isa)
+		if len(vs) != len(ks) {
+			return nil, fmt.Errorf("%s: %d of %d test vector loops generated", isa, len(vs), len(ks))
+		}
+		out = append(out, vs...)
+	}
+	return out, nil
 }

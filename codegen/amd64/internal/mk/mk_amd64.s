@@ -11495,3 +11495,847 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func vloop_dops_0AVX2(n int, p0 *float64, p1 *float64, p2 *float64, c0 float64, c1 float64)
+// Requires: AVX, AVX2
+TEXT ·vloop_dops_0AVX2(SB), NOSPLIT, $0-48
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	MOVQ         p2+24(FP), R8
+	XORQ         AX, AX
+	VBROADCASTSD c0+32(FP), Y0
+	VBROADCASTSD c1+40(FP), Y1
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPD  (SI)(AX*1), Y2
+	VCMPPD   $0x03, (DI)(AX*1), Y2, Y3
+	VMAXPD   (DI)(AX*1), Y2, Y2
+	VORPS    Y3, Y2, Y2
+	VMULPD   Y0, Y2, Y2
+	VXORPS   Y3, Y3, Y3
+	VCMPPD   $0x01, Y3, Y2, Y3
+	VANDNPS  Y2, Y3, Y2
+	VMOVUPD  (SI)(AX*1), Y3
+	VPCMPEQD Y4, Y4, Y4
+	VPSRLQ   $0x01, Y4, Y4
+	VANDPS   Y4, Y3, Y3
+	VMOVUPD  (DI)(AX*1), Y4
+	VPCMPEQD Y5, Y5, Y5
+	VPSLLQ   $0x3f, Y5, Y5
+	VXORPS   Y5, Y4, Y4
+	VCMPPD   $0x03, Y4, Y3, Y5
+	VMINPD   Y4, Y3, Y3
+	VORPS    Y5, Y3, Y3
+	VADDPD   Y3, Y2, Y2
+	VMOVUPD  (DI)(AX*1), Y3
+	VPCMPEQD Y4, Y4, Y4
+	VPSRLQ   $0x01, Y4, Y4
+	VANDPS   Y4, Y3, Y3
+	VSQRTPD  Y3, Y3
+	VDIVPD   Y1, Y3, Y3
+	VSUBPD   Y3, Y2, Y2
+	VMOVUPD  Y2, (R8)(AX*1)
+	VMOVUPD  32(SI)(AX*1), Y2
+	VCMPPD   $0x03, 32(DI)(AX*1), Y2, Y3
+	VMAXPD   32(DI)(AX*1), Y2, Y2
+	VORPS    Y3, Y2, Y2
+	VMULPD   Y0, Y2, Y2
+	VXORPS   Y3, Y3, Y3
+	VCMPPD   $0x01, Y3, Y2, Y3
+	VANDNPS  Y2, Y3, Y2
+	VMOVUPD  32(SI)(AX*1), Y3
+	VPCMPEQD Y4, Y4, Y4
+	VPSRLQ   $0x01, Y4, Y4
+	VANDPS   Y4, Y3, Y3
+	VMOVUPD  32(DI)(AX*1), Y4
+	VPCMPEQD Y5, Y5, Y5
+	VPSLLQ   $0x3f, Y5, Y5
+	VXORPS   Y5, Y4, Y4
+	VCMPPD   $0x03, Y4, Y3, Y5
+	VMINPD   Y4, Y3, Y3
+	VORPS    Y5, Y3, Y3
+	VADDPD   Y3, Y2, Y2
+	VMOVUPD  32(DI)(AX*1), Y3
+	VPCMPEQD Y4, Y4, Y4
+	VPSRLQ   $0x01, Y4, Y4
+	VANDPS   Y4, Y3, Y3
+	VSQRTPD  Y3, Y3
+	VDIVPD   Y1, Y3, Y3
+	VSUBPD   Y3, Y2, Y2
+	VMOVUPD  Y2, 32(R8)(AX*1)
+	VMOVUPD  64(SI)(AX*1), Y2
+	VCMPPD   $0x03, 64(DI)(AX*1), Y2, Y3
+	VMAXPD   64(DI)(AX*1), Y2, Y2
+	VORPS    Y3, Y2, Y2
+	VMULPD   Y0, Y2, Y2
+	VXORPS   Y3, Y3, Y3
+	VCMPPD   $0x01, Y3, Y2, Y3
+	VANDNPS  Y2, Y3, Y2
+	VMOVUPD  64(SI)(AX*1), Y3
+	VPCMPEQD Y4, Y4, Y4
+	VPSRLQ   $0x01, Y4, Y4
+	VANDPS   Y4, Y3, Y3
+	VMOVUPD  64(DI)(AX*1), Y4
+	VPCMPEQD Y5, Y5, Y5
+	VPSLLQ   $0x3f, Y5, Y5
+	VXORPS   Y5, Y4, Y4
+	VCMPPD   $0x03, Y4, Y3, Y5
+	VMINPD   Y4, Y3, Y3
+	VORPS    Y5, Y3, Y3
+	VADDPD   Y3, Y2, Y2
+	VMOVUPD  64(DI)(AX*1), Y3
+	VPCMPEQD Y4, Y4, Y4
+	VPSRLQ   $0x01, Y4, Y4
+	VANDPS   Y4, Y3, Y3
+	VSQRTPD  Y3, Y3
+	VDIVPD   Y1, Y3, Y3
+	VSUBPD   Y3, Y2, Y2
+	VMOVUPD  Y2, 64(R8)(AX*1)
+	VMOVUPD  96(SI)(AX*1), Y2
+	VCMPPD   $0x03, 96(DI)(AX*1), Y2, Y3
+	VMAXPD   96(DI)(AX*1), Y2, Y2
+	VORPS    Y3, Y2, Y2
+	VMULPD   Y0, Y2, Y2
+	VXORPS   Y3, Y3, Y3
+	VCMPPD   $0x01, Y3, Y2, Y3
+	VANDNPS  Y2, Y3, Y2
+	VMOVUPD  96(SI)(AX*1), Y3
+	VPCMPEQD Y4, Y4, Y4
+	VPSRLQ   $0x01, Y4, Y4
+	VANDPS   Y4, Y3, Y3
+	VMOVUPD  96(DI)(AX*1), Y4
+	VPCMPEQD Y5, Y5, Y5
+	VPSLLQ   $0x3f, Y5, Y5
+	VXORPS   Y5, Y4, Y4
+	VCMPPD   $0x03, Y4, Y3, Y5
+	VMINPD   Y4, Y3, Y3
+	VORPS    Y5, Y3, Y3
+	VADDPD   Y3, Y2, Y2
+	VMOVUPD  96(DI)(AX*1), Y3
+	VPCMPEQD Y4, Y4, Y4
+	VPSRLQ   $0x01, Y4, Y4
+	VANDPS   Y4, Y3, Y3
+	VSQRTPD  Y3, Y3
+	VDIVPD   Y1, Y3, Y3
+	VSUBPD   Y3, Y2, Y2
+	VMOVUPD  Y2, 96(R8)(AX*1)
+	ADDQ     $0x00000080, AX
+	DECQ     DX
+	JNZ      loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPD  (SI)(AX*1), Y2
+	VCMPPD   $0x03, (DI)(AX*1), Y2, Y3
+	VMAXPD   (DI)(AX*1), Y2, Y2
+	VORPS    Y3, Y2, Y2
+	VMULPD   Y0, Y2, Y2
+	VXORPS   Y3, Y3, Y3
+	VCMPPD   $0x01, Y3, Y2, Y3
+	VANDNPS  Y2, Y3, Y2
+	VMOVUPD  (SI)(AX*1), Y3
+	VPCMPEQD Y4, Y4, Y4
+	VPSRLQ   $0x01, Y4, Y4
+	VANDPS   Y4, Y3, Y3
+	VMOVUPD  (DI)(AX*1), Y4
+	VPCMPEQD Y5, Y5, Y5
+	VPSLLQ   $0x3f, Y5, Y5
+	VXORPS   Y5, Y4, Y4
+	VCMPPD   $0x03, Y4, Y3, Y5
+	VMINPD   Y4, Y3, Y3
+	VORPS    Y5, Y3, Y3
+	VADDPD   Y3, Y2, Y2
+	VMOVUPD  (DI)(AX*1), Y3
+	VPCMPEQD Y4, Y4, Y4
+	VPSRLQ   $0x01, Y4, Y4
+	VANDPS   Y4, Y3, Y3
+	VSQRTPD  Y3, Y3
+	VDIVPD   Y1, Y3, Y3
+	VSUBPD   Y3, Y2, Y2
+	VMOVUPD  Y2, (R8)(AX*1)
+	ADDQ     $0x00000020, AX
+	DECQ     CX
+	JNZ      loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_dsum_0AVX2(n int, p0 *float64, p1 *float64) float64
+// Requires: AVX, FMA3
+TEXT ·vloop_dsum_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	MOVQ   p1+16(FP), DI
+	XORQ   AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   CX, DX
+	SHRQ   $0x02, DX
+	JZ     tail
+
+loop:
+	VMOVUPD     (SI)(AX*1), Y4
+	VFMADD231PD (DI)(AX*1), Y4, Y0
+	VMOVUPD     32(SI)(AX*1), Y4
+	VFMADD231PD 32(DI)(AX*1), Y4, Y1
+	VMOVUPD     64(SI)(AX*1), Y4
+	VFMADD231PD 64(DI)(AX*1), Y4, Y2
+	VMOVUPD     96(SI)(AX*1), Y4
+	VFMADD231PD 96(DI)(AX*1), Y4, Y3
+	ADDQ        $0x00000080, AX
+	DECQ        DX
+	JNZ         loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPD     (SI)(AX*1), Y4
+	VFMADD231PD (DI)(AX*1), Y4, Y0
+	ADDQ        $0x00000020, AX
+	DECQ        CX
+	JNZ         loop1
+
+done:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPD       X4, X0, X0
+	VPERMILPD    $0x01, X0, X4
+	VADDPD       X4, X0, X0
+	VMOVSD       X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_dmax_0AVX2(n int, p0 *float64) float64
+// Requires: AVX, AVX2
+TEXT ·vloop_dmax_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	MOVQ         $0xfff0000000000000, DX
+	VMOVQ        DX, X0
+	VBROADCASTSD X0, Y0
+	MOVQ         $0xfff0000000000000, DX
+	VMOVQ        DX, X1
+	VBROADCASTSD X1, Y1
+	MOVQ         $0xfff0000000000000, DX
+	VMOVQ        DX, X2
+	VBROADCASTSD X2, Y2
+	MOVQ         $0xfff0000000000000, DX
+	VMOVQ        DX, X3
+	VBROADCASTSD X3, Y3
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VCMPPD $0x03, (SI)(AX*1), Y0, Y4
+	VMAXPD (SI)(AX*1), Y0, Y0
+	VORPS  Y4, Y0, Y0
+	VCMPPD $0x03, 32(SI)(AX*1), Y1, Y4
+	VMAXPD 32(SI)(AX*1), Y1, Y1
+	VORPS  Y4, Y1, Y1
+	VCMPPD $0x03, 64(SI)(AX*1), Y2, Y4
+	VMAXPD 64(SI)(AX*1), Y2, Y2
+	VORPS  Y4, Y2, Y2
+	VCMPPD $0x03, 96(SI)(AX*1), Y3, Y4
+	VMAXPD 96(SI)(AX*1), Y3, Y3
+	VORPS  Y4, Y3, Y3
+	ADDQ   $0x00000080, AX
+	DECQ   DX
+	JNZ    loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VCMPPD $0x03, (SI)(AX*1), Y0, Y4
+	VMAXPD (SI)(AX*1), Y0, Y0
+	VORPS  Y4, Y0, Y0
+	ADDQ   $0x00000020, AX
+	DECQ   CX
+	JNZ    loop1
+
+done:
+	VCMPPD       $0x03, Y1, Y0, Y4
+	VMAXPD       Y1, Y0, Y0
+	VORPS        Y4, Y0, Y0
+	VCMPPD       $0x03, Y3, Y2, Y4
+	VMAXPD       Y3, Y2, Y2
+	VORPS        Y4, Y2, Y2
+	VCMPPD       $0x03, Y2, Y0, Y4
+	VMAXPD       Y2, Y0, Y0
+	VORPS        Y4, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X4
+	VCMPPD       $0x03, X4, X0, X5
+	VMAXPD       X4, X0, X0
+	VORPS        X5, X0, X0
+	VPERMILPD    $0x01, X0, X4
+	VCMPPD       $0x03, X4, X0, X5
+	VMAXPD       X4, X0, X0
+	VORPS        X5, X0, X0
+	VMOVSD       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_dmin_0AVX2(n int, p0 *float64) float64
+// Requires: AVX, AVX2
+TEXT ·vloop_dmin_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	MOVQ         $0x7ff0000000000000, DX
+	VMOVQ        DX, X0
+	VBROADCASTSD X0, Y0
+	MOVQ         $0x7ff0000000000000, DX
+	VMOVQ        DX, X1
+	VBROADCASTSD X1, Y1
+	MOVQ         $0x7ff0000000000000, DX
+	VMOVQ        DX, X2
+	VBROADCASTSD X2, Y2
+	MOVQ         $0x7ff0000000000000, DX
+	VMOVQ        DX, X3
+	VBROADCASTSD X3, Y3
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VCMPPD $0x03, (SI)(AX*1), Y0, Y4
+	VMINPD (SI)(AX*1), Y0, Y0
+	VORPS  Y4, Y0, Y0
+	VCMPPD $0x03, 32(SI)(AX*1), Y1, Y4
+	VMINPD 32(SI)(AX*1), Y1, Y1
+	VORPS  Y4, Y1, Y1
+	VCMPPD $0x03, 64(SI)(AX*1), Y2, Y4
+	VMINPD 64(SI)(AX*1), Y2, Y2
+	VORPS  Y4, Y2, Y2
+	VCMPPD $0x03, 96(SI)(AX*1), Y3, Y4
+	VMINPD 96(SI)(AX*1), Y3, Y3
+	VORPS  Y4, Y3, Y3
+	ADDQ   $0x00000080, AX
+	DECQ   DX
+	JNZ    loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VCMPPD $0x03, (SI)(AX*1), Y0, Y4
+	VMINPD (SI)(AX*1), Y0, Y0
+	VORPS  Y4, Y0, Y0
+	ADDQ   $0x00000020, AX
+	DECQ   CX
+	JNZ    loop1
+
+done:
+	VCMPPD       $0x03, Y1, Y0, Y4
+	VMINPD       Y1, Y0, Y0
+	VORPS        Y4, Y0, Y0
+	VCMPPD       $0x03, Y3, Y2, Y4
+	VMINPD       Y3, Y2, Y2
+	VORPS        Y4, Y2, Y2
+	VCMPPD       $0x03, Y2, Y0, Y4
+	VMINPD       Y2, Y0, Y0
+	VORPS        Y4, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X4
+	VCMPPD       $0x03, X4, X0, X5
+	VMINPD       X4, X0, X0
+	VORPS        X5, X0, X0
+	VPERMILPD    $0x01, X0, X4
+	VCMPPD       $0x03, X4, X0, X5
+	VMINPD       X4, X0, X0
+	VORPS        X5, X0, X0
+	VMOVSD       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_dops_0AVX512(n int, p0 *float64, p1 *float64, p2 *float64, c0 float64, c1 float64)
+// Requires: AVX, AVX512F
+TEXT ·vloop_dops_0AVX512(SB), NOSPLIT, $0-48
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	MOVQ         p2+24(FP), R8
+	XORQ         AX, AX
+	VBROADCASTSD c0+32(FP), Z0
+	VBROADCASTSD c1+40(FP), Z1
+	MOVQ         CX, DX
+	SHRQ         $0x05, DX
+	JZ           rest
+
+loop:
+	VMOVUPD    (SI)(AX*1), Z2
+	VCMPPD     $0x03, (DI)(AX*1), Z2, K2
+	VMAXPD     (DI)(AX*1), Z2, Z2
+	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
+	VMULPD     Z0, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VCMPPD     $0x05, Z3, Z2, K2
+	VMOVUPD.Z  Z2, K2, Z2
+	VMOVUPD    (SI)(AX*1), Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VMOVUPD    (DI)(AX*1), Z4
+	VPTERNLOGD $0xff, Z5, Z5, Z5
+	VPSLLQ     $0x3f, Z5, Z5
+	VPXORD     Z5, Z4, Z4
+	VCMPPD     $0x03, Z4, Z3, K2
+	VMINPD     Z4, Z3, Z3
+	VPTERNLOGQ $0xff, Z3, Z3, K2, Z3
+	VADDPD     Z3, Z2, Z2
+	VMOVUPD    (DI)(AX*1), Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VSQRTPD    Z3, Z3
+	VDIVPD     Z1, Z3, Z3
+	VSUBPD     Z3, Z2, Z2
+	VMOVUPD    Z2, (R8)(AX*1)
+	VMOVUPD    64(SI)(AX*1), Z2
+	VCMPPD     $0x03, 64(DI)(AX*1), Z2, K2
+	VMAXPD     64(DI)(AX*1), Z2, Z2
+	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
+	VMULPD     Z0, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VCMPPD     $0x05, Z3, Z2, K2
+	VMOVUPD.Z  Z2, K2, Z2
+	VMOVUPD    64(SI)(AX*1), Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VMOVUPD    64(DI)(AX*1), Z4
+	VPTERNLOGD $0xff, Z5, Z5, Z5
+	VPSLLQ     $0x3f, Z5, Z5
+	VPXORD     Z5, Z4, Z4
+	VCMPPD     $0x03, Z4, Z3, K2
+	VMINPD     Z4, Z3, Z3
+	VPTERNLOGQ $0xff, Z3, Z3, K2, Z3
+	VADDPD     Z3, Z2, Z2
+	VMOVUPD    64(DI)(AX*1), Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VSQRTPD    Z3, Z3
+	VDIVPD     Z1, Z3, Z3
+	VSUBPD     Z3, Z2, Z2
+	VMOVUPD    Z2, 64(R8)(AX*1)
+	VMOVUPD    128(SI)(AX*1), Z2
+	VCMPPD     $0x03, 128(DI)(AX*1), Z2, K2
+	VMAXPD     128(DI)(AX*1), Z2, Z2
+	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
+	VMULPD     Z0, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VCMPPD     $0x05, Z3, Z2, K2
+	VMOVUPD.Z  Z2, K2, Z2
+	VMOVUPD    128(SI)(AX*1), Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VMOVUPD    128(DI)(AX*1), Z4
+	VPTERNLOGD $0xff, Z5, Z5, Z5
+	VPSLLQ     $0x3f, Z5, Z5
+	VPXORD     Z5, Z4, Z4
+	VCMPPD     $0x03, Z4, Z3, K2
+	VMINPD     Z4, Z3, Z3
+	VPTERNLOGQ $0xff, Z3, Z3, K2, Z3
+	VADDPD     Z3, Z2, Z2
+	VMOVUPD    128(DI)(AX*1), Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VSQRTPD    Z3, Z3
+	VDIVPD     Z1, Z3, Z3
+	VSUBPD     Z3, Z2, Z2
+	VMOVUPD    Z2, 128(R8)(AX*1)
+	VMOVUPD    192(SI)(AX*1), Z2
+	VCMPPD     $0x03, 192(DI)(AX*1), Z2, K2
+	VMAXPD     192(DI)(AX*1), Z2, Z2
+	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
+	VMULPD     Z0, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VCMPPD     $0x05, Z3, Z2, K2
+	VMOVUPD.Z  Z2, K2, Z2
+	VMOVUPD    192(SI)(AX*1), Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VMOVUPD    192(DI)(AX*1), Z4
+	VPTERNLOGD $0xff, Z5, Z5, Z5
+	VPSLLQ     $0x3f, Z5, Z5
+	VPXORD     Z5, Z4, Z4
+	VCMPPD     $0x03, Z4, Z3, K2
+	VMINPD     Z4, Z3, Z3
+	VPTERNLOGQ $0xff, Z3, Z3, K2, Z3
+	VADDPD     Z3, Z2, Z2
+	VMOVUPD    192(DI)(AX*1), Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VSQRTPD    Z3, Z3
+	VDIVPD     Z1, Z3, Z3
+	VSUBPD     Z3, Z2, Z2
+	VMOVUPD    Z2, 192(R8)(AX*1)
+	ADDQ       $0x00000100, AX
+	DECQ       DX
+	JNZ        loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x03, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPD    (SI)(AX*1), Z2
+	VCMPPD     $0x03, (DI)(AX*1), Z2, K2
+	VMAXPD     (DI)(AX*1), Z2, Z2
+	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
+	VMULPD     Z0, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VCMPPD     $0x05, Z3, Z2, K2
+	VMOVUPD.Z  Z2, K2, Z2
+	VMOVUPD    (SI)(AX*1), Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VMOVUPD    (DI)(AX*1), Z4
+	VPTERNLOGD $0xff, Z5, Z5, Z5
+	VPSLLQ     $0x3f, Z5, Z5
+	VPXORD     Z5, Z4, Z4
+	VCMPPD     $0x03, Z4, Z3, K2
+	VMINPD     Z4, Z3, Z3
+	VPTERNLOGQ $0xff, Z3, Z3, K2, Z3
+	VADDPD     Z3, Z2, Z2
+	VMOVUPD    (DI)(AX*1), Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VSQRTPD    Z3, Z3
+	VDIVPD     Z1, Z3, Z3
+	VSUBPD     Z3, Z2, Z2
+	VMOVUPD    Z2, (R8)(AX*1)
+	ADDQ       $0x00000040, AX
+	DECQ       DX
+	JNZ        loop1
+
+tail:
+	ANDQ       $0x00000007, CX
+	JZ         done
+	MOVL       $0x00000001, DX
+	SHLL       CL, DX
+	DECL       DX
+	KMOVW      DX, K1
+	VMOVUPD.Z  (SI)(AX*1), K1, Z2
+	VMOVUPD.Z  (DI)(AX*1), K1, Z3
+	VCMPPD     $0x03, Z3, Z2, K2
+	VMAXPD     Z3, Z2, Z2
+	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
+	VMULPD     Z0, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VCMPPD     $0x05, Z3, Z2, K2
+	VMOVUPD.Z  Z2, K2, Z2
+	VMOVUPD.Z  (SI)(AX*1), K1, Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VMOVUPD.Z  (DI)(AX*1), K1, Z4
+	VPTERNLOGD $0xff, Z5, Z5, Z5
+	VPSLLQ     $0x3f, Z5, Z5
+	VPXORD     Z5, Z4, Z4
+	VCMPPD     $0x03, Z4, Z3, K2
+	VMINPD     Z4, Z3, Z3
+	VPTERNLOGQ $0xff, Z3, Z3, K2, Z3
+	VADDPD     Z3, Z2, Z2
+	VMOVUPD.Z  (DI)(AX*1), K1, Z3
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLQ     $0x01, Z4, Z4
+	VPANDD     Z4, Z3, Z3
+	VSQRTPD    Z3, Z3
+	VDIVPD     Z1, Z3, Z3
+	VSUBPD     Z3, Z2, Z2
+	VMOVUPD    Z2, K1, (R8)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_dsum_0AVX512(n int, p0 *float64, p1 *float64) float64
+// Requires: AVX, AVX512F
+TEXT ·vloop_dsum_0AVX512(SB), NOSPLIT, $0-32
+	MOVQ   n+0(FP), CX
+	MOVQ   p0+8(FP), SI
+	MOVQ   p1+16(FP), DI
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DX
+	SHRQ   $0x05, DX
+	JZ     rest
+
+loop:
+	VMOVUPD     (SI)(AX*1), Z4
+	VFMADD231PD (DI)(AX*1), Z4, Z0
+	VMOVUPD     64(SI)(AX*1), Z4
+	VFMADD231PD 64(DI)(AX*1), Z4, Z1
+	VMOVUPD     128(SI)(AX*1), Z4
+	VFMADD231PD 128(DI)(AX*1), Z4, Z2
+	VMOVUPD     192(SI)(AX*1), Z4
+	VFMADD231PD 192(DI)(AX*1), Z4, Z3
+	ADDQ        $0x00000100, AX
+	DECQ        DX
+	JNZ         loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x03, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPD     (SI)(AX*1), Z4
+	VFMADD231PD (DI)(AX*1), Z4, Z0
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         loop1
+
+tail:
+	ANDQ        $0x00000007, CX
+	JZ          done
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVAPS     Z0, Z4
+	VMOVUPD.Z   (SI)(AX*1), K1, Z5
+	VMOVUPD.Z   (DI)(AX*1), K1, Z6
+	VFMADD231PD Z6, Z5, Z4
+	VMOVUPD     Z4, K1, Z0
+
+done:
+	VADDPD     Z1, Z0, Z0
+	VADDPD     Z3, Z2, Z2
+	VADDPD     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VADDPD     Z4, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPD     Z4, Z0, Z0
+	VPERMILPD  $0x55, Z0, Z4
+	VADDPD     Z4, Z0, Z0
+	VMOVSD     X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_dmax_0AVX512(n int, p0 *float64) float64
+// Requires: AVX, AVX512F
+TEXT ·vloop_dmax_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	MOVQ         $0xfff0000000000000, DX
+	VMOVQ        DX, X0
+	VBROADCASTSD X0, Z0
+	MOVQ         $0xfff0000000000000, DX
+	VMOVQ        DX, X1
+	VBROADCASTSD X1, Z1
+	MOVQ         $0xfff0000000000000, DX
+	VMOVQ        DX, X2
+	VBROADCASTSD X2, Z2
+	MOVQ         $0xfff0000000000000, DX
+	VMOVQ        DX, X3
+	VBROADCASTSD X3, Z3
+	MOVQ         CX, DX
+	SHRQ         $0x05, DX
+	JZ           rest
+
+loop:
+	VMOVUPD    (SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMAXPD     Z0, Z4, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VMOVUPD    64(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMAXPD     Z1, Z4, Z1
+	VPTERNLOGQ $0xff, Z1, Z1, K2, Z1
+	VMOVUPD    128(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMAXPD     Z2, Z4, Z2
+	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
+	VMOVUPD    192(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMAXPD     Z3, Z4, Z3
+	VPTERNLOGQ $0xff, Z3, Z3, K2, Z3
+	ADDQ       $0x00000100, AX
+	DECQ       DX
+	JNZ        loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x03, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPD    (SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMAXPD     Z0, Z4, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	ADDQ       $0x00000040, AX
+	DECQ       DX
+	JNZ        loop1
+
+tail:
+	ANDQ       $0x00000007, CX
+	JZ         done
+	MOVL       $0x00000001, DX
+	SHLL       CL, DX
+	DECL       DX
+	KMOVW      DX, K1
+	VMOVAPS    Z0, Z4
+	VMOVUPD.Z  (SI)(AX*1), K1, Z5
+	VCMPPD     $0x03, Z5, Z5, K2
+	VMAXPD     Z4, Z5, Z4
+	VPTERNLOGQ $0xff, Z4, Z4, K2, Z4
+	VMOVUPD    Z4, K1, Z0
+
+done:
+	VCMPPD     $0x03, Z1, Z0, K2
+	VMAXPD     Z1, Z0, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VCMPPD     $0x03, Z3, Z2, K2
+	VMAXPD     Z3, Z2, Z2
+	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
+	VCMPPD     $0x03, Z2, Z0, K2
+	VMAXPD     Z2, Z0, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VCMPPD     $0x03, Z4, Z0, K2
+	VMAXPD     Z4, Z0, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VCMPPD     $0x03, Z4, Z0, K2
+	VMAXPD     Z4, Z0, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VPERMILPD  $0x55, Z0, Z4
+	VCMPPD     $0x03, Z4, Z0, K2
+	VMAXPD     Z4, Z0, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VMOVSD     X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func vloop_dmin_0AVX512(n int, p0 *float64) float64
+// Requires: AVX, AVX512F
+TEXT ·vloop_dmin_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	MOVQ         $0x7ff0000000000000, DX
+	VMOVQ        DX, X0
+	VBROADCASTSD X0, Z0
+	MOVQ         $0x7ff0000000000000, DX
+	VMOVQ        DX, X1
+	VBROADCASTSD X1, Z1
+	MOVQ         $0x7ff0000000000000, DX
+	VMOVQ        DX, X2
+	VBROADCASTSD X2, Z2
+	MOVQ         $0x7ff0000000000000, DX
+	VMOVQ        DX, X3
+	VBROADCASTSD X3, Z3
+	MOVQ         CX, DX
+	SHRQ         $0x05, DX
+	JZ           rest
+
+loop:
+	VMOVUPD    (SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMINPD     Z0, Z4, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VMOVUPD    64(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMINPD     Z1, Z4, Z1
+	VPTERNLOGQ $0xff, Z1, Z1, K2, Z1
+	VMOVUPD    128(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMINPD     Z2, Z4, Z2
+	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
+	VMOVUPD    192(SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMINPD     Z3, Z4, Z3
+	VPTERNLOGQ $0xff, Z3, Z3, K2, Z3
+	ADDQ       $0x00000100, AX
+	DECQ       DX
+	JNZ        loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x03, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPD    (SI)(AX*1), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	VMINPD     Z0, Z4, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	ADDQ       $0x00000040, AX
+	DECQ       DX
+	JNZ        loop1
+
+tail:
+	ANDQ       $0x00000007, CX
+	JZ         done
+	MOVL       $0x00000001, DX
+	SHLL       CL, DX
+	DECL       DX
+	KMOVW      DX, K1
+	VMOVAPS    Z0, Z4
+	VMOVUPD.Z  (SI)(AX*1), K1, Z5
+	VCMPPD     $0x03, Z5, Z5, K2
+	VMINPD     Z4, Z5, Z4
+	VPTERNLOGQ $0xff, Z4, Z4, K2, Z4
+	VMOVUPD    Z4, K1, Z0
+
+done:
+	VCMPPD     $0x03, Z1, Z0, K2
+	VMINPD     Z1, Z0, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VCMPPD     $0x03, Z3, Z2, K2
+	VMINPD     Z3, Z2, Z2
+	VPTERNLOGQ $0xff, Z2, Z2, K2, Z2
+	VCMPPD     $0x03, Z2, Z0, K2
+	VMINPD     Z2, Z0, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z4
+	VCMPPD     $0x03, Z4, Z0, K2
+	VMINPD     Z4, Z0, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VCMPPD     $0x03, Z4, Z0, K2
+	VMINPD     Z4, Z0, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VPERMILPD  $0x55, Z0, Z4
+	VCMPPD     $0x03, Z4, Z0, K2
+	VMINPD     Z4, Z0, Z0
+	VPTERNLOGQ $0xff, Z0, Z0, K2, Z0
+	VMOVSD     X0, ret+16(FP)
+	VZEROUPPER
+	RET

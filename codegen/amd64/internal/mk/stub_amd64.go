@@ -96,3 +96,43 @@ func fmaPeakAVX512F32(iters int)
 //
 //go:noescape
 func fmaPeakAVX512F64(iters int)
+
+// vloop_dops_0AVX2 runs n groups of 4 iterations of vloop_dops_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_dops_0AVX2(n int, p0 *float64, p1 *float64, p2 *float64, c0 float64, c1 float64)
+
+// vloop_dsum_0AVX2 runs n groups of 4 iterations of vloop_dsum_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_dsum_0AVX2(n int, p0 *float64, p1 *float64) float64
+
+// vloop_dmax_0AVX2 runs n groups of 4 iterations of vloop_dmax_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_dmax_0AVX2(n int, p0 *float64) float64
+
+// vloop_dmin_0AVX2 runs n groups of 4 iterations of vloop_dmin_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_dmin_0AVX2(n int, p0 *float64) float64
+
+// vloop_dops_0AVX512 runs n iterations of vloop_dops_0 (codegen.VLoop contract), avx512, 8 lanes unrolled 4, the last n%8 under a mask.
+//
+//go:noescape
+func vloop_dops_0AVX512(n int, p0 *float64, p1 *float64, p2 *float64, c0 float64, c1 float64)
+
+// vloop_dsum_0AVX512 runs n iterations of vloop_dsum_0 (codegen.VLoop contract), avx512, 8 lanes unrolled 4, the last n%8 under a mask.
+//
+//go:noescape
+func vloop_dsum_0AVX512(n int, p0 *float64, p1 *float64) float64
+
+// vloop_dmax_0AVX512 runs n iterations of vloop_dmax_0 (codegen.VLoop contract), avx512, 8 lanes unrolled 4, the last n%8 under a mask.
+//
+//go:noescape
+func vloop_dmax_0AVX512(n int, p0 *float64) float64
+
+// vloop_dmin_0AVX512 runs n iterations of vloop_dmin_0 (codegen.VLoop contract), avx512, 8 lanes unrolled 4, the last n%8 under a mask.
+//
+//go:noescape
+func vloop_dmin_0AVX512(n int, p0 *float64) float64
