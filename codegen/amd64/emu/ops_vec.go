@@ -260,6 +260,11 @@ func compileVec(in *inst) error {
 				}
 				return bmask64(y == x)
 			}})
+	case "VDPBF16PS": // [src2, src1, acc], registers only (the BYTE form kgen emits)
+		if n != 3 || !isV(&a[0]) {
+			return nil
+		}
+		compile3(in, &lanewise{es: 4, f32: func(x, y, d uint32) uint32 { return dpbf16(d, y, x) }})
 	case "VPSLLD", "VPSRLD", "VPSRAD", "VPSLLQ", "VPSRLQ", "VPSRAQ":
 		if n != 3 || !isI(&a[0]) {
 			return nil

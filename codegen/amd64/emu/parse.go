@@ -77,6 +77,13 @@ func Parse(text string) (*Program, error) {
 		perr := func(format string, args ...any) error {
 			return fmt.Errorf("emu: line %d: %q: %s", lineNo, strings.TrimSpace(raw), fmt.Sprintf(format, args...))
 		}
+		if strings.HasPrefix(line, "BYTE") { // an instruction the Go assembler lacks, as its bytes
+			dec, err := decodeBytes(line)
+			if err != nil {
+				return nil, perr("%v", err)
+			}
+			line = dec
+		}
 		if strings.Contains(line, ";") {
 			return nil, perr("several statements on one line are not supported")
 		}

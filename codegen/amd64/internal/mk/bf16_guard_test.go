@@ -39,7 +39,7 @@ func TestBF16GuardPage(t *testing.T) {
 						copy(c, p.c0)
 						copy(bias, p.bias)
 						a, b := words32(af), words32(bf)
-						p.checkExact(t, k.name, p.run(k.fn, a, b, c, bias))
+						p.checkExact(t, k.name, p.run(k, a, b, c, bias))
 					}
 				}
 			}

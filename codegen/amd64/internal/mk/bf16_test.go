@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/kgen-dev/kgen/codegen/amd64"
+	"github.com/kgen-dev/kgen/codegen/amd64/emu"
 )
 
 // The bf16 kernels take pair panels (codegen/bf16.go): word p2*MR+i of a is A(i, 2p2) | A(i, 2p2+1)<<16,
@@ -19,13 +20,40 @@ import (
 // reference within the error bound of docs/LANGUAGE.md with the epilogue.
 
 var bf16Kernels = []kernel[float32]{
-	{"bgemm14x32AVX512", amd64.AVX512, 14, 32, bgemm14x32AVX512},
+	{name: "bgemm14x32AVX512", isa: amd64.AVX512, mr: 14, nr: 32, fn: bgemm14x32AVX512},
 }
 
 func skipUnlessBF16(t testing.TB) {
 	t.Helper()
 	if !amd64.HostSupportsBF16() {
 		t.Skip("CPU lacks AVX512_BF16")
+	}
+}
+
+// bf16Modes is modes for the bf16 kernels: native where the CPU has
+// AVX512_BF16, emulated (codegen/amd64/emu) where it has not or KGEN_EMU=1.
+func bf16Modes() []string {
+	var ms []string
+	if amd64.HostSupportsBF16() {
+		ms = append(ms, "native")
+	}
+	if !amd64.HostSupportsBF16() || forceEmu() {
+		ms = append(ms, "emulated")
+	}
+	return ms
+}
+
+// forBF16Modes runs f(t, k as it runs in the mode) for every bf16 kernel and mode, as subtests name/mode.
+func forBF16Modes(t *testing.T, f func(t *testing.T, k kernel[float32])) {
+	for _, k := range bf16Kernels {
+		for _, mode := range bf16Modes() {
+			t.Run(k.name+"/"+mode, func(t *testing.T) {
+				if mode == "emulated" {
+					k.fn, k.bind = emulate[kernFunc[float32]](t, program(t), k.name)
+				}
+				f(t, k)
+			})
+		}
 	}
 }
 
@@ -181,7 +209,7 @@ func (p *bf16Problem) String() string {
 }
 
 // run calls fn with the panels a and b (p's when nil), C c (a copy of c0 when nil) and bias.
-func (p *bf16Problem) run(fn kernFunc[float32], a, b []uint32, c, bias []float32) []float32 {
+func (p *bf16Problem) run(k kernel[float32], a, b []uint32, c, bias []float32) []float32 {
 	if a == nil {
 		a, b = p.a, p.b
 	}
@@ -198,7 +226,10 @@ func (p *bf16Problem) run(fn kernFunc[float32], a, b []uint32, c, bias []float32
 	if len(bias) > 0 {
 		biasp = &bias[0]
 	}
-	fn(p.kc, ap, bp, &c[0], p.ldc, p.m, p.n, p.alpha, p.beta, biasp, p.ep)
+	if k.bind != nil { // emulated: the panels, C and bias are what it may touch
+		k.bind(emu.Slice("a", a), emu.Slice("b", b), emu.Slice("c", c), emu.Slice("bias", bias))
+	}
+	k.fn(p.kc, ap, bp, &c[0], p.ldc, p.m, p.n, p.alpha, p.beta, biasp, p.ep)
 	return c
 }
 
@@ -300,8 +331,7 @@ var bf16kcs = []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 17, 64, 255, 1000, 1001}
 // TestBF16Differential: every kc (odd ones included: a zero high half in the last pair), edge and full
 // tiles, against the model bit for bit and against float64 with the epilogue.
 func TestBF16Differential(t *testing.T) {
-	skipUnlessBF16(t)
-	for _, k := range bf16Kernels {
+	forBF16Modes(t, func(t *testing.T, k kernel[float32]) {
 		rng := rand.New(rand.NewPCG(uint64(k.mr), 16))
 		for _, kc := range bf16kcs {
 			for trial := 0; trial < 16; trial++ {
@@ -319,7 +349,7 @@ func TestBF16Differential(t *testing.T) {
 				ldc := n + rng.IntN(5)
 				p := newBF16Problem(rng, k.mr, k.nr, kc, m, n, ldc, trial%2 == 0)
 				p.beta = 0
-				p.checkExact(t, k.name, p.run(k.fn, nil, nil, nil, nil))
+				p.checkExact(t, k.name, p.run(k, nil, nil, nil, nil))
 				q := newBF16Problem(rng, k.mr, k.nr, kc, m, n, ldc, false)
 				q.alpha, q.beta, q.ep = float32(rng.Float64()*4-2), float32(rng.Float64()*4-2), trial%4
 				if trial%3 == 0 { // beta == 0: C is not read, its NaNs do not leak
@@ -330,78 +360,78 @@ func TestBF16Differential(t *testing.T) {
 						}
 					}
 				}
-				q.checkBound(t, k.name, q.run(k.fn, nil, nil, nil, nil))
+				q.checkBound(t, k.name, q.run(k, nil, nil, nil, nil))
 			}
 		}
-	}
+	})
 }
 
 // TestBF16Special: NaN, ±Inf, bf16 denormals (read as zeros), products and sums below 2^-126 (flushed
 // to zeros), overflow, at random places, against the model bit for bit; and the cases that fix the
 // semantics the model encodes (each checked against a number worked out by hand).
 func TestBF16Special(t *testing.T) {
-	skipUnlessBF16(t)
-	k := bf16Kernels[0]
-	rng := rand.New(rand.NewPCG(5, 6))
-	specials := []uint16{0x7fc0, 0xffc1, 0x7f80, 0xff80, 0x0001, 0x807f, 0x0040, 0x0080, 0x8080, 0x7f7f, 0xff7f, 0x0000, 0x8000}
-	for trial := 0; trial < 400; trial++ {
-		kc := bf16kcs[1+rng.IntN(len(bf16kcs)-1)]
-		m, n := 1+rng.IntN(k.mr), 1+rng.IntN(k.nr)
-		p := newBF16Problem(rng, k.mr, k.nr, kc, m, n, n, trial%2 == 0)
-		p.beta = 0
-		for s := 0; s < 1+rng.IntN(4); s++ {
-			v := specials[rng.IntN(len(specials))]
-			if rng.IntN(2) == 0 {
-				p.av[rng.IntN(len(p.av))] = v
-			} else {
-				p.bv[rng.IntN(len(p.bv))] = v
+	forBF16Modes(t, func(t *testing.T, k kernel[float32]) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		specials := []uint16{0x7fc0, 0xffc1, 0x7f80, 0xff80, 0x0001, 0x807f, 0x0040, 0x0080, 0x8080, 0x7f7f, 0xff7f, 0x0000, 0x8000}
+		for trial := 0; trial < 400; trial++ {
+			kc := bf16kcs[1+rng.IntN(len(bf16kcs)-1)]
+			m, n := 1+rng.IntN(k.mr), 1+rng.IntN(k.nr)
+			p := newBF16Problem(rng, k.mr, k.nr, kc, m, n, n, trial%2 == 0)
+			p.beta = 0
+			for s := 0; s < 1+rng.IntN(4); s++ {
+				v := specials[rng.IntN(len(specials))]
+				if rng.IntN(2) == 0 {
+					p.av[rng.IntN(len(p.av))] = v
+				} else {
+					p.bv[rng.IntN(len(p.bv))] = v
+				}
+			}
+			if trial%5 == 0 { // tiny values everywhere: sums cross 2^-126 and flush
+				for i := range p.av {
+					p.av[i] = randBF16(rng, 1, 8)
+				}
+				for i := range p.bv {
+					p.bv[i] = randBF16(rng, 120, 127)
+				}
+			}
+			p.pack()
+			p.checkExact(t, k.name, p.run(k, nil, nil, nil, nil))
+		}
+		// Hand-worked cases on a 1×1 tile: pair p2 adds A(2p2+1)·B(2p2+1) (hi) first, then A(2p2)·B(2p2) (lo).
+		for _, c := range []struct {
+			what   string
+			av, bv []uint16
+			want   uint32
+			nan    bool // want a NaN (payload not checked)
+		}{
+			{what: "denormal input read as 0: 2^-133·2^100 → 0", av: []uint16{0x0040, 0}, bv: []uint16{0x7180, 0}, want: 0},
+			{what: "negative denormal input read as -0: -2^-126 + (-0)", av: []uint16{0x8001, 0xbf80}, bv: []uint16{0x3f80, 0x0080}, want: 0x80800000},
+			{what: "product 2^-127 below 2^-126 flushed: 2^-126·0.5", av: []uint16{0x0080, 0}, bv: []uint16{0x3f00, 0}, want: 0},
+			{what: "hi first: -2^-126, then +2^-127 = -2^-127 → -0", av: []uint16{0x0080, 0x8080}, bv: []uint16{0x3f00, 0x3f80}, want: 0x80000000},
+			// acc = 1; then hi 2^-25 (1 + 2^-25 → 1), lo -2^-24 → 1 - 2^-24 exactly. Lo first would give
+			// 1 - 2^-24, then + 2^-25: a tie, rounded to even: 1.
+			{what: "order: hi before lo", av: []uint16{0x3f80, 0, 0xb380, 0x3300}, bv: []uint16{0x3f80, 0x3f80, 0x3f80, 0x3f80}, want: 0x3f7fffff},
+			{what: "overflow: max·max = +Inf", av: []uint16{0x7f7f, 0}, bv: []uint16{0x7f7f, 0}, want: 0x7f800000},
+			{what: "Inf·0 = NaN", av: []uint16{0x7f80, 0}, bv: []uint16{0, 0}, nan: true},
+			{what: "Inf·denormal = NaN (the denormal is 0)", av: []uint16{0x7f80, 0}, bv: []uint16{0x0001, 0}, nan: true},
+		} {
+			kc := len(c.av)
+			p := &bf16Problem{mr: k.mr, nr: k.nr, kc: kc, m: 1, n: 1, ldc: 1, alpha: 1,
+				av: c.av, bv: c.bv, c0: []float32{sentinel}, bias: []float32{0}}
+			p.pack()
+			got := p.run(k, nil, nil, nil, nil)[0]
+			model := p.exact(0, 0)
+			if c.nan {
+				if got == got || model == model {
+					t.Errorf("%s: got %v, model %v, want NaN", c.what, got, model)
+				}
+				continue
+			}
+			if math.Float32bits(got) != c.want || math.Float32bits(model) != c.want {
+				t.Errorf("%s: got %08x, model %08x, want %08x", c.what, math.Float32bits(got), math.Float32bits(model), c.want)
 			}
 		}
-		if trial%5 == 0 { // tiny values everywhere: sums cross 2^-126 and flush
-			for i := range p.av {
-				p.av[i] = randBF16(rng, 1, 8)
-			}
-			for i := range p.bv {
-				p.bv[i] = randBF16(rng, 120, 127)
-			}
-		}
-		p.pack()
-		p.checkExact(t, k.name, p.run(k.fn, nil, nil, nil, nil))
-	}
-	// Hand-worked cases on a 1×1 tile: pair p2 adds A(2p2+1)·B(2p2+1) (hi) first, then A(2p2)·B(2p2) (lo).
-	for _, c := range []struct {
-		what   string
-		av, bv []uint16
-		want   uint32
-		nan    bool // want a NaN (payload not checked)
-	}{
-		{what: "denormal input read as 0: 2^-133·2^100 → 0", av: []uint16{0x0040, 0}, bv: []uint16{0x7180, 0}, want: 0},
-		{what: "negative denormal input read as -0: -2^-126 + (-0)", av: []uint16{0x8001, 0xbf80}, bv: []uint16{0x3f80, 0x0080}, want: 0x80800000},
-		{what: "product 2^-127 below 2^-126 flushed: 2^-126·0.5", av: []uint16{0x0080, 0}, bv: []uint16{0x3f00, 0}, want: 0},
-		{what: "hi first: -2^-126, then +2^-127 = -2^-127 → -0", av: []uint16{0x0080, 0x8080}, bv: []uint16{0x3f00, 0x3f80}, want: 0x80000000},
-		// acc = 1; then hi 2^-25 (1 + 2^-25 → 1), lo -2^-24 → 1 - 2^-24 exactly. Lo first would give
-		// 1 - 2^-24, then + 2^-25: a tie, rounded to even: 1.
-		{what: "order: hi before lo", av: []uint16{0x3f80, 0, 0xb380, 0x3300}, bv: []uint16{0x3f80, 0x3f80, 0x3f80, 0x3f80}, want: 0x3f7fffff},
-		{what: "overflow: max·max = +Inf", av: []uint16{0x7f7f, 0}, bv: []uint16{0x7f7f, 0}, want: 0x7f800000},
-		{what: "Inf·0 = NaN", av: []uint16{0x7f80, 0}, bv: []uint16{0, 0}, nan: true},
-		{what: "Inf·denormal = NaN (the denormal is 0)", av: []uint16{0x7f80, 0}, bv: []uint16{0x0001, 0}, nan: true},
-	} {
-		kc := len(c.av)
-		p := &bf16Problem{mr: k.mr, nr: k.nr, kc: kc, m: 1, n: 1, ldc: 1, alpha: 1,
-			av: c.av, bv: c.bv, c0: []float32{sentinel}, bias: []float32{0}}
-		p.pack()
-		got := p.run(k.fn, nil, nil, nil, nil)[0]
-		model := p.exact(0, 0)
-		if c.nan {
-			if got == got || model == model {
-				t.Errorf("%s: got %v, model %v, want NaN", c.what, got, model)
-			}
-			continue
-		}
-		if math.Float32bits(got) != c.want || math.Float32bits(model) != c.want {
-			t.Errorf("%s: got %08x, model %08x, want %08x", c.what, math.Float32bits(got), math.Float32bits(model), c.want)
-		}
-	}
+	})
 }
 
 // TestBF16Model checks the model's rounding on its own against cases worked out by hand.
@@ -422,6 +452,49 @@ func TestBF16Model(t *testing.T) {
 	} {
 		if got := math.Float32bits(addRound(c.acc, c.p)); got != c.want {
 			t.Errorf("addRound(%v, %v) = %08x, want %08x", c.acc, c.p, got, c.want)
+		}
+	}
+}
+
+// TestEmuBitExactBF16 validates the interpreter's VDPBF16PS (decoded from the BYTE line the generator
+// writes) against the CPU: the bf16 kernel runs natively and emulated on the same panels, with NaNs
+// carrying payloads in either operand and in C, infinities, denormals and tiny values, every epilogue,
+// and the results must be identical bit for bit. It needs AVX512_BF16 (there is nothing native to compare
+// with otherwise; TestBF16Differential and TestBF16Special then run the emulated kernel alone).
+func TestEmuBitExactBF16(t *testing.T) {
+	skipUnlessBF16(t)
+	for _, k := range bf16Kernels {
+		ek := k
+		ek.fn, ek.bind = emulate[kernFunc[float32]](t, program(t), k.name)
+		rng := rand.New(rand.NewPCG(13, 14))
+		specials := []uint16{0x7fc0, 0xffc1, 0x7f81, 0xffa5, 0x7f80, 0xff80, 0x0001, 0x807f, 0x0040, 0x0080, 0x8080, 0x7f7f, 0xff7f, 0x0000, 0x8000}
+		for trial := 0; trial < 200; trial++ {
+			kc := bf16kcs[rng.IntN(len(bf16kcs)-2)] // up to 255
+			m, n := 1+rng.IntN(k.mr), 1+rng.IntN(k.nr)
+			if trial%5 == 0 {
+				m, n = k.mr, k.nr
+			}
+			p := newBF16Problem(rng, k.mr, k.nr, kc, m, n, n+rng.IntN(3), trial%2 == 0)
+			for s := 0; s < rng.IntN(6); s++ {
+				v := specials[rng.IntN(len(specials))]
+				if rng.IntN(2) == 0 && len(p.av) > 0 {
+					p.av[rng.IntN(len(p.av))] = v
+				} else if len(p.bv) > 0 {
+					p.bv[rng.IntN(len(p.bv))] = v
+				}
+			}
+			p.pack()
+			p.ep = trial % 4
+			switch trial % 3 {
+			case 0:
+				p.beta = 0
+			case 1:
+				p.alpha, p.beta = wild[float32](rng), wild[float32](rng)
+				fill(rng, p.c0, true)
+			}
+			want := p.run(k, nil, nil, nil, nil)
+			got := p.run(ek, nil, nil, nil, nil)
+			sameBits(t, k.name+" "+p.String(), got, want)
 		}
 	}
 }
