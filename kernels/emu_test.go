@@ -35,8 +35,11 @@ type emuRoutine struct {
 func emuHostHas(isa string) bool {
 	x := cpu.X86
 	avx2 := x.HasAVX2 && x.HasFMA && x.HasF16C
-	if isa == "avx512" {
+	switch isa {
+	case "avx512":
 		return avx2 && x.HasAVX512F && x.HasAVX512DQ && x.HasAVX512VL
+	case "avx512bf16":
+		return avx2 && x.HasAVX512F && x.HasAVX512DQ && x.HasAVX512VL && x.HasAVX512BF16
 	}
 	return avx2
 }
@@ -220,37 +223,63 @@ func transposeRun[T float32 | float64]() func(rng *rand.Rand, f any, set func(..
 // lanes elements behind every pointer) by reflection on its signature.
 func vloopRun(lanes int) func(rng *rand.Rand, f any, set func(...any)) []any {
 	return func(rng *rand.Rand, f any, set func(...any)) []any {
-		v := reflect.ValueOf(f)
-		t := v.Type()
-		n := 1 + rng.IntN(6)
-		var bufs []any
-		args := make([]reflect.Value, t.NumIn())
-		for i := range args {
-			switch at := t.In(i); {
-			case i == 0:
-				args[i] = reflect.ValueOf(n)
-			case at == reflect.TypeFor[*float32]():
-				s := wildSlice[float32](rng, n*lanes)
-				bufs = append(bufs, s)
-				args[i] = reflect.ValueOf(&s[0])
-			case at == reflect.TypeFor[*uint16]():
-				s := wildSlice[uint16](rng, n*lanes)
-				bufs = append(bufs, s)
-				args[i] = reflect.ValueOf(&s[0])
-			case at == reflect.TypeFor[float32]():
-				args[i] = reflect.ValueOf(wild32(rng))
-			default:
-				panic("vloopRun: argument type " + at.String())
-			}
-		}
-		if set != nil {
-			set(bufs...)
-		}
-		for _, r := range v.Call(args) {
-			bufs = append(bufs, []float32{float32(r.Float())})
-		}
-		return bufs
+		return vloopCall(rng, f, set, 1+rng.IntN(6), lanes)
 	}
+}
+
+// vloopCounted draws a call of a counted vector loop (the AVX-512 routines,
+// codegen.VLoopImpl.Counted: n iterations, the last n % lanes under an
+// opmask): n from 1 to 70, so that full groups, masked tails and both come.
+func vloopCounted() func(rng *rand.Rand, f any, set func(...any)) []any {
+	return func(rng *rand.Rand, f any, set func(...any)) []any {
+		return vloopCall(rng, f, set, 1+rng.IntN(70), 1)
+	}
+}
+
+// vloopCall calls the vector loop f with n and, behind every pointer, n*per elements.
+func vloopCall(rng *rand.Rand, f any, set func(...any), n, per int) []any {
+	v := reflect.ValueOf(f)
+	t := v.Type()
+	var bufs []any
+	args := make([]reflect.Value, t.NumIn())
+	for i := range args {
+		switch at := t.In(i); {
+		case i == 0:
+			args[i] = reflect.ValueOf(n)
+		case at == reflect.TypeFor[*float32]():
+			s := wildSlice[float32](rng, n*per)
+			bufs = append(bufs, s)
+			args[i] = reflect.ValueOf(&s[0])
+		case at == reflect.TypeFor[*float64]():
+			s := wildSlice[float64](rng, n*per)
+			bufs = append(bufs, s)
+			args[i] = reflect.ValueOf(&s[0])
+		case at == reflect.TypeFor[*uint16]():
+			s := wildSlice[uint16](rng, n*per)
+			bufs = append(bufs, s)
+			args[i] = reflect.ValueOf(&s[0])
+		case at == reflect.TypeFor[float32]():
+			args[i] = reflect.ValueOf(wild32(rng))
+		case at == reflect.TypeFor[float64]():
+			args[i] = reflect.ValueOf(float64(wild32(rng)))
+		default:
+			panic("vloopCall: argument type " + at.String())
+		}
+	}
+	if set != nil {
+		set(bufs...)
+	}
+	for _, r := range v.Call(args) {
+		switch x := r.Interface().(type) { // not r.Float(): widening quiets a signaling NaN
+		case float32:
+			bufs = append(bufs, []float32{x})
+		case float64:
+			bufs = append(bufs, []float64{x})
+		default:
+			panic("vloopCall: result type " + r.Type().String())
+		}
+	}
+	return bufs
 }
 
 var emuRoutines = []emuRoutine{
@@ -287,6 +316,84 @@ var emuRoutines = []emuRoutine{
 	{"vloop_hadd_0AVX2", "avx2", vloop_hadd_0AVX2, vloopRun(8)},
 	{"vloop_haxpy_0AVX2", "avx2", vloop_haxpy_0AVX2, vloopRun(8)},
 	{"vloop_cvtF16F32AVX2", "avx2", vloop_cvtF16F32AVX2, vloopRun(8)},
+	{"bgemm14x32AVX512", "avx512bf16", bgemm14x32AVX512, gemmRun[float32](14, 32)}, // random words: bf16 pairs with NaN payloads, denormals, Inf
+	{"sgemmRowsAVX512", "avx512", sgemmRowsAVX512, rowsRun[float32]()},
+	{"dgemmRowsAVX512", "avx512", dgemmRowsAVX512, rowsRun[float64]()},
+	{"vloop_colsum_0AVX2", "avx2", vloop_colsum_0AVX2, vloopRun(8)},
+	{"vloop_colsum_1AVX2", "avx2", vloop_colsum_1AVX2, vloopRun(8)},
+	{"vloop_colsum_2AVX2", "avx2", vloop_colsum_2AVX2, vloopRun(8)},
+	{"vloop_dcolsum_0AVX2", "avx2", vloop_dcolsum_0AVX2, vloopRun(4)},
+	{"vloop_dcolsum_1AVX2", "avx2", vloop_dcolsum_1AVX2, vloopRun(4)},
+	{"vloop_dcolsum_2AVX2", "avx2", vloop_dcolsum_2AVX2, vloopRun(4)},
+	{"vloop_colsum_acc_0AVX2", "avx2", vloop_colsum_acc_0AVX2, vloopRun(8)},
+	{"vloop_colsum_acc_1AVX2", "avx2", vloop_colsum_acc_1AVX2, vloopRun(8)},
+	{"vloop_colsum_acc_2AVX2", "avx2", vloop_colsum_acc_2AVX2, vloopRun(8)},
+	{"vloop_colsum_acc_3AVX2", "avx2", vloop_colsum_acc_3AVX2, vloopRun(8)},
+	{"vloop_sum_mid_0AVX2", "avx2", vloop_sum_mid_0AVX2, vloopRun(8)},
+	{"vloop_sum_mid_1AVX2", "avx2", vloop_sum_mid_1AVX2, vloopRun(8)},
+	{"vloop_sum_mid_2AVX2", "avx2", vloop_sum_mid_2AVX2, vloopRun(8)},
+	{"vloop_max_mid_0AVX2", "avx2", vloop_max_mid_0AVX2, vloopRun(8)},
+	{"vloop_max_mid_1AVX2", "avx2", vloop_max_mid_1AVX2, vloopRun(8)},
+	{"vloop_max_mid_2AVX2", "avx2", vloop_max_mid_2AVX2, vloopRun(8)},
+	{"vloop_hsum_mid_0AVX2", "avx2", vloop_hsum_mid_0AVX2, vloopRun(8)},
+	{"vloop_hsum_mid_1AVX2", "avx2", vloop_hsum_mid_1AVX2, vloopRun(8)},
+	{"vloop_hsum_mid_2AVX2", "avx2", vloop_hsum_mid_2AVX2, vloopRun(8)},
+	{"vloop_hsum_mid_3AVX2", "avx2", vloop_hsum_mid_3AVX2, vloopRun(8)},
+	{"vloop_batch_stats_0AVX2", "avx2", vloop_batch_stats_0AVX2, vloopRun(8)},
+	{"vloop_batch_stats_1AVX2", "avx2", vloop_batch_stats_1AVX2, vloopRun(8)},
+	{"vloop_batch_stats_2AVX2", "avx2", vloop_batch_stats_2AVX2, vloopRun(8)},
+	{"vloop_batch_stats_3AVX2", "avx2", vloop_batch_stats_3AVX2, vloopRun(8)},
+	{"vloop_batch_stats_4AVX2", "avx2", vloop_batch_stats_4AVX2, vloopRun(8)},
+	{"vloop_batch_stats_5AVX2", "avx2", vloop_batch_stats_5AVX2, vloopRun(8)},
+	{"vloop_batch_stats_6AVX2", "avx2", vloop_batch_stats_6AVX2, vloopRun(8)},
+	{"vloop_batch_stats_7AVX2", "avx2", vloop_batch_stats_7AVX2, vloopRun(8)},
+	{"vloop_sgemv_0AVX512", "avx512", vloop_sgemv_0AVX512, vloopCounted()},
+	{"vloop_sdot_0AVX512", "avx512", vloop_sdot_0AVX512, vloopCounted()},
+	{"vloop_saxpy_0AVX512", "avx512", vloop_saxpy_0AVX512, vloopCounted()},
+	{"vloop_softmax_0AVX512", "avx512", vloop_softmax_0AVX512, vloopCounted()},
+	{"vloop_softmax_1AVX512", "avx512", vloop_softmax_1AVX512, vloopCounted()},
+	{"vloop_softmax_2AVX512", "avx512", vloop_softmax_2AVX512, vloopCounted()},
+	{"vloop_softmax_3AVX512", "avx512", vloop_softmax_3AVX512, vloopCounted()},
+	{"vloop_layernorm_0AVX512", "avx512", vloop_layernorm_0AVX512, vloopCounted()},
+	{"vloop_layernorm_1AVX512", "avx512", vloop_layernorm_1AVX512, vloopCounted()},
+	{"vloop_layernorm_2AVX512", "avx512", vloop_layernorm_2AVX512, vloopCounted()},
+	{"vloop_conv2d_0AVX512", "avx512", vloop_conv2d_0AVX512, vloopCounted()},
+	{"vloop_hgemm_0AVX512", "avx512", vloop_hgemm_0AVX512, vloopCounted()},
+	{"vloop_cvt_f32_f16_0AVX512", "avx512", vloop_cvt_f32_f16_0AVX512, vloopCounted()},
+	{"vloop_cvt_f16_f32_0AVX512", "avx512", vloop_cvt_f16_f32_0AVX512, vloopCounted()},
+	{"vloop_hadd_0AVX512", "avx512", vloop_hadd_0AVX512, vloopCounted()},
+	{"vloop_haxpy_0AVX512", "avx512", vloop_haxpy_0AVX512, vloopCounted()},
+	{"vloop_colsum_0AVX512", "avx512", vloop_colsum_0AVX512, vloopCounted()},
+	{"vloop_colsum_1AVX512", "avx512", vloop_colsum_1AVX512, vloopCounted()},
+	{"vloop_colsum_2AVX512", "avx512", vloop_colsum_2AVX512, vloopCounted()},
+	{"vloop_dcolsum_0AVX512", "avx512", vloop_dcolsum_0AVX512, vloopCounted()},
+	{"vloop_dcolsum_1AVX512", "avx512", vloop_dcolsum_1AVX512, vloopCounted()},
+	{"vloop_dcolsum_2AVX512", "avx512", vloop_dcolsum_2AVX512, vloopCounted()},
+	{"vloop_colsum_acc_0AVX512", "avx512", vloop_colsum_acc_0AVX512, vloopCounted()},
+	{"vloop_colsum_acc_1AVX512", "avx512", vloop_colsum_acc_1AVX512, vloopCounted()},
+	{"vloop_colsum_acc_2AVX512", "avx512", vloop_colsum_acc_2AVX512, vloopCounted()},
+	{"vloop_colsum_acc_3AVX512", "avx512", vloop_colsum_acc_3AVX512, vloopCounted()},
+	{"vloop_sum_mid_0AVX512", "avx512", vloop_sum_mid_0AVX512, vloopCounted()},
+	{"vloop_sum_mid_1AVX512", "avx512", vloop_sum_mid_1AVX512, vloopCounted()},
+	{"vloop_sum_mid_2AVX512", "avx512", vloop_sum_mid_2AVX512, vloopCounted()},
+	{"vloop_max_mid_0AVX512", "avx512", vloop_max_mid_0AVX512, vloopCounted()},
+	{"vloop_max_mid_1AVX512", "avx512", vloop_max_mid_1AVX512, vloopCounted()},
+	{"vloop_max_mid_2AVX512", "avx512", vloop_max_mid_2AVX512, vloopCounted()},
+	{"vloop_hsum_mid_0AVX512", "avx512", vloop_hsum_mid_0AVX512, vloopCounted()},
+	{"vloop_hsum_mid_1AVX512", "avx512", vloop_hsum_mid_1AVX512, vloopCounted()},
+	{"vloop_hsum_mid_2AVX512", "avx512", vloop_hsum_mid_2AVX512, vloopCounted()},
+	{"vloop_hsum_mid_3AVX512", "avx512", vloop_hsum_mid_3AVX512, vloopCounted()},
+	{"vloop_batch_stats_0AVX512", "avx512", vloop_batch_stats_0AVX512, vloopCounted()},
+	{"vloop_batch_stats_1AVX512", "avx512", vloop_batch_stats_1AVX512, vloopCounted()},
+	{"vloop_batch_stats_2AVX512", "avx512", vloop_batch_stats_2AVX512, vloopCounted()},
+	{"vloop_batch_stats_3AVX512", "avx512", vloop_batch_stats_3AVX512, vloopCounted()},
+	{"vloop_batch_stats_4AVX512", "avx512", vloop_batch_stats_4AVX512, vloopCounted()},
+	{"vloop_batch_stats_5AVX512", "avx512", vloop_batch_stats_5AVX512, vloopCounted()},
+	{"vloop_batch_stats_6AVX512", "avx512", vloop_batch_stats_6AVX512, vloopCounted()},
+	{"vloop_batch_stats_7AVX512", "avx512", vloop_batch_stats_7AVX512, vloopCounted()},
+	{"vloop_cvtF16F32AVX512", "avx512", vloop_cvtF16F32AVX512, vloopCounted()},
+	{"transposeF32AVX512", "avx512", transposeF32AVX512, transposeRun[float32]()},
+	{"transposeF64AVX512", "avx512", transposeF64AVX512, transposeRun[float64]()},
 }
 
 // sameBuf compares two buffers of the same type bit for bit; it returns the first differing index or -1.

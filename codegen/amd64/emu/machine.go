@@ -322,10 +322,9 @@ func putArg(frame []byte, off int, v reflect.Value) (Region, bool) {
 		putN(frame[off:], uint64(v.Int()), int(v.Type().Size()))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		putN(frame[off:], v.Uint(), int(v.Type().Size()))
-	case reflect.Float32:
-		putN(frame[off:], uint64(f32bits(float32(v.Float()))), 4)
-	case reflect.Float64:
-		putN(frame[off:], f64bits(v.Float()), 8)
+	case reflect.Float32, reflect.Float64:
+		// The bits as they are: v.Float() widens a float32, which quiets a signaling NaN.
+		putN(frame[off:], floatBits(v), int(v.Type().Size()))
 	case reflect.Pointer, reflect.UnsafePointer:
 		putN(frame[off:], uint64(v.Pointer()), 8)
 	case reflect.Slice:
@@ -365,7 +364,7 @@ func getArg(frame []byte, off int, t reflect.Type) reflect.Value {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		v.SetUint(getN(frame[off:], n))
 	case reflect.Float32:
-		v.SetFloat(float64(f32frombits(uint32(getN(frame[off:], 4)))))
+		*(*uint32)(v.Addr().UnsafePointer()) = uint32(getN(frame[off:], 4)) // SetFloat would quiet a signaling NaN
 	case reflect.Float64:
 		v.SetFloat(f64frombits(getN(frame[off:], 8)))
 	default:
@@ -478,4 +477,14 @@ func FuncValue(m *Machine, name string, t reflect.Type) (reflect.Value, error) {
 		}
 		return out
 	}), nil
+}
+
+// floatBits returns the bits of a float32 or float64 value without converting it.
+func floatBits(v reflect.Value) uint64 {
+	p := reflect.New(v.Type())
+	p.Elem().Set(v)
+	if v.Kind() == reflect.Float32 {
+		return uint64(*(*uint32)(p.UnsafePointer()))
+	}
+	return *(*uint64)(p.UnsafePointer())
 }

@@ -351,26 +351,31 @@ func compileShuffle(in *inst) error {
 			}
 		})
 	case "VBLENDMPS", "VBLENDMPD":
-		// Go: x (src2), y (src1), K, d: d[i] = k[i] ? x[i] : y[i]; without a mask, all from x? (the mask selects)
+		// Go: x (src2), y (src1), K, d: d[i] = k[i] ? x[i] : y[i] (0 for .Z). Registers only. The result is
+		// built apart and written last: d may be x or y (VBLENDMPS Z1, Z0, K2, Z1 is what kgen emits).
 		es := elemSize(op)
-		if len(a) != 3 || in.mask == 0 {
+		if len(a) != 3 || in.mask == 0 || !isV(&a[0]) || !isV(&a[1]) || !isV(&a[2]) || !sameWidth(a, a[2].width, 0, 1) {
 			return nil
 		}
-		compile3(in, &lanewise{es: es,
-			f32: func(x, y, d uint32) uint32 { return x },
-			f64: func(x, y, d uint64) uint64 { return x }})
-		if in.exec != nil {
-			blend := in.exec
-			in.exec = func(m *Machine, in *inst) (int, error) {
-				// Unselected lanes take the first source (unless .Z): emulate by preloading d.
-				w := in.width
-				dreg := in.args[2].reg
-				if !in.zeroing {
-					y := m.v[in.args[1].reg]
-					copy(m.v[dreg].b()[:w], y.b()[:w])
+		in.width = a[2].width
+		in.exec = func(m *Machine, in *inst) (int, error) {
+			w := in.width
+			nl := w / es
+			act := m.active(in, nl)
+			x, y := m.v[in.args[0].reg], m.v[in.args[1].reg]
+			var r vec // bits past the vector length are zeroed, as EVEX does
+			for i := 0; i < nl; i++ {
+				src := &y
+				switch {
+				case act>>uint(i)&1 != 0:
+					src = &x
+				case in.zeroing:
+					continue
 				}
-				return blend(m, in)
+				copy(r.b()[i*es:(i+1)*es], src.b()[i*es:(i+1)*es])
 			}
+			m.v[in.args[2].reg] = r
+			return m.pc + 1, nil
 		}
 	case "VPTERNLOGD", "VPTERNLOGQ":
 		// Go: $imm, x (src3), y (src2), d (src1 and destination)
