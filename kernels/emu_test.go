@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/codegen/amd64/emu"
+	"github.com/kgen-dev/kgen/f16"
 	"golang.org/x/sys/cpu"
 )
 
@@ -223,7 +224,7 @@ func transposeRun[T float32 | float64]() func(rng *rand.Rand, f any, set func(..
 // lanes elements behind every pointer) by reflection on its signature.
 func vloopRun(lanes int) func(rng *rand.Rand, f any, set func(...any)) []any {
 	return func(rng *rand.Rand, f any, set func(...any)) []any {
-		return vloopCall(rng, f, set, 1+rng.IntN(6), lanes)
+		return vloopCall(rng, f, set, 1+rng.IntN(6), lanes, false)
 	}
 }
 
@@ -232,12 +233,14 @@ func vloopRun(lanes int) func(rng *rand.Rand, f any, set func(...any)) []any {
 // opmask): n from 1 to 70, so that full groups, masked tails and both come.
 func vloopCounted() func(rng *rand.Rand, f any, set func(...any)) []any {
 	return func(rng *rand.Rand, f any, set func(...any)) []any {
-		return vloopCall(rng, f, set, 1+rng.IntN(70), 1)
+		return vloopCall(rng, f, set, 1+rng.IntN(70), 1, false)
 	}
 }
 
-// vloopCall calls the vector loop f with n and, behind every pointer, n*per elements.
-func vloopCall(rng *rand.Rand, f any, set func(...any), n, per int) []any {
+// vloopCall calls the vector loop f with n and, behind every pointer, n*per elements: wild values
+// (NaN payloads, infinities, denormals, huge) or, when tame, values in [0.5, 1.5), whose sums in
+// another order stay within a few ulps.
+func vloopCall(rng *rand.Rand, f any, set func(...any), n, per int, tame bool) []any {
 	v := reflect.ValueOf(f)
 	t := v.Type()
 	var bufs []any
@@ -248,20 +251,43 @@ func vloopCall(rng *rand.Rand, f any, set func(...any), n, per int) []any {
 			args[i] = reflect.ValueOf(n)
 		case at == reflect.TypeFor[*float32]():
 			s := wildSlice[float32](rng, n*per)
+			if tame {
+				for j := range s {
+					s[j] = float32(0.5 + rng.Float64())
+				}
+			}
 			bufs = append(bufs, s)
 			args[i] = reflect.ValueOf(&s[0])
 		case at == reflect.TypeFor[*float64]():
 			s := wildSlice[float64](rng, n*per)
+			if tame {
+				for j := range s {
+					s[j] = 0.5 + rng.Float64()
+				}
+			}
 			bufs = append(bufs, s)
 			args[i] = reflect.ValueOf(&s[0])
 		case at == reflect.TypeFor[*uint16]():
 			s := wildSlice[uint16](rng, n*per)
+			if tame {
+				for j := range s {
+					s[j] = uint16(f16.FromFloat64(0.5 + rng.Float64()))
+				}
+			}
 			bufs = append(bufs, s)
 			args[i] = reflect.ValueOf(&s[0])
 		case at == reflect.TypeFor[float32]():
-			args[i] = reflect.ValueOf(wild32(rng))
+			x := wild32(rng)
+			if tame {
+				x = float32(0.5 + rng.Float64())
+			}
+			args[i] = reflect.ValueOf(x)
 		case at == reflect.TypeFor[float64]():
-			args[i] = reflect.ValueOf(float64(wild32(rng)))
+			x := float64(wild32(rng))
+			if tame {
+				x = 0.5 + rng.Float64()
+			}
+			args[i] = reflect.ValueOf(x)
 		default:
 			panic("vloopCall: argument type " + at.String())
 		}

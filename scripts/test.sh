@@ -27,7 +27,7 @@ go test -count=1 ./...
 step "AVX-512 kernels in the x86 interpreter (codegen/amd64/emu; KGEN_EMU=1 forces it on CPUs that have AVX-512)"
 KGEN_EMU=1 go test -count=1 -v -run 'Differential|Special|GuardPage|BLISDriver|Emu' ./codegen/amd64/internal/mk/ 2>&1 |
   grep -E -- '^(ok|FAIL)|^--- |^    --- [A-Z]+: .*/emulated'
-go test -count=1 -v -run 'TestEmu|TestProbes$' ./kernels/ ./codegen/amd64/emu/ 2>&1 | grep -E -- '^(ok|FAIL|--- )'
+KGEN_EMU=1 go test -count=1 -v -run 'TestEmu|TestProbes$' ./kernels/ ./codegen/amd64/emu/ 2>&1 | grep -E -- '^(ok|FAIL|--- )|^    --- [A-Z]+: .*/emulated'
 
 step "go test -tags purego (portable Go only)"
 go test -count=1 -tags purego ./kernels/...
