@@ -300,11 +300,11 @@ func TestVariantConditions(t *testing.T) {
 		requires[m[1]] = strings.Split(m[2], ", ")
 	}
 	flag := map[string]string{"AVX2": "HasAVX2", "FMA3": "HasFMA", "F16C": "HasF16C", "AVX512F": "HasAVX512F",
-		"AVX512DQ": "HasAVX512DQ", "AVX512VL": "HasAVX512VL", "AVX512BW": "HasAVX512BW"}
+		"AVX512DQ": "HasAVX512DQ", "AVX512VL": "HasAVX512VL", "AVX512BW": "HasAVX512BW", "AVX512BF16": "HasAVX512BF16"}
 	implied := map[string]bool{"AVX": true, "CMOV": true, "MMX+": true, "SSE": true, "SSE2": true} // by AVX2 or amd64
 	blocks := regexp.MustCompile(`(?s)\tif (cpu\.X86[^{]*) \{\n(.*?)\n\t\}\n`).FindAllStringSubmatch(string(goSrc), -1)
-	if len(blocks) != 2 {
-		t.Fatalf("%d conditional variants in kgen_amd64.go, want 2 (avx2, avx512)", len(blocks))
+	if len(blocks) != 3 {
+		t.Fatalf("%d conditional variants in kgen_amd64.go, want 3 (avx2, avx512, avx512bf16)", len(blocks))
 	}
 	for _, b := range blocks {
 		cond, body := b[1], b[2]

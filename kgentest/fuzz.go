@@ -253,7 +253,7 @@ func invalid(k *ir.Kernel, a ir.Args) string {
 				})
 				empty := false
 				for _, v := range vars {
-					empty = empty || a.Dims[v.Range.Name] == 0
+					empty = empty || v.Extent(a.Dims) == 0 // a window index (r < 2) has a constant range
 				}
 				if empty {
 					continue
@@ -264,7 +264,7 @@ func invalid(k *ir.Kernel, a ir.Args) string {
 					for i, v := range vars {
 						at[v] = big.NewInt(0)
 						if corner>>i&1 == 1 {
-							at[v] = big.NewInt(int64(a.Dims[v.Range.Name] - 1))
+							at[v] = big.NewInt(int64(v.Extent(a.Dims) - 1))
 						}
 					}
 					x := bigIndex(ix, at, a.Dims)
