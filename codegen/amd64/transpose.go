@@ -98,26 +98,7 @@ func emitTranspose(c *build.Context, k TransposeKernel) {
 		emitTransposeZ(c, k)
 		return
 	}
-	f64 := k.Elem == F64
-	esz, v := elemSize(k.Elem), k.Block()
-	t := goType(k.Elem)
-	c.Function(k.Name)
-	c.Attributes(attr.NOSPLIT)
-	c.Pragma("noescape")
-	c.Doc(
-		fmt.Sprintf("%s is the AVX2 %s transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]", k.Name, k.Elem),
-		fmt.Sprintf("for r < rows, c < cols, in %d×%d register blocks; only the tile's elements are accessed.", v, v),
-	)
-	c.SignatureExpr(fmt.Sprintf("func(rows, cols int, src *%s, lds int, dst *%s, ldd int)", t, t))
-	c.Load(c.Param("rows"), tpRows)
-	c.Load(c.Param("cols"), tpCols)
-	c.Load(c.Param("src"), tpSrc)
-	c.Load(c.Param("lds"), tpLds)
-	c.Load(c.Param("dst"), tpDst)
-	c.Load(c.Param("ldd"), tpLdd)
-	shift := operand.Imm(uint64(log2(esz)))
-	c.SHLQ(shift, tpLds)
-	c.SHLQ(shift, tpLdd)
+	f64, esz, v := transposeHeader(c, k, "AVX2", "register blocks;")
 	c.LEAQ(ix(tpLds, tpLds, 2), tpLds3)
 	c.LEAQ(ix(tpLdd, tpLdd, 2), tpLdd3)
 	c.CMPQ(tpCols, operand.Imm(0))
@@ -303,26 +284,7 @@ var (
 
 // emitTransposeZ generates the AVX-512 routine k into c (see the file comment).
 func emitTransposeZ(c *build.Context, k TransposeKernel) {
-	f64 := k.Elem == F64
-	esz, v := elemSize(k.Elem), k.Block()
-	t := goType(k.Elem)
-	c.Function(k.Name)
-	c.Attributes(attr.NOSPLIT)
-	c.Pragma("noescape")
-	c.Doc(
-		fmt.Sprintf("%s is the AVX-512 %s transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]", k.Name, k.Elem),
-		fmt.Sprintf("for r < rows, c < cols, in %d×%d zmm blocks, opmasks at the edges; only the tile's elements are accessed.", v, v),
-	)
-	c.SignatureExpr(fmt.Sprintf("func(rows, cols int, src *%s, lds int, dst *%s, ldd int)", t, t))
-	c.Load(c.Param("rows"), tpRows)
-	c.Load(c.Param("cols"), tpCols)
-	c.Load(c.Param("src"), tpSrc)
-	c.Load(c.Param("lds"), tpLds)
-	c.Load(c.Param("dst"), tpDst)
-	c.Load(c.Param("ldd"), tpLdd)
-	shift := operand.Imm(uint64(log2(esz)))
-	c.SHLQ(shift, tpLds)
-	c.SHLQ(shift, tpLdd)
+	f64, esz, v := transposeHeader(c, k, "AVX-512", "zmm blocks, opmasks at the edges;")
 	c.CMPQ(tpCols, operand.Imm(0))
 	c.JLE(lbl("done"))
 	// mask sets k to the low n bits (n in tpzNc, 1..V).
@@ -511,4 +473,30 @@ func crossZ(c *build.Context, u reg.VecPhysical, out [4]reg.VecPhysical) {
 	c.VSHUFF32X4(operand.U8(0xDD), z(i+2), z(i), out[1])
 	c.VSHUFF32X4(operand.U8(0x88), z(i+3), z(i+1), out[2])
 	c.VSHUFF32X4(operand.U8(0xDD), z(i+3), z(i+1), out[3])
+}
+
+// transposeHeader starts the routine k (of the instruction set named isa, its blocks described by how):
+// signature, documentation, the parameters loaded and the leading dimensions turned into bytes.
+func transposeHeader(c *build.Context, k TransposeKernel, isa, how string) (f64 bool, esz, v int) {
+	f64 = k.Elem == F64
+	esz, v = elemSize(k.Elem), k.Block()
+	t := goType(k.Elem)
+	c.Function(k.Name)
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(
+		fmt.Sprintf("%s is the %s %s transpose tile (codegen.TransposeSlot): dst[c*ldd+r] = src[r*lds+c]", k.Name, isa, k.Elem),
+		fmt.Sprintf("for r < rows, c < cols, in %d×%d %s only the tile's elements are accessed.", v, v, how),
+	)
+	c.SignatureExpr(fmt.Sprintf("func(rows, cols int, src *%s, lds int, dst *%s, ldd int)", t, t))
+	c.Load(c.Param("rows"), tpRows)
+	c.Load(c.Param("cols"), tpCols)
+	c.Load(c.Param("src"), tpSrc)
+	c.Load(c.Param("lds"), tpLds)
+	c.Load(c.Param("dst"), tpDst)
+	c.Load(c.Param("ldd"), tpLdd)
+	shift := operand.Imm(uint64(log2(esz)))
+	c.SHLQ(shift, tpLds)
+	c.SHLQ(shift, tpLdd)
+	return f64, esz, v
 }
