@@ -522,30 +522,48 @@ func (g *gen) hoistAllocs(body []ir.Node, inParallel bool) {
 	})
 }
 
+// iexpr renders an index expression, simplified (ir.Simplify), with only the parentheses Go needs.
 func (g *gen) iexpr(e ir.IExpr) string {
+	s, _ := g.iexprPrec(ir.Simplify(e))
+	return s
+}
+
+// iexprPrec renders e and returns its Go operator precedence (4 for + -, 5 for * /, 6 for operands).
+func (g *gen) iexprPrec(e ir.IExpr) (string, int) {
 	switch e := e.(type) {
 	case ir.IConst:
-		return strconv.Itoa(e.V)
+		return strconv.Itoa(e.V), 6
 	case ir.IVar:
-		return e.V.Name
+		return e.V.Name, 6
 	case ir.IDim:
-		return e.D.Name
+		return e.D.Name, 6
 	case ir.ISym:
 		slot, field, _ := strings.Cut(e.Name, ".")
-		return codegen.SlotVar(slot) + "." + field
+		return codegen.SlotVar(slot) + "." + field, 6
 	case ir.IBin:
-		x, y := g.iexpr(e.X), g.iexpr(e.Y)
+		x, px := g.iexprPrec(e.X)
+		y, py := g.iexprPrec(e.Y)
 		switch e.Op {
 		case 'm':
-			return "min(" + x + ", " + y + ")"
+			return "min(" + x + ", " + y + ")", 6
 		case 'M':
-			return "max(" + x + ", " + y + ")"
-		case '/':
-			return "((" + x + ") / (" + y + "))" // operands are non-negative here
+			return "max(" + x + ", " + y + ")", 6
 		}
-		return "(" + x + " " + string(e.Op) + " " + y + ")"
+		// '/' truncates in Go: the IR's floor division, since dividends are non-negative here
+		// (ir.Simplify keeps them so).
+		prec := 4
+		if e.Op == '*' || e.Op == '/' {
+			prec = 5
+		}
+		if px < prec {
+			x = "(" + x + ")"
+		}
+		if py <= prec {
+			y = "(" + y + ")"
+		}
+		return x + " " + string(e.Op) + " " + y, prec
 	}
-	return "?"
+	return "?", 6
 }
 
 // offset is the flat element offset of an index list into t.
@@ -556,11 +574,11 @@ func (g *gen) offset(t *ir.Tensor, idx []ir.IExpr) string {
 	if len(idx) == 0 {
 		return "0"
 	}
-	s := g.iexpr(idx[0])
+	flat := idx[0]
 	for i := 1; i < len(idx); i++ {
-		s = "(" + s + ")*" + t.Shape[i].Name + " + " + g.iexpr(idx[i])
+		flat = ir.IAdd(ir.IMul(flat, ir.IDim{D: t.Shape[i]}), idx[i])
 	}
-	return s
+	return g.iexpr(flat)
 }
 
 func floatLit(v float64, t ir.DType) string {
@@ -734,7 +752,7 @@ func (g *gen) node(n ir.Node) error {
 			cost := "1"
 			if n.Cost != nil {
 				// the cost expression may mention the loop variable at its first value
-				cost = "func() int { " + v + " := " + lo + "; _ = " + v + "; return " + g.iexpr(n.Cost) + " }()"
+				cost = g.iexpr(ir.SubstIExpr(n.Cost, map[*ir.Var]ir.IExpr{n.Var: n.Lo}))
 			}
 			// Small loops run inline, without building the closure the worker pool needs.
 			g.line("if cost_ := %s; rt.Inline(%s, %s, %s, cost_) {", cost, lo, hi, step)
