@@ -43,7 +43,7 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 	_ = M
 	_ = N
 	// y[i] = ((alpha * sum(j: (A[i, j] * x[j]))) + (beta * y[i]))
-	if cost_ := func() int { i := 0; _ = i; return ((1 + (((((N) / (4)) * 4) + 3) / (4))) + (N - (((N) / (4)) * 4))) }(); rt.Inline(0, M, 1, cost_) {
+	if cost_ := N - N/4*3 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i += 1 {
 			var acc float32 = float32(0)
 			_ = acc
@@ -57,21 +57,21 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 			_ = accv4
 			{
 				j := 0
-				if vloop_sgemv_0 != nil && j < (((N)/(4))*4) {
-					if next_, r_ := vloop_sgemv_0(j, (((N) / (4)) * 4), A, (i)*N+j, x, j); next_ > j {
+				if vloop_sgemv_0 != nil && j < N/4*4 {
+					if next_, r_ := vloop_sgemv_0(j, N/4*4, A, i*N+j, x, j); next_ > j {
 						j, accv = next_, (accv + r_)
 					}
 				}
-				for ; j < (((N) / (4)) * 4); j += 4 {
-					accv = (accv + (A[(i)*N+j] * x[j]))
-					accv2 = (accv2 + (A[(i)*N+(j+1)] * x[(j+1)]))
-					accv3 = (accv3 + (A[(i)*N+(j+2)] * x[(j+2)]))
-					accv4 = (accv4 + (A[(i)*N+(j+3)] * x[(j+3)]))
+				for ; j < N/4*4; j += 4 {
+					accv = (accv + (A[i*N+j] * x[j]))
+					accv2 = (accv2 + (A[i*N+j+1] * x[j+1]))
+					accv3 = (accv3 + (A[i*N+j+2] * x[j+2]))
+					accv4 = (accv4 + (A[i*N+j+3] * x[j+3]))
 				}
 			}
 			acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-			for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
-				acc = (acc + (A[(i)*N+jr] * x[jr]))
+			for jr := N / 4 * 4; jr < N; jr += 1 {
+				acc = (acc + (A[i*N+jr] * x[jr]))
 			}
 			if beta == float32(0) {
 				y[i] = (alpha * acc)
@@ -96,21 +96,21 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 				_ = accv4
 				{
 					j := 0
-					if vloop_sgemv_0 != nil && j < (((N)/(4))*4) {
-						if next_, r_ := vloop_sgemv_0(j, (((N) / (4)) * 4), A, (i)*N+j, x, j); next_ > j {
+					if vloop_sgemv_0 != nil && j < N/4*4 {
+						if next_, r_ := vloop_sgemv_0(j, N/4*4, A, i*N+j, x, j); next_ > j {
 							j, accv = next_, (accv + r_)
 						}
 					}
-					for ; j < (((N) / (4)) * 4); j += 4 {
-						accv = (accv + (A[(i)*N+j] * x[j]))
-						accv2 = (accv2 + (A[(i)*N+(j+1)] * x[(j+1)]))
-						accv3 = (accv3 + (A[(i)*N+(j+2)] * x[(j+2)]))
-						accv4 = (accv4 + (A[(i)*N+(j+3)] * x[(j+3)]))
+					for ; j < N/4*4; j += 4 {
+						accv = (accv + (A[i*N+j] * x[j]))
+						accv2 = (accv2 + (A[i*N+j+1] * x[j+1]))
+						accv3 = (accv3 + (A[i*N+j+2] * x[j+2]))
+						accv4 = (accv4 + (A[i*N+j+3] * x[j+3]))
 					}
 				}
 				acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-				for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
-					acc = (acc + (A[(i)*N+jr] * x[jr]))
+				for jr := N / 4 * 4; jr < N; jr += 1 {
+					acc = (acc + (A[i*N+jr] * x[jr]))
 				}
 				if beta == float32(0) {
 					y[i] = (alpha * acc)
