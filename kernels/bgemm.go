@@ -48,16 +48,12 @@ func Bgemm(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float32, 
 }
 
 func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float32, beta float32) {
-	_ = M
-	_ = K
-	_ = N
 	packB := rt.Scratch32(min(bgemmSlot.NC, (N+bgemmSlot.NR-1)/bgemmSlot.NR*bgemmSlot.NR) * min(bgemmSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += bgemmSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += bgemmSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 				n_, depth_, panel_, off_ := min(bgemmSlot.NC, N-jc), min(bgemmSlot.KC, K-pc), bgemmSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
@@ -75,7 +71,6 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 					defer rt.Release32(packA)
 					for ic := 0; ic < M; ic += bgemmSlot.MC {
 						M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-						_, _, _, _, _, _ = M, K, A, pc, packA, ic
 						{ // pack: each panel row is a contiguous run of A (packD)
 							n_, depth_, panel_, off_ := min(bgemmSlot.MC, M-ic), min(bgemmSlot.KC, K-pc), bgemmSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
@@ -96,7 +91,6 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 					}
 				} else {
 					M, K, N, A, C, alpha, beta, packB, jc, pc := M, K, N, A, C, alpha, beta, packB, jc, pc
-					_, _, _, _, _, _, _, _, _, _ = M, K, N, A, C, alpha, beta, packB, jc, pc
 					rt.ParallelFor(0, M, bgemmSlot.MC, cost_, func(lo_, hi_ int) {
 						packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
 						defer rt.Release32(packA)
@@ -123,7 +117,6 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += bgemmSlot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-					_, _, _, _, _, _ = M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A (packD)
 						n_, depth_, panel_, off_ := min(bgemmSlot.MC, M-ic), min(bgemmSlot.KC, K-pc), bgemmSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
@@ -144,7 +137,6 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 						}
 					} else {
 						M, K, N, C, alpha, beta, packB, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
 						rt.ParallelFor(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += bgemmSlot.NR {
 								for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {

@@ -48,9 +48,6 @@ func BgemmBf16(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) error {
 }
 
 func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
-	_ = M
-	_ = K
-	_ = N
 	cwide := rt.Scratch32(M * N)
 	defer rt.Release32(cwide)
 	packB := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
@@ -59,7 +56,6 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 	for jc := 0; jc < N; jc += bgemm_bf16Slot.NC {
 		for pc := 0; pc < max(K, 1); pc += bgemm_bf16Slot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 				n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(bgemm_bf16Slot.KC, K-pc), bgemm_bf16Slot.NR, 0
 				body_ := func(lo_, hi_ int) {
@@ -77,7 +73,6 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 					defer rt.Release32(packA)
 					for ic := 0; ic < M; ic += bgemm_bf16Slot.MC {
 						M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-						_, _, _, _, _, _ = M, K, A, pc, packA, ic
 						{ // pack: each panel row is a contiguous run of A (packD)
 							n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, M-ic), min(bgemm_bf16Slot.KC, K-pc), bgemm_bf16Slot.MR, 0
 							body_ := func(lo_, hi_ int) {
@@ -98,7 +93,6 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 					}
 				} else {
 					M, K, N, A, cwide, packB, jc, pc := M, K, N, A, cwide, packB, jc, pc
-					_, _, _, _, _, _, _, _ = M, K, N, A, cwide, packB, jc, pc
 					rt.ParallelFor(0, M, bgemm_bf16Slot.MC, cost_, func(lo_, hi_ int) {
 						packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 						defer rt.Release32(packA)
@@ -125,7 +119,6 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += bgemm_bf16Slot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-					_, _, _, _, _, _ = M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A (packD)
 						n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, M-ic), min(bgemm_bf16Slot.KC, K-pc), bgemm_bf16Slot.MR, 0
 						body_ := func(lo_, hi_ int) {
@@ -146,7 +139,6 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 						}
 					} else {
 						M, K, N, cwide, packB, jc, pc, packA, ic := M, K, N, cwide, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _ = M, K, N, cwide, packB, jc, pc, packA, ic
 						rt.ParallelFor(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += bgemm_bf16Slot.NR {
 								for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {

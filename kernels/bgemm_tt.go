@@ -48,16 +48,12 @@ func BgemmTt(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) error {
 }
 
 func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
-	_ = K
-	_ = M
-	_ = N
 	packB := rt.Scratch32(min(bgemm_ttSlot.NC, (N+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*bgemm_ttSlot.NR) * min(bgemm_ttSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
 	// C[i, j] = sum(k: (A[k, i] * B[j, k]))
 	for jc := 0; jc < N; jc += bgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += bgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: each panel row is a contiguous run of B (packD)
 				n_, depth_, panel_, off_ := min(bgemm_ttSlot.NC, N-jc), min(bgemm_ttSlot.KC, K-pc), bgemm_ttSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
@@ -76,7 +72,6 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 					defer rt.Release32(packA)
 					for ic := 0; ic < M; ic += bgemm_ttSlot.MC {
 						K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-						_, _, _, _, _, _ = K, M, A, pc, packA, ic
 						{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 							n_, depth_, panel_, off_ := min(bgemm_ttSlot.MC, M-ic), min(bgemm_ttSlot.KC, K-pc), bgemm_ttSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
@@ -96,7 +91,6 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 					}
 				} else {
 					K, M, N, A, C, packB, jc, pc := K, M, N, A, C, packB, jc, pc
-					_, _, _, _, _, _, _, _ = K, M, N, A, C, packB, jc, pc
 					rt.ParallelFor(0, M, bgemm_ttSlot.MC, cost_, func(lo_, hi_ int) {
 						packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
 						defer rt.Release32(packA)
@@ -122,7 +116,6 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += bgemm_ttSlot.MC {
 					K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-					_, _, _, _, _, _ = K, M, A, pc, packA, ic
 					{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(bgemm_ttSlot.MC, M-ic), min(bgemm_ttSlot.KC, K-pc), bgemm_ttSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
@@ -142,7 +135,6 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 						}
 					} else {
 						K, M, N, C, packB, jc, pc, packA, ic := K, M, N, C, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _ = K, M, N, C, packB, jc, pc, packA, ic
 						rt.ParallelFor(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += bgemm_ttSlot.NR {
 								for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {

@@ -44,10 +44,6 @@ func Bmm(Bt, M, K, N int, A []float32, B []float32, C []float32) error {
 }
 
 func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
-	_ = Bt
-	_ = M
-	_ = K
-	_ = N
 	// C[b, i, j] = sum(k: (A[b, i, k] * B[b, k, j]))
 	for b := 0; b < Bt; b += 1 {
 		if float64(M) <= float64(4) {
@@ -62,7 +58,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 				}
 			} else {
 				M, K, N, A, B, C, b := M, K, N, A, B, C, b
-				_, _, _, _, _, _, _ = M, K, N, A, B, C, b
 				rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
 					for jb := lo_; jb < hi_; jb += 4096 {
 						{
@@ -92,7 +87,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								}
 							} else {
 								M, K, N, A, B, C, b, jc, pc, ic := M, K, N, A, B, C, b, jc, pc, ic
-								_, _, _, _, _, _, _, _, _, _ = M, K, N, A, B, C, b, jc, pc, ic
 								rt.ParallelFor(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += bmmSlot.NR {
 										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
@@ -115,7 +109,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 				for jc := 0; jc < N; jc += bmmSlot.NC {
 					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 						K, N, B, b, packB, jc, pc := K, N, B, b, packB, jc, pc
-						_, _, _, _, _, _, _ = K, N, B, b, packB, jc, pc
 						{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 							n_, depth_, panel_, off_ := min(bmmSlot.NC, N-jc), min(bmmSlot.KC, K-pc), bmmSlot.NR, 0
 							body_ := func(lo_, hi_ int) {
@@ -133,7 +126,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								defer rt.Release32(packA)
 								for ic := 0; ic < M; ic += bmmSlot.MC {
 									M, K, A, b, pc, packA, ic := M, K, A, b, pc, packA, ic
-									_, _, _, _, _, _, _ = M, K, A, b, pc, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
 										n_, depth_, panel_, off_ := min(bmmSlot.MC, M-ic), min(bmmSlot.KC, K-pc), bmmSlot.MR, 0
 										body_ := func(lo_, hi_ int) {
@@ -154,7 +146,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								}
 							} else {
 								M, K, N, A, C, b, packB, jc, pc := M, K, N, A, C, b, packB, jc, pc
-								_, _, _, _, _, _, _, _, _ = M, K, N, A, C, b, packB, jc, pc
 								rt.ParallelFor(0, M, bmmSlot.MC, cost_, func(lo_, hi_ int) {
 									packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 									defer rt.Release32(packA)
@@ -181,7 +172,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							defer rt.Release32(packA)
 							for ic := 0; ic < M; ic += bmmSlot.MC {
 								M, K, A, b, pc, packA, ic := M, K, A, b, pc, packA, ic
-								_, _, _, _, _, _, _ = M, K, A, b, pc, packA, ic
 								{ // pack: each panel row is a contiguous run of A (packD)
 									n_, depth_, panel_, off_ := min(bmmSlot.MC, M-ic), min(bmmSlot.KC, K-pc), bmmSlot.MR, 0
 									body_ := func(lo_, hi_ int) {
@@ -202,7 +192,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									}
 								} else {
 									M, K, N, C, b, packB, jc, pc, packA, ic := M, K, N, C, b, packB, jc, pc, packA, ic
-									_, _, _, _, _, _, _, _, _, _ = M, K, N, C, b, packB, jc, pc, packA, ic
 									rt.ParallelFor(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_, func(lo_, hi_ int) {
 										for jr := lo_; jr < hi_; jr += bmmSlot.NR {
 											for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {

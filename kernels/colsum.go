@@ -37,8 +37,6 @@ func Colsum(M, N int, A []float32, s []float32) error {
 }
 
 func colsumImpl(M, N int, A []float32, s []float32) {
-	_ = M
-	_ = N
 	// s[j] = sum(i: A[i, j])
 	if cost_ := min(N, 2048) + M/8*(min(N, 2048)-min(N, 2048)/4*3+1) + (M-M/8*8)*(min(N, 2048)-min(N, 2048)/4*3+1) - min(N, 2048)/4*3 + 1; rt.Inline(0, N, 2048, cost_) {
 		for j := 0; j < N; j += 2048 {
@@ -94,7 +92,6 @@ func colsumImpl(M, N int, A []float32, s []float32) {
 		}
 	} else {
 		M, N, A, s := M, N, A, s
-		_, _, _, _ = M, N, A, s
 		rt.ParallelFor(0, N, 2048, cost_, func(lo_, hi_ int) {
 			for j := lo_; j < hi_; j += 2048 {
 				{

@@ -37,8 +37,6 @@ func ColsumAcc(M, N int, A []float32, s []float32) error {
 }
 
 func colsum_accImpl(M, N int, A []float32, s []float32) {
-	_ = M
-	_ = N
 	// s[j] = (s[j] + sum(i: A[i, j]))
 	if cost_ := min(N, 2048)*2 + M/8*(min(N, 2048)-min(N, 2048)/4*3+1) + (M-M/8*8)*(min(N, 2048)-min(N, 2048)/4*3+1) - min(N, 2048)/4*6 + 2; rt.Inline(0, N, 2048, cost_) {
 		accrow := rt.Scratch32(2048)
@@ -111,7 +109,6 @@ func colsum_accImpl(M, N int, A []float32, s []float32) {
 		}
 	} else {
 		M, N, A, s := M, N, A, s
-		_, _, _, _ = M, N, A, s
 		rt.ParallelFor(0, N, 2048, cost_, func(lo_, hi_ int) {
 			accrow := rt.Scratch32(2048)
 			defer rt.Release32(accrow)

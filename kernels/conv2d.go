@@ -67,33 +67,19 @@ func Conv2d(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, O []
 }
 
 func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, O []float32) {
-	_ = Nb
-	_ = CI
-	_ = H
-	_ = W
-	_ = CO
-	_ = KH
-	_ = KW
-	_ = OH
-	_ = OW
 	// O[n, co, y, x] = sum(ci, ky, kx: (I[n, ci, (y + ky), (x + kx)] * F[co, ci, ky, kx]))
 	for n := 0; n < Nb; n += 1 {
 		if cost_ := OH*(OW*(CI*min(KH, 1)*min(KW, 1)*(KH*(KW-KW/4*3+1)+1)+1)+1) + 1; rt.Inline(0, CO, 1, cost_) {
 			for co := 0; co < CO; co += 1 {
 				for y := 0; y < OH; y += 1 {
 					for x := 0; x < OW; x += 1 {
-						var acc float32 = float32(0)
-						_ = acc
+						acc := float32(0)
 						for ci := 0; ci < CI*min(KH, 1)*min(KW, 1); ci += 1 {
 							for ky := 0; ky < KH; ky += 1 {
-								var accv float32 = float32(0)
-								_ = accv
-								var accv2 float32 = float32(0)
-								_ = accv2
-								var accv3 float32 = float32(0)
-								_ = accv3
-								var accv4 float32 = float32(0)
-								_ = accv4
+								accv := float32(0)
+								accv2 := float32(0)
+								accv3 := float32(0)
+								accv4 := float32(0)
 								{
 									kx := 0
 									if vloop_conv2d_0 != nil && kx < KW/4*4 {
@@ -120,23 +106,17 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 			}
 		} else {
 			CI, H, W, CO, KH, KW, OH, OW, I, F, O, n := CI, H, W, CO, KH, KW, OH, OW, I, F, O, n
-			_, _, _, _, _, _, _, _, _, _, _, _ = CI, H, W, CO, KH, KW, OH, OW, I, F, O, n
 			rt.ParallelFor(0, CO, 1, cost_, func(lo_, hi_ int) {
 				for co := lo_; co < hi_; co += 1 {
 					for y := 0; y < OH; y += 1 {
 						for x := 0; x < OW; x += 1 {
-							var acc float32 = float32(0)
-							_ = acc
+							acc := float32(0)
 							for ci := 0; ci < CI*min(KH, 1)*min(KW, 1); ci += 1 {
 								for ky := 0; ky < KH; ky += 1 {
-									var accv float32 = float32(0)
-									_ = accv
-									var accv2 float32 = float32(0)
-									_ = accv2
-									var accv3 float32 = float32(0)
-									_ = accv3
-									var accv4 float32 = float32(0)
-									_ = accv4
+									accv := float32(0)
+									accv2 := float32(0)
+									accv3 := float32(0)
+									accv4 := float32(0)
 									{
 										kx := 0
 										if vloop_conv2d_0 != nil && kx < KW/4*4 {

@@ -33,7 +33,6 @@ func CvtF16F32(N int, X []f16.F16, Y []float32) error {
 }
 
 func cvt_f16_f32Impl(N int, X []f16.F16, Y []float32) {
-	_ = N
 	// Y[i] = X[i]
 	{
 		i := 0

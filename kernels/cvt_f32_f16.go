@@ -33,7 +33,6 @@ func CvtF32F16(N int, X []float32, Y []f16.F16) error {
 }
 
 func cvt_f32_f16Impl(N int, X []float32, Y []f16.F16) {
-	_ = N
 	// Y[i] = f16(X[i])
 	{
 		i := 0

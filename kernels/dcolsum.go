@@ -37,8 +37,6 @@ func Dcolsum(M, N int, A []float64, s []float64) error {
 }
 
 func dcolsumImpl(M, N int, A []float64, s []float64) {
-	_ = M
-	_ = N
 	// s[j] = sum(i: A[i, j])
 	if cost_ := min(N, 1024) + M/8*(min(N, 1024)-min(N, 1024)/2+1) + (M-M/8*8)*(min(N, 1024)-min(N, 1024)/2+1) - min(N, 1024)/2 + 1; rt.Inline(0, N, 1024, cost_) {
 		for j := 0; j < N; j += 1024 {
@@ -88,7 +86,6 @@ func dcolsumImpl(M, N int, A []float64, s []float64) {
 		}
 	} else {
 		M, N, A, s := M, N, A, s
-		_, _, _, _ = M, N, A, s
 		rt.ParallelFor(0, N, 1024, cost_, func(lo_, hi_ int) {
 			for j := lo_; j < hi_; j += 1024 {
 				{

@@ -47,9 +47,6 @@ func Dgemm(M, K, N int, A []float64, B []float64, C []float64, alpha float64, be
 }
 
 func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
-	_ = M
-	_ = K
-	_ = N
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
 	if float64(M) <= float64(4) {
 		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
@@ -63,7 +60,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 			}
 		} else {
 			M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-			_, _, _, _, _, _, _, _ = M, K, N, A, B, C, alpha, beta
 			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
@@ -93,7 +89,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							}
 						} else {
 							M, K, N, A, B, C, alpha, beta, jc, pc, ic := M, K, N, A, B, C, alpha, beta, jc, pc, ic
-							_, _, _, _, _, _, _, _, _, _, _ = M, K, N, A, B, C, alpha, beta, jc, pc, ic
 							rt.ParallelFor(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
 								for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
 									for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
@@ -116,7 +111,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 			for jc := 0; jc < N; jc += dgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-					_, _, _, _, _, _ = K, N, B, packB, jc, pc
 					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(dgemmSlot.NC, N-jc), min(dgemmSlot.KC, K-pc), dgemmSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
@@ -134,7 +128,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							defer rt.Release64(packA)
 							for ic := 0; ic < M; ic += dgemmSlot.MC {
 								M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-								_, _, _, _, _, _ = M, K, A, pc, packA, ic
 								{ // pack: each panel row is a contiguous run of A (packD)
 									n_, depth_, panel_, off_ := min(dgemmSlot.MC, M-ic), min(dgemmSlot.KC, K-pc), dgemmSlot.MR, 0
 									body_ := func(lo_, hi_ int) {
@@ -155,7 +148,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							}
 						} else {
 							M, K, N, A, C, alpha, beta, packB, jc, pc := M, K, N, A, C, alpha, beta, packB, jc, pc
-							_, _, _, _, _, _, _, _, _, _ = M, K, N, A, C, alpha, beta, packB, jc, pc
 							rt.ParallelFor(0, M, dgemmSlot.MC, cost_, func(lo_, hi_ int) {
 								packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
 								defer rt.Release64(packA)
@@ -182,7 +174,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 						defer rt.Release64(packA)
 						for ic := 0; ic < M; ic += dgemmSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-							_, _, _, _, _, _ = M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
 								n_, depth_, panel_, off_ := min(dgemmSlot.MC, M-ic), min(dgemmSlot.KC, K-pc), dgemmSlot.MR, 0
 								body_ := func(lo_, hi_ int) {
@@ -203,7 +194,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 								}
 							} else {
 								M, K, N, C, alpha, beta, packB, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
-								_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
 								rt.ParallelFor(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
 										for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {

@@ -47,16 +47,12 @@ func DgemmNt(M, K, N int, A []float64, B []float64, C []float64, alpha float64, 
 }
 
 func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
-	_ = M
-	_ = K
-	_ = N
 	packB := rt.Scratch64(min(dgemm_ntSlot.NC, (N+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*dgemm_ntSlot.NR) * min(dgemm_ntSlot.KC, max(K, 1)))
 	defer rt.Release64(packB)
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += dgemm_ntSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ntSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: each panel row is a contiguous run of B (packD)
 				n_, depth_, panel_, off_ := min(dgemm_ntSlot.NC, N-jc), min(dgemm_ntSlot.KC, K-pc), dgemm_ntSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
@@ -75,7 +71,6 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 					defer rt.Release64(packA)
 					for ic := 0; ic < M; ic += dgemm_ntSlot.MC {
 						M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-						_, _, _, _, _, _ = M, K, A, pc, packA, ic
 						{ // pack: each panel row is a contiguous run of A (packD)
 							n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, M-ic), min(dgemm_ntSlot.KC, K-pc), dgemm_ntSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
@@ -96,7 +91,6 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 					}
 				} else {
 					M, K, N, A, C, alpha, beta, packB, jc, pc := M, K, N, A, C, alpha, beta, packB, jc, pc
-					_, _, _, _, _, _, _, _, _, _ = M, K, N, A, C, alpha, beta, packB, jc, pc
 					rt.ParallelFor(0, M, dgemm_ntSlot.MC, cost_, func(lo_, hi_ int) {
 						packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
 						defer rt.Release64(packA)
@@ -123,7 +117,6 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 				defer rt.Release64(packA)
 				for ic := 0; ic < M; ic += dgemm_ntSlot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-					_, _, _, _, _, _ = M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A (packD)
 						n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, M-ic), min(dgemm_ntSlot.KC, K-pc), dgemm_ntSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
@@ -144,7 +137,6 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 					} else {
 						M, K, N, C, alpha, beta, packB, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
 						rt.ParallelFor(0, min(dgemm_ntSlot.NC, N-jc), dgemm_ntSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemm_ntSlot.NR {
 								for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {

@@ -47,9 +47,6 @@ func DgemmTn(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 }
 
 func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
-	_ = K
-	_ = M
-	_ = N
 	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[k, j]))) + (beta * C[i, j]))
 	if float64(M) <= float64(4) {
 		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
@@ -63,7 +60,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 			}
 		} else {
 			K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
-			_, _, _, _, _, _, _, _ = K, M, N, A, B, C, alpha, beta
 			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
@@ -93,7 +89,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							}
 						} else {
 							K, M, N, A, B, C, alpha, beta, jc, pc, ic := K, M, N, A, B, C, alpha, beta, jc, pc, ic
-							_, _, _, _, _, _, _, _, _, _, _ = K, M, N, A, B, C, alpha, beta, jc, pc, ic
 							rt.ParallelFor(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
 								for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
 									for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
@@ -116,7 +111,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 			for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-					_, _, _, _, _, _ = K, N, B, packB, jc, pc
 					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, N-jc), min(dgemm_tnSlot.KC, K-pc), dgemm_tnSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
@@ -134,7 +128,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							defer rt.Release64(packA)
 							for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
 								K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-								_, _, _, _, _, _ = K, M, A, pc, packA, ic
 								{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 									n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, M-ic), min(dgemm_tnSlot.KC, K-pc), dgemm_tnSlot.MR, 0
 									body_ := func(lo_, hi_ int) {
@@ -154,7 +147,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							}
 						} else {
 							K, M, N, A, C, alpha, beta, packB, jc, pc := K, M, N, A, C, alpha, beta, packB, jc, pc
-							_, _, _, _, _, _, _, _, _, _ = K, M, N, A, C, alpha, beta, packB, jc, pc
 							rt.ParallelFor(0, M, dgemm_tnSlot.MC, cost_, func(lo_, hi_ int) {
 								packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
 								defer rt.Release64(packA)
@@ -180,7 +172,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						defer rt.Release64(packA)
 						for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
 							K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-							_, _, _, _, _, _ = K, M, A, pc, packA, ic
 							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 								n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, M-ic), min(dgemm_tnSlot.KC, K-pc), dgemm_tnSlot.MR, 0
 								body_ := func(lo_, hi_ int) {
@@ -200,7 +191,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								}
 							} else {
 								K, M, N, C, alpha, beta, packB, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
-								_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
 								rt.ParallelFor(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
 										for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {

@@ -47,16 +47,12 @@ func DgemmTt(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 }
 
 func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
-	_ = K
-	_ = M
-	_ = N
 	packB := rt.Scratch64(min(dgemm_ttSlot.NC, (N+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*dgemm_ttSlot.NR) * min(dgemm_ttSlot.KC, max(K, 1)))
 	defer rt.Release64(packB)
 	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += dgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: each panel row is a contiguous run of B (packD)
 				n_, depth_, panel_, off_ := min(dgemm_ttSlot.NC, N-jc), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
@@ -75,7 +71,6 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 					defer rt.Release64(packA)
 					for ic := 0; ic < M; ic += dgemm_ttSlot.MC {
 						K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-						_, _, _, _, _, _ = K, M, A, pc, packA, ic
 						{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 							n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, M-ic), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
@@ -95,7 +90,6 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 					}
 				} else {
 					K, M, N, A, C, alpha, beta, packB, jc, pc := K, M, N, A, C, alpha, beta, packB, jc, pc
-					_, _, _, _, _, _, _, _, _, _ = K, M, N, A, C, alpha, beta, packB, jc, pc
 					rt.ParallelFor(0, M, dgemm_ttSlot.MC, cost_, func(lo_, hi_ int) {
 						packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
 						defer rt.Release64(packA)
@@ -121,7 +115,6 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 				defer rt.Release64(packA)
 				for ic := 0; ic < M; ic += dgemm_ttSlot.MC {
 					K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-					_, _, _, _, _, _ = K, M, A, pc, packA, ic
 					{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, M-ic), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
@@ -141,7 +134,6 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 					} else {
 						K, M, N, C, alpha, beta, packB, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
 						rt.ParallelFor(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemm_ttSlot.NR {
 								for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {

@@ -39,8 +39,6 @@ func Dtranspose(M, N int, A []float64, B []float64) error {
 }
 
 func dtransposeImpl(M, N int, A []float64, B []float64) {
-	_ = M
-	_ = N
 	// B[j, i] = A[i, j]
 	if cost_ := (M+dtransposeSlot.RB-1)/dtransposeSlot.RB*(min(dtransposeSlot.RB, M)*min(dtransposeSlot.CB, N)+1) + 1; rt.Inline(0, N, dtransposeSlot.CB, cost_) {
 		for jb := 0; jb < N; jb += dtransposeSlot.CB {
@@ -56,7 +54,6 @@ func dtransposeImpl(M, N int, A []float64, B []float64) {
 		}
 	} else {
 		M, N, A, B := M, N, A, B
-		_, _, _, _ = M, N, A, B
 		rt.ParallelFor(0, N, dtransposeSlot.CB, cost_, func(lo_, hi_ int) {
 			for jb := lo_; jb < hi_; jb += dtransposeSlot.CB {
 				for ib := 0; ib < M; ib += dtransposeSlot.RB {

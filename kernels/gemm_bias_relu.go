@@ -50,9 +50,6 @@ func GemmBiasRelu(M, K, N int, A []float32, B []float32, bias []float32, C []flo
 }
 
 func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C []float32) {
-	_ = M
-	_ = K
-	_ = N
 	// C[i, j] = relu((sum(k: (A[i, k] * B[k, j])) + bias[j]))
 	if float64(M) <= float64(4) {
 		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
@@ -66,7 +63,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 			}
 		} else {
 			M, K, N, A, B, bias, C := M, K, N, A, B, bias, C
-			_, _, _, _, _, _, _ = M, K, N, A, B, bias, C
 			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
@@ -96,7 +92,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							}
 						} else {
 							M, K, N, A, B, bias, C, jc, pc, ic := M, K, N, A, B, bias, C, jc, pc, ic
-							_, _, _, _, _, _, _, _, _, _ = M, K, N, A, B, bias, C, jc, pc, ic
 							rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
 								for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
 									for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
@@ -119,7 +114,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 			for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-					_, _, _, _, _, _ = K, N, B, packB, jc, pc
 					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.NC, N-jc), min(gemm_bias_reluSlot.KC, K-pc), gemm_bias_reluSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
@@ -137,7 +131,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							defer rt.Release32(packA)
 							for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
 								M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-								_, _, _, _, _, _ = M, K, A, pc, packA, ic
 								{ // pack: each panel row is a contiguous run of A (packD)
 									n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, M-ic), min(gemm_bias_reluSlot.KC, K-pc), gemm_bias_reluSlot.MR, 0
 									body_ := func(lo_, hi_ int) {
@@ -158,7 +151,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							}
 						} else {
 							M, K, N, A, bias, C, packB, jc, pc := M, K, N, A, bias, C, packB, jc, pc
-							_, _, _, _, _, _, _, _, _ = M, K, N, A, bias, C, packB, jc, pc
 							rt.ParallelFor(0, M, gemm_bias_reluSlot.MC, cost_, func(lo_, hi_ int) {
 								packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
 								defer rt.Release32(packA)
@@ -185,7 +177,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-							_, _, _, _, _, _ = M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
 								n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, M-ic), min(gemm_bias_reluSlot.KC, K-pc), gemm_bias_reluSlot.MR, 0
 								body_ := func(lo_, hi_ int) {
@@ -206,7 +197,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 								}
 							} else {
 								M, K, N, bias, C, packB, jc, pc, packA, ic := M, K, N, bias, C, packB, jc, pc, packA, ic
-								_, _, _, _, _, _, _, _, _, _ = M, K, N, bias, C, packB, jc, pc, packA, ic
 								rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
 										for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {

@@ -36,7 +36,6 @@ func Hadd(N int, x []f16.F16, y []f16.F16, z []f16.F16) error {
 }
 
 func haddImpl(N int, x []f16.F16, y []f16.F16, z []f16.F16) {
-	_ = N
 	// z[i] = f16((x[i] + y[i]))
 	{
 		i := 0

@@ -33,7 +33,6 @@ func Haxpy(N int, a f16.F16, x []f16.F16, y []f16.F16) error {
 }
 
 func haxpyImpl(N int, a f16.F16, x []f16.F16, y []f16.F16) {
-	_ = N
 	// y[i] = f16(((a * x[i]) + y[i]))
 	{
 		i := 0

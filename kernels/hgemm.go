@@ -48,9 +48,6 @@ func Hgemm(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) error {
 }
 
 func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
-	_ = M
-	_ = K
-	_ = N
 	cwide := rt.Scratch32(M * N)
 	defer rt.Release32(cwide)
 	packB := rt.Scratch32(min(hgemmSlot.NC, (N+hgemmSlot.NR-1)/hgemmSlot.NR*hgemmSlot.NR) * min(hgemmSlot.KC, max(K, 1)))
@@ -59,7 +56,6 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 	for jc := 0; jc < N; jc += hgemmSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += hgemmSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: rows of B are contiguous along the panel
 				n_, depth_, panel_, off_ := min(hgemmSlot.NC, N-jc), min(hgemmSlot.KC, K-pc), hgemmSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
@@ -83,7 +79,6 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 					defer rt.Release32(packA)
 					for ic := 0; ic < M; ic += hgemmSlot.MC {
 						M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-						_, _, _, _, _, _ = M, K, A, pc, packA, ic
 						{ // pack: each panel row is a contiguous run of A, widened through cbuf_
 							n_, depth_, panel_, off_ := min(hgemmSlot.MC, M-ic), min(hgemmSlot.KC, K-pc), hgemmSlot.MR, 0
 							cbuf_ := rt.Scratch32(n_ * depth_)
@@ -125,7 +120,6 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 					}
 				} else {
 					M, K, N, A, cwide, packB, jc, pc := M, K, N, A, cwide, packB, jc, pc
-					_, _, _, _, _, _, _, _ = M, K, N, A, cwide, packB, jc, pc
 					rt.ParallelFor(0, M, hgemmSlot.MC, cost_, func(lo_, hi_ int) {
 						packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
 						defer rt.Release32(packA)
@@ -173,7 +167,6 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += hgemmSlot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-					_, _, _, _, _, _ = M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A, widened through cbuf_
 						n_, depth_, panel_, off_ := min(hgemmSlot.MC, M-ic), min(hgemmSlot.KC, K-pc), hgemmSlot.MR, 0
 						cbuf_ := rt.Scratch32(n_ * depth_)
@@ -215,7 +208,6 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 						}
 					} else {
 						M, K, N, cwide, packB, jc, pc, packA, ic := M, K, N, cwide, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _ = M, K, N, cwide, packB, jc, pc, packA, ic
 						rt.ParallelFor(0, min(hgemmSlot.NC, N-jc), hgemmSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += hgemmSlot.NR {
 								for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {

@@ -41,9 +41,6 @@ func HsumMid(M, N, K int, A []f16.F16, O []f16.F16) error {
 }
 
 func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
-	_ = M
-	_ = N
-	_ = K
 	// O[i, k] = f16(sum(j: A[i, j, k]))
 	if cost_ := (K+2047)/2048*(min(K, 2048)*2+N/8*(min(K, 2048)-min(K, 2048)/4*3+1)+(N-N/8*8)*(min(K, 2048)-min(K, 2048)/4*3+1)-min(K, 2048)/4*6+2) + 1; rt.Inline(0, M, 1, cost_) {
 		accrow := rt.Scratch32(2048)
@@ -118,7 +115,6 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 		}
 	} else {
 		M, N, K, A, O := M, N, K, A, O
-		_, _, _, _, _ = M, N, K, A, O
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			accrow := rt.Scratch32(2048)
 			defer rt.Release32(accrow)

@@ -3,8 +3,9 @@
 package kernels
 
 import (
-	"github.com/kgen-dev/kgen/rt"
 	"math"
+
+	"github.com/kgen-dev/kgen/rt"
 )
 
 // Layernorm runs kernel layernorm from kernels.kdsl:
@@ -48,25 +49,20 @@ func Layernorm(M, N int, X []float32, gamma []float32, beta []float32, Y []float
 }
 
 func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []float32, eps float32) {
-	_ = M
-	_ = N
-	mean := make([]float32, M)
-	vr := make([]float32, M)
+	mean := rt.Scratch32(M)
+	defer rt.Release32(mean)
+	vr := rt.Scratch32(M)
+	defer rt.Release32(vr)
 	// mean[i] = (sum(j: X[i, j]) / N:f32)
 	// vr[i] = (sum(j: ((X[i, j] - mean[i]) * (X[i, j] - mean[i]))) / N:f32)
 	// Y[i, j] = ((((X[i, j] - mean[i]) / sqrt((vr[i] + eps))) * gamma[j]) + beta[j])
 	if cost_ := N*3 - N/4*9 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i += 1 {
-			var acc float32 = float32(0)
-			_ = acc
-			var accv float32 = float32(0)
-			_ = accv
-			var accv2 float32 = float32(0)
-			_ = accv2
-			var accv3 float32 = float32(0)
-			_ = accv3
-			var accv4 float32 = float32(0)
-			_ = accv4
+			acc := float32(0)
+			accv := float32(0)
+			accv2 := float32(0)
+			accv3 := float32(0)
+			accv4 := float32(0)
 			{
 				j := 0
 				if vloop_layernorm_0 != nil && j < N/4*4 {
@@ -86,16 +82,11 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 				acc = (acc + X[i*N+jr])
 			}
 			mean[i] = (acc / float32(N))
-			var acc2 float32 = float32(0)
-			_ = acc2
-			var acc2v float32 = float32(0)
-			_ = acc2v
-			var acc2v2 float32 = float32(0)
-			_ = acc2v2
-			var acc2v3 float32 = float32(0)
-			_ = acc2v3
-			var acc2v4 float32 = float32(0)
-			_ = acc2v4
+			acc2 := float32(0)
+			acc2v := float32(0)
+			acc2v2 := float32(0)
+			acc2v3 := float32(0)
+			acc2v4 := float32(0)
 			{
 				j := 0
 				if vloop_layernorm_1 != nil && j < N/4*4 {
@@ -133,19 +124,13 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 		}
 	} else {
 		M, N, X, gamma, beta, Y, eps, mean, vr := M, N, X, gamma, beta, Y, eps, mean, vr
-		_, _, _, _, _, _, _, _, _ = M, N, X, gamma, beta, Y, eps, mean, vr
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			for i := lo_; i < hi_; i += 1 {
-				var acc float32 = float32(0)
-				_ = acc
-				var accv float32 = float32(0)
-				_ = accv
-				var accv2 float32 = float32(0)
-				_ = accv2
-				var accv3 float32 = float32(0)
-				_ = accv3
-				var accv4 float32 = float32(0)
-				_ = accv4
+				acc := float32(0)
+				accv := float32(0)
+				accv2 := float32(0)
+				accv3 := float32(0)
+				accv4 := float32(0)
 				{
 					j := 0
 					if vloop_layernorm_0 != nil && j < N/4*4 {
@@ -165,16 +150,11 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 					acc = (acc + X[i*N+jr])
 				}
 				mean[i] = (acc / float32(N))
-				var acc2 float32 = float32(0)
-				_ = acc2
-				var acc2v float32 = float32(0)
-				_ = acc2v
-				var acc2v2 float32 = float32(0)
-				_ = acc2v2
-				var acc2v3 float32 = float32(0)
-				_ = acc2v3
-				var acc2v4 float32 = float32(0)
-				_ = acc2v4
+				acc2 := float32(0)
+				acc2v := float32(0)
+				acc2v2 := float32(0)
+				acc2v3 := float32(0)
+				acc2v4 := float32(0)
 				{
 					j := 0
 					if vloop_layernorm_1 != nil && j < N/4*4 {

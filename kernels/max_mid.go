@@ -3,8 +3,9 @@
 package kernels
 
 import (
-	"github.com/kgen-dev/kgen/rt"
 	"math"
+
+	"github.com/kgen-dev/kgen/rt"
 )
 
 // MaxMid runs kernel max_mid from kernels.kdsl:
@@ -41,9 +42,6 @@ func MaxMid(M, N, K int, A []float32, O []float32) error {
 }
 
 func max_midImpl(M, N, K int, A []float32, O []float32) {
-	_ = M
-	_ = N
-	_ = K
 	// O[i, k] = max(j: A[i, j, k])
 	if cost_ := (K+2047)/2048*(min(K, 2048)+N/8*(min(K, 2048)-min(K, 2048)/4*3+1)+(N-N/8*8)*(min(K, 2048)-min(K, 2048)/4*3+1)-min(K, 2048)/4*3+1) + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i += 1 {
@@ -101,7 +99,6 @@ func max_midImpl(M, N, K int, A []float32, O []float32) {
 		}
 	} else {
 		M, N, K, A, O := M, N, K, A, O
-		_, _, _, _, _ = M, N, K, A, O
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			for i := lo_; i < hi_; i += 1 {
 				for k := 0; k < K; k += 2048 {

@@ -32,7 +32,6 @@ func Saxpy(N int, x []float32, y []float32, alpha float32) error {
 }
 
 func saxpyImpl(N int, x []float32, y []float32, alpha float32) {
-	_ = N
 	// y[i] = ((alpha * x[i]) + y[i])
 	{
 		i := 0

@@ -32,18 +32,12 @@ func Sdot(N int, x []float32, y []float32, r []float32) error {
 }
 
 func sdotImpl(N int, x []float32, y []float32, r []float32) {
-	_ = N
 	// r[] = sum(i: (x[i] * y[i]))
-	var acc float32 = float32(0)
-	_ = acc
-	var accv float32 = float32(0)
-	_ = accv
-	var accv2 float32 = float32(0)
-	_ = accv2
-	var accv3 float32 = float32(0)
-	_ = accv3
-	var accv4 float32 = float32(0)
-	_ = accv4
+	acc := float32(0)
+	accv := float32(0)
+	accv2 := float32(0)
+	accv3 := float32(0)
+	accv4 := float32(0)
 	{
 		i := 0
 		if vloop_sdot_0 != nil && i < N/4*4 {

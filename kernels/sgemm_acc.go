@@ -47,9 +47,6 @@ func SgemmAcc(M, K, N int, A []float32, B []float32, C []float32) error {
 }
 
 func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
-	_ = M
-	_ = K
-	_ = N
 	// C[i, j] = (C[i, j] + sum(k: (A[i, k] * B[k, j])))
 	if float64(M) <= float64(4) {
 		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
@@ -63,7 +60,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 			}
 		} else {
 			M, K, N, A, B, C := M, K, N, A, B, C
-			_, _, _, _, _, _ = M, K, N, A, B, C
 			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
@@ -93,7 +89,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							}
 						} else {
 							M, K, N, A, B, C, jc, pc, ic := M, K, N, A, B, C, jc, pc, ic
-							_, _, _, _, _, _, _, _, _ = M, K, N, A, B, C, jc, pc, ic
 							rt.ParallelFor(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
 								for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
 									for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
@@ -116,7 +111,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 			for jc := 0; jc < N; jc += sgemm_accSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-					_, _, _, _, _, _ = K, N, B, packB, jc, pc
 					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(sgemm_accSlot.NC, N-jc), min(sgemm_accSlot.KC, K-pc), sgemm_accSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
@@ -134,7 +128,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							defer rt.Release32(packA)
 							for ic := 0; ic < M; ic += sgemm_accSlot.MC {
 								M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-								_, _, _, _, _, _ = M, K, A, pc, packA, ic
 								{ // pack: each panel row is a contiguous run of A (packD)
 									n_, depth_, panel_, off_ := min(sgemm_accSlot.MC, M-ic), min(sgemm_accSlot.KC, K-pc), sgemm_accSlot.MR, 0
 									body_ := func(lo_, hi_ int) {
@@ -155,7 +148,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							}
 						} else {
 							M, K, N, A, C, packB, jc, pc := M, K, N, A, C, packB, jc, pc
-							_, _, _, _, _, _, _, _ = M, K, N, A, C, packB, jc, pc
 							rt.ParallelFor(0, M, sgemm_accSlot.MC, cost_, func(lo_, hi_ int) {
 								packA := rt.Scratch32(min(sgemm_accSlot.MC, (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*sgemm_accSlot.MR) * min(sgemm_accSlot.KC, max(K, 1)))
 								defer rt.Release32(packA)
@@ -182,7 +174,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += sgemm_accSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-							_, _, _, _, _, _ = M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
 								n_, depth_, panel_, off_ := min(sgemm_accSlot.MC, M-ic), min(sgemm_accSlot.KC, K-pc), sgemm_accSlot.MR, 0
 								body_ := func(lo_, hi_ int) {
@@ -203,7 +194,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 								}
 							} else {
 								M, K, N, C, packB, jc, pc, packA, ic := M, K, N, C, packB, jc, pc, packA, ic
-								_, _, _, _, _, _, _, _, _ = M, K, N, C, packB, jc, pc, packA, ic
 								rt.ParallelFor(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
 										for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {

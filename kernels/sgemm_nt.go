@@ -47,16 +47,12 @@ func SgemmNt(M, K, N int, A []float32, B []float32, C []float32, alpha float32, 
 }
 
 func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
-	_ = M
-	_ = K
-	_ = N
 	packB := rt.Scratch32(min(sgemm_ntSlot.NC, (N+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*sgemm_ntSlot.NR) * min(sgemm_ntSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += sgemm_ntSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += sgemm_ntSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: each panel row is a contiguous run of B (packD)
 				n_, depth_, panel_, off_ := min(sgemm_ntSlot.NC, N-jc), min(sgemm_ntSlot.KC, K-pc), sgemm_ntSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
@@ -75,7 +71,6 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 					defer rt.Release32(packA)
 					for ic := 0; ic < M; ic += sgemm_ntSlot.MC {
 						M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-						_, _, _, _, _, _ = M, K, A, pc, packA, ic
 						{ // pack: each panel row is a contiguous run of A (packD)
 							n_, depth_, panel_, off_ := min(sgemm_ntSlot.MC, M-ic), min(sgemm_ntSlot.KC, K-pc), sgemm_ntSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
@@ -96,7 +91,6 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 					}
 				} else {
 					M, K, N, A, C, alpha, beta, packB, jc, pc := M, K, N, A, C, alpha, beta, packB, jc, pc
-					_, _, _, _, _, _, _, _, _, _ = M, K, N, A, C, alpha, beta, packB, jc, pc
 					rt.ParallelFor(0, M, sgemm_ntSlot.MC, cost_, func(lo_, hi_ int) {
 						packA := rt.Scratch32(min(sgemm_ntSlot.MC, (M+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*sgemm_ntSlot.MR) * min(sgemm_ntSlot.KC, max(K, 1)))
 						defer rt.Release32(packA)
@@ -123,7 +117,6 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += sgemm_ntSlot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-					_, _, _, _, _, _ = M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A (packD)
 						n_, depth_, panel_, off_ := min(sgemm_ntSlot.MC, M-ic), min(sgemm_ntSlot.KC, K-pc), sgemm_ntSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
@@ -144,7 +137,6 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 					} else {
 						M, K, N, C, alpha, beta, packB, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
 						rt.ParallelFor(0, min(sgemm_ntSlot.NC, N-jc), sgemm_ntSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemm_ntSlot.NR {
 								for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {

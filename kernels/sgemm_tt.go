@@ -47,16 +47,12 @@ func SgemmTt(K, M, N int, A []float32, B []float32, C []float32, alpha float32, 
 }
 
 func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
-	_ = K
-	_ = M
-	_ = N
 	packB := rt.Scratch32(min(sgemm_ttSlot.NC, (N+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*sgemm_ttSlot.NR) * min(sgemm_ttSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
 	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += sgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += sgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: each panel row is a contiguous run of B (packD)
 				n_, depth_, panel_, off_ := min(sgemm_ttSlot.NC, N-jc), min(sgemm_ttSlot.KC, K-pc), sgemm_ttSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
@@ -75,7 +71,6 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 					defer rt.Release32(packA)
 					for ic := 0; ic < M; ic += sgemm_ttSlot.MC {
 						K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-						_, _, _, _, _, _ = K, M, A, pc, packA, ic
 						{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 							n_, depth_, panel_, off_ := min(sgemm_ttSlot.MC, M-ic), min(sgemm_ttSlot.KC, K-pc), sgemm_ttSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
@@ -95,7 +90,6 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 					}
 				} else {
 					K, M, N, A, C, alpha, beta, packB, jc, pc := K, M, N, A, C, alpha, beta, packB, jc, pc
-					_, _, _, _, _, _, _, _, _, _ = K, M, N, A, C, alpha, beta, packB, jc, pc
 					rt.ParallelFor(0, M, sgemm_ttSlot.MC, cost_, func(lo_, hi_ int) {
 						packA := rt.Scratch32(min(sgemm_ttSlot.MC, (M+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*sgemm_ttSlot.MR) * min(sgemm_ttSlot.KC, max(K, 1)))
 						defer rt.Release32(packA)
@@ -121,7 +115,6 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += sgemm_ttSlot.MC {
 					K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-					_, _, _, _, _, _ = K, M, A, pc, packA, ic
 					{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 						n_, depth_, panel_, off_ := min(sgemm_ttSlot.MC, M-ic), min(sgemm_ttSlot.KC, K-pc), sgemm_ttSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
@@ -141,7 +134,6 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 					} else {
 						K, M, N, C, alpha, beta, packB, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
 						rt.ParallelFor(0, min(sgemm_ttSlot.NC, N-jc), sgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemm_ttSlot.NR {
 								for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {

@@ -40,21 +40,14 @@ func Sgemv(M, N int, A []float32, x []float32, y []float32, alpha float32, beta 
 }
 
 func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, beta float32) {
-	_ = M
-	_ = N
 	// y[i] = ((alpha * sum(j: (A[i, j] * x[j]))) + (beta * y[i]))
 	if cost_ := N - N/4*3 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i += 1 {
-			var acc float32 = float32(0)
-			_ = acc
-			var accv float32 = float32(0)
-			_ = accv
-			var accv2 float32 = float32(0)
-			_ = accv2
-			var accv3 float32 = float32(0)
-			_ = accv3
-			var accv4 float32 = float32(0)
-			_ = accv4
+			acc := float32(0)
+			accv := float32(0)
+			accv2 := float32(0)
+			accv3 := float32(0)
+			accv4 := float32(0)
 			{
 				j := 0
 				if vloop_sgemv_0 != nil && j < N/4*4 {
@@ -81,19 +74,13 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 		}
 	} else {
 		M, N, A, x, y, alpha, beta := M, N, A, x, y, alpha, beta
-		_, _, _, _, _, _, _ = M, N, A, x, y, alpha, beta
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			for i := lo_; i < hi_; i += 1 {
-				var acc float32 = float32(0)
-				_ = acc
-				var accv float32 = float32(0)
-				_ = accv
-				var accv2 float32 = float32(0)
-				_ = accv2
-				var accv3 float32 = float32(0)
-				_ = accv3
-				var accv4 float32 = float32(0)
-				_ = accv4
+				acc := float32(0)
+				accv := float32(0)
+				accv2 := float32(0)
+				accv3 := float32(0)
+				accv4 := float32(0)
 				{
 					j := 0
 					if vloop_sgemv_0 != nil && j < N/4*4 {

@@ -3,8 +3,9 @@
 package kernels
 
 import (
-	"github.com/kgen-dev/kgen/rt"
 	"math"
+
+	"github.com/kgen-dev/kgen/rt"
 )
 
 // Softmax runs kernel softmax from kernels.kdsl:
@@ -43,26 +44,21 @@ func Softmax(M, N int, X []float32, Y []float32) error {
 }
 
 func softmaxImpl(M, N int, X []float32, Y []float32) {
-	_ = M
-	_ = N
-	m := make([]float32, M)
-	s := make([]float32, M)
+	m := rt.Scratch32(M)
+	defer rt.Release32(m)
+	s := rt.Scratch32(M)
+	defer rt.Release32(s)
 	// m[i] = max(j: X[i, j])
 	// Y[i, j] = exp((X[i, j] - m[i]))
 	// s[i] = sum(j: Y[i, j])
 	// Y[i, j] = (Y[i, j] / s[i])
 	if cost_ := N*4 - N/4*12 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i += 1 {
-			var acc float32 = float32(math.Inf(-1))
-			_ = acc
-			var accv float32 = float32(math.Inf(-1))
-			_ = accv
-			var accv2 float32 = float32(math.Inf(-1))
-			_ = accv2
-			var accv3 float32 = float32(math.Inf(-1))
-			_ = accv3
-			var accv4 float32 = float32(math.Inf(-1))
-			_ = accv4
+			acc := float32(math.Inf(-1))
+			accv := float32(math.Inf(-1))
+			accv2 := float32(math.Inf(-1))
+			accv3 := float32(math.Inf(-1))
+			accv4 := float32(math.Inf(-1))
 			{
 				j := 0
 				if vloop_softmax_0 != nil && j < N/4*4 {
@@ -97,16 +93,11 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 			for jr2 := N / 4 * 4; jr2 < N; jr2 += 1 {
 				Y[i*N+jr2] = float32(math.Exp(float64((X[i*N+jr2] - m[i]))))
 			}
-			var acc2 float32 = float32(0)
-			_ = acc2
-			var acc2v float32 = float32(0)
-			_ = acc2v
-			var acc2v2 float32 = float32(0)
-			_ = acc2v2
-			var acc2v3 float32 = float32(0)
-			_ = acc2v3
-			var acc2v4 float32 = float32(0)
-			_ = acc2v4
+			acc2 := float32(0)
+			acc2v := float32(0)
+			acc2v2 := float32(0)
+			acc2v3 := float32(0)
+			acc2v4 := float32(0)
 			{
 				j := 0
 				if vloop_softmax_2 != nil && j < N/4*4 {
@@ -144,19 +135,13 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 		}
 	} else {
 		M, N, X, Y, m, s := M, N, X, Y, m, s
-		_, _, _, _, _, _ = M, N, X, Y, m, s
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			for i := lo_; i < hi_; i += 1 {
-				var acc float32 = float32(math.Inf(-1))
-				_ = acc
-				var accv float32 = float32(math.Inf(-1))
-				_ = accv
-				var accv2 float32 = float32(math.Inf(-1))
-				_ = accv2
-				var accv3 float32 = float32(math.Inf(-1))
-				_ = accv3
-				var accv4 float32 = float32(math.Inf(-1))
-				_ = accv4
+				acc := float32(math.Inf(-1))
+				accv := float32(math.Inf(-1))
+				accv2 := float32(math.Inf(-1))
+				accv3 := float32(math.Inf(-1))
+				accv4 := float32(math.Inf(-1))
 				{
 					j := 0
 					if vloop_softmax_0 != nil && j < N/4*4 {
@@ -191,16 +176,11 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 				for jr2 := N / 4 * 4; jr2 < N; jr2 += 1 {
 					Y[i*N+jr2] = float32(math.Exp(float64((X[i*N+jr2] - m[i]))))
 				}
-				var acc2 float32 = float32(0)
-				_ = acc2
-				var acc2v float32 = float32(0)
-				_ = acc2v
-				var acc2v2 float32 = float32(0)
-				_ = acc2v2
-				var acc2v3 float32 = float32(0)
-				_ = acc2v3
-				var acc2v4 float32 = float32(0)
-				_ = acc2v4
+				acc2 := float32(0)
+				acc2v := float32(0)
+				acc2v2 := float32(0)
+				acc2v3 := float32(0)
+				acc2v4 := float32(0)
 				{
 					j := 0
 					if vloop_softmax_2 != nil && j < N/4*4 {

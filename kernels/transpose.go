@@ -39,8 +39,6 @@ func Transpose(M, N int, A []float32, B []float32) error {
 }
 
 func transposeImpl(M, N int, A []float32, B []float32) {
-	_ = M
-	_ = N
 	// B[j, i] = A[i, j]
 	if cost_ := (M+transposeSlot.RB-1)/transposeSlot.RB*(min(transposeSlot.RB, M)*min(transposeSlot.CB, N)+1) + 1; rt.Inline(0, N, transposeSlot.CB, cost_) {
 		for jb := 0; jb < N; jb += transposeSlot.CB {
@@ -56,7 +54,6 @@ func transposeImpl(M, N int, A []float32, B []float32) {
 		}
 	} else {
 		M, N, A, B := M, N, A, B
-		_, _, _, _ = M, N, A, B
 		rt.ParallelFor(0, N, transposeSlot.CB, cost_, func(lo_, hi_ int) {
 			for jb := lo_; jb < hi_; jb += transposeSlot.CB {
 				for ib := 0; ib < M; ib += transposeSlot.RB {
