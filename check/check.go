@@ -15,7 +15,6 @@ import (
 	"github.com/kgen-dev/kgen/parse"
 )
 
-
 type checker struct {
 	errs parse.ErrorList
 	src  string
