@@ -180,45 +180,11 @@ func (in *interp) domain(vs []*Var, i int, f func()) {
 }
 
 func (in *interp) ival(e IExpr) int {
-	switch e := e.(type) {
-	case IConst:
-		return e.V
-	case IVar:
-		v, ok := in.vars[e.V]
-		if !ok {
-			fail("variable %s used outside its loop", e.V.Name)
-		}
-		return v
-	case IDim:
-		return in.dims[e.D]
-	case ISym:
-		v, ok := in.plan[e.Name]
-		if !ok {
-			fail("plan symbol %s has no value", e.Name)
-		}
-		return v
-	case IBin:
-		x, y := in.ival(e.X), in.ival(e.Y)
-		switch e.Op {
-		case '+':
-			return x + y
-		case '-':
-			return x - y
-		case '*':
-			return x * y
-		case 'm':
-			return min(x, y)
-		case 'M':
-			return max(x, y)
-		case '/':
-			if y <= 0 {
-				fail("division of index by %d", y)
-			}
-			return floorDiv(x, y)
-		}
+	v, err := EvalIndex(e, IEnv{Vars: in.vars, Dims: in.dims, Plan: in.plan})
+	if err != nil {
+		fail("%v", err)
 	}
-	fail("bad index expression %v", e)
-	return 0
+	return v
 }
 
 // offset turns an index list into a flat element offset, checking every index against its dim.

@@ -543,7 +543,7 @@ func (g *gen) iexpr(e ir.IExpr) string {
 		case '/':
 			return "((" + x + ") / (" + y + "))" // operands are non-negative here
 		}
-		return "(" + x + " " + string(e.Op) + " " + y + ")"
+		return "(" + x + " " + ir.IOpString(e.Op) + " " + y + ")"
 	}
 	return "?"
 }
