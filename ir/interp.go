@@ -48,12 +48,18 @@ type interp struct {
 	loc   map[*LocalVar]float64
 	plan  map[string]int
 	steps int
+	// MMA accumulators (live between AccDecl and AccStore), the element an AccStore is at, and the
+	// compiled offset expressions of the layouts read so far.
+	accs   map[*Accum][]float64
+	accCur float64
+	lays   map[Layout]*layoutEval
 }
 
 func fail(format string, a ...any) { panic(&RuntimeError{fmt.Sprintf(format, a...)}) }
 
 func newInterp(k *Kernel, mode Mode, args Args) (*interp, error) {
-	in := &interp{mode: mode, k: k, bufs: map[*Tensor][]float64{}, dims: map[*Dim]int{}, vars: map[*Var]int{}, loc: map[*LocalVar]float64{}}
+	in := &interp{mode: mode, k: k, bufs: map[*Tensor][]float64{}, dims: map[*Dim]int{}, vars: map[*Var]int{}, loc: map[*LocalVar]float64{},
+		accs: map[*Accum][]float64{}, lays: map[Layout]*layoutEval{}}
 	for _, d := range k.Dims {
 		v, ok := args.Dims[d.Name]
 		if !ok {
@@ -248,6 +254,8 @@ func (in *interp) eval(e Expr) float64 {
 		return float64(in.vars[e.V])
 	case *Local:
 		return in.loc[e.L]
+	case *AccVal:
+		return in.accCur
 	case *PlanVal:
 		v, ok := in.plan[e.Name]
 		if !ok {
@@ -441,7 +449,9 @@ func (in *interp) node(n Node) {
 	case *Transpose:
 		in.transpose(n)
 	default:
-		fail("cannot run %T", n)
+		if !in.runMMA(n) {
+			fail("cannot run %T", n)
+		}
 	}
 }
 
