@@ -234,5 +234,7 @@ func NodeExprs(n Node, f func(Expr)) {
 		f(n.EP)
 	case *If:
 		f(n.Cond)
+	case *AccStore:
+		f(n.Value)
 	}
 }

@@ -104,7 +104,7 @@ func verifyExpr(e Expr, bound map[*Var]bool, locals map[*LocalVar]bool) error {
 // use, scratch buffers are used only inside their Alloc, plan symbols have defaults, vector and unrolled
 // loops have a width, and no reduction is left.
 func VerifyFunc(f *Func) error {
-	v := &fverifier{f: f, bound: map[*Var]bool{}, locals: map[*LocalVar]bool{}, live: map[*Tensor]bool{}}
+	v := &fverifier{f: f, bound: map[*Var]bool{}, locals: map[*LocalVar]bool{}, live: map[*Tensor]bool{}, accs: map[*Accum]int{}}
 	return v.nodes(f.Body)
 }
 
@@ -113,6 +113,11 @@ type fverifier struct {
 	bound  map[*Var]bool
 	locals map[*LocalVar]bool
 	live   map[*Tensor]bool
+	// accs maps each live MMA accumulator to the block depth of its declaration; storing is the
+	// accumulator whose AccStore value is being checked; depth counts nested blocks.
+	accs    map[*Accum]int
+	storing *Accum
+	depth   int
 }
 
 func (v *fverifier) iexpr(e IExpr) error {
@@ -159,16 +164,21 @@ func (v *fverifier) expr(e Expr) error {
 	if err != nil {
 		return err
 	}
+	if err := v.accVals(e); err != nil {
+		return err
+	}
 	return verifyExpr(e, v.bound, v.locals)
 }
 
 func (v *fverifier) nodes(body []Node) error {
+	v.depth++
+	defer func() { v.depth-- }()
 	for _, n := range body {
 		if err := v.node(n); err != nil {
 			return err
 		}
 	}
-	return nil
+	return v.unstored()
 }
 
 func (v *fverifier) node(n Node) error {
@@ -325,6 +335,9 @@ func (v *fverifier) node(n Node) error {
 			}
 		}
 	default:
+		if ok, err := v.verifyMMA(n); ok {
+			return err
+		}
 		return fmt.Errorf("unknown node %T", n)
 	}
 	return nil

@@ -575,8 +575,9 @@ func (g *gen) iexprPrec(e ir.IExpr) (string, int) {
 		}
 		// '/' truncates in Go: the IR's floor division, since dividends are non-negative here
 		// (ir.Simplify keeps them so).
-		prec := 4
-		if e.Op == '*' || e.Op == '/' {
+		prec := 4 // + - ^
+		switch e.Op {
+		case '*', '/', '%', '&', '<', '>': // Go's multiplicative operators, shifts and & included
 			prec = 5
 		}
 		if px < prec {
@@ -585,7 +586,7 @@ func (g *gen) iexprPrec(e ir.IExpr) (string, int) {
 		if py <= prec {
 			y = "(" + y + ")"
 		}
-		return x + " " + string(e.Op) + " " + y, prec
+		return x + " " + ir.IOpString(e.Op) + " " + y, prec
 	}
 	return "?", 6
 }
