@@ -190,7 +190,9 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 			fmt.Fprintf(b, "%stranspose %s %s rows=%s cols=%s %s+%s lds=%s -> %s+%s ldd=%s\n", ind, n.Slot, n.Elem, n.Rows, n.Cols,
 				n.Src.Name, n.SrcOff, n.LDS, n.Dst.Name, n.DstOff, n.LDD)
 		default:
-			fmt.Fprintf(b, "%s?%T\n", ind, n)
+			if !printGPU(b, n, depth) {
+				fmt.Fprintf(b, "%s?%T\n", ind, n)
+			}
 		}
 	}
 }
