@@ -619,17 +619,52 @@ func floatLit(v float64, t ir.DType) string {
 	return ct + "(" + strconv.FormatFloat(v, 'g', -1, 64) + ")"
 }
 
-// expr renders e as a Go expression of type goType(e.Type().Compute()).
+// expr renders e as a Go expression of type goType(e.Type().Compute()) that can stand as an operand
+// anywhere (a binary operation comes parenthesized).
 func (g *gen) expr(e ir.Expr) string {
+	x, prec := g.exprPrec(e)
+	if prec < precUnary {
+		return "(" + x + ")"
+	}
+	return x
+}
+
+// exprTop renders e for a place that needs no parentheses around it: the right side of an
+// assignment, a call argument.
+func (g *gen) exprTop(e ir.Expr) string {
+	x, _ := g.exprPrec(e)
+	return x
+}
+
+// Go's operator precedences (the spec's five binary levels, and operands above them).
+const (
+	precCompare = 3
+	precAdd     = 4 // + - | ^
+	precMul     = 5 // * / % << >> & &^
+	precUnary   = 6 // unary operators, operands, calls
+)
+
+// operand parenthesizes a rendered operand of a binary operator of precedence prec: the left operand
+// when it binds less tightly, the right one also at the same level (Go's binary operators associate to
+// the left), so that the printed expression has exactly the IR's tree and order of evaluation.
+func operand(x string, px, prec int, right bool) string {
+	if px < prec || (right && px == prec) {
+		return "(" + x + ")"
+	}
+	return x
+}
+
+// exprPrec renders e and returns its precedence.
+func (g *gen) exprPrec(e ir.Expr) (string, int) {
 	switch e := e.(type) {
 	case *ir.Const:
 		if math.IsInf(e.Val, 0) || e.Val != e.Val {
 			g.imports["math"] = true
 		}
 		if e.T == ir.Bool {
-			return strconv.FormatBool(e.Val != 0)
+			return strconv.FormatBool(e.Val != 0), precUnary
 		}
-		return floatLit(e.Val, e.T)
+		return floatLit(e.Val, e.T), precUnary
 	case *ir.Load:
 		var v string
 		if e.T.Kind == ir.Scalar {
@@ -640,77 +675,107 @@ func (g *gen) expr(e ir.Expr) string {
 		switch e.T.Type {
 		case ir.F16, ir.BF16:
 			g.imports[g.mod+"/f16"] = true
-			return v + ".Float32()"
+			return v + ".Float32()", precUnary
 		}
-		return v
+		return v, precUnary
 	case *ir.DimVal:
-		return goType(e.T.Compute()) + "(" + e.D.Name + ")"
+		return goType(e.T.Compute()) + "(" + e.D.Name + ")", precUnary
 	case *ir.VarVal:
-		return goType(e.T.Compute()) + "(" + e.V.Name + ")"
+		return goType(e.T.Compute()) + "(" + e.V.Name + ")", precUnary
 	case *ir.PlanVal:
 		slot, field, _ := strings.Cut(e.Name, ".")
-		return goType(e.T.Compute()) + "(" + codegen.SlotVar(slot) + "." + field + ")"
+		return goType(e.T.Compute()) + "(" + codegen.SlotVar(slot) + "." + field + ")", precUnary
 	case *ir.Local:
-		return e.L.Name
+		return e.L.Name, precUnary
 	case *ir.Cast:
-		x := g.expr(e.X)
 		from := e.X.Type().Compute()
 		switch e.T {
 		case ir.F16:
 			g.imports[g.mod+"/f16"] = true
-			return "f16.FromFloat64(float64(" + x + ")).Float32()"
+			return "f16.FromFloat64(float64(" + g.exprTop(e.X) + ")).Float32()", precUnary
 		case ir.BF16:
 			g.imports[g.mod+"/f16"] = true
-			return "f16.BF16FromFloat64(float64(" + x + ")).Float32()"
+			return "f16.BF16FromFloat64(float64(" + g.exprTop(e.X) + ")).Float32()", precUnary
 		case ir.I32, ir.I8:
 			if from.IsFloat() {
-				return "toInt" + suffix(e.T) + "(float64(" + x + "))"
+				return "toInt" + suffix(e.T) + "(float64(" + g.exprTop(e.X) + "))", precUnary
 			}
 		}
 		if from == e.T.Compute() {
-			return x
+			return g.exprPrec(e.X)
 		}
-		return goType(e.T.Compute()) + "(" + x + ")"
+		return goType(e.T.Compute()) + "(" + g.exprTop(e.X) + ")", precUnary
 	case *ir.Select:
-		return "sel(" + g.expr(e.C) + ", " + g.expr(e.A) + ", " + g.expr(e.B) + ")"
+		return "sel(" + g.exprTop(e.C) + ", " + g.exprTop(e.A) + ", " + g.exprTop(e.B) + ")", precUnary
 	case *ir.Unary:
-		x := g.expr(e.X)
 		t := e.T.Compute()
 		switch e.Op {
 		case ir.Neg:
-			return "(-" + x + ")"
+			x := g.expr(e.X)
+			if strings.HasPrefix(x, "-") {
+				x = "(" + x + ")" // not --
+			}
+			return "-" + x, precUnary
 		case ir.Abs, ir.Sqrt, ir.Exp, ir.Log, ir.Tanh:
+			x := g.exprTop(e.X)
 			if t.IsInt() {
-				return "abs" + suffix(t) + "(" + x + ")"
+				return "abs" + suffix(t) + "(" + x + ")", precUnary
 			}
 			g.imports["math"] = true
 			fn := map[ir.Op]string{ir.Abs: "Abs", ir.Sqrt: "Sqrt", ir.Exp: "Exp", ir.Log: "Log", ir.Tanh: "Tanh"}[e.Op]
 			if t == ir.F64 {
-				return "math." + fn + "(" + x + ")"
+				return "math." + fn + "(" + x + ")", precUnary
 			}
-			return "float32(math." + fn + "(float64(" + x + ")))"
+			return "float32(math." + fn + "(float64(" + x + ")))", precUnary
 		case ir.Relu:
-			return "relu" + suffix(t) + "(" + x + ")"
+			return "relu" + suffix(t) + "(" + g.exprTop(e.X) + ")", precUnary
 		case ir.Sigmoid:
-			return "sigmoid" + suffix(t) + "(" + x + ")"
+			return "sigmoid" + suffix(t) + "(" + g.exprTop(e.X) + ")", precUnary
 		}
 	case *ir.Binary:
-		x, y := g.expr(e.X), g.expr(e.Y)
-		if e.Op.IsCompare() {
-			return "(" + x + " " + string(e.Op) + " " + y + ")"
-		}
 		t := e.T.Compute()
-		switch e.Op {
-		case ir.Max, ir.Min:
-			return string(e.Op) + suffix(t) + "(" + x + ", " + y + ")"
-		case ir.Div:
-			if t.IsInt() {
-				return "div" + suffix(t) + "(" + x + ", " + y + ")"
+		switch {
+		case e.Op == ir.Max, e.Op == ir.Min:
+			return string(e.Op) + suffix(e.T.Compute()) + "(" + g.exprTop(e.X) + ", " + g.exprTop(e.Y) + ")", precUnary
+		case e.Op == ir.Div && !e.Op.IsCompare() && t.IsInt():
+			return "div" + suffix(t) + "(" + g.exprTop(e.X) + ", " + g.exprTop(e.Y) + ")", precUnary
+		}
+		prec := precAdd
+		switch {
+		case e.Op.IsCompare():
+			prec = precCompare
+		case e.Op == ir.Mul || e.Op == ir.Div:
+			prec = precMul
+		}
+		x, px := g.exprPrec(e.X)
+		y, py := g.exprPrec(e.Y)
+		return operand(x, px, prec, false) + " " + string(e.Op) + " " + operand(y, py, prec, true), prec
+	}
+	return "?", precUnary
+}
+
+// increment is a loop's post statement: v++ or v += step.
+func increment(v, step string) string {
+	if step == "1" {
+		return v + "++"
+	}
+	return v + " += " + step
+}
+
+// assign writes dst = v, as dst op= y when v is (dst op y) for an arithmetic op (self tells whether an
+// operand is dst itself). Go evaluates x op= y as x = x op (y): the same operations in the same order.
+func (g *gen) assign(dst string, v ir.Expr, self func(ir.Expr) bool) {
+	if b, ok := v.(*ir.Binary); ok && self(b.X) && !b.Op.IsCompare() {
+		t := b.T.Compute()
+		switch {
+		case b.Op == ir.Add, b.Op == ir.Sub, b.Op == ir.Mul, b.Op == ir.Div && !t.IsInt():
+			if b.X.Type().Compute() == t {
+				g.line("%s %s= %s", dst, b.Op, g.exprTop(b.Y))
+				return
 			}
 		}
-		return "(" + x + " " + string(e.Op) + " " + y + ")"
 	}
-	return "?"
+	g.line("%s = %s", dst, g.exprTop(v))
 }
 
 // storeValue converts a compute value for storing into t.
@@ -798,7 +863,7 @@ func (g *gen) node(n ir.Node) error {
 			g.line("rt.ParallelFor(%s, %s, %s, cost_, func(lo_, hi_ int) {", lo, hi, step)
 			g.depth++
 			g.hoistAllocs(n.Body, false)
-			g.line("for %s := lo_; %s < hi_; %s += %s {", v, v, v, step)
+			g.line("for %s := lo_; %s < hi_; %s {", v, v, increment(v, step))
 			g.scope = append(g.scope, v)
 			g.depth++
 			outer := g.inWorker
@@ -824,7 +889,7 @@ func (g *gen) node(n ir.Node) error {
 			g.vloopCall(vl, v, lo, hi)
 			g.line("for ; %s < %s; %s += %s {", v, hi, v, step)
 		} else {
-			g.line("for %s := %s; %s < %s; %s += %s {", v, lo, v, hi, v, step)
+			g.line("for %s := %s; %s < %s; %s {", v, lo, v, hi, increment(v, step))
 		}
 		g.scope = append(g.scope, v)
 		g.depth++
@@ -839,7 +904,7 @@ func (g *gen) node(n ir.Node) error {
 			g.line("}")
 		}
 	case *ir.Decl:
-		t, init := goType(n.L.T.Compute()), g.expr(n.Init)
+		t, init := goType(n.L.T.Compute()), g.exprTop(n.Init)
 		if isConversion(init, t) {
 			g.line("%s := %s", n.L.Name, init)
 		} else {
@@ -848,7 +913,10 @@ func (g *gen) node(n ir.Node) error {
 		g.line("_ = %s", n.L.Name) // removed by dropBlankUses where the local is used
 		g.scope = append(g.scope, n.L.Name)
 	case *ir.Assign:
-		g.line("%s = %s", n.L.Name, g.expr(n.Value))
+		g.assign(n.L.Name, n.Value, func(x ir.Expr) bool {
+			l, ok := x.(*ir.Local)
+			return ok && l.L == n.L
+		})
 	case *ir.Store:
 		if c, ok := n.Value.(*ir.Cast); ok && c.T == ir.F16 && n.T.Type == ir.F16 && c.X.Type().Compute().IsFloat() {
 			// Storing a value cast to f16 rounds once (rounding the widened f16 again changes nothing).
@@ -857,10 +925,18 @@ func (g *gen) node(n ir.Node) error {
 			if c.X.Type().Compute() == ir.F64 {
 				fn = "f16.FromFloat64("
 			}
-			g.line("%s[%s] = %s%s)", n.T.Name, g.offset(n.T, n.Idx), fn, g.expr(c.X))
+			g.line("%s[%s] = %s%s)", n.T.Name, g.offset(n.T, n.Idx), fn, g.exprTop(c.X))
 			break
 		}
-		g.line("%s[%s] = %s", n.T.Name, g.offset(n.T, n.Idx), g.storeValue(n.T, g.expr(n.Value)))
+		dst := n.T.Name + "[" + g.offset(n.T, n.Idx) + "]"
+		if n.T.Type == n.T.Type.Compute() {
+			g.assign(dst, n.Value, func(x ir.Expr) bool {
+				l, ok := x.(*ir.Load)
+				return ok && l.T == n.T && g.offset(l.T, l.Idx) == g.offset(n.T, n.Idx)
+			})
+			break
+		}
+		g.line("%s = %s", dst, g.storeValue(n.T, g.exprTop(n.Value)))
 	case *ir.Alloc:
 		if g.hoisted[n] {
 			return g.nodes(n.Body)
@@ -884,7 +960,7 @@ func (g *gen) node(n ir.Node) error {
 	case *ir.Pack:
 		g.pack(n)
 	case *ir.If:
-		g.line("if %s {", g.expr(n.Cond))
+		g.line("if %s {", g.exprTop(n.Cond))
 		g.depth++
 		mark := len(g.scope)
 		g.hoistAllocs(n.Then, false)
@@ -915,7 +991,7 @@ func (g *gen) node(n ir.Node) error {
 		}
 		g.line("%s.Micro(%s, %s[%s:], %s[%s:], %s[%s:], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot),
 			g.iexpr(n.KC), n.A.Name, g.iexpr(n.AOff), n.B.Name, g.iexpr(n.BOff), n.C.Name, g.iexpr(n.COff),
-			g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N), g.expr(n.Alpha), g.expr(n.Beta), bias, g.expr(n.EP))
+			g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N), g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.exprTop(n.EP))
 	case *ir.Transpose:
 		g.transpose(n)
 	default:
@@ -1048,7 +1124,7 @@ func (g *gen) packSerial(p *ir.Pack) {
 	g.depth++
 	g.line("dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
 	g.line("w_ := min(panel_, n_-p0_)")
-	val := g.expr(p.Value)
+	val := g.exprTop(p.Value)
 	if depthInner {
 		g.line("for q_ := 0; q_ < w_; q_++ {")
 		g.line("\t%s := p0_ + q_", P)
@@ -1300,7 +1376,7 @@ func (g *gen) microU(n *ir.Micro) error {
 	// its end.
 	g.line("%s.%s(%s, %s[min(aoff_, len(%s)):], ars_, acs_, %s[min(boff_, len(%s)):], ldb_, %s[min(%s, len(%s)):], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot), fn,
 		g.iexpr(n.KC), a.T.Name, a.T.Name, b.T.Name, b.T.Name, n.C.Name, g.iexpr(n.COff), n.C.Name, g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N),
-		g.expr(n.Alpha), g.expr(n.Beta), bias, g.expr(n.EP))
+		g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.exprTop(n.EP))
 	g.depth--
 	g.line("}")
 	return nil
