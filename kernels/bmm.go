@@ -45,7 +45,7 @@ func Bmm(Bt, M, K, N int, A []float32, B []float32, C []float32) error {
 
 func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 	// C[b, i, j] = sum(k: (A[b, i, k] * B[b, k, j]))
-	for b := 0; b < Bt; b += 1 {
+	for b := 0; b < Bt; b++ {
 		if float64(M) <= float64(4) {
 			if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
 				for jb := 0; jb < N; jb += 4096 {
@@ -53,7 +53,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 						aoff_, boff_ := b*M*K, b*K*N+jb
 						ars_, acs_ := ((b*M+1)*K)-aoff_, (b*M*K+1)-aoff_
 						ldb_ := ((b*K+1)*N + jb) - boff_
-						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel(int32(0) == int32(0), float32(0), float32(1)), nil, int(sel(int32(K) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
 					}
 				}
 			} else {
@@ -64,13 +64,13 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							aoff_, boff_ := b*M*K, b*K*N+jb
 							ars_, acs_ := ((b*M+1)*K)-aoff_, (b*M*K+1)-aoff_
 							ldb_ := ((b*K+1)*N + jb) - boff_
-							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel(int32(0) == int32(0), float32(0), float32(1)), nil, int(sel(int32(K) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
 						}
 					}
 				})
 			}
 		} else {
-			if ((float64(M) * float64(N)) * float64(K)) <= float64(512000) {
+			if float64(M)*float64(N)*float64(K) <= float64(512000) {
 				for jc := 0; jc < N; jc += bmmSlot.NC {
 					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 						for ic := 0; ic < M; ic += bmmSlot.MC {
@@ -81,7 +81,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 											aoff_, boff_ := (b*M+ic+ir)*K+pc, (b*K+pc)*N+jc+jr
 											ars_, acs_ := ((b*M+ic+ir+1)*K+pc)-aoff_, ((b*M+ic+ir)*K+pc+1)-aoff_
 											ldb_ := ((b*K+pc+1)*N + jc + jr) - boff_
-											bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
 										}
 									}
 								}
@@ -94,7 +94,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 												aoff_, boff_ := (b*M+ic+ir)*K+pc, (b*K+pc)*N+jc+jr
 												ars_, acs_ := ((b*M+ic+ir+1)*K+pc)-aoff_, ((b*M+ic+ir)*K+pc+1)-aoff_
 												ldb_ := ((b*K+pc+1)*N + jc + jr) - boff_
-												bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+												bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
 											}
 										}
 									}
@@ -120,7 +120,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(M) >= (int32(4) * int32(bmmSlot.MC)) {
+						if int32(M) >= int32(4)*int32(bmmSlot.MC) {
 							if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(bmmSlot.MC, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bmmSlot.MC, cost_) {
 								packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 								defer rt.Release32(packA)
@@ -140,7 +140,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									}
 									for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
 										}
 									}
 								}
@@ -161,7 +161,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 										}
 										for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 											for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
 											}
 										}
 									}
@@ -187,7 +187,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
 									for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
 										}
 									}
 								} else {
@@ -195,7 +195,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									rt.ParallelFor(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_, func(lo_, hi_ int) {
 										for jr := lo_; jr < hi_; jr += bmmSlot.NR {
 											for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
 											}
 										}
 									})
