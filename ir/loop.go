@@ -37,7 +37,8 @@ func (k LoopKind) String() string { return loopKindNames[k] }
 
 // Loop runs Body for Var = Lo, Lo+Step, ... while Var < Hi. Step is a positive constant or plan symbol.
 // For Vector and Unrolled loops, Width iterations are grouped; Step is Width, and the pass that made the
-// loop also made the remainder loop after it, so a group is always whole.
+// loop also made the remainder loop after it, so a group is always whole. An Unrolled loop's Body holds
+// the Width copies; a Vector loop's Body is the single-lane body, run once per lane (ir/vector.go).
 type Loop struct {
 	Var    *Var
 	Lo, Hi IExpr
@@ -48,21 +49,9 @@ type Loop struct {
 	// worth splitting); nil means unknown.
 	Cost IExpr
 	Body []Node
-	// Lane, set by the vectorize pass on the Vector loops it makes, is the loop's single-lane form: the
-	// original body with Var unshifted, from which a SIMD backend vectorizes (codegen.VLoops). Body stays
-	// the semantics (the interpreter and the portable backend run it); Lane is a description only and is
-	// not walked by WalkNodes, RewriteNodes or the verifier.
-	Lane *Lane
-}
-
-// Lane is the single-lane body of a Vector loop. For a reduction loop (`Acc = Acc op e` as the last node
-// of Body), Acc is the accumulator the lane body updates and Parts are the per-lane partial accumulators
-// of the replicated Body, lane by lane; elementwise loops have Acc == nil.
-type Lane struct {
-	Body  []Node
-	Acc   *LocalVar
-	Op    Op
-	Parts []*LocalVar
+	// Reduce describes the reduction of a Vector loop whose lanes accumulate into per-lane partials
+	// (ir/vector.go); nil for elementwise loops and loops of other kinds.
+	Reduce *LaneReduce
 }
 
 // Decl declares a scalar local and sets it to Init.

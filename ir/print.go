@@ -158,7 +158,15 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 			if n.Width > 0 {
 				w = "<" + strconv.Itoa(n.Width) + ">"
 			}
-			fmt.Fprintf(b, "%s%s%s %s = %s .. %s step %s\n", ind, n.Kind, w, n.Var.Name, n.Lo, n.Hi, n.Step)
+			red := ""
+			if r := n.Reduce; r != nil {
+				parts := make([]string, len(r.Parts))
+				for i, p := range r.Parts {
+					parts[i] = "%" + p.Name
+				}
+				red = fmt.Sprintf(" reduce %s %%%s lanes [%s]", r.Op, r.Acc.Name, strings.Join(parts, ", "))
+			}
+			fmt.Fprintf(b, "%s%s%s %s = %s .. %s step %s%s\n", ind, n.Kind, w, n.Var.Name, n.Lo, n.Hi, n.Step, red)
 			printNodes(b, n.Body, depth+1)
 		case *Decl:
 			fmt.Fprintf(b, "%svar %%%s %s = %s\n", ind, n.L.Name, n.L.T, FormatExpr(n.Init))

@@ -209,7 +209,10 @@ func (v *fverifier) plainNode(n Node) error {
 			return fmt.Errorf("%s loop %s has no width", n.Kind, n.Var.Name)
 		}
 		v.bound[n.Var] = true
-		err := v.nodes(n.Body)
+		err := v.verifyLanes(n)
+		if err == nil {
+			err = v.nodes(n.Body)
+		}
 		delete(v.bound, n.Var)
 		return err
 	case *Decl:
