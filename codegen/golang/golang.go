@@ -893,7 +893,7 @@ func (g *gen) node(n ir.Node) error {
 		}
 		g.scope = append(g.scope, v)
 		g.depth++
-		if err := g.nodes(n.Body); err != nil {
+		if err := g.nodes(ir.ExpandLanes(n)); err != nil {
 			return err
 		}
 		g.depth--
@@ -1033,7 +1033,7 @@ func (g *gen) vloopCall(vl *codegen.VLoop, v, lo, hi string) {
 	}
 	call := vl.Var + "(" + strings.Join(args, ", ") + ")"
 	if vl.Reduction() {
-		ln := vl.Loop.Lane
+		ln := vl.Loop.Reduce
 		p := ln.Parts[0].Name
 		var comb string
 		switch ln.Op {
