@@ -86,3 +86,35 @@ func TestExprPrecedence(t *testing.T) {
 		}
 	}
 }
+
+// Selects on constant conditions and equal branches print as the value they select; comparisons fold
+// only between constants their type holds exactly.
+func TestExprFoldsConstantSelects(t *testing.T) {
+	a := &ir.Local{L: &ir.LocalVar{Name: "a", T: ir.F32}}
+	i32 := func(v float64) *ir.Const { return &ir.Const{Val: v, T: ir.I32} }
+	f32 := func(v float64) *ir.Const { return &ir.Const{Val: v, T: ir.F32} }
+	cmp := func(op ir.Op, x, y ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: x, Y: y, T: ir.Bool} }
+	g := &gen{imports: map[string]bool{}}
+	for _, tc := range []struct {
+		e    ir.Expr
+		want string
+	}{
+		{&ir.Select{C: cmp(ir.Eq, i32(0), i32(0)), A: a, B: f32(1)}, "a"},
+		{&ir.Select{C: cmp(ir.Lt, i32(3), i32(2)), A: a, B: f32(1)}, "float32(1)"},
+		{&ir.Select{C: cmp(ir.Eq, a, f32(0)), A: i32(2), B: i32(2)}, "int32(2)"},
+		{&ir.Select{C: cmp(ir.Eq, a, f32(0)), A: a, B: f32(1)}, "sel(a == float32(0), a, float32(1))"},
+		{cmp(ir.Eq, f32(0.1), f32(0.1)), "float32(0.1) == float32(0.1)"}, // 0.1 is not an f32
+		{cmp(ir.Ge, f32(0.5), f32(0.25)), "true"},
+	} {
+		if got := g.exprTop(tc.e); got != tc.want {
+			t.Errorf("%s printed as %s, want %s", ir.FormatExpr(tc.e), got, tc.want)
+		}
+	}
+	ep := &ir.Select{C: cmp(ir.Ge, i32(5), i32(1)), A: i32(3), B: i32(0)}
+	if got := g.epArg(ep); got != "3" {
+		t.Errorf("epArg = %s, want 3", got)
+	}
+	if got := g.epArg(&ir.Select{C: cmp(ir.Eq, a, f32(0)), A: i32(3), B: i32(0)}); got != "int(sel(a == float32(0), int32(3), int32(0)))" {
+		t.Errorf("epArg of a run-time select = %s", got)
+	}
+}

@@ -706,6 +706,15 @@ func (g *gen) exprPrec(e ir.Expr) (string, int) {
 		}
 		return goType(e.T.Compute()) + "(" + g.exprTop(e.X) + ")", precUnary
 	case *ir.Select:
+		if c, ok := constBool(e.C); ok {
+			if c {
+				return g.exprPrec(e.A)
+			}
+			return g.exprPrec(e.B)
+		}
+		if sameConst(e.A, e.B) {
+			return g.exprPrec(e.A)
+		}
 		return "sel(" + g.exprTop(e.C) + ", " + g.exprTop(e.A) + ", " + g.exprTop(e.B) + ")", precUnary
 	case *ir.Unary:
 		t := e.T.Compute()
@@ -740,6 +749,9 @@ func (g *gen) exprPrec(e ir.Expr) (string, int) {
 		case e.Op == ir.Div && !e.Op.IsCompare() && t.IsInt():
 			return "div" + suffix(t) + "(" + g.exprTop(e.X) + ", " + g.exprTop(e.Y) + ")", precUnary
 		}
+		if c, ok := constBool(e); ok {
+			return strconv.FormatBool(c), precUnary
+		}
 		prec := precAdd
 		switch {
 		case e.Op.IsCompare():
@@ -752,6 +764,89 @@ func (g *gen) exprPrec(e ir.Expr) (string, int) {
 		return operand(x, px, prec, false) + " " + string(e.Op) + " " + operand(y, py, prec, true), prec
 	}
 	return "?", precUnary
+}
+
+// exactConst returns the value of a constant as its type holds it, false when the IR's float64 is not
+// exactly that (an f32 constant with more digits, a fraction in an integer type, ...).
+func exactConst(e ir.Expr) (float64, ir.DType, bool) {
+	c, ok := e.(*ir.Const)
+	if !ok || c.Val != c.Val {
+		return 0, 0, false
+	}
+	switch c.T {
+	case ir.F64:
+		return c.Val, c.T, true
+	case ir.F32:
+		return c.Val, c.T, float64(float32(c.Val)) == c.Val
+	case ir.I32, ir.Bool:
+		return c.Val, c.T, c.Val == math.Trunc(c.Val) && math.Abs(c.Val) < 1<<31
+	}
+	return 0, 0, false
+}
+
+// constBool folds a boolean constant, or a comparison of two exact constants of one type (the
+// generated code's select(pc == 0, ...) once pc is known), so the generated Go does not compare 0 with 0.
+func constBool(e ir.Expr) (value, ok bool) {
+	if c, isConst := e.(*ir.Const); isConst && c.T == ir.Bool {
+		return c.Val != 0, true
+	}
+	b, isBin := e.(*ir.Binary)
+	if !isBin || !b.Op.IsCompare() {
+		return false, false
+	}
+	x, tx, okx := exactConst(b.X)
+	y, ty, oky := exactConst(b.Y)
+	if !okx || !oky || tx != ty {
+		return false, false
+	}
+	switch b.Op {
+	case ir.Lt:
+		return x < y, true
+	case ir.Le:
+		return x <= y, true
+	case ir.Gt:
+		return x > y, true
+	case ir.Ge:
+		return x >= y, true
+	case ir.Eq:
+		return x == y, true
+	case ir.Ne:
+		return x != y, true
+	}
+	return false, false
+}
+
+// sameConst reports whether a and b are the same constant of the same type.
+func sameConst(a, b ir.Expr) bool {
+	x, okx := a.(*ir.Const)
+	y, oky := b.(*ir.Const)
+	return okx && oky && x.T == y.T && math.Float64bits(x.Val) == math.Float64bits(y.Val)
+}
+
+// epArg renders a Micro's epilogue code as an int argument: a literal when it folds to a constant.
+func (g *gen) epArg(e ir.Expr) string {
+	for {
+		s, ok := e.(*ir.Select)
+		if !ok {
+			break
+		}
+		if c, ok := constBool(s.C); ok {
+			e = s.A
+			if !c {
+				e = s.B
+			}
+			continue
+		}
+		if sameConst(s.A, s.B) {
+			e = s.A
+			continue
+		}
+		break
+	}
+	if v, _, ok := exactConst(e); ok {
+		return strconv.Itoa(int(v))
+	}
+	return "int(" + g.exprTop(e) + ")"
 }
 
 // increment is a loop's post statement: v++ or v += step.
@@ -989,9 +1084,9 @@ func (g *gen) node(n ir.Node) error {
 		if n.Bias != nil {
 			bias = n.Bias.Name + "[" + g.iexpr(n.BiasOff) + ":]"
 		}
-		g.line("%s.Micro(%s, %s[%s:], %s[%s:], %s[%s:], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot),
+		g.line("%s.Micro(%s, %s[%s:], %s[%s:], %s[%s:], %s, %s, %s, %s, %s, %s, %s)", codegen.SlotVar(n.Slot),
 			g.iexpr(n.KC), n.A.Name, g.iexpr(n.AOff), n.B.Name, g.iexpr(n.BOff), n.C.Name, g.iexpr(n.COff),
-			g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N), g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.exprTop(n.EP))
+			g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N), g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.epArg(n.EP))
 	case *ir.Transpose:
 		g.transpose(n)
 	default:
@@ -1350,19 +1445,43 @@ func (g *gen) microU(n *ir.Micro) error {
 	if !ok1 || !ok2 {
 		return fmt.Errorf("micro %s: unpacked operands must be plain loads", n.Slot)
 	}
-	at := func(l *ir.Load, v *ir.View, dp, dd int) string {
+	idxAt := func(l *ir.Load, v *ir.View, dp, dd int) []ir.IExpr {
 		idx := make([]ir.IExpr, len(l.Idx))
 		m := map[*ir.Var]ir.IExpr{v.P: ir.IAdd(v.Base0, ir.IConst{V: dp}), v.D: ir.IAdd(v.K0, ir.IConst{V: dd})}
 		for i, ix := range l.Idx {
 			idx[i] = ir.SubstIExpr(ix, m)
 		}
-		return g.offset(l.T, idx)
+		return idx
+	}
+	// stride is the distance in elements between the operand element at (dp, dd) and the one at (0, 0):
+	// written as an expression of the dims when every index moves by a constant (the usual case),
+	// otherwise as the difference of the two offsets.
+	stride := func(l *ir.Load, v *ir.View, dp, dd int, base string) string {
+		from, to := idxAt(l, v, 0, 0), idxAt(l, v, dp, dd)
+		if l.T.Kind != ir.Scratch {
+			var s ir.IExpr = ir.IConst{V: 0} // Σ (to[i] - from[i]) · Π shape[i+1:], by Horner's rule
+			for i := range from {
+				c, ok := ir.Simplify(ir.ISub(to[i], from[i])).(ir.IConst)
+				if !ok {
+					s = nil
+					break
+				}
+				if i > 0 {
+					s = ir.IMul(s, ir.IDim{D: l.T.Shape[i]})
+				}
+				s = ir.IAdd(s, c)
+			}
+			if s != nil {
+				return g.iexpr(s)
+			}
+		}
+		return "(" + g.offset(l.T, to) + ") - " + base
 	}
 	g.line("{")
 	g.depth++
-	g.line("aoff_, boff_ := %s, %s", at(a, n.AView, 0, 0), at(b, n.BView, 0, 0))
-	g.line("ars_, acs_ := (%s)-aoff_, (%s)-aoff_", at(a, n.AView, 1, 0), at(a, n.AView, 0, 1))
-	g.line("ldb_ := (%s) - boff_", at(b, n.BView, 0, 1))
+	g.line("aoff_, boff_ := %s, %s", g.offset(a.T, idxAt(a, n.AView, 0, 0)), g.offset(b.T, idxAt(b, n.BView, 0, 0)))
+	g.line("ars_, acs_ := %s, %s", stride(a, n.AView, 1, 0, "aoff_"), stride(a, n.AView, 0, 1, "aoff_"))
+	g.line("ldb_ := %s", stride(b, n.BView, 0, 1, "boff_"))
 	bias := "nil"
 	if n.Bias != nil {
 		bias = n.Bias.Name + "[" + g.iexpr(n.BiasOff) + ":]"
@@ -1374,9 +1493,9 @@ func (g *gen) microU(n *ir.Micro) error {
 	// The operands are sliced at min(offset, len): when the reduction is empty (K = 0) A and B are not
 	// read, when M = 0 (a rows call) C is not written, and the offsets of an empty tensor may lie past
 	// its end.
-	g.line("%s.%s(%s, %s[min(aoff_, len(%s)):], ars_, acs_, %s[min(boff_, len(%s)):], ldb_, %s[min(%s, len(%s)):], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot), fn,
+	g.line("%s.%s(%s, %s[min(aoff_, len(%s)):], ars_, acs_, %s[min(boff_, len(%s)):], ldb_, %s[min(%s, len(%s)):], %s, %s, %s, %s, %s, %s, %s)", codegen.SlotVar(n.Slot), fn,
 		g.iexpr(n.KC), a.T.Name, a.T.Name, b.T.Name, b.T.Name, n.C.Name, g.iexpr(n.COff), n.C.Name, g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N),
-		g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.exprTop(n.EP))
+		g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.epArg(n.EP))
 	g.depth--
 	g.line("}")
 	return nil
