@@ -85,7 +85,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 						}
 						for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
 							for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
-								bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemmSlot.KC), int32(0), int32(0))))
+								bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					}
@@ -106,7 +106,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 							}
 							for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
 								for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
-									bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemmSlot.KC), int32(0), int32(0))))
+									bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						}
@@ -132,7 +132,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 					if cost_ := (min(bgemmSlot.MC, M-ic)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(bgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_) {
 						for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
 							for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
-								bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemmSlot.KC), int32(0), int32(0))))
+								bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -140,7 +140,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 						rt.ParallelFor(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += bgemmSlot.NR {
 								for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
-									bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemmSlot.KC), int32(0), int32(0))))
+									bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						})

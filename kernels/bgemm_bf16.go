@@ -87,7 +87,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 						}
 						for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
 							for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
-								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemm_bf16Slot.KC), int32(0), int32(0))))
+								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 							}
 						}
 					}
@@ -108,7 +108,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 							}
 							for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
 								for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
-									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemm_bf16Slot.KC), int32(0), int32(0))))
+									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 								}
 							}
 						}
@@ -134,7 +134,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 					if cost_ := (min(bgemm_bf16Slot.MC, M-ic)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(bgemm_bf16Slot.KC, K-pc)+1) + 1; rt.Inline(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_) {
 						for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
 							for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
-								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemm_bf16Slot.KC), int32(0), int32(0))))
+								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -142,7 +142,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 						rt.ParallelFor(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += bgemm_bf16Slot.NR {
 								for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
-									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemm_bf16Slot.KC), int32(0), int32(0))))
+									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 								}
 							}
 						})

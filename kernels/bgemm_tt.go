@@ -85,7 +85,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 						}
 						for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
 							for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
-								bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemm_ttSlot.KC), int32(0), int32(0))))
+								bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 							}
 						}
 					}
@@ -105,7 +105,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 							}
 							for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
 								for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
-									bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemm_ttSlot.KC), int32(0), int32(0))))
+									bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 								}
 							}
 						}
@@ -130,7 +130,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 					if cost_ := (min(bgemm_ttSlot.MC, M-ic)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(bgemm_ttSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_) {
 						for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
 							for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
-								bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemm_ttSlot.KC), int32(0), int32(0))))
+								bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -138,7 +138,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 						rt.ParallelFor(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += bgemm_ttSlot.NR {
 								for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
-									bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bgemm_ttSlot.KC), int32(0), int32(0))))
+									bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 								}
 							}
 						})

@@ -51,9 +51,9 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 				for jb := 0; jb < N; jb += 4096 {
 					{
 						aoff_, boff_ := b*M*K, b*K*N+jb
-						ars_, acs_ := ((b*M+1)*K)-aoff_, (b*M*K+1)-aoff_
-						ldb_ := ((b*K+1)*N + jb) - boff_
-						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel(int32(0) == int32(0), float32(0), float32(1)), nil, int(sel(int32(K) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
+						ars_, acs_ := K, 1
+						ldb_ := N
+						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(0), nil, 0)
 					}
 				}
 			} else {
@@ -62,9 +62,9 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 					for jb := lo_; jb < hi_; jb += 4096 {
 						{
 							aoff_, boff_ := b*M*K, b*K*N+jb
-							ars_, acs_ := ((b*M+1)*K)-aoff_, (b*M*K+1)-aoff_
-							ldb_ := ((b*K+1)*N + jb) - boff_
-							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel(int32(0) == int32(0), float32(0), float32(1)), nil, int(sel(int32(K) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
+							ars_, acs_ := K, 1
+							ldb_ := N
+							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(0), nil, 0)
 						}
 					}
 				})
@@ -79,9 +79,9 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
 										{
 											aoff_, boff_ := (b*M+ic+ir)*K+pc, (b*K+pc)*N+jc+jr
-											ars_, acs_ := ((b*M+ic+ir+1)*K+pc)-aoff_, ((b*M+ic+ir)*K+pc+1)-aoff_
-											ldb_ := ((b*K+pc+1)*N + jc + jr) - boff_
-											bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
+											ars_, acs_ := K, 1
+											ldb_ := N
+											bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 										}
 									}
 								}
@@ -92,9 +92,9 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
 											{
 												aoff_, boff_ := (b*M+ic+ir)*K+pc, (b*K+pc)*N+jc+jr
-												ars_, acs_ := ((b*M+ic+ir+1)*K+pc)-aoff_, ((b*M+ic+ir)*K+pc+1)-aoff_
-												ldb_ := ((b*K+pc+1)*N + jc + jr) - boff_
-												bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
+												ars_, acs_ := K, 1
+												ldb_ := N
+												bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 											}
 										}
 									}
@@ -140,7 +140,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									}
 									for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
+											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 										}
 									}
 								}
@@ -161,7 +161,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 										}
 										for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 											for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
+												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 											}
 										}
 									}
@@ -187,7 +187,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
 									for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
+											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 										}
 									}
 								} else {
@@ -195,7 +195,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									rt.ParallelFor(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_, func(lo_, hi_ int) {
 										for jr := lo_; jr < hi_; jr += bmmSlot.NR {
 											for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(bmmSlot.KC), int32(0), int32(0))))
+												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 											}
 										}
 									})

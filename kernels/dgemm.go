@@ -53,9 +53,9 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 			for jb := 0; jb < N; jb += 4096 {
 				{
 					aoff_, boff_ := 0, jb
-					ars_, acs_ := (K)-aoff_, (1)-aoff_
-					ldb_ := (N + jb) - boff_
-					dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, sel(int32(0) == int32(0), beta, float64(1)), nil, int(sel(int32(K) >= int32(K)-int32(dgemmSlot.KC), int32(0), int32(0))))
+					ars_, acs_ := K, 1
+					ldb_ := N
+					dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
 				}
 			}
 		} else {
@@ -64,9 +64,9 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
 						aoff_, boff_ := 0, jb
-						ars_, acs_ := (K)-aoff_, (1)-aoff_
-						ldb_ := (N + jb) - boff_
-						dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, sel(int32(0) == int32(0), beta, float64(1)), nil, int(sel(int32(K) >= int32(K)-int32(dgemmSlot.KC), int32(0), int32(0))))
+						ars_, acs_ := K, 1
+						ldb_ := N
+						dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
 					}
 				}
 			})
@@ -81,9 +81,9 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 								for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
 									{
 										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-										ldb_ := ((pc+1)*N + jc + jr) - boff_
-										dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemmSlot.KC), int32(0), int32(0))))
+										ars_, acs_ := K, 1
+										ldb_ := N
+										dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 									}
 								}
 							}
@@ -94,9 +94,9 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 									for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
 										{
 											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-											ldb_ := ((pc+1)*N + jc + jr) - boff_
-											dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemmSlot.KC), int32(0), int32(0))))
+											ars_, acs_ := K, 1
+											ldb_ := N
+											dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 										}
 									}
 								}
@@ -142,7 +142,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 								}
 								for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
 									for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-										dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemmSlot.KC), int32(0), int32(0))))
+										dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 									}
 								}
 							}
@@ -163,7 +163,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 									}
 									for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
 										for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-											dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemmSlot.KC), int32(0), int32(0))))
+											dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 										}
 									}
 								}
@@ -189,7 +189,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
 								for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
 									for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-										dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemmSlot.KC), int32(0), int32(0))))
+										dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 									}
 								}
 							} else {
@@ -197,7 +197,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 								rt.ParallelFor(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
 										for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-											dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemmSlot.KC), int32(0), int32(0))))
+											dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 										}
 									}
 								})

@@ -85,7 +85,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 						for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
 							for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
-								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemm_ntSlot.KC), int32(0), int32(0))))
+								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 							}
 						}
 					}
@@ -106,7 +106,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 							}
 							for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
 								for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
-									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemm_ntSlot.KC), int32(0), int32(0))))
+									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 								}
 							}
 						}
@@ -132,7 +132,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 					if cost_ := (min(dgemm_ntSlot.MC, M-ic)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*(dgemm_ntSlot.MR*dgemm_ntSlot.NR*min(dgemm_ntSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemm_ntSlot.NC, N-jc), dgemm_ntSlot.NR, cost_) {
 						for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
 							for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
-								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemm_ntSlot.KC), int32(0), int32(0))))
+								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 							}
 						}
 					} else {
@@ -140,7 +140,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 						rt.ParallelFor(0, min(dgemm_ntSlot.NC, N-jc), dgemm_ntSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemm_ntSlot.NR {
 								for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
-									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemm_ntSlot.KC), int32(0), int32(0))))
+									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 								}
 							}
 						})

@@ -84,7 +84,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 						for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
 							for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
-								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemm_ttSlot.KC), int32(0), int32(0))))
+								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 							}
 						}
 					}
@@ -104,7 +104,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							}
 							for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
 								for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
-									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemm_ttSlot.KC), int32(0), int32(0))))
+									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 								}
 							}
 						}
@@ -129,7 +129,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 					if cost_ := (min(dgemm_ttSlot.MC, M-ic)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_) {
 						for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
 							for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
-								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemm_ttSlot.KC), int32(0), int32(0))))
+								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 							}
 						}
 					} else {
@@ -137,7 +137,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						rt.ParallelFor(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemm_ttSlot.NR {
 								for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
-									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, int(sel(int32(pc) >= int32(K)-int32(dgemm_ttSlot.KC), int32(0), int32(0))))
+									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 								}
 							}
 						})

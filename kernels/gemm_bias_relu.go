@@ -56,9 +56,9 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 			for jb := 0; jb < N; jb += 4096 {
 				{
 					aoff_, boff_ := 0, jb
-					ars_, acs_ := (K)-aoff_, (1)-aoff_
-					ldb_ := (N + jb) - boff_
-					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel(int32(0) == int32(0), float32(0), float32(1)), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+					ars_, acs_ := K, 1
+					ldb_ := N
+					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 				}
 			}
 		} else {
@@ -67,9 +67,9 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
 						aoff_, boff_ := 0, jb
-						ars_, acs_ := (K)-aoff_, (1)-aoff_
-						ldb_ := (N + jb) - boff_
-						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel(int32(0) == int32(0), float32(0), float32(1)), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+						ars_, acs_ := K, 1
+						ldb_ := N
+						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 					}
 				}
 			})
@@ -84,8 +84,8 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 								for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
 									{
 										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-										ldb_ := ((pc+1)*N + jc + jr) - boff_
+										ars_, acs_ := K, 1
+										ldb_ := N
 										gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 									}
 								}
@@ -97,8 +97,8 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 									for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
 										{
 											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-											ldb_ := ((pc+1)*N + jc + jr) - boff_
+											ars_, acs_ := K, 1
+											ldb_ := N
 											gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 										}
 									}

@@ -53,9 +53,9 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 			for jb := 0; jb < N; jb += 4096 {
 				{
 					aoff_, boff_ := 0, jb
-					ars_, acs_ := (K)-aoff_, (1)-aoff_
-					ldb_ := (N + jb) - boff_
-					sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, sel(int32(0) == int32(0), beta, float32(1)), nil, int(sel(int32(K) >= int32(K)-int32(sgemmSlot.KC), int32(0), int32(0))))
+					ars_, acs_ := K, 1
+					ldb_ := N
+					sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
 				}
 			}
 		} else {
@@ -64,9 +64,9 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
 						aoff_, boff_ := 0, jb
-						ars_, acs_ := (K)-aoff_, (1)-aoff_
-						ldb_ := (N + jb) - boff_
-						sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, sel(int32(0) == int32(0), beta, float32(1)), nil, int(sel(int32(K) >= int32(K)-int32(sgemmSlot.KC), int32(0), int32(0))))
+						ars_, acs_ := K, 1
+						ldb_ := N
+						sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
 					}
 				}
 			})
@@ -81,9 +81,9 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 								for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
 									{
 										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-										ldb_ := ((pc+1)*N + jc + jr) - boff_
-										sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemmSlot.KC), int32(0), int32(0))))
+										ars_, acs_ := K, 1
+										ldb_ := N
+										sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 									}
 								}
 							}
@@ -94,9 +94,9 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 									for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
 										{
 											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-											ldb_ := ((pc+1)*N + jc + jr) - boff_
-											sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemmSlot.KC), int32(0), int32(0))))
+											ars_, acs_ := K, 1
+											ldb_ := N
+											sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 										}
 									}
 								}
@@ -142,7 +142,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 								}
 								for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
 									for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
-										sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemmSlot.KC), int32(0), int32(0))))
+										sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 									}
 								}
 							}
@@ -163,7 +163,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 									}
 									for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
 										for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
-											sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemmSlot.KC), int32(0), int32(0))))
+											sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 										}
 									}
 								}
@@ -189,7 +189,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 							if cost_ := (min(sgemmSlot.MC, M-ic)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_) {
 								for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
 									for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
-										sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemmSlot.KC), int32(0), int32(0))))
+										sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 									}
 								}
 							} else {
@@ -197,7 +197,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 								rt.ParallelFor(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
 										for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
-											sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemmSlot.KC), int32(0), int32(0))))
+											sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 										}
 									}
 								})

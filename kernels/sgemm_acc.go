@@ -53,9 +53,9 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 			for jb := 0; jb < N; jb += 4096 {
 				{
 					aoff_, boff_ := 0, jb
-					ars_, acs_ := (K)-aoff_, (1)-aoff_
-					ldb_ := (N + jb) - boff_
-					sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel(int32(0) == int32(0), float32(1), float32(1)), nil, int(sel(int32(K) >= int32(K)-int32(sgemm_accSlot.KC), int32(0), int32(0))))
+					ars_, acs_ := K, 1
+					ldb_ := N
+					sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(1), nil, 0)
 				}
 			}
 		} else {
@@ -64,9 +64,9 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
 						aoff_, boff_ := 0, jb
-						ars_, acs_ := (K)-aoff_, (1)-aoff_
-						ldb_ := (N + jb) - boff_
-						sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel(int32(0) == int32(0), float32(1), float32(1)), nil, int(sel(int32(K) >= int32(K)-int32(sgemm_accSlot.KC), int32(0), int32(0))))
+						ars_, acs_ := K, 1
+						ldb_ := N
+						sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(1), nil, 0)
 					}
 				}
 			})
@@ -81,9 +81,9 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 								for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
 									{
 										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-										ldb_ := ((pc+1)*N + jc + jr) - boff_
-										sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(1), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_accSlot.KC), int32(0), int32(0))))
+										ars_, acs_ := K, 1
+										ldb_ := N
+										sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 									}
 								}
 							}
@@ -94,9 +94,9 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 									for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
 										{
 											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-											ldb_ := ((pc+1)*N + jc + jr) - boff_
-											sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(1), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_accSlot.KC), int32(0), int32(0))))
+											ars_, acs_ := K, 1
+											ldb_ := N
+											sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 										}
 									}
 								}
@@ -142,7 +142,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 								}
 								for jr := 0; jr < min(sgemm_accSlot.NC, N-jc); jr += sgemm_accSlot.NR {
 									for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
-										sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(1), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_accSlot.KC), int32(0), int32(0))))
+										sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 									}
 								}
 							}
@@ -163,7 +163,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 									}
 									for jr := 0; jr < min(sgemm_accSlot.NC, N-jc); jr += sgemm_accSlot.NR {
 										for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
-											sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(1), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_accSlot.KC), int32(0), int32(0))))
+											sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 										}
 									}
 								}
@@ -189,7 +189,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							if cost_ := (min(sgemm_accSlot.MC, M-ic)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_) {
 								for jr := 0; jr < min(sgemm_accSlot.NC, N-jc); jr += sgemm_accSlot.NR {
 									for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
-										sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(1), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_accSlot.KC), int32(0), int32(0))))
+										sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 									}
 								}
 							} else {
@@ -197,7 +197,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 								rt.ParallelFor(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
 										for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
-											sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(1), float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_accSlot.KC), int32(0), int32(0))))
+											sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 										}
 									}
 								})

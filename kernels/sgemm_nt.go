@@ -85,7 +85,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 						for jr := 0; jr < min(sgemm_ntSlot.NC, N-jc); jr += sgemm_ntSlot.NR {
 							for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {
-								sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_ntSlot.KC), int32(0), int32(0))))
+								sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					}
@@ -106,7 +106,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 							}
 							for jr := 0; jr < min(sgemm_ntSlot.NC, N-jc); jr += sgemm_ntSlot.NR {
 								for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {
-									sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_ntSlot.KC), int32(0), int32(0))))
+									sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						}
@@ -132,7 +132,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 					if cost_ := (min(sgemm_ntSlot.MC, M-ic)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(sgemm_ntSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_ntSlot.NC, N-jc), sgemm_ntSlot.NR, cost_) {
 						for jr := 0; jr < min(sgemm_ntSlot.NC, N-jc); jr += sgemm_ntSlot.NR {
 							for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {
-								sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_ntSlot.KC), int32(0), int32(0))))
+								sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -140,7 +140,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 						rt.ParallelFor(0, min(sgemm_ntSlot.NC, N-jc), sgemm_ntSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemm_ntSlot.NR {
 								for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {
-									sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_ntSlot.KC), int32(0), int32(0))))
+									sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						})

@@ -84,7 +84,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 						for jr := 0; jr < min(sgemm_ttSlot.NC, N-jc); jr += sgemm_ttSlot.NR {
 							for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {
-								sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_ttSlot.KC), int32(0), int32(0))))
+								sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					}
@@ -104,7 +104,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 							}
 							for jr := 0; jr < min(sgemm_ttSlot.NC, N-jc); jr += sgemm_ttSlot.NR {
 								for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {
-									sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_ttSlot.KC), int32(0), int32(0))))
+									sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						}
@@ -129,7 +129,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 					if cost_ := (min(sgemm_ttSlot.MC, M-ic)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(sgemm_ttSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_ttSlot.NC, N-jc), sgemm_ttSlot.NR, cost_) {
 						for jr := 0; jr < min(sgemm_ttSlot.NC, N-jc); jr += sgemm_ttSlot.NR {
 							for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {
-								sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_ttSlot.KC), int32(0), int32(0))))
+								sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -137,7 +137,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						rt.ParallelFor(0, min(sgemm_ttSlot.NC, N-jc), sgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemm_ttSlot.NR {
 								for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {
-									sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, int(sel(int32(pc) >= int32(K)-int32(sgemm_ttSlot.KC), int32(0), int32(0))))
+									sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						})
