@@ -118,3 +118,28 @@ func TestExprFoldsConstantSelects(t *testing.T) {
 		t.Errorf("epArg of a run-time select = %s", got)
 	}
 }
+
+// A dim compared with a small integral constant in f64 prints as an integer comparison; anything that
+// rounding could change stays in f64.
+func TestExprIntCompare(t *testing.T) {
+	M, N := &ir.Dim{Name: "M"}, &ir.Dim{Name: "N"}
+	f64 := func(v float64) *ir.Const { return &ir.Const{Val: v, T: ir.F64} }
+	dm := &ir.DimVal{D: M, T: ir.F64}
+	cmp := func(op ir.Op, x, y ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: x, Y: y, T: ir.Bool} }
+	g := &gen{imports: map[string]bool{}}
+	for _, tc := range []struct {
+		e    ir.Expr
+		want string
+	}{
+		{cmp(ir.Le, dm, f64(4)), "M <= 4"},
+		{cmp(ir.Gt, f64(512000), dm), "512000 > M"},
+		{cmp(ir.Le, dm, &ir.DimVal{D: N, T: ir.F64}), "float64(M) <= float64(N)"},
+		{cmp(ir.Le, dm, f64(4.5)), "float64(M) <= float64(4.5)"},
+		{cmp(ir.Le, dm, f64(1<<60)), "float64(M) <= float64(1.152921504606847e+18)"},
+		{cmp(ir.Le, &ir.DimVal{D: M, T: ir.F32}, &ir.Const{Val: 4, T: ir.F32}), "float32(M) <= float32(4)"},
+	} {
+		if got := g.exprTop(tc.e); got != tc.want {
+			t.Errorf("%s printed as %s, want %s", ir.FormatExpr(tc.e), got, tc.want)
+		}
+	}
+}

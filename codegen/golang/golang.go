@@ -591,6 +591,30 @@ func (g *gen) iexprPrec(e ir.IExpr) (string, int) {
 	return "?", 6
 }
 
+// distance is the flat offset of element to of t minus that of element from (whose offset the variable
+// base holds): an expression of the dims when every index differs by a constant (the usual case: a row
+// stride is N), otherwise the difference of the two offsets.
+func (g *gen) distance(t *ir.Tensor, from, to []ir.IExpr, base string) string {
+	if t.Kind != ir.Scratch {
+		var s ir.IExpr = ir.IConst{V: 0} // Σ (to[i] - from[i]) · Π shape[i+1:], by Horner's rule
+		for i := range from {
+			c, ok := ir.Simplify(ir.ISub(to[i], from[i])).(ir.IConst)
+			if !ok {
+				s = nil
+				break
+			}
+			if i > 0 {
+				s = ir.IMul(s, ir.IDim{D: t.Shape[i]})
+			}
+			s = ir.IAdd(s, c)
+		}
+		if s != nil {
+			return g.iexpr(s)
+		}
+	}
+	return "(" + g.offset(t, to) + ") - " + base
+}
+
 // offset is the flat element offset of an index list into t.
 func (g *gen) offset(t *ir.Tensor, idx []ir.IExpr) string {
 	if t.Kind == ir.Scratch {
@@ -752,6 +776,9 @@ func (g *gen) exprPrec(e ir.Expr) (string, int) {
 		if c, ok := constBool(e); ok {
 			return strconv.FormatBool(c), precUnary
 		}
+		if x, y, ok := intCompare(e); ok {
+			return x + " " + string(e.Op) + " " + y, precCompare
+		}
 		prec := precAdd
 		switch {
 		case e.Op.IsCompare():
@@ -814,6 +841,30 @@ func constBool(e ir.Expr) (value, ok bool) {
 		return x != y, true
 	}
 	return false, false
+}
+
+// intCompare renders a comparison of a dim or index variable, converted to f64, with an integral f64
+// constant below 2^53 as the comparison of the integers (if float64(M) <= float64(4) reads M <= 4):
+// rounding to f64 is monotone and keeps such a constant exact, so both agree for every int.
+func intCompare(b *ir.Binary) (x, y string, ok bool) {
+	if !b.Op.IsCompare() {
+		return "", "", false
+	}
+	side := func(e ir.Expr) (string, bool, bool) { // text, is a constant, usable
+		switch e := e.(type) {
+		case *ir.DimVal:
+			return e.D.Name, false, e.T == ir.F64
+		case *ir.VarVal:
+			return e.V.Name, false, e.T == ir.F64
+		case *ir.Const:
+			v := e.Val
+			return strconv.FormatFloat(v, 'f', -1, 64), true, e.T == ir.F64 && v == math.Trunc(v) && math.Abs(v) < 1<<53
+		}
+		return "", false, false
+	}
+	x, cx, okx := side(b.X)
+	y, cy, oky := side(b.Y)
+	return x, y, okx && oky && cx != cy
 }
 
 // sameConst reports whether a and b are the same constant of the same type.
@@ -1306,14 +1357,16 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		// A plain copy through packD (one call per panel) or packPB (one call for all the panels: each
 		// source row is then read left to right; a panel at a time it would be KC lines a row apart,
 		// which the prefetchers do not follow). support.go has both; a variant may run them in assembly.
-		at := func(dp, dd int) string {
+		idxAt := func(dp, dd int) []ir.IExpr {
 			idx := make([]ir.IExpr, len(l.Idx))
 			m := map[*ir.Var]ir.IExpr{p.P: ir.IAdd(ir.IVar{V: p.P}, ir.IConst{V: dp}), p.D: ir.IConst{V: dd}}
 			for i, ix := range l.Idx {
 				idx[i] = ir.SubstIExpr(ix, m)
 			}
-			return g.offset(l.T, idx)
+			return idx
 		}
+		// the source's distance between consecutive elements along the panel (dp) or the depth (dd)
+		step := func(dp, dd int) string { return g.distance(l.T, idxAt(0, 0), idxAt(dp, dd), "b_") }
 		// b_ is clamped to len: with an empty reduction (depth 0) nothing is read and b_ may lie past the end.
 		src := fmt.Sprintf("%s[min(b_, len(%s)):]", l.T.Name, l.T.Name)
 		elem := l.T.Type
@@ -1326,8 +1379,8 @@ func (g *gen) packFast(p *ir.Pack) bool {
 			g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
 			g.line(packBlockLoop)
 			g.line("	%s := p0_", P)
-			g.line("	b_ := %s", at(0, 0))
-			g.line("	%s(%s[off_+p0_*depth_:], %s, (%s)-b_, e_-p0_, panel_, depth_)", codegen.PackVar(false, elem), p.Dst.Name, src, at(0, 1))
+			g.line("	b_ := %s", g.offset(l.T, idxAt(0, 0)))
+			g.line("	%s(%s[off_+p0_*depth_:], %s, %s, e_-p0_, panel_, depth_)", codegen.PackVar(false, elem), p.Dst.Name, src, step(0, 1))
 		} else {
 			g.line("{ // pack: each panel row is a contiguous run of %s (%s)", l.T.Name, codegen.PackStem(true))
 			g.depth++
@@ -1335,8 +1388,8 @@ func (g *gen) packFast(p *ir.Pack) bool {
 			g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
 			g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
 			g.line("	%s := p0_", P)
-			g.line("	b_ := %s", at(0, 0))
-			g.line("	%s(dst_, %s, (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", codegen.PackVar(true, elem), src, at(1, 0))
+			g.line("	b_ := %s", g.offset(l.T, idxAt(0, 0)))
+			g.line("	%s(dst_, %s, %s, min(panel_, n_-p0_), panel_, depth_)", codegen.PackVar(true, elem), src, step(1, 0))
 		}
 		g.line("}")
 		g.depth--
@@ -1453,29 +1506,9 @@ func (g *gen) microU(n *ir.Micro) error {
 		}
 		return idx
 	}
-	// stride is the distance in elements between the operand element at (dp, dd) and the one at (0, 0):
-	// written as an expression of the dims when every index moves by a constant (the usual case),
-	// otherwise as the difference of the two offsets.
+	// stride is the distance in elements between the operand element at (dp, dd) and the one at (0, 0).
 	stride := func(l *ir.Load, v *ir.View, dp, dd int, base string) string {
-		from, to := idxAt(l, v, 0, 0), idxAt(l, v, dp, dd)
-		if l.T.Kind != ir.Scratch {
-			var s ir.IExpr = ir.IConst{V: 0} // Σ (to[i] - from[i]) · Π shape[i+1:], by Horner's rule
-			for i := range from {
-				c, ok := ir.Simplify(ir.ISub(to[i], from[i])).(ir.IConst)
-				if !ok {
-					s = nil
-					break
-				}
-				if i > 0 {
-					s = ir.IMul(s, ir.IDim{D: l.T.Shape[i]})
-				}
-				s = ir.IAdd(s, c)
-			}
-			if s != nil {
-				return g.iexpr(s)
-			}
-		}
-		return "(" + g.offset(l.T, to) + ") - " + base
+		return g.distance(l.T, idxAt(l, v, 0, 0), idxAt(l, v, dp, dd), base)
 	}
 	g.line("{")
 	g.depth++
