@@ -60,7 +60,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 					for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 						pj := p0_
 						b_ := pc*N + jc + pj
-						packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+						packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -78,7 +78,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -101,7 +101,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
@@ -124,7 +124,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 								pi := p0_
 								b_ := (ic+pi)*K + pc
-								packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+								packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

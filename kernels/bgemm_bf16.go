@@ -62,7 +62,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 					for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 						pj := p0_
 						b_ := pc*N + jc + pj
-						packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+						packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -80,7 +80,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -103,7 +103,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
@@ -126,7 +126,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 								pi := p0_
 								b_ := (ic+pi)*K + pc
-								packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+								packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

@@ -61,7 +61,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						pj := p0_
 						b_ := (jc+pj)*K + pc
-						packDBF16(dst_, B[min(b_, len(B)):], ((jc+pj+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+						packDBF16(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -78,7 +78,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := pc*M + ic + pi
-									packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+									packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -100,7 +100,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 								for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := pc*M + ic + pi
-									packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+									packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
@@ -122,7 +122,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pi := p0_
 								b_ := pc*M + ic + pi
-								packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+								packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

@@ -46,7 +46,7 @@ func Bmm(Bt, M, K, N int, A []float32, B []float32, C []float32) error {
 func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 	// C[b, i, j] = sum(k: (A[b, i, k] * B[b, k, j]))
 	for b := 0; b < Bt; b++ {
-		if float64(M) <= float64(4) {
+		if M <= 4 {
 			if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
 				for jb := 0; jb < N; jb += 4096 {
 					{
@@ -115,7 +115,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pj := p0_
 									b_ := (b*K+pc)*N + jc + pj
-									packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((b*K+pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+									packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -133,7 +133,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 												pi := p0_
 												b_ := (b*M+ic+pi)*K + pc
-												packD32(dst_, A[min(b_, len(A)):], ((b*M+ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+												packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 											}
 										}
 										rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -156,7 +156,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 												pi := p0_
 												b_ := (b*M+ic+pi)*K + pc
-												packD32(dst_, A[min(b_, len(A)):], ((b*M+ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+												packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 											}
 										}
 										for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
@@ -179,7 +179,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (b*M+ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((b*M+ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

@@ -48,7 +48,7 @@ func DgemmTn(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 
 func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
 	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[k, j]))) + (beta * C[i, j]))
-	if float64(M) <= float64(4) {
+	if M <= 4 {
 		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
 			for jb := 0; jb < N; jb += 4096 {
 				{
@@ -117,7 +117,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := pc*N + jc + pj
-								packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+								packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -134,7 +134,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 										for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 											pi := p0_
 											b_ := pc*M + ic + pi
-											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -156,7 +156,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 										for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 											pi := p0_
 											b_ := pc*M + ic + pi
-											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
@@ -178,7 +178,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 										pi := p0_
 										b_ := pc*M + ic + pi
-										packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+										packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

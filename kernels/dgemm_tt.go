@@ -60,7 +60,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						pj := p0_
 						b_ := (jc+pj)*K + pc
-						packD64(dst_, B[min(b_, len(B)):], ((jc+pj+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+						packD64(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -77,7 +77,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := pc*M + ic + pi
-									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -99,7 +99,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := pc*M + ic + pi
-									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
@@ -121,7 +121,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pi := p0_
 								b_ := pc*M + ic + pi
-								packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+								packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

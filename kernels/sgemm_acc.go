@@ -48,7 +48,7 @@ func SgemmAcc(M, K, N int, A []float32, B []float32, C []float32) error {
 
 func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 	// C[i, j] = (C[i, j] + sum(k: (A[i, k] * B[k, j])))
-	if float64(M) <= float64(4) {
+	if M <= 4 {
 		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
 			for jb := 0; jb < N; jb += 4096 {
 				{
@@ -117,7 +117,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := pc*N + jc + pj
-								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -135,7 +135,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -158,7 +158,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(sgemm_accSlot.NC, N-jc); jr += sgemm_accSlot.NR {
@@ -181,7 +181,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 										pi := p0_
 										b_ := (ic+pi)*K + pc
-										packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)

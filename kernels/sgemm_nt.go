@@ -60,7 +60,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						pj := p0_
 						b_ := (jc+pj)*K + pc
-						packD32(dst_, B[min(b_, len(B)):], ((jc+pj+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+						packD32(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -78,7 +78,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -101,7 +101,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(sgemm_ntSlot.NC, N-jc); jr += sgemm_ntSlot.NR {
@@ -124,7 +124,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 								pi := p0_
 								b_ := (ic+pi)*K + pc
-								packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+								packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
