@@ -245,5 +245,7 @@ func NodeExprs(n Node, f func(Expr)) {
 		f(n.EP)
 	case *If:
 		f(n.Cond)
+	case *AccStore:
+		f(n.Value)
 	}
 }
