@@ -65,8 +65,27 @@ func PackCopy(p *Pack) (c *Copy, ok bool) {
 		x = cast.X
 	}
 	ld, isLoad := x.(*Load)
-	if !isLoad || ld.T.Kind == Scalar {
+	if !isLoad {
 		return nil, false
+	}
+	src, ok := LoadOperand(ld, p.P, p.D)
+	if !ok {
+		return nil, false
+	}
+	rows := IMul(IDiv(IAdd(p.N, ISub(p.Panel, IConst{1})), p.Panel), p.Panel)
+	return &Copy{
+		Dst:  Operand{T: p.Dst, Off: p.DstOff, Layout: &Panel{Width: p.Panel, Depth: p.Depth}},
+		Src:  src,
+		Rows: rows, Cols: p.Depth, ValidRows: p.N,
+	}, true
+}
+
+// LoadOperand describes what ld reads as row and col vary: element (r, c) of the returned operand is
+// ld at row = r, col = c (its tensor addressed as a flat row-major buffer, other variables unchanged).
+// ok is false unless ld's indices are affine in row and col with constant coefficients.
+func LoadOperand(ld *Load, row, col *Var) (op Operand, ok bool) {
+	if ld.T.Kind == Scalar {
+		return Operand{}, false
 	}
 	// Flat offset of ld = Σ idx_d · stride_d, stride_d the product of the later dims (scratch: one index).
 	strides := make([]IExpr, len(ld.Idx))
@@ -77,22 +96,17 @@ func PackCopy(p *Pack) (c *Copy, ok bool) {
 			stride = IMul(stride, IDim{ld.T.Shape[d]})
 		}
 	}
-	zero := map[*Var]IExpr{p.P: IConst{0}, p.D: IConst{0}}
-	var off, rowStride, colStride IExpr = IConst{0}, IConst{0}, IConst{0}
+	zero := map[*Var]IExpr{row: IConst{0}, col: IConst{0}}
+	var off, rs, cs IExpr = IConst{0}, IConst{0}, IConst{0}
 	for d, ix := range ld.Idx {
-		if !linearIn(ix, p.P) || !linearIn(ix, p.D) {
-			return nil, false
+		if !linearIn(ix, row) || !linearIn(ix, col) {
+			return Operand{}, false
 		}
 		off = IAdd(off, IMul(SubstIExpr(ix, zero), strides[d]))
-		rowStride = IAdd(rowStride, IMul(IConst{Coefficient(ix, p.P)}, strides[d]))
-		colStride = IAdd(colStride, IMul(IConst{Coefficient(ix, p.D)}, strides[d]))
+		rs = IAdd(rs, IMul(IConst{Coefficient(ix, row)}, strides[d]))
+		cs = IAdd(cs, IMul(IConst{Coefficient(ix, col)}, strides[d]))
 	}
-	rows := IMul(IDiv(IAdd(p.N, ISub(p.Panel, IConst{1})), p.Panel), p.Panel)
-	return &Copy{
-		Dst:  Operand{T: p.Dst, Off: p.DstOff, Layout: &Panel{Width: p.Panel, Depth: p.Depth}},
-		Src:  Operand{T: ld.T, Off: off, Layout: &Strided{RowStride: rowStride, ColStride: colStride}},
-		Rows: rows, Cols: p.Depth, ValidRows: p.N,
-	}, true
+	return Operand{T: ld.T, Off: off, Layout: &Strided{RowStride: rs, ColStride: cs}}, true
 }
 
 // linearIn reports whether v occurs in e only as a term of sums and differences, scaled by constants:
