@@ -17,8 +17,8 @@ const (
 // GPUPasses are the GPU mapping passes in order, for the pipelines of GPU targets: they run after Lower
 // and Fusion, in place of the CPU passes of List (tensorize, pack, vectorize, parallel, ...).
 var GPUPasses = []Pass{
-	{"gpumap", "map each statement nest onto a grid of thread blocks (independent output loops become grid and thread loops)", GPUMap},
-	{"staging", "stage GEMM operands through shared memory with multi-stage async copies and block barriers", Staging},
+	{"gpumap", "map each statement nest onto a grid of thread blocks (independent output loops become grid and thread loops)", GPUMap, []string{"fusion"}},
+	{"staging", "stage GEMM operands through shared memory with multi-stage async copies and block barriers", Staging, []string{"gpumap"}},
 }
 
 // GPUMap turns every top-level statement nest of f into a GPU launch. It assumes lowered loop IR (after
