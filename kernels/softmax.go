@@ -52,7 +52,7 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 	// Y[i, j] = exp((X[i, j] - m[i]))
 	// s[i] = sum(j: Y[i, j])
 	// Y[i, j] = (Y[i, j] / s[i])
-	if cost_ := N*4 - N/4*12 + 1; rt.Inline(0, M, 1, cost_) {
+	if cost_ := 4*N - N/4*12 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i++ {
 			acc := float32(math.Inf(-1))
 			accv := float32(math.Inf(-1))
