@@ -55,7 +55,7 @@ func Avgpool2(Nb, C, H, W, OH, OW int, I []float32, O []float32) error {
 }
 
 func avgpool2Impl(Nb, C, H, W, OH, OW int, I []float32, O []float32) {
-	// O[n, c, y, x] = (sum(r < 2, s < 2: I[n, c, ((2 * y) + r), ((2 * x) + s)]) / 4:f32)
+	// O[n, c, y, x] = sum(r < 2, s < 2: I[n, c, 2*y + r, 2*x + s]) / 4
 	if cost_ := C*(OH*(7*OW+1)+1) + 1; rt.Inline(0, Nb, 1, cost_) {
 		for n := 0; n < Nb; n++ {
 			for c := 0; c < C; c++ {

@@ -57,7 +57,7 @@ func Maxpool2(Nb, C, H, W, OH, OW int, I []float32, O []float32) error {
 }
 
 func maxpool2Impl(Nb, C, H, W, OH, OW int, I []float32, O []float32) {
-	// O[n, c, y, x] = max(r < 2, s < 2: I[n, c, ((2 * y) + r), ((2 * x) + s)])
+	// O[n, c, y, x] = max(r < 2, s < 2: I[n, c, 2*y + r, 2*x + s])
 	if cost_ := C*(OH*(7*OW+1)+1) + 1; rt.Inline(0, Nb, 1, cost_) {
 		for n := 0; n < Nb; n++ {
 			for c := 0; c < C; c++ {
