@@ -8,11 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgen-dev/kgen/check"
 	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/codegen/frontend"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/passes"
-	"github.com/kgen-dev/kgen/target"
 )
 
 // The portable backend defines every name of the variant registry (codegen/registry.go) that the other
@@ -80,21 +78,9 @@ func generateKernels(t *testing.T) (*codegen.Package, []codegen.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := check.File("kernels.kdsl", string(src))
+	p, err := frontend.Package("kernels", "kernels.kdsl", string(src), "go")
 	if err != nil {
 		t.Fatal(err)
-	}
-	m, err := target.Lookup("go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &codegen.Package{Name: "kernels", Source: "kernels.kdsl"}
-	for _, k := range ks {
-		f, err := passes.Compile(k, m, passes.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
 	}
 	files, err := Backend{}.Generate(p)
 	if err != nil {
