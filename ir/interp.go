@@ -53,6 +53,10 @@ type interp struct {
 	accs   map[*Accum][]float64
 	accCur float64
 	lays   map[Layout]*layoutEval
+	// GPU code (interp_gpu.go): the launch being run, and the thread this interpreter runs (nil
+	// outside thread bodies).
+	launch *launchState
+	th     *gpuThread
 }
 
 func fail(format string, a ...any) { panic(&RuntimeError{fmt.Sprintf(format, a...)}) }
@@ -218,6 +222,9 @@ func (in *interp) offset(t *Tensor, idx []IExpr) int {
 }
 
 func (in *interp) store(t *Tensor, off int, v float64) {
+	if in.th != nil {
+		in.th.access(t, off, true)
+	}
 	if in.mode == Storage || !t.Type.IsFloat() {
 		v = t.Type.Round(v)
 	}
@@ -247,7 +254,11 @@ func (in *interp) eval(e Expr) float64 {
 	case *Const:
 		return e.Val
 	case *Load:
-		return in.bufs[e.T][in.offset(e.T, e.Idx)]
+		off := in.offset(e.T, e.Idx)
+		if in.th != nil {
+			in.th.access(e.T, off, false)
+		}
+		return in.bufs[e.T][off]
 	case *DimVal:
 		return float64(in.dims[e.D])
 	case *VarVal:
@@ -400,6 +411,9 @@ func (in *interp) nodes(body []Node) {
 }
 
 func (in *interp) node(n Node) {
+	if in.gpuNode(n) {
+		return
+	}
 	switch n := n.(type) {
 	case *Nest:
 		in.nodes(n.Body)

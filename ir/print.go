@@ -192,7 +192,7 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 			fmt.Fprintf(b, "%stranspose %s %s rows=%s cols=%s %s+%s lds=%s -> %s+%s ldd=%s\n", ind, n.Slot, n.Elem, n.Rows, n.Cols,
 				n.Src.Name, n.SrcOff, n.LDS, n.Dst.Name, n.DstOff, n.LDD)
 		default:
-			if !printMMA(b, ind, n) {
+			if !printMMA(b, ind, n) && !printGPU(b, n, depth) {
 				fmt.Fprintf(b, "%s?%T\n", ind, n)
 			}
 		}

@@ -102,7 +102,7 @@ func verifyExpr(e Expr, bound map[*Var]bool, locals map[*LocalVar]bool) error {
 // VerifyFunc checks the loop-level invariants: every index variable is bound by an enclosing loop (or
 // is a Pack placeholder inside its Value), loop variables are not rebound, locals are declared before
 // use, scratch buffers are used only inside their Alloc, plan symbols have defaults, vector and unrolled
-// loops have a width, and no reduction is left.
+// loops have a width, and no reduction is left; and for GPU code, the rules of verify_gpu.go.
 func VerifyFunc(f *Func) error {
 	v := &fverifier{f: f, bound: map[*Var]bool{}, locals: map[*LocalVar]bool{}, live: map[*Tensor]bool{}, accs: map[*Accum]int{}}
 	return v.nodes(f.Body)
@@ -118,6 +118,9 @@ type fverifier struct {
 	accs    map[*Accum]int
 	storing *Accum
 	depth   int
+	gpu     gpuLevel // where in a GPU launch the node being checked is (verify_gpu.go)
+	launch  *Launch  // the enclosing launch, if any
+	grids   int      // GPUGrid loops entered inside launch
 }
 
 func (v *fverifier) iexpr(e IExpr) error {
@@ -182,6 +185,14 @@ func (v *fverifier) nodes(body []Node) error {
 }
 
 func (v *fverifier) node(n Node) error {
+	if done, err := v.gpuNode(n); done {
+		return err
+	}
+	return v.plainNode(n)
+}
+
+// plainNode checks n's bindings, types and lifetimes; gpuNode has checked where it may appear.
+func (v *fverifier) plainNode(n Node) error {
 	switch n := n.(type) {
 	case *Nest:
 		return v.nodes(n.Body)
