@@ -30,11 +30,14 @@ var mmaFamily = map[string]bool{
 func TestMMAFormLower(t *testing.T) {
 	ks := mmaKernels(t)
 	formed := map[string]bool{}
-	for _, tname := range []string{"go", "amd64", "arm64", "ptx", "msl"} {
-		m, err := target.Lookup(tname)
+	// the target models, and two feature levels the models do not name yet (the MMA table does)
+	for _, tname := range []string{"go", "amd64", "arm64", "ptx", "msl", "ptx:sm_90a", "amd64:avx512"} {
+		base, _, _ := strings.Cut(tname, ":")
+		m, err := target.Lookup(base)
 		if err != nil {
 			t.Fatal(err)
 		}
+		m.Name = tname
 		for _, k := range ks {
 			c := &Context{Machine: m, Directives: k.Directives(m.Name)}
 			f, err := Lower(k, c)
@@ -65,8 +68,12 @@ func TestMMAFormLower(t *testing.T) {
 				wantScope = "] warp sm80.m16n8k16.c"
 			case tname == "msl" && !strings.HasPrefix(k.Name, "d"):
 				wantScope = "] simdgroup metal.simdgroup8x8"
+			case tname == "ptx:sm_90a" && (strings.HasPrefix(k.Name, "hgemm") || strings.HasPrefix(k.Name, "bgemm")):
+				wantScope = "[64 x 64] warpgroup sm90a.m64n64k16.d"
 			case tname == "amd64" && strings.HasPrefix(k.Name, "sgemm"):
-				wantScope = "] thread"
+				wantScope = ".mma.MR = 6\n"
+			case tname == "amd64:avx512" && strings.HasPrefix(k.Name, "sgemm"):
+				wantScope = ".mma.NR = 32\n"
 			}
 			if !strings.Contains(text, wantScope) {
 				t.Errorf("%s %s: want an accumulator %q in\n%s", tname, k.Name, wantScope, text)
