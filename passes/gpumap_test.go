@@ -16,7 +16,7 @@ import (
 func lowered(t *testing.T, k *ir.Kernel, fuse bool) (*ir.Func, bool) {
 	t.Helper()
 	m, _ := target.Lookup("go")
-	skip := Names()[1:]
+	skip := Names(m)[1:]
 	if fuse {
 		skip = slices.DeleteFunc(skip, func(s string) bool { return s == "fusion" })
 	}
