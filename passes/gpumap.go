@@ -14,13 +14,6 @@ const (
 	gpuB1 = "gpu.B1"
 )
 
-// GPUPasses are the GPU mapping passes in order, for the pipelines of GPU targets: they run after Lower
-// and Fusion, in place of the CPU passes of List (tensorize, pack, vectorize, parallel, ...).
-var GPUPasses = []Pass{
-	{"gpumap", "map each statement nest onto a grid of thread blocks (independent output loops become grid and thread loops)", GPUMap},
-	{"staging", "stage GEMM operands through shared memory with multi-stage async copies and block barriers", Staging},
-}
-
 // GPUMap turns every top-level statement nest of f into a GPU launch. It assumes lowered loop IR (after
 // Lower, optionally Fusion; before the CPU passes: no Micro, Pack or Transpose) and guarantees the
 // launch nesting ir/gpu.go describes, with the same result.
@@ -34,7 +27,7 @@ var GPUPasses = []Pass{
 // loop uses blocks of B1 threads. A nest with no independent outer loop (a full reduction into a scalar)
 // runs in one thread of one block. The block shapes are plan symbols (gpu.BY, gpu.BX, gpu.B1).
 //
-// GPUMap is not in the CPU pipeline (List); GPU pipelines run it.
+// GPUMap runs in the GPU pipelines (ptx, msl), not in the CPU ones.
 func GPUMap(f *ir.Func, c *Context) (bool, error) {
 	nm := funcNamer(f)
 	changed := false

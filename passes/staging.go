@@ -32,7 +32,7 @@ const StagingStages = 3
 //	wait 0; the epilogue under the original one-point guards.
 //
 // The accumulation runs over k in the original order, so the result is the unstaged one bit for bit.
-// Launches that do not match are left as they are. Not in the CPU pipeline (List).
+// Launches that do not match are left as they are. Staging runs in the GPU pipelines, after gpumap.
 func Staging(f *ir.Func, c *Context) (bool, error) {
 	return stage(f, StagingStages), nil
 }
