@@ -1,10 +1,12 @@
 package passes
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgentest"
 )
 
 // mmaFormed builds, for a GEMM kernel of the library (one statement C[i, j] = E(Σ_k A[i, k]·B[k, j])),
@@ -106,5 +108,38 @@ func TestGPUMapMMA(t *testing.T) {
 			t.Errorf("%s mapped lacks %q:\n%s", c.kernel, c.want, f)
 		}
 		checkGPU(t, k, f, "mma mapped", []map[string]int{nil, withPlan(f, c.odd)}, 3)
+		for _, stages := range []int{2, 3} {
+			k, f := mmaFormed(t, c.kernel, c.scope, c.frag, c.mr, c.nr, c.kc, c.plan)
+			if _, err := GPUMap(f, nil); err != nil {
+				t.Fatal(err)
+			}
+			if !stage(f, stages) {
+				t.Fatalf("%s %s: not staged\n%s", c.kernel, c.scope, f)
+			}
+			if err := ir.VerifyFunc(f); err != nil {
+				t.Fatalf("%s staged: %v\n%s", c.kernel, err, f)
+			}
+			checkGPU(t, k, f, "mma staged", []map[string]int{nil, withPlan(f, c.odd)}, 3)
+			// Without its barrier the staged nest races.
+			ir.WalkNodes(f.Body, func(n ir.Node) bool {
+				if l, ok := n.(*ir.Loop); ok && strings.HasPrefix(l.Var.Name, "kt") {
+					l.Body = append(l.Body[:1:1], l.Body[2:]...)
+				}
+				return true
+			})
+			args := randomGPUArgs(k, 9)
+			if err := ir.RunFunc(f, ir.Storage, args, withPlan(f, c.odd)); err == nil || !strings.Contains(err.Error(), "race on shared") {
+				t.Errorf("%s %s staged without its barrier: %v", c.kernel, c.scope, err)
+			}
+		}
 	}
+}
+
+// randomGPUArgs draws arguments for k with every dim n.
+func randomGPUArgs(k *ir.Kernel, n int) ir.Args {
+	dims := map[string]int{}
+	for _, d := range k.Dims {
+		dims[d.Name] = n
+	}
+	return kgentest.RandomArgs(k, dims, rand.New(rand.NewPCG(3, 4)), 1)
 }
