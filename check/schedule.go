@@ -64,7 +64,7 @@ func kernelIndices(k *ir.Kernel) map[string]*indexInfo {
 
 func (c *checker) directive(k *ir.Kernel, d *parse.Directive, target string) {
 	idx := kernelIndices(k)
-	out := &ir.Directive{Name: d.Name, Target: target, Pos: d.Pos}
+	out := &ir.Directive{Name: d.Name, Target: target, Pos: irPos(d.Pos)}
 	bad := false
 	needIndex := func(a *parse.DirArg) *indexInfo {
 		info := idx[a.Name]

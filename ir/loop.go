@@ -21,11 +21,15 @@ const (
 	Parallel           // iterations are independent and may run on different cores
 	Vector             // Width consecutive iterations form one SIMD group (lanes independent)
 	Unrolled           // the body is replicated Width times per trip
-	GPUGrid            // one iteration per GPU thread block (grid dimension)
-	GPUBlock           // one iteration per thread-block slot (block dimension)
-	GPUWarp            // one iteration per warp of a block
-	GPUThread          // one iteration per thread (lane) of a warp
+	GPUGrid            // one iteration per thread block along one grid dimension (blockIdx); inside a Launch
+	GPUBlock           // one iteration per thread along one block dimension (threadIdx); inside GPUGrid loops
+	GPUWarp            // one iteration per warp of a block; its body is one GPUThread loop
+	GPUThread          // one iteration per lane (0..32) of the enclosing warp
 )
+
+// The GPU kinds are meaningful only inside a Launch, in the nesting ir/gpu.go describes (grid loops,
+// then block-level shared allocations, then a nest of thread loops whose iterations are the block's
+// threads). VerifyFunc checks that nesting.
 
 var loopKindNames = [...]string{"for", "parallel", "vector", "unrolled", "gpu.grid", "gpu.block", "gpu.warp", "gpu.thread"}
 
@@ -76,7 +80,10 @@ type Nest struct {
 }
 
 // Alloc makes a scratch buffer T (T.Size elements, contents undefined until written) for the duration
-// of Body. Inside a parallel loop every iteration has its own (a backend may reuse one per worker).
+// of Body. Inside a parallel loop every iteration has its own (a backend may reuse one per worker); a GPU
+// thread allocating one (Register or Global space, inside a thread loop) has its own. A Shared buffer is
+// allocated at block level (inside the GPUGrid loops of a Launch, outside its thread loops): one per
+// thread block, visible to every thread of that block and to no other, living while the block runs.
 type Alloc struct {
 	T    *Tensor
 	Body []Node
@@ -178,6 +185,8 @@ func WalkNodes(body []Node, f func(Node) bool) {
 			WalkNodes(n.Body, f)
 		case *Alloc:
 			WalkNodes(n.Body, f)
+		case *Launch:
+			WalkNodes(n.Body, f)
 		case *If:
 			WalkNodes(n.Then, f)
 			WalkNodes(n.Else, f)
@@ -196,6 +205,8 @@ func RewriteNodes(body []Node, f func(Node) []Node) []Node {
 		case *Nest:
 			n.Body = RewriteNodes(n.Body, f)
 		case *Alloc:
+			n.Body = RewriteNodes(n.Body, f)
+		case *Launch:
 			n.Body = RewriteNodes(n.Body, f)
 		case *If:
 			n.Then = RewriteNodes(n.Then, f)
@@ -223,5 +234,7 @@ func NodeExprs(n Node, f func(Expr)) {
 		f(n.EP)
 	case *If:
 		f(n.Cond)
+	case *AccStore:
+		f(n.Value)
 	}
 }

@@ -23,6 +23,8 @@ func FormatExpr(e Expr) string {
 		return e.V.Name + ":" + e.T.String()
 	case *Local:
 		return "%" + e.L.Name
+	case *AccVal:
+		return "%" + e.Acc.Name
 	case *PlanVal:
 		return "plan(" + e.Name + ")"
 	case *Unary:
@@ -198,7 +200,9 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 			fmt.Fprintf(b, "%stranspose %s %s rows=%s cols=%s %s+%s lds=%s -> %s+%s ldd=%s\n", ind, n.Slot, n.Elem, n.Rows, n.Cols,
 				n.Src.Name, n.SrcOff, n.LDS, n.Dst.Name, n.DstOff, n.LDD)
 		default:
-			fmt.Fprintf(b, "%s?%T\n", ind, n)
+			if !printMMA(b, ind, n) && !printGPU(b, n, depth) {
+				fmt.Fprintf(b, "%s?%T\n", ind, n)
+			}
 		}
 	}
 }
