@@ -111,3 +111,37 @@ func Check(name string, known []string) error {
 	}
 	return fmt.Errorf("unknown backend %q (known: %v)", name, known)
 }
+
+// SameSlots checks that the packages p and q, compiled by two targets' pipelines from the same source,
+// have the same slots (GEMM, transpose and vector-loop slots, with the same element types and
+// signatures). One generated package holds the portable loop nest of p and the implementations a
+// backend builds from q: they must name the same slot variables.
+func SameSlots(p, q *Package) error {
+	describe := func(p *Package) []string {
+		var out []string
+		for _, s := range Slots(p) {
+			out = append(out, fmt.Sprintf("gemm %s %s pairs=%v", s.Var, s.Elem, s.BF16Pairs))
+		}
+		for _, s := range TransposeSlots(p) {
+			out = append(out, fmt.Sprintf("transpose %s %s", s.Var, s.Elem))
+		}
+		for _, v := range PackageVLoops(p) {
+			out = append(out, fmt.Sprintf("vloop %s %s", v.Var, v.Signature()))
+		}
+		return out
+	}
+	a, b := describe(p), describe(q)
+	for i := 0; i < max(len(a), len(b)); i++ {
+		x, y := "nothing", "nothing"
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return fmt.Errorf("the target's loop nest has other slots than the portable one (%s where the portable nest has %s): one package holds one loop nest, so a target's schedule may change plan values (tile sizes) but not which loops become slots", y, x)
+		}
+	}
+	return nil
+}

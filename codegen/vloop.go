@@ -153,7 +153,7 @@ func VLoops(k Kernel) []*VLoop {
 			return true
 		}
 		if v := analyse(l); v != nil {
-			v.Var = fmt.Sprintf("vloop_%s_%d", k.K.Name, len(out))
+			v.Var = VLoopVar(k.K.Name, len(out))
 			out = append(out, v)
 		}
 		return false
@@ -170,13 +170,6 @@ func PackageVLoops(p *Package) []*VLoop {
 	}
 	return append(out, PackVLoops(p)...)
 }
-
-// CvtF16F32 is the Var of the synthetic vector loop that widens f16 runs for the packing code: the lane
-// body `t1[i] = t0[i]` with t0 an f16 and t1 an f32 tensor, Width 4 (slot signature
-// func(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int). The portable backend wraps it in
-// the package function cvtF16F32(dst []float32, src []f16.F16), which packs call for their contiguous
-// f16 runs.
-const CvtF16F32 = "vloop_cvtF16F32"
 
 // PackVLoops lists the synthetic vector loops the packing code of p needs (not loops of any kernel):
 // the f16 → f32 widening (CvtF16F32) when a Pack reads an f16 tensor.

@@ -198,6 +198,21 @@ func (in *interp) runBlock(body []Node) {
 			}
 		}
 	}()
+	barriers := false
+	WalkNodes(body, func(n Node) bool {
+		_, isBarrier := n.(*Barrier)
+		barriers = barriers || isBarrier
+		return !barriers
+	})
+	if !barriers {
+		// One phase: each thread runs to its end in turn, on this goroutine.
+		for id := 0; id < blk.nthreads; id++ {
+			th := &gpuThread{id: id, blk: blk}
+			th.in = in.fork(th)
+			th.runAll(body)
+		}
+		return
+	}
 	for id := 0; id < blk.nthreads; id++ {
 		th := &gpuThread{id: id, blk: blk, resume: make(chan bool)}
 		th.in = in.fork(th)
@@ -270,6 +285,11 @@ func (th *gpuThread) run(body []Node) {
 	if !<-th.resume {
 		panic(abortRun{})
 	}
+	th.runAll(body)
+}
+
+// runAll runs the thread's program: the block level, then the check that no copy is left in flight.
+func (th *gpuThread) runAll(body []Node) {
 	th.in.blockLevel(body)
 	if len(th.pending) > 0 || len(th.groups) > 0 {
 		fail("thread %d ends with %d async copy groups in flight (and %d copies not committed): missing async.wait 0", th.id, len(th.groups), len(th.pending))

@@ -244,6 +244,31 @@ func FragSM80C() *Fragment {
 		})
 }
 
+// FragSM80TF32A and FragSM80TF32B are the operand fragments of mma.m16n8k8 with .tf32 inputs (PTX ISA
+// "Matrix Fragments for mma.m16n8k8", .tf32): A (16×8, a0..a3) at row = groupID + 8·(i & 1),
+// col = threadID_in_group + 4·(i >> 1); B (8×8, b0, b1) at row = threadID_in_group + 4·i,
+// col = groupID. The accumulator is FragSM80C.
+func FragSM80TF32A() *Fragment {
+	return fragment("sm80.m16n8k8.tf32.a", ScopeWarp, 16, 8, 4, false,
+		func(l, i IExpr) (IExpr, IExpr) {
+			return IAdd(IShr(l, c(2)), IMul(IAnd(i, c(1)), c(8))), IAdd(IAnd(l, c(3)), IMul(IShr(i, c(1)), c(4)))
+		},
+		func(r, k IExpr) (IExpr, IExpr) {
+			return IAdd(IMul(IAnd(r, c(7)), c(4)), IAnd(k, c(3))), IAdd(IShr(r, c(3)), IMul(IShr(k, c(2)), c(2)))
+		})
+}
+
+// FragSM80TF32B is the B fragment of mma.m16n8k8 with .tf32 inputs (8×8); see FragSM80TF32A.
+func FragSM80TF32B() *Fragment {
+	return fragment("sm80.m16n8k8.tf32.b", ScopeWarp, 8, 8, 2, false,
+		func(l, i IExpr) (IExpr, IExpr) {
+			return IAdd(IAnd(l, c(3)), IMul(i, c(4))), IShr(l, c(2))
+		},
+		func(k, n IExpr) (IExpr, IExpr) {
+			return IAdd(IMul(n, c(4)), IAnd(k, c(3))), IShr(k, c(2))
+		})
+}
+
 // FragWGMMAAcc is the f32 accumulator D of sm_90a wgmma.mma_async.m64nNk16 (64×n, n a multiple of 8
 // from 8 to 256) over the 128 threads of a warpgroup (PTX ISA "Matrix Fragments for
 // wgmma.mma_async.m64nNk16", register fragment D): warp w of the warpgroup holds rows 16w..16w+15, and

@@ -6,7 +6,7 @@ import (
 )
 
 func allFragments() []*Fragment {
-	fs := []*Fragment{FragSM80A(), FragSM80B(), FragSM80C(), FragSimdgroup8x8(), RegisterTile(6, 16), RegisterTile(1, 1), RegisterTile(14, 2)}
+	fs := []*Fragment{FragSM80A(), FragSM80B(), FragSM80C(), FragSM80TF32A(), FragSM80TF32B(), FragSimdgroup8x8(), RegisterTile(6, 16), RegisterTile(1, 1), RegisterTile(14, 2)}
 	for _, n := range []int{8, 16, 64, 136, 256} {
 		fs = append(fs, FragWGMMAAcc(n))
 	}
@@ -69,6 +69,8 @@ func TestFragmentPTXTables(t *testing.T) {
 		{FragSM80C(), [][4]int{
 			{0, 0, 0, 0}, {0, 1, 0, 1}, {0, 2, 8, 0}, {0, 3, 8, 1}, {9, 0, 2, 2}, {31, 3, 15, 7},
 		}},
+		{FragSM80TF32A(), [][4]int{{0, 0, 0, 0}, {0, 1, 8, 0}, {0, 2, 0, 4}, {0, 3, 8, 4}, {31, 3, 15, 7}}},
+		{FragSM80TF32B(), [][4]int{{5, 0, 1, 1}, {5, 1, 5, 1}, {31, 1, 7, 7}}},
 		{FragWGMMAAcc(16), [][4]int{
 			{0, 0, 0, 0}, {0, 2, 8, 0}, {0, 4, 0, 8}, {32, 0, 16, 0}, {127, 0, 55, 6}, {127, 3, 63, 7}, {127, 4, 55, 14}, {127, 7, 63, 15},
 		}},

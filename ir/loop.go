@@ -8,6 +8,37 @@ type Func struct {
 	// Plan holds the default value of every plan symbol (ISym) used in Body. A backend variant may
 	// replace them (a different microkernel tile) without changing the result beyond rounding.
 	Plan map[string]int
+	// Variants are the plan values of the target's native implementation levels (amd64: avx512, avx2;
+	// arm64: neon), best first: what a generated package installs in place of Plan's defaults when it
+	// selects that variant at run time (Plan is the portable code's). Empty for the portable target.
+	Variants []PlanVariant
+}
+
+// PlanVariant is the plan of one backend variant: a value for every plan symbol it sets differently
+// from the defaults or the same (the register tile and cache blocks of each GEMM slot).
+type PlanVariant struct {
+	Name string
+	Plan map[string]int
+	// Host lists the symbols the generated package recomputes at init from the caches of the machine it
+	// runs on (target.HostGemmBlocks); Plan holds their value on the static model of the target.
+	Host []string
+}
+
+// PlanOf returns the complete plan of variant name: Plan with the variant's values over it (Plan
+// itself for a name that is not a variant).
+func (f *Func) PlanOf(name string) map[string]int {
+	out := make(map[string]int, len(f.Plan))
+	for k, v := range f.Plan {
+		out[k] = v
+	}
+	for _, pv := range f.Variants {
+		if pv.Name == name {
+			for k, v := range pv.Plan {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
 
 // Node is a loop-level statement.

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,6 +137,20 @@ func (f *Func) String() string {
 		sort.Strings(keys)
 		for _, k := range keys {
 			fmt.Fprintf(&b, "  plan %s = %d\n", k, f.Plan[k])
+		}
+	}
+	for _, pv := range f.Variants {
+		keys := make([]string, 0, len(pv.Plan))
+		for k := range pv.Plan {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			host := ""
+			if slices.Contains(pv.Host, k) {
+				host = " (static model; host caches at init)"
+			}
+			fmt.Fprintf(&b, "  plan[%s] %s = %d%s\n", pv.Name, k, pv.Plan[k], host)
 		}
 	}
 	printNodes(&b, f.Body, 1)

@@ -1145,27 +1145,27 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		}
 		// b_ is clamped to len: with an empty reduction (depth 0) nothing is read and b_ may lie past the end.
 		src := fmt.Sprintf("%s[min(b_, len(%s)):]", l.T.Name, l.T.Name)
-		suf := suffix(l.T.Type)
+		elem := l.T.Type
 		if pair {
-			suf = "BF16" // f32 or bf16 pair panels, as the variant's microkernel wants (codegen.PairPanels)
+			elem = ir.BF16 // f32 or bf16 pair panels, as the variant's microkernel wants (codegen.PairPanels)
 		}
 		if unitIn(l, p.P) {
-			g.line("{ // pack: rows of %s are contiguous along the panel; all panels in one call (packPB)", l.T.Name)
+			g.line("{ // pack: rows of %s are contiguous along the panel; all panels in one call (%s)", l.T.Name, codegen.PackStem(false))
 			g.depth++
 			g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
 			g.line(packBlockLoop)
 			g.line("	%s := p0_", P)
 			g.line("	b_ := %s", at(0, 0))
-			g.line("	packPB%s(%s[off_+p0_*depth_:], %s, (%s)-b_, e_-p0_, panel_, depth_)", suf, p.Dst.Name, src, at(0, 1))
+			g.line("	%s(%s[off_+p0_*depth_:], %s, (%s)-b_, e_-p0_, panel_, depth_)", codegen.PackVar(false, elem), p.Dst.Name, src, at(0, 1))
 		} else {
-			g.line("{ // pack: each panel row is a contiguous run of %s (packD)", l.T.Name)
+			g.line("{ // pack: each panel row is a contiguous run of %s (%s)", l.T.Name, codegen.PackStem(true))
 			g.depth++
 			g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
 			g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
 			g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
 			g.line("	%s := p0_", P)
 			g.line("	b_ := %s", at(0, 0))
-			g.line("	packD%s(dst_, %s, (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", suf, src, at(1, 0))
+			g.line("	%s(dst_, %s, (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", codegen.PackVar(true, elem), src, at(1, 0))
 		}
 		g.line("}")
 		g.depth--
