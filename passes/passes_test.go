@@ -1,8 +1,10 @@
 package passes
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,40 +14,74 @@ import (
 	"github.com/kgen-dev/kgen/target"
 )
 
-func library(t *testing.T) []*ir.Kernel {
-	src, err := os.ReadFile("../kernels.kdsl")
+func library(t *testing.T) []*ir.Kernel { return kdslFile(t, "../kernels.kdsl") }
+
+// kdslFile checks the kernels of a kdsl file.
+func kdslFile(t *testing.T, path string) []*ir.Kernel {
+	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := check.File("kernels.kdsl", string(src))
+	ks, err := check.File(filepath.Base(path), string(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ks
 }
 
-// oddPlan gives every plan symbol of f a small odd value, so that every cache-block and register-tile
-// edge is hit (and the rows and unpacked versions of GEMMs are chosen for other shapes).
+// oddPlan gives the plan symbols of f small odd values (others keep theirs), so that every cache-block
+// and register-tile edge is hit.
 func oddPlan(f *ir.Func) map[string]int {
 	odd := map[string]int{}
-	for key := range f.Plan {
-		_, field, _ := strings.Cut(key, ".")
-		switch field {
-		case "MR", "CB":
-			odd[key] = 3
-		case "NR", "RB":
-			odd[key] = 5
-		case "MC":
-			odd[key] = 6
-		case "KC":
-			odd[key] = 7
-		case "NC":
-			odd[key] = 10
-		default:
-			odd[key] = f.Plan[key]
+	for key, v := range f.Plan {
+		odd[key] = v
+		for _, s := range []struct {
+			suffix string
+			v      int
+		}{{".MR", 3}, {".NR", 5}, {".MC", 6}, {".KC", 7}, {".NC", 10}, {".RB", 5}, {".CB", 3}} {
+			if strings.HasSuffix(key, s.suffix) {
+				odd[key] = s.v
+			}
 		}
 	}
 	return odd
+}
+
+// runEquiv verifies f and interprets it on every shape, with its default plan and oddPlan's, comparing
+// every output with the algorithm level's within kgentest.Compare's precision-derived tolerance.
+func runEquiv(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[string]int, rng *rand.Rand) {
+	t.Helper()
+	if err := ir.VerifyFunc(f); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, f)
+	}
+	plans := []map[string]int{nil}
+	if len(f.Plan) > 0 {
+		plans = append(plans, oddPlan(f))
+	}
+	for _, v := range f.Variants {
+		plans = append(plans, f.PlanOf(v.Name))
+	}
+	for si, dims := range shapes {
+		args := kgentest.RandomArgs(k, dims, rng, si)
+		ref := args.Clone()
+		if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+			t.Fatal(err)
+		}
+		mag := kgentest.Magnitude(k, args)
+		for _, plan := range plans {
+			got := args.Clone()
+			if err := ir.RunFunc(f, ir.Storage, got, plan); err != nil {
+				t.Fatalf("%s, dims %v, plan %v: %v", what, dims, plan, err)
+			}
+			for _, p := range k.Params {
+				if p.Kind == ir.Out || p.Kind == ir.InOut {
+					if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
+						t.Errorf("%s, dims %v, plan %v: %v", what, dims, plan, err)
+					}
+				}
+			}
+		}
+	}
 }
 
 // checkPasses interprets the loop IR of every kernel of the library after lowering and after every
@@ -69,34 +105,7 @@ func checkPasses(t *testing.T, tgt string, nshapes int, large bool) {
 			if err != nil {
 				t.Fatalf("%s: %s up to %s: %v", tgt, k.Name, names[upto], err)
 			}
-			plans := []map[string]int{nil}
-			if len(f.Plan) > 0 {
-				plans = append(plans, oddPlan(f))
-			}
-			for _, v := range f.Variants {
-				plans = append(plans, f.PlanOf(v.Name))
-			}
-			for si, dims := range shapes {
-				args := kgentest.RandomArgs(k, dims, rng, si)
-				ref := args.Clone()
-				if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
-					t.Fatal(err)
-				}
-				mag := kgentest.Magnitude(k, args)
-				for _, plan := range plans {
-					got := args.Clone()
-					if err := ir.RunFunc(f, ir.Storage, got, plan); err != nil {
-						t.Fatalf("%s: %s after %s, dims %v, plan %v: %v", tgt, k.Name, names[upto], dims, plan, err)
-					}
-					for _, p := range k.Params {
-						if p.Kind == ir.Out || p.Kind == ir.InOut {
-							if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
-								t.Errorf("%s: %s after %s, dims %v, plan %v: %v", tgt, k.Name, names[upto], dims, plan, err)
-							}
-						}
-					}
-				}
-			}
+			runEquiv(t, fmt.Sprintf("%s: %s after %s", tgt, k.Name, names[upto]), k, f, shapes, rng)
 		}
 	}
 }

@@ -1,0 +1,106 @@
+package passes
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgentest"
+	"github.com/kgen-dev/kgen/target"
+)
+
+func mmaKernels(t *testing.T) []*ir.Kernel {
+	return append(library(t), kdslFile(t, "testdata/mma.kdsl")...)
+}
+
+// The GEMM family of kernels.kdsl and testdata/mma.kdsl: each must be formed (a matcher that stops
+// recognising one fails here), and nothing else may be.
+var mmaFamily = map[string]bool{
+	"sgemm": true, "dgemm": true, "sgemm_tn": true, "sgemm_nt": true, "sgemm_tt": true, "dgemm_tn": true,
+	"dgemm_nt": true, "dgemm_tt": true, "sgemv": true, "sdot": true, "gemm_bias_relu": true, "sgemm_acc": true,
+	"bmm": true, "hgemm": true, "bgemm": true, "bgemm_bf16": true, "bgemm_tt": true,
+	"hgemm_bias_gelu": true, "bgemm_scale_residual": true, "sgemm_sigmoid": true,
+}
+
+// TestMMAFormLower checks, on every target model and every GEMM-family kernel, that the algorithm
+// level, the formed IR (MMA nodes with the target's tile) and the lowered IR (scalar loops) interpret
+// to the same results on ragged shapes (ones, primes, non-multiples of every tile), with register
+// tiles also at odd plan values, and that the tile is the target's MMA shape.
+func TestMMAFormLower(t *testing.T) {
+	ks := mmaKernels(t)
+	formed := map[string]bool{}
+	// the target models, and two feature levels the models do not name yet (the MMA table does)
+	for _, tname := range []string{"go", "amd64", "arm64", "ptx", "msl", "ptx:sm_90a", "amd64:avx512"} {
+		base, _, _ := strings.Cut(tname, ":")
+		m, err := target.Lookup(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Name = tname
+		for _, k := range ks {
+			c := &Context{Machine: m, Directives: k.Directives(m.Name)}
+			f, err := Lower(k, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed, err := MMAForm(f, c)
+			if err != nil {
+				t.Fatalf("%s %s: %v", tname, k.Name, err)
+			}
+			if !changed {
+				if mmaFamily[k.Name] {
+					t.Errorf("%s %s: not formed", tname, k.Name)
+				}
+				continue
+			}
+			if !mmaFamily[k.Name] {
+				t.Errorf("%s %s: formed, but it is not a GEMM\n%s", tname, k.Name, f)
+			}
+			formed[k.Name] = true
+			text := f.String()
+			if !strings.Contains(text, "mma %acc") || !strings.Contains(text, "accstore") {
+				t.Fatalf("%s %s: no MMA in\n%s", tname, k.Name, text)
+			}
+			wantScope := ""
+			switch {
+			case tname == "ptx" && (strings.HasPrefix(k.Name, "hgemm") || strings.HasPrefix(k.Name, "bgemm")):
+				wantScope = "] warp sm80.m16n8k16.c"
+			case tname == "msl" && !strings.HasPrefix(k.Name, "d"):
+				wantScope = "] simdgroup metal.simdgroup8x8"
+			case tname == "ptx:sm_90a" && (strings.HasPrefix(k.Name, "hgemm") || strings.HasPrefix(k.Name, "bgemm")):
+				wantScope = "[64 x 64] warpgroup sm90a.m64n64k16.d"
+			case tname == "amd64" && strings.HasPrefix(k.Name, "sgemm"):
+				wantScope = ".mma.MR = 6\n"
+			case tname == "amd64:avx512" && strings.HasPrefix(k.Name, "sgemm"):
+				wantScope = ".mma.NR = 32\n"
+			}
+			if !strings.Contains(text, wantScope) {
+				t.Errorf("%s %s: want an accumulator %q in\n%s", tname, k.Name, wantScope, text)
+			}
+			rng := rand.New(rand.NewPCG(11, uint64(len(k.Name))))
+			// ones and random primes/ragged sizes (not Shapes' large last one: the interpreter is slow
+			// and the tiles here are small), then 17 everywhere: past every MMA tile (16, 8, 14) with
+			// a ragged edge in M, N and K
+			shapes := kgentest.Shapes(k, rng, 3)[:2]
+			odd := map[string]int{}
+			for _, d := range k.Dims {
+				odd[d.Name] = 17
+			}
+			shapes = append(shapes, odd)
+			runEquiv(t, tname+" "+k.Name+" formed", k, f, shapes, rng)
+			if _, err := MMALower(f, c); err != nil {
+				t.Fatalf("%s %s: lower: %v", tname, k.Name, err)
+			}
+			if strings.Contains(f.String(), "mma ") {
+				t.Fatalf("%s %s: MMA left after lowering\n%s", tname, k.Name, f)
+			}
+			runEquiv(t, tname+" "+k.Name+" lowered", k, f, shapes, rng)
+		}
+	}
+	for name := range mmaFamily {
+		if !formed[name] {
+			t.Errorf("%s is missing from the kernels", name)
+		}
+	}
+}
