@@ -15,9 +15,6 @@ import (
 	"github.com/kgen-dev/kgen/parse"
 )
 
-// Targets lists the target names a schedule's `for` block may name.
-var Targets = []string{"go", "amd64", "arm64", "ptx", "msl", "llvm"}
-
 type checker struct {
 	errs parse.ErrorList
 	src  string

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/parse"
+	"github.com/kgen-dev/kgen/target"
 )
 
 // schedule checks a schedule against its kernel and records the directives on it.
@@ -14,8 +15,8 @@ func (c *checker) schedule(k *ir.Kernel, s *parse.Schedule) {
 	}
 	seen := map[string]bool{}
 	for _, t := range s.Targets {
-		if !slices.Contains(Targets, t.Target) {
-			c.errorf(t.Pos, "unknown target %s: expected one of %v", t.Target, Targets)
+		if !slices.Contains(target.Names(), t.Target) {
+			c.errorf(t.Pos, "unknown target %s: expected one of %v", t.Target, target.Names())
 			continue
 		}
 		if seen[t.Target] {

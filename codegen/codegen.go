@@ -10,6 +10,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -110,4 +111,72 @@ func Check(name string, known []string) error {
 		}
 	}
 	return fmt.Errorf("unknown backend %q (known: %v)", name, known)
+}
+
+// SameSlots checks that the packages p and q, compiled by two targets' pipelines from the same source,
+// have the same slots (GEMM, transpose and vector-loop slots, with the same element types and
+// signatures). One generated package holds the portable loop nest of p and the implementations a
+// backend builds from q: they must name the same slot variables.
+func SameSlots(p, q *Package) error {
+	describe := func(p *Package) []string {
+		var out []string
+		for _, s := range Slots(p) {
+			out = append(out, fmt.Sprintf("gemm %s %s pairs=%v", s.Var, s.Elem, s.BF16Pairs))
+		}
+		for _, s := range TransposeSlots(p) {
+			out = append(out, fmt.Sprintf("transpose %s %s", s.Var, s.Elem))
+		}
+		for _, v := range PackageVLoops(p) {
+			out = append(out, fmt.Sprintf("vloop %s %s", v.Var, v.Signature()))
+		}
+		return out
+	}
+	a, b := describe(p), describe(q)
+	for i := 0; i < max(len(a), len(b)); i++ {
+		x, y := "nothing", "nothing"
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return fmt.Errorf("the target's loop nest has other slots than the portable one (%s where the portable nest has %s): one package holds one loop nest, so a target's schedule may change plan values (tile sizes) but not which loops become slots", y, x)
+		}
+	}
+	return nil
+}
+
+// SlotPlan is what one variant installs in a GEMM slot: the register tile and cache blocks the passes
+// planned for it (ir.Func.Variants), and whether the generated package sizes the blocks at init from the
+// caches of the machine it runs on (target.HostGemmBlocks) instead of using MC, KC, NC as they are.
+type SlotPlan struct {
+	MR, NR, MC, KC, NC int
+	Host               bool
+}
+
+// VariantSlotPlan returns variant's plan of GEMM slot in p (compiled by the pipeline of the backend's
+// target). Backends build their microkernels for this tile: they do not choose one.
+func VariantSlotPlan(p *Package, slot, variant string) (SlotPlan, error) {
+	for _, k := range p.Kernels {
+		if _, ok := k.F.Plan[slot+".MR"]; !ok {
+			continue
+		}
+		for _, pv := range k.F.Variants {
+			if pv.Name != variant {
+				continue
+			}
+			plan := k.F.PlanOf(variant)
+			get := func(f string) int { return plan[slot+"."+f] }
+			sp := SlotPlan{MR: get("MR"), NR: get("NR"), MC: get("MC"), KC: get("KC"), NC: get("NC"), Host: true}
+			for _, f := range []string{"MC", "KC", "NC"} {
+				if !slices.Contains(pv.Host, slot+"."+f) {
+					sp.Host = false // a schedule fixed a block: all three are the plan's constants
+				}
+			}
+			return sp, nil
+		}
+		return SlotPlan{}, fmt.Errorf("slot %s has no plan for variant %s (not compiled for this target?)", slot, variant)
+	}
+	return SlotPlan{}, fmt.Errorf("no GEMM slot %s", slot)
 }

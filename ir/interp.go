@@ -423,6 +423,10 @@ func (in *interp) node(n Node) {
 			fail("loop %s has step %d", n.Var.Name, step)
 		}
 		for x := lo; x < hi; x += step {
+			if n.Kind == Vector {
+				in.lanes(n, x, hi)
+				continue
+			}
 			in.vars[n.Var] = x
 			in.nodes(n.Body)
 		}

@@ -8,6 +8,37 @@ type Func struct {
 	// Plan holds the default value of every plan symbol (ISym) used in Body. A backend variant may
 	// replace them (a different microkernel tile) without changing the result beyond rounding.
 	Plan map[string]int
+	// Variants are the plan values of the target's native implementation levels (amd64: avx512, avx2;
+	// arm64: neon), best first: what a generated package installs in place of Plan's defaults when it
+	// selects that variant at run time (Plan is the portable code's). Empty for the portable target.
+	Variants []PlanVariant
+}
+
+// PlanVariant is the plan of one backend variant: a value for every plan symbol it sets differently
+// from the defaults or the same (the register tile and cache blocks of each GEMM slot).
+type PlanVariant struct {
+	Name string
+	Plan map[string]int
+	// Host lists the symbols the generated package recomputes at init from the caches of the machine it
+	// runs on (target.HostGemmBlocks); Plan holds their value on the static model of the target.
+	Host []string
+}
+
+// PlanOf returns the complete plan of variant name: Plan with the variant's values over it (Plan
+// itself for a name that is not a variant).
+func (f *Func) PlanOf(name string) map[string]int {
+	out := make(map[string]int, len(f.Plan))
+	for k, v := range f.Plan {
+		out[k] = v
+	}
+	for _, pv := range f.Variants {
+		if pv.Name == name {
+			for k, v := range pv.Plan {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
 
 // Node is a loop-level statement.
@@ -37,7 +68,8 @@ func (k LoopKind) String() string { return loopKindNames[k] }
 
 // Loop runs Body for Var = Lo, Lo+Step, ... while Var < Hi. Step is a positive constant or plan symbol.
 // For Vector and Unrolled loops, Width iterations are grouped; Step is Width, and the pass that made the
-// loop also made the remainder loop after it, so a group is always whole.
+// loop also made the remainder loop after it, so a group is always whole. An Unrolled loop's Body holds
+// the Width copies; a Vector loop's Body is the single-lane body, run once per lane (ir/vector.go).
 type Loop struct {
 	Var    *Var
 	Lo, Hi IExpr
@@ -48,21 +80,9 @@ type Loop struct {
 	// worth splitting); nil means unknown.
 	Cost IExpr
 	Body []Node
-	// Lane, set by the vectorize pass on the Vector loops it makes, is the loop's single-lane form: the
-	// original body with Var unshifted, from which a SIMD backend vectorizes (codegen.VLoops). Body stays
-	// the semantics (the interpreter and the portable backend run it); Lane is a description only and is
-	// not walked by WalkNodes, RewriteNodes or the verifier.
-	Lane *Lane
-}
-
-// Lane is the single-lane body of a Vector loop. For a reduction loop (`Acc = Acc op e` as the last node
-// of Body), Acc is the accumulator the lane body updates and Parts are the per-lane partial accumulators
-// of the replicated Body, lane by lane; elementwise loops have Acc == nil.
-type Lane struct {
-	Body  []Node
-	Acc   *LocalVar
-	Op    Op
-	Parts []*LocalVar
+	// Reduce describes the reduction of a Vector loop whose lanes accumulate into per-lane partials
+	// (ir/vector.go); nil for elementwise loops and loops of other kinds.
+	Reduce *LaneReduce
 }
 
 // Decl declares a scalar local and sets it to Init.

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,6 +139,20 @@ func (f *Func) String() string {
 			fmt.Fprintf(&b, "  plan %s = %d\n", k, f.Plan[k])
 		}
 	}
+	for _, pv := range f.Variants {
+		keys := make([]string, 0, len(pv.Plan))
+		for k := range pv.Plan {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			host := ""
+			if slices.Contains(pv.Host, k) {
+				host = " (static model; host caches at init)"
+			}
+			fmt.Fprintf(&b, "  plan[%s] %s = %d%s\n", pv.Name, k, pv.Plan[k], host)
+		}
+	}
 	printNodes(&b, f.Body, 1)
 	return b.String()
 }
@@ -158,7 +173,15 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 			if n.Width > 0 {
 				w = "<" + strconv.Itoa(n.Width) + ">"
 			}
-			fmt.Fprintf(b, "%s%s%s %s = %s .. %s step %s\n", ind, n.Kind, w, n.Var.Name, n.Lo, n.Hi, n.Step)
+			red := ""
+			if r := n.Reduce; r != nil {
+				parts := make([]string, len(r.Parts))
+				for i, p := range r.Parts {
+					parts[i] = "%" + p.Name
+				}
+				red = fmt.Sprintf(" reduce %s %%%s lanes [%s]", r.Op, r.Acc.Name, strings.Join(parts, ", "))
+			}
+			fmt.Fprintf(b, "%s%s%s %s = %s .. %s step %s%s\n", ind, n.Kind, w, n.Var.Name, n.Lo, n.Hi, n.Step, red)
 			printNodes(b, n.Body, depth+1)
 		case *Decl:
 			fmt.Fprintf(b, "%svar %%%s %s = %s\n", ind, n.L.Name, n.L.T, FormatExpr(n.Init))

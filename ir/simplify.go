@@ -11,6 +11,8 @@ import "fmt"
 //   - a division of a linear form by a constant k takes out the terms whose coefficient k divides, and
 //     the constant's multiple of k: ((N/4)*4 + 3)/4 is N/4, (8*i + j + 9)/4 is 2*i + 2 + (j + 1)/4;
 //     (x/a)/b is x/(a*b);
+//   - modulo and the bit operations (% ^ & << >>) keep their place, their operands simplified and
+//     constants folded;
 //   - min and max flatten nested chains of the same operator, fold their constant operands into one,
 //     drop repeated operands and those that differ from another by a constant (min(j+4, j+1, N) is
 //     min(j+1, N)).
@@ -117,10 +119,14 @@ func atomNonNeg(e IExpr) bool {
 			return x && y
 		case 'M':
 			return x || y
-		case '/':
+		case '/', '+', '^':
 			return x && y
-		case '+':
-			return x && y
+		case '%': // floor modulo by a positive divisor
+			return true
+		case '&':
+			return x || y
+		case '>':
+			return x
 		}
 	}
 	return false
@@ -155,6 +161,12 @@ func linOf(e IExpr) linForm {
 		case 'm', 'M':
 			return minMax(e.Op, x, y)
 		}
+		// modulo and the bit operations: operands simplified, constants and identities folded
+		r := ibit(e.Op, x.expr(), y.expr())
+		if b, ok := r.(IBin); ok && b.Op == e.Op {
+			return atomForm(r)
+		}
+		return linOf(r)
 	}
 	return atomForm(e)
 }

@@ -30,15 +30,22 @@ func evalI(e IExpr, vars map[*Var]int, dims map[*Dim]int, syms map[string]int, t
 			return min(x, y)
 		case 'M':
 			return max(x, y)
-		case '/':
+		case '/', '%':
 			if x < 0 {
 				*neg = true
 			}
-			if trunc {
+			if trunc && e.Op == '/' {
 				return x / y
 			}
-			return floorDiv(x, y)
+			if trunc {
+				return x % y
+			}
 		}
+		v, msg := IBinOp(e.Op, x, y)
+		if msg != "" {
+			panic(msg)
+		}
+		return v
 	}
 	panic("bad index expression")
 }
@@ -76,7 +83,13 @@ func (s *simplifyEnv) gen(depth int) IExpr {
 		return s.leaf()
 	}
 	x := s.gen(depth - 1)
-	switch s.r.Intn(9) {
+	switch s.r.Intn(12) {
+	case 9:
+		return IBin{'%', x, IConst{1 + s.r.Intn(8)}}
+	case 10:
+		return IBin{"^&>"[s.r.Intn(3)], x, IConst{s.r.Intn(4)}}
+	case 11:
+		return IBin{"^&"[s.r.Intn(2)], x, s.gen(depth - 1)}
 	case 0:
 		return IBin{'+', x, s.gen(depth - 1)}
 	case 1:
@@ -182,6 +195,9 @@ func TestSimplifyExamples(t *testing.T) {
 		{b('m', c(3), c(-2)), "-2"},
 		{b('-', c(3), i), "(3 - i)"},
 		{b('-', c(0), i), "(i * -1)"},
+		{b('%', b('+', b('*', i, c(1)), c(0)), c(4)), "(i % 4)"},
+		{b('^', b('-', j, j), i), "i"},
+		{b('>', b('+', c(8), c(8)), c(2)), "4"},
 	} {
 		if got := Simplify(tc.e).String(); got != tc.want {
 			t.Errorf("Simplify(%v) = %s, want %s", tc.e, got, tc.want)

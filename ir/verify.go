@@ -105,7 +105,36 @@ func verifyExpr(e Expr, bound map[*Var]bool, locals map[*LocalVar]bool) error {
 // loops have a width, and no reduction is left; and for GPU code, the rules of verify_gpu.go.
 func VerifyFunc(f *Func) error {
 	v := &fverifier{f: f, bound: map[*Var]bool{}, locals: map[*LocalVar]bool{}, live: map[*Tensor]bool{}, accs: map[*Accum]int{}}
+	if err := verifyVariants(f); err != nil {
+		return err
+	}
 	return v.nodes(f.Body)
+}
+
+// verifyVariants checks that every variant's plan sets only symbols that have a default, to values of
+// at least 1, and that its host-sized symbols are among them.
+func verifyVariants(f *Func) error {
+	seen := map[string]bool{}
+	for _, pv := range f.Variants {
+		if seen[pv.Name] {
+			return fmt.Errorf("variant %s planned twice", pv.Name)
+		}
+		seen[pv.Name] = true
+		for k, val := range pv.Plan {
+			if _, ok := f.Plan[k]; !ok {
+				return fmt.Errorf("variant %s: plan symbol %s has no default", pv.Name, k)
+			}
+			if val < 1 {
+				return fmt.Errorf("variant %s: plan symbol %s = %d, want at least 1", pv.Name, k, val)
+			}
+		}
+		for _, k := range pv.Host {
+			if _, ok := pv.Plan[k]; !ok {
+				return fmt.Errorf("variant %s: host-sized symbol %s has no value", pv.Name, k)
+			}
+		}
+	}
+	return nil
 }
 
 type fverifier struct {
@@ -121,6 +150,7 @@ type fverifier struct {
 	gpu     gpuLevel // where in a GPU launch the node being checked is (verify_gpu.go)
 	launch  *Launch  // the enclosing launch, if any
 	grids   int      // GPUGrid loops entered inside launch
+	nest    *Loop    // the outermost loop of the enclosing thread nest
 }
 
 func (v *fverifier) iexpr(e IExpr) error {
@@ -209,7 +239,10 @@ func (v *fverifier) plainNode(n Node) error {
 			return fmt.Errorf("%s loop %s has no width", n.Kind, n.Var.Name)
 		}
 		v.bound[n.Var] = true
-		err := v.nodes(n.Body)
+		err := v.verifyLanes(n)
+		if err == nil {
+			err = v.nodes(n.Body)
+		}
 		delete(v.bound, n.Var)
 		return err
 	case *Decl:

@@ -81,7 +81,7 @@ func TestInterchangeExact(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", k.Name, err)
 			}
-			before, err := Compile(k, m, Options{Skip: Names()[slices.Index(Names(), "interchange"):]})
+			before, err := Compile(k, m, Options{Skip: Names(m)[slices.Index(Names(m), "interchange"):]})
 			if err != nil {
 				t.Fatal(err)
 			}

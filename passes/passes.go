@@ -1,6 +1,6 @@
 // Package passes lowers algorithm-level IR to loop-level IR and transforms it. Each pass lives in its own
 // file as one exported function with a doc comment stating what it assumes and guarantees; the pipeline
-// is the data in List. The verifier runs after every pass, and every pass is tested to preserve the
+// is data: the pass list of each target (Pipeline), with ordering constraints. The verifier runs after every pass, and every pass is tested to preserve the
 // interpreted result.
 package passes
 
@@ -17,6 +17,21 @@ type Context struct {
 	Machine target.Machine
 	// Directives are the kernel's schedule directives that apply to this target.
 	Directives []*ir.Directive
+	// Portable are those that apply to the portable code every package carries (untargeted and
+	// `for go`): they set the default plan, which is the portable variant's on every target.
+	Portable []*ir.Directive
+}
+
+// own returns the directives of a `for <target>` block of c's target only (nil for the portable
+// target, whose blocks are Portable's).
+func (c *Context) own() []*ir.Directive {
+	var out []*ir.Directive
+	for _, d := range c.Directives {
+		if d.Target != "" && d.Target != "go" && d.Target == c.Machine.Name {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // directive returns the directives named name.
@@ -31,8 +46,14 @@ func (c *Context) directive(name string) []*ir.Directive {
 }
 
 // sizes returns the sizes given to index name by directive kind (nil if none).
-func (c *Context) sizes(kind, name string) ([]int, bool) {
-	for _, d := range c.directive(kind) {
+func (c *Context) sizes(kind, name string) ([]int, bool) { return sizesIn(c.Directives, kind, name) }
+
+// sizesIn returns the sizes given to index name by a directive kind of dirs (nil if none).
+func sizesIn(dirs []*ir.Directive, kind, name string) ([]int, bool) {
+	for _, d := range dirs {
+		if d.Name != kind {
+			continue
+		}
 		for _, a := range d.Args {
 			if a.Name == name {
 				return a.Sizes, true
@@ -42,34 +63,90 @@ func (c *Context) sizes(kind, name string) ([]int, bool) {
 	return nil, false
 }
 
-// Pass is one named step of the pipeline. Run reports whether it changed the function.
+// Pass is one named step of a pipeline. Run reports whether it changed the function. After lists the
+// passes that must have run before it when both are in a pipeline (Pipeline checks the order, and
+// TestPipelineOrder checks every target's).
 type Pass struct {
-	Name string
-	Doc  string
-	Run  func(f *ir.Func, c *Context) (changed bool, err error)
+	Name  string
+	Doc   string
+	Run   func(f *ir.Func, c *Context) (changed bool, err error)
+	After []string
 }
 
-// List is the pipeline, in order. Lower (algorithm → loops) runs before it.
-var List = []Pass{
-	{"fusion", "merge consecutive statement nests over the same outer index (row-wise softmax, layernorm)", Fusion},
-	{"tensorize", "turn GEMM-like contractions into cache-blocked loops around microkernel tiles", Tensorize},
-	{"pack", "stage GEMM operands in BLIS panels (B per KC×NC block, A per MC×KC block)", Pack},
-	{"precision", "choose accumulator types; convert 16-bit operands once, when they are packed or loaded", Precision},
-	{"tile", "split loops named by tile directives into outer and inner loops", Tile},
-	{"interchange", "move reductions over a strided axis outside the loop of an output index their operand is contiguous along", Interchange},
-	{"vectorize", "group innermost loops into SIMD-width chunks, splitting reductions into per-lane accumulators", Vectorize},
-	{"unroll", "replicate loop bodies named by unroll directives", Unroll},
-	{"parallel", "run the outermost independent loop of each nest on the worker pool", Parallel},
-	{"beta", "version the loops computing a scaled-output term beta·C on beta == 0, which then does not read C", Beta},
+// passes are all the passes, by name. Lower (algorithm → loops) runs before every pipeline.
+var passes = map[string]Pass{
+	"fusion": {"fusion", "merge consecutive statement nests over the same outer index (row-wise softmax, layernorm)", Fusion, nil},
+	// tensorize matches single-statement nests and consumes the tile directives of GEMM indices as
+	// block sizes: point-loop tiling would hide the contraction from it.
+	"tensorize": {"tensorize", "turn GEMM-like contractions into cache-blocked loops around microkernel tiles, with each variant's tile and blocks in the plan", Tensorize, []string{"fusion"}},
+	"pack":      {"pack", "stage GEMM operands in BLIS panels (B per KC×NC block, A per MC×KC block)", Pack, []string{"tensorize"}},
+	"precision": {"precision", "choose accumulator types; convert 16-bit operands once, when they are packed or loaded", Precision, []string{"pack"}},
+	"tile":      {"tile", "split loops named by tile directives into outer and inner loops", Tile, []string{"tensorize"}},
+	// interchange splits fused nests again, on the loops tile leaves, before they are vectorized.
+	"interchange": {"interchange", "move reductions over a strided axis outside the loop of an output index their operand is contiguous along", Interchange, []string{"fusion", "tensorize", "tile"}},
+	// vectorize groups the innermost loops that tiling and interchange leave.
+	"vectorize": {"vectorize", "group innermost loops into SIMD-width chunks, splitting reductions into per-lane accumulators", Vectorize, []string{"tile", "interchange", "precision"}},
+	"unroll":    {"unroll", "replicate loop bodies named by unroll directives", Unroll, []string{"vectorize"}},
+	// parallel versions the packed ic loop (it looks for pack's nest) and picks the outermost loop of
+	// the final structure.
+	"parallel": {"parallel", "run the outermost independent loop of each nest on the worker pool", Parallel, []string{"pack", "interchange", "vectorize", "unroll"}},
+	// beta versions whole nests: every other pass must see a single nest.
+	"beta": {"beta", "version the loops computing a scaled-output term beta·C on beta == 0, which then does not read C", Beta,
+		[]string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel"}},
 }
 
-// Names returns the pass names in pipeline order, "lower" first.
-func Names() []string {
-	out := []string{"lower"}
-	for _, p := range List {
-		out = append(out, p.Name)
+// cpuPipeline is the pass order of the CPU targets.
+var cpuPipeline = []string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "beta"}
+
+// pipelines are the pass lists per target. The GPU targets run the CPU list until their mapping passes
+// exist.
+var pipelines = map[string][]string{
+	"go": cpuPipeline, "amd64": cpuPipeline, "arm64": cpuPipeline, "llvm": cpuPipeline,
+	"ptx": cpuPipeline, "msl": cpuPipeline,
+}
+
+// Pipeline returns the passes target m runs after lowering, in order. It fails for a target without a
+// pipeline or a list that breaks an ordering constraint.
+func Pipeline(m target.Machine) ([]Pass, error) {
+	names, ok := pipelines[m.Name]
+	if !ok {
+		return nil, fmt.Errorf("no pass pipeline for target %q", m.Name)
 	}
-	return out
+	return pipelineOf(names)
+}
+
+// pipelineOf resolves names and checks each pass's After constraints.
+func pipelineOf(names []string) ([]Pass, error) {
+	var out []Pass
+	pos := map[string]int{}
+	for i, n := range names {
+		p, ok := passes[n]
+		if !ok {
+			return nil, fmt.Errorf("unknown pass %q", n)
+		}
+		if _, dup := pos[n]; dup {
+			return nil, fmt.Errorf("pass %s listed twice", n)
+		}
+		pos[n] = i
+		out = append(out, p)
+	}
+	for i, p := range out {
+		for _, before := range p.After {
+			if j, ok := pos[before]; ok && j > i {
+				return nil, fmt.Errorf("pass %s must run after %s", p.Name, before)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Names returns the pass names target m runs, "lower" first (the CPU list for an unknown target).
+func Names(m target.Machine) []string {
+	list, ok := pipelines[m.Name]
+	if !ok {
+		list = cpuPipeline
+	}
+	return append([]string{"lower"}, list...)
 }
 
 // Options controls Compile.
@@ -80,12 +157,16 @@ type Options struct {
 	After func(pass string, f *ir.Func, changed bool)
 }
 
-// Compile lowers k and runs the pipeline for machine m, verifying after each step.
+// Compile lowers k and runs the pipeline of target m, verifying after each step.
 func Compile(k *ir.Kernel, m target.Machine, opt Options) (*ir.Func, error) {
 	if err := ir.VerifyKernel(k); err != nil {
 		return nil, err
 	}
-	c := &Context{Machine: m, Directives: k.Directives(m.Name)}
+	list, err := Pipeline(m)
+	if err != nil {
+		return nil, err
+	}
+	c := &Context{Machine: m, Directives: k.Directives(m.Name), Portable: k.Directives("go")}
 	f, err := Lower(k, c)
 	if err != nil {
 		return nil, err
@@ -96,7 +177,7 @@ func Compile(k *ir.Kernel, m target.Machine, opt Options) (*ir.Func, error) {
 	if opt.After != nil {
 		opt.After("lower", f, true)
 	}
-	for _, p := range List {
+	for _, p := range list {
 		if slices.Contains(opt.Skip, p.Name) {
 			continue
 		}

@@ -29,27 +29,63 @@ func kdslFile(t *testing.T, path string) []*ir.Kernel {
 	return ks
 }
 
-// oddPlan gives the plan symbols of f small odd values (others keep theirs), so that every cache-block
-// and register-tile edge is hit.
+// oddPlan gives every plan symbol of f a small odd value, so that every cache-block and register-tile
+// edge is hit (and the rows and unpacked versions of GEMMs are chosen for other shapes).
 func oddPlan(f *ir.Func) map[string]int {
 	odd := map[string]int{}
-	for key, v := range f.Plan {
-		odd[key] = v
-		for _, s := range []struct {
-			suffix string
-			v      int
-		}{{".MR", 3}, {".NR", 5}, {".MC", 6}, {".KC", 7}, {".NC", 10}, {".RB", 5}, {".CB", 3}} {
-			if strings.HasSuffix(key, s.suffix) {
-				odd[key] = s.v
-			}
+	for key := range f.Plan {
+		switch field := key[strings.LastIndexByte(key, '.')+1:]; field {
+		case "MR", "CB":
+			odd[key] = 3
+		case "NR", "RB":
+			odd[key] = 5
+		case "MC":
+			odd[key] = 6
+		case "KC":
+			odd[key] = 7
+		case "NC":
+			odd[key] = 10
+		default:
+			odd[key] = f.Plan[key]
 		}
 	}
 	return odd
 }
 
-// runEquiv verifies f and interprets it on every shape, with its default plan and oddPlan's, comparing
-// every output with the algorithm level's within kgentest.Compare's precision-derived tolerance.
-func runEquiv(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[string]int, rng *rand.Rand) {
+// checkPasses interprets the loop IR of every kernel of the library after lowering and after every
+// pass of target tgt's pipeline, on random shapes (ones, primes, ragged; with large, long reductions), with the
+// default plan, each variant's plan and odd plan values, and compares it with the algorithm-level
+// interpreter.
+func checkPasses(t *testing.T, tgt string, nshapes int, large bool) {
+	m, err := target.Lookup(tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := Names(m)
+	for _, k := range library(t) {
+		rng := rand.New(rand.NewPCG(7, uint64(len(k.Name))))
+		shapes := kgentest.Shapes(k, rng, nshapes)
+		if !large {
+			shapes = shapes[:len(shapes)-1] // the last is large enough for the packed GEMM path
+		}
+		for upto := 0; upto < len(names); upto++ {
+			f, err := Compile(k, m, Options{Skip: names[upto+1:]})
+			if err != nil {
+				t.Fatalf("%s: %s up to %s: %v", tgt, k.Name, names[upto], err)
+			}
+			var variants []map[string]int
+			for _, v := range f.Variants {
+				variants = append(variants, f.PlanOf(v.Name))
+			}
+			runEquiv(t, fmt.Sprintf("%s: %s after %s", tgt, k.Name, names[upto]), k, f, shapes, rng, variants...)
+		}
+	}
+}
+
+// runEquiv verifies f and interprets it on every shape, with its default plan, oddPlan's and the extra
+// plans, comparing every output with the algorithm level's within kgentest.Compare's tolerance, which
+// is derived from the precision.
+func runEquiv(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[string]int, rng *rand.Rand, extra ...map[string]int) {
 	t.Helper()
 	if err := ir.VerifyFunc(f); err != nil {
 		t.Fatalf("%s: %v\n%s", what, err, f)
@@ -58,6 +94,7 @@ func runEquiv(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[
 	if len(f.Plan) > 0 {
 		plans = append(plans, oddPlan(f))
 	}
+	plans = append(plans, extra...)
 	for si, dims := range shapes {
 		args := kgentest.RandomArgs(k, dims, rng, si)
 		ref := args.Clone()
@@ -81,23 +118,58 @@ func runEquiv(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[
 	}
 }
 
-// TestEachPassPreservesResults interprets the loop IR after lowering and after every pass, for every
-// kernel of the library, on random shapes (ones, primes, ragged, long reductions), and compares it with
-// the algorithm-level interpreter. GEMM nests are also run with small odd plan values so that every
-// cache-block and register-tile edge is hit.
-func TestEachPassPreservesResults(t *testing.T) {
-	m, _ := target.Lookup("go")
-	names := Names()
-	for _, k := range library(t) {
-		rng := rand.New(rand.NewPCG(7, uint64(len(k.Name))))
-		shapes := kgentest.Shapes(k, rng, 4)
-		for upto := 0; upto < len(names); upto++ {
-			f, err := Compile(k, m, Options{Skip: names[upto+1:]})
-			if err != nil {
-				t.Fatalf("%s up to %s: %v", k.Name, names[upto], err)
-			}
-			runEquiv(t, fmt.Sprintf("%s after %s", k.Name, names[upto]), k, f, shapes, rng)
+// TestEachPassPreservesResults runs checkPasses for the portable target on four shapes per kernel.
+func TestEachPassPreservesResults(t *testing.T) { checkPasses(t, "go", 4, true) }
+
+// TestEachPassPreservesResultsTargets runs checkPasses for the other CPU targets, whose pipelines run
+// with another vector width, other caches and per-variant plans, on two small shapes per kernel (all
+// ones, and random ragged sizes): the passes are the portable target's, which the test above also runs
+// on large shapes, and the odd plan values take the GEMMs through their packed version.
+func TestEachPassPreservesResultsTargets(t *testing.T) {
+	for _, tgt := range []string{"amd64", "arm64"} {
+		t.Run(tgt, func(t *testing.T) { checkPasses(t, tgt, 3, false) })
+	}
+}
+
+// TestPipelineOrder checks every target's pass list against the declared ordering constraints, and that
+// the check rejects a list that breaks one.
+func TestPipelineOrder(t *testing.T) {
+	for _, name := range target.Names() {
+		m, _ := target.Lookup(name)
+		list, err := Pipeline(m)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
+		if len(list) == 0 || len(Names(m)) != len(list)+1 {
+			t.Fatalf("%s: %d passes, names %v", name, len(list), Names(m))
+		}
+	}
+	for name, p := range passes {
+		if p.Name != name {
+			t.Errorf("pass registered as %s is named %s", name, p.Name)
+		}
+		for _, b := range p.After {
+			if _, ok := passes[b]; !ok {
+				t.Errorf("%s: after unknown pass %s", name, b)
+			}
+		}
+	}
+	for _, c := range []struct {
+		list []string
+		want string
+	}{
+		{[]string{"pack", "tensorize"}, "pass pack must run after tensorize"},
+		{[]string{"tensorize", "beta", "parallel"}, "pass beta must run after parallel"},
+		{[]string{"fusion", "fusion"}, "pass fusion listed twice"},
+		{[]string{"vectorize", "fuse"}, `unknown pass "fuse"`},
+		{[]string{"unroll", "vectorize"}, "pass unroll must run after vectorize"},
+	} {
+		if _, err := pipelineOf(c.list); err == nil || err.Error() != c.want {
+			t.Errorf("%v: got %v, want %q", c.list, err, c.want)
+		}
+	}
+	if _, err := Pipeline(target.Machine{Name: "tpu"}); err == nil {
+		t.Error("a target without a pipeline was accepted")
 	}
 }
 

@@ -216,29 +216,65 @@ func Tensorize(f *ir.Func, c *Context) (bool, error) {
 	return changed, nil
 }
 
-// defaultPlan sets the plan symbols of a slot from tile directives or the target model.
+// defaultPlan sets the plan symbols of a slot: the register tile from the target table (the portable
+// variant's for the defaults, each native variant's for its own plan), the cache blocks from the
+// analytical model on the target's caches, and tile directives over them (tile i MC MR, j NC NR, k KC):
+// the untargeted and `for go` ones over the defaults, the target's own `for` block over its variants'.
+// A native variant's blocks that no directive fixes are marked Host: the generated package sizes them
+// at init from the caches of the machine it runs on.
 func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
-	// The portable tile: 3×2 measured fastest for scalar Go under both GOAMD64=v1 and v3 (4×4 spills;
-	// 4×2 and 2×4 lose under one of the two levels; see docs/PERF.md).
-	mr, nr := 3, 2
-	blocks := gemmBlocks(c, mr, nr, g.elem.Size())
-	if s, ok := c.sizes("tile", g.i.Name); ok {
-		blocks.MC = s[0]
-		if len(s) > 1 {
-			blocks.MR = s[1]
+	port := c.Machine.Portable()
+	mr, nr := port.Variants[0].Tile(g.elem.Size())
+	set := func(plan map[string]int, b target.Blocks, dirs []*ir.Directive) (fixed map[string]bool) {
+		fixed = map[string]bool{}
+		if s, ok := sizesIn(dirs, "tile", g.i.Name); ok {
+			b.MC, fixed["MC"] = s[0], true
+			if len(s) > 1 {
+				b.MR = s[1]
+			}
+		}
+		if s, ok := sizesIn(dirs, "tile", g.j.Name); ok {
+			b.NC, fixed["NC"] = s[0], true
+			if len(s) > 1 {
+				b.NR = s[1]
+			}
+		}
+		if s, ok := sizesIn(dirs, "tile", g.k.Name); ok {
+			b.KC, fixed["KC"] = s[0], true
+		}
+		plan[slot+".MR"], plan[slot+".NR"] = b.MR, b.NR
+		plan[slot+".MC"], plan[slot+".KC"], plan[slot+".NC"] = b.MC, b.KC, b.NC
+		return fixed
+	}
+	set(f.Plan, target.GemmBlocks(port, mr, nr, g.elem.Size()), c.Portable)
+	for _, v := range c.Machine.Native() {
+		mr, nr := v.Tile(g.elem.Size())
+		if mr == 0 {
+			continue
+		}
+		pv := ir.PlanVariant{Name: v.Name, Plan: map[string]int{}}
+		fixed := set(pv.Plan, target.GemmBlocks(c.Machine.WithVariant(v), mr, nr, g.elem.Size()), c.own())
+		for _, b := range []string{"MC", "KC", "NC"} {
+			if !fixed[b] {
+				pv.Host = append(pv.Host, slot+"."+b)
+			}
+		}
+		addVariantPlan(f, pv)
+	}
+}
+
+// addVariantPlan merges pv into f's plan of the variant of that name.
+func addVariantPlan(f *ir.Func, pv ir.PlanVariant) {
+	for i := range f.Variants {
+		if f.Variants[i].Name == pv.Name {
+			for k, v := range pv.Plan {
+				f.Variants[i].Plan[k] = v
+			}
+			f.Variants[i].Host = append(f.Variants[i].Host, pv.Host...)
+			return
 		}
 	}
-	if s, ok := c.sizes("tile", g.j.Name); ok {
-		blocks.NC = s[0]
-		if len(s) > 1 {
-			blocks.NR = s[1]
-		}
-	}
-	if s, ok := c.sizes("tile", g.k.Name); ok {
-		blocks.KC = s[0]
-	}
-	f.Plan[slot+".MR"], f.Plan[slot+".NR"] = blocks.MR, blocks.NR
-	f.Plan[slot+".MC"], f.Plan[slot+".KC"], f.Plan[slot+".NC"] = blocks.MC, blocks.KC, blocks.NC
+	f.Variants = append(f.Variants, pv)
 }
 
 func sym(slot, name string) ir.IExpr { return ir.ISym{Name: slot + "." + name} }
@@ -323,10 +359,6 @@ func blisNest(g *gemm, slot string, n namer) []ir.Node {
 		body = []ir.Node{fullLoop(g.batch[d], body)}
 	}
 	return body
-}
-
-func gemmBlocks(c *Context, mr, nr, elem int) target.Blocks {
-	return target.GemmBlocks(c.Machine, mr, nr, elem)
 }
 
 // transposeStmt is a statement recognised as out[j, i] = src[i, j]: a pure 2-D transpose copy.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,23 +18,133 @@ type Cache struct {
 	Size, Ways, Line int // bytes, associativity, line bytes
 }
 
-// Machine is what the passes know about a target.
+// Machine is what the passes know about a target: one row of the target table.
 type Machine struct {
 	Name       string // go, amd64, arm64, ptx, msl, llvm
 	VecBytes   int    // SIMD register width in bytes (the portable Go target uses 16 as its unroll width)
 	VecRegs    int    // number of SIMD registers
 	L1, L2, L3 Cache
+	// Cores is the core count the parallel cut-offs below were tuned for.
+	Cores int
+	// Variants are the implementations a generated package chooses among at run time on this target,
+	// best first; the portable Go code ("go") is always the last.
+	Variants []Variant
+	// Knobs are the thresholds the passes put into the loop IR as plan symbols (defaults of the tuner's
+	// knobs).
+	Knobs Knobs
+	// Probed is set when Host read the cache sizes from this machine.
+	Probed bool
 }
 
-// Static defaults for cross-generation. amd64 is sized for AVX2 (the variant every x86-64-v3 machine
-// runs); the AVX-512 variant's tile comes from its own register file at generation time.
+// Variant is one implementation level of a target (amd64: avx512, avx2; arm64: neon; everywhere: the
+// portable go), with its register file and the GEMM register tile its microkernels use. The tiles are
+// the defaults of the MR and NR plan symbols the "variants" pass records per variant; backends build
+// their microkernels for the tile the plan gives, not for a tile of their own.
+type Variant struct {
+	Name     string
+	VecBytes int // SIMD register width in bytes
+	VecRegs  int // number of SIMD registers
+	// TileF32 and TileF64 are the register tiles MR×NR for f32 and f64 elements.
+	TileF32, TileF64 [2]int
+}
+
+// Tile returns the register tile for elements of elem bytes (4 or 8), or 0, 0.
+func (v Variant) Tile(elem int) (mr, nr int) {
+	switch elem {
+	case 4:
+		return v.TileF32[0], v.TileF32[1]
+	case 8:
+		return v.TileF64[0], v.TileF64[1]
+	}
+	return 0, 0
+}
+
+// Knobs are the thresholds that used to be constants of the passes, tuned on one machine (a two-core
+// Zen 3, docs/PERF.md). The passes turn the GEMM ones into plan symbols of each GEMM slot, so a variant or
+// the tuner can change them without a new loop nest.
+type Knobs struct {
+	// SmallGemmWork: a GEMM of at most this many multiply-adds (M·N·K) runs unpacked (slot.SmallWork).
+	SmallGemmWork int
+	// RowsMax: a GEMM of at most this many rows runs as rows kernels (slot.RowsMax), RowsNB columns
+	// per call (slot.RowsNB).
+	RowsMax, RowsNB int
+	// RowBlocksPerCore: a packed GEMM with at least this many MC-row blocks per core (of Cores) runs its
+	// row blocks in parallel (slot.RowBlocks = RowBlocksPerCore·Cores).
+	RowBlocksPerCore int
+	// MinParallelWork is the run time's cut-off (rt.MinParallelWork): a parallel loop with less
+	// estimated work runs on the calling goroutine.
+	MinParallelWork int
+}
+
+// The variants of the target table. The portable tile: 3×2 measured fastest for scalar Go under both
+// GOAMD64=v1 and v3 (4×4 spills; 4×2 and 2×4 lose under one of the two levels; see docs/PERF.md). AVX2
+// (16 ymm): 6×16 f32 and 6×8 f64, 12 accumulators + 2 B̃ vectors + 1-2 broadcast registers (the BLIS
+// haswell shapes); AVX-512 (32 zmm): 14×32 and 14×16, 28 accumulators + 2 B̃ + 2 broadcast registers;
+// NEON (32 q registers): 8×12 f32 (24 accumulators) and 6×8 f64.
+var (
+	portable = Variant{Name: "go", VecBytes: 16, VecRegs: 16, TileF32: [2]int{3, 2}, TileF64: [2]int{3, 2}}
+	avx512   = Variant{Name: "avx512", VecBytes: 64, VecRegs: 32, TileF32: [2]int{14, 32}, TileF64: [2]int{14, 16}}
+	avx2     = Variant{Name: "avx2", VecBytes: 32, VecRegs: 16, TileF32: [2]int{6, 16}, TileF64: [2]int{6, 8}}
+	neon     = Variant{Name: "neon", VecBytes: 16, VecRegs: 32, TileF32: [2]int{8, 12}, TileF64: [2]int{6, 8}}
+)
+
+// cpuKnobs are the thresholds measured on the CPU targets (docs/PERF.md).
+var cpuKnobs = Knobs{SmallGemmWork: 80 * 80 * 80, RowsMax: 4, RowsNB: 4096, RowBlocksPerCore: 2, MinParallelWork: 1 << 16}
+
+// Static defaults for cross-generation: the target table. amd64 is sized for AVX2 (the variant every
+// x86-64-v3 machine runs); the AVX-512 variant's register file is in its Variant.
 var static = map[string]Machine{
-	"go":    {Name: "go", VecBytes: 16, VecRegs: 16, L1: Cache{32 << 10, 8, 64}, L2: Cache{1 << 20, 16, 64}, L3: Cache{16 << 20, 16, 64}},
-	"amd64": {Name: "amd64", VecBytes: 32, VecRegs: 16, L1: Cache{32 << 10, 8, 64}, L2: Cache{1 << 20, 16, 64}, L3: Cache{32 << 20, 16, 64}},
-	"arm64": {Name: "arm64", VecBytes: 16, VecRegs: 32, L1: Cache{64 << 10, 4, 64}, L2: Cache{1 << 20, 8, 64}, L3: Cache{32 << 20, 16, 64}},
-	"ptx":   {Name: "ptx", VecBytes: 16, VecRegs: 255, L1: Cache{228 << 10, 4, 128}, L2: Cache{50 << 20, 16, 128}},
-	"msl":   {Name: "msl", VecBytes: 16, VecRegs: 128, L1: Cache{32 << 10, 4, 128}, L2: Cache{8 << 20, 16, 128}},
-	"llvm":  {Name: "llvm", VecBytes: 16, VecRegs: 16, L1: Cache{32 << 10, 8, 64}, L2: Cache{1 << 20, 16, 64}, L3: Cache{16 << 20, 16, 64}},
+	"go": {Name: "go", VecBytes: 16, VecRegs: 16, L1: Cache{32 << 10, 8, 64}, L2: Cache{1 << 20, 16, 64}, L3: Cache{16 << 20, 16, 64},
+		Cores: 2, Variants: []Variant{portable}, Knobs: cpuKnobs},
+	"amd64": {Name: "amd64", VecBytes: 32, VecRegs: 16, L1: Cache{32 << 10, 8, 64}, L2: Cache{1 << 20, 16, 64}, L3: Cache{32 << 20, 16, 64},
+		Cores: 2, Variants: []Variant{avx512, avx2, portable}, Knobs: cpuKnobs},
+	"arm64": {Name: "arm64", VecBytes: 16, VecRegs: 32, L1: Cache{64 << 10, 4, 64}, L2: Cache{1 << 20, 8, 64}, L3: Cache{32 << 20, 16, 64},
+		Cores: 2, Variants: []Variant{neon, portable}, Knobs: cpuKnobs},
+	"ptx": {Name: "ptx", VecBytes: 16, VecRegs: 255, L1: Cache{228 << 10, 4, 128}, L2: Cache{50 << 20, 16, 128},
+		Cores: 2, Variants: []Variant{portable}, Knobs: cpuKnobs},
+	"msl": {Name: "msl", VecBytes: 16, VecRegs: 128, L1: Cache{32 << 10, 4, 128}, L2: Cache{8 << 20, 16, 128},
+		Cores: 2, Variants: []Variant{portable}, Knobs: cpuKnobs},
+	"llvm": {Name: "llvm", VecBytes: 16, VecRegs: 16, L1: Cache{32 << 10, 8, 64}, L2: Cache{1 << 20, 16, 64}, L3: Cache{16 << 20, 16, 64},
+		Cores: 2, Variants: []Variant{portable}, Knobs: cpuKnobs},
+}
+
+// Variant returns the variant of m named name.
+func (m Machine) Variant(name string) (Variant, bool) {
+	for _, v := range m.Variants {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Variant{}, false
+}
+
+// Native returns the variants other than the portable one (those a SIMD backend implements).
+func (m Machine) Native() []Variant {
+	var out []Variant
+	for _, v := range m.Variants {
+		if v.Name != portable.Name {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Portable returns the model the portable Go code is blocked for when a package is built for m: the
+// "go" row of the table, with m's caches when they were probed from this machine. Every target's
+// package carries the same portable code, so every target's plan gives it the same defaults.
+func (m Machine) Portable() Machine {
+	p := static["go"]
+	p.Variants = slices.Clone(p.Variants)
+	if m.Probed {
+		p.L1, p.L2, p.L3, p.Probed = m.L1, m.L2, m.L3, true
+	}
+	return p
+}
+
+// WithVariant returns m with the register file of variant v (the model the blocking of v's tile uses).
+func (m Machine) WithVariant(v Variant) Machine {
+	m.VecBytes, m.VecRegs = v.VecBytes, v.VecRegs
+	return m
 }
 
 // Names lists the known targets.
@@ -45,6 +156,7 @@ func Lookup(name string) (Machine, error) {
 	if !ok {
 		return Machine{}, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
+	m.Variants = slices.Clone(m.Variants)
 	return m, nil
 }
 
@@ -89,6 +201,7 @@ func Host(name string) (Machine, error) {
 		case 3:
 			m.L3 = c
 		}
+		m.Probed = true
 	}
 	return m, nil
 }

@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/kgen-dev/kgen/check"
@@ -170,7 +169,7 @@ func cmdIR(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("ir", stderr, "[flags] file.kdsl")
 	level := fs.String("level", "loop", "IR level to print: algo or loop")
 	tgt := fs.String("target", "go", "target machine model: "+strings.Join(target.Names(), ", "))
-	after := fs.String("print-after", "", "print the loop IR after this pass ("+strings.Join(passes.Names(), ", ")+") or after all")
+	after := fs.String("print-after", "", "print the loop IR after this pass (of the target's pipeline) or after all")
 	kname := fs.String("kernel", "", "only this kernel")
 	host := fs.Bool("host", false, "use the cache sizes probed from this machine instead of the static target model (which gen uses)")
 	if err := parseFlags(fs, args); err != nil {
@@ -183,9 +182,6 @@ func cmdIR(args []string, stdout, stderr io.Writer) error {
 	if *level != "algo" && *level != "loop" {
 		return usageError{"-level must be algo or loop"}
 	}
-	if *after != "" && *after != "all" && !contains(passes.Names(), *after) {
-		return usageError{fmt.Sprintf("-print-after: unknown pass %q (passes: %s)", *after, strings.Join(passes.Names(), ", "))}
-	}
 	lookup := target.Lookup
 	if *host {
 		lookup = target.Host
@@ -193,6 +189,9 @@ func cmdIR(args []string, stdout, stderr io.Writer) error {
 	m, err := lookup(*tgt)
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	if names := passes.Names(m); *after != "" && *after != "all" && !contains(names, *after) {
+		return usageError{fmt.Sprintf("-print-after: unknown pass %q (target %s runs: %s)", *after, m.Name, strings.Join(names, ", "))}
 	}
 	ks, err := load(path)
 	if err != nil {
@@ -287,10 +286,14 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 		b, ok := all[t]
 		if !ok {
 			var names []string
-			for n := range all {
-				names = append(names, n)
+			for _, n := range target.Names() {
+				if all[n] != nil {
+					names = append(names, n)
+				}
 			}
-			sort.Strings(names)
+			if !contains(target.Names(), t) {
+				return usageError{fmt.Sprintf("unknown target %q (targets: %s; with a backend: %s)", t, strings.Join(target.Names(), ", "), strings.Join(names, ", "))}
+			}
 			return usageError{fmt.Sprintf("no backend for target %q yet (available: %s)", t, strings.Join(names, ", "))}
 		}
 		chosen = append(chosen, b)
@@ -309,21 +312,35 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	if *host {
 		lookup = target.Host
 	}
-	m, err := lookup("go")
-	if err != nil {
-		return err
-	}
-	p := &codegen.Package{Name: name, Source: filepath.Base(path), Module: *module}
-	for _, k := range ks {
-		f, err := passes.Compile(k, m, passes.Options{})
+	// Every target's backend gets the kernels compiled by that target's pipeline: its variants' tiles
+	// and blocks are in the plan, and its schedule blocks (for amd64 { ... }) apply.
+	pkgs := map[string]*codegen.Package{}
+	for _, b := range chosen {
+		m, err := lookup(b.Name())
 		if err != nil {
 			return err
 		}
-		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+		p := &codegen.Package{Name: name, Source: filepath.Base(path), Module: *module}
+		for _, k := range ks {
+			f, err := passes.Compile(k, m, passes.Options{})
+			if err != nil {
+				return err
+			}
+			p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+			if b.Name() != "go" {
+				warnTargetDirectives(stderr, k, f, b.Name())
+			}
+		}
+		if b.Name() != "go" {
+			if err := codegen.SameSlots(pkgs["go"], p); err != nil {
+				return fmt.Errorf("target %s: %v", b.Name(), err)
+			}
+		}
+		pkgs[b.Name()] = p
 	}
 	var files []codegen.File
 	for _, b := range chosen {
-		fsOut, err := b.Generate(p)
+		fsOut, err := b.Generate(pkgs[b.Name()])
 		if err != nil {
 			return fmt.Errorf("backend %s: %v", b.Name(), err)
 		}
@@ -348,6 +365,19 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "kgen: wrote %d files for %d kernels to %s\n", len(files), len(ks), *out)
 	return nil
+}
+
+// warnTargetDirectives says which directives of k's `for tgt { ... }` block do not reach the generated
+// package: it holds one loop nest, the portable one, and a target's variants take only their GEMM tiles
+// and cache blocks from the target's plan.
+func warnTargetDirectives(stderr io.Writer, k *ir.Kernel, f *ir.Func, tgt string) {
+	for _, d := range k.Schedule {
+		if d.Target != tgt || (d.Name == "tile" && len(f.Variants) > 0) {
+			continue
+		}
+		fmt.Fprintf(stderr, "kgen gen: warning: kernel %s: for %s { %s ... } changes kgen ir -target %s only: the package's loop nest is the portable one, and only the tile sizes of GEMM indices reach the %s variants\n",
+			k.Name, tgt, d.Name, tgt, tgt)
+	}
 }
 
 func cmdFmt(args []string, stdout, stderr io.Writer) error {
