@@ -152,3 +152,47 @@ func TestMMABetaZero(t *testing.T) {
 		}
 	}
 }
+
+// TestMicroToMMA: every microkernel call of the CPU pipelines, written as MMA nodes (the contract in
+// MMA terms) and then expanded by MMALower, interprets to the algorithm level's result, with the
+// default, odd and per-variant plans.
+func TestMicroToMMA(t *testing.T) {
+	for _, tname := range []string{"go", "amd64"} {
+		m, err := target.Lookup(tname)
+		if err != nil {
+			t.Fatal(err)
+		}
+		converted := 0
+		for _, k := range library(t) {
+			f, err := Compile(k, m, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &Context{Machine: m}
+			changed, err := MicroToMMA(f, c)
+			if err != nil || !changed {
+				continue
+			}
+			converted++
+			if strings.Contains(f.String(), "micro ") {
+				t.Errorf("%s %s: a Micro left\n%s", tname, k.Name, f)
+			}
+			rng := rand.New(rand.NewPCG(5, uint64(len(k.Name))))
+			// ones and random sizes; the odd plan takes them through the packed version (Shapes' large
+			// last shape makes this test minutes long in the interpreter)
+			shapes := kgentest.Shapes(k, rng, 3)[:2]
+			var variants []map[string]int
+			for _, v := range f.Variants {
+				variants = append(variants, f.PlanOf(v.Name))
+			}
+			runEquiv(t, tname+" "+k.Name+" micro as mma", k, f, shapes, rng, variants...)
+			if _, err := MMALower(f, c); err != nil {
+				t.Fatal(err)
+			}
+			runEquiv(t, tname+" "+k.Name+" micro as mma, lowered", k, f, shapes, rng, variants...)
+		}
+		if converted < 10 {
+			t.Errorf("%s: only %d kernels had their microkernel calls written as MMA", tname, converted)
+		}
+	}
+}
