@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -80,14 +81,14 @@ func TestMMAFormLower(t *testing.T) {
 			}
 			rng := rand.New(rand.NewPCG(11, uint64(len(k.Name))))
 			// ones and random primes/ragged sizes (not Shapes' large last one: the interpreter is slow
-			// and the tiles here are small), then 17 everywhere: past every MMA tile (16, 8, 14) with
-			// a ragged edge in M, N and K
+			// and the tiles here are small), then twice 17 everywhere: past every MMA tile (16, 8, 14)
+			// with a ragged edge in M, N and K
 			shapes := kgentest.Shapes(k, rng, 3)[:2]
 			odd := map[string]int{}
 			for _, d := range k.Dims {
 				odd[d.Name] = 17
 			}
-			shapes = append(shapes, odd)
+			shapes = append(shapes, odd, odd) // RandomArgs puts a NaN in the third, an Inf in the fourth
 			runEquiv(t, tname+" "+k.Name+" formed", k, f, shapes, rng)
 			if _, err := MMALower(f, c); err != nil {
 				t.Fatalf("%s %s: lower: %v", tname, k.Name, err)
@@ -101,6 +102,97 @@ func TestMMAFormLower(t *testing.T) {
 	for name := range mmaFamily {
 		if !formed[name] {
 			t.Errorf("%s is missing from the kernels", name)
+		}
+	}
+}
+
+// TestMMABetaZero: with beta = 0 the formed and the lowered GEMMs do not read C, so a NaN or an Inf in
+// C does not reach the result (the beta rule, applied by the AccStore and by mmalower's versioning).
+func TestMMABetaZero(t *testing.T) {
+	for _, k := range mmaKernels(t) {
+		if k.Name != "sgemm" && k.Name != "sgemm_sigmoid" && k.Name != "bgemm" {
+			continue
+		}
+		for _, tname := range []string{"go", "ptx"} {
+			m, _ := target.Lookup(tname)
+			c := &Context{Machine: m}
+			f, err := Lower(k, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := MMAForm(f, c); err != nil {
+				t.Fatal(err)
+			}
+			dims := map[string]int{"M": 9, "N": 10, "K": 11}
+			for _, lowered := range []bool{false, true} {
+				if lowered {
+					if _, err := MMALower(f, c); err != nil {
+						t.Fatal(err)
+					}
+				}
+				args := kgentest.RandomArgs(k, dims, rand.New(rand.NewPCG(1, 2)), 0)
+				args.Scalars["beta"] = 0
+				cs := args.Tensors["C"]
+				for i := range cs {
+					cs[i] = [2]float64{math.NaN(), math.Inf(-1)}[i%2]
+				}
+				ref := args.Clone()
+				if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+					t.Fatal(err)
+				}
+				if err := ir.RunFunc(f, ir.Storage, args, nil); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range args.Tensors["C"] {
+					if math.IsNaN(v) || math.IsInf(v, 0) || v != ref.Tensors["C"][i] {
+						t.Fatalf("%s %s lowered=%v: C[%d] = %v, want %v", tname, k.Name, lowered, i, v, ref.Tensors["C"][i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMicroToMMA: every microkernel call of the CPU pipelines, written as MMA nodes (the contract in
+// MMA terms) and then expanded by MMALower, interprets to the algorithm level's result, with the
+// default, odd and per-variant plans.
+func TestMicroToMMA(t *testing.T) {
+	for _, tname := range []string{"go", "amd64"} {
+		m, err := target.Lookup(tname)
+		if err != nil {
+			t.Fatal(err)
+		}
+		converted := 0
+		for _, k := range library(t) {
+			f, err := Compile(k, m, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &Context{Machine: m}
+			changed, err := MicroToMMA(f, c)
+			if err != nil || !changed {
+				continue
+			}
+			converted++
+			if strings.Contains(f.String(), "micro ") {
+				t.Errorf("%s %s: a Micro left\n%s", tname, k.Name, f)
+			}
+			rng := rand.New(rand.NewPCG(5, uint64(len(k.Name))))
+			// ones and random sizes; the odd plan takes them through the packed version (Shapes' large
+			// last shape makes this test minutes long in the interpreter)
+			shapes := kgentest.Shapes(k, rng, 3)[:2]
+			var variants []map[string]int
+			for _, v := range f.Variants {
+				variants = append(variants, f.PlanOf(v.Name))
+			}
+			runEquiv(t, tname+" "+k.Name+" micro as mma", k, f, shapes, rng, variants...)
+			if _, err := MMALower(f, c); err != nil {
+				t.Fatal(err)
+			}
+			runEquiv(t, tname+" "+k.Name+" micro as mma, lowered", k, f, shapes, rng, variants...)
+		}
+		if converted < 10 {
+			t.Errorf("%s: only %d kernels had their microkernel calls written as MMA", tname, converted)
 		}
 	}
 }

@@ -113,24 +113,28 @@ func wholeVars(l *ir.Load) (map[*ir.Var]bool, bool) {
 	return vs, len(l.Idx) > 0
 }
 
-// operand is the MMA operand of load l: its flat offset at the given values of its index variables and
-// a strided layout whose row and column move along rowVar and colVar (nil: a dimension of extent 1).
-func operand(l *ir.Load, at map[*ir.Var]ir.IExpr, rowVar, colVar *ir.Var) ir.Operand {
-	var off ir.IExpr = ir.IConst{V: 0}
-	var rs, cs ir.IExpr = ir.IConst{V: 0}, ir.IConst{V: 0}
-	stride := ir.IExpr(ir.IConst{V: 1})
-	for d := len(l.Idx) - 1; d >= 0; d-- {
-		v := l.Idx[d].(ir.IVar).V
-		off = ir.IAdd(off, ir.IMul(at[v], stride))
-		switch v {
-		case rowVar:
-			rs = stride
-		case colVar:
-			cs = stride
-		}
-		stride = ir.IMul(stride, ir.IDim{D: l.T.Shape[d]})
+// operand is the MMA operand of load l for the tile at the given values of its variables: element
+// (r, c) is l with rowVar = at[rowVar] + r and colVar = at[colVar] + c (a nil variable: a dimension of
+// extent 1).
+func operand(l *ir.Load, at map[*ir.Var]ir.IExpr, rowVar, colVar *ir.Var) (ir.Operand, error) {
+	r, c := &ir.Var{Name: "r"}, &ir.Var{Name: "c"}
+	sub := map[*ir.Var]ir.IExpr{}
+	for v, e := range at {
+		sub[v] = e
 	}
-	return ir.Operand{T: l.T, Off: ir.Simplify(off), Layout: &ir.Strided{RowStride: rs, ColStride: cs}}
+	if rowVar != nil {
+		sub[rowVar] = ir.IAdd(at[rowVar], ir.IVar{V: r})
+	}
+	if colVar != nil {
+		sub[colVar] = ir.IAdd(at[colVar], ir.IVar{V: c})
+	}
+	ld := ir.SubstVars(l, sub).(*ir.Load)
+	op, ok := ir.LoadOperand(ld, r, c)
+	if !ok {
+		return ir.Operand{}, fmt.Errorf("mmaform: %s is not a strided operand", ir.FormatExpr(l))
+	}
+	op.Off = ir.Simplify(op.Off)
+	return op, nil
 }
 
 // mmaTile is the tile MMAForm uses for one statement: the target's shape for the operand and
@@ -201,13 +205,17 @@ func MMAForm(f *ir.Func, c *Context) (bool, error) {
 				t.n = 1
 			}
 		}
-		f.Body[bi] = &ir.Nest{Stmts: nest.Stmts, Body: mmaNest(f, m, t, slot, n)}
+		body, err := mmaNest(f, m, t, slot, n)
+		if err != nil {
+			return changed, err
+		}
+		f.Body[bi] = &ir.Nest{Stmts: nest.Stmts, Body: body}
 		changed = true
 	}
 	return changed, nil
 }
 
-func mmaNest(f *ir.Func, m *mmaStmt, t mmaTile, slot string, n namer) []ir.Node {
+func mmaNest(f *ir.Func, m *mmaStmt, t mmaTile, slot string, n namer) ([]ir.Node, error) {
 	one := ir.IConst{V: 1}
 	extent := func(v *ir.Var) ir.IExpr {
 		if v == nil {
@@ -236,9 +244,15 @@ func mmaNest(f *ir.Func, m *mmaStmt, t mmaTile, slot string, n namer) []ir.Node 
 		at[m.j] = ir.IVar{V: j0}
 	}
 	restM, restN := ir.ISub(dimM, ir.IVar{V: i0}), ir.ISub(dimN, ir.IVar{V: j0})
-	mma := &ir.MMA{Acc: acc, In: m.in, K: kc,
-		A: operand(m.a, at, m.i, m.k), B: operand(m.b, at, m.k, m.j),
-		ValidM: restM, ValidN: restN, ValidK: ir.ISub(dimK, ir.IVar{V: p0})}
+	a, err := operand(m.a, at, m.i, m.k)
+	if err != nil {
+		return nil, err
+	}
+	b, err := operand(m.b, at, m.k, m.j)
+	if err != nil {
+		return nil, err
+	}
+	mma := &ir.MMA{Acc: acc, In: m.in, K: kc, A: a, B: b, ValidM: restM, ValidN: restN, ValidK: ir.ISub(dimK, ir.IVar{V: p0})}
 
 	// the epilogue: the statement's value with the sum replaced by the accumulator element and the
 	// output indices by tile base + element index
@@ -271,7 +285,7 @@ func mmaNest(f *ir.Func, m *mmaStmt, t mmaTile, slot string, n namer) []ir.Node 
 	for d := len(m.batch) - 1; d >= 0; d-- {
 		body = []ir.Node{fullLoop(m.batch[d], body)}
 	}
-	return body
+	return body, nil
 }
 
 // String describes a matched statement (for test messages).
