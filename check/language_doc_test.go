@@ -89,13 +89,21 @@ func TestLanguageDocExamples(t *testing.T) {
 			continue
 		}
 		p := &codegen.Package{Name: "doc", Source: "doc.kdsl"}
+		// each backend gets the package compiled by its target's pipeline, as kgen gen does
+		pkgs := map[string]*codegen.Package{"go": p}
 		for _, k := range ks {
 			kernels++
 			for _, tgt := range []string{"amd64", "arm64"} {
 				m, _ := target.Lookup(tgt)
-				if _, err := passes.Compile(k, m, passes.Options{}); err != nil {
+				f, err := passes.Compile(k, m, passes.Options{})
+				if err != nil {
 					t.Errorf("%s: %s for %s: %v", name, k.Name, tgt, err)
+					continue
 				}
+				if pkgs[tgt] == nil {
+					pkgs[tgt] = &codegen.Package{Name: "doc", Source: "doc.kdsl"}
+				}
+				pkgs[tgt].Kernels = append(pkgs[tgt].Kernels, codegen.Kernel{K: k, F: f})
 			}
 			m, _ := target.Lookup("go")
 			f, err := passes.Compile(k, m, passes.Options{})
@@ -125,7 +133,10 @@ func TestLanguageDocExamples(t *testing.T) {
 			}
 		}
 		for _, b := range []codegen.Backend{golang.Backend{Tests: true}, amd64.Backend{}, arm64.Backend{}} {
-			if _, err := b.Generate(p); err != nil {
+			if pkgs[b.Name()] == nil {
+				continue // reported above
+			}
+			if _, err := b.Generate(pkgs[b.Name()]); err != nil {
 				t.Errorf("%s: backend %s: %v", name, b.Name(), err)
 			}
 		}

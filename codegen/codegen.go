@@ -10,6 +10,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -144,4 +145,38 @@ func SameSlots(p, q *Package) error {
 		}
 	}
 	return nil
+}
+
+// SlotPlan is what one variant installs in a GEMM slot: the register tile and cache blocks the passes
+// planned for it (ir.Func.Variants), and whether the generated package sizes the blocks at init from the
+// caches of the machine it runs on (target.HostGemmBlocks) instead of using MC, KC, NC as they are.
+type SlotPlan struct {
+	MR, NR, MC, KC, NC int
+	Host               bool
+}
+
+// VariantSlotPlan returns variant's plan of GEMM slot in p (compiled by the pipeline of the backend's
+// target). Backends build their microkernels for this tile: they do not choose one.
+func VariantSlotPlan(p *Package, slot, variant string) (SlotPlan, error) {
+	for _, k := range p.Kernels {
+		if _, ok := k.F.Plan[slot+".MR"]; !ok {
+			continue
+		}
+		for _, pv := range k.F.Variants {
+			if pv.Name != variant {
+				continue
+			}
+			plan := k.F.PlanOf(variant)
+			get := func(f string) int { return plan[slot+"."+f] }
+			sp := SlotPlan{MR: get("MR"), NR: get("NR"), MC: get("MC"), KC: get("KC"), NC: get("NC"), Host: true}
+			for _, f := range []string{"MC", "KC", "NC"} {
+				if !slices.Contains(pv.Host, slot+"."+f) {
+					sp.Host = false // a schedule fixed a block: all three are the plan's constants
+				}
+			}
+			return sp, nil
+		}
+		return SlotPlan{}, fmt.Errorf("slot %s has no plan for variant %s (not compiled for this target?)", slot, variant)
+	}
+	return SlotPlan{}, fmt.Errorf("no GEMM slot %s", slot)
 }

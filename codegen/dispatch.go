@@ -249,6 +249,19 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 	return src, nil
 }
 
+// HostBlocks reports whether a slot of variants sizes its cache blocks at init (its dispatch file then
+// imports kgen's target package).
+func HostBlocks(variants []Variant) bool {
+	for _, v := range variants {
+		for _, s := range v.Slots {
+			if s.HostBlocks {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func goFloat(t ir.DType) string {
 	if t == ir.F64 {
 		return "float64"

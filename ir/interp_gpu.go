@@ -81,6 +81,7 @@ type gpuThread struct {
 	done            bool
 	pending         []asyncCopy   // issued, not committed
 	groups          [][]asyncCopy // committed, oldest first
+	commits         int           // AsyncCommits run
 }
 
 type asyncCopy struct {
@@ -102,6 +103,20 @@ func (in *interp) gpuNode(n Node) bool {
 			fail("%s outside a GPU thread", nodeName(n))
 		}
 		in.syncNode(n)
+	case *Copy:
+		in.copyTile(n)
+	case *AccDecl:
+		return in.collective(n.Acc.Scope)
+	case *AccStore:
+		return in.collective(n.Acc.Scope)
+	case *MMA:
+		if in.collective(n.Acc.Scope) {
+			return true
+		}
+		if in.th != nil {
+			in.mmaReads(n)
+		}
+		return false
 	case *Loop:
 		if !n.Kind.IsGPU() {
 			return false
@@ -124,6 +139,7 @@ func (in *interp) syncNode(n Node) {
 	case *AsyncCommit:
 		th.groups = append(th.groups, th.pending)
 		th.pending = nil
+		th.commits++
 	case *AsyncWait:
 		for len(th.groups) > n.N {
 			th.land(th.groups[0])
@@ -255,7 +271,8 @@ func (in *interp) allocShared(body []Node, saved map[*Tensor][]float64) {
 // what it allocates is its own), sharing the buffers bound so far.
 func (in *interp) fork(th *gpuThread) *interp {
 	c := &interp{mode: in.mode, k: in.k, dims: in.dims, plan: in.plan, launch: in.launch, th: th,
-		bufs: make(map[*Tensor][]float64, len(in.bufs)), vars: make(map[*Var]int, len(in.vars)), loc: make(map[*LocalVar]float64, len(in.loc))}
+		bufs: make(map[*Tensor][]float64, len(in.bufs)), vars: make(map[*Var]int, len(in.vars)), loc: make(map[*LocalVar]float64, len(in.loc)),
+		accs: map[*Accum][]float64{}, lays: map[Layout]*layoutEval{}}
 	for k, v := range in.bufs {
 		c.bufs[k] = v
 	}
@@ -552,5 +569,41 @@ func (th *gpuThread) land(g []asyncCopy) {
 	for _, c := range g {
 		delete(th.blk.inflight[c.dst], c.off)
 		th.in.store(c.dst, c.off, c.val) // records the write
+	}
+}
+
+// collective reports whether the current thread skips an MMA node of scope s: a warp-, warpgroup- or
+// simdgroup-scope MMA is one operation of all the threads of its scope, run here by the first of them
+// (its lane 0) on behalf of all, which holds the accumulator.
+func (in *interp) collective(s Scope) bool {
+	if in.th == nil || s == ScopeThread {
+		return false
+	}
+	size := s.Threads()
+	if size == 0 {
+		fail("an MMA of scope %s", s)
+	}
+	return in.th.id%size != 0
+}
+
+// mmaReads records the shared-memory reads of an MMA (its valid operand elements) for the race check.
+func (in *interp) mmaReads(n *MMA) {
+	m, nn, k := in.ival(n.Acc.M), in.ival(n.Acc.N), in.ival(n.K)
+	vm, vn, vk := in.validOr(n.ValidM, m), in.validOr(n.ValidN, nn), in.validOr(n.ValidK, k)
+	for _, o := range []struct {
+		op         Operand
+		rows, cols int
+	}{{n.A, vm, vk}, {n.B, vk, vn}} {
+		if o.op.T.Space != Shared {
+			continue
+		}
+		off := in.ival(o.op.Off)
+		for r := 0; r < o.rows; r++ {
+			for c := 0; c < o.cols; c++ {
+				if at := off + in.layoutAt(o.op.Layout, r, c); at >= 0 && at < len(in.bufs[o.op.T]) {
+					in.th.access(o.op.T, at, false)
+				}
+			}
+		}
 	}
 }

@@ -14,6 +14,13 @@ const (
 	gpuB1 = "gpu.B1"
 )
 
+// GPUPasses are the GPU mapping passes in order, for the pipelines of GPU targets: they run after Lower
+// and Fusion, in place of the CPU passes of List (tensorize, pack, vectorize, parallel, ...).
+var GPUPasses = []Pass{
+	{"gpumap", "map each statement nest onto a grid of thread blocks (independent output loops become grid and thread loops)", GPUMap, []string{"fusion"}},
+	{"staging", "stage GEMM operands through shared memory with multi-stage async copies and block barriers", Staging, []string{"gpumap"}},
+}
+
 // GPUMap turns every top-level statement nest of f into a GPU launch. It assumes lowered loop IR (after
 // Lower, optionally Fusion; before the CPU passes: no Micro, Pack or Transpose) and guarantees the
 // launch nesting ir/gpu.go describes, with the same result.

@@ -17,6 +17,21 @@ type Context struct {
 	Machine target.Machine
 	// Directives are the kernel's schedule directives that apply to this target.
 	Directives []*ir.Directive
+	// Portable are those that apply to the portable code every package carries (untargeted and
+	// `for go`): they set the default plan, which is the portable variant's on every target.
+	Portable []*ir.Directive
+}
+
+// own returns the directives of a `for <target>` block of c's target only (nil for the portable
+// target, whose blocks are Portable's).
+func (c *Context) own() []*ir.Directive {
+	var out []*ir.Directive
+	for _, d := range c.Directives {
+		if d.Target != "" && d.Target != "go" && d.Target == c.Machine.Name {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // directive returns the directives named name.
@@ -31,8 +46,14 @@ func (c *Context) directive(name string) []*ir.Directive {
 }
 
 // sizes returns the sizes given to index name by directive kind (nil if none).
-func (c *Context) sizes(kind, name string) ([]int, bool) {
-	for _, d := range c.directive(kind) {
+func (c *Context) sizes(kind, name string) ([]int, bool) { return sizesIn(c.Directives, kind, name) }
+
+// sizesIn returns the sizes given to index name by a directive kind of dirs (nil if none).
+func sizesIn(dirs []*ir.Directive, kind, name string) ([]int, bool) {
+	for _, d := range dirs {
+		if d.Name != kind {
+			continue
+		}
 		for _, a := range d.Args {
 			if a.Name == name {
 				return a.Sizes, true
@@ -145,7 +166,7 @@ func Compile(k *ir.Kernel, m target.Machine, opt Options) (*ir.Func, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Context{Machine: m, Directives: k.Directives(m.Name)}
+	c := &Context{Machine: m, Directives: k.Directives(m.Name), Portable: k.Directives("go")}
 	f, err := Lower(k, c)
 	if err != nil {
 		return nil, err

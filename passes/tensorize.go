@@ -218,41 +218,42 @@ func Tensorize(f *ir.Func, c *Context) (bool, error) {
 
 // defaultPlan sets the plan symbols of a slot: the register tile from the target table (the portable
 // variant's for the defaults, each native variant's for its own plan), the cache blocks from the
-// analytical model on the target's caches, and tile directives over both (tile i MC MR, j NC NR, k KC).
+// analytical model on the target's caches, and tile directives over them (tile i MC MR, j NC NR, k KC):
+// the untargeted and `for go` ones over the defaults, the target's own `for` block over its variants'.
 // A native variant's blocks that no directive fixes are marked Host: the generated package sizes them
 // at init from the caches of the machine it runs on.
 func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 	port := c.Machine.Portable()
 	mr, nr := port.Variants[0].Tile(g.elem.Size())
-	set := func(plan map[string]int, b target.Blocks) (fixed map[string]bool) {
+	set := func(plan map[string]int, b target.Blocks, dirs []*ir.Directive) (fixed map[string]bool) {
 		fixed = map[string]bool{}
-		if s, ok := c.sizes("tile", g.i.Name); ok {
+		if s, ok := sizesIn(dirs, "tile", g.i.Name); ok {
 			b.MC, fixed["MC"] = s[0], true
 			if len(s) > 1 {
 				b.MR = s[1]
 			}
 		}
-		if s, ok := c.sizes("tile", g.j.Name); ok {
+		if s, ok := sizesIn(dirs, "tile", g.j.Name); ok {
 			b.NC, fixed["NC"] = s[0], true
 			if len(s) > 1 {
 				b.NR = s[1]
 			}
 		}
-		if s, ok := c.sizes("tile", g.k.Name); ok {
+		if s, ok := sizesIn(dirs, "tile", g.k.Name); ok {
 			b.KC, fixed["KC"] = s[0], true
 		}
 		plan[slot+".MR"], plan[slot+".NR"] = b.MR, b.NR
 		plan[slot+".MC"], plan[slot+".KC"], plan[slot+".NC"] = b.MC, b.KC, b.NC
 		return fixed
 	}
-	set(f.Plan, target.GemmBlocks(port, mr, nr, g.elem.Size()))
+	set(f.Plan, target.GemmBlocks(port, mr, nr, g.elem.Size()), c.Portable)
 	for _, v := range c.Machine.Native() {
 		mr, nr := v.Tile(g.elem.Size())
 		if mr == 0 {
 			continue
 		}
 		pv := ir.PlanVariant{Name: v.Name, Plan: map[string]int{}}
-		fixed := set(pv.Plan, target.GemmBlocks(c.Machine.WithVariant(v), mr, nr, g.elem.Size()))
+		fixed := set(pv.Plan, target.GemmBlocks(c.Machine.WithVariant(v), mr, nr, g.elem.Size()), c.own())
 		for _, b := range []string{"MC", "KC", "NC"} {
 			if !fixed[b] {
 				pv.Host = append(pv.Host, slot+"."+b)

@@ -327,6 +327,9 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+			if b.Name() != "go" {
+				warnTargetDirectives(stderr, k, f, b.Name())
+			}
 		}
 		if b.Name() != "go" {
 			if err := codegen.SameSlots(pkgs["go"], p); err != nil {
@@ -362,6 +365,19 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "kgen: wrote %d files for %d kernels to %s\n", len(files), len(ks), *out)
 	return nil
+}
+
+// warnTargetDirectives says which directives of k's `for tgt { ... }` block do not reach the generated
+// package: it holds one loop nest, the portable one, and a target's variants take only their GEMM tiles
+// and cache blocks from the target's plan.
+func warnTargetDirectives(stderr io.Writer, k *ir.Kernel, f *ir.Func, tgt string) {
+	for _, d := range k.Schedule {
+		if d.Target != tgt || (d.Name == "tile" && len(f.Variants) > 0) {
+			continue
+		}
+		fmt.Fprintf(stderr, "kgen gen: warning: kernel %s: for %s { %s ... } changes kgen ir -target %s only: the package's loop nest is the portable one, and only the tile sizes of GEMM indices reach the %s variants\n",
+			k.Name, tgt, d.Name, tgt, tgt)
+	}
 }
 
 func cmdFmt(args []string, stdout, stderr io.Writer) error {

@@ -9,7 +9,7 @@ import (
 )
 
 // Backend is the amd64 backend: for every GEMM slot of the package it generates AVX-512 and AVX2+FMA
-// microkernels (the register tiles of TileFor), for every transpose slot the AVX-512 and AVX2 transpose
+// microkernels (the register tile each variant's plan gives the slot: ir.Func.Variants), for every transpose slot the AVX-512 and AVX2 transpose
 // tiles of its element type (transpose.go), for every vector loop its AVX-512 and AVX2 routines
 // (vloop.go), AVX-512 and AVX2 rows kernels (rows.go), the AVX2 packing routines (both variants install
 // them: pack.go), and an init that, when the CPU has the features, registers them as the "avx512" and "avx2"
@@ -91,22 +91,35 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		// transposes) use AVX-512F only (zmm, opmasks, VPTERNLOG, VSCALEFPS, VRNDSCALEPS, VSHUFF32X4); its
 		// GEMM kernels need DQ and VL too, and the AVX2 routines it keeps need AVX2 and FMA.
 		v := codegen.Variant{Name: isa, Cond: "cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c, VLoops: vimpls, Transposes: timpls[isa], Packs: packImpls}
-		mach := m
 		if isa == AVX512 {
 			v.VLoops = vimpls512
 			v.Cond = "cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasFMA" + f16c
-			mach.VecBytes, mach.VecRegs = 64, 32
 		}
 		for _, s := range slots {
 			elem := F32
 			if s.Elem == ir.F64 {
 				elem = F64
 			}
-			k, ku, kr := NewGemmKernel(elem, isa), NewGemmKernelU(elem, isa), NewRowsKernelISA(elem, isa)
-			b := target.GemmBlocks(mach, k.MR, k.NR, s.Elem.Size())
-			v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, KernelR: kr.Name, RowsMax: RowsMax,
-				MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC, HostBlocks: true, ElemSize: s.Elem.Size()})
-			for _, g := range []GemmKernel{k, ku} {
+			// The tile and blocks are the plan's (the target table's, or a schedule's for amd64).
+			sp, err := codegen.VariantSlotPlan(p, s.Name, isa)
+			if err != nil {
+				return nil, fmt.Errorf("amd64: %v", err)
+			}
+			k, kr := NewGemmKernelTile(elem, isa, sp.MR, sp.NR), NewRowsKernelISA(elem, isa)
+			if err := k.Validate(); err != nil {
+				return nil, fmt.Errorf("amd64: slot %s, variant %s: the planned tile %dx%d: %v", s.Name, isa, sp.MR, sp.NR, err)
+			}
+			ku := k
+			ku.Name, ku.Unpacked = k.Name+"U", true
+			sk := codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, KernelR: kr.Name, RowsMax: RowsMax,
+				MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC, HostBlocks: sp.Host, ElemSize: s.Elem.Size()}
+			kernels := []GemmKernel{k, ku}
+			if ku.Validate() != nil {
+				// a tile the unpacked generator cannot address (MR > 14): the portable unpacked kernel runs it
+				sk.KernelU, kernels = "", kernels[:1]
+			}
+			v.Slots = append(v.Slots, sk)
+			for _, g := range kernels {
 				if !have[g.Name] {
 					have[g.Name] = true
 					gemms = append(gemms, g)
@@ -129,18 +142,30 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		v.Packs = append(append([]codegen.PackImpl(nil), v.Packs...),
 			codegen.PackImpl{D: true, Elem: ir.BF16, Func: codegen.PackPairBF16(true), Slice: true},
 			codegen.PackImpl{Elem: ir.BF16, Func: codegen.PackPairBF16(false), Slice: true})
-		k := NewGemmKernel(BF16, AVX512)
 		mach := m
 		mach.VecBytes, mach.VecRegs = 64, 32
-		b := target.GemmBlocks(mach, k.MR, k.NR, 2) // blocks for 2-byte elements: a pair panel is half an f32 one
 		for i, s := range v.Slots {
-			if s.Slot.BF16Pairs {
-				// The unpacked and rows kernels are never called (a bf16 GEMM is always packed).
-				v.Slots[i] = codegen.SlotKernel{Slot: s.Slot, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC,
-					HostBlocks: true, ElemSize: 2}
+			if !s.Slot.BF16Pairs {
+				continue
+			}
+			// The avx512 variant's planned tile, in f32 columns; the unpacked and rows kernels are never
+			// called (a bf16 GEMM is always packed).
+			k := NewGemmKernelTile(BF16, AVX512, s.MR, s.NR)
+			if err := k.Validate(); err != nil {
+				return nil, fmt.Errorf("amd64: slot %s, variant %s: the planned tile %dx%d: %v", s.Slot.Name, v.Name, s.MR, s.NR, err)
+			}
+			sk := codegen.SlotKernel{Slot: s.Slot, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: s.MC, KC: s.KC, NC: s.NC, ElemSize: 2}
+			if s.HostBlocks {
+				// blocks for 2-byte elements: a pair panel is half an f32 one
+				b := target.GemmBlocks(mach, k.MR, k.NR, 2)
+				sk.MC, sk.KC, sk.NC, sk.HostBlocks = b.MC, b.KC, b.NC, true
+			}
+			v.Slots[i] = sk
+			if !have[k.Name] {
+				have[k.Name] = true
+				gemms = append(gemms, k)
 			}
 		}
-		gemms = append(gemms, k)
 		variants = append([]codegen.Variant{v}, variants...)
 	}
 	asm, stubs, err := GenerateAll(p.Name, gemms, vloops, transposes, rows, packs...)
@@ -151,7 +176,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	if codegen.ImplsNeedF16(vimpls) {
 		imports = append(imports, p.KgenModule()+"/f16") // adapters of the f16 vector loops
 	}
-	if len(slots) > 0 {
+	if codegen.HostBlocks(variants) {
 		imports = append(imports, p.KgenModule()+"/target") // HostGemmBlocks
 	}
 	src, err := codegen.DispatchFile(p.Name, imports, variants)

@@ -97,7 +97,7 @@ func TestBF16Variant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, _ := target.Lookup("go")
+		m, _ := target.Lookup("amd64")
 		p := &codegen.Package{Name: "kk", Source: "test.kdsl"}
 		for _, k := range ks {
 			f, err := passes.Compile(k, m, passes.Options{})

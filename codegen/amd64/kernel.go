@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/kgen-dev/kgen/target"
 )
 
 // Element types and instruction sets understood by the generator.
@@ -64,30 +66,38 @@ const (
 	defaultPrefetchU = 64
 )
 
-// TileFor returns the register tile MR×NR used for elem on isa.
-//
-// AVX2 (16 ymm): f32 6×16 and f64 6×8, i.e. 12 accumulators + 2 B̃ vectors +
-// 1-2 broadcast registers, the BLIS haswell shapes. AVX-512 (32 zmm): f32
-// 14×32 and f64 14×16, i.e. 28 accumulators + 2 B̃ vectors + 2 broadcast
-// registers. It returns 0, 0 for an unknown pair.
+// TileFor returns the default register tile MR×NR for elem on isa: the amd64 row of the target table
+// (target/target.go; a package's plan may set another). AVX2 (16 ymm): f32 6×16 and f64 6×8; AVX-512
+// (32 zmm): f32 and bf16 pairs 14×32, f64 14×16. It returns 0, 0 for an unknown pair.
 func TileFor(elem, isa string) (mr, nr int) {
-	vl := vecLen(elem, isa)
-	if vl == 0 {
+	if vecLen(elem, isa) == 0 {
 		return 0, 0
 	}
-	switch isa {
-	case AVX2:
-		return 6, 2 * vl
-	case AVX512:
-		return 14, 2 * vl
+	m, err := target.Lookup("amd64")
+	if err != nil {
+		return 0, 0
 	}
-	return 0, 0
+	v, ok := m.Variant(isa)
+	if !ok {
+		return 0, 0
+	}
+	size := 4 // f32, and bf16 pairs (one f32 accumulator per column)
+	if elem == F64 {
+		size = 8
+	}
+	return v.Tile(size)
 }
 
 // NewGemmKernel returns the default kernel for elem and isa, named e.g.
 // "sgemm6x16AVX2" or "dgemm14x16AVX512".
 func NewGemmKernel(elem, isa string) GemmKernel {
 	mr, nr := TileFor(elem, isa)
+	return NewGemmKernelTile(elem, isa, mr, nr)
+}
+
+// NewGemmKernelTile returns the kernel for elem and isa with register tile mr×nr (Validate says whether
+// the generator can build it), named like NewGemmKernel's.
+func NewGemmKernelTile(elem, isa string, mr, nr int) GemmKernel {
 	p := "sgemm"
 	switch elem {
 	case F64:

@@ -5,17 +5,16 @@ import (
 
 	"github.com/kgen-dev/kgen/codegen"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/target"
 )
 
 // Backend is the arm64 backend: for every GEMM slot of the package it generates the NEON by-element
-// FMLA microkernel of the slot's element type (the register tile of TileFor), for every vector-loop slot
+// FMLA microkernel of the slot's element type (the register tile of the neon variant's plan: ir.Func.Variants), for every vector-loop slot
 // it can vectorize a NEON vector loop (vloop.go), for every transpose slot the NEON transpose tile of
 // its element type (transpose.go), the rows kernel of its element type for GEMMs of at most RowsMax
 // rows (rows.go), the panel-packing routines of f32 and f64 (pack.go), and an init that registers them as the "neon" variant
 // ahead of the portable "go" one. ASIMD is mandatory on arm64, so the variant has no
 // feature check; within it, the vector loops that have an FP16 routine (fp16.go) install it when
-// FP16Cond holds at run time and the FCVTL/FCVTN routine otherwise. The cache blocks come from the analytical model of the arm64 machine applied to the tile.
+// FP16Cond holds at run time and the FCVTL/FCVTN routine otherwise. The cache blocks come from the plan too (the analytical model of the arm64 machine applied to the tile, sized again at init from the caches of the machine that runs it).
 type Backend struct{}
 
 // Name implements codegen.Backend.
@@ -32,7 +31,6 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	if len(slots) == 0 && len(vloops) == 0 && len(tslots) == 0 {
 		return nil, nil
 	}
-	m, _ := target.Lookup("arm64")
 	v := codegen.Variant{Name: variantName, VLoops: vimpls}
 	var gemms []GemmKernel
 	var rows []RowsKernel
@@ -54,14 +52,21 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		}
 	}
 	for _, s := range slots {
-		k, err := kernelFor(s.Elem)
+		// The tile and blocks are the plan's (the target table's, or a schedule's for arm64).
+		sp, err := codegen.VariantSlotPlan(p, s.Name, variantName)
+		if err != nil {
+			return nil, fmt.Errorf("arm64: %v", err)
+		}
+		k, err := kernelFor(s.Elem, sp.MR, sp.NR)
 		if err != nil {
 			return nil, fmt.Errorf("arm64: slot %s: %v", s.Name, err)
 		}
+		if _, err := Plan(k); err != nil {
+			return nil, fmt.Errorf("arm64: slot %s, variant %s: the planned tile %dx%d: %v", s.Name, variantName, sp.MR, sp.NR, err)
+		}
 		kr := NewRowsKernel(k.Elem)
-		b := target.GemmBlocks(m, k.MR, k.NR, s.Elem.Size())
 		v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelR: kr.Name, RowsMax: RowsMax,
-			MR: k.MR, NR: k.NR, MC: b.MC, KC: b.KC, NC: b.NC, HostBlocks: true, ElemSize: s.Elem.Size()})
+			MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC, HostBlocks: sp.Host, ElemSize: s.Elem.Size()})
 		if !have[k.Name] {
 			have[k.Name] = true
 			gemms = append(gemms, k)
@@ -98,7 +103,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	if codegen.ImplsNeedF16(vimpls) {
 		imports = append(imports, p.KgenModule()+"/f16") // adapters of the f16 vector loops
 	}
-	if len(v.Slots) > 0 {
+	if codegen.HostBlocks([]codegen.Variant{v}) {
 		imports = append(imports, p.KgenModule()+"/target") // HostGemmBlocks: caches probed at init
 	}
 	src, err := codegen.DispatchFile(p.Name, imports, []codegen.Variant{v})
@@ -112,9 +117,9 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	}, nil
 }
 
-// kernelFor returns the microkernel of an element type: TileFor's tile, k unrolled by 4, named like
-// sgemm8x12NEON.
-func kernelFor(t ir.DType) (GemmKernel, error) {
+// kernelFor returns the microkernel of an element type with register tile mr×nr (the plan's), k
+// unrolled by 4, named like sgemm8x12NEON.
+func kernelFor(t ir.DType, mr, nr int) (GemmKernel, error) {
 	elem, prefix := "f32", "sgemm"
 	switch t {
 	case ir.F32:
@@ -123,6 +128,5 @@ func kernelFor(t ir.DType) (GemmKernel, error) {
 	default:
 		return GemmKernel{}, fmt.Errorf("no NEON microkernel for element type %v", t)
 	}
-	mr, nr := TileFor(elem)
 	return GemmKernel{Name: fmt.Sprintf("%s%dx%dNEON", prefix, mr, nr), Elem: elem, MR: mr, NR: nr, KUnroll: 4}, nil
 }

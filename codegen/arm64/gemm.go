@@ -6,6 +6,8 @@ import (
 	"go/format"
 	"math/bits"
 	"strings"
+
+	"github.com/kgen-dev/kgen/target"
 )
 
 // GemmKernel describes one GEMM microkernel implementing docs/MICROKERNEL.md:
@@ -21,16 +23,17 @@ type GemmKernel struct {
 	KUnroll int
 }
 
-// TileFor returns the default register tile for an element type: 8×12 for f32 and 6×8 for f64
-// (24 accumulators V8..V31 either way). It returns 0, 0 for unknown types.
+// TileFor returns the default register tile for an element type: the neon variant of the arm64 row of
+// the target table (target/target.go): 8×12 for f32 and 6×8 for f64 (24 accumulators V8..V31 either
+// way). It returns 0, 0 for unknown types.
 func TileFor(elem string) (mr, nr int) {
-	switch elem {
-	case "f32":
-		return 8, 12
-	case "f64":
-		return 6, 8
+	size := map[string]int{"f32": 4, "f64": 8}[elem]
+	m, err := target.Lookup("arm64")
+	if err != nil || size == 0 {
+		return 0, 0
 	}
-	return 0, 0
+	v, _ := m.Variant(variantName)
+	return v.Tile(size)
 }
 
 // DefaultKernels returns the production kernels: sgemm8x12 (f32) and dgemm6x8 (f64), unrolled by 4.
