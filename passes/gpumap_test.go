@@ -94,7 +94,7 @@ func TestGPUMapPreservesResults(t *testing.T) {
 		if launches != len(f.Body) {
 			t.Fatalf("%s: %d launches for %d nests", k.Name, launches, len(f.Body))
 		}
-		checkGPU(t, k, f, "after gpumap", []map[string]int{nil, withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuB1: 7})}, 3)
+		checkGPU(t, k, f, "after gpumap", []map[string]int{nil, withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuB1: 7})}, 2)
 	}
 }
 
