@@ -203,17 +203,17 @@ func independentLoop(l *ir.Loop) bool {
 // gpuW is the plan symbol of the number of warps (one MMA tile each) of a block mapping warp-scope MMAs.
 const gpuW = "gpu.W"
 
-// mmaNest is MMAForm's nest of one GEMM statement: tile loops i0 (step M) and j0 (step N) around an
+// formedMMA is MMAForm's nest of one GEMM statement: tile loops i0 (step M) and j0 (step N) around an
 // accumulator declaration, a K loop of MMAs and the epilogue store.
-type mmaNest struct {
+type formedMMA struct {
 	i0, j0, p0 *ir.Loop
 	decl       *ir.AccDecl
 	mma        *ir.MMA
 	store      *ir.AccStore
 }
 
-func matchMMANest(body []ir.Node) (*mmaNest, bool) {
-	m := &mmaNest{}
+func matchMMANest(body []ir.Node) (*formedMMA, bool) {
+	m := &formedMMA{}
 	var ok bool
 	if m.i0, ok = soleLoopOf(body); !ok || m.i0.Kind != ir.Serial {
 		return nil, false

@@ -1,7 +1,11 @@
 package golang
 
 import (
+	"go/ast"
 	"go/format"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"strings"
 	"testing"
 
@@ -30,6 +34,13 @@ func f(M, N int, X []float32) {
 	}
 	for p0_, e_ := 0, N; p0_ < e_; p0_ = e_ {
 	}
+	dead := float32(0) // only written: Go counts no use
+	_ = dead
+	dead += 1
+	dead = 2
+	cnt := 0
+	_ = cnt
+	cnt++
 }
 `
 	want := `package p
@@ -50,6 +61,13 @@ func f(M, N int, X []float32) {
 	}
 	for p0_, e_ := 0, N; p0_ < e_; p0_ = e_ {
 	}
+	dead := float32(0) // only written: Go counts no use
+	_ = dead
+	dead += 1
+	dead = 2
+	cnt := 0
+	_ = cnt
+	cnt++
 }
 `
 	in, err := format.Source([]byte(src))
@@ -62,6 +80,15 @@ func f(M, N int, X []float32) {
 	}
 	if string(got) != want {
 		t.Errorf("dropBlankUses:\n%s\nwant\n%s", got, want)
+	}
+	// and the result compiles: go/types reports a local declared and not used
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", got, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&types.Config{}).Check("p", fset, []*ast.File{f}, nil); err != nil {
+		t.Errorf("the result does not type-check: %v", err)
 	}
 }
 
