@@ -52,6 +52,16 @@ func GPUMap(f *ir.Func, c *Context) (bool, error) {
 		name := fmt.Sprintf("%s_%d", f.Kernel.Name, idx)
 		launch, isMMA := mapMMANest(f, nest, name, nm)
 		if !isMMA {
+			var collective *ir.Accum
+			ir.WalkNodes(nest.Body, func(x ir.Node) bool {
+				if d, ok := x.(*ir.AccDecl); ok && d.Acc.Scope != ir.ScopeThread {
+					collective = d.Acc
+				}
+				return true
+			})
+			if collective != nil {
+				return changed, fmt.Errorf("gpumap: nest %d: a %s-scope MMA (%%%s) outside the nest shape gpumap maps onto %ss (MMAForm's tile loops, at most one batch loop)", idx, collective.Scope, collective.Name, collective.Scope)
+			}
 			launch = mapNest(f, nest, name, nm)
 		}
 		nest.Body = []ir.Node{launch}

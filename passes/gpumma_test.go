@@ -185,3 +185,17 @@ func TestGPUPipelineMMA(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUMapMMARefuses: a warp-scope MMA nest gpumap cannot give to whole warps is an error, not a
+// launch that puts the MMA in divergent threads.
+func TestGPUMapMMARefuses(t *testing.T) {
+	_, f := mmaFormed(t, "hgemm", ir.ScopeWarp, ir.FragSM80C(), ir.IConst{V: 16}, ir.IConst{V: 8}, ir.IConst{V: 16}, nil)
+	nest := f.Body[0].(*ir.Nest)
+	// Two batch-like loops around the tile loops: more than the grid has dims for.
+	for _, name := range []string{"x", "y"} {
+		nest.Body = []ir.Node{&ir.Loop{Var: &ir.Var{Name: name}, Lo: ir.IConst{V: 0}, Hi: ir.IConst{V: 1}, Step: ir.IConst{V: 1}, Body: nest.Body}}
+	}
+	if _, err := GPUMap(f, nil); err == nil || !strings.Contains(err.Error(), "a warp-scope MMA (%acc) outside the nest shape gpumap maps onto warps") {
+		t.Errorf("err = %v", err)
+	}
+}
