@@ -62,7 +62,10 @@ func GPUMap(f *ir.Func, c *Context) (bool, error) {
 			if collective != nil {
 				return changed, fmt.Errorf("gpumap: nest %d: a %s-scope MMA (%%%s) outside the nest shape gpumap maps onto %ss (MMAForm's tile loops, at most one batch loop)", idx, collective.Scope, collective.Name, collective.Scope)
 			}
-			launch = mapNest(f, nest, name, nm)
+			var isRow bool
+			if launch, isRow = mapRowNest(f, nest, name, nm); !isRow {
+				launch = mapNest(f, nest, name, nm)
+			}
 		}
 		nest.Body = []ir.Node{launch}
 		changed = true
