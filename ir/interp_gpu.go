@@ -17,8 +17,9 @@ import (
 //   - Every access to a shared element is recorded with the thread and the barrier counts it had made.
 //     Two accesses by different threads, at least one a write, that no barrier orders (a block barrier
 //     both passed between them, or a warp barrier when both are in one warp) are a race: the run stops
-//     with an error that names the buffer, the element and both threads. Global memory is not checked
-//     (threads of different blocks must not share written elements; a later pass may check it).
+//     with an error that names the buffer, the element and both threads. The global tensors the launch
+//     writes are checked the same way, where threads of different blocks are never ordered (blocks do
+//     not synchronise).
 //   - A barrier that some thread of its scope never reaches (it ended, or waits at a different barrier)
 //     is an error too, as are blocks of more than 1024 threads, thread nests whose iteration count is
 //     not the block's thread count, and grid loops whose trip count is not the launch's grid dim.
@@ -37,7 +38,9 @@ type launchState struct {
 	l        *Launch
 	grid     []int
 	nthreads int
-	depth    int // grid loops entered
+	depth    int                     // grid loops entered
+	blocks   int                     // blocks run so far
+	global   map[*Tensor][]globalLog // access logs of the global tensors the launch writes
 }
 
 // access is one recorded access to a shared element: by which thread, after how many barriers of each
@@ -56,6 +59,7 @@ type elemLog struct {
 
 // blockRun is the state of one running block.
 type blockRun struct {
+	id       int // in run order
 	nthreads int
 	threads  []*gpuThread
 	log      map[*Tensor][]elemLog
@@ -152,7 +156,10 @@ func (in *interp) runLaunch(l *Launch) {
 	if in.launch != nil || in.th != nil {
 		fail("launch %s inside a launch", l.Name)
 	}
-	ls := &launchState{l: l, nthreads: 1}
+	ls := &launchState{l: l, nthreads: 1, global: map[*Tensor][]globalLog{}}
+	for _, t := range l.Writes {
+		ls.global[t] = nil
+	}
 	for _, e := range l.Grid {
 		ls.grid = append(ls.grid, in.ival(e))
 	}
@@ -202,7 +209,8 @@ func (in *interp) gridLoop(n *Loop) {
 // runBlock runs one thread block: body is the block level (shared allocations and thread nests).
 func (in *interp) runBlock(body []Node) {
 	ls := in.launch
-	blk := &blockRun{nthreads: ls.nthreads, log: map[*Tensor][]elemLog{}, inflight: map[*Tensor]map[int]int{}, yield: make(chan threadEvent)}
+	blk := &blockRun{id: ls.blocks, nthreads: ls.nthreads, log: map[*Tensor][]elemLog{}, inflight: map[*Tensor]map[int]int{}, yield: make(chan threadEvent)}
+	ls.blocks++
 	saved := map[*Tensor][]float64{}
 	in.allocShared(body, saved)
 	defer func() {
@@ -509,9 +517,10 @@ func (th *gpuThread) ordered(a access) bool {
 }
 
 // access records one access by the thread to element off of t, failing on a race or on an element
-// whose async copy is in flight. Only shared buffers are tracked.
+// whose async copy is in flight. Shared buffers are tracked, and the global tensors the launch writes.
 func (th *gpuThread) access(t *Tensor, off int, write bool) {
 	if t.Space != Shared {
+		th.globalAccess(t, off, write)
 		return
 	}
 	blk := th.blk
@@ -543,6 +552,57 @@ func (th *gpuThread) access(t *Tensor, off int, write bool) {
 		}
 	}
 	e.written, e.w, e.reads = true, th.stamp(), e.reads[:0]
+}
+
+// globalAccess checks an access to a global tensor the launch writes: an element one thread writes may
+// be touched by another thread only after a barrier of their block orders the two (blocks never
+// synchronise). Reads of tensors the launch does not write cannot race and are not recorded.
+func (th *gpuThread) globalAccess(t *Tensor, off int, write bool) {
+	ls := th.in.launch
+	log, tracked := ls.global[t]
+	if !tracked {
+		return
+	}
+	if log == nil {
+		log = make([]globalLog, len(th.in.bufs[t]))
+		ls.global[t] = log
+	}
+	e := &log[off]
+	me := globalAccess{blk: th.blk.id, a: th.stamp()}
+	who := func(g globalAccess, did string) string {
+		if g.blk != me.blk {
+			return fmt.Sprintf("block %d thread %d %s it (blocks never synchronise)", g.blk, g.a.thread, did)
+		}
+		return fmt.Sprintf("thread %d %s it with no barrier between", g.a.thread, did)
+	}
+	ordered := func(g globalAccess) bool { return g.blk == me.blk && th.ordered(g.a) }
+	if e.written && !ordered(e.w) {
+		fail("race on global %s[%d]: block %d thread %d %s it after %s", t.Name, off, me.blk, th.id, verb(write), who(e.w, "wrote"))
+	}
+	if !write {
+		if n := len(e.reads); n == 0 || e.reads[n-1] != me {
+			e.reads = append(e.reads, me)
+		}
+		return
+	}
+	for _, r := range e.reads {
+		if !ordered(r) {
+			fail("race on global %s[%d]: block %d thread %d writes it after %s", t.Name, off, me.blk, th.id, who(r, "read"))
+		}
+	}
+	e.written, e.w, e.reads = true, me, e.reads[:0]
+}
+
+// globalAccess is one access to a global element: by which block (in run order) and thread.
+type globalAccess struct {
+	blk int
+	a   access
+}
+
+type globalLog struct {
+	written bool
+	w       globalAccess
+	reads   []globalAccess
 }
 
 func verb(write bool) string {

@@ -41,8 +41,8 @@ func BatchStats(Nb, C int, X []float32, mean []float32, vr []float32) error {
 }
 
 func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
-	// mean[c] = (sum(n: X[n, c]) / Nb:f32)
-	// vr[c] = (sum(n: ((X[n, c] - mean[c]) * (X[n, c] - mean[c]))) / Nb:f32)
+	// mean[c] = sum(n: X[n, c]) / Nb
+	// vr[c] = sum(n: (X[n, c] - mean[c]) * (X[n, c] - mean[c])) / Nb
 	if cost_ := min(C, 2048)*4 + Nb/8*(min(C, 2048)-min(C, 2048)/4*3+1) + (Nb-Nb/8*8)*(min(C, 2048)-min(C, 2048)/4*3+1) + Nb/4*(min(C, 2048)-min(C, 2048)/4*3+1) + (Nb-Nb/4*4)*(min(C, 2048)-min(C, 2048)/4*3+1) - min(C, 2048)/4*12 + 1; rt.Inline(0, C, 2048, cost_) {
 		for c := 0; c < C; c += 2048 {
 			{

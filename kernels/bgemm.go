@@ -50,7 +50,7 @@ func Bgemm(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float32, 
 func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float32, beta float32) {
 	packB := rt.Scratch32(min(bgemmSlot.NC, (N+bgemmSlot.NR-1)/bgemmSlot.NR*bgemmSlot.NR) * min(bgemmSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
 	for jc := 0; jc < N; jc += bgemmSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += bgemmSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc

@@ -52,7 +52,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 	defer rt.Release32(cwide)
 	packB := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = bf16(sum(k: (A[i, k] * B[k, j])))
+	// C[i, j] = bf16(sum(k: A[i, k] * B[k, j]))
 	for jc := 0; jc < N; jc += bgemm_bf16Slot.NC {
 		for pc := 0; pc < max(K, 1); pc += bgemm_bf16Slot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc

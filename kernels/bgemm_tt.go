@@ -50,7 +50,7 @@ func BgemmTt(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) error {
 func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 	packB := rt.Scratch32(min(bgemm_ttSlot.NC, (N+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*bgemm_ttSlot.NR) * min(bgemm_ttSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = sum(k: (A[k, i] * B[j, k]))
+	// C[i, j] = sum(k: A[k, i] * B[j, k])
 	for jc := 0; jc < N; jc += bgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += bgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc

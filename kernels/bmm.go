@@ -44,10 +44,10 @@ func Bmm(Bt, M, K, N int, A []float32, B []float32, C []float32) error {
 }
 
 func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
-	// C[b, i, j] = sum(k: (A[b, i, k] * B[b, k, j]))
+	// C[b, i, j] = sum(k: A[b, i, k] * B[b, k, j])
 	for b := 0; b < Bt; b++ {
 		if M <= 4 {
-			if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
+			if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
 				for jb := 0; jb < N; jb += 4096 {
 					{
 						aoff_, boff_ := b*M*K, b*K*N+jb

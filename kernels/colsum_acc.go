@@ -37,7 +37,7 @@ func ColsumAcc(M, N int, A []float32, s []float32) error {
 }
 
 func colsum_accImpl(M, N int, A []float32, s []float32) {
-	// s[j] = (s[j] + sum(i: A[i, j]))
+	// s[j] += A[i, j]
 	if cost_ := min(N, 2048)*2 + M/8*(min(N, 2048)-min(N, 2048)/4*3+1) + (M-M/8*8)*(min(N, 2048)-min(N, 2048)/4*3+1) - min(N, 2048)/4*6 + 2; rt.Inline(0, N, 2048, cost_) {
 		accrow := rt.Scratch32(2048)
 		defer rt.Release32(accrow)

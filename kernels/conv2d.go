@@ -67,7 +67,7 @@ func Conv2d(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, O []
 }
 
 func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, O []float32) {
-	// O[n, co, y, x] = sum(ci, ky, kx: (I[n, ci, (y + ky), (x + kx)] * F[co, ci, ky, kx]))
+	// O[n, co, y, x] = sum(ci, ky, kx: I[n, ci, y + ky, x + kx] * F[co, ci, ky, kx])
 	for n := 0; n < Nb; n++ {
 		if cost_ := OH*(OW*(CI*min(KH, 1)*min(KW, 1)*(KH*(KW-KW/4*3+1)+1)+1)+1) + 1; rt.Inline(0, CO, 1, cost_) {
 			for co := 0; co < CO; co++ {

@@ -49,7 +49,7 @@ func DgemmNt(M, K, N int, A []float64, B []float64, C []float64, alpha float64, 
 func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
 	packB := rt.Scratch64(min(dgemm_ntSlot.NC, (N+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*dgemm_ntSlot.NR) * min(dgemm_ntSlot.KC, max(K, 1)))
 	defer rt.Release64(packB)
-	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[j, k]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]
 	for jc := 0; jc < N; jc += dgemm_ntSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ntSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc

@@ -47,9 +47,9 @@ func DgemmTn(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 }
 
 func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
-	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[k, j]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]
 	if M <= 4 {
-		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
+		if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
 			for jb := 0; jb < N; jb += 4096 {
 				{
 					aoff_, boff_ := 0, jb

@@ -49,7 +49,7 @@ func DgemmTt(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
 	packB := rt.Scratch64(min(dgemm_ttSlot.NC, (N+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*dgemm_ttSlot.NR) * min(dgemm_ttSlot.KC, max(K, 1)))
 	defer rt.Release64(packB)
-	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[j, k]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[k, i] * B[j, k]) + beta * C[i, j]
 	for jc := 0; jc < N; jc += dgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc

@@ -50,9 +50,9 @@ func GemmBiasRelu(M, K, N int, A []float32, B []float32, bias []float32, C []flo
 }
 
 func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C []float32) {
-	// C[i, j] = relu((sum(k: (A[i, k] * B[k, j])) + bias[j]))
+	// C[i, j] = relu(sum(k: A[i, k] * B[k, j]) + bias[j])
 	if M <= 4 {
-		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
+		if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
 			for jb := 0; jb < N; jb += 4096 {
 				{
 					aoff_, boff_ := 0, jb

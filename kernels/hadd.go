@@ -36,7 +36,7 @@ func Hadd(N int, x []f16.F16, y []f16.F16, z []f16.F16) error {
 }
 
 func haddImpl(N int, x []f16.F16, y []f16.F16, z []f16.F16) {
-	// z[i] = f16((x[i] + y[i]))
+	// z[i] = f16(x[i] + y[i])
 	{
 		i := 0
 		if vloop_hadd_0 != nil && i < N/4*4 {

@@ -33,7 +33,7 @@ func Haxpy(N int, a f16.F16, x []f16.F16, y []f16.F16) error {
 }
 
 func haxpyImpl(N int, a f16.F16, x []f16.F16, y []f16.F16) {
-	// y[i] = f16(((a * x[i]) + y[i]))
+	// y[i] = f16(a * x[i] + y[i])
 	{
 		i := 0
 		if vloop_haxpy_0 != nil && i < N/4*4 {

@@ -52,7 +52,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 	defer rt.Release32(cwide)
 	packB := rt.Scratch32(min(hgemmSlot.NC, (N+hgemmSlot.NR-1)/hgemmSlot.NR*hgemmSlot.NR) * min(hgemmSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = f16(sum(k: (A[i, k] * B[k, j])))
+	// C[i, j] = f16(sum(k: A[i, k] * B[k, j]))
 	for jc := 0; jc < N; jc += hgemmSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += hgemmSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc

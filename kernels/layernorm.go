@@ -53,10 +53,10 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 	defer rt.Release32(mean)
 	vr := rt.Scratch32(M)
 	defer rt.Release32(vr)
-	// mean[i] = (sum(j: X[i, j]) / N:f32)
-	// vr[i] = (sum(j: ((X[i, j] - mean[i]) * (X[i, j] - mean[i]))) / N:f32)
-	// Y[i, j] = ((((X[i, j] - mean[i]) / sqrt((vr[i] + eps))) * gamma[j]) + beta[j])
-	if cost_ := N*3 - N/4*9 + 1; rt.Inline(0, M, 1, cost_) {
+	// let mean[i] = sum(j: X[i, j]) / N
+	// let vr[i] = sum(j: (X[i, j] - mean[i]) * (X[i, j] - mean[i])) / N
+	// Y[i, j] = (X[i, j] - mean[i]) / sqrt(vr[i] + eps) * gamma[j] + beta[j]
+	if cost_ := 3*N - N/4*9 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i++ {
 			acc := float32(0)
 			accv := float32(0)

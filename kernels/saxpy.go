@@ -32,7 +32,7 @@ func Saxpy(N int, x []float32, y []float32, alpha float32) error {
 }
 
 func saxpyImpl(N int, x []float32, y []float32, alpha float32) {
-	// y[i] = ((alpha * x[i]) + y[i])
+	// y[i] = alpha * x[i] + y[i]
 	{
 		i := 0
 		if vloop_saxpy_0 != nil && i < N/4*4 {

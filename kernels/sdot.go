@@ -32,7 +32,7 @@ func Sdot(N int, x []float32, y []float32, r []float32) error {
 }
 
 func sdotImpl(N int, x []float32, y []float32, r []float32) {
-	// r[] = sum(i: (x[i] * y[i]))
+	// r[] = sum(i: x[i] * y[i])
 	acc := float32(0)
 	accv := float32(0)
 	accv2 := float32(0)

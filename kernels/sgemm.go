@@ -47,9 +47,9 @@ func Sgemm(M, K, N int, A []float32, B []float32, C []float32, alpha float32, be
 }
 
 func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
-	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
 	if M <= 4 {
-		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
+		if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
 			for jb := 0; jb < N; jb += 4096 {
 				{
 					aoff_, boff_ := 0, jb

@@ -47,9 +47,9 @@ func SgemmAcc(M, K, N int, A []float32, B []float32, C []float32) error {
 }
 
 func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
-	// C[i, j] = (C[i, j] + sum(k: (A[i, k] * B[k, j])))
+	// C[i, j] += A[i, k] * B[k, j]
 	if M <= 4 {
-		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
+		if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
 			for jb := 0; jb < N; jb += 4096 {
 				{
 					aoff_, boff_ := 0, jb

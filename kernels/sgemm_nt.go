@@ -49,7 +49,7 @@ func SgemmNt(M, K, N int, A []float32, B []float32, C []float32, alpha float32, 
 func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
 	packB := rt.Scratch32(min(sgemm_ntSlot.NC, (N+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*sgemm_ntSlot.NR) * min(sgemm_ntSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[j, k]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]
 	for jc := 0; jc < N; jc += sgemm_ntSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += sgemm_ntSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc

@@ -49,7 +49,7 @@ func SgemmTt(K, M, N int, A []float32, B []float32, C []float32, alpha float32, 
 func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
 	packB := rt.Scratch32(min(sgemm_ttSlot.NC, (N+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*sgemm_ttSlot.NR) * min(sgemm_ttSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[j, k]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[k, i] * B[j, k]) + beta * C[i, j]
 	for jc := 0; jc < N; jc += sgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += sgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc

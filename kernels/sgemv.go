@@ -40,7 +40,7 @@ func Sgemv(M, N int, A []float32, x []float32, y []float32, alpha float32, beta 
 }
 
 func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, beta float32) {
-	// y[i] = ((alpha * sum(j: (A[i, j] * x[j]))) + (beta * y[i]))
+	// y[i] = alpha * sum(j: A[i, j] * x[j]) + beta * y[i]
 	if cost_ := N - N/4*3 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i++ {
 			acc := float32(0)

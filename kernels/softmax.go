@@ -48,11 +48,11 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 	defer rt.Release32(m)
 	s := rt.Scratch32(M)
 	defer rt.Release32(s)
-	// m[i] = max(j: X[i, j])
-	// Y[i, j] = exp((X[i, j] - m[i]))
-	// s[i] = sum(j: Y[i, j])
-	// Y[i, j] = (Y[i, j] / s[i])
-	if cost_ := N*4 - N/4*12 + 1; rt.Inline(0, M, 1, cost_) {
+	// let m[i] = max(j: X[i, j])
+	// Y[i, j] = exp(X[i, j] - m[i])
+	// let s[i] = sum(j: Y[i, j])
+	// Y[i, j] = Y[i, j] / s[i]
+	if cost_ := 4*N - N/4*12 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i++ {
 			acc := float32(math.Inf(-1))
 			accv := float32(math.Inf(-1))

@@ -29,27 +29,59 @@ func kdslFile(t *testing.T, path string) []*ir.Kernel {
 	return ks
 }
 
-// oddPlan gives every plan symbol of f a small odd value, so that every cache-block and register-tile
-// edge is hit (and the rows and unpacked versions of GEMMs are chosen for other shapes).
+// oddPlan gives the plan symbols of f small odd values (others keep theirs), so that every cache-block
+// and register-tile edge is hit.
 func oddPlan(f *ir.Func) map[string]int {
 	odd := map[string]int{}
-	for key := range f.Plan {
-		switch field := key[strings.LastIndexByte(key, '.')+1:]; field {
-		case "MR", "CB":
-			odd[key] = 3
-		case "NR", "RB":
-			odd[key] = 5
-		case "MC":
-			odd[key] = 6
-		case "KC":
-			odd[key] = 7
-		case "NC":
-			odd[key] = 10
-		default:
-			odd[key] = f.Plan[key]
+	for key, v := range f.Plan {
+		odd[key] = v
+		for _, s := range []struct {
+			suffix string
+			v      int
+		}{{".MR", 3}, {".NR", 5}, {".MC", 6}, {".KC", 7}, {".NC", 10}, {".RB", 5}, {".CB", 3}} {
+			if strings.HasSuffix(key, s.suffix) {
+				odd[key] = s.v
+			}
 		}
 	}
 	return odd
+}
+
+// runEquiv verifies f and interprets it on every shape, with its default plan and oddPlan's, comparing
+// every output with the algorithm level's within kgentest.Compare's precision-derived tolerance.
+func runEquiv(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[string]int, rng *rand.Rand) {
+	t.Helper()
+	if err := ir.VerifyFunc(f); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, f)
+	}
+	plans := []map[string]int{nil}
+	if len(f.Plan) > 0 {
+		plans = append(plans, oddPlan(f))
+	}
+	for _, v := range f.Variants {
+		plans = append(plans, f.PlanOf(v.Name))
+	}
+	for si, dims := range shapes {
+		args := kgentest.RandomArgs(k, dims, rng, si)
+		ref := args.Clone()
+		if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+			t.Fatal(err)
+		}
+		mag := kgentest.Magnitude(k, args)
+		for _, plan := range plans {
+			got := args.Clone()
+			if err := ir.RunFunc(f, ir.Storage, got, plan); err != nil {
+				t.Fatalf("%s, dims %v, plan %v: %v", what, dims, plan, err)
+			}
+			for _, p := range k.Params {
+				if p.Kind == ir.Out || p.Kind == ir.InOut {
+					if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
+						t.Errorf("%s, dims %v, plan %v: %v", what, dims, plan, err)
+					}
+				}
+			}
+		}
+	}
 }
 
 // checkPasses interprets the loop IR of every kernel of the library after lowering and after every
@@ -73,47 +105,7 @@ func checkPasses(t *testing.T, tgt string, nshapes int, large bool) {
 			if err != nil {
 				t.Fatalf("%s: %s up to %s: %v", tgt, k.Name, names[upto], err)
 			}
-			var variants []map[string]int
-			for _, v := range f.Variants {
-				variants = append(variants, f.PlanOf(v.Name))
-			}
-			runEquiv(t, fmt.Sprintf("%s: %s after %s", tgt, k.Name, names[upto]), k, f, shapes, rng, variants...)
-		}
-	}
-}
-
-// runEquiv verifies f and interprets it on every shape, with its default plan, oddPlan's and the extra
-// plans, comparing every output with the algorithm level's within kgentest.Compare's tolerance, which
-// is derived from the precision.
-func runEquiv(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[string]int, rng *rand.Rand, extra ...map[string]int) {
-	t.Helper()
-	if err := ir.VerifyFunc(f); err != nil {
-		t.Fatalf("%s: %v\n%s", what, err, f)
-	}
-	plans := []map[string]int{nil}
-	if len(f.Plan) > 0 {
-		plans = append(plans, oddPlan(f))
-	}
-	plans = append(plans, extra...)
-	for si, dims := range shapes {
-		args := kgentest.RandomArgs(k, dims, rng, si)
-		ref := args.Clone()
-		if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
-			t.Fatal(err)
-		}
-		mag := kgentest.Magnitude(k, args)
-		for _, plan := range plans {
-			got := args.Clone()
-			if err := ir.RunFunc(f, ir.Storage, got, plan); err != nil {
-				t.Fatalf("%s, dims %v, plan %v: %v", what, dims, plan, err)
-			}
-			for _, p := range k.Params {
-				if p.Kind == ir.Out || p.Kind == ir.InOut {
-					if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
-						t.Errorf("%s, dims %v, plan %v: %v", what, dims, plan, err)
-					}
-				}
-			}
+			runEquiv(t, fmt.Sprintf("%s: %s after %s", tgt, k.Name, names[upto]), k, f, shapes, rng)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"strings"
+
 	"github.com/kgen-dev/kgen/ir"
 )
 
@@ -32,7 +34,7 @@ const StagingStages = 3
 //	wait 0; the epilogue under the original one-point guards.
 //
 // The accumulation runs over k in the original order, so the result is the unstaged one bit for bit.
-// Launches that do not match are left as they are. Not in the CPU pipeline (List).
+// Launches that do not match are left as they are. Staging runs in the GPU pipelines, after gpumap.
 func Staging(f *ir.Func, c *Context) (bool, error) {
 	return stage(f, StagingStages), nil
 }
@@ -164,89 +166,250 @@ func loadUses(ld *ir.Load, v *ir.Var) bool {
 }
 
 func stageLaunch(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
+	if stageMMA(f, l, stages, nm) {
+		return true
+	}
 	g, ok := matchGEMM(l)
 	if !ok {
 		return false
 	}
-	if _, ok := f.Plan[gpuBK]; !ok {
-		f.Plan[gpuBK] = 16
-	}
-	one := ir.IConst{V: 1}
-	by, bx, bk := g.ti.Hi, g.tj.Hi, ir.IExpr(ir.ISym{Name: gpuBK})
-	nt := ir.IMul(by, bx)
+	by, bx, bk := g.ti.Hi, g.tj.Hi, planSym(f, gpuBK, 16)
 	tl := ir.IAdd(ir.IMul(ir.IVar{V: g.ti.Var}, bx), ir.IVar{V: g.tj.Var})
-	s := ir.IConst{V: stages}
-	aTile, bTile := ir.IMul(by, bk), ir.IMul(bk, bx)
-	as := &ir.Tensor{Name: nm.name("As"), Type: g.a.T.Type, Kind: ir.Scratch, Space: ir.Shared, Size: ir.IMul(s, aTile)}
-	bs := &ir.Tensor{Name: nm.name("Bs"), Type: g.b.T.Type, Kind: ir.Scratch, Space: ir.Shared, Size: ir.IMul(s, bTile)}
-	tiles := ir.IDiv(ir.IAdd(ir.ISub(g.k.Hi, g.k.Lo), ir.ISub(bk, one)), bk)
 	biv, bjv := ir.IExpr(ir.IVar{V: g.bi.Var}), ir.IExpr(ir.IVar{V: g.bj.Var})
-	strides := func(o ir.Operand) (ir.IExpr, ir.IExpr) {
-		st := o.Layout.(*ir.Strided)
-		return st.RowStride, st.ColStride
-	}
 	ars, acs := strides(g.a)
 	brs, bcs := strides(g.b)
+	a := &stagedOperand{name: "A", src: g.a, rows: by, cols: bk,
+		off:       func(k0 ir.IExpr) ir.IExpr { return ir.IAdd(g.a.Off, ir.IAdd(ir.IMul(biv, ars), ir.IMul(k0, acs))) },
+		validRows: func(ir.IExpr) ir.IExpr { return ir.ISub(g.bi.Hi, biv) },
+		validCols: func(k0 ir.IExpr) ir.IExpr { return ir.ISub(g.k.Hi, k0) },
+	}
+	b := &stagedOperand{name: "B", src: g.b, rows: bk, cols: bx,
+		off:       func(k0 ir.IExpr) ir.IExpr { return ir.IAdd(g.b.Off, ir.IAdd(ir.IMul(k0, brs), ir.IMul(bjv, bcs))) },
+		validRows: func(k0 ir.IExpr) ir.IExpr { return ir.ISub(g.k.Hi, k0) },
+		validCols: func(ir.IExpr) ir.IExpr { return ir.ISub(g.bj.Hi, bjv) },
+	}
+	tiles := ceilDiv(ir.ISub(g.k.Hi, g.k.Lo), bk)
+	k0Of := func(kt ir.IExpr) ir.IExpr { return ir.IAdd(g.k.Lo, ir.IMul(kt, bk)) }
+	// The update reads the current stage: A at (ti, kk), B at (kk, tj), kk over the tile in k order.
+	compute := func(kt, slot ir.IExpr) []ir.Node {
+		kk := &ir.Var{Name: nm.name("kk")}
+		update := ir.Rewrite(g.assign.Value, func(e ir.Expr) ir.Expr {
+			ld, ok := e.(*ir.Load)
+			switch {
+			case !ok:
+			case sameLoad(ld, g.aLoad):
+				return &ir.Load{T: a.buf, Idx: []ir.IExpr{ir.IAdd(a.stage(slot), ir.IAdd(ir.IMul(ir.IVar{V: g.ti.Var}, bk), ir.IVar{V: kk}))}}
+			case sameLoad(ld, g.bLoad):
+				return &ir.Load{T: b.buf, Idx: []ir.IExpr{ir.IAdd(b.stage(slot), ir.IAdd(ir.IMul(ir.IVar{V: kk}, bx), ir.IVar{V: g.tj.Var}))}}
+			}
+			return e
+		})
+		return []ir.Node{&ir.Loop{Var: kk, Lo: ir.IConst{V: 0}, Hi: ir.IMin(bk, ir.ISub(g.k.Hi, k0Of(kt))), Step: ir.IConst{V: 1}, Body: []ir.Node{
+			&ir.Assign{L: g.decl.L, Value: update},
+		}}}
+	}
+	staged := stagedPipeline(nm, stages, tiles, k0Of, tl, launchThreads(l), []*stagedOperand{a, b}, compute)
+	g.j.Body = g.rest
+	g.tj.Body = append(append([]ir.Node{g.decl}, staged...), g.i)
+	g.bj.Body = allocs([]*stagedOperand{a, b}, g.ti)
+	return true
+}
 
+func planSym(f *ir.Func, name string, def int) ir.IExpr {
+	if _, ok := f.Plan[name]; !ok {
+		f.Plan[name] = def
+	}
+	return ir.ISym{Name: name}
+}
+
+func strides(o ir.Operand) (ir.IExpr, ir.IExpr) {
+	st := o.Layout.(*ir.Strided)
+	return st.RowStride, st.ColStride
+}
+
+// launchThreads is the number of threads of l's blocks.
+func launchThreads(l *ir.Launch) ir.IExpr {
+	var n ir.IExpr = ir.IConst{V: 1}
+	for _, e := range l.Block {
+		n = ir.IMul(n, e)
+	}
+	return n
+}
+
+// stagedOperand is one operand staged through shared memory: per K tile (k0 its first k), a rows×cols
+// tile whose element (r, c) is src's tensor at off(k0) + src.Layout(r, c), valid (else zero) for
+// r < validRows(k0) and c < validCols(k0), copied into stage (tile mod S) of buf, row-major.
+type stagedOperand struct {
+	name                 string
+	src                  ir.Operand
+	rows, cols           ir.IExpr
+	off                  func(k0 ir.IExpr) ir.IExpr
+	validRows, validCols func(k0 ir.IExpr) ir.IExpr
+	buf                  *ir.Tensor
+}
+
+// stage is the offset of a stage's tile in buf.
+func (o *stagedOperand) stage(slot ir.IExpr) ir.IExpr { return ir.IMul(slot, ir.IMul(o.rows, o.cols)) }
+
+// allocs wraps node in the shared allocations of the staged operands.
+func allocs(ops []*stagedOperand, node ir.Node) []ir.Node {
+	body := []ir.Node{node}
+	for i := len(ops) - 1; i >= 0; i-- {
+		body = []ir.Node{&ir.Alloc{T: ops[i].buf, Body: body}}
+	}
+	return body
+}
+
+// stagedPipeline builds the S-stage copy pipeline of a thread body: the buffers of ops (made here),
+// the prologue (tiles 0 .. S−2, one commit group each), and the K loop over tiles — wait for tile kt,
+// block barrier, issue tile kt+S−1, commit, compute(kt, stage) — then the final wait. Thread tl of nt
+// copies rows tl, tl+nt, ... of every tile.
+func stagedPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir.IExpr, tl, nt ir.IExpr, ops []*stagedOperand,
+	compute func(kt, slot ir.IExpr) []ir.Node) []ir.Node {
+	one, s := ir.IConst{V: 1}, ir.IConst{V: stages}
+	for _, o := range ops {
+		o.buf = &ir.Tensor{Name: nm.name(o.name + "s"), Type: o.src.T.Type, Kind: ir.Scratch, Space: ir.Shared, Size: ir.IMul(s, ir.IMul(o.rows, o.cols))}
+	}
 	// copies issues the copies of K tile t (into stage t mod S) as part of commit group t.
 	copies := func(t ir.IExpr) []ir.Node {
-		k0 := ir.IAdd(g.k.Lo, ir.IMul(t, bk))
-		slot := ir.IMod(t, s)
-		ra, rb := &ir.Var{Name: nm.name("ra")}, &ir.Var{Name: nm.name("rb")}
-		rav, rbv := ir.IVar{V: ra}, ir.IVar{V: rb}
-		copyA := &ir.Copy{
-			Dst:  ir.Operand{T: as, Off: ir.IAdd(ir.IMul(slot, aTile), ir.IMul(rav, bk)), Layout: ir.RowMajor(bk)},
-			Src:  ir.Operand{T: g.a.T, Off: ir.IAdd(g.a.Off, ir.IAdd(ir.IMul(ir.IAdd(biv, rav), ars), ir.IMul(k0, acs))), Layout: g.a.Layout},
-			Rows: one, Cols: bk, ValidRows: ir.ISub(g.bi.Hi, ir.IAdd(biv, rav)), ValidCols: ir.ISub(g.k.Hi, k0),
-			Async: true, Group: t,
+		k0 := k0Of(t)
+		var out []ir.Node
+		for _, o := range ops {
+			r := &ir.Var{Name: nm.name("r" + strings.ToLower(o.name))}
+			rv := ir.IVar{V: r}
+			rs, _ := strides(o.src)
+			cp := &ir.Copy{
+				Dst:  ir.Operand{T: o.buf, Off: ir.IAdd(o.stage(ir.IMod(t, s)), ir.IMul(rv, o.cols)), Layout: ir.RowMajor(o.cols)},
+				Src:  ir.Operand{T: o.src.T, Off: ir.IAdd(o.off(k0), ir.IMul(rv, rs)), Layout: o.src.Layout},
+				Rows: one, Cols: o.cols, ValidRows: ir.ISub(o.validRows(k0), rv), ValidCols: o.validCols(k0),
+				Async: true, Group: t,
+			}
+			out = append(out, &ir.Loop{Var: r, Lo: tl, Hi: o.rows, Step: nt, Body: []ir.Node{cp}})
 		}
-		copyB := &ir.Copy{
-			Dst:  ir.Operand{T: bs, Off: ir.IAdd(ir.IMul(slot, bTile), ir.IMul(rbv, bx)), Layout: ir.RowMajor(bx)},
-			Src:  ir.Operand{T: g.b.T, Off: ir.IAdd(g.b.Off, ir.IAdd(ir.IMul(ir.IAdd(k0, rbv), brs), ir.IMul(bjv, bcs))), Layout: g.b.Layout},
-			Rows: one, Cols: bx, ValidRows: ir.ISub(g.k.Hi, ir.IAdd(k0, rbv)), ValidCols: ir.ISub(g.bj.Hi, bjv),
-			Async: true, Group: t,
-		}
-		return []ir.Node{
-			&ir.Loop{Var: ra, Lo: tl, Hi: by, Step: nt, Body: []ir.Node{copyA}},
-			&ir.Loop{Var: rb, Lo: tl, Hi: bk, Step: nt, Body: []ir.Node{copyB}},
-		}
+		return out
 	}
-	// upTo wraps body in a loop binding tile index t to x when x < tiles (no trip otherwise).
-	upTo := func(x ir.IExpr, name string, body func(t ir.IExpr) []ir.Node) ir.Node {
-		t := &ir.Var{Name: nm.name(name)}
-		return &ir.Loop{Var: t, Lo: x, Hi: ir.IMin(ir.IAdd(x, one), tiles), Step: one, Body: body(ir.IVar{V: t})}
+	// upTo binds a tile index t to x when x < tiles (no trip otherwise).
+	upTo := func(x ir.IExpr) ir.Node {
+		t := &ir.Var{Name: nm.name("t")}
+		return &ir.Loop{Var: t, Lo: x, Hi: ir.IMin(ir.IAdd(x, one), tiles), Step: one, Body: copies(ir.IVar{V: t})}
 	}
-
-	ps, kt, kk := &ir.Var{Name: nm.name("s")}, &ir.Var{Name: nm.name("kt")}, &ir.Var{Name: nm.name("kk")}
+	ps, kt := &ir.Var{Name: nm.name("s")}, &ir.Var{Name: nm.name("kt")}
 	prologue := &ir.Loop{Var: ps, Lo: ir.IConst{V: 0}, Hi: ir.IConst{V: stages - 1}, Step: one, Body: []ir.Node{
-		upTo(ir.IVar{V: ps}, "t", copies), &ir.AsyncCommit{},
+		upTo(ir.IVar{V: ps}), &ir.AsyncCommit{},
 	}}
-	// The update reads the current stage: A at (ti, kk), B at (kk, tj).
-	slot := ir.IMod(ir.IVar{V: kt}, s)
-	k0 := ir.IAdd(g.k.Lo, ir.IMul(ir.IVar{V: kt}, bk))
-	update := ir.Rewrite(g.assign.Value, func(e ir.Expr) ir.Expr {
-		ld, ok := e.(*ir.Load)
-		switch {
-		case !ok:
-		case sameLoad(ld, g.aLoad):
-			return &ir.Load{T: as, Idx: []ir.IExpr{ir.IAdd(ir.IMul(slot, aTile), ir.IAdd(ir.IMul(ir.IVar{V: g.ti.Var}, bk), ir.IVar{V: kk}))}}
-		case sameLoad(ld, g.bLoad):
-			return &ir.Load{T: bs, Idx: []ir.IExpr{ir.IAdd(ir.IMul(slot, bTile), ir.IAdd(ir.IMul(ir.IVar{V: kk}, bx), ir.IVar{V: g.tj.Var}))}}
-		}
-		return e
-	})
-	main := &ir.Loop{Var: kt, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: []ir.Node{
+	body := []ir.Node{
 		&ir.AsyncWait{N: stages - 2},
 		&ir.Barrier{Scope: ir.ScopeBlock},
-		upTo(ir.IAdd(ir.IVar{V: kt}, ir.IConst{V: stages - 1}), "t", copies),
+		upTo(ir.IAdd(ir.IVar{V: kt}, ir.IConst{V: stages - 1})),
 		&ir.AsyncCommit{},
-		&ir.Loop{Var: kk, Lo: ir.IConst{V: 0}, Hi: ir.IMin(bk, ir.ISub(g.k.Hi, k0)), Step: one, Body: []ir.Node{
-			&ir.Assign{L: g.decl.L, Value: update},
-		}},
-	}}
-	g.j.Body = g.rest
-	g.tj.Body = []ir.Node{g.decl, prologue, main, &ir.AsyncWait{N: 0}, g.i}
-	g.bj.Body = []ir.Node{&ir.Alloc{T: as, Body: []ir.Node{&ir.Alloc{T: bs, Body: []ir.Node{g.ti}}}}}
+	}
+	body = append(body, compute(ir.IVar{V: kt}, ir.IMod(ir.IVar{V: kt}, s))...)
+	return []ir.Node{prologue, &ir.Loop{Var: kt, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: body}, &ir.AsyncWait{N: 0}}
+}
+
+// stageMMA stages a launch gpumap made of an MMA nest: the thread body is AccDecl, a K loop of MMAs
+// on global strided operands, AccStore, in a thread nest of register-tile threads (ti, tj) or of warps
+// (w; a warpgroup's 4 warps share one tile). A block covers rowsPer·M rows and colsPer·N columns; per K
+// step (the MMA's K) it stages the block's A rows and B columns, and each MMA reads its rows and
+// columns of the stage through a row-major layout with the valid extents it had.
+func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
+	bi, ok := soleLoopOf(l.Body)
+	if !ok || bi.Kind != ir.GPUGrid {
+		return false
+	}
+	bj, ok := soleLoopOf(bi.Body)
+	if !ok || bj.Kind != ir.GPUGrid {
+		return false
+	}
+	t0, ok := soleLoopOf(bj.Body)
+	if !ok || (t0.Kind != ir.GPUBlock && t0.Kind != ir.GPUWarp) {
+		return false
+	}
+	t1, ok := soleLoopOf(t0.Body)
+	if !ok || !t1.Kind.IsThreadLoop() {
+		return false
+	}
+	body := t1.Body
+	if len(body) != 3 {
+		return false
+	}
+	decl, ok1 := body[0].(*ir.AccDecl)
+	p0, ok2 := body[1].(*ir.Loop)
+	store, ok3 := body[2].(*ir.AccStore)
+	if !ok1 || !ok2 || !ok3 || p0.Kind != ir.Serial || len(p0.Body) != 1 || !isZero(p0.Lo) {
+		return false
+	}
+	mma, ok := p0.Body[0].(*ir.MMA)
+	acc := decl.Acc
+	if !ok || mma.Acc != acc || store.Acc != acc || p0.Step != mma.K || mma.ValidK == nil || mma.ValidM == nil || mma.ValidN == nil {
+		return false
+	}
+	_, sa := mma.A.Layout.(*ir.Strided)
+	_, sb := mma.B.Layout.(*ir.Strided)
+	if !sa || !sb || mma.A.T.Space == ir.Shared || mma.B.T.Space == ir.Shared {
+		return false
+	}
+	// Which thread variable moves along M and which along N, and how many tiles a block holds.
+	var rowVar, colVar *ir.Var
+	var rowsPer, colsPer ir.IExpr = ir.IConst{V: 1}, ir.IConst{V: 1}
+	var tl ir.IExpr
+	switch {
+	case t0.Kind == ir.GPUBlock && t1.Kind == ir.GPUBlock && acc.Scope == ir.ScopeThread:
+		rowVar, colVar, rowsPer, colsPer = t0.Var, t1.Var, t0.Hi, t1.Hi
+		tl = ir.IAdd(ir.IMul(ir.IVar{V: t0.Var}, t1.Hi), ir.IVar{V: t1.Var})
+	case t0.Kind == ir.GPUWarp && (acc.Scope == ir.ScopeWarp || acc.Scope == ir.ScopeSimdgroup):
+		rowVar, rowsPer = t0.Var, t0.Hi
+		tl = ir.IAdd(ir.IMul(ir.IVar{V: t0.Var}, ir.IConst{V: 32}), ir.IVar{V: t1.Var})
+	case t0.Kind == ir.GPUWarp && acc.Scope == ir.ScopeWarpgroup:
+		tl = ir.IAdd(ir.IMul(ir.IVar{V: t0.Var}, ir.IConst{V: 32}), ir.IVar{V: t1.Var})
+	default:
+		return false
+	}
+	at := func(e ir.IExpr, m map[*ir.Var]ir.IExpr) ir.IExpr { return ir.SubstIExpr(e, m) }
+	base := map[*ir.Var]ir.IExpr{}
+	for _, v := range []*ir.Var{rowVar, colVar} {
+		if v != nil {
+			base[v] = ir.IConst{V: 0}
+		}
+	}
+	withK := func(k0 ir.IExpr) map[*ir.Var]ir.IExpr {
+		m := map[*ir.Var]ir.IExpr{p0.Var: k0}
+		for v, e := range base {
+			m[v] = e
+		}
+		return m
+	}
+	kc := mma.K
+	a := &stagedOperand{name: "A", src: mma.A, rows: ir.IMul(rowsPer, acc.M), cols: kc,
+		off:       func(k0 ir.IExpr) ir.IExpr { return at(mma.A.Off, withK(k0)) },
+		validRows: func(ir.IExpr) ir.IExpr { return at(mma.ValidM, base) },
+		validCols: func(k0 ir.IExpr) ir.IExpr { return at(mma.ValidK, withK(k0)) },
+	}
+	b := &stagedOperand{name: "B", src: mma.B, rows: kc, cols: ir.IMul(colsPer, acc.N),
+		off:       func(k0 ir.IExpr) ir.IExpr { return at(mma.B.Off, withK(k0)) },
+		validRows: func(k0 ir.IExpr) ir.IExpr { return at(mma.ValidK, withK(k0)) },
+		validCols: func(ir.IExpr) ir.IExpr { return at(mma.ValidN, base) },
+	}
+	tiles := ceilDiv(p0.Hi, kc)
+	k0Of := func(kt ir.IExpr) ir.IExpr { return ir.IMul(kt, kc) }
+	rowOff, colOff := ir.IExpr(ir.IConst{V: 0}), ir.IExpr(ir.IConst{V: 0})
+	if rowVar != nil {
+		rowOff = ir.IMul(ir.IMul(ir.IVar{V: rowVar}, acc.M), kc)
+	}
+	if colVar != nil {
+		colOff = ir.IMul(ir.IVar{V: colVar}, acc.N)
+	}
+	compute := func(kt, slot ir.IExpr) []ir.Node {
+		k0 := map[*ir.Var]ir.IExpr{p0.Var: k0Of(kt)}
+		staged := *mma
+		staged.A = ir.Operand{T: a.buf, Off: ir.IAdd(a.stage(slot), rowOff), Layout: ir.RowMajor(kc)}
+		staged.B = ir.Operand{T: b.buf, Off: ir.IAdd(b.stage(slot), colOff), Layout: ir.RowMajor(b.cols)}
+		staged.ValidK = at(mma.ValidK, k0)
+		return []ir.Node{&staged}
+	}
+	pipe := stagedPipeline(nm, stages, tiles, k0Of, tl, launchThreads(l), []*stagedOperand{a, b}, compute)
+	t1.Body = append(append([]ir.Node{decl}, pipe...), store)
+	bj.Body = allocs([]*stagedOperand{a, b}, t0)
 	return true
 }
 

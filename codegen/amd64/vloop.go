@@ -200,11 +200,7 @@ func (g *vloopGen) emit() error {
 		c.Load(c.Param(fmt.Sprintf("p%d", k)), vlPtr[k])
 	}
 	c.XORQ(vlI, vlI)
-	for i := range v.Invariants {
-		r := g.Alloc()
-		g.bcast(g.param(fmt.Sprintf("c%d", i)), r)
-		g.Inv = append(g.Inv, r)
-	}
+	g.Invariants(func(i int, r reg.VecPhysical) { g.bcast(g.param(fmt.Sprintf("c%d", i)), r) })
 	if g.hoist {
 		// 32 registers leave room for the exp constants: a zmm group otherwise reads 12 of them from
 		// memory, and at 64 bytes each those loads, not the arithmetic, bound the loop.
@@ -215,13 +211,7 @@ func (g *vloopGen) emit() error {
 		}
 	}
 	ln := v.Loop.Reduce
-	if ln != nil {
-		for range g.u {
-			r := g.Alloc()
-			g.identity(ln.Op, r)
-			g.Accs = append(g.Accs, r)
-		}
-	}
+	g.Accumulators(g.u, g.identity)
 	if g.z {
 		g.loopsZ()
 	} else {

@@ -185,13 +185,11 @@ func (g *vloopGen) emitHalf() error {
 	for k := range v.Access {
 		b.MOVD(g.param(fmt.Sprintf("p%d", k)), vlPtr[k])
 	}
-	for i := range v.Invariants {
-		r := g.Alloc()
+	g.Invariants(func(i int, r VReg) {
 		b.FMOVS(g.param(fmt.Sprintf("c%d", i)), FReg(r))
 		b.FCVTSH(FReg(r), FReg(r)) // exact: the value is an f16 (HalfRoute)
 		b.VDUP(r.H(0), r.H8())
-		g.Inv = append(g.Inv, r)
-	}
+	})
 	if g.narrowsF16() {
 		g.quiet = g.Alloc()
 		b.MOVD(Imm(0x0200), vlCnt)

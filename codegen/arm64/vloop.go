@@ -284,19 +284,9 @@ func (g *vloopGen) emit() error {
 	for k := range v.Access {
 		b.MOVD(g.param(fmt.Sprintf("p%d", k)), vlPtr[k])
 	}
-	for i := range v.Invariants {
-		r := g.Alloc()
-		g.bcast(g.param(fmt.Sprintf("c%d", i)), r)
-		g.Inv = append(g.Inv, r)
-	}
+	g.Invariants(func(i int, r VReg) { g.bcast(g.param(fmt.Sprintf("c%d", i)), r) })
 	ln := v.Loop.Reduce
-	if ln != nil {
-		for range g.u {
-			r := g.Alloc()
-			g.identity(ln.Op, r)
-			g.Accs = append(g.Accs, r)
-		}
-	}
+	g.Accumulators(g.u, g.identity)
 	if lanesel.HasExp(v.Loop.Body) {
 		if g.f64 {
 			return errUnsupported

@@ -900,6 +900,21 @@ func (g *gen) epArg(e ir.Expr) string {
 	return "int(" + g.exprTop(e) + ")"
 }
 
+// stmtText is a statement as the kdsl source writes it (its line of the kernel's source), or, where the
+// source does not have it on one line, as the IR prints it.
+func (g *gen) stmtText(s *ir.Stmt) string {
+	lines := strings.Split(g.k.Source, "\n")
+	if i := s.Pos.Line - g.k.Pos.Line; s.Pos.Line > 0 && i >= 0 && i < len(lines) {
+		l := strings.TrimSpace(lines[i])
+		target := strings.TrimSpace(strings.TrimPrefix(l, "let "))
+		if strings.HasPrefix(target, s.Out.Name) && strings.Count(l, "(") == strings.Count(l, ")") &&
+			strings.Count(l, "[") == strings.Count(l, "]") && strings.Contains(l, "=") {
+			return l
+		}
+	}
+	return s.Out.Name + "[" + varNames(s.Vars) + "] = " + ir.FormatExpr(s.Value)
+}
+
 // increment is a loop's post statement: v++ or v += step.
 func increment(v, step string) string {
 	if step == "1" {
@@ -978,7 +993,7 @@ func (g *gen) node(n ir.Node) error {
 	switch n := n.(type) {
 	case *ir.Nest:
 		for _, s := range n.Stmts {
-			g.line("// %s[%s] = %s", s.Out.Name, varNames(s.Vars), ir.FormatExpr(s.Value))
+			g.line("// %s", g.stmtText(s))
 		}
 		return g.nodes(n.Body)
 	case *ir.Loop:

@@ -115,6 +115,30 @@ func (d *Driver[R, O]) Fail(err error) {
 	}
 }
 
+// Invariants gives each loop invariant (codegen.VLoop argument order) a register, which load fills
+// (a broadcast of the caller's value).
+func (d *Driver[R, O]) Invariants(load func(i int, r R)) {
+	for i := range d.V.Invariants {
+		r := d.Alloc()
+		load(i, r)
+		d.Inv = append(d.Inv, r)
+	}
+}
+
+// Accumulators gives a reduction loop u accumulators (one per unrolled group), which identity sets to
+// the identity of the operator in every lane; nothing for an elementwise loop.
+func (d *Driver[R, O]) Accumulators(u int, identity func(op ir.Op, r R)) {
+	red := d.V.Loop.Reduce
+	if red == nil {
+		return
+	}
+	for range u {
+		r := d.Alloc()
+		identity(red.Op, r)
+		d.Accs = append(d.Accs, r)
+	}
+}
+
 // Group emits the j-th group of the unrolled loop body: the lane body once, on vectors. Locals live in
 // registers for the group; the reduction update accumulates into Accs[j].
 func (d *Driver[R, O]) Group(j int) {
