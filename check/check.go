@@ -15,17 +15,20 @@ import (
 	"github.com/kgen-dev/kgen/parse"
 )
 
-// Targets lists the target names a schedule's `for` block may name.
-var Targets = []string{"go", "amd64", "arm64", "ptx", "msl", "llvm"}
-
 type checker struct {
 	errs parse.ErrorList
 	src  string
 }
 
-func (c *checker) errorf(pos ir.Pos, format string, a ...any) {
+func (c *checker) errorf(pos parse.Pos, format string, a ...any) {
 	c.errs = append(c.errs, &parse.Error{Pos: pos, Msg: fmt.Sprintf(format, a...)})
 }
+
+// irPos converts the parser's position to the IR's own (the IR does not import the parser).
+func irPos(p parse.Pos) ir.Pos { return ir.Pos{File: p.Filename, Line: p.Line, Col: p.Column} }
+
+// srcPos converts back, for an error reported at a position the IR holds.
+func srcPos(p ir.Pos) parse.Pos { return parse.Pos{Filename: p.File, Line: p.Line, Column: p.Col} }
 
 // File parses and checks src, returning its kernels in source order, or a parse.ErrorList.
 func File(filename, src string) ([]*ir.Kernel, error) {
@@ -105,7 +108,7 @@ type kchecker struct {
 	k       *ir.Kernel
 	names   map[string]any // *ir.Tensor or *ir.Dim
 	parent  map[*ir.Dim]*ir.Dim
-	dimPos  map[*ir.Dim]ir.Pos
+	dimPos  map[*ir.Dim]parse.Pos
 	vars    []*ir.Var
 	dimVals []*ir.DimVal
 	written map[*ir.Tensor]bool
@@ -114,7 +117,7 @@ type kchecker struct {
 	// per statement
 	scope    map[string]*ir.Var
 	free     []*ir.Var
-	varPos   map[*ir.Var]ir.Pos
+	varPos   map[*ir.Var]parse.Pos
 	out      *ir.Tensor
 	outVars  []*ir.Var
 	allowNew bool
@@ -135,7 +138,7 @@ var goReserved = map[string]bool{
 }
 
 // checkName reports names that generated Go cannot use.
-func (c *checker) checkName(pos ir.Pos, name string) bool {
+func (c *checker) checkName(pos parse.Pos, name string) bool {
 	if goReserved[name] || reserved[name] || strings.HasSuffix(name, "_") || strings.HasSuffix(name, "Slot") {
 		c.errorf(pos, "%s is reserved (a Go keyword or a name the generated code uses); choose another name", name)
 		return false
@@ -144,8 +147,8 @@ func (c *checker) checkName(pos ir.Pos, name string) bool {
 }
 
 func (c *checker) kernel(pk *parse.Kernel) *ir.Kernel {
-	k := &ir.Kernel{Name: pk.Name, Pos: pk.Pos}
-	kc := &kchecker{checker: c, k: k, names: map[string]any{}, parent: map[*ir.Dim]*ir.Dim{}, dimPos: map[*ir.Dim]ir.Pos{}, written: map[*ir.Tensor]bool{}, explicit: map[*ir.Var]bool{}}
+	k := &ir.Kernel{Name: pk.Name, Pos: irPos(pk.Pos)}
+	kc := &kchecker{checker: c, k: k, names: map[string]any{}, parent: map[*ir.Dim]*ir.Dim{}, dimPos: map[*ir.Dim]parse.Pos{}, written: map[*ir.Tensor]bool{}, explicit: map[*ir.Var]bool{}}
 	c.checkName(pk.Pos, pk.Name)
 	for _, p := range pk.Params {
 		if !c.checkName(p.Pos, p.Name) {
@@ -164,7 +167,7 @@ func (c *checker) kernel(pk *parse.Kernel) *ir.Kernel {
 			c.errorf(p.Pos, "unknown type %s for %s: expected f64, f32, f16, bf16, i32 or i8", p.Type, p.Name)
 			dt = ir.F32
 		}
-		t := &ir.Tensor{Name: p.Name, Type: dt, Pos: p.Pos}
+		t := &ir.Tensor{Name: p.Name, Type: dt, Pos: irPos(p.Pos)}
 		switch p.Mode {
 		case "", "in":
 			t.Kind = ir.In
@@ -219,7 +222,7 @@ func (c *checker) kernel(pk *parse.Kernel) *ir.Kernel {
 	// also reported as never written.
 	for _, p := range k.Params {
 		if (p.Kind == ir.Out || p.Kind == ir.InOut) && !kc.written[p] && !failed[p.Name] {
-			c.errorf(p.Pos, "output %s is never written", p.Name)
+			c.errorf(srcPos(p.Pos), "output %s is never written", p.Name)
 		}
 	}
 	kc.resolveDims()
@@ -255,7 +258,7 @@ func (kc *kchecker) where(eq *parse.DimEq) {
 // shows it). Two different declared dims are only unified when a where clause made them one already:
 // otherwise the generated function would silently lose a dim, so it is an error naming both
 // declarations.
-func (kc *kchecker) unify(pos ir.Pos, what string, a, b *ir.Dim) {
+func (kc *kchecker) unify(pos parse.Pos, what string, a, b *ir.Dim) {
 	ra, rb := kc.find(a), kc.find(b)
 	if ra == rb {
 		return
@@ -266,7 +269,7 @@ func (kc *kchecker) unify(pos ir.Pos, what string, a, b *ir.Dim) {
 	kc.join(ra, rb) // report each pair once
 }
 
-func posString(p ir.Pos) string {
+func posString(p parse.Pos) string {
 	return fmt.Sprintf("%s:%d:%d", p.Filename, p.Line, p.Column)
 }
 
@@ -316,7 +319,7 @@ func (kc *kchecker) resolveDims() {
 	}
 }
 
-func (kc *kchecker) newVar(name string, pos ir.Pos) *ir.Var {
+func (kc *kchecker) newVar(name string, pos parse.Pos) *ir.Var {
 	v := &ir.Var{Name: name}
 	kc.vars = append(kc.vars, v)
 	kc.varPos[v] = pos
@@ -326,7 +329,7 @@ func (kc *kchecker) newVar(name string, pos ir.Pos) *ir.Var {
 func (kc *kchecker) stmt(s *parse.Stmt) {
 	kc.scope = map[string]*ir.Var{}
 	kc.free = nil
-	kc.varPos = map[*ir.Var]ir.Pos{}
+	kc.varPos = map[*ir.Var]parse.Pos{}
 	kc.out, kc.outVars = nil, nil
 	var lhs []*parse.IndexVar
 	if s.Index != nil {
@@ -431,7 +434,7 @@ func (kc *kchecker) stmt(s *parse.Stmt) {
 			kc.errorf(s.Value.Pos, "temporary %s would hold a comparison result; use select(cond, a, b)", s.Target)
 			return
 		}
-		target = &ir.Tensor{Name: s.Target, Type: dt, Kind: ir.Temp, Pos: s.Pos}
+		target = &ir.Tensor{Name: s.Target, Type: dt, Kind: ir.Temp, Pos: irPos(s.Pos)}
 		for _, v := range kc.outVars {
 			target.Shape = append(target.Shape, v.Range)
 		}
@@ -456,7 +459,7 @@ func (kc *kchecker) stmt(s *parse.Stmt) {
 		return
 	}
 	kc.written[target] = true
-	kc.k.Stmts = append(kc.k.Stmts, &ir.Stmt{Out: target, Vars: kc.outVars, Value: val, Pos: s.Pos})
+	kc.k.Stmts = append(kc.k.Stmts, &ir.Stmt{Out: target, Vars: kc.outVars, Value: val, Pos: irPos(s.Pos)})
 }
 
 func ivars(vs []*ir.Var) []ir.IExpr {
@@ -469,7 +472,7 @@ func ivars(vs []*ir.Var) []ir.IExpr {
 
 // settle gives untyped constants and dims in e the type t. It reports, at pos, a constant that t cannot
 // represent (as Go does: generated code spells the constant as a conversion to t).
-func (kc *kchecker) settle(pos ir.Pos, e ir.Expr, t ir.DType) {
+func (kc *kchecker) settle(pos parse.Pos, e ir.Expr, t ir.DType) {
 	ir.Walk(e, func(n ir.Expr) {
 		switch n := n.(type) {
 		case *ir.Const:
@@ -578,7 +581,7 @@ func (kc *kchecker) unary(u *parse.Unary) ir.Expr {
 	return kc.primary(u.Primary)
 }
 
-func (kc *kchecker) numeric(pos ir.Pos, what string, x ir.Expr) bool {
+func (kc *kchecker) numeric(pos parse.Pos, what string, x ir.Expr) bool {
 	if x.Type() == ir.Bool {
 		kc.errorf(pos, "%s needs a number, got a comparison result", what)
 		return false
@@ -587,7 +590,7 @@ func (kc *kchecker) numeric(pos ir.Pos, what string, x ir.Expr) bool {
 }
 
 // arith types a binary operation, widening the narrower float operand implicitly.
-func (kc *kchecker) arith(pos ir.Pos, op ir.Op, x, y ir.Expr) ir.Expr {
+func (kc *kchecker) arith(pos parse.Pos, op ir.Op, x, y ir.Expr) ir.Expr {
 	if !kc.numeric(pos, string(op), x) || !kc.numeric(pos, string(op), y) {
 		return nil
 	}
@@ -601,7 +604,7 @@ func (kc *kchecker) arith(pos ir.Pos, op ir.Op, x, y ir.Expr) ir.Expr {
 	return &ir.Binary{Op: op, X: x, Y: y, T: t.Compute()}
 }
 
-func (kc *kchecker) unifyTypes(pos ir.Pos, what string, x, y ir.Expr) (ir.DType, bool) {
+func (kc *kchecker) unifyTypes(pos parse.Pos, what string, x, y ir.Expr) (ir.DType, bool) {
 	tx, ty := x.Type(), y.Type()
 	switch {
 	case tx == ty:

@@ -15,7 +15,7 @@ import (
 
 // term is an additive term found lacking, for a message.
 type term struct {
-	pos  ir.Pos
+	pos  parse.Pos
 	text string
 }
 

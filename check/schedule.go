@@ -5,6 +5,7 @@ import (
 
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/parse"
+	"github.com/kgen-dev/kgen/target"
 )
 
 // schedule checks a schedule against its kernel and records the directives on it.
@@ -14,8 +15,8 @@ func (c *checker) schedule(k *ir.Kernel, s *parse.Schedule) {
 	}
 	seen := map[string]bool{}
 	for _, t := range s.Targets {
-		if !slices.Contains(Targets, t.Target) {
-			c.errorf(t.Pos, "unknown target %s: expected one of %v", t.Target, Targets)
+		if !slices.Contains(target.Names(), t.Target) {
+			c.errorf(t.Pos, "unknown target %s: expected one of %v", t.Target, target.Names())
 			continue
 		}
 		if seen[t.Target] {
@@ -64,7 +65,7 @@ func kernelIndices(k *ir.Kernel) map[string]*indexInfo {
 
 func (c *checker) directive(k *ir.Kernel, d *parse.Directive, target string) {
 	idx := kernelIndices(k)
-	out := &ir.Directive{Name: d.Name, Target: target, Pos: d.Pos}
+	out := &ir.Directive{Name: d.Name, Target: target, Pos: irPos(d.Pos)}
 	bad := false
 	needIndex := func(a *parse.DirArg) *indexInfo {
 		info := idx[a.Name]

@@ -67,20 +67,11 @@ type PackImpl struct {
 }
 
 // Var is the generated variable the routine replaces.
-func (p PackImpl) Var() string {
-	n := "packPB"
-	if p.D {
-		n = "packD"
-	}
-	if p.Elem == ir.BF16 {
-		return n + "BF16" // bf16 source, f32 or pair panels (bf16.go)
-	}
-	return n + strings.TrimPrefix(slotType(p.Elem), "gemmSlot")
-}
+func (p PackImpl) Var() string { return PackVar(p.D, p.Elem) } // bf16: f32 or pair panels (bf16.go)
 
 func writePackAdapter(b *bytes.Buffer, p PackImpl) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	t, suf := goFloat(p.Elem), strings.TrimPrefix(slotType(p.Elem), "gemmSlot")
+	t := goFloat(p.Elem)
 	cond := "w < 1 || panel < 1 || depth < 1 || ld < 0 || len(dst) < (w+panel-1)/panel*panel*depth || (depth-1)*ld+w > len(src)"
 	if p.D {
 		cond = "w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (w-1)*ld+depth > len(src)"
@@ -88,7 +79,7 @@ func writePackAdapter(b *bytes.Buffer, p PackImpl) {
 	w("// %sSlice checks what %s needs and runs it; anything else goes to the portable routine.\n", p.Func, p.Func)
 	w("func %sSlice(dst, src []%s, ld, w, panel, depth int) {\n", p.Func, t)
 	w("\tif %s {\n", cond)
-	w("\t\t%sGo%s(dst, src, ld, w, panel, depth)\n\t\treturn\n\t}\n", strings.TrimSuffix(p.Var(), suf), suf)
+	w("\t\t%s(dst, src, ld, w, panel, depth)\n\t\treturn\n\t}\n", PackGo(p.D, p.Elem))
 	w("\t%s(&dst[0], &src[0], ld, w, panel, depth)\n}\n\n", p.Func)
 }
 
@@ -149,12 +140,12 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 				continue
 			}
 			adapted[s.KernelR] = true
-			t, suf := goFloat(s.Slot.Elem), strings.TrimPrefix(slotType(s.Slot.Elem), "gemmSlot")
-			w("// %sSlice runs the rows kernel %s for at most %d rows (the portable one otherwise) under rowsVia%s,\n", s.KernelR, s.KernelR, s.RowsMax, suf)
+			t := goFloat(s.Slot.Elem)
+			w("// %sSlice runs the rows kernel %s for at most %d rows (the portable one otherwise) under %s,\n", s.KernelR, s.KernelR, s.RowsMax, RowsVia(s.Slot.Elem))
 			w("// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.\n")
 			w("func %sSlice(kc int, a []%s, ars, acs int, b []%s, ldb int, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep int) {\n", s.KernelR, t, t, t, t, t)
-			w("\tkern := rowsCoreGo%s\n\tif m <= %d {\n\t\tkern = %sPtr\n\t}\n", suf, s.RowsMax, s.KernelR)
-			w("\trowsVia%s(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)\n}\n\n", suf)
+			w("\tkern := %s\n\tif m <= %d {\n\t\tkern = %sPtr\n\t}\n", RowsCoreGo(s.Slot.Elem), s.RowsMax, s.KernelR)
+			w("\t%s(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)\n}\n\n", RowsVia(s.Slot.Elem))
 			w("func %sPtr(kc int, a []%s, ars, acs int, b []%s, ldb int, c []%s, ldc, m, n int) {\n", s.KernelR, t, t, t)
 			w("\t%s(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)\n}\n\n", s.KernelR)
 		}
@@ -201,9 +192,9 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 	// Each registration prepends, so the worst variant registers first and the best ends up first. It
 	// runs as a package variable's initializer, so before every init function: kgen.go's init then picks
 	// among all the variants (and reports an unusable KGEN_VARIANT once).
-	w("var _ = registerVariants()\n\n")
-	w("// registerVariants prepends this architecture's variants that the CPU supports to variants.\n")
-	w("func registerVariants() bool {\n")
+	w("var _ = %s()\n\n", RegisterVariants)
+	w("// %s prepends this architecture's variants that the CPU supports to %s.\n", RegisterVariants, VariantList)
+	w("func %s() bool {\n", RegisterVariants)
 	for i := len(variants) - 1; i >= 0; i-- {
 		v := variants[i]
 		ind := "\t"
@@ -211,8 +202,8 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			w("\tif %s {\n", v.Cond)
 			ind = "\t\t"
 		}
-		w("%svariants = append([]variant{{%q, func() {\n", ind, v.Name)
-		w("%s\tresetVLoops()\n%s\tresetPacks()\n", ind, ind)
+		w("%s%s = append([]%s{{%q, func() {\n", ind, VariantList, VariantType, v.Name)
+		w("%s\t%s()\n%s\t%s()\n", ind, ResetVLoops, ind, ResetPacks)
 		for _, p := range v.Packs {
 			if p.Slice {
 				w("%s\t%s = %s\n", ind, p.Var(), p.Func)
@@ -221,11 +212,11 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			w("%s\t%s = %sSlice\n", ind, p.Var(), p.Func)
 		}
 		for _, s := range v.Slots {
-			microU := "microUGo" + strings.TrimPrefix(slotType(s.Slot.Elem), "gemmSlot")
+			microU := MicroUGo(s.Slot.Elem)
 			if s.KernelU != "" {
 				microU = s.KernelU + "Slice"
 			}
-			rows := "rowsGo" + strings.TrimPrefix(slotType(s.Slot.Elem), "gemmSlot")
+			rows := RowsGo(s.Slot.Elem)
 			if s.KernelR != "" {
 				rows = s.KernelR + "Slice"
 			}
@@ -234,7 +225,7 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 				mc, kc, nc = s.Kernel+"Blocks.MC", s.Kernel+"Blocks.KC", s.Kernel+"Blocks.NC"
 			}
 			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %s, KC: %s, NC: %s, Micro: %sSlice, MicroU: %s, Rows: %s}\n", ind, s.Slot.Var,
-				slotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Kernel, microU, rows)
+				GemmSlotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Kernel, microU, rows)
 		}
 		for _, i := range v.VLoops {
 			w("%s\t%s = %s\n", ind, i.VLoop.Var, i.adapter())
@@ -245,7 +236,7 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 		for _, k := range v.Transposes {
 			w("%s\t%s.Name, %s.T = %q, %sSlice\n", ind, k.Slot.Var, k.Slot.Var, v.Name, k.Kernel)
 		}
-		w("%s}}}, variants...)\n", ind)
+		w("%s}}}, %s...)\n", ind, VariantList)
 		if v.Cond != "" {
 			w("\t}\n")
 		}
@@ -276,12 +267,4 @@ func goFloat(t ir.DType) string {
 		return "float64"
 	}
 	return "float32"
-}
-
-// slotType is the generated slot struct type of an element type (codegen/golang emits both).
-func slotType(t ir.DType) string {
-	if t == ir.F64 {
-		return "gemmSlot64"
-	}
-	return "gemmSlot32"
 }

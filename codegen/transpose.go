@@ -42,22 +42,6 @@ func TransposeSlots(p *Package) []TransposeSlot {
 	return out
 }
 
-// TransposeSlotType is the generated slot struct type of an element type (codegen/golang emits both).
-func TransposeSlotType(t ir.DType) string {
-	if t == ir.F64 {
-		return "transposeSlot64"
-	}
-	return "transposeSlot32"
-}
-
-// TransposeGo is the name of the portable tile routine of an element type (emitted by codegen/golang).
-func TransposeGo(t ir.DType) string {
-	if t == ir.F64 {
-		return "transposeGo64"
-	}
-	return "transposeGo32"
-}
-
 // TransposeKernel points one transpose slot at an assembly routine in a variant: Kernel is the Go name of
 // a function
 //
@@ -79,7 +63,7 @@ func writeTransposeAdapter(b *bytes.Buffer, k TransposeKernel) {
 	fmt.Fprintf(b, "// routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside\n")
 	fmt.Fprintf(b, "// the slices, the portable routine runs instead and the assembly touches nothing.\n")
 	fmt.Fprintf(b, "func %sSlice(rows, cols int, src []%s, lds int, dst []%s, ldd int) {\n", k.Kernel, t, t)
-	fmt.Fprintf(b, "\tif !transposeFits(rows, cols, len(src), lds, len(dst), ldd) {\n")
+	fmt.Fprintf(b, "\tif !%s(rows, cols, len(src), lds, len(dst), ldd) {\n", TransposeFits)
 	fmt.Fprintf(b, "\t\t%s(rows, cols, src, lds, dst, ldd)\n\t\treturn\n\t}\n", TransposeGo(k.Slot.Elem))
 	fmt.Fprintf(b, "\t%s(rows, cols, &src[0], lds, &dst[0], ldd)\n}\n\n", k.Kernel)
 }

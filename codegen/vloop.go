@@ -41,7 +41,7 @@ import (
 //
 // The slot runs iterations [lo, next) for some next with lo <= next <= hi and (next-lo) % Width == 0,
 // returns next, and the caller runs [next, hi) with its own code. A reduction slot also returns the
-// reduction (Lane.Op) of the lane values over [lo, next) and the caller folds it into the first partial
+// reduction (Loop.Reduce.Op) of the lane values over [lo, next) and the caller folds it into the first partial
 // accumulator; it may reassociate, like the vectorize pass. A slot must touch only tk[ok : ok+next-lo]; it
 // checks the slice bounds itself and returns next == lo when they do not hold (the Go loop then runs and
 // reports the error as it would have).
@@ -51,7 +51,7 @@ import (
 // PackageVLoops adds the synthetic conversion loops of PackVLoops.
 type VLoop struct {
 	Var    string   // Go variable name: vloop_<kernel>_<n>
-	Loop   *ir.Loop // the Vector loop (Loop.Lane is its single-lane body)
+	Loop   *ir.Loop // the Vector loop (its Body is the lane body, ir/vector.go)
 	Elem   ir.DType // compute type of every operand (F32 or F64), and storage type of every access but f16 ones
 	Access []Access // unit-stride accesses, argument order
 	// Invariants are the maximal loop-invariant subexpressions of the lane body, argument order.
@@ -102,7 +102,7 @@ func (v *VLoop) sliceType(a Access) string {
 }
 
 // Reduction reports whether v is a reduction loop.
-func (v *VLoop) Reduction() bool { return v.Loop.Lane.Acc != nil }
+func (v *VLoop) Reduction() bool { return v.Loop.Reduce != nil }
 
 // AccessOf returns the argument index of the access of t at idx.
 func (v *VLoop) AccessOf(t *ir.Tensor, idx []ir.IExpr) (int, bool) {
@@ -149,11 +149,11 @@ func VLoops(k Kernel) []*VLoop {
 	var out []*VLoop
 	ir.WalkNodes(k.F.Body, func(n ir.Node) bool {
 		l, ok := n.(*ir.Loop)
-		if !ok || l.Kind != ir.Vector || l.Lane == nil {
+		if !ok || l.Kind != ir.Vector {
 			return true
 		}
 		if v := analyse(l); v != nil {
-			v.Var = fmt.Sprintf("vloop_%s_%d", k.K.Name, len(out))
+			v.Var = VLoopVar(k.K.Name, len(out))
 			out = append(out, v)
 		}
 		return false
@@ -170,13 +170,6 @@ func PackageVLoops(p *Package) []*VLoop {
 	}
 	return append(out, PackVLoops(p)...)
 }
-
-// CvtF16F32 is the Var of the synthetic vector loop that widens f16 runs for the packing code: the lane
-// body `t1[i] = t0[i]` with t0 an f16 and t1 an f32 tensor, Width 4 (slot signature
-// func(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int). The portable backend wraps it in
-// the package function cvtF16F32(dst []float32, src []f16.F16), which packs call for their contiguous
-// f16 runs.
-const CvtF16F32 = "vloop_cvtF16F32"
 
 // PackVLoops lists the synthetic vector loops the packing code of p needs (not loops of any kernel):
 // the f16 → f32 widening (CvtF16F32) when a Pack reads an f16 tensor.
@@ -199,8 +192,7 @@ func PackVLoops(p *Package) []*VLoop {
 	dst := &ir.Tensor{Name: "dst", Type: ir.F32, Shape: []*ir.Dim{n}, Kind: ir.Out}
 	idx := []ir.IExpr{ir.IVar{V: i}}
 	lane := []ir.Node{&ir.Store{T: dst, Idx: idx, Value: &ir.Cast{T: ir.F32, X: &ir.Load{T: src, Idx: idx}}}}
-	l := &ir.Loop{Var: i, Lo: ir.IConst{V: 0}, Hi: ir.IDim{D: n}, Step: ir.IConst{V: 4}, Kind: ir.Vector, Width: 4,
-		Lane: &ir.Lane{Body: lane}}
+	l := &ir.Loop{Var: i, Lo: ir.IConst{V: 0}, Hi: ir.IDim{D: n}, Step: ir.IConst{V: 4}, Kind: ir.Vector, Width: 4, Body: lane}
 	v := analyse(l)
 	if v == nil {
 		panic("codegen: the f16 conversion loop does not fit the vector-loop contract")
@@ -225,26 +217,26 @@ func PackReadsF16(p *ir.Pack) bool {
 
 // analyse checks that l fits the slot contract and collects its arguments; nil if it does not fit.
 func analyse(l *ir.Loop) *VLoop {
-	ln := l.Lane
 	v := &VLoop{Loop: l, acc: map[string]int{}, inv: map[ir.Expr]int{}}
 	inner := map[*ir.LocalVar]bool{}
 	stored := map[*ir.Tensor]bool{}
-	for _, n := range ln.Body {
+	red := l.Reduce
+	for _, n := range l.Body {
 		switch x := n.(type) {
 		case *ir.Decl:
 			inner[x.L] = true
 		case *ir.Store:
 			stored[x.T] = true
 		case *ir.Assign:
-			if !inner[x.L] && x.L != ln.Acc {
+			if !inner[x.L] && (red == nil || x.L != red.Acc) {
 				return nil
 			}
 		default:
 			return nil
 		}
 	}
-	if ln.Acc != nil {
-		inner[ln.Acc] = true
+	if red != nil {
+		inner[red.Acc] = true
 	}
 	ok := true
 	elem := ir.DType(0)
@@ -339,19 +331,19 @@ func analyse(l *ir.Loop) *VLoop {
 			ok = false
 		}
 	}
-	for _, n := range ln.Body {
+	for _, n := range l.Body {
 		switch x := n.(type) {
 		case *ir.Decl:
 			setElem(x.L.T.Compute())
 			visit(x.Init)
 		case *ir.Assign:
 			setElem(x.L.T.Compute())
-			if x.L == ln.Acc {
+			if red != nil && x.L == red.Acc {
 				b, isBin := x.Value.(*ir.Binary)
-				if !isBin || b.Op != ln.Op {
+				if !isBin || b.Op != red.Op {
 					return nil
 				}
-				if loc, isLoc := b.X.(*ir.Local); !isLoc || loc.L != ln.Acc {
+				if loc, isLoc := b.X.(*ir.Local); !isLoc || loc.L != red.Acc {
 					return nil
 				}
 				visit(b.Y)

@@ -163,9 +163,11 @@ type IDim struct{ D *Dim }
 // ISym is a named plan parameter fixed when a variant is chosen (MR, NR, MC, KC, NC of a microkernel).
 type ISym struct{ Name string }
 
-// IBin is X op Y for op in + - * min / (floor division, Y > 0).
+// IBin is X op Y for op in + - * min max / (floor division, Y > 0), and the bit operations layouts need
+// (swizzles, fragment lane maps): % (floor modulo, Y > 0), ^ (xor), & (and), << and >> (shifts by
+// 0 ≤ Y < 63). The bit operations are meant for non-negative operands.
 type IBin struct {
-	Op   byte // '+', '-', '*', 'm' (min), 'M' (max), '/'
+	Op   byte // '+', '-', '*', 'm' (min), 'M' (max), '/', '%', '^', '&', '<' (<<), '>' (>>)
 	X, Y IExpr
 }
 
@@ -186,7 +188,56 @@ func (b IBin) String() string {
 	case 'M':
 		return "max(" + b.X.String() + ", " + b.Y.String() + ")"
 	}
-	return "(" + b.X.String() + " " + string(b.Op) + " " + b.Y.String() + ")"
+	return "(" + b.X.String() + " " + IOpString(b.Op) + " " + b.Y.String() + ")"
+}
+
+// IOpString is the infix spelling of an IBin operator other than min and max (as Go writes it).
+func IOpString(op byte) string {
+	switch op {
+	case '<':
+		return "<<"
+	case '>':
+		return ">>"
+	}
+	return string(op)
+}
+
+// IBinOp applies an IBin operator to two values; ok is false (with a message) for a division or
+// modulo by a non-positive number, a shift out of [0, 63) or an unknown operator.
+func IBinOp(op byte, x, y int) (v int, msg string) {
+	switch op {
+	case '+':
+		return x + y, ""
+	case '-':
+		return x - y, ""
+	case '*':
+		return x * y, ""
+	case 'm':
+		return min(x, y), ""
+	case 'M':
+		return max(x, y), ""
+	case '/', '%':
+		if y <= 0 {
+			return 0, fmt.Sprintf("division of index by %d", y)
+		}
+		if op == '/' {
+			return floorDiv(x, y), ""
+		}
+		return x - floorDiv(x, y)*y, ""
+	case '^':
+		return x ^ y, ""
+	case '&':
+		return x & y, ""
+	case '<', '>':
+		if y < 0 || y >= 63 {
+			return 0, fmt.Sprintf("shift of index by %d", y)
+		}
+		if op == '<' {
+			return x << y, ""
+		}
+		return x >> y, ""
+	}
+	return 0, fmt.Sprintf("unknown index operator %q", op)
 }
 
 // Helpers that fold constants as they build.
@@ -270,6 +321,48 @@ func IDiv(x, y IExpr) IExpr {
 		return x
 	}
 	return IBin{'/', x, y}
+}
+
+// IMod returns x mod y (floor modulo, y > 0).
+func IMod(x, y IExpr) IExpr { return ibit('%', x, y) }
+
+// IXor returns x ^ y.
+func IXor(x, y IExpr) IExpr { return ibit('^', x, y) }
+
+// IAnd returns x & y.
+func IAnd(x, y IExpr) IExpr { return ibit('&', x, y) }
+
+// IShl returns x << y.
+func IShl(x, y IExpr) IExpr { return ibit('<', x, y) }
+
+// IShr returns x >> y.
+func IShr(x, y IExpr) IExpr { return ibit('>', x, y) }
+
+// ibit builds a bit operation or modulo, folding constants and the identities x%1 = 0, x^0 = x,
+// x&0 = 0, x<<0 = x>>0 = x.
+func ibit(op byte, x, y IExpr) IExpr {
+	cx, okx := x.(IConst)
+	cy, oky := y.(IConst)
+	if okx && oky {
+		if v, msg := IBinOp(op, cx.V, cy.V); msg == "" {
+			return IConst{v}
+		}
+	}
+	if oky {
+		switch {
+		case op == '%' && cy.V == 1, op == '&' && cy.V == 0:
+			return IConst{0}
+		case cy.V == 0 && (op == '^' || op == '<' || op == '>'):
+			return x
+		}
+	}
+	if okx && cx.V == 0 && op != '%' {
+		if op == '^' {
+			return y
+		}
+		return IConst{0}
+	}
+	return IBin{op, x, y}
 }
 
 func floorDiv(a, b int) int {
@@ -364,6 +457,8 @@ func SubstIExpr(e IExpr, m map[*Var]IExpr) IExpr {
 			return IMax(x, y)
 		case '/':
 			return IDiv(x, y)
+		default:
+			return ibit(e.Op, x, y)
 		}
 	}
 	return e

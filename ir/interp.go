@@ -48,12 +48,22 @@ type interp struct {
 	loc   map[*LocalVar]float64
 	plan  map[string]int
 	steps int
+	// MMA accumulators (live between AccDecl and AccStore), the element an AccStore is at, and the
+	// compiled offset expressions of the layouts read so far.
+	accs   map[*Accum][]float64
+	accCur float64
+	lays   map[Layout]*layoutEval
+	// GPU code (interp_gpu.go): the launch being run, and the thread this interpreter runs (nil
+	// outside thread bodies).
+	launch *launchState
+	th     *gpuThread
 }
 
 func fail(format string, a ...any) { panic(&RuntimeError{fmt.Sprintf(format, a...)}) }
 
 func newInterp(k *Kernel, mode Mode, args Args) (*interp, error) {
-	in := &interp{mode: mode, k: k, bufs: map[*Tensor][]float64{}, dims: map[*Dim]int{}, vars: map[*Var]int{}, loc: map[*LocalVar]float64{}}
+	in := &interp{mode: mode, k: k, bufs: map[*Tensor][]float64{}, dims: map[*Dim]int{}, vars: map[*Var]int{}, loc: map[*LocalVar]float64{},
+		accs: map[*Accum][]float64{}, lays: map[Layout]*layoutEval{}}
 	for _, d := range k.Dims {
 		v, ok := args.Dims[d.Name]
 		if !ok {
@@ -180,45 +190,11 @@ func (in *interp) domain(vs []*Var, i int, f func()) {
 }
 
 func (in *interp) ival(e IExpr) int {
-	switch e := e.(type) {
-	case IConst:
-		return e.V
-	case IVar:
-		v, ok := in.vars[e.V]
-		if !ok {
-			fail("variable %s used outside its loop", e.V.Name)
-		}
-		return v
-	case IDim:
-		return in.dims[e.D]
-	case ISym:
-		v, ok := in.plan[e.Name]
-		if !ok {
-			fail("plan symbol %s has no value", e.Name)
-		}
-		return v
-	case IBin:
-		x, y := in.ival(e.X), in.ival(e.Y)
-		switch e.Op {
-		case '+':
-			return x + y
-		case '-':
-			return x - y
-		case '*':
-			return x * y
-		case 'm':
-			return min(x, y)
-		case 'M':
-			return max(x, y)
-		case '/':
-			if y <= 0 {
-				fail("division of index by %d", y)
-			}
-			return floorDiv(x, y)
-		}
+	v, err := EvalIndex(e, IEnv{Vars: in.vars, Dims: in.dims, Plan: in.plan})
+	if err != nil {
+		fail("%v", err)
 	}
-	fail("bad index expression %v", e)
-	return 0
+	return v
 }
 
 // offset turns an index list into a flat element offset, checking every index against its dim.
@@ -246,6 +222,9 @@ func (in *interp) offset(t *Tensor, idx []IExpr) int {
 }
 
 func (in *interp) store(t *Tensor, off int, v float64) {
+	if in.th != nil {
+		in.th.access(t, off, true)
+	}
 	if in.mode == Storage || !t.Type.IsFloat() {
 		v = t.Type.Round(v)
 	}
@@ -275,13 +254,19 @@ func (in *interp) eval(e Expr) float64 {
 	case *Const:
 		return e.Val
 	case *Load:
-		return in.bufs[e.T][in.offset(e.T, e.Idx)]
+		off := in.offset(e.T, e.Idx)
+		if in.th != nil {
+			in.th.access(e.T, off, false)
+		}
+		return in.bufs[e.T][off]
 	case *DimVal:
 		return float64(in.dims[e.D])
 	case *VarVal:
 		return float64(in.vars[e.V])
 	case *Local:
 		return in.loc[e.L]
+	case *AccVal:
+		return in.accCur
 	case *PlanVal:
 		v, ok := in.plan[e.Name]
 		if !ok {
@@ -426,6 +411,9 @@ func (in *interp) nodes(body []Node) {
 }
 
 func (in *interp) node(n Node) {
+	if in.gpuNode(n) {
+		return
+	}
 	switch n := n.(type) {
 	case *Nest:
 		in.nodes(n.Body)
@@ -435,6 +423,10 @@ func (in *interp) node(n Node) {
 			fail("loop %s has step %d", n.Var.Name, step)
 		}
 		for x := lo; x < hi; x += step {
+			if n.Kind == Vector {
+				in.lanes(n, x, hi)
+				continue
+			}
 			in.vars[n.Var] = x
 			in.nodes(n.Body)
 		}
@@ -475,7 +467,9 @@ func (in *interp) node(n Node) {
 	case *Transpose:
 		in.transpose(n)
 	default:
-		fail("cannot run %T", n)
+		if !in.runMMA(n) {
+			fail("cannot run %T", n)
+		}
 	}
 }
 

@@ -13,13 +13,27 @@
 package ir
 
 import (
+	"fmt"
 	"strconv"
-
-	"github.com/alecthomas/participle/v2/lexer"
 )
 
-// Pos is a source position.
-type Pos = lexer.Position
+// Pos is a position in kdsl source: file name, 1-based line and column (zero when unknown). The IR
+// keeps its own type so that it does not depend on the parser; check converts the parser's positions.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+// String formats p as file:line:col, leaving out what is unknown.
+func (p Pos) String() string {
+	switch {
+	case p.Line == 0:
+		return p.File
+	case p.File == "":
+		return fmt.Sprintf("%d:%d", p.Line, p.Col)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
 
 // Dim is a symbolic dimension (a size known at run time). Dims that checking unified share one *Dim.
 type Dim struct {

@@ -52,11 +52,15 @@ const (
 	Parallel           // iterations are independent and may run on different cores
 	Vector             // Width consecutive iterations form one SIMD group (lanes independent)
 	Unrolled           // the body is replicated Width times per trip
-	GPUGrid            // one iteration per GPU thread block (grid dimension)
-	GPUBlock           // one iteration per thread-block slot (block dimension)
-	GPUWarp            // one iteration per warp of a block
-	GPUThread          // one iteration per thread (lane) of a warp
+	GPUGrid            // one iteration per thread block along one grid dimension (blockIdx); inside a Launch
+	GPUBlock           // one iteration per thread along one block dimension (threadIdx); inside GPUGrid loops
+	GPUWarp            // one iteration per warp of a block; its body is one GPUThread loop
+	GPUThread          // one iteration per lane (0..32) of the enclosing warp
 )
+
+// The GPU kinds are meaningful only inside a Launch, in the nesting ir/gpu.go describes (grid loops,
+// then block-level shared allocations, then a nest of thread loops whose iterations are the block's
+// threads). VerifyFunc checks that nesting.
 
 var loopKindNames = [...]string{"for", "parallel", "vector", "unrolled", "gpu.grid", "gpu.block", "gpu.warp", "gpu.thread"}
 
@@ -64,7 +68,8 @@ func (k LoopKind) String() string { return loopKindNames[k] }
 
 // Loop runs Body for Var = Lo, Lo+Step, ... while Var < Hi. Step is a positive constant or plan symbol.
 // For Vector and Unrolled loops, Width iterations are grouped; Step is Width, and the pass that made the
-// loop also made the remainder loop after it, so a group is always whole.
+// loop also made the remainder loop after it, so a group is always whole. An Unrolled loop's Body holds
+// the Width copies; a Vector loop's Body is the single-lane body, run once per lane (ir/vector.go).
 type Loop struct {
 	Var    *Var
 	Lo, Hi IExpr
@@ -75,21 +80,9 @@ type Loop struct {
 	// worth splitting); nil means unknown.
 	Cost IExpr
 	Body []Node
-	// Lane, set by the vectorize pass on the Vector loops it makes, is the loop's single-lane form: the
-	// original body with Var unshifted, from which a SIMD backend vectorizes (codegen.VLoops). Body stays
-	// the semantics (the interpreter and the portable backend run it); Lane is a description only and is
-	// not walked by WalkNodes, RewriteNodes or the verifier.
-	Lane *Lane
-}
-
-// Lane is the single-lane body of a Vector loop. For a reduction loop (`Acc = Acc op e` as the last node
-// of Body), Acc is the accumulator the lane body updates and Parts are the per-lane partial accumulators
-// of the replicated Body, lane by lane; elementwise loops have Acc == nil.
-type Lane struct {
-	Body  []Node
-	Acc   *LocalVar
-	Op    Op
-	Parts []*LocalVar
+	// Reduce describes the reduction of a Vector loop whose lanes accumulate into per-lane partials
+	// (ir/vector.go); nil for elementwise loops and loops of other kinds.
+	Reduce *LaneReduce
 }
 
 // Decl declares a scalar local and sets it to Init.
@@ -118,7 +111,10 @@ type Nest struct {
 }
 
 // Alloc makes a scratch buffer T (T.Size elements, contents undefined until written) for the duration
-// of Body. Inside a parallel loop every iteration has its own (a backend may reuse one per worker).
+// of Body. Inside a parallel loop every iteration has its own (a backend may reuse one per worker); a GPU
+// thread allocating one (Register or Global space, inside a thread loop) has its own. A Shared buffer is
+// allocated at block level (inside the GPUGrid loops of a Launch, outside its thread loops): one per
+// thread block, visible to every thread of that block and to no other, living while the block runs.
 type Alloc struct {
 	T    *Tensor
 	Body []Node
@@ -220,6 +216,8 @@ func WalkNodes(body []Node, f func(Node) bool) {
 			WalkNodes(n.Body, f)
 		case *Alloc:
 			WalkNodes(n.Body, f)
+		case *Launch:
+			WalkNodes(n.Body, f)
 		case *If:
 			WalkNodes(n.Then, f)
 			WalkNodes(n.Else, f)
@@ -238,6 +236,8 @@ func RewriteNodes(body []Node, f func(Node) []Node) []Node {
 		case *Nest:
 			n.Body = RewriteNodes(n.Body, f)
 		case *Alloc:
+			n.Body = RewriteNodes(n.Body, f)
+		case *Launch:
 			n.Body = RewriteNodes(n.Body, f)
 		case *If:
 			n.Then = RewriteNodes(n.Then, f)
@@ -265,5 +265,7 @@ func NodeExprs(n Node, f func(Expr)) {
 		f(n.EP)
 	case *If:
 		f(n.Cond)
+	case *AccStore:
+		f(n.Value)
 	}
 }

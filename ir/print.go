@@ -24,6 +24,8 @@ func FormatExpr(e Expr) string {
 		return e.V.Name + ":" + e.T.String()
 	case *Local:
 		return "%" + e.L.Name
+	case *AccVal:
+		return "%" + e.Acc.Name
 	case *PlanVal:
 		return "plan(" + e.Name + ")"
 	case *Unary:
@@ -171,7 +173,15 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 			if n.Width > 0 {
 				w = "<" + strconv.Itoa(n.Width) + ">"
 			}
-			fmt.Fprintf(b, "%s%s%s %s = %s .. %s step %s\n", ind, n.Kind, w, n.Var.Name, n.Lo, n.Hi, n.Step)
+			red := ""
+			if r := n.Reduce; r != nil {
+				parts := make([]string, len(r.Parts))
+				for i, p := range r.Parts {
+					parts[i] = "%" + p.Name
+				}
+				red = fmt.Sprintf(" reduce %s %%%s lanes [%s]", r.Op, r.Acc.Name, strings.Join(parts, ", "))
+			}
+			fmt.Fprintf(b, "%s%s%s %s = %s .. %s step %s%s\n", ind, n.Kind, w, n.Var.Name, n.Lo, n.Hi, n.Step, red)
 			printNodes(b, n.Body, depth+1)
 		case *Decl:
 			fmt.Fprintf(b, "%svar %%%s %s = %s\n", ind, n.L.Name, n.L.T, FormatExpr(n.Init))
@@ -205,7 +215,9 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 			fmt.Fprintf(b, "%stranspose %s %s rows=%s cols=%s %s+%s lds=%s -> %s+%s ldd=%s\n", ind, n.Slot, n.Elem, n.Rows, n.Cols,
 				n.Src.Name, n.SrcOff, n.LDS, n.Dst.Name, n.DstOff, n.LDD)
 		default:
-			fmt.Fprintf(b, "%s?%T\n", ind, n)
+			if !printMMA(b, ind, n) && !printGPU(b, n, depth) {
+				fmt.Fprintf(b, "%s?%T\n", ind, n)
+			}
 		}
 	}
 }

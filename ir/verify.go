@@ -102,9 +102,9 @@ func verifyExpr(e Expr, bound map[*Var]bool, locals map[*LocalVar]bool) error {
 // VerifyFunc checks the loop-level invariants: every index variable is bound by an enclosing loop (or
 // is a Pack placeholder inside its Value), loop variables are not rebound, locals are declared before
 // use, scratch buffers are used only inside their Alloc, plan symbols have defaults, vector and unrolled
-// loops have a width, and no reduction is left.
+// loops have a width, and no reduction is left; and for GPU code, the rules of verify_gpu.go.
 func VerifyFunc(f *Func) error {
-	v := &fverifier{f: f, bound: map[*Var]bool{}, locals: map[*LocalVar]bool{}, live: map[*Tensor]bool{}}
+	v := &fverifier{f: f, bound: map[*Var]bool{}, locals: map[*LocalVar]bool{}, live: map[*Tensor]bool{}, accs: map[*Accum]int{}}
 	if err := verifyVariants(f); err != nil {
 		return err
 	}
@@ -142,6 +142,14 @@ type fverifier struct {
 	bound  map[*Var]bool
 	locals map[*LocalVar]bool
 	live   map[*Tensor]bool
+	// accs maps each live MMA accumulator to the block depth of its declaration; storing is the
+	// accumulator whose AccStore value is being checked; depth counts nested blocks.
+	accs    map[*Accum]int
+	storing *Accum
+	depth   int
+	gpu     gpuLevel // where in a GPU launch the node being checked is (verify_gpu.go)
+	launch  *Launch  // the enclosing launch, if any
+	grids   int      // GPUGrid loops entered inside launch
 }
 
 func (v *fverifier) iexpr(e IExpr) error {
@@ -188,19 +196,32 @@ func (v *fverifier) expr(e Expr) error {
 	if err != nil {
 		return err
 	}
+	if err := v.accVals(e); err != nil {
+		return err
+	}
 	return verifyExpr(e, v.bound, v.locals)
 }
 
 func (v *fverifier) nodes(body []Node) error {
+	v.depth++
+	defer func() { v.depth-- }()
 	for _, n := range body {
 		if err := v.node(n); err != nil {
 			return err
 		}
 	}
-	return nil
+	return v.unstored()
 }
 
 func (v *fverifier) node(n Node) error {
+	if done, err := v.gpuNode(n); done {
+		return err
+	}
+	return v.plainNode(n)
+}
+
+// plainNode checks n's bindings, types and lifetimes; gpuNode has checked where it may appear.
+func (v *fverifier) plainNode(n Node) error {
 	switch n := n.(type) {
 	case *Nest:
 		return v.nodes(n.Body)
@@ -217,7 +238,10 @@ func (v *fverifier) node(n Node) error {
 			return fmt.Errorf("%s loop %s has no width", n.Kind, n.Var.Name)
 		}
 		v.bound[n.Var] = true
-		err := v.nodes(n.Body)
+		err := v.verifyLanes(n)
+		if err == nil {
+			err = v.nodes(n.Body)
+		}
 		delete(v.bound, n.Var)
 		return err
 	case *Decl:
@@ -354,6 +378,9 @@ func (v *fverifier) node(n Node) error {
 			}
 		}
 	default:
+		if ok, err := v.verifyMMA(n); ok {
+			return err
+		}
 		return fmt.Errorf("unknown node %T", n)
 	}
 	return nil

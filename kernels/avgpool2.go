@@ -55,46 +55,37 @@ func Avgpool2(Nb, C, H, W, OH, OW int, I []float32, O []float32) error {
 }
 
 func avgpool2Impl(Nb, C, H, W, OH, OW int, I []float32, O []float32) {
-	_ = Nb
-	_ = C
-	_ = H
-	_ = W
-	_ = OH
-	_ = OW
 	// O[n, c, y, x] = (sum(r < 2, s < 2: I[n, c, ((2 * y) + r), ((2 * x) + s)]) / 4:f32)
-	if cost_ := func() int { n := 0; _ = n; return (1 + (C * (1 + (OH * (1 + (OW * 7)))))) }(); rt.Inline(0, Nb, 1, cost_) {
+	if cost_ := C*(OH*(OW*7+1)+1) + 1; rt.Inline(0, Nb, 1, cost_) {
 		for n := 0; n < Nb; n += 1 {
 			for c := 0; c < C; c += 1 {
 				for y := 0; y < OH; y += 1 {
 					for x := 0; x < OW; x += 1 {
-						var acc float32 = float32(0)
-						_ = acc
+						acc := float32(0)
 						for r := 0; r < 2; r += 1 {
 							for s := 0; s < 2; s += 1 {
-								acc = (acc + I[(((n)*C+c)*H+((2*y)+r))*W+((2*x)+s)])
+								acc = (acc + I[((n*C+c)*H+y*2+r)*W+x*2+s])
 							}
 						}
-						O[(((n)*C+c)*OH+y)*OW+x] = (acc / float32(4))
+						O[((n*C+c)*OH+y)*OW+x] = (acc / float32(4))
 					}
 				}
 			}
 		}
 	} else {
 		Nb, C, H, W, OH, OW, I, O := Nb, C, H, W, OH, OW, I, O
-		_, _, _, _, _, _, _, _ = Nb, C, H, W, OH, OW, I, O
 		rt.ParallelFor(0, Nb, 1, cost_, func(lo_, hi_ int) {
 			for n := lo_; n < hi_; n += 1 {
 				for c := 0; c < C; c += 1 {
 					for y := 0; y < OH; y += 1 {
 						for x := 0; x < OW; x += 1 {
-							var acc float32 = float32(0)
-							_ = acc
+							acc := float32(0)
 							for r := 0; r < 2; r += 1 {
 								for s := 0; s < 2; s += 1 {
-									acc = (acc + I[(((n)*C+c)*H+((2*y)+r))*W+((2*x)+s)])
+									acc = (acc + I[((n*C+c)*H+y*2+r)*W+x*2+s])
 								}
 							}
-							O[(((n)*C+c)*OH+y)*OW+x] = (acc / float32(4))
+							O[((n*C+c)*OH+y)*OW+x] = (acc / float32(4))
 						}
 					}
 				}

@@ -48,117 +48,101 @@ func BgemmBf16(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) error {
 }
 
 func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
-	_ = M
-	_ = K
-	_ = N
-	cwide := rt.Scratch32((M * N))
+	cwide := rt.Scratch32(M * N)
 	defer rt.Release32(cwide)
-	packB := rt.Scratch32((min(bgemm_bf16Slot.NC, (((N+(bgemm_bf16Slot.NR-1))/(bgemm_bf16Slot.NR))*bgemm_bf16Slot.NR)) * min(bgemm_bf16Slot.KC, max(K, 1))))
+	packB := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 	defer rt.Release32(packB)
 	// C[i, j] = bf16(sum(k: (A[i, k] * B[k, j])))
 	for jc := 0; jc < N; jc += bgemm_bf16Slot.NC {
 		for pc := 0; pc < max(K, 1); pc += bgemm_bf16Slot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-				n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, (N-jc)), min(bgemm_bf16Slot.KC, (K-pc)), bgemm_bf16Slot.NR, 0
+				n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(bgemm_bf16Slot.KC, K-pc), bgemm_bf16Slot.NR, 0
 				body_ := func(lo_, hi_ int) {
 					for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 						pj := p0_
-						b_ := (pc)*N + (jc + pj)
-						packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
+						b_ := pc*N + jc + pj
+						packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
 			if int32(M) >= (int32(4) * int32(bgemm_bf16Slot.MC)) {
-				if cost_ := func() int {
-					ic := 0
-					_ = ic
-					return (1 + (1 + (((min(bgemm_bf16Slot.NC, (N-jc)) + (bgemm_bf16Slot.NR - 1)) / (bgemm_bf16Slot.NR)) * (1 + (((min(bgemm_bf16Slot.MC, M) + (bgemm_bf16Slot.MR - 1)) / (bgemm_bf16Slot.MR)) * (1 + ((bgemm_bf16Slot.MR * bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, (K-pc)))))))))
-				}(); rt.Inline(0, M, bgemm_bf16Slot.MC, cost_) {
-					packA := rt.Scratch32((min(bgemm_bf16Slot.MC, (((M+(bgemm_bf16Slot.MR-1))/(bgemm_bf16Slot.MR))*bgemm_bf16Slot.MR)) * min(bgemm_bf16Slot.KC, max(K, 1))))
+				if cost_ := (min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(bgemm_bf16Slot.MC, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(bgemm_bf16Slot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bgemm_bf16Slot.MC, cost_) {
+					packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 					defer rt.Release32(packA)
 					for ic := 0; ic < M; ic += bgemm_bf16Slot.MC {
 						M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-						_, _, _, _, _, _ = M, K, A, pc, packA, ic
 						{ // pack: each panel row is a contiguous run of A (packD)
-							n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, (M-ic)), min(bgemm_bf16Slot.KC, (K-pc)), bgemm_bf16Slot.MR, 0
+							n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, M-ic), min(bgemm_bf16Slot.KC, K-pc), bgemm_bf16Slot.MR, 0
 							body_ := func(lo_, hi_ int) {
 								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packDBF16(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						for jr := 0; jr < min(bgemm_bf16Slot.NC, (N-jc)); jr += bgemm_bf16Slot.NR {
-							for ir := 0; ir < min(bgemm_bf16Slot.MC, (M-ic)); ir += bgemm_bf16Slot.MR {
-								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, (K-pc)), packA[(ir*min(bgemm_bf16Slot.KC, (K-pc))):], packB[(jr*min(bgemm_bf16Slot.KC, (K-pc))):], cwide[(((ic+ir)*N)+(jc+jr)):], N, min(bgemm_bf16Slot.MR, (min(bgemm_bf16Slot.MC, (M-ic))-ir)), min(bgemm_bf16Slot.NR, (min(bgemm_bf16Slot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
+						for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
+							for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
+								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
 							}
 						}
 					}
 				} else {
 					M, K, N, A, cwide, packB, jc, pc := M, K, N, A, cwide, packB, jc, pc
-					_, _, _, _, _, _, _, _ = M, K, N, A, cwide, packB, jc, pc
 					rt.ParallelFor(0, M, bgemm_bf16Slot.MC, cost_, func(lo_, hi_ int) {
-						packA := rt.Scratch32((min(bgemm_bf16Slot.MC, (((M+(bgemm_bf16Slot.MR-1))/(bgemm_bf16Slot.MR))*bgemm_bf16Slot.MR)) * min(bgemm_bf16Slot.KC, max(K, 1))))
+						packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 						defer rt.Release32(packA)
 						for ic := lo_; ic < hi_; ic += bgemm_bf16Slot.MC {
 							{ // pack: each panel row is a contiguous run of A (packD)
-								n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, (M-ic)), min(bgemm_bf16Slot.KC, (K-pc)), bgemm_bf16Slot.MR, 0
+								n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, M-ic), min(bgemm_bf16Slot.KC, K-pc), bgemm_bf16Slot.MR, 0
 								for p0_ := 0; p0_ < n_; p0_ += panel_ {
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packDBF16(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
-							for jr := 0; jr < min(bgemm_bf16Slot.NC, (N-jc)); jr += bgemm_bf16Slot.NR {
-								for ir := 0; ir < min(bgemm_bf16Slot.MC, (M-ic)); ir += bgemm_bf16Slot.MR {
-									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, (K-pc)), packA[(ir*min(bgemm_bf16Slot.KC, (K-pc))):], packB[(jr*min(bgemm_bf16Slot.KC, (K-pc))):], cwide[(((ic+ir)*N)+(jc+jr)):], N, min(bgemm_bf16Slot.MR, (min(bgemm_bf16Slot.MC, (M-ic))-ir)), min(bgemm_bf16Slot.NR, (min(bgemm_bf16Slot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
+							for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
+								for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
+									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
 								}
 							}
 						}
 					})
 				}
 			} else {
-				packA := rt.Scratch32((min(bgemm_bf16Slot.MC, (((M+(bgemm_bf16Slot.MR-1))/(bgemm_bf16Slot.MR))*bgemm_bf16Slot.MR)) * min(bgemm_bf16Slot.KC, max(K, 1))))
+				packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += bgemm_bf16Slot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-					_, _, _, _, _, _ = M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A (packD)
-						n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, (M-ic)), min(bgemm_bf16Slot.KC, (K-pc)), bgemm_bf16Slot.MR, 0
+						n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, M-ic), min(bgemm_bf16Slot.KC, K-pc), bgemm_bf16Slot.MR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 								pi := p0_
 								b_ := (ic+pi)*K + pc
-								packDBF16(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+								packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if cost_ := func() int {
-						jr := 0
-						_ = jr
-						return (1 + (((min(bgemm_bf16Slot.MC, (M-ic)) + (bgemm_bf16Slot.MR - 1)) / (bgemm_bf16Slot.MR)) * (1 + ((bgemm_bf16Slot.MR * bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, (K-pc))))))
-					}(); rt.Inline(0, min(bgemm_bf16Slot.NC, (N-jc)), bgemm_bf16Slot.NR, cost_) {
-						for jr := 0; jr < min(bgemm_bf16Slot.NC, (N-jc)); jr += bgemm_bf16Slot.NR {
-							for ir := 0; ir < min(bgemm_bf16Slot.MC, (M-ic)); ir += bgemm_bf16Slot.MR {
-								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, (K-pc)), packA[(ir*min(bgemm_bf16Slot.KC, (K-pc))):], packB[(jr*min(bgemm_bf16Slot.KC, (K-pc))):], cwide[(((ic+ir)*N)+(jc+jr)):], N, min(bgemm_bf16Slot.MR, (min(bgemm_bf16Slot.MC, (M-ic))-ir)), min(bgemm_bf16Slot.NR, (min(bgemm_bf16Slot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
+					if cost_ := (min(bgemm_bf16Slot.MC, M-ic)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(bgemm_bf16Slot.KC, K-pc)+1) + 1; rt.Inline(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_) {
+						for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
+							for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
+								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
 							}
 						}
 					} else {
 						M, K, N, cwide, packB, jc, pc, packA, ic := M, K, N, cwide, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _ = M, K, N, cwide, packB, jc, pc, packA, ic
-						rt.ParallelFor(0, min(bgemm_bf16Slot.NC, (N-jc)), bgemm_bf16Slot.NR, cost_, func(lo_, hi_ int) {
+						rt.ParallelFor(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += bgemm_bf16Slot.NR {
-								for ir := 0; ir < min(bgemm_bf16Slot.MC, (M-ic)); ir += bgemm_bf16Slot.MR {
-									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, (K-pc)), packA[(ir*min(bgemm_bf16Slot.KC, (K-pc))):], packB[(jr*min(bgemm_bf16Slot.KC, (K-pc))):], cwide[(((ic+ir)*N)+(jc+jr)):], N, min(bgemm_bf16Slot.MR, (min(bgemm_bf16Slot.MC, (M-ic))-ir)), min(bgemm_bf16Slot.NR, (min(bgemm_bf16Slot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
+								for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
+									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
 								}
 							}
 						})
@@ -168,14 +152,14 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 		}
 	}
 	for ci := 0; ci < M; ci += 1 {
-		for cj := 0; cj < (((N) / (4)) * 4); cj += 4 {
-			C[(ci)*N+cj] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[((ci * N) + cj)])).Float32())
-			C[(ci)*N+(cj+1)] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[((ci * N) + (cj + 1))])).Float32())
-			C[(ci)*N+(cj+2)] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[((ci * N) + (cj + 2))])).Float32())
-			C[(ci)*N+(cj+3)] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[((ci * N) + (cj + 3))])).Float32())
+		for cj := 0; cj < N/4*4; cj += 4 {
+			C[ci*N+cj] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[ci*N+cj])).Float32())
+			C[ci*N+cj+1] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[ci*N+cj+1])).Float32())
+			C[ci*N+cj+2] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[ci*N+cj+2])).Float32())
+			C[ci*N+cj+3] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[ci*N+cj+3])).Float32())
 		}
-		for cjr := (((N) / (4)) * 4); cjr < N; cjr += 1 {
-			C[(ci)*N+cjr] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[((ci * N) + cjr)])).Float32())
+		for cjr := N / 4 * 4; cjr < N; cjr += 1 {
+			C[ci*N+cjr] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[ci*N+cjr])).Float32())
 		}
 	}
 }

@@ -44,32 +44,27 @@ func Bmm(Bt, M, K, N int, A []float32, B []float32, C []float32) error {
 }
 
 func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
-	_ = Bt
-	_ = M
-	_ = K
-	_ = N
 	// C[b, i, j] = sum(k: (A[b, i, k] * B[b, k, j]))
 	for b := 0; b < Bt; b += 1 {
 		if float64(M) <= float64(4) {
-			if cost_ := func() int { jb := 0; _ = jb; return (1 + ((M * 4096) * K)) }(); rt.Inline(0, N, 4096, cost_) {
+			if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
 				for jb := 0; jb < N; jb += 4096 {
 					{
-						aoff_, boff_ := ((b)*M+0)*K+0, ((b)*K+0)*N+jb
-						ars_, acs_ := (((b)*M+1)*K+0)-aoff_, (((b)*M+0)*K+1)-aoff_
-						ldb_ := (((b)*K+1)*N + jb) - boff_
-						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((b*M)*N)+jb), len(C)):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+						aoff_, boff_ := b*M*K, b*K*N+jb
+						ars_, acs_ := ((b*M+1)*K)-aoff_, (b*M*K+1)-aoff_
+						ldb_ := ((b*K+1)*N + jb) - boff_
+						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 					}
 				}
 			} else {
 				M, K, N, A, B, C, b := M, K, N, A, B, C, b
-				_, _, _, _, _, _, _ = M, K, N, A, B, C, b
 				rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
 					for jb := lo_; jb < hi_; jb += 4096 {
 						{
-							aoff_, boff_ := ((b)*M+0)*K+0, ((b)*K+0)*N+jb
-							ars_, acs_ := (((b)*M+1)*K+0)-aoff_, (((b)*M+0)*K+1)-aoff_
-							ldb_ := (((b)*K+1)*N + jb) - boff_
-							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((b*M)*N)+jb), len(C)):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+							aoff_, boff_ := b*M*K, b*K*N+jb
+							ars_, acs_ := ((b*M+1)*K)-aoff_, (b*M*K+1)-aoff_
+							ldb_ := ((b*K+1)*N + jb) - boff_
+							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 						}
 					}
 				})
@@ -79,32 +74,27 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 				for jc := 0; jc < N; jc += bmmSlot.NC {
 					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 						for ic := 0; ic < M; ic += bmmSlot.MC {
-							if cost_ := func() int {
-								jr := 0
-								_ = jr
-								return (1 + (((min(bmmSlot.MC, (M-ic)) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc))))))
-							}(); rt.Inline(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_) {
-								for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
-									for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
+							if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
+								for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
+									for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
 										{
-											aoff_, boff_ := ((b)*M+(ic+ir))*K+pc, ((b)*K+pc)*N+(jc+jr)
-											ars_, acs_ := (((b)*M+((ic+ir)+1))*K+pc)-aoff_, (((b)*M+(ic+ir))*K+(pc+1))-aoff_
-											ldb_ := (((b)*K+(pc+1))*N + (jc + jr)) - boff_
-											bmmSlot.MicroU(min(bmmSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(((((b*M)+(ic+ir))*N)+(jc+jr)), len(C)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											aoff_, boff_ := (b*M+ic+ir)*K+pc, (b*K+pc)*N+jc+jr
+											ars_, acs_ := ((b*M+ic+ir+1)*K+pc)-aoff_, ((b*M+ic+ir)*K+pc+1)-aoff_
+											ldb_ := ((b*K+pc+1)*N + jc + jr) - boff_
+											bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								}
 							} else {
 								M, K, N, A, B, C, b, jc, pc, ic := M, K, N, A, B, C, b, jc, pc, ic
-								_, _, _, _, _, _, _, _, _, _ = M, K, N, A, B, C, b, jc, pc, ic
-								rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_, func(lo_, hi_ int) {
+								rt.ParallelFor(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += bmmSlot.NR {
-										for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
+										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
 											{
-												aoff_, boff_ := ((b)*M+(ic+ir))*K+pc, ((b)*K+pc)*N+(jc+jr)
-												ars_, acs_ := (((b)*M+((ic+ir)+1))*K+pc)-aoff_, (((b)*M+(ic+ir))*K+(pc+1))-aoff_
-												ldb_ := (((b)*K+(pc+1))*N + (jc + jr)) - boff_
-												bmmSlot.MicroU(min(bmmSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(((((b*M)+(ic+ir))*N)+(jc+jr)), len(C)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+												aoff_, boff_ := (b*M+ic+ir)*K+pc, (b*K+pc)*N+jc+jr
+												ars_, acs_ := ((b*M+ic+ir+1)*K+pc)-aoff_, ((b*M+ic+ir)*K+pc+1)-aoff_
+												ldb_ := ((b*K+pc+1)*N + jc + jr) - boff_
+												bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 											}
 										}
 									}
@@ -114,111 +104,98 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 					}
 				}
 			} else {
-				packB := rt.Scratch32((min(bmmSlot.NC, (((N+(bmmSlot.NR-1))/(bmmSlot.NR))*bmmSlot.NR)) * min(bmmSlot.KC, max(K, 1))))
+				packB := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
 				defer rt.Release32(packB)
 				for jc := 0; jc < N; jc += bmmSlot.NC {
 					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 						K, N, B, b, packB, jc, pc := K, N, B, b, packB, jc, pc
-						_, _, _, _, _, _, _ = K, N, B, b, packB, jc, pc
 						{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-							n_, depth_, panel_, off_ := min(bmmSlot.NC, (N-jc)), min(bmmSlot.KC, (K-pc)), bmmSlot.NR, 0
+							n_, depth_, panel_, off_ := min(bmmSlot.NC, N-jc), min(bmmSlot.KC, K-pc), bmmSlot.NR, 0
 							body_ := func(lo_, hi_ int) {
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pj := p0_
-									b_ := ((b)*K+pc)*N + (jc + pj)
-									packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], (((b)*K+(pc+1))*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
+									b_ := (b*K+pc)*N + jc + pj
+									packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((b*K+pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
 						if int32(M) >= (int32(4) * int32(bmmSlot.MC)) {
-							if cost_ := func() int {
-								ic := 0
-								_ = ic
-								return (1 + (1 + (((min(bmmSlot.NC, (N-jc)) + (bmmSlot.NR - 1)) / (bmmSlot.NR)) * (1 + (((min(bmmSlot.MC, M) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc)))))))))
-							}(); rt.Inline(0, M, bmmSlot.MC, cost_) {
-								packA := rt.Scratch32((min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
+							if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(bmmSlot.MC, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bmmSlot.MC, cost_) {
+								packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 								defer rt.Release32(packA)
 								for ic := 0; ic < M; ic += bmmSlot.MC {
 									M, K, A, b, pc, packA, ic := M, K, A, b, pc, packA, ic
-									_, _, _, _, _, _, _ = M, K, A, b, pc, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
-										n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
+										n_, depth_, panel_, off_ := min(bmmSlot.MC, M-ic), min(bmmSlot.KC, K-pc), bmmSlot.MR, 0
 										body_ := func(lo_, hi_ int) {
 											for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 												pi := p0_
-												b_ := ((b)*M+(ic+pi))*K + pc
-												packD32(dst_, A[min(b_, len(A)):], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+												b_ := (b*M+ic+pi)*K + pc
+												packD32(dst_, A[min(b_, len(A)):], ((b*M+ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 											}
 										}
 										rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									}
-									for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
-										for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
-											bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+									for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
+										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
+											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								}
 							} else {
 								M, K, N, A, C, b, packB, jc, pc := M, K, N, A, C, b, packB, jc, pc
-								_, _, _, _, _, _, _, _, _ = M, K, N, A, C, b, packB, jc, pc
 								rt.ParallelFor(0, M, bmmSlot.MC, cost_, func(lo_, hi_ int) {
-									packA := rt.Scratch32((min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
+									packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 									defer rt.Release32(packA)
 									for ic := lo_; ic < hi_; ic += bmmSlot.MC {
 										{ // pack: each panel row is a contiguous run of A (packD)
-											n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
+											n_, depth_, panel_, off_ := min(bmmSlot.MC, M-ic), min(bmmSlot.KC, K-pc), bmmSlot.MR, 0
 											for p0_ := 0; p0_ < n_; p0_ += panel_ {
 												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 												pi := p0_
-												b_ := ((b)*M+(ic+pi))*K + pc
-												packD32(dst_, A[min(b_, len(A)):], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+												b_ := (b*M+ic+pi)*K + pc
+												packD32(dst_, A[min(b_, len(A)):], ((b*M+ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 											}
 										}
-										for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
-											for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
-												bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+										for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
+											for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
+												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 											}
 										}
 									}
 								})
 							}
 						} else {
-							packA := rt.Scratch32((min(bmmSlot.MC, (((M+(bmmSlot.MR-1))/(bmmSlot.MR))*bmmSlot.MR)) * min(bmmSlot.KC, max(K, 1))))
+							packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)
 							for ic := 0; ic < M; ic += bmmSlot.MC {
 								M, K, A, b, pc, packA, ic := M, K, A, b, pc, packA, ic
-								_, _, _, _, _, _, _ = M, K, A, b, pc, packA, ic
 								{ // pack: each panel row is a contiguous run of A (packD)
-									n_, depth_, panel_, off_ := min(bmmSlot.MC, (M-ic)), min(bmmSlot.KC, (K-pc)), bmmSlot.MR, 0
+									n_, depth_, panel_, off_ := min(bmmSlot.MC, M-ic), min(bmmSlot.KC, K-pc), bmmSlot.MR, 0
 									body_ := func(lo_, hi_ int) {
 										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
-											b_ := ((b)*M+(ic+pi))*K + pc
-											packD32(dst_, A[min(b_, len(A)):], (((b)*M+(ic+(pi+1)))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											b_ := (b*M+ic+pi)*K + pc
+											packD32(dst_, A[min(b_, len(A)):], ((b*M+ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := func() int {
-									jr := 0
-									_ = jr
-									return (1 + (((min(bmmSlot.MC, (M-ic)) + (bmmSlot.MR - 1)) / (bmmSlot.MR)) * (1 + ((bmmSlot.MR * bmmSlot.NR) * min(bmmSlot.KC, (K-pc))))))
-								}(); rt.Inline(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_) {
-									for jr := 0; jr < min(bmmSlot.NC, (N-jc)); jr += bmmSlot.NR {
-										for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
-											bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+								if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
+									for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
+										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
+											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								} else {
 									M, K, N, C, b, packB, jc, pc, packA, ic := M, K, N, C, b, packB, jc, pc, packA, ic
-									_, _, _, _, _, _, _, _, _, _ = M, K, N, C, b, packB, jc, pc, packA, ic
-									rt.ParallelFor(0, min(bmmSlot.NC, (N-jc)), bmmSlot.NR, cost_, func(lo_, hi_ int) {
+									rt.ParallelFor(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_, func(lo_, hi_ int) {
 										for jr := lo_; jr < hi_; jr += bmmSlot.NR {
-											for ir := 0; ir < min(bmmSlot.MC, (M-ic)); ir += bmmSlot.MR {
-												bmmSlot.Micro(min(bmmSlot.KC, (K-pc)), packA[(ir*min(bmmSlot.KC, (K-pc))):], packB[(jr*min(bmmSlot.KC, (K-pc))):], C[((((b*M)+(ic+ir))*N)+(jc+jr)):], N, min(bmmSlot.MR, (min(bmmSlot.MC, (M-ic))-ir)), min(bmmSlot.NR, (min(bmmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
+												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
 											}
 										}
 									})

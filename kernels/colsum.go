@@ -37,117 +37,110 @@ func Colsum(M, N int, A []float32, s []float32) error {
 }
 
 func colsumImpl(M, N int, A []float32, s []float32) {
-	_ = M
-	_ = N
 	// s[j] = sum(i: A[i, j])
-	if cost_ := func() int {
-		j := 0
-		_ = j
-		return ((((1 + (((((min(2048, N)) / (4)) * 4) + 3) / (4))) + (min(2048, N) - (((min(2048, N)) / (4)) * 4))) + ((((((M) / (8)) * 8) + 7) / (8)) * ((1 + (((((min(2048, N)) / (4)) * 4) + 3) / (4))) + (min(2048, N) - (((min(2048, N)) / (4)) * 4))))) + ((M - (((M) / (8)) * 8)) * ((1 + (((((min(2048, N)) / (4)) * 4) + 3) / (4))) + (min(2048, N) - (((min(2048, N)) / (4)) * 4)))))
-	}(); rt.Inline(0, N, 2048, cost_) {
+	if cost_ := min(N, 2048) + M/8*(min(N, 2048)-min(N, 2048)/4*3+1) + (M-M/8*8)*(min(N, 2048)-min(N, 2048)/4*3+1) - min(N, 2048)/4*3 + 1; rt.Inline(0, N, 2048, cost_) {
 		for j := 0; j < N; j += 2048 {
 			{
 				j2 := j
-				if vloop_colsum_0 != nil && j2 < (j+(((min((j+2048), N)-j)/(4))*4)) {
-					j2 = vloop_colsum_0(j2, (j + (((min((j+2048), N) - j) / (4)) * 4)), s, j2, float32(0))
+				if vloop_colsum_0 != nil && j2 < j+(min(j+2048, N)-j)/4*4 {
+					j2 = vloop_colsum_0(j2, j+(min(j+2048, N)-j)/4*4, s, j2, float32(0))
 				}
-				for ; j2 < (j + (((min((j+2048), N) - j) / (4)) * 4)); j2 += 4 {
+				for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
 					s[j2] = float32(0)
-					s[(j2 + 1)] = float32(0)
-					s[(j2 + 2)] = float32(0)
-					s[(j2 + 3)] = float32(0)
+					s[j2+1] = float32(0)
+					s[j2+2] = float32(0)
+					s[j2+3] = float32(0)
 				}
 			}
-			for j2r := (j + (((min((j+2048), N) - j) / (4)) * 4)); j2r < min((j+2048), N); j2r += 1 {
+			for j2r := j + (min(j+2048, N)-j)/4*4; j2r < min(j+2048, N); j2r += 1 {
 				s[j2r] = float32(0)
 			}
-			for i := 0; i < (((M) / (8)) * 8); i += 8 {
+			for i := 0; i < M/8*8; i += 8 {
 				{
 					j2 := j
-					if vloop_colsum_1 != nil && j2 < (j+(((min((j+2048), N)-j)/(4))*4)) {
-						j2 = vloop_colsum_1(j2, (j + (((min((j+2048), N) - j) / (4)) * 4)), s, j2, A, (i)*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
+					if vloop_colsum_1 != nil && j2 < j+(min(j+2048, N)-j)/4*4 {
+						j2 = vloop_colsum_1(j2, j+(min(j+2048, N)-j)/4*4, s, j2, A, i*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
 					}
-					for ; j2 < (j + (((min((j+2048), N) - j) / (4)) * 4)); j2 += 4 {
-						s[j2] = ((((((((s[j2] + A[(i)*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
-						s[(j2 + 1)] = ((((((((s[(j2+1)] + A[(i)*N+(j2+1)]) + A[(i+1)*N+(j2+1)]) + A[(i+2)*N+(j2+1)]) + A[(i+3)*N+(j2+1)]) + A[(i+4)*N+(j2+1)]) + A[(i+5)*N+(j2+1)]) + A[(i+6)*N+(j2+1)]) + A[(i+7)*N+(j2+1)])
-						s[(j2 + 2)] = ((((((((s[(j2+2)] + A[(i)*N+(j2+2)]) + A[(i+1)*N+(j2+2)]) + A[(i+2)*N+(j2+2)]) + A[(i+3)*N+(j2+2)]) + A[(i+4)*N+(j2+2)]) + A[(i+5)*N+(j2+2)]) + A[(i+6)*N+(j2+2)]) + A[(i+7)*N+(j2+2)])
-						s[(j2 + 3)] = ((((((((s[(j2+3)] + A[(i)*N+(j2+3)]) + A[(i+1)*N+(j2+3)]) + A[(i+2)*N+(j2+3)]) + A[(i+3)*N+(j2+3)]) + A[(i+4)*N+(j2+3)]) + A[(i+5)*N+(j2+3)]) + A[(i+6)*N+(j2+3)]) + A[(i+7)*N+(j2+3)])
+					for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
+						s[j2] = ((((((((s[j2] + A[i*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
+						s[j2+1] = ((((((((s[j2+1] + A[i*N+j2+1]) + A[(i+1)*N+j2+1]) + A[(i+2)*N+j2+1]) + A[(i+3)*N+j2+1]) + A[(i+4)*N+j2+1]) + A[(i+5)*N+j2+1]) + A[(i+6)*N+j2+1]) + A[(i+7)*N+j2+1])
+						s[j2+2] = ((((((((s[j2+2] + A[i*N+j2+2]) + A[(i+1)*N+j2+2]) + A[(i+2)*N+j2+2]) + A[(i+3)*N+j2+2]) + A[(i+4)*N+j2+2]) + A[(i+5)*N+j2+2]) + A[(i+6)*N+j2+2]) + A[(i+7)*N+j2+2])
+						s[j2+3] = ((((((((s[j2+3] + A[i*N+j2+3]) + A[(i+1)*N+j2+3]) + A[(i+2)*N+j2+3]) + A[(i+3)*N+j2+3]) + A[(i+4)*N+j2+3]) + A[(i+5)*N+j2+3]) + A[(i+6)*N+j2+3]) + A[(i+7)*N+j2+3])
 					}
 				}
-				for j2r2 := (j + (((min((j+2048), N) - j) / (4)) * 4)); j2r2 < min((j+2048), N); j2r2 += 1 {
-					s[j2r2] = ((((((((s[j2r2] + A[(i)*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
+				for j2r2 := j + (min(j+2048, N)-j)/4*4; j2r2 < min(j+2048, N); j2r2 += 1 {
+					s[j2r2] = ((((((((s[j2r2] + A[i*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
 				}
 			}
-			for ir := (((M) / (8)) * 8); ir < M; ir += 1 {
+			for ir := M / 8 * 8; ir < M; ir += 1 {
 				{
 					j2 := j
-					if vloop_colsum_2 != nil && j2 < (j+(((min((j+2048), N)-j)/(4))*4)) {
-						j2 = vloop_colsum_2(j2, (j + (((min((j+2048), N) - j) / (4)) * 4)), s, j2, A, (ir)*N+j2)
+					if vloop_colsum_2 != nil && j2 < j+(min(j+2048, N)-j)/4*4 {
+						j2 = vloop_colsum_2(j2, j+(min(j+2048, N)-j)/4*4, s, j2, A, ir*N+j2)
 					}
-					for ; j2 < (j + (((min((j+2048), N) - j) / (4)) * 4)); j2 += 4 {
-						s[j2] = (s[j2] + A[(ir)*N+j2])
-						s[(j2 + 1)] = (s[(j2+1)] + A[(ir)*N+(j2+1)])
-						s[(j2 + 2)] = (s[(j2+2)] + A[(ir)*N+(j2+2)])
-						s[(j2 + 3)] = (s[(j2+3)] + A[(ir)*N+(j2+3)])
+					for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
+						s[j2] = (s[j2] + A[ir*N+j2])
+						s[j2+1] = (s[j2+1] + A[ir*N+j2+1])
+						s[j2+2] = (s[j2+2] + A[ir*N+j2+2])
+						s[j2+3] = (s[j2+3] + A[ir*N+j2+3])
 					}
 				}
-				for j2r3 := (j + (((min((j+2048), N) - j) / (4)) * 4)); j2r3 < min((j+2048), N); j2r3 += 1 {
-					s[j2r3] = (s[j2r3] + A[(ir)*N+j2r3])
+				for j2r3 := j + (min(j+2048, N)-j)/4*4; j2r3 < min(j+2048, N); j2r3 += 1 {
+					s[j2r3] = (s[j2r3] + A[ir*N+j2r3])
 				}
 			}
 		}
 	} else {
 		M, N, A, s := M, N, A, s
-		_, _, _, _ = M, N, A, s
 		rt.ParallelFor(0, N, 2048, cost_, func(lo_, hi_ int) {
 			for j := lo_; j < hi_; j += 2048 {
 				{
 					j2 := j
-					if vloop_colsum_0 != nil && j2 < (j+(((min((j+2048), N)-j)/(4))*4)) {
-						j2 = vloop_colsum_0(j2, (j + (((min((j+2048), N) - j) / (4)) * 4)), s, j2, float32(0))
+					if vloop_colsum_0 != nil && j2 < j+(min(j+2048, N)-j)/4*4 {
+						j2 = vloop_colsum_0(j2, j+(min(j+2048, N)-j)/4*4, s, j2, float32(0))
 					}
-					for ; j2 < (j + (((min((j+2048), N) - j) / (4)) * 4)); j2 += 4 {
+					for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
 						s[j2] = float32(0)
-						s[(j2 + 1)] = float32(0)
-						s[(j2 + 2)] = float32(0)
-						s[(j2 + 3)] = float32(0)
+						s[j2+1] = float32(0)
+						s[j2+2] = float32(0)
+						s[j2+3] = float32(0)
 					}
 				}
-				for j2r := (j + (((min((j+2048), N) - j) / (4)) * 4)); j2r < min((j+2048), N); j2r += 1 {
+				for j2r := j + (min(j+2048, N)-j)/4*4; j2r < min(j+2048, N); j2r += 1 {
 					s[j2r] = float32(0)
 				}
-				for i := 0; i < (((M) / (8)) * 8); i += 8 {
+				for i := 0; i < M/8*8; i += 8 {
 					{
 						j2 := j
-						if vloop_colsum_1 != nil && j2 < (j+(((min((j+2048), N)-j)/(4))*4)) {
-							j2 = vloop_colsum_1(j2, (j + (((min((j+2048), N) - j) / (4)) * 4)), s, j2, A, (i)*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
+						if vloop_colsum_1 != nil && j2 < j+(min(j+2048, N)-j)/4*4 {
+							j2 = vloop_colsum_1(j2, j+(min(j+2048, N)-j)/4*4, s, j2, A, i*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
 						}
-						for ; j2 < (j + (((min((j+2048), N) - j) / (4)) * 4)); j2 += 4 {
-							s[j2] = ((((((((s[j2] + A[(i)*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
-							s[(j2 + 1)] = ((((((((s[(j2+1)] + A[(i)*N+(j2+1)]) + A[(i+1)*N+(j2+1)]) + A[(i+2)*N+(j2+1)]) + A[(i+3)*N+(j2+1)]) + A[(i+4)*N+(j2+1)]) + A[(i+5)*N+(j2+1)]) + A[(i+6)*N+(j2+1)]) + A[(i+7)*N+(j2+1)])
-							s[(j2 + 2)] = ((((((((s[(j2+2)] + A[(i)*N+(j2+2)]) + A[(i+1)*N+(j2+2)]) + A[(i+2)*N+(j2+2)]) + A[(i+3)*N+(j2+2)]) + A[(i+4)*N+(j2+2)]) + A[(i+5)*N+(j2+2)]) + A[(i+6)*N+(j2+2)]) + A[(i+7)*N+(j2+2)])
-							s[(j2 + 3)] = ((((((((s[(j2+3)] + A[(i)*N+(j2+3)]) + A[(i+1)*N+(j2+3)]) + A[(i+2)*N+(j2+3)]) + A[(i+3)*N+(j2+3)]) + A[(i+4)*N+(j2+3)]) + A[(i+5)*N+(j2+3)]) + A[(i+6)*N+(j2+3)]) + A[(i+7)*N+(j2+3)])
+						for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
+							s[j2] = ((((((((s[j2] + A[i*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
+							s[j2+1] = ((((((((s[j2+1] + A[i*N+j2+1]) + A[(i+1)*N+j2+1]) + A[(i+2)*N+j2+1]) + A[(i+3)*N+j2+1]) + A[(i+4)*N+j2+1]) + A[(i+5)*N+j2+1]) + A[(i+6)*N+j2+1]) + A[(i+7)*N+j2+1])
+							s[j2+2] = ((((((((s[j2+2] + A[i*N+j2+2]) + A[(i+1)*N+j2+2]) + A[(i+2)*N+j2+2]) + A[(i+3)*N+j2+2]) + A[(i+4)*N+j2+2]) + A[(i+5)*N+j2+2]) + A[(i+6)*N+j2+2]) + A[(i+7)*N+j2+2])
+							s[j2+3] = ((((((((s[j2+3] + A[i*N+j2+3]) + A[(i+1)*N+j2+3]) + A[(i+2)*N+j2+3]) + A[(i+3)*N+j2+3]) + A[(i+4)*N+j2+3]) + A[(i+5)*N+j2+3]) + A[(i+6)*N+j2+3]) + A[(i+7)*N+j2+3])
 						}
 					}
-					for j2r2 := (j + (((min((j+2048), N) - j) / (4)) * 4)); j2r2 < min((j+2048), N); j2r2 += 1 {
-						s[j2r2] = ((((((((s[j2r2] + A[(i)*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
+					for j2r2 := j + (min(j+2048, N)-j)/4*4; j2r2 < min(j+2048, N); j2r2 += 1 {
+						s[j2r2] = ((((((((s[j2r2] + A[i*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
 					}
 				}
-				for ir := (((M) / (8)) * 8); ir < M; ir += 1 {
+				for ir := M / 8 * 8; ir < M; ir += 1 {
 					{
 						j2 := j
-						if vloop_colsum_2 != nil && j2 < (j+(((min((j+2048), N)-j)/(4))*4)) {
-							j2 = vloop_colsum_2(j2, (j + (((min((j+2048), N) - j) / (4)) * 4)), s, j2, A, (ir)*N+j2)
+						if vloop_colsum_2 != nil && j2 < j+(min(j+2048, N)-j)/4*4 {
+							j2 = vloop_colsum_2(j2, j+(min(j+2048, N)-j)/4*4, s, j2, A, ir*N+j2)
 						}
-						for ; j2 < (j + (((min((j+2048), N) - j) / (4)) * 4)); j2 += 4 {
-							s[j2] = (s[j2] + A[(ir)*N+j2])
-							s[(j2 + 1)] = (s[(j2+1)] + A[(ir)*N+(j2+1)])
-							s[(j2 + 2)] = (s[(j2+2)] + A[(ir)*N+(j2+2)])
-							s[(j2 + 3)] = (s[(j2+3)] + A[(ir)*N+(j2+3)])
+						for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
+							s[j2] = (s[j2] + A[ir*N+j2])
+							s[j2+1] = (s[j2+1] + A[ir*N+j2+1])
+							s[j2+2] = (s[j2+2] + A[ir*N+j2+2])
+							s[j2+3] = (s[j2+3] + A[ir*N+j2+3])
 						}
 					}
-					for j2r3 := (j + (((min((j+2048), N) - j) / (4)) * 4)); j2r3 < min((j+2048), N); j2r3 += 1 {
-						s[j2r3] = (s[j2r3] + A[(ir)*N+j2r3])
+					for j2r3 := j + (min(j+2048, N)-j)/4*4; j2r3 < min(j+2048, N); j2r3 += 1 {
+						s[j2r3] = (s[j2r3] + A[ir*N+j2r3])
 					}
 				}
 			}

@@ -67,101 +67,77 @@ func Conv2d(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, O []
 }
 
 func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, O []float32) {
-	_ = Nb
-	_ = CI
-	_ = H
-	_ = W
-	_ = CO
-	_ = KH
-	_ = KW
-	_ = OH
-	_ = OW
 	// O[n, co, y, x] = sum(ci, ky, kx: (I[n, ci, (y + ky), (x + kx)] * F[co, ci, ky, kx]))
 	for n := 0; n < Nb; n += 1 {
-		if cost_ := func() int {
-			co := 0
-			_ = co
-			return (1 + (OH * (1 + (OW * (1 + (((CI * min(KH, 1)) * min(KW, 1)) * (1 + (KH * ((1 + (((((KW) / (4)) * 4) + 3) / (4))) + (KW - (((KW) / (4)) * 4)))))))))))
-		}(); rt.Inline(0, CO, 1, cost_) {
+		if cost_ := OH*(OW*(CI*min(KH, 1)*min(KW, 1)*(KH*(KW-KW/4*3+1)+1)+1)+1) + 1; rt.Inline(0, CO, 1, cost_) {
 			for co := 0; co < CO; co += 1 {
 				for y := 0; y < OH; y += 1 {
 					for x := 0; x < OW; x += 1 {
-						var acc float32 = float32(0)
-						_ = acc
-						for ci := 0; ci < ((CI * min(KH, 1)) * min(KW, 1)); ci += 1 {
+						acc := float32(0)
+						for ci := 0; ci < CI*min(KH, 1)*min(KW, 1); ci += 1 {
 							for ky := 0; ky < KH; ky += 1 {
-								var accv float32 = float32(0)
-								_ = accv
-								var accv2 float32 = float32(0)
-								_ = accv2
-								var accv3 float32 = float32(0)
-								_ = accv3
-								var accv4 float32 = float32(0)
-								_ = accv4
+								accv := float32(0)
+								accv2 := float32(0)
+								accv3 := float32(0)
+								accv4 := float32(0)
 								{
 									kx := 0
-									if vloop_conv2d_0 != nil && kx < (((KW)/(4))*4) {
-										if next_, r_ := vloop_conv2d_0(kx, (((KW) / (4)) * 4), I, (((n)*CI+ci)*H+(y+ky))*W+(x+kx), F, (((co)*CI+ci)*KH+ky)*KW+kx); next_ > kx {
+									if vloop_conv2d_0 != nil && kx < KW/4*4 {
+										if next_, r_ := vloop_conv2d_0(kx, KW/4*4, I, ((n*CI+ci)*H+y+ky)*W+x+kx, F, ((co*CI+ci)*KH+ky)*KW+kx); next_ > kx {
 											kx, accv = next_, (accv + r_)
 										}
 									}
-									for ; kx < (((KW) / (4)) * 4); kx += 4 {
-										accv = (accv + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+kx)] * F[(((co)*CI+ci)*KH+ky)*KW+kx]))
-										accv2 = (accv2 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+1))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+1)]))
-										accv3 = (accv3 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+2))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+2)]))
-										accv4 = (accv4 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+3))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+3)]))
+									for ; kx < KW/4*4; kx += 4 {
+										accv = (accv + (I[((n*CI+ci)*H+y+ky)*W+x+kx] * F[((co*CI+ci)*KH+ky)*KW+kx]))
+										accv2 = (accv2 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+1] * F[((co*CI+ci)*KH+ky)*KW+kx+1]))
+										accv3 = (accv3 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+2] * F[((co*CI+ci)*KH+ky)*KW+kx+2]))
+										accv4 = (accv4 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+3] * F[((co*CI+ci)*KH+ky)*KW+kx+3]))
 									}
 								}
 								acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-								for kxr := (((KW) / (4)) * 4); kxr < KW; kxr += 1 {
-									acc = (acc + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+kxr)] * F[(((co)*CI+ci)*KH+ky)*KW+kxr]))
+								for kxr := KW / 4 * 4; kxr < KW; kxr += 1 {
+									acc = (acc + (I[((n*CI+ci)*H+y+ky)*W+x+kxr] * F[((co*CI+ci)*KH+ky)*KW+kxr]))
 								}
 							}
 						}
-						O[(((n)*CO+co)*OH+y)*OW+x] = acc
+						O[((n*CO+co)*OH+y)*OW+x] = acc
 					}
 				}
 			}
 		} else {
 			CI, H, W, CO, KH, KW, OH, OW, I, F, O, n := CI, H, W, CO, KH, KW, OH, OW, I, F, O, n
-			_, _, _, _, _, _, _, _, _, _, _, _ = CI, H, W, CO, KH, KW, OH, OW, I, F, O, n
 			rt.ParallelFor(0, CO, 1, cost_, func(lo_, hi_ int) {
 				for co := lo_; co < hi_; co += 1 {
 					for y := 0; y < OH; y += 1 {
 						for x := 0; x < OW; x += 1 {
-							var acc float32 = float32(0)
-							_ = acc
-							for ci := 0; ci < ((CI * min(KH, 1)) * min(KW, 1)); ci += 1 {
+							acc := float32(0)
+							for ci := 0; ci < CI*min(KH, 1)*min(KW, 1); ci += 1 {
 								for ky := 0; ky < KH; ky += 1 {
-									var accv float32 = float32(0)
-									_ = accv
-									var accv2 float32 = float32(0)
-									_ = accv2
-									var accv3 float32 = float32(0)
-									_ = accv3
-									var accv4 float32 = float32(0)
-									_ = accv4
+									accv := float32(0)
+									accv2 := float32(0)
+									accv3 := float32(0)
+									accv4 := float32(0)
 									{
 										kx := 0
-										if vloop_conv2d_0 != nil && kx < (((KW)/(4))*4) {
-											if next_, r_ := vloop_conv2d_0(kx, (((KW) / (4)) * 4), I, (((n)*CI+ci)*H+(y+ky))*W+(x+kx), F, (((co)*CI+ci)*KH+ky)*KW+kx); next_ > kx {
+										if vloop_conv2d_0 != nil && kx < KW/4*4 {
+											if next_, r_ := vloop_conv2d_0(kx, KW/4*4, I, ((n*CI+ci)*H+y+ky)*W+x+kx, F, ((co*CI+ci)*KH+ky)*KW+kx); next_ > kx {
 												kx, accv = next_, (accv + r_)
 											}
 										}
-										for ; kx < (((KW) / (4)) * 4); kx += 4 {
-											accv = (accv + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+kx)] * F[(((co)*CI+ci)*KH+ky)*KW+kx]))
-											accv2 = (accv2 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+1))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+1)]))
-											accv3 = (accv3 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+2))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+2)]))
-											accv4 = (accv4 + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+(kx+3))] * F[(((co)*CI+ci)*KH+ky)*KW+(kx+3)]))
+										for ; kx < KW/4*4; kx += 4 {
+											accv = (accv + (I[((n*CI+ci)*H+y+ky)*W+x+kx] * F[((co*CI+ci)*KH+ky)*KW+kx]))
+											accv2 = (accv2 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+1] * F[((co*CI+ci)*KH+ky)*KW+kx+1]))
+											accv3 = (accv3 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+2] * F[((co*CI+ci)*KH+ky)*KW+kx+2]))
+											accv4 = (accv4 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+3] * F[((co*CI+ci)*KH+ky)*KW+kx+3]))
 										}
 									}
 									acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-									for kxr := (((KW) / (4)) * 4); kxr < KW; kxr += 1 {
-										acc = (acc + (I[(((n)*CI+ci)*H+(y+ky))*W+(x+kxr)] * F[(((co)*CI+ci)*KH+ky)*KW+kxr]))
+									for kxr := KW / 4 * 4; kxr < KW; kxr += 1 {
+										acc = (acc + (I[((n*CI+ci)*H+y+ky)*W+x+kxr] * F[((co*CI+ci)*KH+ky)*KW+kxr]))
 									}
 								}
 							}
-							O[(((n)*CO+co)*OH+y)*OW+x] = acc
+							O[((n*CO+co)*OH+y)*OW+x] = acc
 						}
 					}
 				}

@@ -33,21 +33,20 @@ func CvtF16F32(N int, X []f16.F16, Y []float32) error {
 }
 
 func cvt_f16_f32Impl(N int, X []f16.F16, Y []float32) {
-	_ = N
 	// Y[i] = X[i]
 	{
 		i := 0
-		if vloop_cvt_f16_f32_0 != nil && i < (((N)/(4))*4) {
-			i = vloop_cvt_f16_f32_0(i, (((N) / (4)) * 4), X, i, Y, i)
+		if vloop_cvt_f16_f32_0 != nil && i < N/4*4 {
+			i = vloop_cvt_f16_f32_0(i, N/4*4, X, i, Y, i)
 		}
-		for ; i < (((N) / (4)) * 4); i += 4 {
+		for ; i < N/4*4; i += 4 {
 			Y[i] = X[i].Float32()
-			Y[(i + 1)] = X[(i + 1)].Float32()
-			Y[(i + 2)] = X[(i + 2)].Float32()
-			Y[(i + 3)] = X[(i + 3)].Float32()
+			Y[i+1] = X[i+1].Float32()
+			Y[i+2] = X[i+2].Float32()
+			Y[i+3] = X[i+3].Float32()
 		}
 	}
-	for ir := (((N) / (4)) * 4); ir < N; ir += 1 {
+	for ir := N / 4 * 4; ir < N; ir += 1 {
 		Y[ir] = X[ir].Float32()
 	}
 }

@@ -33,21 +33,20 @@ func CvtF32F16(N int, X []float32, Y []f16.F16) error {
 }
 
 func cvt_f32_f16Impl(N int, X []float32, Y []f16.F16) {
-	_ = N
 	// Y[i] = f16(X[i])
 	{
 		i := 0
-		if vloop_cvt_f32_f16_0 != nil && i < (((N)/(4))*4) {
-			i = vloop_cvt_f32_f16_0(i, (((N) / (4)) * 4), X, i, Y, i)
+		if vloop_cvt_f32_f16_0 != nil && i < N/4*4 {
+			i = vloop_cvt_f32_f16_0(i, N/4*4, X, i, Y, i)
 		}
-		for ; i < (((N) / (4)) * 4); i += 4 {
+		for ; i < N/4*4; i += 4 {
 			Y[i] = f16.FromFloat32(X[i])
-			Y[(i + 1)] = f16.FromFloat32(X[(i + 1)])
-			Y[(i + 2)] = f16.FromFloat32(X[(i + 2)])
-			Y[(i + 3)] = f16.FromFloat32(X[(i + 3)])
+			Y[i+1] = f16.FromFloat32(X[i+1])
+			Y[i+2] = f16.FromFloat32(X[i+2])
+			Y[i+3] = f16.FromFloat32(X[i+3])
 		}
 	}
-	for ir := (((N) / (4)) * 4); ir < N; ir += 1 {
+	for ir := N / 4 * 4; ir < N; ir += 1 {
 		Y[ir] = f16.FromFloat32(X[ir])
 	}
 }

@@ -37,105 +37,98 @@ func Dcolsum(M, N int, A []float64, s []float64) error {
 }
 
 func dcolsumImpl(M, N int, A []float64, s []float64) {
-	_ = M
-	_ = N
 	// s[j] = sum(i: A[i, j])
-	if cost_ := func() int {
-		j := 0
-		_ = j
-		return ((((1 + (((((min(1024, N)) / (2)) * 2) + 1) / (2))) + (min(1024, N) - (((min(1024, N)) / (2)) * 2))) + ((((((M) / (8)) * 8) + 7) / (8)) * ((1 + (((((min(1024, N)) / (2)) * 2) + 1) / (2))) + (min(1024, N) - (((min(1024, N)) / (2)) * 2))))) + ((M - (((M) / (8)) * 8)) * ((1 + (((((min(1024, N)) / (2)) * 2) + 1) / (2))) + (min(1024, N) - (((min(1024, N)) / (2)) * 2)))))
-	}(); rt.Inline(0, N, 1024, cost_) {
+	if cost_ := min(N, 1024) + M/8*(min(N, 1024)-min(N, 1024)/2+1) + (M-M/8*8)*(min(N, 1024)-min(N, 1024)/2+1) - min(N, 1024)/2 + 1; rt.Inline(0, N, 1024, cost_) {
 		for j := 0; j < N; j += 1024 {
 			{
 				j2 := j
-				if vloop_dcolsum_0 != nil && j2 < (j+(((min((j+1024), N)-j)/(2))*2)) {
-					j2 = vloop_dcolsum_0(j2, (j + (((min((j+1024), N) - j) / (2)) * 2)), s, j2, float64(0))
+				if vloop_dcolsum_0 != nil && j2 < j+(min(j+1024, N)-j)/2*2 {
+					j2 = vloop_dcolsum_0(j2, j+(min(j+1024, N)-j)/2*2, s, j2, float64(0))
 				}
-				for ; j2 < (j + (((min((j+1024), N) - j) / (2)) * 2)); j2 += 2 {
+				for ; j2 < j+(min(j+1024, N)-j)/2*2; j2 += 2 {
 					s[j2] = float64(0)
-					s[(j2 + 1)] = float64(0)
+					s[j2+1] = float64(0)
 				}
 			}
-			for j2r := (j + (((min((j+1024), N) - j) / (2)) * 2)); j2r < min((j+1024), N); j2r += 1 {
+			for j2r := j + (min(j+1024, N)-j)/2*2; j2r < min(j+1024, N); j2r += 1 {
 				s[j2r] = float64(0)
 			}
-			for i := 0; i < (((M) / (8)) * 8); i += 8 {
+			for i := 0; i < M/8*8; i += 8 {
 				{
 					j2 := j
-					if vloop_dcolsum_1 != nil && j2 < (j+(((min((j+1024), N)-j)/(2))*2)) {
-						j2 = vloop_dcolsum_1(j2, (j + (((min((j+1024), N) - j) / (2)) * 2)), s, j2, A, (i)*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
+					if vloop_dcolsum_1 != nil && j2 < j+(min(j+1024, N)-j)/2*2 {
+						j2 = vloop_dcolsum_1(j2, j+(min(j+1024, N)-j)/2*2, s, j2, A, i*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
 					}
-					for ; j2 < (j + (((min((j+1024), N) - j) / (2)) * 2)); j2 += 2 {
-						s[j2] = ((((((((s[j2] + A[(i)*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
-						s[(j2 + 1)] = ((((((((s[(j2+1)] + A[(i)*N+(j2+1)]) + A[(i+1)*N+(j2+1)]) + A[(i+2)*N+(j2+1)]) + A[(i+3)*N+(j2+1)]) + A[(i+4)*N+(j2+1)]) + A[(i+5)*N+(j2+1)]) + A[(i+6)*N+(j2+1)]) + A[(i+7)*N+(j2+1)])
+					for ; j2 < j+(min(j+1024, N)-j)/2*2; j2 += 2 {
+						s[j2] = ((((((((s[j2] + A[i*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
+						s[j2+1] = ((((((((s[j2+1] + A[i*N+j2+1]) + A[(i+1)*N+j2+1]) + A[(i+2)*N+j2+1]) + A[(i+3)*N+j2+1]) + A[(i+4)*N+j2+1]) + A[(i+5)*N+j2+1]) + A[(i+6)*N+j2+1]) + A[(i+7)*N+j2+1])
 					}
 				}
-				for j2r2 := (j + (((min((j+1024), N) - j) / (2)) * 2)); j2r2 < min((j+1024), N); j2r2 += 1 {
-					s[j2r2] = ((((((((s[j2r2] + A[(i)*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
+				for j2r2 := j + (min(j+1024, N)-j)/2*2; j2r2 < min(j+1024, N); j2r2 += 1 {
+					s[j2r2] = ((((((((s[j2r2] + A[i*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
 				}
 			}
-			for ir := (((M) / (8)) * 8); ir < M; ir += 1 {
+			for ir := M / 8 * 8; ir < M; ir += 1 {
 				{
 					j2 := j
-					if vloop_dcolsum_2 != nil && j2 < (j+(((min((j+1024), N)-j)/(2))*2)) {
-						j2 = vloop_dcolsum_2(j2, (j + (((min((j+1024), N) - j) / (2)) * 2)), s, j2, A, (ir)*N+j2)
+					if vloop_dcolsum_2 != nil && j2 < j+(min(j+1024, N)-j)/2*2 {
+						j2 = vloop_dcolsum_2(j2, j+(min(j+1024, N)-j)/2*2, s, j2, A, ir*N+j2)
 					}
-					for ; j2 < (j + (((min((j+1024), N) - j) / (2)) * 2)); j2 += 2 {
-						s[j2] = (s[j2] + A[(ir)*N+j2])
-						s[(j2 + 1)] = (s[(j2+1)] + A[(ir)*N+(j2+1)])
+					for ; j2 < j+(min(j+1024, N)-j)/2*2; j2 += 2 {
+						s[j2] = (s[j2] + A[ir*N+j2])
+						s[j2+1] = (s[j2+1] + A[ir*N+j2+1])
 					}
 				}
-				for j2r3 := (j + (((min((j+1024), N) - j) / (2)) * 2)); j2r3 < min((j+1024), N); j2r3 += 1 {
-					s[j2r3] = (s[j2r3] + A[(ir)*N+j2r3])
+				for j2r3 := j + (min(j+1024, N)-j)/2*2; j2r3 < min(j+1024, N); j2r3 += 1 {
+					s[j2r3] = (s[j2r3] + A[ir*N+j2r3])
 				}
 			}
 		}
 	} else {
 		M, N, A, s := M, N, A, s
-		_, _, _, _ = M, N, A, s
 		rt.ParallelFor(0, N, 1024, cost_, func(lo_, hi_ int) {
 			for j := lo_; j < hi_; j += 1024 {
 				{
 					j2 := j
-					if vloop_dcolsum_0 != nil && j2 < (j+(((min((j+1024), N)-j)/(2))*2)) {
-						j2 = vloop_dcolsum_0(j2, (j + (((min((j+1024), N) - j) / (2)) * 2)), s, j2, float64(0))
+					if vloop_dcolsum_0 != nil && j2 < j+(min(j+1024, N)-j)/2*2 {
+						j2 = vloop_dcolsum_0(j2, j+(min(j+1024, N)-j)/2*2, s, j2, float64(0))
 					}
-					for ; j2 < (j + (((min((j+1024), N) - j) / (2)) * 2)); j2 += 2 {
+					for ; j2 < j+(min(j+1024, N)-j)/2*2; j2 += 2 {
 						s[j2] = float64(0)
-						s[(j2 + 1)] = float64(0)
+						s[j2+1] = float64(0)
 					}
 				}
-				for j2r := (j + (((min((j+1024), N) - j) / (2)) * 2)); j2r < min((j+1024), N); j2r += 1 {
+				for j2r := j + (min(j+1024, N)-j)/2*2; j2r < min(j+1024, N); j2r += 1 {
 					s[j2r] = float64(0)
 				}
-				for i := 0; i < (((M) / (8)) * 8); i += 8 {
+				for i := 0; i < M/8*8; i += 8 {
 					{
 						j2 := j
-						if vloop_dcolsum_1 != nil && j2 < (j+(((min((j+1024), N)-j)/(2))*2)) {
-							j2 = vloop_dcolsum_1(j2, (j + (((min((j+1024), N) - j) / (2)) * 2)), s, j2, A, (i)*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
+						if vloop_dcolsum_1 != nil && j2 < j+(min(j+1024, N)-j)/2*2 {
+							j2 = vloop_dcolsum_1(j2, j+(min(j+1024, N)-j)/2*2, s, j2, A, i*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
 						}
-						for ; j2 < (j + (((min((j+1024), N) - j) / (2)) * 2)); j2 += 2 {
-							s[j2] = ((((((((s[j2] + A[(i)*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
-							s[(j2 + 1)] = ((((((((s[(j2+1)] + A[(i)*N+(j2+1)]) + A[(i+1)*N+(j2+1)]) + A[(i+2)*N+(j2+1)]) + A[(i+3)*N+(j2+1)]) + A[(i+4)*N+(j2+1)]) + A[(i+5)*N+(j2+1)]) + A[(i+6)*N+(j2+1)]) + A[(i+7)*N+(j2+1)])
+						for ; j2 < j+(min(j+1024, N)-j)/2*2; j2 += 2 {
+							s[j2] = ((((((((s[j2] + A[i*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
+							s[j2+1] = ((((((((s[j2+1] + A[i*N+j2+1]) + A[(i+1)*N+j2+1]) + A[(i+2)*N+j2+1]) + A[(i+3)*N+j2+1]) + A[(i+4)*N+j2+1]) + A[(i+5)*N+j2+1]) + A[(i+6)*N+j2+1]) + A[(i+7)*N+j2+1])
 						}
 					}
-					for j2r2 := (j + (((min((j+1024), N) - j) / (2)) * 2)); j2r2 < min((j+1024), N); j2r2 += 1 {
-						s[j2r2] = ((((((((s[j2r2] + A[(i)*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
+					for j2r2 := j + (min(j+1024, N)-j)/2*2; j2r2 < min(j+1024, N); j2r2 += 1 {
+						s[j2r2] = ((((((((s[j2r2] + A[i*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
 					}
 				}
-				for ir := (((M) / (8)) * 8); ir < M; ir += 1 {
+				for ir := M / 8 * 8; ir < M; ir += 1 {
 					{
 						j2 := j
-						if vloop_dcolsum_2 != nil && j2 < (j+(((min((j+1024), N)-j)/(2))*2)) {
-							j2 = vloop_dcolsum_2(j2, (j + (((min((j+1024), N) - j) / (2)) * 2)), s, j2, A, (ir)*N+j2)
+						if vloop_dcolsum_2 != nil && j2 < j+(min(j+1024, N)-j)/2*2 {
+							j2 = vloop_dcolsum_2(j2, j+(min(j+1024, N)-j)/2*2, s, j2, A, ir*N+j2)
 						}
-						for ; j2 < (j + (((min((j+1024), N) - j) / (2)) * 2)); j2 += 2 {
-							s[j2] = (s[j2] + A[(ir)*N+j2])
-							s[(j2 + 1)] = (s[(j2+1)] + A[(ir)*N+(j2+1)])
+						for ; j2 < j+(min(j+1024, N)-j)/2*2; j2 += 2 {
+							s[j2] = (s[j2] + A[ir*N+j2])
+							s[j2+1] = (s[j2+1] + A[ir*N+j2+1])
 						}
 					}
-					for j2r3 := (j + (((min((j+1024), N) - j) / (2)) * 2)); j2r3 < min((j+1024), N); j2r3 += 1 {
-						s[j2r3] = (s[j2r3] + A[(ir)*N+j2r3])
+					for j2r3 := j + (min(j+1024, N)-j)/2*2; j2r3 < min(j+1024, N); j2r3 += 1 {
+						s[j2r3] = (s[j2r3] + A[ir*N+j2r3])
 					}
 				}
 			}

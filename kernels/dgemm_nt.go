@@ -47,116 +47,100 @@ func DgemmNt(M, K, N int, A []float64, B []float64, C []float64, alpha float64, 
 }
 
 func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
-	_ = M
-	_ = K
-	_ = N
-	packB := rt.Scratch64((min(dgemm_ntSlot.NC, (((N+(dgemm_ntSlot.NR-1))/(dgemm_ntSlot.NR))*dgemm_ntSlot.NR)) * min(dgemm_ntSlot.KC, max(K, 1))))
+	packB := rt.Scratch64(min(dgemm_ntSlot.NC, (N+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*dgemm_ntSlot.NR) * min(dgemm_ntSlot.KC, max(K, 1)))
 	defer rt.Release64(packB)
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += dgemm_ntSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ntSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: each panel row is a contiguous run of B (packD)
-				n_, depth_, panel_, off_ := min(dgemm_ntSlot.NC, (N-jc)), min(dgemm_ntSlot.KC, (K-pc)), dgemm_ntSlot.NR, 0
+				n_, depth_, panel_, off_ := min(dgemm_ntSlot.NC, N-jc), min(dgemm_ntSlot.KC, K-pc), dgemm_ntSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
 					for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						pj := p0_
 						b_ := (jc+pj)*K + pc
-						packD64(dst_, B[min(b_, len(B)):], ((jc+(pj+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+						packD64(dst_, B[min(b_, len(B)):], ((jc+pj+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
 			if int32(M) >= (int32(4) * int32(dgemm_ntSlot.MC)) {
-				if cost_ := func() int {
-					ic := 0
-					_ = ic
-					return (1 + (1 + (((min(dgemm_ntSlot.NC, (N-jc)) + (dgemm_ntSlot.NR - 1)) / (dgemm_ntSlot.NR)) * (1 + (((min(dgemm_ntSlot.MC, M) + (dgemm_ntSlot.MR - 1)) / (dgemm_ntSlot.MR)) * (1 + ((dgemm_ntSlot.MR * dgemm_ntSlot.NR) * min(dgemm_ntSlot.KC, (K-pc)))))))))
-				}(); rt.Inline(0, M, dgemm_ntSlot.MC, cost_) {
-					packA := rt.Scratch64((min(dgemm_ntSlot.MC, (((M+(dgemm_ntSlot.MR-1))/(dgemm_ntSlot.MR))*dgemm_ntSlot.MR)) * min(dgemm_ntSlot.KC, max(K, 1))))
+				if cost_ := (min(dgemm_ntSlot.NC, N-jc)+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*((min(dgemm_ntSlot.MC, M)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*(dgemm_ntSlot.MR*dgemm_ntSlot.NR*min(dgemm_ntSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemm_ntSlot.MC, cost_) {
+					packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
 					defer rt.Release64(packA)
 					for ic := 0; ic < M; ic += dgemm_ntSlot.MC {
 						M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-						_, _, _, _, _, _ = M, K, A, pc, packA, ic
 						{ // pack: each panel row is a contiguous run of A (packD)
-							n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, (M-ic)), min(dgemm_ntSlot.KC, (K-pc)), dgemm_ntSlot.MR, 0
+							n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, M-ic), min(dgemm_ntSlot.KC, K-pc), dgemm_ntSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
 								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packD64(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packD64(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						for jr := 0; jr < min(dgemm_ntSlot.NC, (N-jc)); jr += dgemm_ntSlot.NR {
-							for ir := 0; ir < min(dgemm_ntSlot.MC, (M-ic)); ir += dgemm_ntSlot.MR {
-								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, (K-pc)), packA[(ir*min(dgemm_ntSlot.KC, (K-pc))):], packB[(jr*min(dgemm_ntSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_ntSlot.MR, (min(dgemm_ntSlot.MC, (M-ic))-ir)), min(dgemm_ntSlot.NR, (min(dgemm_ntSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
+						for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
+							for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
+								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
 							}
 						}
 					}
 				} else {
 					M, K, N, A, C, alpha, beta, packB, jc, pc := M, K, N, A, C, alpha, beta, packB, jc, pc
-					_, _, _, _, _, _, _, _, _, _ = M, K, N, A, C, alpha, beta, packB, jc, pc
 					rt.ParallelFor(0, M, dgemm_ntSlot.MC, cost_, func(lo_, hi_ int) {
-						packA := rt.Scratch64((min(dgemm_ntSlot.MC, (((M+(dgemm_ntSlot.MR-1))/(dgemm_ntSlot.MR))*dgemm_ntSlot.MR)) * min(dgemm_ntSlot.KC, max(K, 1))))
+						packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
 						defer rt.Release64(packA)
 						for ic := lo_; ic < hi_; ic += dgemm_ntSlot.MC {
 							{ // pack: each panel row is a contiguous run of A (packD)
-								n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, (M-ic)), min(dgemm_ntSlot.KC, (K-pc)), dgemm_ntSlot.MR, 0
+								n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, M-ic), min(dgemm_ntSlot.KC, K-pc), dgemm_ntSlot.MR, 0
 								for p0_ := 0; p0_ < n_; p0_ += panel_ {
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packD64(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packD64(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
-							for jr := 0; jr < min(dgemm_ntSlot.NC, (N-jc)); jr += dgemm_ntSlot.NR {
-								for ir := 0; ir < min(dgemm_ntSlot.MC, (M-ic)); ir += dgemm_ntSlot.MR {
-									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, (K-pc)), packA[(ir*min(dgemm_ntSlot.KC, (K-pc))):], packB[(jr*min(dgemm_ntSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_ntSlot.MR, (min(dgemm_ntSlot.MC, (M-ic))-ir)), min(dgemm_ntSlot.NR, (min(dgemm_ntSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
+							for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
+								for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
+									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
 								}
 							}
 						}
 					})
 				}
 			} else {
-				packA := rt.Scratch64((min(dgemm_ntSlot.MC, (((M+(dgemm_ntSlot.MR-1))/(dgemm_ntSlot.MR))*dgemm_ntSlot.MR)) * min(dgemm_ntSlot.KC, max(K, 1))))
+				packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
 				defer rt.Release64(packA)
 				for ic := 0; ic < M; ic += dgemm_ntSlot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-					_, _, _, _, _, _ = M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A (packD)
-						n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, (M-ic)), min(dgemm_ntSlot.KC, (K-pc)), dgemm_ntSlot.MR, 0
+						n_, depth_, panel_, off_ := min(dgemm_ntSlot.MC, M-ic), min(dgemm_ntSlot.KC, K-pc), dgemm_ntSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 								pi := p0_
 								b_ := (ic+pi)*K + pc
-								packD64(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+								packD64(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if cost_ := func() int {
-						jr := 0
-						_ = jr
-						return (1 + (((min(dgemm_ntSlot.MC, (M-ic)) + (dgemm_ntSlot.MR - 1)) / (dgemm_ntSlot.MR)) * (1 + ((dgemm_ntSlot.MR * dgemm_ntSlot.NR) * min(dgemm_ntSlot.KC, (K-pc))))))
-					}(); rt.Inline(0, min(dgemm_ntSlot.NC, (N-jc)), dgemm_ntSlot.NR, cost_) {
-						for jr := 0; jr < min(dgemm_ntSlot.NC, (N-jc)); jr += dgemm_ntSlot.NR {
-							for ir := 0; ir < min(dgemm_ntSlot.MC, (M-ic)); ir += dgemm_ntSlot.MR {
-								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, (K-pc)), packA[(ir*min(dgemm_ntSlot.KC, (K-pc))):], packB[(jr*min(dgemm_ntSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_ntSlot.MR, (min(dgemm_ntSlot.MC, (M-ic))-ir)), min(dgemm_ntSlot.NR, (min(dgemm_ntSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
+					if cost_ := (min(dgemm_ntSlot.MC, M-ic)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*(dgemm_ntSlot.MR*dgemm_ntSlot.NR*min(dgemm_ntSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemm_ntSlot.NC, N-jc), dgemm_ntSlot.NR, cost_) {
+						for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
+							for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
+								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
 							}
 						}
 					} else {
 						M, K, N, C, alpha, beta, packB, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
-						rt.ParallelFor(0, min(dgemm_ntSlot.NC, (N-jc)), dgemm_ntSlot.NR, cost_, func(lo_, hi_ int) {
+						rt.ParallelFor(0, min(dgemm_ntSlot.NC, N-jc), dgemm_ntSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemm_ntSlot.NR {
-								for ir := 0; ir < min(dgemm_ntSlot.MC, (M-ic)); ir += dgemm_ntSlot.MR {
-									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, (K-pc)), packA[(ir*min(dgemm_ntSlot.KC, (K-pc))):], packB[(jr*min(dgemm_ntSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_ntSlot.MR, (min(dgemm_ntSlot.MC, (M-ic))-ir)), min(dgemm_ntSlot.NR, (min(dgemm_ntSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
+								for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
+									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
 								}
 							}
 						})

@@ -47,113 +47,97 @@ func DgemmTt(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 }
 
 func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
-	_ = K
-	_ = M
-	_ = N
-	packB := rt.Scratch64((min(dgemm_ttSlot.NC, (((N+(dgemm_ttSlot.NR-1))/(dgemm_ttSlot.NR))*dgemm_ttSlot.NR)) * min(dgemm_ttSlot.KC, max(K, 1))))
+	packB := rt.Scratch64(min(dgemm_ttSlot.NC, (N+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*dgemm_ttSlot.NR) * min(dgemm_ttSlot.KC, max(K, 1)))
 	defer rt.Release64(packB)
 	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[j, k]))) + (beta * C[i, j]))
 	for jc := 0; jc < N; jc += dgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: each panel row is a contiguous run of B (packD)
-				n_, depth_, panel_, off_ := min(dgemm_ttSlot.NC, (N-jc)), min(dgemm_ttSlot.KC, (K-pc)), dgemm_ttSlot.NR, 0
+				n_, depth_, panel_, off_ := min(dgemm_ttSlot.NC, N-jc), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
 					for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						pj := p0_
 						b_ := (jc+pj)*K + pc
-						packD64(dst_, B[min(b_, len(B)):], ((jc+(pj+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+						packD64(dst_, B[min(b_, len(B)):], ((jc+pj+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
 			if int32(M) >= (int32(4) * int32(dgemm_ttSlot.MC)) {
-				if cost_ := func() int {
-					ic := 0
-					_ = ic
-					return (1 + (1 + (((min(dgemm_ttSlot.NC, (N-jc)) + (dgemm_ttSlot.NR - 1)) / (dgemm_ttSlot.NR)) * (1 + (((min(dgemm_ttSlot.MC, M) + (dgemm_ttSlot.MR - 1)) / (dgemm_ttSlot.MR)) * (1 + ((dgemm_ttSlot.MR * dgemm_ttSlot.NR) * min(dgemm_ttSlot.KC, (K-pc)))))))))
-				}(); rt.Inline(0, M, dgemm_ttSlot.MC, cost_) {
-					packA := rt.Scratch64((min(dgemm_ttSlot.MC, (((M+(dgemm_ttSlot.MR-1))/(dgemm_ttSlot.MR))*dgemm_ttSlot.MR)) * min(dgemm_ttSlot.KC, max(K, 1))))
+				if cost_ := (min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(dgemm_ttSlot.MC, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemm_ttSlot.MC, cost_) {
+					packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
 					defer rt.Release64(packA)
 					for ic := 0; ic < M; ic += dgemm_ttSlot.MC {
 						K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-						_, _, _, _, _, _ = K, M, A, pc, packA, ic
 						{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-							n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, (M-ic)), min(dgemm_ttSlot.KC, (K-pc)), dgemm_ttSlot.MR, 0
+							n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, M-ic), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.MR, 0
 							body_ := func(lo_, hi_ int) {
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pi := p0_
-									b_ := (pc)*M + (ic + pi)
-									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+									b_ := pc*M + ic + pi
+									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						for jr := 0; jr < min(dgemm_ttSlot.NC, (N-jc)); jr += dgemm_ttSlot.NR {
-							for ir := 0; ir < min(dgemm_ttSlot.MC, (M-ic)); ir += dgemm_ttSlot.MR {
-								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, (K-pc)), packA[(ir*min(dgemm_ttSlot.KC, (K-pc))):], packB[(jr*min(dgemm_ttSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_ttSlot.MR, (min(dgemm_ttSlot.MC, (M-ic))-ir)), min(dgemm_ttSlot.NR, (min(dgemm_ttSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
+						for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
+							for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
+								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
 							}
 						}
 					}
 				} else {
 					K, M, N, A, C, alpha, beta, packB, jc, pc := K, M, N, A, C, alpha, beta, packB, jc, pc
-					_, _, _, _, _, _, _, _, _, _ = K, M, N, A, C, alpha, beta, packB, jc, pc
 					rt.ParallelFor(0, M, dgemm_ttSlot.MC, cost_, func(lo_, hi_ int) {
-						packA := rt.Scratch64((min(dgemm_ttSlot.MC, (((M+(dgemm_ttSlot.MR-1))/(dgemm_ttSlot.MR))*dgemm_ttSlot.MR)) * min(dgemm_ttSlot.KC, max(K, 1))))
+						packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
 						defer rt.Release64(packA)
 						for ic := lo_; ic < hi_; ic += dgemm_ttSlot.MC {
 							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-								n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, (M-ic)), min(dgemm_ttSlot.KC, (K-pc)), dgemm_ttSlot.MR, 0
+								n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, M-ic), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.MR, 0
 								for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 									pi := p0_
-									b_ := (pc)*M + (ic + pi)
-									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+									b_ := pc*M + ic + pi
+									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
 								}
 							}
-							for jr := 0; jr < min(dgemm_ttSlot.NC, (N-jc)); jr += dgemm_ttSlot.NR {
-								for ir := 0; ir < min(dgemm_ttSlot.MC, (M-ic)); ir += dgemm_ttSlot.MR {
-									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, (K-pc)), packA[(ir*min(dgemm_ttSlot.KC, (K-pc))):], packB[(jr*min(dgemm_ttSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_ttSlot.MR, (min(dgemm_ttSlot.MC, (M-ic))-ir)), min(dgemm_ttSlot.NR, (min(dgemm_ttSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
+							for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
+								for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
+									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
 								}
 							}
 						}
 					})
 				}
 			} else {
-				packA := rt.Scratch64((min(dgemm_ttSlot.MC, (((M+(dgemm_ttSlot.MR-1))/(dgemm_ttSlot.MR))*dgemm_ttSlot.MR)) * min(dgemm_ttSlot.KC, max(K, 1))))
+				packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
 				defer rt.Release64(packA)
 				for ic := 0; ic < M; ic += dgemm_ttSlot.MC {
 					K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-					_, _, _, _, _, _ = K, M, A, pc, packA, ic
 					{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-						n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, (M-ic)), min(dgemm_ttSlot.KC, (K-pc)), dgemm_ttSlot.MR, 0
+						n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, M-ic), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.MR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pi := p0_
-								b_ := (pc)*M + (ic + pi)
-								packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+								b_ := pc*M + ic + pi
+								packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if cost_ := func() int {
-						jr := 0
-						_ = jr
-						return (1 + (((min(dgemm_ttSlot.MC, (M-ic)) + (dgemm_ttSlot.MR - 1)) / (dgemm_ttSlot.MR)) * (1 + ((dgemm_ttSlot.MR * dgemm_ttSlot.NR) * min(dgemm_ttSlot.KC, (K-pc))))))
-					}(); rt.Inline(0, min(dgemm_ttSlot.NC, (N-jc)), dgemm_ttSlot.NR, cost_) {
-						for jr := 0; jr < min(dgemm_ttSlot.NC, (N-jc)); jr += dgemm_ttSlot.NR {
-							for ir := 0; ir < min(dgemm_ttSlot.MC, (M-ic)); ir += dgemm_ttSlot.MR {
-								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, (K-pc)), packA[(ir*min(dgemm_ttSlot.KC, (K-pc))):], packB[(jr*min(dgemm_ttSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_ttSlot.MR, (min(dgemm_ttSlot.MC, (M-ic))-ir)), min(dgemm_ttSlot.NR, (min(dgemm_ttSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
+					if cost_ := (min(dgemm_ttSlot.MC, M-ic)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_) {
+						for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
+							for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
+								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
 							}
 						}
 					} else {
 						K, M, N, C, alpha, beta, packB, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
-						rt.ParallelFor(0, min(dgemm_ttSlot.NC, (N-jc)), dgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
+						rt.ParallelFor(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemm_ttSlot.NR {
-								for ir := 0; ir < min(dgemm_ttSlot.MC, (M-ic)); ir += dgemm_ttSlot.MR {
-									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, (K-pc)), packA[(ir*min(dgemm_ttSlot.KC, (K-pc))):], packB[(jr*min(dgemm_ttSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(dgemm_ttSlot.MR, (min(dgemm_ttSlot.MC, (M-ic))-ir)), min(dgemm_ttSlot.NR, (min(dgemm_ttSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
+								for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
+									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
 								}
 							}
 						})

@@ -39,20 +39,14 @@ func Dtranspose(M, N int, A []float64, B []float64) error {
 }
 
 func dtransposeImpl(M, N int, A []float64, B []float64) {
-	_ = M
-	_ = N
 	// B[j, i] = A[i, j]
-	if cost_ := func() int {
-		jb := 0
-		_ = jb
-		return (1 + (((M + (dtransposeSlot.RB - 1)) / (dtransposeSlot.RB)) * (1 + (min(dtransposeSlot.RB, M) * min(dtransposeSlot.CB, N)))))
-	}(); rt.Inline(0, N, dtransposeSlot.CB, cost_) {
+	if cost_ := (M+dtransposeSlot.RB-1)/dtransposeSlot.RB*(min(dtransposeSlot.RB, M)*min(dtransposeSlot.CB, N)+1) + 1; rt.Inline(0, N, dtransposeSlot.CB, cost_) {
 		for jb := 0; jb < N; jb += dtransposeSlot.CB {
 			for ib := 0; ib < M; ib += dtransposeSlot.RB {
 				{
-					rows_, cols_, lds_, ldd_ := min(dtransposeSlot.RB, (M-ib)), min(dtransposeSlot.CB, (N-jb)), N, M
+					rows_, cols_, lds_, ldd_ := min(dtransposeSlot.RB, M-ib), min(dtransposeSlot.CB, N-jb), N, M
 					if rows_ > 0 && cols_ > 0 {
-						so_, do_ := ((ib * N) + jb), ((jb * M) + ib)
+						so_, do_ := ib*N+jb, jb*M+ib
 						dtransposeSlot.T(rows_, cols_, A[so_:so_+(rows_-1)*lds_+cols_], lds_, B[do_:do_+(cols_-1)*ldd_+rows_], ldd_)
 					}
 				}
@@ -60,14 +54,13 @@ func dtransposeImpl(M, N int, A []float64, B []float64) {
 		}
 	} else {
 		M, N, A, B := M, N, A, B
-		_, _, _, _ = M, N, A, B
 		rt.ParallelFor(0, N, dtransposeSlot.CB, cost_, func(lo_, hi_ int) {
 			for jb := lo_; jb < hi_; jb += dtransposeSlot.CB {
 				for ib := 0; ib < M; ib += dtransposeSlot.RB {
 					{
-						rows_, cols_, lds_, ldd_ := min(dtransposeSlot.RB, (M-ib)), min(dtransposeSlot.CB, (N-jb)), N, M
+						rows_, cols_, lds_, ldd_ := min(dtransposeSlot.RB, M-ib), min(dtransposeSlot.CB, N-jb), N, M
 						if rows_ > 0 && cols_ > 0 {
-							so_, do_ := ((ib * N) + jb), ((jb * M) + ib)
+							so_, do_ := ib*N+jb, jb*M+ib
 							dtransposeSlot.T(rows_, cols_, A[so_:so_+(rows_-1)*lds_+cols_], lds_, B[do_:do_+(cols_-1)*ldd_+rows_], ldd_)
 						}
 					}

@@ -50,30 +50,26 @@ func GemmBiasRelu(M, K, N int, A []float32, B []float32, bias []float32, C []flo
 }
 
 func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C []float32) {
-	_ = M
-	_ = K
-	_ = N
 	// C[i, j] = relu((sum(k: (A[i, k] * B[k, j])) + bias[j]))
 	if float64(M) <= float64(4) {
-		if cost_ := func() int { jb := 0; _ = jb; return (1 + ((M * 4096) * K)) }(); rt.Inline(0, N, 4096, cost_) {
+		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
 			for jb := 0; jb < N; jb += 4096 {
 				{
-					aoff_, boff_ := (0)*K+0, (0)*N+jb
-					ars_, acs_ := ((1)*K+0)-aoff_, ((0)*K+1)-aoff_
-					ldb_ := ((1)*N + jb) - boff_
-					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), bias[jb:], int(sel((int32(K) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+					aoff_, boff_ := 0, jb
+					ars_, acs_ := (K)-aoff_, (1)-aoff_
+					ldb_ := (N + jb) - boff_
+					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), bias[jb:], int(sel((int32(K) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 				}
 			}
 		} else {
 			M, K, N, A, B, bias, C := M, K, N, A, B, bias, C
-			_, _, _, _, _, _, _ = M, K, N, A, B, bias, C
 			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
-						aoff_, boff_ := (0)*K+0, (0)*N+jb
-						ars_, acs_ := ((1)*K+0)-aoff_, ((0)*K+1)-aoff_
-						ldb_ := ((1)*N + jb) - boff_
-						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), bias[jb:], int(sel((int32(K) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+						aoff_, boff_ := 0, jb
+						ars_, acs_ := (K)-aoff_, (1)-aoff_
+						ldb_ := (N + jb) - boff_
+						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), bias[jb:], int(sel((int32(K) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 					}
 				}
 			})
@@ -83,32 +79,27 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 			for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 					for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
-						if cost_ := func() int {
-							jr := 0
-							_ = jr
-							return (1 + (((min(gemm_bias_reluSlot.MC, (M-ic)) + (gemm_bias_reluSlot.MR - 1)) / (gemm_bias_reluSlot.MR)) * (1 + ((gemm_bias_reluSlot.MR * gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, (K-pc))))))
-						}(); rt.Inline(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_) {
-							for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
-								for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
+						if cost_ := (min(gemm_bias_reluSlot.MC, M-ic)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_) {
+							for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
+								for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
 									{
-										aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
-										ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
-										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-										gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
+										ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
+										ldb_ := ((pc+1)*N + jc + jr) - boff_
+										gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 									}
 								}
 							}
 						} else {
 							M, K, N, A, B, bias, C, jc, pc, ic := M, K, N, A, B, bias, C, jc, pc, ic
-							_, _, _, _, _, _, _, _, _, _ = M, K, N, A, B, bias, C, jc, pc, ic
-							rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
+							rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
 								for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
-									for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
+									for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
 										{
-											aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
-											ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
-											ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-											gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
+											ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
+											ldb_ := ((pc+1)*N + jc + jr) - boff_
+											gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 										}
 									}
 								}
@@ -118,111 +109,98 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 				}
 			}
 		} else {
-			packB := rt.Scratch32((min(gemm_bias_reluSlot.NC, (((N+(gemm_bias_reluSlot.NR-1))/(gemm_bias_reluSlot.NR))*gemm_bias_reluSlot.NR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+			packB := rt.Scratch32(min(gemm_bias_reluSlot.NC, (N+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
 			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-					_, _, _, _, _, _ = K, N, B, packB, jc, pc
 					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-						n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.NC, (N-jc)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.NR, 0
+						n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.NC, N-jc), min(gemm_bias_reluSlot.KC, K-pc), gemm_bias_reluSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
-								b_ := (pc)*N + (jc + pj)
-								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
+								b_ := pc*N + jc + pj
+								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
 					if int32(M) >= (int32(4) * int32(gemm_bias_reluSlot.MC)) {
-						if cost_ := func() int {
-							ic := 0
-							_ = ic
-							return (1 + (1 + (((min(gemm_bias_reluSlot.NC, (N-jc)) + (gemm_bias_reluSlot.NR - 1)) / (gemm_bias_reluSlot.NR)) * (1 + (((min(gemm_bias_reluSlot.MC, M) + (gemm_bias_reluSlot.MR - 1)) / (gemm_bias_reluSlot.MR)) * (1 + ((gemm_bias_reluSlot.MR * gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, (K-pc)))))))))
-						}(); rt.Inline(0, M, gemm_bias_reluSlot.MC, cost_) {
-							packA := rt.Scratch32((min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+						if cost_ := (min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(gemm_bias_reluSlot.MC, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, gemm_bias_reluSlot.MC, cost_) {
+							packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)
 							for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
 								M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-								_, _, _, _, _, _ = M, K, A, pc, packA, ic
 								{ // pack: each panel row is a contiguous run of A (packD)
-									n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, (M-ic)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.MR, 0
+									n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, M-ic), min(gemm_bias_reluSlot.KC, K-pc), gemm_bias_reluSlot.MR, 0
 									body_ := func(lo_, hi_ int) {
 										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
-									for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
-										gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+								for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
+									for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
+										gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 									}
 								}
 							}
 						} else {
 							M, K, N, A, bias, C, packB, jc, pc := M, K, N, A, bias, C, packB, jc, pc
-							_, _, _, _, _, _, _, _, _ = M, K, N, A, bias, C, packB, jc, pc
 							rt.ParallelFor(0, M, gemm_bias_reluSlot.MC, cost_, func(lo_, hi_ int) {
-								packA := rt.Scratch32((min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+								packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
 								defer rt.Release32(packA)
 								for ic := lo_; ic < hi_; ic += gemm_bias_reluSlot.MC {
 									{ // pack: each panel row is a contiguous run of A (packD)
-										n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, (M-ic)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.MR, 0
+										n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, M-ic), min(gemm_bias_reluSlot.KC, K-pc), gemm_bias_reluSlot.MR, 0
 										for p0_ := 0; p0_ < n_; p0_ += panel_ {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
-									for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
-										for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
-											gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+									for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
+										for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
+											gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 										}
 									}
 								}
 							})
 						}
 					} else {
-						packA := rt.Scratch32((min(gemm_bias_reluSlot.MC, (((M+(gemm_bias_reluSlot.MR-1))/(gemm_bias_reluSlot.MR))*gemm_bias_reluSlot.MR)) * min(gemm_bias_reluSlot.KC, max(K, 1))))
+						packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
 						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-							_, _, _, _, _, _ = M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
-								n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, (M-ic)), min(gemm_bias_reluSlot.KC, (K-pc)), gemm_bias_reluSlot.MR, 0
+								n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, M-ic), min(gemm_bias_reluSlot.KC, K-pc), gemm_bias_reluSlot.MR, 0
 								body_ := func(lo_, hi_ int) {
 									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 										pi := p0_
 										b_ := (ic+pi)*K + pc
-										packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 							}
-							if cost_ := func() int {
-								jr := 0
-								_ = jr
-								return (1 + (((min(gemm_bias_reluSlot.MC, (M-ic)) + (gemm_bias_reluSlot.MR - 1)) / (gemm_bias_reluSlot.MR)) * (1 + ((gemm_bias_reluSlot.MR * gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, (K-pc))))))
-							}(); rt.Inline(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_) {
-								for jr := 0; jr < min(gemm_bias_reluSlot.NC, (N-jc)); jr += gemm_bias_reluSlot.NR {
-									for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
-										gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+							if cost_ := (min(gemm_bias_reluSlot.MC, M-ic)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_) {
+								for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
+									for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
+										gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 									}
 								}
 							} else {
 								M, K, N, bias, C, packB, jc, pc, packA, ic := M, K, N, bias, C, packB, jc, pc, packA, ic
-								_, _, _, _, _, _, _, _, _, _ = M, K, N, bias, C, packB, jc, pc, packA, ic
-								rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, (N-jc)), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
+								rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
-										for ir := 0; ir < min(gemm_bias_reluSlot.MC, (M-ic)); ir += gemm_bias_reluSlot.MR {
-											gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, (K-pc)), packA[(ir*min(gemm_bias_reluSlot.KC, (K-pc))):], packB[(jr*min(gemm_bias_reluSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(gemm_bias_reluSlot.MR, (min(gemm_bias_reluSlot.MC, (M-ic))-ir)), min(gemm_bias_reluSlot.NR, (min(gemm_bias_reluSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[(jc+jr):], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+										for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
+											gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
 										}
 									}
 								})

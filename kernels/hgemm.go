@@ -48,20 +48,16 @@ func Hgemm(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) error {
 }
 
 func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
-	_ = M
-	_ = K
-	_ = N
-	cwide := rt.Scratch32((M * N))
+	cwide := rt.Scratch32(M * N)
 	defer rt.Release32(cwide)
-	packB := rt.Scratch32((min(hgemmSlot.NC, (((N+(hgemmSlot.NR-1))/(hgemmSlot.NR))*hgemmSlot.NR)) * min(hgemmSlot.KC, max(K, 1))))
+	packB := rt.Scratch32(min(hgemmSlot.NC, (N+hgemmSlot.NR-1)/hgemmSlot.NR*hgemmSlot.NR) * min(hgemmSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
 	// C[i, j] = f16(sum(k: (A[i, k] * B[k, j])))
 	for jc := 0; jc < N; jc += hgemmSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += hgemmSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-			_, _, _, _, _, _ = K, N, B, packB, jc, pc
 			{ // pack: rows of B are contiguous along the panel
-				n_, depth_, panel_, off_ := min(hgemmSlot.NC, (N-jc)), min(hgemmSlot.KC, (K-pc)), hgemmSlot.NR, 0
+				n_, depth_, panel_, off_ := min(hgemmSlot.NC, N-jc), min(hgemmSlot.KC, K-pc), hgemmSlot.NR, 0
 				body_ := func(lo_, hi_ int) {
 					for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
@@ -78,18 +74,13 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
 			if int32(M) >= (int32(4) * int32(hgemmSlot.MC)) {
-				if cost_ := func() int {
-					ic := 0
-					_ = ic
-					return (1 + (1 + (((min(hgemmSlot.NC, (N-jc)) + (hgemmSlot.NR - 1)) / (hgemmSlot.NR)) * (1 + (((min(hgemmSlot.MC, M) + (hgemmSlot.MR - 1)) / (hgemmSlot.MR)) * (1 + ((hgemmSlot.MR * hgemmSlot.NR) * min(hgemmSlot.KC, (K-pc)))))))))
-				}(); rt.Inline(0, M, hgemmSlot.MC, cost_) {
-					packA := rt.Scratch32((min(hgemmSlot.MC, (((M+(hgemmSlot.MR-1))/(hgemmSlot.MR))*hgemmSlot.MR)) * min(hgemmSlot.KC, max(K, 1))))
+				if cost_ := (min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(hgemmSlot.MC, M)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(hgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, hgemmSlot.MC, cost_) {
+					packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)
 					for ic := 0; ic < M; ic += hgemmSlot.MC {
 						M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-						_, _, _, _, _, _ = M, K, A, pc, packA, ic
 						{ // pack: each panel row is a contiguous run of A, widened through cbuf_
-							n_, depth_, panel_, off_ := min(hgemmSlot.MC, (M-ic)), min(hgemmSlot.KC, (K-pc)), hgemmSlot.MR, 0
+							n_, depth_, panel_, off_ := min(hgemmSlot.MC, M-ic), min(hgemmSlot.KC, K-pc), hgemmSlot.MR, 0
 							cbuf_ := rt.Scratch32(n_ * depth_)
 							body_ := func(lo_, hi_ int) {
 								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
@@ -121,21 +112,20 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 							rt.Release32(cbuf_)
 						}
-						for jr := 0; jr < min(hgemmSlot.NC, (N-jc)); jr += hgemmSlot.NR {
-							for ir := 0; ir < min(hgemmSlot.MC, (M-ic)); ir += hgemmSlot.MR {
-								hgemmSlot.Micro(min(hgemmSlot.KC, (K-pc)), packA[(ir*min(hgemmSlot.KC, (K-pc))):], packB[(jr*min(hgemmSlot.KC, (K-pc))):], cwide[(((ic+ir)*N)+(jc+jr)):], N, min(hgemmSlot.MR, (min(hgemmSlot.MC, (M-ic))-ir)), min(hgemmSlot.NR, (min(hgemmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
+						for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
+							for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {
+								hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
 							}
 						}
 					}
 				} else {
 					M, K, N, A, cwide, packB, jc, pc := M, K, N, A, cwide, packB, jc, pc
-					_, _, _, _, _, _, _, _ = M, K, N, A, cwide, packB, jc, pc
 					rt.ParallelFor(0, M, hgemmSlot.MC, cost_, func(lo_, hi_ int) {
-						packA := rt.Scratch32((min(hgemmSlot.MC, (((M+(hgemmSlot.MR-1))/(hgemmSlot.MR))*hgemmSlot.MR)) * min(hgemmSlot.KC, max(K, 1))))
+						packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
 						defer rt.Release32(packA)
 						for ic := lo_; ic < hi_; ic += hgemmSlot.MC {
 							{ // pack: each panel row is a contiguous run of A, widened through cbuf_
-								n_, depth_, panel_, off_ := min(hgemmSlot.MC, (M-ic)), min(hgemmSlot.KC, (K-pc)), hgemmSlot.MR, 0
+								n_, depth_, panel_, off_ := min(hgemmSlot.MC, M-ic), min(hgemmSlot.KC, K-pc), hgemmSlot.MR, 0
 								cbuf_ := rt.Scratch32(n_ * depth_)
 								for p0_ := 0; p0_ < n_; p0_ += panel_ {
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
@@ -164,22 +154,21 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 								}
 								rt.Release32(cbuf_)
 							}
-							for jr := 0; jr < min(hgemmSlot.NC, (N-jc)); jr += hgemmSlot.NR {
-								for ir := 0; ir < min(hgemmSlot.MC, (M-ic)); ir += hgemmSlot.MR {
-									hgemmSlot.Micro(min(hgemmSlot.KC, (K-pc)), packA[(ir*min(hgemmSlot.KC, (K-pc))):], packB[(jr*min(hgemmSlot.KC, (K-pc))):], cwide[(((ic+ir)*N)+(jc+jr)):], N, min(hgemmSlot.MR, (min(hgemmSlot.MC, (M-ic))-ir)), min(hgemmSlot.NR, (min(hgemmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
+							for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
+								for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {
+									hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
 								}
 							}
 						}
 					})
 				}
 			} else {
-				packA := rt.Scratch32((min(hgemmSlot.MC, (((M+(hgemmSlot.MR-1))/(hgemmSlot.MR))*hgemmSlot.MR)) * min(hgemmSlot.KC, max(K, 1))))
+				packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
 				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += hgemmSlot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-					_, _, _, _, _, _ = M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A, widened through cbuf_
-						n_, depth_, panel_, off_ := min(hgemmSlot.MC, (M-ic)), min(hgemmSlot.KC, (K-pc)), hgemmSlot.MR, 0
+						n_, depth_, panel_, off_ := min(hgemmSlot.MC, M-ic), min(hgemmSlot.KC, K-pc), hgemmSlot.MR, 0
 						cbuf_ := rt.Scratch32(n_ * depth_)
 						body_ := func(lo_, hi_ int) {
 							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
@@ -211,23 +200,18 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						rt.Release32(cbuf_)
 					}
-					if cost_ := func() int {
-						jr := 0
-						_ = jr
-						return (1 + (((min(hgemmSlot.MC, (M-ic)) + (hgemmSlot.MR - 1)) / (hgemmSlot.MR)) * (1 + ((hgemmSlot.MR * hgemmSlot.NR) * min(hgemmSlot.KC, (K-pc))))))
-					}(); rt.Inline(0, min(hgemmSlot.NC, (N-jc)), hgemmSlot.NR, cost_) {
-						for jr := 0; jr < min(hgemmSlot.NC, (N-jc)); jr += hgemmSlot.NR {
-							for ir := 0; ir < min(hgemmSlot.MC, (M-ic)); ir += hgemmSlot.MR {
-								hgemmSlot.Micro(min(hgemmSlot.KC, (K-pc)), packA[(ir*min(hgemmSlot.KC, (K-pc))):], packB[(jr*min(hgemmSlot.KC, (K-pc))):], cwide[(((ic+ir)*N)+(jc+jr)):], N, min(hgemmSlot.MR, (min(hgemmSlot.MC, (M-ic))-ir)), min(hgemmSlot.NR, (min(hgemmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
+					if cost_ := (min(hgemmSlot.MC, M-ic)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(hgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(hgemmSlot.NC, N-jc), hgemmSlot.NR, cost_) {
+						for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
+							for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {
+								hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
 							}
 						}
 					} else {
 						M, K, N, cwide, packB, jc, pc, packA, ic := M, K, N, cwide, packB, jc, pc, packA, ic
-						_, _, _, _, _, _, _, _, _ = M, K, N, cwide, packB, jc, pc, packA, ic
-						rt.ParallelFor(0, min(hgemmSlot.NC, (N-jc)), hgemmSlot.NR, cost_, func(lo_, hi_ int) {
+						rt.ParallelFor(0, min(hgemmSlot.NC, N-jc), hgemmSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += hgemmSlot.NR {
-								for ir := 0; ir < min(hgemmSlot.MC, (M-ic)); ir += hgemmSlot.MR {
-									hgemmSlot.Micro(min(hgemmSlot.KC, (K-pc)), packA[(ir*min(hgemmSlot.KC, (K-pc))):], packB[(jr*min(hgemmSlot.KC, (K-pc))):], cwide[(((ic+ir)*N)+(jc+jr)):], N, min(hgemmSlot.MR, (min(hgemmSlot.MC, (M-ic))-ir)), min(hgemmSlot.NR, (min(hgemmSlot.NC, (N-jc))-jr)), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
+								for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {
+									hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
 								}
 							}
 						})
@@ -239,18 +223,18 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 	for ci := 0; ci < M; ci += 1 {
 		{
 			cj := 0
-			if vloop_hgemm_0 != nil && cj < (((N)/(4))*4) {
-				cj = vloop_hgemm_0(cj, (((N) / (4)) * 4), cwide, ((ci * N) + cj), C, (ci)*N+cj)
+			if vloop_hgemm_0 != nil && cj < N/4*4 {
+				cj = vloop_hgemm_0(cj, N/4*4, cwide, ci*N+cj, C, ci*N+cj)
 			}
-			for ; cj < (((N) / (4)) * 4); cj += 4 {
-				C[(ci)*N+cj] = f16.FromFloat32(cwide[((ci * N) + cj)])
-				C[(ci)*N+(cj+1)] = f16.FromFloat32(cwide[((ci * N) + (cj + 1))])
-				C[(ci)*N+(cj+2)] = f16.FromFloat32(cwide[((ci * N) + (cj + 2))])
-				C[(ci)*N+(cj+3)] = f16.FromFloat32(cwide[((ci * N) + (cj + 3))])
+			for ; cj < N/4*4; cj += 4 {
+				C[ci*N+cj] = f16.FromFloat32(cwide[ci*N+cj])
+				C[ci*N+cj+1] = f16.FromFloat32(cwide[ci*N+cj+1])
+				C[ci*N+cj+2] = f16.FromFloat32(cwide[ci*N+cj+2])
+				C[ci*N+cj+3] = f16.FromFloat32(cwide[ci*N+cj+3])
 			}
 		}
-		for cjr := (((N) / (4)) * 4); cjr < N; cjr += 1 {
-			C[(ci)*N+cjr] = f16.FromFloat32(cwide[((ci * N) + cjr)])
+		for cjr := N / 4 * 4; cjr < N; cjr += 1 {
+			C[ci*N+cjr] = f16.FromFloat32(cwide[ci*N+cjr])
 		}
 	}
 }

@@ -41,88 +41,80 @@ func HsumMid(M, N, K int, A []f16.F16, O []f16.F16) error {
 }
 
 func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
-	_ = M
-	_ = N
-	_ = K
 	// O[i, k] = f16(sum(j: A[i, j, k]))
-	if cost_ := func() int {
-		i := 0
-		_ = i
-		return (1 + (((K + 2047) / (2048)) * (1 + ((((((1 + (((((min(2048, K)) / (4)) * 4) + 3) / (4))) + (min(2048, K) - (((min(2048, K)) / (4)) * 4))) + ((((((N) / (8)) * 8) + 7) / (8)) * ((1 + (((((min(2048, K)) / (4)) * 4) + 3) / (4))) + (min(2048, K) - (((min(2048, K)) / (4)) * 4))))) + ((N - (((N) / (8)) * 8)) * ((1 + (((((min(2048, K)) / (4)) * 4) + 3) / (4))) + (min(2048, K) - (((min(2048, K)) / (4)) * 4))))) + (((((min(2048, K)) / (4)) * 4) + 3) / (4))) + (min(2048, K) - (((min(2048, K)) / (4)) * 4))))))
-	}(); rt.Inline(0, M, 1, cost_) {
+	if cost_ := (K+2047)/2048*(min(K, 2048)*2+N/8*(min(K, 2048)-min(K, 2048)/4*3+1)+(N-N/8*8)*(min(K, 2048)-min(K, 2048)/4*3+1)-min(K, 2048)/4*6+2) + 1; rt.Inline(0, M, 1, cost_) {
 		accrow := rt.Scratch32(2048)
 		defer rt.Release32(accrow)
 		for i := 0; i < M; i += 1 {
 			for k := 0; k < K; k += 2048 {
 				{
 					k2 := k
-					if vloop_hsum_mid_0 != nil && k2 < (k+(((min((k+2048), K)-k)/(4))*4)) {
-						k2 = vloop_hsum_mid_0(k2, (k + (((min((k+2048), K) - k) / (4)) * 4)), accrow, (k2 - k), float32(0))
+					if vloop_hsum_mid_0 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
+						k2 = vloop_hsum_mid_0(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, float32(0))
 					}
-					for ; k2 < (k + (((min((k+2048), K) - k) / (4)) * 4)); k2 += 4 {
-						accrow[(k2 - k)] = float32(0)
-						accrow[((k2 + 1) - k)] = float32(0)
-						accrow[((k2 + 2) - k)] = float32(0)
-						accrow[((k2 + 3) - k)] = float32(0)
+					for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
+						accrow[k2-k] = float32(0)
+						accrow[k2-k+1] = float32(0)
+						accrow[k2-k+2] = float32(0)
+						accrow[k2-k+3] = float32(0)
 					}
 				}
-				for k2r := (k + (((min((k+2048), K) - k) / (4)) * 4)); k2r < min((k+2048), K); k2r += 1 {
-					accrow[(k2r - k)] = float32(0)
+				for k2r := k + (min(k+2048, K)-k)/4*4; k2r < min(k+2048, K); k2r += 1 {
+					accrow[k2r-k] = float32(0)
 				}
-				for j := 0; j < (((N) / (8)) * 8); j += 8 {
+				for j := 0; j < N/8*8; j += 8 {
 					{
 						k2 := k
-						if vloop_hsum_mid_1 != nil && k2 < (k+(((min((k+2048), K)-k)/(4))*4)) {
-							k2 = vloop_hsum_mid_1(k2, (k + (((min((k+2048), K) - k) / (4)) * 4)), accrow, (k2 - k), A, ((i)*N+j)*K+k2, A, ((i)*N+(j+1))*K+k2, A, ((i)*N+(j+2))*K+k2, A, ((i)*N+(j+3))*K+k2, A, ((i)*N+(j+4))*K+k2, A, ((i)*N+(j+5))*K+k2, A, ((i)*N+(j+6))*K+k2, A, ((i)*N+(j+7))*K+k2)
+						if vloop_hsum_mid_1 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
+							k2 = vloop_hsum_mid_1(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, A, (i*N+j)*K+k2, A, (i*N+j+1)*K+k2, A, (i*N+j+2)*K+k2, A, (i*N+j+3)*K+k2, A, (i*N+j+4)*K+k2, A, (i*N+j+5)*K+k2, A, (i*N+j+6)*K+k2, A, (i*N+j+7)*K+k2)
 						}
-						for ; k2 < (k + (((min((k+2048), K) - k) / (4)) * 4)); k2 += 4 {
-							accrow[(k2 - k)] = ((((((((accrow[(k2-k)] + A[((i)*N+j)*K+k2].Float32()) + A[((i)*N+(j+1))*K+k2].Float32()) + A[((i)*N+(j+2))*K+k2].Float32()) + A[((i)*N+(j+3))*K+k2].Float32()) + A[((i)*N+(j+4))*K+k2].Float32()) + A[((i)*N+(j+5))*K+k2].Float32()) + A[((i)*N+(j+6))*K+k2].Float32()) + A[((i)*N+(j+7))*K+k2].Float32())
-							accrow[((k2 + 1) - k)] = ((((((((accrow[((k2+1)-k)] + A[((i)*N+j)*K+(k2+1)].Float32()) + A[((i)*N+(j+1))*K+(k2+1)].Float32()) + A[((i)*N+(j+2))*K+(k2+1)].Float32()) + A[((i)*N+(j+3))*K+(k2+1)].Float32()) + A[((i)*N+(j+4))*K+(k2+1)].Float32()) + A[((i)*N+(j+5))*K+(k2+1)].Float32()) + A[((i)*N+(j+6))*K+(k2+1)].Float32()) + A[((i)*N+(j+7))*K+(k2+1)].Float32())
-							accrow[((k2 + 2) - k)] = ((((((((accrow[((k2+2)-k)] + A[((i)*N+j)*K+(k2+2)].Float32()) + A[((i)*N+(j+1))*K+(k2+2)].Float32()) + A[((i)*N+(j+2))*K+(k2+2)].Float32()) + A[((i)*N+(j+3))*K+(k2+2)].Float32()) + A[((i)*N+(j+4))*K+(k2+2)].Float32()) + A[((i)*N+(j+5))*K+(k2+2)].Float32()) + A[((i)*N+(j+6))*K+(k2+2)].Float32()) + A[((i)*N+(j+7))*K+(k2+2)].Float32())
-							accrow[((k2 + 3) - k)] = ((((((((accrow[((k2+3)-k)] + A[((i)*N+j)*K+(k2+3)].Float32()) + A[((i)*N+(j+1))*K+(k2+3)].Float32()) + A[((i)*N+(j+2))*K+(k2+3)].Float32()) + A[((i)*N+(j+3))*K+(k2+3)].Float32()) + A[((i)*N+(j+4))*K+(k2+3)].Float32()) + A[((i)*N+(j+5))*K+(k2+3)].Float32()) + A[((i)*N+(j+6))*K+(k2+3)].Float32()) + A[((i)*N+(j+7))*K+(k2+3)].Float32())
+						for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
+							accrow[k2-k] = ((((((((accrow[k2-k] + A[(i*N+j)*K+k2].Float32()) + A[(i*N+j+1)*K+k2].Float32()) + A[(i*N+j+2)*K+k2].Float32()) + A[(i*N+j+3)*K+k2].Float32()) + A[(i*N+j+4)*K+k2].Float32()) + A[(i*N+j+5)*K+k2].Float32()) + A[(i*N+j+6)*K+k2].Float32()) + A[(i*N+j+7)*K+k2].Float32())
+							accrow[k2-k+1] = ((((((((accrow[k2-k+1] + A[(i*N+j)*K+k2+1].Float32()) + A[(i*N+j+1)*K+k2+1].Float32()) + A[(i*N+j+2)*K+k2+1].Float32()) + A[(i*N+j+3)*K+k2+1].Float32()) + A[(i*N+j+4)*K+k2+1].Float32()) + A[(i*N+j+5)*K+k2+1].Float32()) + A[(i*N+j+6)*K+k2+1].Float32()) + A[(i*N+j+7)*K+k2+1].Float32())
+							accrow[k2-k+2] = ((((((((accrow[k2-k+2] + A[(i*N+j)*K+k2+2].Float32()) + A[(i*N+j+1)*K+k2+2].Float32()) + A[(i*N+j+2)*K+k2+2].Float32()) + A[(i*N+j+3)*K+k2+2].Float32()) + A[(i*N+j+4)*K+k2+2].Float32()) + A[(i*N+j+5)*K+k2+2].Float32()) + A[(i*N+j+6)*K+k2+2].Float32()) + A[(i*N+j+7)*K+k2+2].Float32())
+							accrow[k2-k+3] = ((((((((accrow[k2-k+3] + A[(i*N+j)*K+k2+3].Float32()) + A[(i*N+j+1)*K+k2+3].Float32()) + A[(i*N+j+2)*K+k2+3].Float32()) + A[(i*N+j+3)*K+k2+3].Float32()) + A[(i*N+j+4)*K+k2+3].Float32()) + A[(i*N+j+5)*K+k2+3].Float32()) + A[(i*N+j+6)*K+k2+3].Float32()) + A[(i*N+j+7)*K+k2+3].Float32())
 						}
 					}
-					for k2r2 := (k + (((min((k+2048), K) - k) / (4)) * 4)); k2r2 < min((k+2048), K); k2r2 += 1 {
-						accrow[(k2r2 - k)] = ((((((((accrow[(k2r2-k)] + A[((i)*N+j)*K+k2r2].Float32()) + A[((i)*N+(j+1))*K+k2r2].Float32()) + A[((i)*N+(j+2))*K+k2r2].Float32()) + A[((i)*N+(j+3))*K+k2r2].Float32()) + A[((i)*N+(j+4))*K+k2r2].Float32()) + A[((i)*N+(j+5))*K+k2r2].Float32()) + A[((i)*N+(j+6))*K+k2r2].Float32()) + A[((i)*N+(j+7))*K+k2r2].Float32())
+					for k2r2 := k + (min(k+2048, K)-k)/4*4; k2r2 < min(k+2048, K); k2r2 += 1 {
+						accrow[k2r2-k] = ((((((((accrow[k2r2-k] + A[(i*N+j)*K+k2r2].Float32()) + A[(i*N+j+1)*K+k2r2].Float32()) + A[(i*N+j+2)*K+k2r2].Float32()) + A[(i*N+j+3)*K+k2r2].Float32()) + A[(i*N+j+4)*K+k2r2].Float32()) + A[(i*N+j+5)*K+k2r2].Float32()) + A[(i*N+j+6)*K+k2r2].Float32()) + A[(i*N+j+7)*K+k2r2].Float32())
 					}
 				}
-				for jr := (((N) / (8)) * 8); jr < N; jr += 1 {
+				for jr := N / 8 * 8; jr < N; jr += 1 {
 					{
 						k2 := k
-						if vloop_hsum_mid_2 != nil && k2 < (k+(((min((k+2048), K)-k)/(4))*4)) {
-							k2 = vloop_hsum_mid_2(k2, (k + (((min((k+2048), K) - k) / (4)) * 4)), accrow, (k2 - k), A, ((i)*N+jr)*K+k2)
+						if vloop_hsum_mid_2 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
+							k2 = vloop_hsum_mid_2(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, A, (i*N+jr)*K+k2)
 						}
-						for ; k2 < (k + (((min((k+2048), K) - k) / (4)) * 4)); k2 += 4 {
-							accrow[(k2 - k)] = (accrow[(k2-k)] + A[((i)*N+jr)*K+k2].Float32())
-							accrow[((k2 + 1) - k)] = (accrow[((k2+1)-k)] + A[((i)*N+jr)*K+(k2+1)].Float32())
-							accrow[((k2 + 2) - k)] = (accrow[((k2+2)-k)] + A[((i)*N+jr)*K+(k2+2)].Float32())
-							accrow[((k2 + 3) - k)] = (accrow[((k2+3)-k)] + A[((i)*N+jr)*K+(k2+3)].Float32())
+						for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
+							accrow[k2-k] = (accrow[k2-k] + A[(i*N+jr)*K+k2].Float32())
+							accrow[k2-k+1] = (accrow[k2-k+1] + A[(i*N+jr)*K+k2+1].Float32())
+							accrow[k2-k+2] = (accrow[k2-k+2] + A[(i*N+jr)*K+k2+2].Float32())
+							accrow[k2-k+3] = (accrow[k2-k+3] + A[(i*N+jr)*K+k2+3].Float32())
 						}
 					}
-					for k2r3 := (k + (((min((k+2048), K) - k) / (4)) * 4)); k2r3 < min((k+2048), K); k2r3 += 1 {
-						accrow[(k2r3 - k)] = (accrow[(k2r3-k)] + A[((i)*N+jr)*K+k2r3].Float32())
+					for k2r3 := k + (min(k+2048, K)-k)/4*4; k2r3 < min(k+2048, K); k2r3 += 1 {
+						accrow[k2r3-k] = (accrow[k2r3-k] + A[(i*N+jr)*K+k2r3].Float32())
 					}
 				}
 				{
 					k2 := k
-					if vloop_hsum_mid_3 != nil && k2 < (k+(((min((k+2048), K)-k)/(4))*4)) {
-						k2 = vloop_hsum_mid_3(k2, (k + (((min((k+2048), K) - k) / (4)) * 4)), accrow, (k2 - k), O, (i)*K+k2)
+					if vloop_hsum_mid_3 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
+						k2 = vloop_hsum_mid_3(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, O, i*K+k2)
 					}
-					for ; k2 < (k + (((min((k+2048), K) - k) / (4)) * 4)); k2 += 4 {
-						O[(i)*K+k2] = f16.FromFloat32(accrow[(k2 - k)])
-						O[(i)*K+(k2+1)] = f16.FromFloat32(accrow[((k2 + 1) - k)])
-						O[(i)*K+(k2+2)] = f16.FromFloat32(accrow[((k2 + 2) - k)])
-						O[(i)*K+(k2+3)] = f16.FromFloat32(accrow[((k2 + 3) - k)])
+					for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
+						O[i*K+k2] = f16.FromFloat32(accrow[k2-k])
+						O[i*K+k2+1] = f16.FromFloat32(accrow[k2-k+1])
+						O[i*K+k2+2] = f16.FromFloat32(accrow[k2-k+2])
+						O[i*K+k2+3] = f16.FromFloat32(accrow[k2-k+3])
 					}
 				}
-				for k2r4 := (k + (((min((k+2048), K) - k) / (4)) * 4)); k2r4 < min((k+2048), K); k2r4 += 1 {
-					O[(i)*K+k2r4] = f16.FromFloat32(accrow[(k2r4 - k)])
+				for k2r4 := k + (min(k+2048, K)-k)/4*4; k2r4 < min(k+2048, K); k2r4 += 1 {
+					O[i*K+k2r4] = f16.FromFloat32(accrow[k2r4-k])
 				}
 			}
 		}
 	} else {
 		M, N, K, A, O := M, N, K, A, O
-		_, _, _, _, _ = M, N, K, A, O
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			accrow := rt.Scratch32(2048)
 			defer rt.Release32(accrow)
@@ -130,67 +122,67 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 				for k := 0; k < K; k += 2048 {
 					{
 						k2 := k
-						if vloop_hsum_mid_0 != nil && k2 < (k+(((min((k+2048), K)-k)/(4))*4)) {
-							k2 = vloop_hsum_mid_0(k2, (k + (((min((k+2048), K) - k) / (4)) * 4)), accrow, (k2 - k), float32(0))
+						if vloop_hsum_mid_0 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
+							k2 = vloop_hsum_mid_0(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, float32(0))
 						}
-						for ; k2 < (k + (((min((k+2048), K) - k) / (4)) * 4)); k2 += 4 {
-							accrow[(k2 - k)] = float32(0)
-							accrow[((k2 + 1) - k)] = float32(0)
-							accrow[((k2 + 2) - k)] = float32(0)
-							accrow[((k2 + 3) - k)] = float32(0)
+						for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
+							accrow[k2-k] = float32(0)
+							accrow[k2-k+1] = float32(0)
+							accrow[k2-k+2] = float32(0)
+							accrow[k2-k+3] = float32(0)
 						}
 					}
-					for k2r := (k + (((min((k+2048), K) - k) / (4)) * 4)); k2r < min((k+2048), K); k2r += 1 {
-						accrow[(k2r - k)] = float32(0)
+					for k2r := k + (min(k+2048, K)-k)/4*4; k2r < min(k+2048, K); k2r += 1 {
+						accrow[k2r-k] = float32(0)
 					}
-					for j := 0; j < (((N) / (8)) * 8); j += 8 {
+					for j := 0; j < N/8*8; j += 8 {
 						{
 							k2 := k
-							if vloop_hsum_mid_1 != nil && k2 < (k+(((min((k+2048), K)-k)/(4))*4)) {
-								k2 = vloop_hsum_mid_1(k2, (k + (((min((k+2048), K) - k) / (4)) * 4)), accrow, (k2 - k), A, ((i)*N+j)*K+k2, A, ((i)*N+(j+1))*K+k2, A, ((i)*N+(j+2))*K+k2, A, ((i)*N+(j+3))*K+k2, A, ((i)*N+(j+4))*K+k2, A, ((i)*N+(j+5))*K+k2, A, ((i)*N+(j+6))*K+k2, A, ((i)*N+(j+7))*K+k2)
+							if vloop_hsum_mid_1 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
+								k2 = vloop_hsum_mid_1(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, A, (i*N+j)*K+k2, A, (i*N+j+1)*K+k2, A, (i*N+j+2)*K+k2, A, (i*N+j+3)*K+k2, A, (i*N+j+4)*K+k2, A, (i*N+j+5)*K+k2, A, (i*N+j+6)*K+k2, A, (i*N+j+7)*K+k2)
 							}
-							for ; k2 < (k + (((min((k+2048), K) - k) / (4)) * 4)); k2 += 4 {
-								accrow[(k2 - k)] = ((((((((accrow[(k2-k)] + A[((i)*N+j)*K+k2].Float32()) + A[((i)*N+(j+1))*K+k2].Float32()) + A[((i)*N+(j+2))*K+k2].Float32()) + A[((i)*N+(j+3))*K+k2].Float32()) + A[((i)*N+(j+4))*K+k2].Float32()) + A[((i)*N+(j+5))*K+k2].Float32()) + A[((i)*N+(j+6))*K+k2].Float32()) + A[((i)*N+(j+7))*K+k2].Float32())
-								accrow[((k2 + 1) - k)] = ((((((((accrow[((k2+1)-k)] + A[((i)*N+j)*K+(k2+1)].Float32()) + A[((i)*N+(j+1))*K+(k2+1)].Float32()) + A[((i)*N+(j+2))*K+(k2+1)].Float32()) + A[((i)*N+(j+3))*K+(k2+1)].Float32()) + A[((i)*N+(j+4))*K+(k2+1)].Float32()) + A[((i)*N+(j+5))*K+(k2+1)].Float32()) + A[((i)*N+(j+6))*K+(k2+1)].Float32()) + A[((i)*N+(j+7))*K+(k2+1)].Float32())
-								accrow[((k2 + 2) - k)] = ((((((((accrow[((k2+2)-k)] + A[((i)*N+j)*K+(k2+2)].Float32()) + A[((i)*N+(j+1))*K+(k2+2)].Float32()) + A[((i)*N+(j+2))*K+(k2+2)].Float32()) + A[((i)*N+(j+3))*K+(k2+2)].Float32()) + A[((i)*N+(j+4))*K+(k2+2)].Float32()) + A[((i)*N+(j+5))*K+(k2+2)].Float32()) + A[((i)*N+(j+6))*K+(k2+2)].Float32()) + A[((i)*N+(j+7))*K+(k2+2)].Float32())
-								accrow[((k2 + 3) - k)] = ((((((((accrow[((k2+3)-k)] + A[((i)*N+j)*K+(k2+3)].Float32()) + A[((i)*N+(j+1))*K+(k2+3)].Float32()) + A[((i)*N+(j+2))*K+(k2+3)].Float32()) + A[((i)*N+(j+3))*K+(k2+3)].Float32()) + A[((i)*N+(j+4))*K+(k2+3)].Float32()) + A[((i)*N+(j+5))*K+(k2+3)].Float32()) + A[((i)*N+(j+6))*K+(k2+3)].Float32()) + A[((i)*N+(j+7))*K+(k2+3)].Float32())
+							for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
+								accrow[k2-k] = ((((((((accrow[k2-k] + A[(i*N+j)*K+k2].Float32()) + A[(i*N+j+1)*K+k2].Float32()) + A[(i*N+j+2)*K+k2].Float32()) + A[(i*N+j+3)*K+k2].Float32()) + A[(i*N+j+4)*K+k2].Float32()) + A[(i*N+j+5)*K+k2].Float32()) + A[(i*N+j+6)*K+k2].Float32()) + A[(i*N+j+7)*K+k2].Float32())
+								accrow[k2-k+1] = ((((((((accrow[k2-k+1] + A[(i*N+j)*K+k2+1].Float32()) + A[(i*N+j+1)*K+k2+1].Float32()) + A[(i*N+j+2)*K+k2+1].Float32()) + A[(i*N+j+3)*K+k2+1].Float32()) + A[(i*N+j+4)*K+k2+1].Float32()) + A[(i*N+j+5)*K+k2+1].Float32()) + A[(i*N+j+6)*K+k2+1].Float32()) + A[(i*N+j+7)*K+k2+1].Float32())
+								accrow[k2-k+2] = ((((((((accrow[k2-k+2] + A[(i*N+j)*K+k2+2].Float32()) + A[(i*N+j+1)*K+k2+2].Float32()) + A[(i*N+j+2)*K+k2+2].Float32()) + A[(i*N+j+3)*K+k2+2].Float32()) + A[(i*N+j+4)*K+k2+2].Float32()) + A[(i*N+j+5)*K+k2+2].Float32()) + A[(i*N+j+6)*K+k2+2].Float32()) + A[(i*N+j+7)*K+k2+2].Float32())
+								accrow[k2-k+3] = ((((((((accrow[k2-k+3] + A[(i*N+j)*K+k2+3].Float32()) + A[(i*N+j+1)*K+k2+3].Float32()) + A[(i*N+j+2)*K+k2+3].Float32()) + A[(i*N+j+3)*K+k2+3].Float32()) + A[(i*N+j+4)*K+k2+3].Float32()) + A[(i*N+j+5)*K+k2+3].Float32()) + A[(i*N+j+6)*K+k2+3].Float32()) + A[(i*N+j+7)*K+k2+3].Float32())
 							}
 						}
-						for k2r2 := (k + (((min((k+2048), K) - k) / (4)) * 4)); k2r2 < min((k+2048), K); k2r2 += 1 {
-							accrow[(k2r2 - k)] = ((((((((accrow[(k2r2-k)] + A[((i)*N+j)*K+k2r2].Float32()) + A[((i)*N+(j+1))*K+k2r2].Float32()) + A[((i)*N+(j+2))*K+k2r2].Float32()) + A[((i)*N+(j+3))*K+k2r2].Float32()) + A[((i)*N+(j+4))*K+k2r2].Float32()) + A[((i)*N+(j+5))*K+k2r2].Float32()) + A[((i)*N+(j+6))*K+k2r2].Float32()) + A[((i)*N+(j+7))*K+k2r2].Float32())
+						for k2r2 := k + (min(k+2048, K)-k)/4*4; k2r2 < min(k+2048, K); k2r2 += 1 {
+							accrow[k2r2-k] = ((((((((accrow[k2r2-k] + A[(i*N+j)*K+k2r2].Float32()) + A[(i*N+j+1)*K+k2r2].Float32()) + A[(i*N+j+2)*K+k2r2].Float32()) + A[(i*N+j+3)*K+k2r2].Float32()) + A[(i*N+j+4)*K+k2r2].Float32()) + A[(i*N+j+5)*K+k2r2].Float32()) + A[(i*N+j+6)*K+k2r2].Float32()) + A[(i*N+j+7)*K+k2r2].Float32())
 						}
 					}
-					for jr := (((N) / (8)) * 8); jr < N; jr += 1 {
+					for jr := N / 8 * 8; jr < N; jr += 1 {
 						{
 							k2 := k
-							if vloop_hsum_mid_2 != nil && k2 < (k+(((min((k+2048), K)-k)/(4))*4)) {
-								k2 = vloop_hsum_mid_2(k2, (k + (((min((k+2048), K) - k) / (4)) * 4)), accrow, (k2 - k), A, ((i)*N+jr)*K+k2)
+							if vloop_hsum_mid_2 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
+								k2 = vloop_hsum_mid_2(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, A, (i*N+jr)*K+k2)
 							}
-							for ; k2 < (k + (((min((k+2048), K) - k) / (4)) * 4)); k2 += 4 {
-								accrow[(k2 - k)] = (accrow[(k2-k)] + A[((i)*N+jr)*K+k2].Float32())
-								accrow[((k2 + 1) - k)] = (accrow[((k2+1)-k)] + A[((i)*N+jr)*K+(k2+1)].Float32())
-								accrow[((k2 + 2) - k)] = (accrow[((k2+2)-k)] + A[((i)*N+jr)*K+(k2+2)].Float32())
-								accrow[((k2 + 3) - k)] = (accrow[((k2+3)-k)] + A[((i)*N+jr)*K+(k2+3)].Float32())
+							for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
+								accrow[k2-k] = (accrow[k2-k] + A[(i*N+jr)*K+k2].Float32())
+								accrow[k2-k+1] = (accrow[k2-k+1] + A[(i*N+jr)*K+k2+1].Float32())
+								accrow[k2-k+2] = (accrow[k2-k+2] + A[(i*N+jr)*K+k2+2].Float32())
+								accrow[k2-k+3] = (accrow[k2-k+3] + A[(i*N+jr)*K+k2+3].Float32())
 							}
 						}
-						for k2r3 := (k + (((min((k+2048), K) - k) / (4)) * 4)); k2r3 < min((k+2048), K); k2r3 += 1 {
-							accrow[(k2r3 - k)] = (accrow[(k2r3-k)] + A[((i)*N+jr)*K+k2r3].Float32())
+						for k2r3 := k + (min(k+2048, K)-k)/4*4; k2r3 < min(k+2048, K); k2r3 += 1 {
+							accrow[k2r3-k] = (accrow[k2r3-k] + A[(i*N+jr)*K+k2r3].Float32())
 						}
 					}
 					{
 						k2 := k
-						if vloop_hsum_mid_3 != nil && k2 < (k+(((min((k+2048), K)-k)/(4))*4)) {
-							k2 = vloop_hsum_mid_3(k2, (k + (((min((k+2048), K) - k) / (4)) * 4)), accrow, (k2 - k), O, (i)*K+k2)
+						if vloop_hsum_mid_3 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
+							k2 = vloop_hsum_mid_3(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, O, i*K+k2)
 						}
-						for ; k2 < (k + (((min((k+2048), K) - k) / (4)) * 4)); k2 += 4 {
-							O[(i)*K+k2] = f16.FromFloat32(accrow[(k2 - k)])
-							O[(i)*K+(k2+1)] = f16.FromFloat32(accrow[((k2 + 1) - k)])
-							O[(i)*K+(k2+2)] = f16.FromFloat32(accrow[((k2 + 2) - k)])
-							O[(i)*K+(k2+3)] = f16.FromFloat32(accrow[((k2 + 3) - k)])
+						for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
+							O[i*K+k2] = f16.FromFloat32(accrow[k2-k])
+							O[i*K+k2+1] = f16.FromFloat32(accrow[k2-k+1])
+							O[i*K+k2+2] = f16.FromFloat32(accrow[k2-k+2])
+							O[i*K+k2+3] = f16.FromFloat32(accrow[k2-k+3])
 						}
 					}
-					for k2r4 := (k + (((min((k+2048), K) - k) / (4)) * 4)); k2r4 < min((k+2048), K); k2r4 += 1 {
-						O[(i)*K+k2r4] = f16.FromFloat32(accrow[(k2r4 - k)])
+					for k2r4 := k + (min(k+2048, K)-k)/4*4; k2r4 < min(k+2048, K); k2r4 += 1 {
+						O[i*K+k2r4] = f16.FromFloat32(accrow[k2r4-k])
 					}
 				}
 			}

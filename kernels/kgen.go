@@ -21,8 +21,6 @@ import (
 // pkgName prefixes the errors of Use.
 const pkgName = "kernels"
 
-var _ = math.Inf
-
 func sel[T any](c bool, a, b T) T {
 	if c {
 		return a

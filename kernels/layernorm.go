@@ -3,8 +3,9 @@
 package kernels
 
 import (
-	"github.com/kgen-dev/kgen/rt"
 	"math"
+
+	"github.com/kgen-dev/kgen/rt"
 )
 
 // Layernorm runs kernel layernorm from kernels.kdsl:
@@ -48,170 +49,145 @@ func Layernorm(M, N int, X []float32, gamma []float32, beta []float32, Y []float
 }
 
 func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []float32, eps float32) {
-	_ = M
-	_ = N
-	mean := make([]float32, M)
-	vr := make([]float32, M)
+	mean := rt.Scratch32(M)
+	defer rt.Release32(mean)
+	vr := rt.Scratch32(M)
+	defer rt.Release32(vr)
 	// mean[i] = (sum(j: X[i, j]) / N:f32)
 	// vr[i] = (sum(j: ((X[i, j] - mean[i]) * (X[i, j] - mean[i]))) / N:f32)
 	// Y[i, j] = ((((X[i, j] - mean[i]) / sqrt((vr[i] + eps))) * gamma[j]) + beta[j])
-	if cost_ := func() int {
-		i := 0
-		_ = i
-		return ((((((1 + (((((N) / (4)) * 4) + 3) / (4))) + (N - (((N) / (4)) * 4))) + (((((N) / (4)) * 4) + 3) / (4))) + (N - (((N) / (4)) * 4))) + (((((N) / (4)) * 4) + 3) / (4))) + (N - (((N) / (4)) * 4)))
-	}(); rt.Inline(0, M, 1, cost_) {
+	if cost_ := N*3 - N/4*9 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i += 1 {
-			var acc float32 = float32(0)
-			_ = acc
-			var accv float32 = float32(0)
-			_ = accv
-			var accv2 float32 = float32(0)
-			_ = accv2
-			var accv3 float32 = float32(0)
-			_ = accv3
-			var accv4 float32 = float32(0)
-			_ = accv4
+			acc := float32(0)
+			accv := float32(0)
+			accv2 := float32(0)
+			accv3 := float32(0)
+			accv4 := float32(0)
 			{
 				j := 0
-				if vloop_layernorm_0 != nil && j < (((N)/(4))*4) {
-					if next_, r_ := vloop_layernorm_0(j, (((N) / (4)) * 4), X, (i)*N+j); next_ > j {
+				if vloop_layernorm_0 != nil && j < N/4*4 {
+					if next_, r_ := vloop_layernorm_0(j, N/4*4, X, i*N+j); next_ > j {
 						j, accv = next_, (accv + r_)
 					}
 				}
-				for ; j < (((N) / (4)) * 4); j += 4 {
-					accv = (accv + X[(i)*N+j])
-					accv2 = (accv2 + X[(i)*N+(j+1)])
-					accv3 = (accv3 + X[(i)*N+(j+2)])
-					accv4 = (accv4 + X[(i)*N+(j+3)])
+				for ; j < N/4*4; j += 4 {
+					accv = (accv + X[i*N+j])
+					accv2 = (accv2 + X[i*N+j+1])
+					accv3 = (accv3 + X[i*N+j+2])
+					accv4 = (accv4 + X[i*N+j+3])
 				}
 			}
 			acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-			for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
-				acc = (acc + X[(i)*N+jr])
+			for jr := N / 4 * 4; jr < N; jr += 1 {
+				acc = (acc + X[i*N+jr])
 			}
 			mean[i] = (acc / float32(N))
-			var acc2 float32 = float32(0)
-			_ = acc2
-			var acc2v float32 = float32(0)
-			_ = acc2v
-			var acc2v2 float32 = float32(0)
-			_ = acc2v2
-			var acc2v3 float32 = float32(0)
-			_ = acc2v3
-			var acc2v4 float32 = float32(0)
-			_ = acc2v4
+			acc2 := float32(0)
+			acc2v := float32(0)
+			acc2v2 := float32(0)
+			acc2v3 := float32(0)
+			acc2v4 := float32(0)
 			{
 				j := 0
-				if vloop_layernorm_1 != nil && j < (((N)/(4))*4) {
-					if next_, r_ := vloop_layernorm_1(j, (((N) / (4)) * 4), X, (i)*N+j, mean[i], mean[i]); next_ > j {
+				if vloop_layernorm_1 != nil && j < N/4*4 {
+					if next_, r_ := vloop_layernorm_1(j, N/4*4, X, i*N+j, mean[i], mean[i]); next_ > j {
 						j, acc2v = next_, (acc2v + r_)
 					}
 				}
-				for ; j < (((N) / (4)) * 4); j += 4 {
-					acc2v = (acc2v + ((X[(i)*N+j] - mean[i]) * (X[(i)*N+j] - mean[i])))
-					acc2v2 = (acc2v2 + ((X[(i)*N+(j+1)] - mean[i]) * (X[(i)*N+(j+1)] - mean[i])))
-					acc2v3 = (acc2v3 + ((X[(i)*N+(j+2)] - mean[i]) * (X[(i)*N+(j+2)] - mean[i])))
-					acc2v4 = (acc2v4 + ((X[(i)*N+(j+3)] - mean[i]) * (X[(i)*N+(j+3)] - mean[i])))
+				for ; j < N/4*4; j += 4 {
+					acc2v = (acc2v + ((X[i*N+j] - mean[i]) * (X[i*N+j] - mean[i])))
+					acc2v2 = (acc2v2 + ((X[i*N+j+1] - mean[i]) * (X[i*N+j+1] - mean[i])))
+					acc2v3 = (acc2v3 + ((X[i*N+j+2] - mean[i]) * (X[i*N+j+2] - mean[i])))
+					acc2v4 = (acc2v4 + ((X[i*N+j+3] - mean[i]) * (X[i*N+j+3] - mean[i])))
 				}
 			}
 			acc2 = (acc2 + ((acc2v + acc2v2) + (acc2v3 + acc2v4)))
-			for jr2 := (((N) / (4)) * 4); jr2 < N; jr2 += 1 {
-				acc2 = (acc2 + ((X[(i)*N+jr2] - mean[i]) * (X[(i)*N+jr2] - mean[i])))
+			for jr2 := N / 4 * 4; jr2 < N; jr2 += 1 {
+				acc2 = (acc2 + ((X[i*N+jr2] - mean[i]) * (X[i*N+jr2] - mean[i])))
 			}
 			vr[i] = (acc2 / float32(N))
 			{
 				j := 0
-				if vloop_layernorm_2 != nil && j < (((N)/(4))*4) {
-					j = vloop_layernorm_2(j, (((N) / (4)) * 4), X, (i)*N+j, gamma, j, beta, j, Y, (i)*N+j, mean[i], float32(math.Sqrt(float64((vr[i] + eps)))))
+				if vloop_layernorm_2 != nil && j < N/4*4 {
+					j = vloop_layernorm_2(j, N/4*4, X, i*N+j, gamma, j, beta, j, Y, i*N+j, mean[i], float32(math.Sqrt(float64((vr[i] + eps)))))
 				}
-				for ; j < (((N) / (4)) * 4); j += 4 {
-					Y[(i)*N+j] = ((((X[(i)*N+j] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j]) + beta[j])
-					Y[(i)*N+(j+1)] = ((((X[(i)*N+(j+1)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+1)]) + beta[(j+1)])
-					Y[(i)*N+(j+2)] = ((((X[(i)*N+(j+2)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+2)]) + beta[(j+2)])
-					Y[(i)*N+(j+3)] = ((((X[(i)*N+(j+3)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+3)]) + beta[(j+3)])
+				for ; j < N/4*4; j += 4 {
+					Y[i*N+j] = ((((X[i*N+j] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j]) + beta[j])
+					Y[i*N+j+1] = ((((X[i*N+j+1] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+1]) + beta[j+1])
+					Y[i*N+j+2] = ((((X[i*N+j+2] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+2]) + beta[j+2])
+					Y[i*N+j+3] = ((((X[i*N+j+3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+3]) + beta[j+3])
 				}
 			}
-			for jr3 := (((N) / (4)) * 4); jr3 < N; jr3 += 1 {
-				Y[(i)*N+jr3] = ((((X[(i)*N+jr3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[jr3]) + beta[jr3])
+			for jr3 := N / 4 * 4; jr3 < N; jr3 += 1 {
+				Y[i*N+jr3] = ((((X[i*N+jr3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[jr3]) + beta[jr3])
 			}
 		}
 	} else {
 		M, N, X, gamma, beta, Y, eps, mean, vr := M, N, X, gamma, beta, Y, eps, mean, vr
-		_, _, _, _, _, _, _, _, _ = M, N, X, gamma, beta, Y, eps, mean, vr
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			for i := lo_; i < hi_; i += 1 {
-				var acc float32 = float32(0)
-				_ = acc
-				var accv float32 = float32(0)
-				_ = accv
-				var accv2 float32 = float32(0)
-				_ = accv2
-				var accv3 float32 = float32(0)
-				_ = accv3
-				var accv4 float32 = float32(0)
-				_ = accv4
+				acc := float32(0)
+				accv := float32(0)
+				accv2 := float32(0)
+				accv3 := float32(0)
+				accv4 := float32(0)
 				{
 					j := 0
-					if vloop_layernorm_0 != nil && j < (((N)/(4))*4) {
-						if next_, r_ := vloop_layernorm_0(j, (((N) / (4)) * 4), X, (i)*N+j); next_ > j {
+					if vloop_layernorm_0 != nil && j < N/4*4 {
+						if next_, r_ := vloop_layernorm_0(j, N/4*4, X, i*N+j); next_ > j {
 							j, accv = next_, (accv + r_)
 						}
 					}
-					for ; j < (((N) / (4)) * 4); j += 4 {
-						accv = (accv + X[(i)*N+j])
-						accv2 = (accv2 + X[(i)*N+(j+1)])
-						accv3 = (accv3 + X[(i)*N+(j+2)])
-						accv4 = (accv4 + X[(i)*N+(j+3)])
+					for ; j < N/4*4; j += 4 {
+						accv = (accv + X[i*N+j])
+						accv2 = (accv2 + X[i*N+j+1])
+						accv3 = (accv3 + X[i*N+j+2])
+						accv4 = (accv4 + X[i*N+j+3])
 					}
 				}
 				acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-				for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
-					acc = (acc + X[(i)*N+jr])
+				for jr := N / 4 * 4; jr < N; jr += 1 {
+					acc = (acc + X[i*N+jr])
 				}
 				mean[i] = (acc / float32(N))
-				var acc2 float32 = float32(0)
-				_ = acc2
-				var acc2v float32 = float32(0)
-				_ = acc2v
-				var acc2v2 float32 = float32(0)
-				_ = acc2v2
-				var acc2v3 float32 = float32(0)
-				_ = acc2v3
-				var acc2v4 float32 = float32(0)
-				_ = acc2v4
+				acc2 := float32(0)
+				acc2v := float32(0)
+				acc2v2 := float32(0)
+				acc2v3 := float32(0)
+				acc2v4 := float32(0)
 				{
 					j := 0
-					if vloop_layernorm_1 != nil && j < (((N)/(4))*4) {
-						if next_, r_ := vloop_layernorm_1(j, (((N) / (4)) * 4), X, (i)*N+j, mean[i], mean[i]); next_ > j {
+					if vloop_layernorm_1 != nil && j < N/4*4 {
+						if next_, r_ := vloop_layernorm_1(j, N/4*4, X, i*N+j, mean[i], mean[i]); next_ > j {
 							j, acc2v = next_, (acc2v + r_)
 						}
 					}
-					for ; j < (((N) / (4)) * 4); j += 4 {
-						acc2v = (acc2v + ((X[(i)*N+j] - mean[i]) * (X[(i)*N+j] - mean[i])))
-						acc2v2 = (acc2v2 + ((X[(i)*N+(j+1)] - mean[i]) * (X[(i)*N+(j+1)] - mean[i])))
-						acc2v3 = (acc2v3 + ((X[(i)*N+(j+2)] - mean[i]) * (X[(i)*N+(j+2)] - mean[i])))
-						acc2v4 = (acc2v4 + ((X[(i)*N+(j+3)] - mean[i]) * (X[(i)*N+(j+3)] - mean[i])))
+					for ; j < N/4*4; j += 4 {
+						acc2v = (acc2v + ((X[i*N+j] - mean[i]) * (X[i*N+j] - mean[i])))
+						acc2v2 = (acc2v2 + ((X[i*N+j+1] - mean[i]) * (X[i*N+j+1] - mean[i])))
+						acc2v3 = (acc2v3 + ((X[i*N+j+2] - mean[i]) * (X[i*N+j+2] - mean[i])))
+						acc2v4 = (acc2v4 + ((X[i*N+j+3] - mean[i]) * (X[i*N+j+3] - mean[i])))
 					}
 				}
 				acc2 = (acc2 + ((acc2v + acc2v2) + (acc2v3 + acc2v4)))
-				for jr2 := (((N) / (4)) * 4); jr2 < N; jr2 += 1 {
-					acc2 = (acc2 + ((X[(i)*N+jr2] - mean[i]) * (X[(i)*N+jr2] - mean[i])))
+				for jr2 := N / 4 * 4; jr2 < N; jr2 += 1 {
+					acc2 = (acc2 + ((X[i*N+jr2] - mean[i]) * (X[i*N+jr2] - mean[i])))
 				}
 				vr[i] = (acc2 / float32(N))
 				{
 					j := 0
-					if vloop_layernorm_2 != nil && j < (((N)/(4))*4) {
-						j = vloop_layernorm_2(j, (((N) / (4)) * 4), X, (i)*N+j, gamma, j, beta, j, Y, (i)*N+j, mean[i], float32(math.Sqrt(float64((vr[i] + eps)))))
+					if vloop_layernorm_2 != nil && j < N/4*4 {
+						j = vloop_layernorm_2(j, N/4*4, X, i*N+j, gamma, j, beta, j, Y, i*N+j, mean[i], float32(math.Sqrt(float64((vr[i] + eps)))))
 					}
-					for ; j < (((N) / (4)) * 4); j += 4 {
-						Y[(i)*N+j] = ((((X[(i)*N+j] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j]) + beta[j])
-						Y[(i)*N+(j+1)] = ((((X[(i)*N+(j+1)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+1)]) + beta[(j+1)])
-						Y[(i)*N+(j+2)] = ((((X[(i)*N+(j+2)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+2)]) + beta[(j+2)])
-						Y[(i)*N+(j+3)] = ((((X[(i)*N+(j+3)] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[(j+3)]) + beta[(j+3)])
+					for ; j < N/4*4; j += 4 {
+						Y[i*N+j] = ((((X[i*N+j] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j]) + beta[j])
+						Y[i*N+j+1] = ((((X[i*N+j+1] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+1]) + beta[j+1])
+						Y[i*N+j+2] = ((((X[i*N+j+2] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+2]) + beta[j+2])
+						Y[i*N+j+3] = ((((X[i*N+j+3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+3]) + beta[j+3])
 					}
 				}
-				for jr3 := (((N) / (4)) * 4); jr3 < N; jr3 += 1 {
-					Y[(i)*N+jr3] = ((((X[(i)*N+jr3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[jr3]) + beta[jr3])
+				for jr3 := N / 4 * 4; jr3 < N; jr3 += 1 {
+					Y[i*N+jr3] = ((((X[i*N+jr3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[jr3]) + beta[jr3])
 				}
 			}
 		})

@@ -32,34 +32,28 @@ func Sdot(N int, x []float32, y []float32, r []float32) error {
 }
 
 func sdotImpl(N int, x []float32, y []float32, r []float32) {
-	_ = N
 	// r[] = sum(i: (x[i] * y[i]))
-	var acc float32 = float32(0)
-	_ = acc
-	var accv float32 = float32(0)
-	_ = accv
-	var accv2 float32 = float32(0)
-	_ = accv2
-	var accv3 float32 = float32(0)
-	_ = accv3
-	var accv4 float32 = float32(0)
-	_ = accv4
+	acc := float32(0)
+	accv := float32(0)
+	accv2 := float32(0)
+	accv3 := float32(0)
+	accv4 := float32(0)
 	{
 		i := 0
-		if vloop_sdot_0 != nil && i < (((N)/(4))*4) {
-			if next_, r_ := vloop_sdot_0(i, (((N) / (4)) * 4), x, i, y, i); next_ > i {
+		if vloop_sdot_0 != nil && i < N/4*4 {
+			if next_, r_ := vloop_sdot_0(i, N/4*4, x, i, y, i); next_ > i {
 				i, accv = next_, (accv + r_)
 			}
 		}
-		for ; i < (((N) / (4)) * 4); i += 4 {
+		for ; i < N/4*4; i += 4 {
 			accv = (accv + (x[i] * y[i]))
-			accv2 = (accv2 + (x[(i+1)] * y[(i+1)]))
-			accv3 = (accv3 + (x[(i+2)] * y[(i+2)]))
-			accv4 = (accv4 + (x[(i+3)] * y[(i+3)]))
+			accv2 = (accv2 + (x[i+1] * y[i+1]))
+			accv3 = (accv3 + (x[i+2] * y[i+2]))
+			accv4 = (accv4 + (x[i+3] * y[i+3]))
 		}
 	}
 	acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-	for ir := (((N) / (4)) * 4); ir < N; ir += 1 {
+	for ir := N / 4 * 4; ir < N; ir += 1 {
 		acc = (acc + (x[ir] * y[ir]))
 	}
 	r[0] = acc

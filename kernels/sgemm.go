@@ -47,30 +47,26 @@ func Sgemm(M, K, N int, A []float32, B []float32, C []float32, alpha float32, be
 }
 
 func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
-	_ = M
-	_ = K
-	_ = N
 	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
 	if float64(M) <= float64(4) {
-		if cost_ := func() int { jb := 0; _ = jb; return (1 + ((M * 4096) * K)) }(); rt.Inline(0, N, 4096, cost_) {
+		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
 			for jb := 0; jb < N; jb += 4096 {
 				{
-					aoff_, boff_ := (0)*K+0, (0)*N+jb
-					ars_, acs_ := ((1)*K+0)-aoff_, ((0)*K+1)-aoff_
-					ldb_ := ((1)*N + jb) - boff_
-					sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+					aoff_, boff_ := 0, jb
+					ars_, acs_ := (K)-aoff_, (1)-aoff_
+					ldb_ := (N + jb) - boff_
+					sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
 				}
 			}
 		} else {
 			M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-			_, _, _, _, _, _, _, _ = M, K, N, A, B, C, alpha, beta
 			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
-						aoff_, boff_ := (0)*K+0, (0)*N+jb
-						ars_, acs_ := ((1)*K+0)-aoff_, ((0)*K+1)-aoff_
-						ldb_ := ((1)*N + jb) - boff_
-						sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+						aoff_, boff_ := 0, jb
+						ars_, acs_ := (K)-aoff_, (1)-aoff_
+						ldb_ := (N + jb) - boff_
+						sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
 					}
 				}
 			})
@@ -80,32 +76,27 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 			for jc := 0; jc < N; jc += sgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
 					for ic := 0; ic < M; ic += sgemmSlot.MC {
-						if cost_ := func() int {
-							jr := 0
-							_ = jr
-							return (1 + (((min(sgemmSlot.MC, (M-ic)) + (sgemmSlot.MR - 1)) / (sgemmSlot.MR)) * (1 + ((sgemmSlot.MR * sgemmSlot.NR) * min(sgemmSlot.KC, (K-pc))))))
-						}(); rt.Inline(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, cost_) {
-							for jr := 0; jr < min(sgemmSlot.NC, (N-jc)); jr += sgemmSlot.NR {
-								for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
+						if cost_ := (min(sgemmSlot.MC, M-ic)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_) {
+							for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
+								for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
 									{
-										aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
-										ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
-										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-										sgemmSlot.MicroU(min(sgemmSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(sgemmSlot.MR, (min(sgemmSlot.MC, (M-ic))-ir)), min(sgemmSlot.NR, (min(sgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
+										ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
+										ldb_ := ((pc+1)*N + jc + jr) - boff_
+										sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
 									}
 								}
 							}
 						} else {
 							M, K, N, A, B, C, alpha, beta, jc, pc, ic := M, K, N, A, B, C, alpha, beta, jc, pc, ic
-							_, _, _, _, _, _, _, _, _, _, _ = M, K, N, A, B, C, alpha, beta, jc, pc, ic
-							rt.ParallelFor(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
+							rt.ParallelFor(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
 								for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
-									for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
+									for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
 										{
-											aoff_, boff_ := (ic+ir)*K+pc, (pc)*N+(jc+jr)
-											ars_, acs_ := (((ic+ir)+1)*K+pc)-aoff_, ((ic+ir)*K+(pc+1))-aoff_
-											ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-											sgemmSlot.MicroU(min(sgemmSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(sgemmSlot.MR, (min(sgemmSlot.MC, (M-ic))-ir)), min(sgemmSlot.NR, (min(sgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
+											ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
+											ldb_ := ((pc+1)*N + jc + jr) - boff_
+											sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								}
@@ -115,111 +106,98 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 				}
 			}
 		} else {
-			packB := rt.Scratch32((min(sgemmSlot.NC, (((N+(sgemmSlot.NR-1))/(sgemmSlot.NR))*sgemmSlot.NR)) * min(sgemmSlot.KC, max(K, 1))))
+			packB := rt.Scratch32(min(sgemmSlot.NC, (N+sgemmSlot.NR-1)/sgemmSlot.NR*sgemmSlot.NR) * min(sgemmSlot.KC, max(K, 1)))
 			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += sgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-					_, _, _, _, _, _ = K, N, B, packB, jc, pc
 					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-						n_, depth_, panel_, off_ := min(sgemmSlot.NC, (N-jc)), min(sgemmSlot.KC, (K-pc)), sgemmSlot.NR, 0
+						n_, depth_, panel_, off_ := min(sgemmSlot.NC, N-jc), min(sgemmSlot.KC, K-pc), sgemmSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
-								b_ := (pc)*N + (jc + pj)
-								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
+								b_ := pc*N + jc + pj
+								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
 					if int32(M) >= (int32(4) * int32(sgemmSlot.MC)) {
-						if cost_ := func() int {
-							ic := 0
-							_ = ic
-							return (1 + (1 + (((min(sgemmSlot.NC, (N-jc)) + (sgemmSlot.NR - 1)) / (sgemmSlot.NR)) * (1 + (((min(sgemmSlot.MC, M) + (sgemmSlot.MR - 1)) / (sgemmSlot.MR)) * (1 + ((sgemmSlot.MR * sgemmSlot.NR) * min(sgemmSlot.KC, (K-pc)))))))))
-						}(); rt.Inline(0, M, sgemmSlot.MC, cost_) {
-							packA := rt.Scratch32((min(sgemmSlot.MC, (((M+(sgemmSlot.MR-1))/(sgemmSlot.MR))*sgemmSlot.MR)) * min(sgemmSlot.KC, max(K, 1))))
+						if cost_ := (min(sgemmSlot.NC, N-jc)+sgemmSlot.NR-1)/sgemmSlot.NR*((min(sgemmSlot.MC, M)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemmSlot.MC, cost_) {
+							packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)
 							for ic := 0; ic < M; ic += sgemmSlot.MC {
 								M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-								_, _, _, _, _, _ = M, K, A, pc, packA, ic
 								{ // pack: each panel row is a contiguous run of A (packD)
-									n_, depth_, panel_, off_ := min(sgemmSlot.MC, (M-ic)), min(sgemmSlot.KC, (K-pc)), sgemmSlot.MR, 0
+									n_, depth_, panel_, off_ := min(sgemmSlot.MC, M-ic), min(sgemmSlot.KC, K-pc), sgemmSlot.MR, 0
 									body_ := func(lo_, hi_ int) {
 										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								for jr := 0; jr < min(sgemmSlot.NC, (N-jc)); jr += sgemmSlot.NR {
-									for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
-										sgemmSlot.Micro(min(sgemmSlot.KC, (K-pc)), packA[(ir*min(sgemmSlot.KC, (K-pc))):], packB[(jr*min(sgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemmSlot.MR, (min(sgemmSlot.MC, (M-ic))-ir)), min(sgemmSlot.NR, (min(sgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+								for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
+									for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
+										sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
 									}
 								}
 							}
 						} else {
 							M, K, N, A, C, alpha, beta, packB, jc, pc := M, K, N, A, C, alpha, beta, packB, jc, pc
-							_, _, _, _, _, _, _, _, _, _ = M, K, N, A, C, alpha, beta, packB, jc, pc
 							rt.ParallelFor(0, M, sgemmSlot.MC, cost_, func(lo_, hi_ int) {
-								packA := rt.Scratch32((min(sgemmSlot.MC, (((M+(sgemmSlot.MR-1))/(sgemmSlot.MR))*sgemmSlot.MR)) * min(sgemmSlot.KC, max(K, 1))))
+								packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
 								defer rt.Release32(packA)
 								for ic := lo_; ic < hi_; ic += sgemmSlot.MC {
 									{ // pack: each panel row is a contiguous run of A (packD)
-										n_, depth_, panel_, off_ := min(sgemmSlot.MC, (M-ic)), min(sgemmSlot.KC, (K-pc)), sgemmSlot.MR, 0
+										n_, depth_, panel_, off_ := min(sgemmSlot.MC, M-ic), min(sgemmSlot.KC, K-pc), sgemmSlot.MR, 0
 										for p0_ := 0; p0_ < n_; p0_ += panel_ {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
-									for jr := 0; jr < min(sgemmSlot.NC, (N-jc)); jr += sgemmSlot.NR {
-										for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
-											sgemmSlot.Micro(min(sgemmSlot.KC, (K-pc)), packA[(ir*min(sgemmSlot.KC, (K-pc))):], packB[(jr*min(sgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemmSlot.MR, (min(sgemmSlot.MC, (M-ic))-ir)), min(sgemmSlot.NR, (min(sgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+									for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
+										for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
+											sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								}
 							})
 						}
 					} else {
-						packA := rt.Scratch32((min(sgemmSlot.MC, (((M+(sgemmSlot.MR-1))/(sgemmSlot.MR))*sgemmSlot.MR)) * min(sgemmSlot.KC, max(K, 1))))
+						packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
 						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += sgemmSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-							_, _, _, _, _, _ = M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
-								n_, depth_, panel_, off_ := min(sgemmSlot.MC, (M-ic)), min(sgemmSlot.KC, (K-pc)), sgemmSlot.MR, 0
+								n_, depth_, panel_, off_ := min(sgemmSlot.MC, M-ic), min(sgemmSlot.KC, K-pc), sgemmSlot.MR, 0
 								body_ := func(lo_, hi_ int) {
 									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
 										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 										pi := p0_
 										b_ := (ic+pi)*K + pc
-										packD32(dst_, A[min(b_, len(A)):], ((ic+(pi+1))*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 							}
-							if cost_ := func() int {
-								jr := 0
-								_ = jr
-								return (1 + (((min(sgemmSlot.MC, (M-ic)) + (sgemmSlot.MR - 1)) / (sgemmSlot.MR)) * (1 + ((sgemmSlot.MR * sgemmSlot.NR) * min(sgemmSlot.KC, (K-pc))))))
-							}(); rt.Inline(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, cost_) {
-								for jr := 0; jr < min(sgemmSlot.NC, (N-jc)); jr += sgemmSlot.NR {
-									for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
-										sgemmSlot.Micro(min(sgemmSlot.KC, (K-pc)), packA[(ir*min(sgemmSlot.KC, (K-pc))):], packB[(jr*min(sgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemmSlot.MR, (min(sgemmSlot.MC, (M-ic))-ir)), min(sgemmSlot.NR, (min(sgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+							if cost_ := (min(sgemmSlot.MC, M-ic)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_) {
+								for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
+									for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
+										sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
 									}
 								}
 							} else {
 								M, K, N, C, alpha, beta, packB, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
-								_, _, _, _, _, _, _, _, _, _, _ = M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
-								rt.ParallelFor(0, min(sgemmSlot.NC, (N-jc)), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
+								rt.ParallelFor(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
-										for ir := 0; ir < min(sgemmSlot.MC, (M-ic)); ir += sgemmSlot.MR {
-											sgemmSlot.Micro(min(sgemmSlot.KC, (K-pc)), packA[(ir*min(sgemmSlot.KC, (K-pc))):], packB[(jr*min(sgemmSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemmSlot.MR, (min(sgemmSlot.MC, (M-ic))-ir)), min(sgemmSlot.NR, (min(sgemmSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+										for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
+											sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								})

@@ -47,30 +47,26 @@ func SgemmTn(K, M, N int, A []float32, B []float32, C []float32, alpha float32, 
 }
 
 func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
-	_ = K
-	_ = M
-	_ = N
 	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[k, j]))) + (beta * C[i, j]))
 	if float64(M) <= float64(4) {
-		if cost_ := func() int { jb := 0; _ = jb; return (1 + ((M * 4096) * K)) }(); rt.Inline(0, N, 4096, cost_) {
+		if cost_ := M*4096*K + 1; rt.Inline(0, N, 4096, cost_) {
 			for jb := 0; jb < N; jb += 4096 {
 				{
-					aoff_, boff_ := (0)*M+0, (0)*N+jb
-					ars_, acs_ := ((0)*M+1)-aoff_, ((1)*M+0)-aoff_
-					ldb_ := ((1)*N + jb) - boff_
-					sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+					aoff_, boff_ := 0, jb
+					ars_, acs_ := (1)-aoff_, (M)-aoff_
+					ldb_ := (N + jb) - boff_
+					sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
 				}
 			}
 		} else {
 			K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
-			_, _, _, _, _, _, _, _ = K, M, N, A, B, C, alpha, beta
 			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
 				for jb := lo_; jb < hi_; jb += 4096 {
 					{
-						aoff_, boff_ := (0)*M+0, (0)*N+jb
-						ars_, acs_ := ((0)*M+1)-aoff_, ((1)*M+0)-aoff_
-						ldb_ := ((1)*N + jb) - boff_
-						sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(4096, (N-jb)), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+						aoff_, boff_ := 0, jb
+						ars_, acs_ := (1)-aoff_, (M)-aoff_
+						ldb_ := (N + jb) - boff_
+						sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
 					}
 				}
 			})
@@ -80,32 +76,27 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 			for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
 					for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
-						if cost_ := func() int {
-							jr := 0
-							_ = jr
-							return (1 + (((min(sgemm_tnSlot.MC, (M-ic)) + (sgemm_tnSlot.MR - 1)) / (sgemm_tnSlot.MR)) * (1 + ((sgemm_tnSlot.MR * sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, (K-pc))))))
-						}(); rt.Inline(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_) {
-							for jr := 0; jr < min(sgemm_tnSlot.NC, (N-jc)); jr += sgemm_tnSlot.NR {
-								for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
+						if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
+							for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
+								for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
 									{
-										aoff_, boff_ := (pc)*M+(ic+ir), (pc)*N+(jc+jr)
-										ars_, acs_ := ((pc)*M+((ic+ir)+1))-aoff_, ((pc+1)*M+(ic+ir))-aoff_
-										ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-										sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+										aoff_, boff_ := pc*M+ic+ir, pc*N+jc+jr
+										ars_, acs_ := (pc*M+ic+ir+1)-aoff_, ((pc+1)*M+ic+ir)-aoff_
+										ldb_ := ((pc+1)*N + jc + jr) - boff_
+										sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
 									}
 								}
 							}
 						} else {
 							K, M, N, A, B, C, alpha, beta, jc, pc, ic := K, M, N, A, B, C, alpha, beta, jc, pc, ic
-							_, _, _, _, _, _, _, _, _, _, _ = K, M, N, A, B, C, alpha, beta, jc, pc, ic
-							rt.ParallelFor(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+							rt.ParallelFor(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
 								for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
-									for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
+									for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
 										{
-											aoff_, boff_ := (pc)*M+(ic+ir), (pc)*N+(jc+jr)
-											ars_, acs_ := ((pc)*M+((ic+ir)+1))-aoff_, ((pc+1)*M+(ic+ir))-aoff_
-											ldb_ := ((pc+1)*N + (jc + jr)) - boff_
-											sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, (K-pc)), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((((ic+ir)*N)+(jc+jr)), len(C)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+											aoff_, boff_ := pc*M+ic+ir, pc*N+jc+jr
+											ars_, acs_ := (pc*M+ic+ir+1)-aoff_, ((pc+1)*M+ic+ir)-aoff_
+											ldb_ := ((pc+1)*N + jc + jr) - boff_
+											sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								}
@@ -115,108 +106,95 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 				}
 			}
 		} else {
-			packB := rt.Scratch32((min(sgemm_tnSlot.NC, (((N+(sgemm_tnSlot.NR-1))/(sgemm_tnSlot.NR))*sgemm_tnSlot.NR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+			packB := rt.Scratch32(min(sgemm_tnSlot.NC, (N+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, max(K, 1)))
 			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
-					_, _, _, _, _, _ = K, N, B, packB, jc, pc
 					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-						n_, depth_, panel_, off_ := min(sgemm_tnSlot.NC, (N-jc)), min(sgemm_tnSlot.KC, (K-pc)), sgemm_tnSlot.NR, 0
+						n_, depth_, panel_, off_ := min(sgemm_tnSlot.NC, N-jc), min(sgemm_tnSlot.KC, K-pc), sgemm_tnSlot.NR, 0
 						body_ := func(lo_, hi_ int) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
-								b_ := (pc)*N + (jc + pj)
-								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+(jc+pj))-b_, e_-p0_, panel_, depth_)
+								b_ := pc*N + jc + pj
+								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
 					if int32(M) >= (int32(4) * int32(sgemm_tnSlot.MC)) {
-						if cost_ := func() int {
-							ic := 0
-							_ = ic
-							return (1 + (1 + (((min(sgemm_tnSlot.NC, (N-jc)) + (sgemm_tnSlot.NR - 1)) / (sgemm_tnSlot.NR)) * (1 + (((min(sgemm_tnSlot.MC, M) + (sgemm_tnSlot.MR - 1)) / (sgemm_tnSlot.MR)) * (1 + ((sgemm_tnSlot.MR * sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, (K-pc)))))))))
-						}(); rt.Inline(0, M, sgemm_tnSlot.MC, cost_) {
-							packA := rt.Scratch32((min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+						if cost_ := (min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(sgemm_tnSlot.MC, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemm_tnSlot.MC, cost_) {
+							packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)
 							for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
 								K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-								_, _, _, _, _, _ = K, M, A, pc, packA, ic
 								{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-									n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, (M-ic)), min(sgemm_tnSlot.KC, (K-pc)), sgemm_tnSlot.MR, 0
+									n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, M-ic), min(sgemm_tnSlot.KC, K-pc), sgemm_tnSlot.MR, 0
 									body_ := func(lo_, hi_ int) {
 										for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 											pi := p0_
-											b_ := (pc)*M + (ic + pi)
-											packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+											b_ := pc*M + ic + pi
+											packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								for jr := 0; jr < min(sgemm_tnSlot.NC, (N-jc)); jr += sgemm_tnSlot.NR {
-									for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
-										sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+								for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
+									for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
+										sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
 									}
 								}
 							}
 						} else {
 							K, M, N, A, C, alpha, beta, packB, jc, pc := K, M, N, A, C, alpha, beta, packB, jc, pc
-							_, _, _, _, _, _, _, _, _, _ = K, M, N, A, C, alpha, beta, packB, jc, pc
 							rt.ParallelFor(0, M, sgemm_tnSlot.MC, cost_, func(lo_, hi_ int) {
-								packA := rt.Scratch32((min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+								packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
 								defer rt.Release32(packA)
 								for ic := lo_; ic < hi_; ic += sgemm_tnSlot.MC {
 									{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-										n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, (M-ic)), min(sgemm_tnSlot.KC, (K-pc)), sgemm_tnSlot.MR, 0
+										n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, M-ic), min(sgemm_tnSlot.KC, K-pc), sgemm_tnSlot.MR, 0
 										for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 											pi := p0_
-											b_ := (pc)*M + (ic + pi)
-											packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+											b_ := pc*M + ic + pi
+											packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
 										}
 									}
-									for jr := 0; jr < min(sgemm_tnSlot.NC, (N-jc)); jr += sgemm_tnSlot.NR {
-										for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
-											sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+									for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
+										for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
+											sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								}
 							})
 						}
 					} else {
-						packA := rt.Scratch32((min(sgemm_tnSlot.MC, (((M+(sgemm_tnSlot.MR-1))/(sgemm_tnSlot.MR))*sgemm_tnSlot.MR)) * min(sgemm_tnSlot.KC, max(K, 1))))
+						packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
 						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
 							K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-							_, _, _, _, _, _ = K, M, A, pc, packA, ic
 							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-								n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, (M-ic)), min(sgemm_tnSlot.KC, (K-pc)), sgemm_tnSlot.MR, 0
+								n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, M-ic), min(sgemm_tnSlot.KC, K-pc), sgemm_tnSlot.MR, 0
 								body_ := func(lo_, hi_ int) {
 									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 										pi := p0_
-										b_ := (pc)*M + (ic + pi)
-										packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+(ic+pi))-b_, e_-p0_, panel_, depth_)
+										b_ := pc*M + ic + pi
+										packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 							}
-							if cost_ := func() int {
-								jr := 0
-								_ = jr
-								return (1 + (((min(sgemm_tnSlot.MC, (M-ic)) + (sgemm_tnSlot.MR - 1)) / (sgemm_tnSlot.MR)) * (1 + ((sgemm_tnSlot.MR * sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, (K-pc))))))
-							}(); rt.Inline(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_) {
-								for jr := 0; jr < min(sgemm_tnSlot.NC, (N-jc)); jr += sgemm_tnSlot.NR {
-									for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
-										sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+							if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
+								for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
+									for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
+										sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
 									}
 								}
 							} else {
 								K, M, N, C, alpha, beta, packB, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
-								_, _, _, _, _, _, _, _, _, _, _ = K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
-								rt.ParallelFor(0, min(sgemm_tnSlot.NC, (N-jc)), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+								rt.ParallelFor(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
-										for ir := 0; ir < min(sgemm_tnSlot.MC, (M-ic)); ir += sgemm_tnSlot.MR {
-											sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, (K-pc)), packA[(ir*min(sgemm_tnSlot.KC, (K-pc))):], packB[(jr*min(sgemm_tnSlot.KC, (K-pc))):], C[(((ic+ir)*N)+(jc+jr)):], N, min(sgemm_tnSlot.MR, (min(sgemm_tnSlot.MC, (M-ic))-ir)), min(sgemm_tnSlot.NR, (min(sgemm_tnSlot.NC, (N-jc))-jr)), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+										for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
+											sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
 										}
 									}
 								})

@@ -40,38 +40,31 @@ func Sgemv(M, N int, A []float32, x []float32, y []float32, alpha float32, beta 
 }
 
 func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, beta float32) {
-	_ = M
-	_ = N
 	// y[i] = ((alpha * sum(j: (A[i, j] * x[j]))) + (beta * y[i]))
-	if cost_ := func() int { i := 0; _ = i; return ((1 + (((((N) / (4)) * 4) + 3) / (4))) + (N - (((N) / (4)) * 4))) }(); rt.Inline(0, M, 1, cost_) {
+	if cost_ := N - N/4*3 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i += 1 {
-			var acc float32 = float32(0)
-			_ = acc
-			var accv float32 = float32(0)
-			_ = accv
-			var accv2 float32 = float32(0)
-			_ = accv2
-			var accv3 float32 = float32(0)
-			_ = accv3
-			var accv4 float32 = float32(0)
-			_ = accv4
+			acc := float32(0)
+			accv := float32(0)
+			accv2 := float32(0)
+			accv3 := float32(0)
+			accv4 := float32(0)
 			{
 				j := 0
-				if vloop_sgemv_0 != nil && j < (((N)/(4))*4) {
-					if next_, r_ := vloop_sgemv_0(j, (((N) / (4)) * 4), A, (i)*N+j, x, j); next_ > j {
+				if vloop_sgemv_0 != nil && j < N/4*4 {
+					if next_, r_ := vloop_sgemv_0(j, N/4*4, A, i*N+j, x, j); next_ > j {
 						j, accv = next_, (accv + r_)
 					}
 				}
-				for ; j < (((N) / (4)) * 4); j += 4 {
-					accv = (accv + (A[(i)*N+j] * x[j]))
-					accv2 = (accv2 + (A[(i)*N+(j+1)] * x[(j+1)]))
-					accv3 = (accv3 + (A[(i)*N+(j+2)] * x[(j+2)]))
-					accv4 = (accv4 + (A[(i)*N+(j+3)] * x[(j+3)]))
+				for ; j < N/4*4; j += 4 {
+					accv = (accv + (A[i*N+j] * x[j]))
+					accv2 = (accv2 + (A[i*N+j+1] * x[j+1]))
+					accv3 = (accv3 + (A[i*N+j+2] * x[j+2]))
+					accv4 = (accv4 + (A[i*N+j+3] * x[j+3]))
 				}
 			}
 			acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-			for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
-				acc = (acc + (A[(i)*N+jr] * x[jr]))
+			for jr := N / 4 * 4; jr < N; jr += 1 {
+				acc = (acc + (A[i*N+jr] * x[jr]))
 			}
 			if beta == float32(0) {
 				y[i] = (alpha * acc)
@@ -81,36 +74,30 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 		}
 	} else {
 		M, N, A, x, y, alpha, beta := M, N, A, x, y, alpha, beta
-		_, _, _, _, _, _, _ = M, N, A, x, y, alpha, beta
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			for i := lo_; i < hi_; i += 1 {
-				var acc float32 = float32(0)
-				_ = acc
-				var accv float32 = float32(0)
-				_ = accv
-				var accv2 float32 = float32(0)
-				_ = accv2
-				var accv3 float32 = float32(0)
-				_ = accv3
-				var accv4 float32 = float32(0)
-				_ = accv4
+				acc := float32(0)
+				accv := float32(0)
+				accv2 := float32(0)
+				accv3 := float32(0)
+				accv4 := float32(0)
 				{
 					j := 0
-					if vloop_sgemv_0 != nil && j < (((N)/(4))*4) {
-						if next_, r_ := vloop_sgemv_0(j, (((N) / (4)) * 4), A, (i)*N+j, x, j); next_ > j {
+					if vloop_sgemv_0 != nil && j < N/4*4 {
+						if next_, r_ := vloop_sgemv_0(j, N/4*4, A, i*N+j, x, j); next_ > j {
 							j, accv = next_, (accv + r_)
 						}
 					}
-					for ; j < (((N) / (4)) * 4); j += 4 {
-						accv = (accv + (A[(i)*N+j] * x[j]))
-						accv2 = (accv2 + (A[(i)*N+(j+1)] * x[(j+1)]))
-						accv3 = (accv3 + (A[(i)*N+(j+2)] * x[(j+2)]))
-						accv4 = (accv4 + (A[(i)*N+(j+3)] * x[(j+3)]))
+					for ; j < N/4*4; j += 4 {
+						accv = (accv + (A[i*N+j] * x[j]))
+						accv2 = (accv2 + (A[i*N+j+1] * x[j+1]))
+						accv3 = (accv3 + (A[i*N+j+2] * x[j+2]))
+						accv4 = (accv4 + (A[i*N+j+3] * x[j+3]))
 					}
 				}
 				acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-				for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
-					acc = (acc + (A[(i)*N+jr] * x[jr]))
+				for jr := N / 4 * 4; jr < N; jr += 1 {
+					acc = (acc + (A[i*N+jr] * x[jr]))
 				}
 				if beta == float32(0) {
 					y[i] = (alpha * acc)

@@ -3,8 +3,9 @@
 package kernels
 
 import (
-	"github.com/kgen-dev/kgen/rt"
 	"math"
+
+	"github.com/kgen-dev/kgen/rt"
 )
 
 // Softmax runs kernel softmax from kernels.kdsl:
@@ -43,201 +44,176 @@ func Softmax(M, N int, X []float32, Y []float32) error {
 }
 
 func softmaxImpl(M, N int, X []float32, Y []float32) {
-	_ = M
-	_ = N
-	m := make([]float32, M)
-	s := make([]float32, M)
+	m := rt.Scratch32(M)
+	defer rt.Release32(m)
+	s := rt.Scratch32(M)
+	defer rt.Release32(s)
 	// m[i] = max(j: X[i, j])
 	// Y[i, j] = exp((X[i, j] - m[i]))
 	// s[i] = sum(j: Y[i, j])
 	// Y[i, j] = (Y[i, j] / s[i])
-	if cost_ := func() int {
-		i := 0
-		_ = i
-		return ((((((((1 + (((((N) / (4)) * 4) + 3) / (4))) + (N - (((N) / (4)) * 4))) + (((((N) / (4)) * 4) + 3) / (4))) + (N - (((N) / (4)) * 4))) + (((((N) / (4)) * 4) + 3) / (4))) + (N - (((N) / (4)) * 4))) + (((((N) / (4)) * 4) + 3) / (4))) + (N - (((N) / (4)) * 4)))
-	}(); rt.Inline(0, M, 1, cost_) {
+	if cost_ := N*4 - N/4*12 + 1; rt.Inline(0, M, 1, cost_) {
 		for i := 0; i < M; i += 1 {
-			var acc float32 = float32(math.Inf(-1))
-			_ = acc
-			var accv float32 = float32(math.Inf(-1))
-			_ = accv
-			var accv2 float32 = float32(math.Inf(-1))
-			_ = accv2
-			var accv3 float32 = float32(math.Inf(-1))
-			_ = accv3
-			var accv4 float32 = float32(math.Inf(-1))
-			_ = accv4
+			acc := float32(math.Inf(-1))
+			accv := float32(math.Inf(-1))
+			accv2 := float32(math.Inf(-1))
+			accv3 := float32(math.Inf(-1))
+			accv4 := float32(math.Inf(-1))
 			{
 				j := 0
-				if vloop_softmax_0 != nil && j < (((N)/(4))*4) {
-					if next_, r_ := vloop_softmax_0(j, (((N) / (4)) * 4), X, (i)*N+j); next_ > j {
+				if vloop_softmax_0 != nil && j < N/4*4 {
+					if next_, r_ := vloop_softmax_0(j, N/4*4, X, i*N+j); next_ > j {
 						j, accv = next_, max32(accv, r_)
 					}
 				}
-				for ; j < (((N) / (4)) * 4); j += 4 {
-					accv = max32(accv, X[(i)*N+j])
-					accv2 = max32(accv2, X[(i)*N+(j+1)])
-					accv3 = max32(accv3, X[(i)*N+(j+2)])
-					accv4 = max32(accv4, X[(i)*N+(j+3)])
+				for ; j < N/4*4; j += 4 {
+					accv = max32(accv, X[i*N+j])
+					accv2 = max32(accv2, X[i*N+j+1])
+					accv3 = max32(accv3, X[i*N+j+2])
+					accv4 = max32(accv4, X[i*N+j+3])
 				}
 			}
 			acc = max32(acc, max32(max32(accv, accv2), max32(accv3, accv4)))
-			for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
-				acc = max32(acc, X[(i)*N+jr])
+			for jr := N / 4 * 4; jr < N; jr += 1 {
+				acc = max32(acc, X[i*N+jr])
 			}
 			m[i] = acc
 			{
 				j := 0
-				if vloop_softmax_1 != nil && j < (((N)/(4))*4) {
-					j = vloop_softmax_1(j, (((N) / (4)) * 4), X, (i)*N+j, Y, (i)*N+j, m[i])
+				if vloop_softmax_1 != nil && j < N/4*4 {
+					j = vloop_softmax_1(j, N/4*4, X, i*N+j, Y, i*N+j, m[i])
 				}
-				for ; j < (((N) / (4)) * 4); j += 4 {
-					Y[(i)*N+j] = float32(math.Exp(float64((X[(i)*N+j] - m[i]))))
-					Y[(i)*N+(j+1)] = float32(math.Exp(float64((X[(i)*N+(j+1)] - m[i]))))
-					Y[(i)*N+(j+2)] = float32(math.Exp(float64((X[(i)*N+(j+2)] - m[i]))))
-					Y[(i)*N+(j+3)] = float32(math.Exp(float64((X[(i)*N+(j+3)] - m[i]))))
+				for ; j < N/4*4; j += 4 {
+					Y[i*N+j] = float32(math.Exp(float64((X[i*N+j] - m[i]))))
+					Y[i*N+j+1] = float32(math.Exp(float64((X[i*N+j+1] - m[i]))))
+					Y[i*N+j+2] = float32(math.Exp(float64((X[i*N+j+2] - m[i]))))
+					Y[i*N+j+3] = float32(math.Exp(float64((X[i*N+j+3] - m[i]))))
 				}
 			}
-			for jr2 := (((N) / (4)) * 4); jr2 < N; jr2 += 1 {
-				Y[(i)*N+jr2] = float32(math.Exp(float64((X[(i)*N+jr2] - m[i]))))
+			for jr2 := N / 4 * 4; jr2 < N; jr2 += 1 {
+				Y[i*N+jr2] = float32(math.Exp(float64((X[i*N+jr2] - m[i]))))
 			}
-			var acc2 float32 = float32(0)
-			_ = acc2
-			var acc2v float32 = float32(0)
-			_ = acc2v
-			var acc2v2 float32 = float32(0)
-			_ = acc2v2
-			var acc2v3 float32 = float32(0)
-			_ = acc2v3
-			var acc2v4 float32 = float32(0)
-			_ = acc2v4
+			acc2 := float32(0)
+			acc2v := float32(0)
+			acc2v2 := float32(0)
+			acc2v3 := float32(0)
+			acc2v4 := float32(0)
 			{
 				j := 0
-				if vloop_softmax_2 != nil && j < (((N)/(4))*4) {
-					if next_, r_ := vloop_softmax_2(j, (((N) / (4)) * 4), Y, (i)*N+j); next_ > j {
+				if vloop_softmax_2 != nil && j < N/4*4 {
+					if next_, r_ := vloop_softmax_2(j, N/4*4, Y, i*N+j); next_ > j {
 						j, acc2v = next_, (acc2v + r_)
 					}
 				}
-				for ; j < (((N) / (4)) * 4); j += 4 {
-					acc2v = (acc2v + Y[(i)*N+j])
-					acc2v2 = (acc2v2 + Y[(i)*N+(j+1)])
-					acc2v3 = (acc2v3 + Y[(i)*N+(j+2)])
-					acc2v4 = (acc2v4 + Y[(i)*N+(j+3)])
+				for ; j < N/4*4; j += 4 {
+					acc2v = (acc2v + Y[i*N+j])
+					acc2v2 = (acc2v2 + Y[i*N+j+1])
+					acc2v3 = (acc2v3 + Y[i*N+j+2])
+					acc2v4 = (acc2v4 + Y[i*N+j+3])
 				}
 			}
 			acc2 = (acc2 + ((acc2v + acc2v2) + (acc2v3 + acc2v4)))
-			for jr3 := (((N) / (4)) * 4); jr3 < N; jr3 += 1 {
-				acc2 = (acc2 + Y[(i)*N+jr3])
+			for jr3 := N / 4 * 4; jr3 < N; jr3 += 1 {
+				acc2 = (acc2 + Y[i*N+jr3])
 			}
 			s[i] = acc2
 			{
 				j := 0
-				if vloop_softmax_3 != nil && j < (((N)/(4))*4) {
-					j = vloop_softmax_3(j, (((N) / (4)) * 4), Y, (i)*N+j, s[i])
+				if vloop_softmax_3 != nil && j < N/4*4 {
+					j = vloop_softmax_3(j, N/4*4, Y, i*N+j, s[i])
 				}
-				for ; j < (((N) / (4)) * 4); j += 4 {
-					Y[(i)*N+j] = (Y[(i)*N+j] / s[i])
-					Y[(i)*N+(j+1)] = (Y[(i)*N+(j+1)] / s[i])
-					Y[(i)*N+(j+2)] = (Y[(i)*N+(j+2)] / s[i])
-					Y[(i)*N+(j+3)] = (Y[(i)*N+(j+3)] / s[i])
+				for ; j < N/4*4; j += 4 {
+					Y[i*N+j] = (Y[i*N+j] / s[i])
+					Y[i*N+j+1] = (Y[i*N+j+1] / s[i])
+					Y[i*N+j+2] = (Y[i*N+j+2] / s[i])
+					Y[i*N+j+3] = (Y[i*N+j+3] / s[i])
 				}
 			}
-			for jr4 := (((N) / (4)) * 4); jr4 < N; jr4 += 1 {
-				Y[(i)*N+jr4] = (Y[(i)*N+jr4] / s[i])
+			for jr4 := N / 4 * 4; jr4 < N; jr4 += 1 {
+				Y[i*N+jr4] = (Y[i*N+jr4] / s[i])
 			}
 		}
 	} else {
 		M, N, X, Y, m, s := M, N, X, Y, m, s
-		_, _, _, _, _, _ = M, N, X, Y, m, s
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			for i := lo_; i < hi_; i += 1 {
-				var acc float32 = float32(math.Inf(-1))
-				_ = acc
-				var accv float32 = float32(math.Inf(-1))
-				_ = accv
-				var accv2 float32 = float32(math.Inf(-1))
-				_ = accv2
-				var accv3 float32 = float32(math.Inf(-1))
-				_ = accv3
-				var accv4 float32 = float32(math.Inf(-1))
-				_ = accv4
+				acc := float32(math.Inf(-1))
+				accv := float32(math.Inf(-1))
+				accv2 := float32(math.Inf(-1))
+				accv3 := float32(math.Inf(-1))
+				accv4 := float32(math.Inf(-1))
 				{
 					j := 0
-					if vloop_softmax_0 != nil && j < (((N)/(4))*4) {
-						if next_, r_ := vloop_softmax_0(j, (((N) / (4)) * 4), X, (i)*N+j); next_ > j {
+					if vloop_softmax_0 != nil && j < N/4*4 {
+						if next_, r_ := vloop_softmax_0(j, N/4*4, X, i*N+j); next_ > j {
 							j, accv = next_, max32(accv, r_)
 						}
 					}
-					for ; j < (((N) / (4)) * 4); j += 4 {
-						accv = max32(accv, X[(i)*N+j])
-						accv2 = max32(accv2, X[(i)*N+(j+1)])
-						accv3 = max32(accv3, X[(i)*N+(j+2)])
-						accv4 = max32(accv4, X[(i)*N+(j+3)])
+					for ; j < N/4*4; j += 4 {
+						accv = max32(accv, X[i*N+j])
+						accv2 = max32(accv2, X[i*N+j+1])
+						accv3 = max32(accv3, X[i*N+j+2])
+						accv4 = max32(accv4, X[i*N+j+3])
 					}
 				}
 				acc = max32(acc, max32(max32(accv, accv2), max32(accv3, accv4)))
-				for jr := (((N) / (4)) * 4); jr < N; jr += 1 {
-					acc = max32(acc, X[(i)*N+jr])
+				for jr := N / 4 * 4; jr < N; jr += 1 {
+					acc = max32(acc, X[i*N+jr])
 				}
 				m[i] = acc
 				{
 					j := 0
-					if vloop_softmax_1 != nil && j < (((N)/(4))*4) {
-						j = vloop_softmax_1(j, (((N) / (4)) * 4), X, (i)*N+j, Y, (i)*N+j, m[i])
+					if vloop_softmax_1 != nil && j < N/4*4 {
+						j = vloop_softmax_1(j, N/4*4, X, i*N+j, Y, i*N+j, m[i])
 					}
-					for ; j < (((N) / (4)) * 4); j += 4 {
-						Y[(i)*N+j] = float32(math.Exp(float64((X[(i)*N+j] - m[i]))))
-						Y[(i)*N+(j+1)] = float32(math.Exp(float64((X[(i)*N+(j+1)] - m[i]))))
-						Y[(i)*N+(j+2)] = float32(math.Exp(float64((X[(i)*N+(j+2)] - m[i]))))
-						Y[(i)*N+(j+3)] = float32(math.Exp(float64((X[(i)*N+(j+3)] - m[i]))))
+					for ; j < N/4*4; j += 4 {
+						Y[i*N+j] = float32(math.Exp(float64((X[i*N+j] - m[i]))))
+						Y[i*N+j+1] = float32(math.Exp(float64((X[i*N+j+1] - m[i]))))
+						Y[i*N+j+2] = float32(math.Exp(float64((X[i*N+j+2] - m[i]))))
+						Y[i*N+j+3] = float32(math.Exp(float64((X[i*N+j+3] - m[i]))))
 					}
 				}
-				for jr2 := (((N) / (4)) * 4); jr2 < N; jr2 += 1 {
-					Y[(i)*N+jr2] = float32(math.Exp(float64((X[(i)*N+jr2] - m[i]))))
+				for jr2 := N / 4 * 4; jr2 < N; jr2 += 1 {
+					Y[i*N+jr2] = float32(math.Exp(float64((X[i*N+jr2] - m[i]))))
 				}
-				var acc2 float32 = float32(0)
-				_ = acc2
-				var acc2v float32 = float32(0)
-				_ = acc2v
-				var acc2v2 float32 = float32(0)
-				_ = acc2v2
-				var acc2v3 float32 = float32(0)
-				_ = acc2v3
-				var acc2v4 float32 = float32(0)
-				_ = acc2v4
+				acc2 := float32(0)
+				acc2v := float32(0)
+				acc2v2 := float32(0)
+				acc2v3 := float32(0)
+				acc2v4 := float32(0)
 				{
 					j := 0
-					if vloop_softmax_2 != nil && j < (((N)/(4))*4) {
-						if next_, r_ := vloop_softmax_2(j, (((N) / (4)) * 4), Y, (i)*N+j); next_ > j {
+					if vloop_softmax_2 != nil && j < N/4*4 {
+						if next_, r_ := vloop_softmax_2(j, N/4*4, Y, i*N+j); next_ > j {
 							j, acc2v = next_, (acc2v + r_)
 						}
 					}
-					for ; j < (((N) / (4)) * 4); j += 4 {
-						acc2v = (acc2v + Y[(i)*N+j])
-						acc2v2 = (acc2v2 + Y[(i)*N+(j+1)])
-						acc2v3 = (acc2v3 + Y[(i)*N+(j+2)])
-						acc2v4 = (acc2v4 + Y[(i)*N+(j+3)])
+					for ; j < N/4*4; j += 4 {
+						acc2v = (acc2v + Y[i*N+j])
+						acc2v2 = (acc2v2 + Y[i*N+j+1])
+						acc2v3 = (acc2v3 + Y[i*N+j+2])
+						acc2v4 = (acc2v4 + Y[i*N+j+3])
 					}
 				}
 				acc2 = (acc2 + ((acc2v + acc2v2) + (acc2v3 + acc2v4)))
-				for jr3 := (((N) / (4)) * 4); jr3 < N; jr3 += 1 {
-					acc2 = (acc2 + Y[(i)*N+jr3])
+				for jr3 := N / 4 * 4; jr3 < N; jr3 += 1 {
+					acc2 = (acc2 + Y[i*N+jr3])
 				}
 				s[i] = acc2
 				{
 					j := 0
-					if vloop_softmax_3 != nil && j < (((N)/(4))*4) {
-						j = vloop_softmax_3(j, (((N) / (4)) * 4), Y, (i)*N+j, s[i])
+					if vloop_softmax_3 != nil && j < N/4*4 {
+						j = vloop_softmax_3(j, N/4*4, Y, i*N+j, s[i])
 					}
-					for ; j < (((N) / (4)) * 4); j += 4 {
-						Y[(i)*N+j] = (Y[(i)*N+j] / s[i])
-						Y[(i)*N+(j+1)] = (Y[(i)*N+(j+1)] / s[i])
-						Y[(i)*N+(j+2)] = (Y[(i)*N+(j+2)] / s[i])
-						Y[(i)*N+(j+3)] = (Y[(i)*N+(j+3)] / s[i])
+					for ; j < N/4*4; j += 4 {
+						Y[i*N+j] = (Y[i*N+j] / s[i])
+						Y[i*N+j+1] = (Y[i*N+j+1] / s[i])
+						Y[i*N+j+2] = (Y[i*N+j+2] / s[i])
+						Y[i*N+j+3] = (Y[i*N+j+3] / s[i])
 					}
 				}
-				for jr4 := (((N) / (4)) * 4); jr4 < N; jr4 += 1 {
-					Y[(i)*N+jr4] = (Y[(i)*N+jr4] / s[i])
+				for jr4 := N / 4 * 4; jr4 < N; jr4 += 1 {
+					Y[i*N+jr4] = (Y[i*N+jr4] / s[i])
 				}
 			}
 		})

@@ -39,20 +39,14 @@ func Transpose(M, N int, A []float32, B []float32) error {
 }
 
 func transposeImpl(M, N int, A []float32, B []float32) {
-	_ = M
-	_ = N
 	// B[j, i] = A[i, j]
-	if cost_ := func() int {
-		jb := 0
-		_ = jb
-		return (1 + (((M + (transposeSlot.RB - 1)) / (transposeSlot.RB)) * (1 + (min(transposeSlot.RB, M) * min(transposeSlot.CB, N)))))
-	}(); rt.Inline(0, N, transposeSlot.CB, cost_) {
+	if cost_ := (M+transposeSlot.RB-1)/transposeSlot.RB*(min(transposeSlot.RB, M)*min(transposeSlot.CB, N)+1) + 1; rt.Inline(0, N, transposeSlot.CB, cost_) {
 		for jb := 0; jb < N; jb += transposeSlot.CB {
 			for ib := 0; ib < M; ib += transposeSlot.RB {
 				{
-					rows_, cols_, lds_, ldd_ := min(transposeSlot.RB, (M-ib)), min(transposeSlot.CB, (N-jb)), N, M
+					rows_, cols_, lds_, ldd_ := min(transposeSlot.RB, M-ib), min(transposeSlot.CB, N-jb), N, M
 					if rows_ > 0 && cols_ > 0 {
-						so_, do_ := ((ib * N) + jb), ((jb * M) + ib)
+						so_, do_ := ib*N+jb, jb*M+ib
 						transposeSlot.T(rows_, cols_, A[so_:so_+(rows_-1)*lds_+cols_], lds_, B[do_:do_+(cols_-1)*ldd_+rows_], ldd_)
 					}
 				}
@@ -60,14 +54,13 @@ func transposeImpl(M, N int, A []float32, B []float32) {
 		}
 	} else {
 		M, N, A, B := M, N, A, B
-		_, _, _, _ = M, N, A, B
 		rt.ParallelFor(0, N, transposeSlot.CB, cost_, func(lo_, hi_ int) {
 			for jb := lo_; jb < hi_; jb += transposeSlot.CB {
 				for ib := 0; ib < M; ib += transposeSlot.RB {
 					{
-						rows_, cols_, lds_, ldd_ := min(transposeSlot.RB, (M-ib)), min(transposeSlot.CB, (N-jb)), N, M
+						rows_, cols_, lds_, ldd_ := min(transposeSlot.RB, M-ib), min(transposeSlot.CB, N-jb), N, M
 						if rows_ > 0 && cols_ > 0 {
-							so_, do_ := ((ib * N) + jb), ((jb * M) + ib)
+							so_, do_ := ib*N+jb, jb*M+ib
 							transposeSlot.T(rows_, cols_, A[so_:so_+(rows_-1)*lds_+cols_], lds_, B[do_:do_+(cols_-1)*ldd_+rows_], ldd_)
 						}
 					}

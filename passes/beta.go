@@ -104,11 +104,6 @@ func (v *versioner) clone(n ir.Node) ir.Node {
 	case *ir.Loop:
 		c := *x
 		c.Body = nodes(x.Body)
-		if x.Lane != nil {
-			lane := *x.Lane
-			lane.Body = nodes(x.Lane.Body)
-			c.Lane = &lane
-		}
 		return &c
 	case *ir.Store:
 		c := *x

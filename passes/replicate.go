@@ -3,7 +3,8 @@ package passes
 import "github.com/kgen-dev/kgen/ir"
 
 // This file holds the helpers Vectorize and Unroll share: splitting a loop into a main part of whole
-// groups and a remainder, and copying a body with the loop variable shifted.
+// groups and a remainder, and copying a body with the loop variable shifted (Unroll's copies; a Vector
+// loop keeps its single lane body, ir/vector.go).
 
 // innermost reports whether l contains no loops, packs or microkernel calls.
 func innermost(l *ir.Loop) bool {

@@ -85,12 +85,17 @@ func vectorWidth(l *ir.Loop, c *Context) int {
 	return c.Machine.VecBytes / size
 }
 
+// vectorizeLoop makes l a Vector loop of width w over its whole groups, its body unchanged (it is the
+// lane body, ir/vector.go), followed by the remainder loop; nil if the body does not fit the lane form.
 func vectorizeLoop(l *ir.Loop, w int, n namer) []ir.Node {
+	end := splitEnd(l, w)
+	main := func(r *ir.LaneReduce) *ir.Loop {
+		return &ir.Loop{Var: l.Var, Lo: l.Lo, Hi: end, Step: ir.IConst{V: w}, Kind: ir.Vector, Width: w, Body: l.Body, Reduce: r}
+	}
 	car := carried(l.Body)
 	if len(car) == 0 {
-		nodes := replicate(l, w, ir.Vector, n)
-		nodes[0].(*ir.Loop).Lane = &ir.Lane{Body: l.Body}
-		return nodes
+		rem := remainder(l, end, n)
+		return []ir.Node{main(nil), rem}
 	}
 	if len(car) != 1 || len(l.Body) == 0 || l.Body[len(l.Body)-1] != ir.Node(car[0]) {
 		return nil
@@ -110,40 +115,15 @@ func vectorizeLoop(l *ir.Loop, w int, n namer) []ir.Node {
 			return nil
 		}
 	}
-	// partial accumulators
+	// the per-lane partial accumulators, declared before the loop at the operator's identity
 	var pre []ir.Node
-	parts := make([]*ir.LocalVar, w)
-	for lane := range parts {
-		parts[lane] = &ir.LocalVar{Name: n.name(upd.L.Name + "v"), T: upd.L.T}
-		pre = append(pre, &ir.Decl{L: parts[lane], Init: &ir.Const{Val: identity(b.Op), T: upd.L.T}})
+	r := &ir.LaneReduce{Acc: upd.L, Op: b.Op, Parts: make([]*ir.LocalVar, w)}
+	for lane := range r.Parts {
+		r.Parts[lane] = &ir.LocalVar{Name: n.name(upd.L.Name + "v"), T: upd.L.T}
+		pre = append(pre, &ir.Decl{L: r.Parts[lane], Init: &ir.Const{Val: identity(b.Op), T: upd.L.T}})
 	}
-	end := splitEnd(l, w)
 	rem := remainder(l, end, n)
-	var body []ir.Node
-	for lane := 0; lane < w; lane++ {
-		body = append(body, cloneBody(l.Body, map[*ir.Var]ir.IExpr{l.Var: ir.IAdd(ir.IVar{V: l.Var}, ir.IConst{V: lane})},
-			map[*ir.LocalVar]*ir.LocalVar{upd.L: parts[lane]}, n)...)
-	}
-	main := &ir.Loop{Var: l.Var, Lo: l.Lo, Hi: end, Step: ir.IConst{V: w}, Kind: ir.Vector, Width: w, Body: body,
-		Lane: &ir.Lane{Body: l.Body, Acc: upd.L, Op: b.Op, Parts: parts}}
-	// combine pairwise: ((p0 op p1) op (p2 op p3)) ...
-	terms := make([]ir.Expr, w)
-	for i, p := range parts {
-		terms[i] = &ir.Local{L: p}
-	}
-	for len(terms) > 1 {
-		var next []ir.Expr
-		for i := 0; i+1 < len(terms); i += 2 {
-			next = append(next, &ir.Binary{Op: b.Op, X: terms[i], Y: terms[i+1], T: b.T})
-		}
-		if len(terms)%2 == 1 {
-			next = append(next, terms[len(terms)-1])
-		}
-		terms = next
-	}
-	combine := &ir.Assign{L: upd.L, Value: &ir.Binary{Op: b.Op, X: &ir.Local{L: upd.L}, Y: terms[0], T: b.T}}
-	out := append(pre, main, combine, rem)
-	return out
+	return append(pre, main(r), r.Combine(), rem)
 }
 
 func usesLocal(e ir.Expr, l *ir.LocalVar) bool {

@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/kgen-dev/kgen/check"
@@ -287,10 +286,14 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 		b, ok := all[t]
 		if !ok {
 			var names []string
-			for n := range all {
-				names = append(names, n)
+			for _, n := range target.Names() {
+				if all[n] != nil {
+					names = append(names, n)
+				}
 			}
-			sort.Strings(names)
+			if !contains(target.Names(), t) {
+				return usageError{fmt.Sprintf("unknown target %q (targets: %s; with a backend: %s)", t, strings.Join(target.Names(), ", "), strings.Join(names, ", "))}
+			}
 			return usageError{fmt.Sprintf("no backend for target %q yet (available: %s)", t, strings.Join(names, ", "))}
 		}
 		chosen = append(chosen, b)

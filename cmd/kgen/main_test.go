@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kgen-dev/kgen/target"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -51,7 +53,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"ir", "-print-after", "nope", okFile}, 2, `unknown pass "nope"`},
 		{[]string{"ir", "-target", "vax", okFile}, 2, `unknown target "vax"`},
 		{[]string{"ir", "-kernel", "zzz", okFile}, 2, `no kernel "zzz"`},
-		{[]string{"gen", "-targets", "go,vax", okFile}, 2, `no backend for target "vax"`},
+		{[]string{"gen", "-targets", "go,vax", okFile}, 2, `unknown target "vax"`},
+		{[]string{"gen", "-targets", "go,ptx", okFile}, 2, `no backend for target "ptx" yet`},
 		{[]string{"fmt"}, 2, "one or more .kdsl files"},
 		{[]string{"check", "-h"}, 0, "usage: kgen check"},
 	} {
@@ -187,5 +190,14 @@ func TestFmtWhereAndWindows(t *testing.T) {
 	}
 	if code, _, errOut := runKgen("check", write(t, "p.kdsl", out)); code != 0 {
 		t.Fatalf("the formatted kernel does not check:\n%s", errOut)
+	}
+}
+
+// target.Names is the one list of targets: every backend serves one of them.
+func TestBackendsAreTargets(t *testing.T) {
+	for name, b := range backends("m", false) {
+		if !contains(target.Names(), name) || b.Name() != name {
+			t.Errorf("backend %q (Name %q) is not a target of target.Names() %v", name, b.Name(), target.Names())
+		}
 	}
 }

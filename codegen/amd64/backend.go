@@ -140,8 +140,8 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		v.Cond += " && cpu.X86.HasAVX512BF16"
 		v.Slots = append([]codegen.SlotKernel(nil), v.Slots...)
 		v.Packs = append(append([]codegen.PackImpl(nil), v.Packs...),
-			codegen.PackImpl{D: true, Elem: ir.BF16, Func: "packDPairBF16", Slice: true},
-			codegen.PackImpl{Elem: ir.BF16, Func: "packPBPairBF16", Slice: true})
+			codegen.PackImpl{D: true, Elem: ir.BF16, Func: codegen.PackPairBF16(true), Slice: true},
+			codegen.PackImpl{Elem: ir.BF16, Func: codegen.PackPairBF16(false), Slice: true})
 		mach := m
 		mach.VecBytes, mach.VecRegs = 64, 32
 		for i, s := range v.Slots {

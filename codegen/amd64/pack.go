@@ -3,6 +3,7 @@ package amd64
 import (
 	"fmt"
 
+	"github.com/kgen-dev/kgen/codegen"
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/operand"
@@ -33,11 +34,7 @@ type PackKernel struct {
 
 // NewPackKernel names the routine of an element type and layout.
 func NewPackKernel(elem string, d bool) PackKernel {
-	n := "packPB"
-	if d {
-		n = "packD"
-	}
-	return PackKernel{Name: fmt.Sprintf("%s%sAVX2", n, elem), Elem: elem, D: d}
+	return PackKernel{Name: fmt.Sprintf("%s%sAVX2", codegen.PackStem(d), elem), Elem: elem, D: d}
 }
 
 func emitPack(c *build.Context, k PackKernel) {

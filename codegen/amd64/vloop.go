@@ -118,7 +118,7 @@ func tryVLoop(c *build.Context, k VLoopKernel) (*vloopGen, error) {
 		return nil, errUnsupported
 	}
 	hoists := []bool{false}
-	if k.ISA == AVX512 && laneHasExp(k.VLoop.Loop.Lane) {
+	if k.ISA == AVX512 && laneHasExp(k.VLoop.Loop.Body) {
 		hoists = []bool{true, false}
 	}
 	var err error
@@ -134,7 +134,7 @@ func tryVLoop(c *build.Context, k VLoopKernel) (*vloopGen, error) {
 }
 
 // laneHasExp reports whether a lane body computes exp.
-func laneHasExp(ln *ir.Lane) bool {
+func laneHasExp(body []ir.Node) bool {
 	found := false
 	visit := func(e ir.Expr) {
 		ir.Walk(e, func(x ir.Expr) {
@@ -143,7 +143,7 @@ func laneHasExp(ln *ir.Lane) bool {
 			}
 		})
 	}
-	for _, n := range ln.Body {
+	for _, n := range body {
 		switch x := n.(type) {
 		case *ir.Decl:
 			visit(x.Init)
@@ -255,8 +255,8 @@ func (g *vloopGen) emit() error {
 			g.expReg = append(g.expReg, r)
 		}
 	}
-	ln := v.Loop.Lane
-	if ln.Acc != nil {
+	ln := v.Loop.Reduce
+	if ln != nil {
 		for range g.u {
 			r := g.alloc()
 			g.identity(ln.Op, r)
@@ -268,7 +268,7 @@ func (g *vloopGen) emit() error {
 	} else {
 		g.loops()
 	}
-	if ln.Acc != nil {
+	if ln != nil {
 		g.reduce(ln.Op)
 	}
 	c.VZEROUPPER()
@@ -389,16 +389,16 @@ func (g *vloopGen) identity(op ir.Op, r reg.VecPhysical) {
 // the accumulator.
 func (g *vloopGen) group(j int) {
 	g.grp = j
-	ln := g.v.Loop.Lane
+	ln := g.v.Loop.Reduce
 	var own []reg.VecPhysical
-	for _, n := range ln.Body {
+	for _, n := range g.v.Loop.Body {
 		switch x := n.(type) {
 		case *ir.Decl:
 			r := g.owned(x.Init)
 			g.locals[x.L] = r
 			own = append(own, r)
 		case *ir.Assign:
-			if x.L == ln.Acc {
+			if ln != nil && x.L == ln.Acc {
 				g.accumulate(ln.Op, x.Value.(*ir.Binary).Y, g.accs[j])
 				continue
 			}

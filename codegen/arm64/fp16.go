@@ -74,7 +74,7 @@ func HalfRoute(v *codegen.VLoop) (ok, bitExact bool) {
 		}
 	}
 	bitExact = true
-	for _, n := range v.Loop.Lane.Body {
+	for _, n := range v.Loop.Body {
 		st, isStore := n.(*ir.Store)
 		if !isStore {
 			return false, false

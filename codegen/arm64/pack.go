@@ -2,6 +2,8 @@ package arm64
 
 import (
 	"fmt"
+
+	"github.com/kgen-dev/kgen/codegen"
 )
 
 // This file generates the NEON GEMM panel-packing routines that replace the generated package's
@@ -28,11 +30,7 @@ type PackKernel struct {
 
 // NewPackKernel names the routine of an element type and layout: packDf32NEON, packPBf64NEON.
 func NewPackKernel(elem string, d bool) PackKernel {
-	n := "packPB"
-	if d {
-		n = "packD"
-	}
-	return PackKernel{Name: fmt.Sprintf("%s%sNEON", n, elem), Elem: elem, D: d}
+	return PackKernel{Name: fmt.Sprintf("%s%sNEON", codegen.PackStem(d), elem), Elem: elem, D: d}
 }
 
 // Signature is the Go signature of the routine (without the name).

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+
+	"github.com/kgen-dev/kgen/codegen"
 )
 
 // This file generates the NEON "rows" kernels (docs/MICROKERNEL.md, "Rows kernels"), the arm64 mirror
@@ -333,9 +335,9 @@ func GenerateAll(pkg string, kernels []GemmKernel, vloops []VLoopKernel, transpo
 			return nil, nil, err
 		}
 		a.Write(b.Bytes())
-		what := "packPB (all the panels of a block, row by row)"
+		what := codegen.PackStem(false) + " (all the panels of a block, row by row)"
 		if k.D {
-			what = "packD (dst[d*panel+q] = src[q*ld+d])"
+			what = codegen.PackStem(true) + " (dst[d*panel+q] = src[q*ld+d])"
 		}
 		fmt.Fprintf(s, "\n// %s is the NEON %s %s; the caller checks the bounds (codegen.PackImpl).\n//\n//go:noescape\n", k.Name, k.Elem, what)
 		fmt.Fprintf(s, "func %s%s\n", k.Name, k.Signature())

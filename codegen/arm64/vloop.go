@@ -228,8 +228,7 @@ func (g *vloopGen) check() {
 			g.reads[k]++
 		})
 	}
-	ln := g.v.Loop.Lane
-	for _, n := range ln.Body {
+	for _, n := range g.v.Loop.Body {
 		switch x := n.(type) {
 		case *ir.Decl:
 			read(x.Init)
@@ -283,7 +282,7 @@ func (g *vloopGen) narrowsF16() bool {
 			}
 		})
 	}
-	for _, n := range g.v.Loop.Lane.Body {
+	for _, n := range g.v.Loop.Body {
 		switch x := n.(type) {
 		case *ir.Decl:
 			visit(x.Init)
@@ -309,7 +308,7 @@ func (g *vloopGen) hasExp() bool {
 			}
 		})
 	}
-	for _, n := range g.v.Loop.Lane.Body {
+	for _, n := range g.v.Loop.Body {
 		switch x := n.(type) {
 		case *ir.Decl:
 			visit(x.Init)
@@ -346,8 +345,8 @@ func (g *vloopGen) emit() error {
 		g.bcast(g.param(fmt.Sprintf("c%d", i)), r)
 		g.inv = append(g.inv, r)
 	}
-	ln := v.Loop.Lane
-	if ln.Acc != nil {
+	ln := v.Loop.Reduce
+	if ln != nil {
 		for range g.u {
 			r := g.alloc()
 			g.identity(ln.Op, r)
@@ -388,7 +387,7 @@ func (g *vloopGen) emit() error {
 	b.SUBS(Imm(1), vlN, vlN)
 	b.BNE(g.lbl("loop1"))
 	b.Label(g.lbl("done"))
-	if ln.Acc != nil {
+	if ln != nil {
 		g.reduce(ln.Op)
 	}
 	b.RET()
@@ -444,7 +443,7 @@ func (g *vloopGen) identity(op ir.Op, r VReg) {
 // j picks the accumulator.
 func (g *vloopGen) group(j int) {
 	b := g.b
-	ln := g.v.Loop.Lane
+	ln := g.v.Loop.Reduce
 	for k, a := range g.v.Access {
 		g.given[k] = false
 		if g.reads[k] == 0 {
@@ -466,14 +465,14 @@ func (g *vloopGen) group(j int) {
 		g.ld[k] = r
 	}
 	var own []VReg
-	for _, n := range ln.Body {
+	for _, n := range g.v.Loop.Body {
 		switch x := n.(type) {
 		case *ir.Decl:
 			r := g.owned(x.Init)
 			g.locals[x.L] = r
 			own = append(own, r)
 		case *ir.Assign:
-			if x.L == ln.Acc {
+			if ln != nil && x.L == ln.Acc {
 				g.accumulate(ln.Op, x.Value.(*ir.Binary).Y, g.accs[j])
 				continue
 			}

@@ -243,9 +243,6 @@ func (g *gen) file(p *codegen.Package) ([]byte, error) {
 	// implementation
 	g.line("func %sImpl(%s) {", k.Name, strings.Join(params(k), ", "))
 	g.depth++
-	for _, d := range k.Dims {
-		g.line("_ = %s", d.Name)
-	}
 	g.scope = nil
 	for _, d := range k.Dims {
 		g.scope = append(g.scope, d.Name)
@@ -254,8 +251,9 @@ func (g *gen) file(p *codegen.Package) ([]byte, error) {
 		g.scope = append(g.scope, p.Name)
 	}
 	for _, t := range k.Temps {
+		// A let tensor is written before it is read (check makes sure), so a pooled buffer will do.
 		shape, _ := shapeExpr(t)
-		g.line("%s := make([]%s, %s)", t.Name, goType(t.Type), shape)
+		g.scratch(t.Name, t.Type, shape, true)
 		g.scope = append(g.scope, t.Name)
 	}
 	g.hoisted = map[*ir.Alloc]bool{}
@@ -284,18 +282,51 @@ func (g *gen) file(p *codegen.Package) ([]byte, error) {
 	out.WriteString(codegen.Header + "\n")
 	fmt.Fprintf(&out, "package %s\n\n", p.Name)
 	g.imports[g.mod+"/rt"] = true
-	var imps []string
-	for i := range g.imports {
-		imps = append(imps, strconv.Quote(i))
-	}
-	sort.Strings(imps)
-	fmt.Fprintf(&out, "import (\n%s\n)\n\n", strings.Join(imps, "\n"))
+	out.WriteString(importBlock(g.imports))
 	out.Write(body.Bytes())
 	src, err := format.Source(out.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("generated Go does not parse: %v\n%s", err, out.String())
 	}
-	return src, nil
+	return dropBlankUses(src)
+}
+
+// importBlock groups imports as goimports does: the standard library, a blank line, the others.
+func importBlock(imports map[string]bool) string {
+	var std, other []string
+	for i := range imports {
+		first, _, _ := strings.Cut(i, "/")
+		if strings.Contains(first, ".") {
+			other = append(other, "\t"+strconv.Quote(i))
+		} else {
+			std = append(std, "\t"+strconv.Quote(i))
+		}
+	}
+	sort.Strings(std)
+	sort.Strings(other)
+	groups := std
+	if len(std) > 0 && len(other) > 0 {
+		groups = append(groups, "")
+	}
+	groups = append(groups, other...)
+	return "import (\n" + strings.Join(groups, "\n") + "\n)\n\n"
+}
+
+// scratch declares name as a buffer of n elements of type t. f32 and f64 buffers come from rt's pool
+// (their contents are undefined until written, which the loop IR's Alloc and let tensors allow) and go
+// back with a deferred Release when deferred is set (the caller releases them otherwise); other types
+// are allocated.
+func (g *gen) scratch(name string, t ir.DType, n string, deferred bool) (pooled bool) {
+	if t != ir.F32 && t != ir.F64 {
+		g.line("%s := make([]%s, %s)", name, goType(t), n)
+		return false
+	}
+	sfx := suffix(t)
+	g.line("%s := rt.Scratch%s(%s)", name, sfx, n)
+	if deferred {
+		g.line("defer rt.Release%s(%s)", sfx, name)
+	}
+	return true
 }
 
 // boundsChecks emits run-time checks for affine index expressions (like x+kx in a convolution): every
@@ -501,14 +532,7 @@ func (g *gen) hoistAllocs(body []ir.Node, inParallel bool) {
 			ir.IVars(a.T.Size, func(*ir.Var) { usesVar = true })
 			if !usesVar && !inParallel {
 				g.hoisted[a] = true
-				if a.T.Type == ir.F32 || a.T.Type == ir.F64 {
-					// pooled: contents are undefined until written, as Alloc allows
-					sfx := suffix(a.T.Type)
-					g.line("%s := rt.Scratch%s(%s)", a.T.Name, sfx, g.iexpr(a.T.Size))
-					g.line("defer rt.Release%s(%s)", sfx, a.T.Name)
-				} else {
-					g.line("%s := make([]%s, %s)", a.T.Name, goType(a.T.Type), g.iexpr(a.T.Size))
-				}
+				g.scratch(a.T.Name, a.T.Type, g.iexpr(a.T.Size), true)
 				g.scope = append(g.scope, a.T.Name)
 			}
 		}
@@ -522,30 +546,49 @@ func (g *gen) hoistAllocs(body []ir.Node, inParallel bool) {
 	})
 }
 
+// iexpr renders an index expression, simplified (ir.Simplify), with only the parentheses Go needs.
 func (g *gen) iexpr(e ir.IExpr) string {
+	s, _ := g.iexprPrec(ir.Simplify(e))
+	return s
+}
+
+// iexprPrec renders e and returns its Go operator precedence (4 for + -, 5 for * /, 6 for operands).
+func (g *gen) iexprPrec(e ir.IExpr) (string, int) {
 	switch e := e.(type) {
 	case ir.IConst:
-		return strconv.Itoa(e.V)
+		return strconv.Itoa(e.V), 6
 	case ir.IVar:
-		return e.V.Name
+		return e.V.Name, 6
 	case ir.IDim:
-		return e.D.Name
+		return e.D.Name, 6
 	case ir.ISym:
 		slot, field, _ := strings.Cut(e.Name, ".")
-		return codegen.SlotVar(slot) + "." + field
+		return codegen.SlotVar(slot) + "." + field, 6
 	case ir.IBin:
-		x, y := g.iexpr(e.X), g.iexpr(e.Y)
+		x, px := g.iexprPrec(e.X)
+		y, py := g.iexprPrec(e.Y)
 		switch e.Op {
 		case 'm':
-			return "min(" + x + ", " + y + ")"
+			return "min(" + x + ", " + y + ")", 6
 		case 'M':
-			return "max(" + x + ", " + y + ")"
-		case '/':
-			return "((" + x + ") / (" + y + "))" // operands are non-negative here
+			return "max(" + x + ", " + y + ")", 6
 		}
-		return "(" + x + " " + string(e.Op) + " " + y + ")"
+		// '/' truncates in Go: the IR's floor division, since dividends are non-negative here
+		// (ir.Simplify keeps them so).
+		prec := 4 // + - ^
+		switch e.Op {
+		case '*', '/', '%', '&', '<', '>': // Go's multiplicative operators, shifts and & included
+			prec = 5
+		}
+		if px < prec {
+			x = "(" + x + ")"
+		}
+		if py <= prec {
+			y = "(" + y + ")"
+		}
+		return x + " " + ir.IOpString(e.Op) + " " + y, prec
 	}
-	return "?"
+	return "?", 6
 }
 
 // offset is the flat element offset of an index list into t.
@@ -556,11 +599,11 @@ func (g *gen) offset(t *ir.Tensor, idx []ir.IExpr) string {
 	if len(idx) == 0 {
 		return "0"
 	}
-	s := g.iexpr(idx[0])
+	flat := idx[0]
 	for i := 1; i < len(idx); i++ {
-		s = "(" + s + ")*" + t.Shape[i].Name + " + " + g.iexpr(idx[i])
+		flat = ir.IAdd(ir.IMul(flat, ir.IDim{D: t.Shape[i]}), idx[i])
 	}
-	return s
+	return g.iexpr(flat)
 }
 
 func floatLit(v float64, t ir.DType) string {
@@ -734,7 +777,7 @@ func (g *gen) node(n ir.Node) error {
 			cost := "1"
 			if n.Cost != nil {
 				// the cost expression may mention the loop variable at its first value
-				cost = "func() int { " + v + " := " + lo + "; _ = " + v + "; return " + g.iexpr(n.Cost) + " }()"
+				cost = g.iexpr(ir.SubstIExpr(n.Cost, map[*ir.Var]ir.IExpr{n.Var: n.Lo}))
 			}
 			// Small loops run inline, without building the closure the worker pool needs.
 			g.line("if cost_ := %s; rt.Inline(%s, %s, %s, cost_) {", cost, lo, hi, step)
@@ -785,7 +828,7 @@ func (g *gen) node(n ir.Node) error {
 		}
 		g.scope = append(g.scope, v)
 		g.depth++
-		if err := g.nodes(n.Body); err != nil {
+		if err := g.nodes(ir.ExpandLanes(n)); err != nil {
 			return err
 		}
 		g.depth--
@@ -796,8 +839,13 @@ func (g *gen) node(n ir.Node) error {
 			g.line("}")
 		}
 	case *ir.Decl:
-		g.line("var %s %s = %s", n.L.Name, goType(n.L.T.Compute()), g.expr(n.Init))
-		g.line("_ = %s", n.L.Name)
+		t, init := goType(n.L.T.Compute()), g.expr(n.Init)
+		if isConversion(init, t) {
+			g.line("%s := %s", n.L.Name, init)
+		} else {
+			g.line("var %s %s = %s", n.L.Name, t, init)
+		}
+		g.line("_ = %s", n.L.Name) // removed by dropBlankUses where the local is used
 		g.scope = append(g.scope, n.L.Name)
 	case *ir.Assign:
 		g.line("%s = %s", n.L.Name, g.expr(n.Value))
@@ -814,11 +862,25 @@ func (g *gen) node(n ir.Node) error {
 		}
 		g.line("%s[%s] = %s", n.T.Name, g.offset(n.T, n.Idx), g.storeValue(n.T, g.expr(n.Value)))
 	case *ir.Alloc:
-		if !g.hoisted[n] {
-			g.line("%s := make([]%s, %s)", n.T.Name, goType(n.T.Type), g.iexpr(n.T.Size))
-			g.scope = append(g.scope, n.T.Name)
+		if g.hoisted[n] {
+			return g.nodes(n.Body)
 		}
-		return g.nodes(n.Body)
+		// sized by a loop variable: taken from the pool and given back after its body, each iteration
+		g.line("{")
+		g.depth++
+		pooled := g.scratch(n.T.Name, n.T.Type, g.iexpr(n.T.Size), false)
+		mark := len(g.scope)
+		g.scope = append(g.scope, n.T.Name)
+		err := g.nodes(n.Body)
+		g.scope = g.scope[:mark]
+		if err != nil {
+			return err
+		}
+		if pooled {
+			g.line("rt.Release%s(%s)", suffix(n.T.Type), n.T.Name)
+		}
+		g.depth--
+		g.line("}")
 	case *ir.Pack:
 		g.pack(n)
 	case *ir.If:
@@ -895,7 +957,7 @@ func (g *gen) vloopCall(vl *codegen.VLoop, v, lo, hi string) {
 	}
 	call := vl.Var + "(" + strings.Join(args, ", ") + ")"
 	if vl.Reduction() {
-		ln := vl.Loop.Lane
+		ln := vl.Loop.Reduce
 		p := ln.Parts[0].Name
 		var comb string
 		switch ln.Op {
@@ -1083,27 +1145,27 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		}
 		// b_ is clamped to len: with an empty reduction (depth 0) nothing is read and b_ may lie past the end.
 		src := fmt.Sprintf("%s[min(b_, len(%s)):]", l.T.Name, l.T.Name)
-		suf := suffix(l.T.Type)
+		elem := l.T.Type
 		if pair {
-			suf = "BF16" // f32 or bf16 pair panels, as the variant's microkernel wants (codegen.PairPanels)
+			elem = ir.BF16 // f32 or bf16 pair panels, as the variant's microkernel wants (codegen.PairPanels)
 		}
 		if unitIn(l, p.P) {
-			g.line("{ // pack: rows of %s are contiguous along the panel; all panels in one call (packPB)", l.T.Name)
+			g.line("{ // pack: rows of %s are contiguous along the panel; all panels in one call (%s)", l.T.Name, codegen.PackStem(false))
 			g.depth++
 			g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
 			g.line(packBlockLoop)
 			g.line("	%s := p0_", P)
 			g.line("	b_ := %s", at(0, 0))
-			g.line("	packPB%s(%s[off_+p0_*depth_:], %s, (%s)-b_, e_-p0_, panel_, depth_)", suf, p.Dst.Name, src, at(0, 1))
+			g.line("	%s(%s[off_+p0_*depth_:], %s, (%s)-b_, e_-p0_, panel_, depth_)", codegen.PackVar(false, elem), p.Dst.Name, src, at(0, 1))
 		} else {
-			g.line("{ // pack: each panel row is a contiguous run of %s (packD)", l.T.Name)
+			g.line("{ // pack: each panel row is a contiguous run of %s (%s)", l.T.Name, codegen.PackStem(true))
 			g.depth++
 			g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
 			g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
 			g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
 			g.line("	%s := p0_", P)
 			g.line("	b_ := %s", at(0, 0))
-			g.line("	packD%s(dst_, %s, (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", suf, src, at(1, 0))
+			g.line("	%s(dst_, %s, (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", codegen.PackVar(true, elem), src, at(1, 0))
 		}
 		g.line("}")
 		g.depth--

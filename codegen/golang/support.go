@@ -408,9 +408,7 @@ func transposeGo(t string) string {
 	return b.String()
 }
 
-const helpers = `var _ = math.Inf
-
-func sel[T any](c bool, a, b T) T {
+const helpers = `func sel[T any](c bool, a, b T) T {
 	if c {
 		return a
 	}

@@ -1,0 +1,96 @@
+package golang
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"testing"
+
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/target"
+)
+
+// The portable backend defines every name of the variant registry (codegen/registry.go) that the other
+// backends refer to: a renamed entry, or a template that drifts from it, fails here rather than in the
+// compiler on a generated package.
+func TestDefinesRegistryNames(t *testing.T) {
+	src, err := os.ReadFile("../../kernels.kdsl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := check.File("kernels.kdsl", string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := target.Lookup("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &codegen.Package{Name: "kernels", Source: "kernels.kdsl"}
+	for _, k := range ks {
+		f, err := passes.Compile(k, m, passes.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+	}
+	files, err := Backend{}.Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		af, err := parser.ParseFile(fset, f.Name, f.Data, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					declared[d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						declared[s.Name.Name] = true
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							declared[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	want := []string{codegen.TransposeFits, codegen.VariantType, codegen.VariantList, codegen.ResetVLoops,
+		codegen.ResetPacks, codegen.CvtF16F32, codegen.PackPairBF16(true), codegen.PackPairBF16(false),
+		codegen.PackVar(true, ir.BF16), codegen.PackVar(false, ir.BF16), codegen.PackGo(true, ir.BF16), codegen.PackGo(false, ir.BF16)}
+	for _, e := range []ir.DType{ir.F32, ir.F64} {
+		want = append(want, codegen.GemmSlotType(e), codegen.TransposeSlotType(e), codegen.TransposeGo(e),
+			codegen.MicroUGo(e), codegen.RowsGo(e), codegen.RowsCoreGo(e), codegen.RowsVia(e))
+		for _, d := range []bool{true, false} {
+			want = append(want, codegen.PackVar(d, e), codegen.PackGo(d, e))
+		}
+	}
+	for _, s := range codegen.Slots(p) {
+		want = append(want, s.Var)
+	}
+	for _, s := range codegen.PackageVLoops(p) {
+		want = append(want, s.Var)
+	}
+	if len(want) < 40 {
+		t.Fatalf("only %d names to check", len(want))
+	}
+	for _, n := range want {
+		if !declared[n] {
+			t.Errorf("the generated package does not declare %s (a name of codegen/registry.go)", n)
+		}
+	}
+}

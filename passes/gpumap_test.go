@@ -1,0 +1,133 @@
+package passes
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgentest"
+	"github.com/kgen-dev/kgen/target"
+)
+
+// lowered compiles k through Lower and, if fuse, Fusion: the input of the GPU passes. It reports
+// whether fusion changed anything.
+func lowered(t *testing.T, k *ir.Kernel, fuse bool) (*ir.Func, bool) {
+	t.Helper()
+	m, _ := target.Lookup("go")
+	skip := Names(m)[1:]
+	if fuse {
+		skip = slices.DeleteFunc(skip, func(s string) bool { return s == "fusion" })
+	}
+	fused := false
+	f, err := Compile(k, m, Options{Skip: skip, After: func(pass string, _ *ir.Func, changed bool) { fused = fused || pass == "fusion" && changed }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, fused
+}
+
+// checkGPU runs f (GPU-mapped) on nshapes ragged shapes of k (all ones, then random sizes from
+// kgentest's list of primes and tile non-multiples; not its large last shape: every thread of a block
+// is interpreted), with each plan and the race check on, against the algorithm-level interpreter.
+func checkGPU(t *testing.T, k *ir.Kernel, f *ir.Func, what string, plans []map[string]int, nshapes int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(11, uint64(len(k.Name))))
+	for si, dims := range kgentest.Shapes(k, rng, nshapes+1)[:nshapes] {
+		args := kgentest.RandomArgs(k, dims, rng, si)
+		ref := args.Clone()
+		if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+			t.Fatal(err)
+		}
+		mag := kgentest.Magnitude(k, args)
+		for _, plan := range plans {
+			got := args.Clone()
+			if err := ir.RunFunc(f, ir.Storage, got, plan); err != nil {
+				t.Fatalf("%s %s, dims %v, plan %v: %v\n%s", k.Name, what, dims, plan, err, f)
+			}
+			for _, p := range k.Params {
+				if p.Kind == ir.Out || p.Kind == ir.InOut {
+					if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
+						t.Errorf("%s %s, dims %v, plan %v: %v", k.Name, what, dims, plan, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// withPlan returns f's plan with the given values replaced.
+func withPlan(f *ir.Func, set map[string]int) map[string]int {
+	p := map[string]int{}
+	for k, v := range f.Plan {
+		p[k] = v
+	}
+	for k, v := range set {
+		if _, ok := p[k]; ok {
+			p[k] = v
+		}
+	}
+	return p
+}
+
+// TestGPUMapPreservesResults maps every kernel of the library (lowered, and lowered then fused) onto
+// GPU launches and interprets them with the race check on, with the default block shapes and with odd
+// ones, against the algorithm level.
+func TestGPUMapPreservesResults(t *testing.T) {
+	for _, k := range library(t) {
+		for _, fuse := range []bool{false, true} {
+			f, fused := lowered(t, k, fuse)
+			if fuse && !fused {
+				continue
+			}
+			if _, err := GPUMap(f, nil); err != nil {
+				t.Fatalf("%s: %v", k.Name, err)
+			}
+			if err := ir.VerifyFunc(f); err != nil {
+				t.Fatalf("%s after gpumap: %v\n%s", k.Name, err, f)
+			}
+			launches := 0
+			ir.WalkNodes(f.Body, func(n ir.Node) bool {
+				if _, ok := n.(*ir.Launch); ok {
+					launches++
+					return false
+				}
+				return true
+			})
+			if launches != len(f.Body) {
+				t.Fatalf("%s: %d launches for %d nests", k.Name, launches, len(f.Body))
+			}
+			checkGPU(t, k, f, "after gpumap", []map[string]int{nil, withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuB1: 7})}, 3)
+		}
+	}
+}
+
+// TestGPUMapShapes: sgemm maps onto a 2-D grid of 2-D blocks, fused softmax onto rows (1-D), a dot
+// product onto one thread.
+func TestGPUMapShapes(t *testing.T) {
+	ks := map[string]*ir.Kernel{}
+	for _, k := range library(t) {
+		ks[k.Name] = k
+	}
+	for _, c := range []struct {
+		kernel string
+		fuse   bool
+		want   []string
+	}{
+		{"sgemm", false, []string{"launch sgemm_0 grid(((M + (gpu.BY - 1)) / gpu.BY), ((N + (gpu.BX - 1)) / gpu.BX)) block(gpu.BY, gpu.BX) reads(A, B, alpha, beta, C) writes(C)", "gpu.block tj = 0 .. gpu.BX step 1", "for i = (bi + ti) .. min(((bi + ti) + 1), M) step 1"}},
+		{"softmax", true, []string{"launch softmax_0 grid(((M + (gpu.B1 - 1)) / gpu.B1)) block(gpu.B1) reads(X, m, Y, s) writes(m, Y, s)"}},
+		{"sdot", false, []string{"grid(1) block(1)"}},
+	} {
+		f, _ := lowered(t, ks[c.kernel], c.fuse)
+		if _, err := GPUMap(f, nil); err != nil {
+			t.Fatal(err)
+		}
+		s := f.String()
+		for _, w := range c.want {
+			if !strings.Contains(s, w) {
+				t.Errorf("%s: mapped IR lacks %q:\n%s", c.kernel, w, s)
+			}
+		}
+	}
+}
