@@ -136,7 +136,7 @@ func LaunchTensors(body []Node) (reads, writes []*Tensor) {
 }
 
 // NodeTensors calls read and write for the tensors node n itself reads and writes other than through
-// expressions (the destination of a Store or Pack, the operands of a Micro or Transpose).
+// expressions (the destination of a Store or Pack, the operands of a Micro, Transpose, Copy or MMA).
 func NodeTensors(n Node, read, write func(*Tensor)) {
 	switch n := n.(type) {
 	case *Store:
@@ -160,6 +160,14 @@ func NodeTensors(n Node, read, write func(*Tensor)) {
 	case *Transpose:
 		read(n.Src)
 		write(n.Dst)
+	case *Copy:
+		read(n.Src.T)
+		write(n.Dst.T)
+	case *MMA:
+		read(n.A.T)
+		read(n.B.T)
+	case *AccStore:
+		write(n.Out)
 	}
 }
 
@@ -192,6 +200,8 @@ func printGPU(b *strings.Builder, n Node, depth int) bool {
 		fmt.Fprintf(b, "%sasync.commit\n", ind)
 	case *AsyncWait:
 		fmt.Fprintf(b, "%sasync.wait %s\n", ind, strconv.Itoa(n.N))
+	case *Copy:
+		fmt.Fprintf(b, "%s%s\n", ind, n)
 	default:
 		return false
 	}

@@ -417,3 +417,52 @@ func findAcc(f *Func) *LocalVar {
 	})
 	return acc
 }
+
+// TestGPUGlobalRace: threads that write one global element without a barrier between them race, within
+// a block and across blocks (which never synchronise); with a block barrier between, threads of one
+// block do not.
+func TestGPUGlobalRace(t *testing.T) {
+	for _, c := range []struct {
+		blocks, threads int
+		barrier         bool
+		error           string
+	}{
+		{1, 2, false, "race on global Out[0]: block 0 thread 1 reads it after thread 0 wrote it with no barrier between"},
+		{2, 1, false, "race on global Out[0]: block 1 thread 0 reads it after block 0 thread 0 wrote it (blocks never synchronise)"},
+		{2, 1, true, "race on global Out[0]: block 1 thread 0 reads it after block 0 thread 0 wrote it (blocks never synchronise)"},
+		{1, 2, true, ""},
+	} {
+		d := &Dim{Name: "N"}
+		out := &Tensor{Name: "Out", Type: F32, Shape: []*Dim{d}, Kind: InOut}
+		g, tv := &Var{Name: "g"}, &Var{Name: "t"}
+		// Thread t of block g does Out[0] = Out[0] + 1 in its turn: thread by thread, separated by a
+		// barrier per turn when asked.
+		turn := &Var{Name: "turn"}
+		upd := &Store{T: out, Idx: []IExpr{IConst{0}}, Value: &Binary{Op: Add, X: &Load{T: out, Idx: []IExpr{IConst{0}}}, Y: &Const{Val: 1, T: F32}, T: F32}}
+		mine := &If{Cond: &Binary{Op: Eq, X: &VarVal{V: tv, T: I32}, Y: &VarVal{V: turn, T: I32}, T: Bool}, Then: []Node{upd}}
+		body := []Node{mine}
+		if c.barrier {
+			body = append(body, &Barrier{Scope: ScopeBlock})
+		}
+		k := &Kernel{Name: "x", Params: []*Tensor{out}, Dims: []*Dim{d}}
+		l := &Launch{Name: "x", Grid: []IExpr{IConst{c.blocks}}, Block: []IExpr{IConst{c.threads}}, Reads: []*Tensor{out}, Writes: []*Tensor{out}, Body: []Node{
+			&Loop{Var: g, Lo: IConst{0}, Hi: IConst{c.blocks}, Step: IConst{1}, Kind: GPUGrid, Body: []Node{
+				&Loop{Var: tv, Lo: IConst{0}, Hi: IConst{c.threads}, Step: IConst{1}, Kind: GPUBlock, Body: []Node{
+					&Loop{Var: turn, Lo: IConst{0}, Hi: IConst{c.threads}, Step: IConst{1}, Body: body}}}}}}}
+		f := &Func{Kernel: k, Body: []Node{l}, Plan: map[string]int{}}
+		if err := VerifyFunc(f); err != nil {
+			t.Fatal(err)
+		}
+		args := Args{Tensors: map[string][]float64{"Out": {0}}, Dims: map[string]int{"N": 1}}
+		err := RunFunc(f, Storage, args, nil)
+		if c.error == "" {
+			if err != nil || args.Tensors["Out"][0] != float64(c.threads) {
+				t.Errorf("%+v: err %v, Out[0] = %v", c, err, args.Tensors["Out"][0])
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.error) {
+			t.Errorf("%+v: err = %v, want %q", c, err, c.error)
+		}
+	}
+}

@@ -17,8 +17,9 @@ import (
 //   - Every access to a shared element is recorded with the thread and the barrier counts it had made.
 //     Two accesses by different threads, at least one a write, that no barrier orders (a block barrier
 //     both passed between them, or a warp barrier when both are in one warp) are a race: the run stops
-//     with an error that names the buffer, the element and both threads. Global memory is not checked
-//     (threads of different blocks must not share written elements; a later pass may check it).
+//     with an error that names the buffer, the element and both threads. The global tensors the launch
+//     writes are checked the same way, where threads of different blocks are never ordered (blocks do
+//     not synchronise).
 //   - A barrier that some thread of its scope never reaches (it ended, or waits at a different barrier)
 //     is an error too, as are blocks of more than 1024 threads, thread nests whose iteration count is
 //     not the block's thread count, and grid loops whose trip count is not the launch's grid dim.
@@ -37,7 +38,9 @@ type launchState struct {
 	l        *Launch
 	grid     []int
 	nthreads int
-	depth    int // grid loops entered
+	depth    int                     // grid loops entered
+	blocks   int                     // blocks run so far
+	global   map[*Tensor][]globalLog // access logs of the global tensors the launch writes
 }
 
 // access is one recorded access to a shared element: by which thread, after how many barriers of each
@@ -56,6 +59,7 @@ type elemLog struct {
 
 // blockRun is the state of one running block.
 type blockRun struct {
+	id       int // in run order
 	nthreads int
 	threads  []*gpuThread
 	log      map[*Tensor][]elemLog
@@ -81,6 +85,7 @@ type gpuThread struct {
 	done            bool
 	pending         []asyncCopy   // issued, not committed
 	groups          [][]asyncCopy // committed, oldest first
+	commits         int           // AsyncCommits run
 }
 
 type asyncCopy struct {
@@ -102,6 +107,20 @@ func (in *interp) gpuNode(n Node) bool {
 			fail("%s outside a GPU thread", nodeName(n))
 		}
 		in.syncNode(n)
+	case *Copy:
+		in.copyTile(n)
+	case *AccDecl:
+		return in.collective(n.Acc.Scope)
+	case *AccStore:
+		return in.collective(n.Acc.Scope)
+	case *MMA:
+		if in.collective(n.Acc.Scope) {
+			return true
+		}
+		if in.th != nil {
+			in.mmaReads(n)
+		}
+		return false
 	case *Loop:
 		if !n.Kind.IsGPU() {
 			return false
@@ -124,6 +143,7 @@ func (in *interp) syncNode(n Node) {
 	case *AsyncCommit:
 		th.groups = append(th.groups, th.pending)
 		th.pending = nil
+		th.commits++
 	case *AsyncWait:
 		for len(th.groups) > n.N {
 			th.land(th.groups[0])
@@ -136,7 +156,10 @@ func (in *interp) runLaunch(l *Launch) {
 	if in.launch != nil || in.th != nil {
 		fail("launch %s inside a launch", l.Name)
 	}
-	ls := &launchState{l: l, nthreads: 1}
+	ls := &launchState{l: l, nthreads: 1, global: map[*Tensor][]globalLog{}}
+	for _, t := range l.Writes {
+		ls.global[t] = nil
+	}
 	for _, e := range l.Grid {
 		ls.grid = append(ls.grid, in.ival(e))
 	}
@@ -186,7 +209,8 @@ func (in *interp) gridLoop(n *Loop) {
 // runBlock runs one thread block: body is the block level (shared allocations and thread nests).
 func (in *interp) runBlock(body []Node) {
 	ls := in.launch
-	blk := &blockRun{nthreads: ls.nthreads, log: map[*Tensor][]elemLog{}, inflight: map[*Tensor]map[int]int{}, yield: make(chan threadEvent)}
+	blk := &blockRun{id: ls.blocks, nthreads: ls.nthreads, log: map[*Tensor][]elemLog{}, inflight: map[*Tensor]map[int]int{}, yield: make(chan threadEvent)}
+	ls.blocks++
 	saved := map[*Tensor][]float64{}
 	in.allocShared(body, saved)
 	defer func() {
@@ -255,7 +279,8 @@ func (in *interp) allocShared(body []Node, saved map[*Tensor][]float64) {
 // what it allocates is its own), sharing the buffers bound so far.
 func (in *interp) fork(th *gpuThread) *interp {
 	c := &interp{mode: in.mode, k: in.k, dims: in.dims, plan: in.plan, launch: in.launch, th: th,
-		bufs: make(map[*Tensor][]float64, len(in.bufs)), vars: make(map[*Var]int, len(in.vars)), loc: make(map[*LocalVar]float64, len(in.loc))}
+		bufs: make(map[*Tensor][]float64, len(in.bufs)), vars: make(map[*Var]int, len(in.vars)), loc: make(map[*LocalVar]float64, len(in.loc)),
+		accs: map[*Accum][]float64{}, lays: map[Layout]*layoutEval{}}
 	for k, v := range in.bufs {
 		c.bufs[k] = v
 	}
@@ -492,9 +517,10 @@ func (th *gpuThread) ordered(a access) bool {
 }
 
 // access records one access by the thread to element off of t, failing on a race or on an element
-// whose async copy is in flight. Only shared buffers are tracked.
+// whose async copy is in flight. Shared buffers are tracked, and the global tensors the launch writes.
 func (th *gpuThread) access(t *Tensor, off int, write bool) {
 	if t.Space != Shared {
+		th.globalAccess(t, off, write)
 		return
 	}
 	blk := th.blk
@@ -528,6 +554,57 @@ func (th *gpuThread) access(t *Tensor, off int, write bool) {
 	e.written, e.w, e.reads = true, th.stamp(), e.reads[:0]
 }
 
+// globalAccess checks an access to a global tensor the launch writes: an element one thread writes may
+// be touched by another thread only after a barrier of their block orders the two (blocks never
+// synchronise). Reads of tensors the launch does not write cannot race and are not recorded.
+func (th *gpuThread) globalAccess(t *Tensor, off int, write bool) {
+	ls := th.in.launch
+	log, tracked := ls.global[t]
+	if !tracked {
+		return
+	}
+	if log == nil {
+		log = make([]globalLog, len(th.in.bufs[t]))
+		ls.global[t] = log
+	}
+	e := &log[off]
+	me := globalAccess{blk: th.blk.id, a: th.stamp()}
+	who := func(g globalAccess, did string) string {
+		if g.blk != me.blk {
+			return fmt.Sprintf("block %d thread %d %s it (blocks never synchronise)", g.blk, g.a.thread, did)
+		}
+		return fmt.Sprintf("thread %d %s it with no barrier between", g.a.thread, did)
+	}
+	ordered := func(g globalAccess) bool { return g.blk == me.blk && th.ordered(g.a) }
+	if e.written && !ordered(e.w) {
+		fail("race on global %s[%d]: block %d thread %d %s it after %s", t.Name, off, me.blk, th.id, verb(write), who(e.w, "wrote"))
+	}
+	if !write {
+		if n := len(e.reads); n == 0 || e.reads[n-1] != me {
+			e.reads = append(e.reads, me)
+		}
+		return
+	}
+	for _, r := range e.reads {
+		if !ordered(r) {
+			fail("race on global %s[%d]: block %d thread %d writes it after %s", t.Name, off, me.blk, th.id, who(r, "read"))
+		}
+	}
+	e.written, e.w, e.reads = true, me, e.reads[:0]
+}
+
+// globalAccess is one access to a global element: by which block (in run order) and thread.
+type globalAccess struct {
+	blk int
+	a   access
+}
+
+type globalLog struct {
+	written bool
+	w       globalAccess
+	reads   []globalAccess
+}
+
 func verb(write bool) string {
 	if write {
 		return "writes"
@@ -552,5 +629,41 @@ func (th *gpuThread) land(g []asyncCopy) {
 	for _, c := range g {
 		delete(th.blk.inflight[c.dst], c.off)
 		th.in.store(c.dst, c.off, c.val) // records the write
+	}
+}
+
+// collective reports whether the current thread skips an MMA node of scope s: a warp-, warpgroup- or
+// simdgroup-scope MMA is one operation of all the threads of its scope, run here by the first of them
+// (its lane 0) on behalf of all, which holds the accumulator.
+func (in *interp) collective(s Scope) bool {
+	if in.th == nil || s == ScopeThread {
+		return false
+	}
+	size := s.Threads()
+	if size == 0 {
+		fail("an MMA of scope %s", s)
+	}
+	return in.th.id%size != 0
+}
+
+// mmaReads records the shared-memory reads of an MMA (its valid operand elements) for the race check.
+func (in *interp) mmaReads(n *MMA) {
+	m, nn, k := in.ival(n.Acc.M), in.ival(n.Acc.N), in.ival(n.K)
+	vm, vn, vk := in.validOr(n.ValidM, m), in.validOr(n.ValidN, nn), in.validOr(n.ValidK, k)
+	for _, o := range []struct {
+		op         Operand
+		rows, cols int
+	}{{n.A, vm, vk}, {n.B, vk, vn}} {
+		if o.op.T.Space != Shared {
+			continue
+		}
+		off := in.ival(o.op.Off)
+		for r := 0; r < o.rows; r++ {
+			for c := 0; c < o.cols; c++ {
+				if at := off + in.layoutAt(o.op.Layout, r, c); at >= 0 && at < len(in.bufs[o.op.T]) {
+					in.th.access(o.op.T, at, false)
+				}
+			}
+		}
 	}
 }

@@ -276,14 +276,22 @@ func minMax(op byte, x, y linForm) linForm {
 }
 
 // expr writes f as an expression: the positive terms in order of appearance, then the negative ones
-// subtracted, then the constant.
+// subtracted, then the constant; a variable's coefficient comes first (2*y), a compound term's last
+// (N/4*4).
 func (f linForm) expr() IExpr {
 	var e IExpr
 	scaled := func(t term, k int) IExpr {
-		if k == 1 {
-			return t.atom
+		switch t.atom.(type) {
+		case IVar, IDim, ISym:
+			if k != 1 {
+				return IBin{'*', IConst{k}, t.atom} // 2*y, as the source writes it
+			}
+		default:
+			if k != 1 {
+				return IBin{'*', t.atom, IConst{k}} // N/4*4: N rounded down to a multiple of 4
+			}
 		}
-		return IBin{'*', t.atom, IConst{k}}
+		return t.atom
 	}
 	for _, t := range f.terms {
 		if t.coef > 0 {
@@ -301,7 +309,7 @@ func (f linForm) expr() IExpr {
 	for _, t := range f.terms {
 		if t.coef < 0 {
 			if e == nil {
-				e = IBin{'*', t.atom, IConst{t.coef}}
+				e = scaled(t, t.coef)
 			} else {
 				e = IBin{'-', e, scaled(t, -t.coef)}
 			}

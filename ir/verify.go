@@ -150,6 +150,7 @@ type fverifier struct {
 	gpu     gpuLevel // where in a GPU launch the node being checked is (verify_gpu.go)
 	launch  *Launch  // the enclosing launch, if any
 	grids   int      // GPUGrid loops entered inside launch
+	nest    *Loop    // the outermost loop of the enclosing thread nest
 }
 
 func (v *fverifier) iexpr(e IExpr) error {

@@ -76,6 +76,20 @@ func (v *fverifier) gpuNode(n Node) (done bool, err error) {
 		if n.T.Space != Shared && (v.gpu == launchLevel || v.gpu == blockLevel) {
 			return true, fmt.Errorf("launch %s: %s buffer %s allocated outside the thread loops (only shared buffers live at block level)", v.launch.Name, n.T.Space, n.T.Name)
 		}
+	case *Copy:
+		if v.gpu == launchLevel || v.gpu == blockLevel {
+			return true, fmt.Errorf("launch %s: copy into %s outside the thread loops (every computation runs in a thread)", v.launch.Name, n.Dst.T.Name)
+		}
+		return true, v.verifyCopy(n)
+	case *AccDecl:
+		err := v.mmaScope(n.Acc)
+		return err != nil, err
+	case *MMA:
+		err := v.mmaScope(n.Acc)
+		return err != nil, err
+	case *AccStore:
+		err := v.mmaScope(n.Acc)
+		return err != nil, err
 	case *Nest:
 	default:
 		if v.gpu == launchLevel || v.gpu == blockLevel {
@@ -83,6 +97,29 @@ func (v *fverifier) gpuNode(n Node) (done bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// mmaScope checks that the threads an MMA's scope names are the ones that run it: a thread-scope MMA
+// runs anywhere; inside a launch, a warp or simdgroup MMA runs in the body of a gpu.warp nest (its 32
+// lanes run it together; the divergence check keeps it under warp-uniform control), and a warpgroup MMA
+// there too, in a block of whole warpgroups. Outside launches (before gpumap) an MMA of any scope
+// stands for the whole operation.
+func (v *fverifier) mmaScope(a *Accum) error {
+	if a.Scope == ScopeThread || v.gpu == hostLevel {
+		return nil
+	}
+	if a.Scope == ScopeBlock {
+		return fmt.Errorf("accumulator %%%s has scope block: an MMA is done by a thread, warp, warpgroup or simdgroup", a.Name)
+	}
+	if v.gpu != threadLevel || v.nest.Kind != GPUWarp {
+		return fmt.Errorf("accumulator %%%s of scope %s outside the body of a gpu.warp nest (its %d threads run each MMA together)", a.Name, a.Scope, a.Scope.Threads())
+	}
+	if a.Scope == ScopeWarpgroup {
+		if w, ok := v.nest.Hi.(IConst); !ok || !isConst(v.nest.Lo, 0) || !isConst(v.nest.Step, 1) || w.V%4 != 0 {
+			return fmt.Errorf("accumulator %%%s of scope warpgroup in gpu.warp loop %s = %s .. %s: a block of whole warpgroups needs a multiple of 4 warps", a.Name, v.nest.Var.Name, v.nest.Lo, v.nest.Hi)
+		}
+	}
+	return nil
 }
 
 func nodeName(n Node) string {
@@ -222,9 +259,9 @@ func (v *fverifier) gpuLoop(n *Loop) error {
 	var bind func(i int) error
 	bind = func(i int) error {
 		if i == len(chain) {
-			v.gpu = threadLevel
+			v.gpu, v.nest = threadLevel, chain[0]
 			err := v.nodes(body)
-			v.gpu = blockLevel
+			v.gpu, v.nest = blockLevel, nil
 			return err
 		}
 		return v.bindLoop(chain[i], func() error { return bind(i + 1) })
@@ -355,13 +392,28 @@ func (d *divergence) visit(body []Node, ctrl int, where []string, check bool) {
 			d.visit(n.Then, lv, w, check)
 			d.visit(n.Else, lv, w, check)
 		case *Barrier:
-			limit := uniform
-			if n.Scope == ScopeWarp || n.Scope == ScopeSimdgroup {
-				limit = warpUniform
-			}
-			if check && ctrl > limit && d.err == nil {
-				d.err = fmt.Errorf("barrier %s under %s: not every thread of the %s reaches it", n.Scope, where[len(where)-1], n.Scope)
-			}
+			d.collective(check, ctrl, where, "barrier "+n.Scope.String(), n.Scope)
+		case *AccDecl:
+			d.collective(check, ctrl, where, "acc %"+n.Acc.Name, n.Acc.Scope)
+		case *MMA:
+			d.collective(check, ctrl, where, "mma %"+n.Acc.Name, n.Acc.Scope)
+		case *AccStore:
+			d.collective(check, ctrl, where, "accstore %"+n.Acc.Name, n.Acc.Scope)
 		}
+	}
+}
+
+// collective records an error when an operation of all the threads of scope s is under control that
+// may differ between them.
+func (d *divergence) collective(check bool, ctrl int, where []string, what string, s Scope) {
+	limit := uniform
+	switch s {
+	case ScopeThread:
+		return
+	case ScopeWarp, ScopeSimdgroup:
+		limit = warpUniform
+	}
+	if check && ctrl > limit && d.err == nil {
+		d.err = fmt.Errorf("%s under %s: not every thread of the %s reaches it", what, where[len(where)-1], s)
 	}
 }

@@ -41,8 +41,8 @@ func BatchStats(Nb, C int, X []float32, mean []float32, vr []float32) error {
 }
 
 func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
-	// mean[c] = (sum(n: X[n, c]) / Nb:f32)
-	// vr[c] = (sum(n: ((X[n, c] - mean[c]) * (X[n, c] - mean[c]))) / Nb:f32)
+	// mean[c] = sum(n: X[n, c]) / Nb
+	// vr[c] = sum(n: (X[n, c] - mean[c]) * (X[n, c] - mean[c])) / Nb
 	if cost_ := min(C, 2048)*4 + Nb/8*(min(C, 2048)-min(C, 2048)/4*3+1) + (Nb-Nb/8*8)*(min(C, 2048)-min(C, 2048)/4*3+1) + Nb/4*(min(C, 2048)-min(C, 2048)/4*3+1) + (Nb-Nb/4*4)*(min(C, 2048)-min(C, 2048)/4*3+1) - min(C, 2048)/4*12 + 1; rt.Inline(0, C, 2048, cost_) {
 		for c := 0; c < C; c += 2048 {
 			{
@@ -57,7 +57,7 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 					mean[c2+3] = float32(0)
 				}
 			}
-			for c2r := c + (min(c+2048, C)-c)/4*4; c2r < min(c+2048, C); c2r += 1 {
+			for c2r := c + (min(c+2048, C)-c)/4*4; c2r < min(c+2048, C); c2r++ {
 				mean[c2r] = float32(0)
 			}
 			for n := 0; n < Nb/8*8; n += 8 {
@@ -67,31 +67,31 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 						c2 = vloop_batch_stats_1(c2, c+(min(c+2048, C)-c)/4*4, mean, c2, X, n*C+c2, X, (n+1)*C+c2, X, (n+2)*C+c2, X, (n+3)*C+c2, X, (n+4)*C+c2, X, (n+5)*C+c2, X, (n+6)*C+c2, X, (n+7)*C+c2)
 					}
 					for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-						mean[c2] = ((((((((mean[c2] + X[n*C+c2]) + X[(n+1)*C+c2]) + X[(n+2)*C+c2]) + X[(n+3)*C+c2]) + X[(n+4)*C+c2]) + X[(n+5)*C+c2]) + X[(n+6)*C+c2]) + X[(n+7)*C+c2])
-						mean[c2+1] = ((((((((mean[c2+1] + X[n*C+c2+1]) + X[(n+1)*C+c2+1]) + X[(n+2)*C+c2+1]) + X[(n+3)*C+c2+1]) + X[(n+4)*C+c2+1]) + X[(n+5)*C+c2+1]) + X[(n+6)*C+c2+1]) + X[(n+7)*C+c2+1])
-						mean[c2+2] = ((((((((mean[c2+2] + X[n*C+c2+2]) + X[(n+1)*C+c2+2]) + X[(n+2)*C+c2+2]) + X[(n+3)*C+c2+2]) + X[(n+4)*C+c2+2]) + X[(n+5)*C+c2+2]) + X[(n+6)*C+c2+2]) + X[(n+7)*C+c2+2])
-						mean[c2+3] = ((((((((mean[c2+3] + X[n*C+c2+3]) + X[(n+1)*C+c2+3]) + X[(n+2)*C+c2+3]) + X[(n+3)*C+c2+3]) + X[(n+4)*C+c2+3]) + X[(n+5)*C+c2+3]) + X[(n+6)*C+c2+3]) + X[(n+7)*C+c2+3])
+						mean[c2] = mean[c2] + X[n*C+c2] + X[(n+1)*C+c2] + X[(n+2)*C+c2] + X[(n+3)*C+c2] + X[(n+4)*C+c2] + X[(n+5)*C+c2] + X[(n+6)*C+c2] + X[(n+7)*C+c2]
+						mean[c2+1] = mean[c2+1] + X[n*C+c2+1] + X[(n+1)*C+c2+1] + X[(n+2)*C+c2+1] + X[(n+3)*C+c2+1] + X[(n+4)*C+c2+1] + X[(n+5)*C+c2+1] + X[(n+6)*C+c2+1] + X[(n+7)*C+c2+1]
+						mean[c2+2] = mean[c2+2] + X[n*C+c2+2] + X[(n+1)*C+c2+2] + X[(n+2)*C+c2+2] + X[(n+3)*C+c2+2] + X[(n+4)*C+c2+2] + X[(n+5)*C+c2+2] + X[(n+6)*C+c2+2] + X[(n+7)*C+c2+2]
+						mean[c2+3] = mean[c2+3] + X[n*C+c2+3] + X[(n+1)*C+c2+3] + X[(n+2)*C+c2+3] + X[(n+3)*C+c2+3] + X[(n+4)*C+c2+3] + X[(n+5)*C+c2+3] + X[(n+6)*C+c2+3] + X[(n+7)*C+c2+3]
 					}
 				}
-				for c2r2 := c + (min(c+2048, C)-c)/4*4; c2r2 < min(c+2048, C); c2r2 += 1 {
-					mean[c2r2] = ((((((((mean[c2r2] + X[n*C+c2r2]) + X[(n+1)*C+c2r2]) + X[(n+2)*C+c2r2]) + X[(n+3)*C+c2r2]) + X[(n+4)*C+c2r2]) + X[(n+5)*C+c2r2]) + X[(n+6)*C+c2r2]) + X[(n+7)*C+c2r2])
+				for c2r2 := c + (min(c+2048, C)-c)/4*4; c2r2 < min(c+2048, C); c2r2++ {
+					mean[c2r2] = mean[c2r2] + X[n*C+c2r2] + X[(n+1)*C+c2r2] + X[(n+2)*C+c2r2] + X[(n+3)*C+c2r2] + X[(n+4)*C+c2r2] + X[(n+5)*C+c2r2] + X[(n+6)*C+c2r2] + X[(n+7)*C+c2r2]
 				}
 			}
-			for nr := Nb / 8 * 8; nr < Nb; nr += 1 {
+			for nr := Nb / 8 * 8; nr < Nb; nr++ {
 				{
 					c2 := c
 					if vloop_batch_stats_2 != nil && c2 < c+(min(c+2048, C)-c)/4*4 {
 						c2 = vloop_batch_stats_2(c2, c+(min(c+2048, C)-c)/4*4, mean, c2, X, nr*C+c2)
 					}
 					for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-						mean[c2] = (mean[c2] + X[nr*C+c2])
-						mean[c2+1] = (mean[c2+1] + X[nr*C+c2+1])
-						mean[c2+2] = (mean[c2+2] + X[nr*C+c2+2])
-						mean[c2+3] = (mean[c2+3] + X[nr*C+c2+3])
+						mean[c2] += X[nr*C+c2]
+						mean[c2+1] += X[nr*C+c2+1]
+						mean[c2+2] += X[nr*C+c2+2]
+						mean[c2+3] += X[nr*C+c2+3]
 					}
 				}
-				for c2r3 := c + (min(c+2048, C)-c)/4*4; c2r3 < min(c+2048, C); c2r3 += 1 {
-					mean[c2r3] = (mean[c2r3] + X[nr*C+c2r3])
+				for c2r3 := c + (min(c+2048, C)-c)/4*4; c2r3 < min(c+2048, C); c2r3++ {
+					mean[c2r3] += X[nr*C+c2r3]
 				}
 			}
 			{
@@ -100,14 +100,14 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 					c2 = vloop_batch_stats_3(c2, c+(min(c+2048, C)-c)/4*4, mean, c2, float32(Nb))
 				}
 				for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-					mean[c2] = (mean[c2] / float32(Nb))
-					mean[c2+1] = (mean[c2+1] / float32(Nb))
-					mean[c2+2] = (mean[c2+2] / float32(Nb))
-					mean[c2+3] = (mean[c2+3] / float32(Nb))
+					mean[c2] /= float32(Nb)
+					mean[c2+1] /= float32(Nb)
+					mean[c2+2] /= float32(Nb)
+					mean[c2+3] /= float32(Nb)
 				}
 			}
-			for c2r4 := c + (min(c+2048, C)-c)/4*4; c2r4 < min(c+2048, C); c2r4 += 1 {
-				mean[c2r4] = (mean[c2r4] / float32(Nb))
+			for c2r4 := c + (min(c+2048, C)-c)/4*4; c2r4 < min(c+2048, C); c2r4++ {
+				mean[c2r4] /= float32(Nb)
 			}
 			{
 				c2 := c
@@ -121,7 +121,7 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 					vr[c2+3] = float32(0)
 				}
 			}
-			for c2r5 := c + (min(c+2048, C)-c)/4*4; c2r5 < min(c+2048, C); c2r5 += 1 {
+			for c2r5 := c + (min(c+2048, C)-c)/4*4; c2r5 < min(c+2048, C); c2r5++ {
 				vr[c2r5] = float32(0)
 			}
 			for n := 0; n < Nb/4*4; n += 4 {
@@ -131,31 +131,31 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 						c2 = vloop_batch_stats_5(c2, c+(min(c+2048, C)-c)/4*4, vr, c2, X, n*C+c2, mean, c2, X, (n+1)*C+c2, X, (n+2)*C+c2, X, (n+3)*C+c2)
 					}
 					for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-						vr[c2] = ((((vr[c2] + ((X[n*C+c2] - mean[c2]) * (X[n*C+c2] - mean[c2]))) + ((X[(n+1)*C+c2] - mean[c2]) * (X[(n+1)*C+c2] - mean[c2]))) + ((X[(n+2)*C+c2] - mean[c2]) * (X[(n+2)*C+c2] - mean[c2]))) + ((X[(n+3)*C+c2] - mean[c2]) * (X[(n+3)*C+c2] - mean[c2])))
-						vr[c2+1] = ((((vr[c2+1] + ((X[n*C+c2+1] - mean[c2+1]) * (X[n*C+c2+1] - mean[c2+1]))) + ((X[(n+1)*C+c2+1] - mean[c2+1]) * (X[(n+1)*C+c2+1] - mean[c2+1]))) + ((X[(n+2)*C+c2+1] - mean[c2+1]) * (X[(n+2)*C+c2+1] - mean[c2+1]))) + ((X[(n+3)*C+c2+1] - mean[c2+1]) * (X[(n+3)*C+c2+1] - mean[c2+1])))
-						vr[c2+2] = ((((vr[c2+2] + ((X[n*C+c2+2] - mean[c2+2]) * (X[n*C+c2+2] - mean[c2+2]))) + ((X[(n+1)*C+c2+2] - mean[c2+2]) * (X[(n+1)*C+c2+2] - mean[c2+2]))) + ((X[(n+2)*C+c2+2] - mean[c2+2]) * (X[(n+2)*C+c2+2] - mean[c2+2]))) + ((X[(n+3)*C+c2+2] - mean[c2+2]) * (X[(n+3)*C+c2+2] - mean[c2+2])))
-						vr[c2+3] = ((((vr[c2+3] + ((X[n*C+c2+3] - mean[c2+3]) * (X[n*C+c2+3] - mean[c2+3]))) + ((X[(n+1)*C+c2+3] - mean[c2+3]) * (X[(n+1)*C+c2+3] - mean[c2+3]))) + ((X[(n+2)*C+c2+3] - mean[c2+3]) * (X[(n+2)*C+c2+3] - mean[c2+3]))) + ((X[(n+3)*C+c2+3] - mean[c2+3]) * (X[(n+3)*C+c2+3] - mean[c2+3])))
+						vr[c2] = vr[c2] + (X[n*C+c2]-mean[c2])*(X[n*C+c2]-mean[c2]) + (X[(n+1)*C+c2]-mean[c2])*(X[(n+1)*C+c2]-mean[c2]) + (X[(n+2)*C+c2]-mean[c2])*(X[(n+2)*C+c2]-mean[c2]) + (X[(n+3)*C+c2]-mean[c2])*(X[(n+3)*C+c2]-mean[c2])
+						vr[c2+1] = vr[c2+1] + (X[n*C+c2+1]-mean[c2+1])*(X[n*C+c2+1]-mean[c2+1]) + (X[(n+1)*C+c2+1]-mean[c2+1])*(X[(n+1)*C+c2+1]-mean[c2+1]) + (X[(n+2)*C+c2+1]-mean[c2+1])*(X[(n+2)*C+c2+1]-mean[c2+1]) + (X[(n+3)*C+c2+1]-mean[c2+1])*(X[(n+3)*C+c2+1]-mean[c2+1])
+						vr[c2+2] = vr[c2+2] + (X[n*C+c2+2]-mean[c2+2])*(X[n*C+c2+2]-mean[c2+2]) + (X[(n+1)*C+c2+2]-mean[c2+2])*(X[(n+1)*C+c2+2]-mean[c2+2]) + (X[(n+2)*C+c2+2]-mean[c2+2])*(X[(n+2)*C+c2+2]-mean[c2+2]) + (X[(n+3)*C+c2+2]-mean[c2+2])*(X[(n+3)*C+c2+2]-mean[c2+2])
+						vr[c2+3] = vr[c2+3] + (X[n*C+c2+3]-mean[c2+3])*(X[n*C+c2+3]-mean[c2+3]) + (X[(n+1)*C+c2+3]-mean[c2+3])*(X[(n+1)*C+c2+3]-mean[c2+3]) + (X[(n+2)*C+c2+3]-mean[c2+3])*(X[(n+2)*C+c2+3]-mean[c2+3]) + (X[(n+3)*C+c2+3]-mean[c2+3])*(X[(n+3)*C+c2+3]-mean[c2+3])
 					}
 				}
-				for c2r6 := c + (min(c+2048, C)-c)/4*4; c2r6 < min(c+2048, C); c2r6 += 1 {
-					vr[c2r6] = ((((vr[c2r6] + ((X[n*C+c2r6] - mean[c2r6]) * (X[n*C+c2r6] - mean[c2r6]))) + ((X[(n+1)*C+c2r6] - mean[c2r6]) * (X[(n+1)*C+c2r6] - mean[c2r6]))) + ((X[(n+2)*C+c2r6] - mean[c2r6]) * (X[(n+2)*C+c2r6] - mean[c2r6]))) + ((X[(n+3)*C+c2r6] - mean[c2r6]) * (X[(n+3)*C+c2r6] - mean[c2r6])))
+				for c2r6 := c + (min(c+2048, C)-c)/4*4; c2r6 < min(c+2048, C); c2r6++ {
+					vr[c2r6] = vr[c2r6] + (X[n*C+c2r6]-mean[c2r6])*(X[n*C+c2r6]-mean[c2r6]) + (X[(n+1)*C+c2r6]-mean[c2r6])*(X[(n+1)*C+c2r6]-mean[c2r6]) + (X[(n+2)*C+c2r6]-mean[c2r6])*(X[(n+2)*C+c2r6]-mean[c2r6]) + (X[(n+3)*C+c2r6]-mean[c2r6])*(X[(n+3)*C+c2r6]-mean[c2r6])
 				}
 			}
-			for nr2 := Nb / 4 * 4; nr2 < Nb; nr2 += 1 {
+			for nr2 := Nb / 4 * 4; nr2 < Nb; nr2++ {
 				{
 					c2 := c
 					if vloop_batch_stats_6 != nil && c2 < c+(min(c+2048, C)-c)/4*4 {
 						c2 = vloop_batch_stats_6(c2, c+(min(c+2048, C)-c)/4*4, vr, c2, X, nr2*C+c2, mean, c2)
 					}
 					for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-						vr[c2] = (vr[c2] + ((X[nr2*C+c2] - mean[c2]) * (X[nr2*C+c2] - mean[c2])))
-						vr[c2+1] = (vr[c2+1] + ((X[nr2*C+c2+1] - mean[c2+1]) * (X[nr2*C+c2+1] - mean[c2+1])))
-						vr[c2+2] = (vr[c2+2] + ((X[nr2*C+c2+2] - mean[c2+2]) * (X[nr2*C+c2+2] - mean[c2+2])))
-						vr[c2+3] = (vr[c2+3] + ((X[nr2*C+c2+3] - mean[c2+3]) * (X[nr2*C+c2+3] - mean[c2+3])))
+						vr[c2] += (X[nr2*C+c2] - mean[c2]) * (X[nr2*C+c2] - mean[c2])
+						vr[c2+1] += (X[nr2*C+c2+1] - mean[c2+1]) * (X[nr2*C+c2+1] - mean[c2+1])
+						vr[c2+2] += (X[nr2*C+c2+2] - mean[c2+2]) * (X[nr2*C+c2+2] - mean[c2+2])
+						vr[c2+3] += (X[nr2*C+c2+3] - mean[c2+3]) * (X[nr2*C+c2+3] - mean[c2+3])
 					}
 				}
-				for c2r7 := c + (min(c+2048, C)-c)/4*4; c2r7 < min(c+2048, C); c2r7 += 1 {
-					vr[c2r7] = (vr[c2r7] + ((X[nr2*C+c2r7] - mean[c2r7]) * (X[nr2*C+c2r7] - mean[c2r7])))
+				for c2r7 := c + (min(c+2048, C)-c)/4*4; c2r7 < min(c+2048, C); c2r7++ {
+					vr[c2r7] += (X[nr2*C+c2r7] - mean[c2r7]) * (X[nr2*C+c2r7] - mean[c2r7])
 				}
 			}
 			{
@@ -164,14 +164,14 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 					c2 = vloop_batch_stats_7(c2, c+(min(c+2048, C)-c)/4*4, vr, c2, float32(Nb))
 				}
 				for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-					vr[c2] = (vr[c2] / float32(Nb))
-					vr[c2+1] = (vr[c2+1] / float32(Nb))
-					vr[c2+2] = (vr[c2+2] / float32(Nb))
-					vr[c2+3] = (vr[c2+3] / float32(Nb))
+					vr[c2] /= float32(Nb)
+					vr[c2+1] /= float32(Nb)
+					vr[c2+2] /= float32(Nb)
+					vr[c2+3] /= float32(Nb)
 				}
 			}
-			for c2r8 := c + (min(c+2048, C)-c)/4*4; c2r8 < min(c+2048, C); c2r8 += 1 {
-				vr[c2r8] = (vr[c2r8] / float32(Nb))
+			for c2r8 := c + (min(c+2048, C)-c)/4*4; c2r8 < min(c+2048, C); c2r8++ {
+				vr[c2r8] /= float32(Nb)
 			}
 		}
 	} else {
@@ -190,7 +190,7 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 						mean[c2+3] = float32(0)
 					}
 				}
-				for c2r := c + (min(c+2048, C)-c)/4*4; c2r < min(c+2048, C); c2r += 1 {
+				for c2r := c + (min(c+2048, C)-c)/4*4; c2r < min(c+2048, C); c2r++ {
 					mean[c2r] = float32(0)
 				}
 				for n := 0; n < Nb/8*8; n += 8 {
@@ -200,31 +200,31 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 							c2 = vloop_batch_stats_1(c2, c+(min(c+2048, C)-c)/4*4, mean, c2, X, n*C+c2, X, (n+1)*C+c2, X, (n+2)*C+c2, X, (n+3)*C+c2, X, (n+4)*C+c2, X, (n+5)*C+c2, X, (n+6)*C+c2, X, (n+7)*C+c2)
 						}
 						for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-							mean[c2] = ((((((((mean[c2] + X[n*C+c2]) + X[(n+1)*C+c2]) + X[(n+2)*C+c2]) + X[(n+3)*C+c2]) + X[(n+4)*C+c2]) + X[(n+5)*C+c2]) + X[(n+6)*C+c2]) + X[(n+7)*C+c2])
-							mean[c2+1] = ((((((((mean[c2+1] + X[n*C+c2+1]) + X[(n+1)*C+c2+1]) + X[(n+2)*C+c2+1]) + X[(n+3)*C+c2+1]) + X[(n+4)*C+c2+1]) + X[(n+5)*C+c2+1]) + X[(n+6)*C+c2+1]) + X[(n+7)*C+c2+1])
-							mean[c2+2] = ((((((((mean[c2+2] + X[n*C+c2+2]) + X[(n+1)*C+c2+2]) + X[(n+2)*C+c2+2]) + X[(n+3)*C+c2+2]) + X[(n+4)*C+c2+2]) + X[(n+5)*C+c2+2]) + X[(n+6)*C+c2+2]) + X[(n+7)*C+c2+2])
-							mean[c2+3] = ((((((((mean[c2+3] + X[n*C+c2+3]) + X[(n+1)*C+c2+3]) + X[(n+2)*C+c2+3]) + X[(n+3)*C+c2+3]) + X[(n+4)*C+c2+3]) + X[(n+5)*C+c2+3]) + X[(n+6)*C+c2+3]) + X[(n+7)*C+c2+3])
+							mean[c2] = mean[c2] + X[n*C+c2] + X[(n+1)*C+c2] + X[(n+2)*C+c2] + X[(n+3)*C+c2] + X[(n+4)*C+c2] + X[(n+5)*C+c2] + X[(n+6)*C+c2] + X[(n+7)*C+c2]
+							mean[c2+1] = mean[c2+1] + X[n*C+c2+1] + X[(n+1)*C+c2+1] + X[(n+2)*C+c2+1] + X[(n+3)*C+c2+1] + X[(n+4)*C+c2+1] + X[(n+5)*C+c2+1] + X[(n+6)*C+c2+1] + X[(n+7)*C+c2+1]
+							mean[c2+2] = mean[c2+2] + X[n*C+c2+2] + X[(n+1)*C+c2+2] + X[(n+2)*C+c2+2] + X[(n+3)*C+c2+2] + X[(n+4)*C+c2+2] + X[(n+5)*C+c2+2] + X[(n+6)*C+c2+2] + X[(n+7)*C+c2+2]
+							mean[c2+3] = mean[c2+3] + X[n*C+c2+3] + X[(n+1)*C+c2+3] + X[(n+2)*C+c2+3] + X[(n+3)*C+c2+3] + X[(n+4)*C+c2+3] + X[(n+5)*C+c2+3] + X[(n+6)*C+c2+3] + X[(n+7)*C+c2+3]
 						}
 					}
-					for c2r2 := c + (min(c+2048, C)-c)/4*4; c2r2 < min(c+2048, C); c2r2 += 1 {
-						mean[c2r2] = ((((((((mean[c2r2] + X[n*C+c2r2]) + X[(n+1)*C+c2r2]) + X[(n+2)*C+c2r2]) + X[(n+3)*C+c2r2]) + X[(n+4)*C+c2r2]) + X[(n+5)*C+c2r2]) + X[(n+6)*C+c2r2]) + X[(n+7)*C+c2r2])
+					for c2r2 := c + (min(c+2048, C)-c)/4*4; c2r2 < min(c+2048, C); c2r2++ {
+						mean[c2r2] = mean[c2r2] + X[n*C+c2r2] + X[(n+1)*C+c2r2] + X[(n+2)*C+c2r2] + X[(n+3)*C+c2r2] + X[(n+4)*C+c2r2] + X[(n+5)*C+c2r2] + X[(n+6)*C+c2r2] + X[(n+7)*C+c2r2]
 					}
 				}
-				for nr := Nb / 8 * 8; nr < Nb; nr += 1 {
+				for nr := Nb / 8 * 8; nr < Nb; nr++ {
 					{
 						c2 := c
 						if vloop_batch_stats_2 != nil && c2 < c+(min(c+2048, C)-c)/4*4 {
 							c2 = vloop_batch_stats_2(c2, c+(min(c+2048, C)-c)/4*4, mean, c2, X, nr*C+c2)
 						}
 						for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-							mean[c2] = (mean[c2] + X[nr*C+c2])
-							mean[c2+1] = (mean[c2+1] + X[nr*C+c2+1])
-							mean[c2+2] = (mean[c2+2] + X[nr*C+c2+2])
-							mean[c2+3] = (mean[c2+3] + X[nr*C+c2+3])
+							mean[c2] += X[nr*C+c2]
+							mean[c2+1] += X[nr*C+c2+1]
+							mean[c2+2] += X[nr*C+c2+2]
+							mean[c2+3] += X[nr*C+c2+3]
 						}
 					}
-					for c2r3 := c + (min(c+2048, C)-c)/4*4; c2r3 < min(c+2048, C); c2r3 += 1 {
-						mean[c2r3] = (mean[c2r3] + X[nr*C+c2r3])
+					for c2r3 := c + (min(c+2048, C)-c)/4*4; c2r3 < min(c+2048, C); c2r3++ {
+						mean[c2r3] += X[nr*C+c2r3]
 					}
 				}
 				{
@@ -233,14 +233,14 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 						c2 = vloop_batch_stats_3(c2, c+(min(c+2048, C)-c)/4*4, mean, c2, float32(Nb))
 					}
 					for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-						mean[c2] = (mean[c2] / float32(Nb))
-						mean[c2+1] = (mean[c2+1] / float32(Nb))
-						mean[c2+2] = (mean[c2+2] / float32(Nb))
-						mean[c2+3] = (mean[c2+3] / float32(Nb))
+						mean[c2] /= float32(Nb)
+						mean[c2+1] /= float32(Nb)
+						mean[c2+2] /= float32(Nb)
+						mean[c2+3] /= float32(Nb)
 					}
 				}
-				for c2r4 := c + (min(c+2048, C)-c)/4*4; c2r4 < min(c+2048, C); c2r4 += 1 {
-					mean[c2r4] = (mean[c2r4] / float32(Nb))
+				for c2r4 := c + (min(c+2048, C)-c)/4*4; c2r4 < min(c+2048, C); c2r4++ {
+					mean[c2r4] /= float32(Nb)
 				}
 				{
 					c2 := c
@@ -254,7 +254,7 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 						vr[c2+3] = float32(0)
 					}
 				}
-				for c2r5 := c + (min(c+2048, C)-c)/4*4; c2r5 < min(c+2048, C); c2r5 += 1 {
+				for c2r5 := c + (min(c+2048, C)-c)/4*4; c2r5 < min(c+2048, C); c2r5++ {
 					vr[c2r5] = float32(0)
 				}
 				for n := 0; n < Nb/4*4; n += 4 {
@@ -264,31 +264,31 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 							c2 = vloop_batch_stats_5(c2, c+(min(c+2048, C)-c)/4*4, vr, c2, X, n*C+c2, mean, c2, X, (n+1)*C+c2, X, (n+2)*C+c2, X, (n+3)*C+c2)
 						}
 						for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-							vr[c2] = ((((vr[c2] + ((X[n*C+c2] - mean[c2]) * (X[n*C+c2] - mean[c2]))) + ((X[(n+1)*C+c2] - mean[c2]) * (X[(n+1)*C+c2] - mean[c2]))) + ((X[(n+2)*C+c2] - mean[c2]) * (X[(n+2)*C+c2] - mean[c2]))) + ((X[(n+3)*C+c2] - mean[c2]) * (X[(n+3)*C+c2] - mean[c2])))
-							vr[c2+1] = ((((vr[c2+1] + ((X[n*C+c2+1] - mean[c2+1]) * (X[n*C+c2+1] - mean[c2+1]))) + ((X[(n+1)*C+c2+1] - mean[c2+1]) * (X[(n+1)*C+c2+1] - mean[c2+1]))) + ((X[(n+2)*C+c2+1] - mean[c2+1]) * (X[(n+2)*C+c2+1] - mean[c2+1]))) + ((X[(n+3)*C+c2+1] - mean[c2+1]) * (X[(n+3)*C+c2+1] - mean[c2+1])))
-							vr[c2+2] = ((((vr[c2+2] + ((X[n*C+c2+2] - mean[c2+2]) * (X[n*C+c2+2] - mean[c2+2]))) + ((X[(n+1)*C+c2+2] - mean[c2+2]) * (X[(n+1)*C+c2+2] - mean[c2+2]))) + ((X[(n+2)*C+c2+2] - mean[c2+2]) * (X[(n+2)*C+c2+2] - mean[c2+2]))) + ((X[(n+3)*C+c2+2] - mean[c2+2]) * (X[(n+3)*C+c2+2] - mean[c2+2])))
-							vr[c2+3] = ((((vr[c2+3] + ((X[n*C+c2+3] - mean[c2+3]) * (X[n*C+c2+3] - mean[c2+3]))) + ((X[(n+1)*C+c2+3] - mean[c2+3]) * (X[(n+1)*C+c2+3] - mean[c2+3]))) + ((X[(n+2)*C+c2+3] - mean[c2+3]) * (X[(n+2)*C+c2+3] - mean[c2+3]))) + ((X[(n+3)*C+c2+3] - mean[c2+3]) * (X[(n+3)*C+c2+3] - mean[c2+3])))
+							vr[c2] = vr[c2] + (X[n*C+c2]-mean[c2])*(X[n*C+c2]-mean[c2]) + (X[(n+1)*C+c2]-mean[c2])*(X[(n+1)*C+c2]-mean[c2]) + (X[(n+2)*C+c2]-mean[c2])*(X[(n+2)*C+c2]-mean[c2]) + (X[(n+3)*C+c2]-mean[c2])*(X[(n+3)*C+c2]-mean[c2])
+							vr[c2+1] = vr[c2+1] + (X[n*C+c2+1]-mean[c2+1])*(X[n*C+c2+1]-mean[c2+1]) + (X[(n+1)*C+c2+1]-mean[c2+1])*(X[(n+1)*C+c2+1]-mean[c2+1]) + (X[(n+2)*C+c2+1]-mean[c2+1])*(X[(n+2)*C+c2+1]-mean[c2+1]) + (X[(n+3)*C+c2+1]-mean[c2+1])*(X[(n+3)*C+c2+1]-mean[c2+1])
+							vr[c2+2] = vr[c2+2] + (X[n*C+c2+2]-mean[c2+2])*(X[n*C+c2+2]-mean[c2+2]) + (X[(n+1)*C+c2+2]-mean[c2+2])*(X[(n+1)*C+c2+2]-mean[c2+2]) + (X[(n+2)*C+c2+2]-mean[c2+2])*(X[(n+2)*C+c2+2]-mean[c2+2]) + (X[(n+3)*C+c2+2]-mean[c2+2])*(X[(n+3)*C+c2+2]-mean[c2+2])
+							vr[c2+3] = vr[c2+3] + (X[n*C+c2+3]-mean[c2+3])*(X[n*C+c2+3]-mean[c2+3]) + (X[(n+1)*C+c2+3]-mean[c2+3])*(X[(n+1)*C+c2+3]-mean[c2+3]) + (X[(n+2)*C+c2+3]-mean[c2+3])*(X[(n+2)*C+c2+3]-mean[c2+3]) + (X[(n+3)*C+c2+3]-mean[c2+3])*(X[(n+3)*C+c2+3]-mean[c2+3])
 						}
 					}
-					for c2r6 := c + (min(c+2048, C)-c)/4*4; c2r6 < min(c+2048, C); c2r6 += 1 {
-						vr[c2r6] = ((((vr[c2r6] + ((X[n*C+c2r6] - mean[c2r6]) * (X[n*C+c2r6] - mean[c2r6]))) + ((X[(n+1)*C+c2r6] - mean[c2r6]) * (X[(n+1)*C+c2r6] - mean[c2r6]))) + ((X[(n+2)*C+c2r6] - mean[c2r6]) * (X[(n+2)*C+c2r6] - mean[c2r6]))) + ((X[(n+3)*C+c2r6] - mean[c2r6]) * (X[(n+3)*C+c2r6] - mean[c2r6])))
+					for c2r6 := c + (min(c+2048, C)-c)/4*4; c2r6 < min(c+2048, C); c2r6++ {
+						vr[c2r6] = vr[c2r6] + (X[n*C+c2r6]-mean[c2r6])*(X[n*C+c2r6]-mean[c2r6]) + (X[(n+1)*C+c2r6]-mean[c2r6])*(X[(n+1)*C+c2r6]-mean[c2r6]) + (X[(n+2)*C+c2r6]-mean[c2r6])*(X[(n+2)*C+c2r6]-mean[c2r6]) + (X[(n+3)*C+c2r6]-mean[c2r6])*(X[(n+3)*C+c2r6]-mean[c2r6])
 					}
 				}
-				for nr2 := Nb / 4 * 4; nr2 < Nb; nr2 += 1 {
+				for nr2 := Nb / 4 * 4; nr2 < Nb; nr2++ {
 					{
 						c2 := c
 						if vloop_batch_stats_6 != nil && c2 < c+(min(c+2048, C)-c)/4*4 {
 							c2 = vloop_batch_stats_6(c2, c+(min(c+2048, C)-c)/4*4, vr, c2, X, nr2*C+c2, mean, c2)
 						}
 						for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-							vr[c2] = (vr[c2] + ((X[nr2*C+c2] - mean[c2]) * (X[nr2*C+c2] - mean[c2])))
-							vr[c2+1] = (vr[c2+1] + ((X[nr2*C+c2+1] - mean[c2+1]) * (X[nr2*C+c2+1] - mean[c2+1])))
-							vr[c2+2] = (vr[c2+2] + ((X[nr2*C+c2+2] - mean[c2+2]) * (X[nr2*C+c2+2] - mean[c2+2])))
-							vr[c2+3] = (vr[c2+3] + ((X[nr2*C+c2+3] - mean[c2+3]) * (X[nr2*C+c2+3] - mean[c2+3])))
+							vr[c2] += (X[nr2*C+c2] - mean[c2]) * (X[nr2*C+c2] - mean[c2])
+							vr[c2+1] += (X[nr2*C+c2+1] - mean[c2+1]) * (X[nr2*C+c2+1] - mean[c2+1])
+							vr[c2+2] += (X[nr2*C+c2+2] - mean[c2+2]) * (X[nr2*C+c2+2] - mean[c2+2])
+							vr[c2+3] += (X[nr2*C+c2+3] - mean[c2+3]) * (X[nr2*C+c2+3] - mean[c2+3])
 						}
 					}
-					for c2r7 := c + (min(c+2048, C)-c)/4*4; c2r7 < min(c+2048, C); c2r7 += 1 {
-						vr[c2r7] = (vr[c2r7] + ((X[nr2*C+c2r7] - mean[c2r7]) * (X[nr2*C+c2r7] - mean[c2r7])))
+					for c2r7 := c + (min(c+2048, C)-c)/4*4; c2r7 < min(c+2048, C); c2r7++ {
+						vr[c2r7] += (X[nr2*C+c2r7] - mean[c2r7]) * (X[nr2*C+c2r7] - mean[c2r7])
 					}
 				}
 				{
@@ -297,14 +297,14 @@ func batch_statsImpl(Nb, C int, X []float32, mean []float32, vr []float32) {
 						c2 = vloop_batch_stats_7(c2, c+(min(c+2048, C)-c)/4*4, vr, c2, float32(Nb))
 					}
 					for ; c2 < c+(min(c+2048, C)-c)/4*4; c2 += 4 {
-						vr[c2] = (vr[c2] / float32(Nb))
-						vr[c2+1] = (vr[c2+1] / float32(Nb))
-						vr[c2+2] = (vr[c2+2] / float32(Nb))
-						vr[c2+3] = (vr[c2+3] / float32(Nb))
+						vr[c2] /= float32(Nb)
+						vr[c2+1] /= float32(Nb)
+						vr[c2+2] /= float32(Nb)
+						vr[c2+3] /= float32(Nb)
 					}
 				}
-				for c2r8 := c + (min(c+2048, C)-c)/4*4; c2r8 < min(c+2048, C); c2r8 += 1 {
-					vr[c2r8] = (vr[c2r8] / float32(Nb))
+				for c2r8 := c + (min(c+2048, C)-c)/4*4; c2r8 < min(c+2048, C); c2r8++ {
+					vr[c2r8] /= float32(Nb)
 				}
 			}
 		})

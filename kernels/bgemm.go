@@ -50,7 +50,7 @@ func Bgemm(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float32, 
 func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float32, beta float32) {
 	packB := rt.Scratch32(min(bgemmSlot.NC, (N+bgemmSlot.NR-1)/bgemmSlot.NR*bgemmSlot.NR) * min(bgemmSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
 	for jc := 0; jc < N; jc += bgemmSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += bgemmSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -60,12 +60,12 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 					for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 						pj := p0_
 						b_ := pc*N + jc + pj
-						packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+						packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= (int32(bgemmSlot.RowBlocks) * int32(bgemmSlot.MC)) {
+			if int32(M) >= int32(bgemmSlot.RowBlocks)*int32(bgemmSlot.MC) {
 				if cost_ := (min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(bgemmSlot.MC, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(bgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bgemmSlot.MC, cost_) {
 					packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)
@@ -78,14 +78,14 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
 						for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
 							for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
-								bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemmSlot.KC))), int32(0), int32(0))))
+								bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					}
@@ -101,12 +101,12 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
 								for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
-									bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemmSlot.KC))), int32(0), int32(0))))
+									bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						}
@@ -124,7 +124,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 								pi := p0_
 								b_ := (ic+pi)*K + pc
-								packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+								packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -132,7 +132,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 					if cost_ := (min(bgemmSlot.MC, M-ic)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(bgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_) {
 						for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
 							for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
-								bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemmSlot.KC))), int32(0), int32(0))))
+								bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -140,7 +140,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 						rt.ParallelFor(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += bgemmSlot.NR {
 								for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
-									bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemmSlot.KC))), int32(0), int32(0))))
+									bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						})

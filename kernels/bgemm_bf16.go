@@ -52,7 +52,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 	defer rt.Release32(cwide)
 	packB := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = bf16(sum(k: (A[i, k] * B[k, j])))
+	// C[i, j] = bf16(sum(k: A[i, k] * B[k, j]))
 	for jc := 0; jc < N; jc += bgemm_bf16Slot.NC {
 		for pc := 0; pc < max(K, 1); pc += bgemm_bf16Slot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -62,12 +62,12 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 					for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 						pj := p0_
 						b_ := pc*N + jc + pj
-						packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+						packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= (int32(bgemm_bf16Slot.RowBlocks) * int32(bgemm_bf16Slot.MC)) {
+			if int32(M) >= int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.MC) {
 				if cost_ := (min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(bgemm_bf16Slot.MC, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(bgemm_bf16Slot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bgemm_bf16Slot.MC, cost_) {
 					packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 					defer rt.Release32(packA)
@@ -80,14 +80,14 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
 						for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
 							for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
-								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
+								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 							}
 						}
 					}
@@ -103,12 +103,12 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
 								for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
-									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
+									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 								}
 							}
 						}
@@ -126,7 +126,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 								pi := p0_
 								b_ := (ic+pi)*K + pc
-								packDBF16(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+								packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -134,7 +134,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 					if cost_ := (min(bgemm_bf16Slot.MC, M-ic)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(bgemm_bf16Slot.KC, K-pc)+1) + 1; rt.Inline(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_) {
 						for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
 							for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
-								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
+								bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -142,7 +142,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 						rt.ParallelFor(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += bgemm_bf16Slot.NR {
 								for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
-									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_bf16Slot.KC))), int32(0), int32(0))))
+									bgemm_bf16Slot.Micro(min(bgemm_bf16Slot.KC, K-pc), packA[ir*min(bgemm_bf16Slot.KC, K-pc):], packB[jr*min(bgemm_bf16Slot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 								}
 							}
 						})
@@ -151,14 +151,14 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 			}
 		}
 	}
-	for ci := 0; ci < M; ci += 1 {
+	for ci := 0; ci < M; ci++ {
 		for cj := 0; cj < N/4*4; cj += 4 {
 			C[ci*N+cj] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[ci*N+cj])).Float32())
 			C[ci*N+cj+1] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[ci*N+cj+1])).Float32())
 			C[ci*N+cj+2] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[ci*N+cj+2])).Float32())
 			C[ci*N+cj+3] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[ci*N+cj+3])).Float32())
 		}
-		for cjr := N / 4 * 4; cjr < N; cjr += 1 {
+		for cjr := N / 4 * 4; cjr < N; cjr++ {
 			C[ci*N+cjr] = f16.BF16FromFloat32(f16.BF16FromFloat64(float64(cwide[ci*N+cjr])).Float32())
 		}
 	}

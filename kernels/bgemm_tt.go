@@ -50,7 +50,7 @@ func BgemmTt(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) error {
 func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 	packB := rt.Scratch32(min(bgemm_ttSlot.NC, (N+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*bgemm_ttSlot.NR) * min(bgemm_ttSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = sum(k: (A[k, i] * B[j, k]))
+	// C[i, j] = sum(k: A[k, i] * B[j, k])
 	for jc := 0; jc < N; jc += bgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += bgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -61,12 +61,12 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						pj := p0_
 						b_ := (jc+pj)*K + pc
-						packDBF16(dst_, B[min(b_, len(B)):], ((jc+pj+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+						packDBF16(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= (int32(bgemm_ttSlot.RowBlocks) * int32(bgemm_ttSlot.MC)) {
+			if int32(M) >= int32(bgemm_ttSlot.RowBlocks)*int32(bgemm_ttSlot.MC) {
 				if cost_ := (min(bgemm_ttSlot.NC, N-jc)+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*((min(bgemm_ttSlot.MC, M)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(bgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bgemm_ttSlot.MC, cost_) {
 					packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)
@@ -78,14 +78,14 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := pc*M + ic + pi
-									packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+									packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
 						for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
 							for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
-								bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_ttSlot.KC))), int32(0), int32(0))))
+								bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 							}
 						}
 					}
@@ -100,12 +100,12 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 								for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := pc*M + ic + pi
-									packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+									packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
 								for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
-									bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_ttSlot.KC))), int32(0), int32(0))))
+									bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 								}
 							}
 						}
@@ -122,7 +122,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pi := p0_
 								b_ := pc*M + ic + pi
-								packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+								packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -130,7 +130,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 					if cost_ := (min(bgemm_ttSlot.MC, M-ic)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(bgemm_ttSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_) {
 						for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
 							for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
-								bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_ttSlot.KC))), int32(0), int32(0))))
+								bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -138,7 +138,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 						rt.ParallelFor(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += bgemm_ttSlot.NR {
 								for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
-									bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bgemm_ttSlot.KC))), int32(0), int32(0))))
+									bgemm_ttSlot.Micro(min(bgemm_ttSlot.KC, K-pc), packA[ir*min(bgemm_ttSlot.KC, K-pc):], packB[jr*min(bgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 								}
 							}
 						})

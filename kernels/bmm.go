@@ -44,16 +44,16 @@ func Bmm(Bt, M, K, N int, A []float32, B []float32, C []float32) error {
 }
 
 func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
-	// C[b, i, j] = sum(k: (A[b, i, k] * B[b, k, j]))
-	for b := 0; b < Bt; b += 1 {
+	// C[b, i, j] = sum(k: A[b, i, k] * B[b, k, j])
+	for b := 0; b < Bt; b++ {
 		if float64(M) <= float64(bmmSlot.RowsMax) {
 			if cost_ := M*bmmSlot.RowsNB*K + 1; rt.Inline(0, N, bmmSlot.RowsNB, cost_) {
 				for jb := 0; jb < N; jb += bmmSlot.RowsNB {
 					{
 						aoff_, boff_ := b*M*K, b*K*N+jb
-						ars_, acs_ := ((b*M+1)*K)-aoff_, (b*M*K+1)-aoff_
-						ldb_ := ((b*K+1)*N + jb) - boff_
-						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+						ars_, acs_ := K, 1
+						ldb_ := N
+						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), float32(0), nil, 0)
 					}
 				}
 			} else {
@@ -62,15 +62,15 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 					for jb := lo_; jb < hi_; jb += bmmSlot.RowsNB {
 						{
 							aoff_, boff_ := b*M*K, b*K*N+jb
-							ars_, acs_ := ((b*M+1)*K)-aoff_, (b*M*K+1)-aoff_
-							ldb_ := ((b*K+1)*N + jb) - boff_
-							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+							ars_, acs_ := K, 1
+							ldb_ := N
+							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), float32(0), nil, 0)
 						}
 					}
 				})
 			}
 		} else {
-			if ((float64(M) * float64(N)) * float64(K)) <= float64(bmmSlot.SmallWork) {
+			if float64(M)*float64(N)*float64(K) <= float64(bmmSlot.SmallWork) {
 				for jc := 0; jc < N; jc += bmmSlot.NC {
 					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 						for ic := 0; ic < M; ic += bmmSlot.MC {
@@ -79,9 +79,9 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
 										{
 											aoff_, boff_ := (b*M+ic+ir)*K+pc, (b*K+pc)*N+jc+jr
-											ars_, acs_ := ((b*M+ic+ir+1)*K+pc)-aoff_, ((b*M+ic+ir)*K+pc+1)-aoff_
-											ldb_ := ((b*K+pc+1)*N + jc + jr) - boff_
-											bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											ars_, acs_ := K, 1
+											ldb_ := N
+											bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 										}
 									}
 								}
@@ -92,9 +92,9 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
 											{
 												aoff_, boff_ := (b*M+ic+ir)*K+pc, (b*K+pc)*N+jc+jr
-												ars_, acs_ := ((b*M+ic+ir+1)*K+pc)-aoff_, ((b*M+ic+ir)*K+pc+1)-aoff_
-												ldb_ := ((b*K+pc+1)*N + jc + jr) - boff_
-												bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+												ars_, acs_ := K, 1
+												ldb_ := N
+												bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 											}
 										}
 									}
@@ -115,12 +115,12 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pj := p0_
 									b_ := (b*K+pc)*N + jc + pj
-									packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((b*K+pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+									packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(M) >= (int32(bmmSlot.RowBlocks) * int32(bmmSlot.MC)) {
+						if int32(M) >= int32(bmmSlot.RowBlocks)*int32(bmmSlot.MC) {
 							if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(bmmSlot.MC, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bmmSlot.MC, cost_) {
 								packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 								defer rt.Release32(packA)
@@ -133,14 +133,14 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 												pi := p0_
 												b_ := (b*M+ic+pi)*K + pc
-												packD32(dst_, A[min(b_, len(A)):], ((b*M+ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+												packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 											}
 										}
 										rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									}
 									for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 										}
 									}
 								}
@@ -156,12 +156,12 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 												pi := p0_
 												b_ := (b*M+ic+pi)*K + pc
-												packD32(dst_, A[min(b_, len(A)):], ((b*M+ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+												packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 											}
 										}
 										for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 											for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 											}
 										}
 									}
@@ -179,7 +179,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (b*M+ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((b*M+ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -187,7 +187,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
 									for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+											bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 										}
 									}
 								} else {
@@ -195,7 +195,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									rt.ParallelFor(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_, func(lo_, hi_ int) {
 										for jr := lo_; jr < hi_; jr += bmmSlot.NR {
 											for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(bmmSlot.KC))), int32(0), int32(0))))
+												bmmSlot.Micro(min(bmmSlot.KC, K-pc), packA[ir*min(bmmSlot.KC, K-pc):], packB[jr*min(bmmSlot.KC, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 											}
 										}
 									})

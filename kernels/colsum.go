@@ -52,7 +52,7 @@ func colsumImpl(M, N int, A []float32, s []float32) {
 					s[j2+3] = float32(0)
 				}
 			}
-			for j2r := j + (min(j+2048, N)-j)/4*4; j2r < min(j+2048, N); j2r += 1 {
+			for j2r := j + (min(j+2048, N)-j)/4*4; j2r < min(j+2048, N); j2r++ {
 				s[j2r] = float32(0)
 			}
 			for i := 0; i < M/8*8; i += 8 {
@@ -62,31 +62,31 @@ func colsumImpl(M, N int, A []float32, s []float32) {
 						j2 = vloop_colsum_1(j2, j+(min(j+2048, N)-j)/4*4, s, j2, A, i*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
 					}
 					for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
-						s[j2] = ((((((((s[j2] + A[i*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
-						s[j2+1] = ((((((((s[j2+1] + A[i*N+j2+1]) + A[(i+1)*N+j2+1]) + A[(i+2)*N+j2+1]) + A[(i+3)*N+j2+1]) + A[(i+4)*N+j2+1]) + A[(i+5)*N+j2+1]) + A[(i+6)*N+j2+1]) + A[(i+7)*N+j2+1])
-						s[j2+2] = ((((((((s[j2+2] + A[i*N+j2+2]) + A[(i+1)*N+j2+2]) + A[(i+2)*N+j2+2]) + A[(i+3)*N+j2+2]) + A[(i+4)*N+j2+2]) + A[(i+5)*N+j2+2]) + A[(i+6)*N+j2+2]) + A[(i+7)*N+j2+2])
-						s[j2+3] = ((((((((s[j2+3] + A[i*N+j2+3]) + A[(i+1)*N+j2+3]) + A[(i+2)*N+j2+3]) + A[(i+3)*N+j2+3]) + A[(i+4)*N+j2+3]) + A[(i+5)*N+j2+3]) + A[(i+6)*N+j2+3]) + A[(i+7)*N+j2+3])
+						s[j2] = s[j2] + A[i*N+j2] + A[(i+1)*N+j2] + A[(i+2)*N+j2] + A[(i+3)*N+j2] + A[(i+4)*N+j2] + A[(i+5)*N+j2] + A[(i+6)*N+j2] + A[(i+7)*N+j2]
+						s[j2+1] = s[j2+1] + A[i*N+j2+1] + A[(i+1)*N+j2+1] + A[(i+2)*N+j2+1] + A[(i+3)*N+j2+1] + A[(i+4)*N+j2+1] + A[(i+5)*N+j2+1] + A[(i+6)*N+j2+1] + A[(i+7)*N+j2+1]
+						s[j2+2] = s[j2+2] + A[i*N+j2+2] + A[(i+1)*N+j2+2] + A[(i+2)*N+j2+2] + A[(i+3)*N+j2+2] + A[(i+4)*N+j2+2] + A[(i+5)*N+j2+2] + A[(i+6)*N+j2+2] + A[(i+7)*N+j2+2]
+						s[j2+3] = s[j2+3] + A[i*N+j2+3] + A[(i+1)*N+j2+3] + A[(i+2)*N+j2+3] + A[(i+3)*N+j2+3] + A[(i+4)*N+j2+3] + A[(i+5)*N+j2+3] + A[(i+6)*N+j2+3] + A[(i+7)*N+j2+3]
 					}
 				}
-				for j2r2 := j + (min(j+2048, N)-j)/4*4; j2r2 < min(j+2048, N); j2r2 += 1 {
-					s[j2r2] = ((((((((s[j2r2] + A[i*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
+				for j2r2 := j + (min(j+2048, N)-j)/4*4; j2r2 < min(j+2048, N); j2r2++ {
+					s[j2r2] = s[j2r2] + A[i*N+j2r2] + A[(i+1)*N+j2r2] + A[(i+2)*N+j2r2] + A[(i+3)*N+j2r2] + A[(i+4)*N+j2r2] + A[(i+5)*N+j2r2] + A[(i+6)*N+j2r2] + A[(i+7)*N+j2r2]
 				}
 			}
-			for ir := M / 8 * 8; ir < M; ir += 1 {
+			for ir := M / 8 * 8; ir < M; ir++ {
 				{
 					j2 := j
 					if vloop_colsum_2 != nil && j2 < j+(min(j+2048, N)-j)/4*4 {
 						j2 = vloop_colsum_2(j2, j+(min(j+2048, N)-j)/4*4, s, j2, A, ir*N+j2)
 					}
 					for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
-						s[j2] = (s[j2] + A[ir*N+j2])
-						s[j2+1] = (s[j2+1] + A[ir*N+j2+1])
-						s[j2+2] = (s[j2+2] + A[ir*N+j2+2])
-						s[j2+3] = (s[j2+3] + A[ir*N+j2+3])
+						s[j2] += A[ir*N+j2]
+						s[j2+1] += A[ir*N+j2+1]
+						s[j2+2] += A[ir*N+j2+2]
+						s[j2+3] += A[ir*N+j2+3]
 					}
 				}
-				for j2r3 := j + (min(j+2048, N)-j)/4*4; j2r3 < min(j+2048, N); j2r3 += 1 {
-					s[j2r3] = (s[j2r3] + A[ir*N+j2r3])
+				for j2r3 := j + (min(j+2048, N)-j)/4*4; j2r3 < min(j+2048, N); j2r3++ {
+					s[j2r3] += A[ir*N+j2r3]
 				}
 			}
 		}
@@ -106,7 +106,7 @@ func colsumImpl(M, N int, A []float32, s []float32) {
 						s[j2+3] = float32(0)
 					}
 				}
-				for j2r := j + (min(j+2048, N)-j)/4*4; j2r < min(j+2048, N); j2r += 1 {
+				for j2r := j + (min(j+2048, N)-j)/4*4; j2r < min(j+2048, N); j2r++ {
 					s[j2r] = float32(0)
 				}
 				for i := 0; i < M/8*8; i += 8 {
@@ -116,31 +116,31 @@ func colsumImpl(M, N int, A []float32, s []float32) {
 							j2 = vloop_colsum_1(j2, j+(min(j+2048, N)-j)/4*4, s, j2, A, i*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
 						}
 						for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
-							s[j2] = ((((((((s[j2] + A[i*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
-							s[j2+1] = ((((((((s[j2+1] + A[i*N+j2+1]) + A[(i+1)*N+j2+1]) + A[(i+2)*N+j2+1]) + A[(i+3)*N+j2+1]) + A[(i+4)*N+j2+1]) + A[(i+5)*N+j2+1]) + A[(i+6)*N+j2+1]) + A[(i+7)*N+j2+1])
-							s[j2+2] = ((((((((s[j2+2] + A[i*N+j2+2]) + A[(i+1)*N+j2+2]) + A[(i+2)*N+j2+2]) + A[(i+3)*N+j2+2]) + A[(i+4)*N+j2+2]) + A[(i+5)*N+j2+2]) + A[(i+6)*N+j2+2]) + A[(i+7)*N+j2+2])
-							s[j2+3] = ((((((((s[j2+3] + A[i*N+j2+3]) + A[(i+1)*N+j2+3]) + A[(i+2)*N+j2+3]) + A[(i+3)*N+j2+3]) + A[(i+4)*N+j2+3]) + A[(i+5)*N+j2+3]) + A[(i+6)*N+j2+3]) + A[(i+7)*N+j2+3])
+							s[j2] = s[j2] + A[i*N+j2] + A[(i+1)*N+j2] + A[(i+2)*N+j2] + A[(i+3)*N+j2] + A[(i+4)*N+j2] + A[(i+5)*N+j2] + A[(i+6)*N+j2] + A[(i+7)*N+j2]
+							s[j2+1] = s[j2+1] + A[i*N+j2+1] + A[(i+1)*N+j2+1] + A[(i+2)*N+j2+1] + A[(i+3)*N+j2+1] + A[(i+4)*N+j2+1] + A[(i+5)*N+j2+1] + A[(i+6)*N+j2+1] + A[(i+7)*N+j2+1]
+							s[j2+2] = s[j2+2] + A[i*N+j2+2] + A[(i+1)*N+j2+2] + A[(i+2)*N+j2+2] + A[(i+3)*N+j2+2] + A[(i+4)*N+j2+2] + A[(i+5)*N+j2+2] + A[(i+6)*N+j2+2] + A[(i+7)*N+j2+2]
+							s[j2+3] = s[j2+3] + A[i*N+j2+3] + A[(i+1)*N+j2+3] + A[(i+2)*N+j2+3] + A[(i+3)*N+j2+3] + A[(i+4)*N+j2+3] + A[(i+5)*N+j2+3] + A[(i+6)*N+j2+3] + A[(i+7)*N+j2+3]
 						}
 					}
-					for j2r2 := j + (min(j+2048, N)-j)/4*4; j2r2 < min(j+2048, N); j2r2 += 1 {
-						s[j2r2] = ((((((((s[j2r2] + A[i*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
+					for j2r2 := j + (min(j+2048, N)-j)/4*4; j2r2 < min(j+2048, N); j2r2++ {
+						s[j2r2] = s[j2r2] + A[i*N+j2r2] + A[(i+1)*N+j2r2] + A[(i+2)*N+j2r2] + A[(i+3)*N+j2r2] + A[(i+4)*N+j2r2] + A[(i+5)*N+j2r2] + A[(i+6)*N+j2r2] + A[(i+7)*N+j2r2]
 					}
 				}
-				for ir := M / 8 * 8; ir < M; ir += 1 {
+				for ir := M / 8 * 8; ir < M; ir++ {
 					{
 						j2 := j
 						if vloop_colsum_2 != nil && j2 < j+(min(j+2048, N)-j)/4*4 {
 							j2 = vloop_colsum_2(j2, j+(min(j+2048, N)-j)/4*4, s, j2, A, ir*N+j2)
 						}
 						for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
-							s[j2] = (s[j2] + A[ir*N+j2])
-							s[j2+1] = (s[j2+1] + A[ir*N+j2+1])
-							s[j2+2] = (s[j2+2] + A[ir*N+j2+2])
-							s[j2+3] = (s[j2+3] + A[ir*N+j2+3])
+							s[j2] += A[ir*N+j2]
+							s[j2+1] += A[ir*N+j2+1]
+							s[j2+2] += A[ir*N+j2+2]
+							s[j2+3] += A[ir*N+j2+3]
 						}
 					}
-					for j2r3 := j + (min(j+2048, N)-j)/4*4; j2r3 < min(j+2048, N); j2r3 += 1 {
-						s[j2r3] = (s[j2r3] + A[ir*N+j2r3])
+					for j2r3 := j + (min(j+2048, N)-j)/4*4; j2r3 < min(j+2048, N); j2r3++ {
+						s[j2r3] += A[ir*N+j2r3]
 					}
 				}
 			}

@@ -37,7 +37,7 @@ func ColsumAcc(M, N int, A []float32, s []float32) error {
 }
 
 func colsum_accImpl(M, N int, A []float32, s []float32) {
-	// s[j] = (s[j] + sum(i: A[i, j]))
+	// s[j] += A[i, j]
 	if cost_ := min(N, 2048)*2 + M/8*(min(N, 2048)-min(N, 2048)/4*3+1) + (M-M/8*8)*(min(N, 2048)-min(N, 2048)/4*3+1) - min(N, 2048)/4*6 + 2; rt.Inline(0, N, 2048, cost_) {
 		accrow := rt.Scratch32(2048)
 		defer rt.Release32(accrow)
@@ -54,7 +54,7 @@ func colsum_accImpl(M, N int, A []float32, s []float32) {
 					accrow[j2-j+3] = float32(0)
 				}
 			}
-			for j2r := j + (min(j+2048, N)-j)/4*4; j2r < min(j+2048, N); j2r += 1 {
+			for j2r := j + (min(j+2048, N)-j)/4*4; j2r < min(j+2048, N); j2r++ {
 				accrow[j2r-j] = float32(0)
 			}
 			for i := 0; i < M/8*8; i += 8 {
@@ -64,31 +64,31 @@ func colsum_accImpl(M, N int, A []float32, s []float32) {
 						j2 = vloop_colsum_acc_1(j2, j+(min(j+2048, N)-j)/4*4, accrow, j2-j, A, i*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
 					}
 					for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
-						accrow[j2-j] = ((((((((accrow[j2-j] + A[i*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
-						accrow[j2-j+1] = ((((((((accrow[j2-j+1] + A[i*N+j2+1]) + A[(i+1)*N+j2+1]) + A[(i+2)*N+j2+1]) + A[(i+3)*N+j2+1]) + A[(i+4)*N+j2+1]) + A[(i+5)*N+j2+1]) + A[(i+6)*N+j2+1]) + A[(i+7)*N+j2+1])
-						accrow[j2-j+2] = ((((((((accrow[j2-j+2] + A[i*N+j2+2]) + A[(i+1)*N+j2+2]) + A[(i+2)*N+j2+2]) + A[(i+3)*N+j2+2]) + A[(i+4)*N+j2+2]) + A[(i+5)*N+j2+2]) + A[(i+6)*N+j2+2]) + A[(i+7)*N+j2+2])
-						accrow[j2-j+3] = ((((((((accrow[j2-j+3] + A[i*N+j2+3]) + A[(i+1)*N+j2+3]) + A[(i+2)*N+j2+3]) + A[(i+3)*N+j2+3]) + A[(i+4)*N+j2+3]) + A[(i+5)*N+j2+3]) + A[(i+6)*N+j2+3]) + A[(i+7)*N+j2+3])
+						accrow[j2-j] = accrow[j2-j] + A[i*N+j2] + A[(i+1)*N+j2] + A[(i+2)*N+j2] + A[(i+3)*N+j2] + A[(i+4)*N+j2] + A[(i+5)*N+j2] + A[(i+6)*N+j2] + A[(i+7)*N+j2]
+						accrow[j2-j+1] = accrow[j2-j+1] + A[i*N+j2+1] + A[(i+1)*N+j2+1] + A[(i+2)*N+j2+1] + A[(i+3)*N+j2+1] + A[(i+4)*N+j2+1] + A[(i+5)*N+j2+1] + A[(i+6)*N+j2+1] + A[(i+7)*N+j2+1]
+						accrow[j2-j+2] = accrow[j2-j+2] + A[i*N+j2+2] + A[(i+1)*N+j2+2] + A[(i+2)*N+j2+2] + A[(i+3)*N+j2+2] + A[(i+4)*N+j2+2] + A[(i+5)*N+j2+2] + A[(i+6)*N+j2+2] + A[(i+7)*N+j2+2]
+						accrow[j2-j+3] = accrow[j2-j+3] + A[i*N+j2+3] + A[(i+1)*N+j2+3] + A[(i+2)*N+j2+3] + A[(i+3)*N+j2+3] + A[(i+4)*N+j2+3] + A[(i+5)*N+j2+3] + A[(i+6)*N+j2+3] + A[(i+7)*N+j2+3]
 					}
 				}
-				for j2r2 := j + (min(j+2048, N)-j)/4*4; j2r2 < min(j+2048, N); j2r2 += 1 {
-					accrow[j2r2-j] = ((((((((accrow[j2r2-j] + A[i*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
+				for j2r2 := j + (min(j+2048, N)-j)/4*4; j2r2 < min(j+2048, N); j2r2++ {
+					accrow[j2r2-j] = accrow[j2r2-j] + A[i*N+j2r2] + A[(i+1)*N+j2r2] + A[(i+2)*N+j2r2] + A[(i+3)*N+j2r2] + A[(i+4)*N+j2r2] + A[(i+5)*N+j2r2] + A[(i+6)*N+j2r2] + A[(i+7)*N+j2r2]
 				}
 			}
-			for ir := M / 8 * 8; ir < M; ir += 1 {
+			for ir := M / 8 * 8; ir < M; ir++ {
 				{
 					j2 := j
 					if vloop_colsum_acc_2 != nil && j2 < j+(min(j+2048, N)-j)/4*4 {
 						j2 = vloop_colsum_acc_2(j2, j+(min(j+2048, N)-j)/4*4, accrow, j2-j, A, ir*N+j2)
 					}
 					for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
-						accrow[j2-j] = (accrow[j2-j] + A[ir*N+j2])
-						accrow[j2-j+1] = (accrow[j2-j+1] + A[ir*N+j2+1])
-						accrow[j2-j+2] = (accrow[j2-j+2] + A[ir*N+j2+2])
-						accrow[j2-j+3] = (accrow[j2-j+3] + A[ir*N+j2+3])
+						accrow[j2-j] += A[ir*N+j2]
+						accrow[j2-j+1] += A[ir*N+j2+1]
+						accrow[j2-j+2] += A[ir*N+j2+2]
+						accrow[j2-j+3] += A[ir*N+j2+3]
 					}
 				}
-				for j2r3 := j + (min(j+2048, N)-j)/4*4; j2r3 < min(j+2048, N); j2r3 += 1 {
-					accrow[j2r3-j] = (accrow[j2r3-j] + A[ir*N+j2r3])
+				for j2r3 := j + (min(j+2048, N)-j)/4*4; j2r3 < min(j+2048, N); j2r3++ {
+					accrow[j2r3-j] += A[ir*N+j2r3]
 				}
 			}
 			{
@@ -97,14 +97,14 @@ func colsum_accImpl(M, N int, A []float32, s []float32) {
 					j2 = vloop_colsum_acc_3(j2, j+(min(j+2048, N)-j)/4*4, s, j2, accrow, j2-j)
 				}
 				for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
-					s[j2] = (s[j2] + accrow[j2-j])
-					s[j2+1] = (s[j2+1] + accrow[j2-j+1])
-					s[j2+2] = (s[j2+2] + accrow[j2-j+2])
-					s[j2+3] = (s[j2+3] + accrow[j2-j+3])
+					s[j2] += accrow[j2-j]
+					s[j2+1] += accrow[j2-j+1]
+					s[j2+2] += accrow[j2-j+2]
+					s[j2+3] += accrow[j2-j+3]
 				}
 			}
-			for j2r4 := j + (min(j+2048, N)-j)/4*4; j2r4 < min(j+2048, N); j2r4 += 1 {
-				s[j2r4] = (s[j2r4] + accrow[j2r4-j])
+			for j2r4 := j + (min(j+2048, N)-j)/4*4; j2r4 < min(j+2048, N); j2r4++ {
+				s[j2r4] += accrow[j2r4-j]
 			}
 		}
 	} else {
@@ -125,7 +125,7 @@ func colsum_accImpl(M, N int, A []float32, s []float32) {
 						accrow[j2-j+3] = float32(0)
 					}
 				}
-				for j2r := j + (min(j+2048, N)-j)/4*4; j2r < min(j+2048, N); j2r += 1 {
+				for j2r := j + (min(j+2048, N)-j)/4*4; j2r < min(j+2048, N); j2r++ {
 					accrow[j2r-j] = float32(0)
 				}
 				for i := 0; i < M/8*8; i += 8 {
@@ -135,31 +135,31 @@ func colsum_accImpl(M, N int, A []float32, s []float32) {
 							j2 = vloop_colsum_acc_1(j2, j+(min(j+2048, N)-j)/4*4, accrow, j2-j, A, i*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
 						}
 						for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
-							accrow[j2-j] = ((((((((accrow[j2-j] + A[i*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
-							accrow[j2-j+1] = ((((((((accrow[j2-j+1] + A[i*N+j2+1]) + A[(i+1)*N+j2+1]) + A[(i+2)*N+j2+1]) + A[(i+3)*N+j2+1]) + A[(i+4)*N+j2+1]) + A[(i+5)*N+j2+1]) + A[(i+6)*N+j2+1]) + A[(i+7)*N+j2+1])
-							accrow[j2-j+2] = ((((((((accrow[j2-j+2] + A[i*N+j2+2]) + A[(i+1)*N+j2+2]) + A[(i+2)*N+j2+2]) + A[(i+3)*N+j2+2]) + A[(i+4)*N+j2+2]) + A[(i+5)*N+j2+2]) + A[(i+6)*N+j2+2]) + A[(i+7)*N+j2+2])
-							accrow[j2-j+3] = ((((((((accrow[j2-j+3] + A[i*N+j2+3]) + A[(i+1)*N+j2+3]) + A[(i+2)*N+j2+3]) + A[(i+3)*N+j2+3]) + A[(i+4)*N+j2+3]) + A[(i+5)*N+j2+3]) + A[(i+6)*N+j2+3]) + A[(i+7)*N+j2+3])
+							accrow[j2-j] = accrow[j2-j] + A[i*N+j2] + A[(i+1)*N+j2] + A[(i+2)*N+j2] + A[(i+3)*N+j2] + A[(i+4)*N+j2] + A[(i+5)*N+j2] + A[(i+6)*N+j2] + A[(i+7)*N+j2]
+							accrow[j2-j+1] = accrow[j2-j+1] + A[i*N+j2+1] + A[(i+1)*N+j2+1] + A[(i+2)*N+j2+1] + A[(i+3)*N+j2+1] + A[(i+4)*N+j2+1] + A[(i+5)*N+j2+1] + A[(i+6)*N+j2+1] + A[(i+7)*N+j2+1]
+							accrow[j2-j+2] = accrow[j2-j+2] + A[i*N+j2+2] + A[(i+1)*N+j2+2] + A[(i+2)*N+j2+2] + A[(i+3)*N+j2+2] + A[(i+4)*N+j2+2] + A[(i+5)*N+j2+2] + A[(i+6)*N+j2+2] + A[(i+7)*N+j2+2]
+							accrow[j2-j+3] = accrow[j2-j+3] + A[i*N+j2+3] + A[(i+1)*N+j2+3] + A[(i+2)*N+j2+3] + A[(i+3)*N+j2+3] + A[(i+4)*N+j2+3] + A[(i+5)*N+j2+3] + A[(i+6)*N+j2+3] + A[(i+7)*N+j2+3]
 						}
 					}
-					for j2r2 := j + (min(j+2048, N)-j)/4*4; j2r2 < min(j+2048, N); j2r2 += 1 {
-						accrow[j2r2-j] = ((((((((accrow[j2r2-j] + A[i*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
+					for j2r2 := j + (min(j+2048, N)-j)/4*4; j2r2 < min(j+2048, N); j2r2++ {
+						accrow[j2r2-j] = accrow[j2r2-j] + A[i*N+j2r2] + A[(i+1)*N+j2r2] + A[(i+2)*N+j2r2] + A[(i+3)*N+j2r2] + A[(i+4)*N+j2r2] + A[(i+5)*N+j2r2] + A[(i+6)*N+j2r2] + A[(i+7)*N+j2r2]
 					}
 				}
-				for ir := M / 8 * 8; ir < M; ir += 1 {
+				for ir := M / 8 * 8; ir < M; ir++ {
 					{
 						j2 := j
 						if vloop_colsum_acc_2 != nil && j2 < j+(min(j+2048, N)-j)/4*4 {
 							j2 = vloop_colsum_acc_2(j2, j+(min(j+2048, N)-j)/4*4, accrow, j2-j, A, ir*N+j2)
 						}
 						for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
-							accrow[j2-j] = (accrow[j2-j] + A[ir*N+j2])
-							accrow[j2-j+1] = (accrow[j2-j+1] + A[ir*N+j2+1])
-							accrow[j2-j+2] = (accrow[j2-j+2] + A[ir*N+j2+2])
-							accrow[j2-j+3] = (accrow[j2-j+3] + A[ir*N+j2+3])
+							accrow[j2-j] += A[ir*N+j2]
+							accrow[j2-j+1] += A[ir*N+j2+1]
+							accrow[j2-j+2] += A[ir*N+j2+2]
+							accrow[j2-j+3] += A[ir*N+j2+3]
 						}
 					}
-					for j2r3 := j + (min(j+2048, N)-j)/4*4; j2r3 < min(j+2048, N); j2r3 += 1 {
-						accrow[j2r3-j] = (accrow[j2r3-j] + A[ir*N+j2r3])
+					for j2r3 := j + (min(j+2048, N)-j)/4*4; j2r3 < min(j+2048, N); j2r3++ {
+						accrow[j2r3-j] += A[ir*N+j2r3]
 					}
 				}
 				{
@@ -168,14 +168,14 @@ func colsum_accImpl(M, N int, A []float32, s []float32) {
 						j2 = vloop_colsum_acc_3(j2, j+(min(j+2048, N)-j)/4*4, s, j2, accrow, j2-j)
 					}
 					for ; j2 < j+(min(j+2048, N)-j)/4*4; j2 += 4 {
-						s[j2] = (s[j2] + accrow[j2-j])
-						s[j2+1] = (s[j2+1] + accrow[j2-j+1])
-						s[j2+2] = (s[j2+2] + accrow[j2-j+2])
-						s[j2+3] = (s[j2+3] + accrow[j2-j+3])
+						s[j2] += accrow[j2-j]
+						s[j2+1] += accrow[j2-j+1]
+						s[j2+2] += accrow[j2-j+2]
+						s[j2+3] += accrow[j2-j+3]
 					}
 				}
-				for j2r4 := j + (min(j+2048, N)-j)/4*4; j2r4 < min(j+2048, N); j2r4 += 1 {
-					s[j2r4] = (s[j2r4] + accrow[j2r4-j])
+				for j2r4 := j + (min(j+2048, N)-j)/4*4; j2r4 < min(j+2048, N); j2r4++ {
+					s[j2r4] += accrow[j2r4-j]
 				}
 			}
 		})

@@ -67,15 +67,15 @@ func Conv2d(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, O []
 }
 
 func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, O []float32) {
-	// O[n, co, y, x] = sum(ci, ky, kx: (I[n, ci, (y + ky), (x + kx)] * F[co, ci, ky, kx]))
-	for n := 0; n < Nb; n += 1 {
+	// O[n, co, y, x] = sum(ci, ky, kx: I[n, ci, y + ky, x + kx] * F[co, ci, ky, kx])
+	for n := 0; n < Nb; n++ {
 		if cost_ := OH*(OW*(CI*min(KH, 1)*min(KW, 1)*(KH*(KW-KW/4*3+1)+1)+1)+1) + 1; rt.Inline(0, CO, 1, cost_) {
-			for co := 0; co < CO; co += 1 {
-				for y := 0; y < OH; y += 1 {
-					for x := 0; x < OW; x += 1 {
+			for co := 0; co < CO; co++ {
+				for y := 0; y < OH; y++ {
+					for x := 0; x < OW; x++ {
 						acc := float32(0)
-						for ci := 0; ci < CI*min(KH, 1)*min(KW, 1); ci += 1 {
-							for ky := 0; ky < KH; ky += 1 {
+						for ci := 0; ci < CI*min(KH, 1)*min(KW, 1); ci++ {
+							for ky := 0; ky < KH; ky++ {
 								accv := float32(0)
 								accv2 := float32(0)
 								accv3 := float32(0)
@@ -88,15 +88,15 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 										}
 									}
 									for ; kx < KW/4*4; kx += 4 {
-										accv = (accv + (I[((n*CI+ci)*H+y+ky)*W+x+kx] * F[((co*CI+ci)*KH+ky)*KW+kx]))
-										accv2 = (accv2 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+1] * F[((co*CI+ci)*KH+ky)*KW+kx+1]))
-										accv3 = (accv3 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+2] * F[((co*CI+ci)*KH+ky)*KW+kx+2]))
-										accv4 = (accv4 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+3] * F[((co*CI+ci)*KH+ky)*KW+kx+3]))
+										accv += I[((n*CI+ci)*H+y+ky)*W+x+kx] * F[((co*CI+ci)*KH+ky)*KW+kx]
+										accv2 += I[((n*CI+ci)*H+y+ky)*W+x+kx+1] * F[((co*CI+ci)*KH+ky)*KW+kx+1]
+										accv3 += I[((n*CI+ci)*H+y+ky)*W+x+kx+2] * F[((co*CI+ci)*KH+ky)*KW+kx+2]
+										accv4 += I[((n*CI+ci)*H+y+ky)*W+x+kx+3] * F[((co*CI+ci)*KH+ky)*KW+kx+3]
 									}
 								}
-								acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-								for kxr := KW / 4 * 4; kxr < KW; kxr += 1 {
-									acc = (acc + (I[((n*CI+ci)*H+y+ky)*W+x+kxr] * F[((co*CI+ci)*KH+ky)*KW+kxr]))
+								acc += accv + accv2 + (accv3 + accv4)
+								for kxr := KW / 4 * 4; kxr < KW; kxr++ {
+									acc += I[((n*CI+ci)*H+y+ky)*W+x+kxr] * F[((co*CI+ci)*KH+ky)*KW+kxr]
 								}
 							}
 						}
@@ -107,12 +107,12 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 		} else {
 			CI, H, W, CO, KH, KW, OH, OW, I, F, O, n := CI, H, W, CO, KH, KW, OH, OW, I, F, O, n
 			rt.ParallelFor(0, CO, 1, cost_, func(lo_, hi_ int) {
-				for co := lo_; co < hi_; co += 1 {
-					for y := 0; y < OH; y += 1 {
-						for x := 0; x < OW; x += 1 {
+				for co := lo_; co < hi_; co++ {
+					for y := 0; y < OH; y++ {
+						for x := 0; x < OW; x++ {
 							acc := float32(0)
-							for ci := 0; ci < CI*min(KH, 1)*min(KW, 1); ci += 1 {
-								for ky := 0; ky < KH; ky += 1 {
+							for ci := 0; ci < CI*min(KH, 1)*min(KW, 1); ci++ {
+								for ky := 0; ky < KH; ky++ {
 									accv := float32(0)
 									accv2 := float32(0)
 									accv3 := float32(0)
@@ -125,15 +125,15 @@ func conv2dImpl(Nb, CI, H, W, CO, KH, KW, OH, OW int, I []float32, F []float32, 
 											}
 										}
 										for ; kx < KW/4*4; kx += 4 {
-											accv = (accv + (I[((n*CI+ci)*H+y+ky)*W+x+kx] * F[((co*CI+ci)*KH+ky)*KW+kx]))
-											accv2 = (accv2 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+1] * F[((co*CI+ci)*KH+ky)*KW+kx+1]))
-											accv3 = (accv3 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+2] * F[((co*CI+ci)*KH+ky)*KW+kx+2]))
-											accv4 = (accv4 + (I[((n*CI+ci)*H+y+ky)*W+x+kx+3] * F[((co*CI+ci)*KH+ky)*KW+kx+3]))
+											accv += I[((n*CI+ci)*H+y+ky)*W+x+kx] * F[((co*CI+ci)*KH+ky)*KW+kx]
+											accv2 += I[((n*CI+ci)*H+y+ky)*W+x+kx+1] * F[((co*CI+ci)*KH+ky)*KW+kx+1]
+											accv3 += I[((n*CI+ci)*H+y+ky)*W+x+kx+2] * F[((co*CI+ci)*KH+ky)*KW+kx+2]
+											accv4 += I[((n*CI+ci)*H+y+ky)*W+x+kx+3] * F[((co*CI+ci)*KH+ky)*KW+kx+3]
 										}
 									}
-									acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-									for kxr := KW / 4 * 4; kxr < KW; kxr += 1 {
-										acc = (acc + (I[((n*CI+ci)*H+y+ky)*W+x+kxr] * F[((co*CI+ci)*KH+ky)*KW+kxr]))
+									acc += accv + accv2 + (accv3 + accv4)
+									for kxr := KW / 4 * 4; kxr < KW; kxr++ {
+										acc += I[((n*CI+ci)*H+y+ky)*W+x+kxr] * F[((co*CI+ci)*KH+ky)*KW+kxr]
 									}
 								}
 							}

@@ -46,7 +46,7 @@ func cvt_f16_f32Impl(N int, X []f16.F16, Y []float32) {
 			Y[i+3] = X[i+3].Float32()
 		}
 	}
-	for ir := N / 4 * 4; ir < N; ir += 1 {
+	for ir := N / 4 * 4; ir < N; ir++ {
 		Y[ir] = X[ir].Float32()
 	}
 }

@@ -46,7 +46,7 @@ func cvt_f32_f16Impl(N int, X []float32, Y []f16.F16) {
 			Y[i+3] = f16.FromFloat32(X[i+3])
 		}
 	}
-	for ir := N / 4 * 4; ir < N; ir += 1 {
+	for ir := N / 4 * 4; ir < N; ir++ {
 		Y[ir] = f16.FromFloat32(X[ir])
 	}
 }

@@ -50,7 +50,7 @@ func dcolsumImpl(M, N int, A []float64, s []float64) {
 					s[j2+1] = float64(0)
 				}
 			}
-			for j2r := j + (min(j+1024, N)-j)/2*2; j2r < min(j+1024, N); j2r += 1 {
+			for j2r := j + (min(j+1024, N)-j)/2*2; j2r < min(j+1024, N); j2r++ {
 				s[j2r] = float64(0)
 			}
 			for i := 0; i < M/8*8; i += 8 {
@@ -60,27 +60,27 @@ func dcolsumImpl(M, N int, A []float64, s []float64) {
 						j2 = vloop_dcolsum_1(j2, j+(min(j+1024, N)-j)/2*2, s, j2, A, i*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
 					}
 					for ; j2 < j+(min(j+1024, N)-j)/2*2; j2 += 2 {
-						s[j2] = ((((((((s[j2] + A[i*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
-						s[j2+1] = ((((((((s[j2+1] + A[i*N+j2+1]) + A[(i+1)*N+j2+1]) + A[(i+2)*N+j2+1]) + A[(i+3)*N+j2+1]) + A[(i+4)*N+j2+1]) + A[(i+5)*N+j2+1]) + A[(i+6)*N+j2+1]) + A[(i+7)*N+j2+1])
+						s[j2] = s[j2] + A[i*N+j2] + A[(i+1)*N+j2] + A[(i+2)*N+j2] + A[(i+3)*N+j2] + A[(i+4)*N+j2] + A[(i+5)*N+j2] + A[(i+6)*N+j2] + A[(i+7)*N+j2]
+						s[j2+1] = s[j2+1] + A[i*N+j2+1] + A[(i+1)*N+j2+1] + A[(i+2)*N+j2+1] + A[(i+3)*N+j2+1] + A[(i+4)*N+j2+1] + A[(i+5)*N+j2+1] + A[(i+6)*N+j2+1] + A[(i+7)*N+j2+1]
 					}
 				}
-				for j2r2 := j + (min(j+1024, N)-j)/2*2; j2r2 < min(j+1024, N); j2r2 += 1 {
-					s[j2r2] = ((((((((s[j2r2] + A[i*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
+				for j2r2 := j + (min(j+1024, N)-j)/2*2; j2r2 < min(j+1024, N); j2r2++ {
+					s[j2r2] = s[j2r2] + A[i*N+j2r2] + A[(i+1)*N+j2r2] + A[(i+2)*N+j2r2] + A[(i+3)*N+j2r2] + A[(i+4)*N+j2r2] + A[(i+5)*N+j2r2] + A[(i+6)*N+j2r2] + A[(i+7)*N+j2r2]
 				}
 			}
-			for ir := M / 8 * 8; ir < M; ir += 1 {
+			for ir := M / 8 * 8; ir < M; ir++ {
 				{
 					j2 := j
 					if vloop_dcolsum_2 != nil && j2 < j+(min(j+1024, N)-j)/2*2 {
 						j2 = vloop_dcolsum_2(j2, j+(min(j+1024, N)-j)/2*2, s, j2, A, ir*N+j2)
 					}
 					for ; j2 < j+(min(j+1024, N)-j)/2*2; j2 += 2 {
-						s[j2] = (s[j2] + A[ir*N+j2])
-						s[j2+1] = (s[j2+1] + A[ir*N+j2+1])
+						s[j2] += A[ir*N+j2]
+						s[j2+1] += A[ir*N+j2+1]
 					}
 				}
-				for j2r3 := j + (min(j+1024, N)-j)/2*2; j2r3 < min(j+1024, N); j2r3 += 1 {
-					s[j2r3] = (s[j2r3] + A[ir*N+j2r3])
+				for j2r3 := j + (min(j+1024, N)-j)/2*2; j2r3 < min(j+1024, N); j2r3++ {
+					s[j2r3] += A[ir*N+j2r3]
 				}
 			}
 		}
@@ -98,7 +98,7 @@ func dcolsumImpl(M, N int, A []float64, s []float64) {
 						s[j2+1] = float64(0)
 					}
 				}
-				for j2r := j + (min(j+1024, N)-j)/2*2; j2r < min(j+1024, N); j2r += 1 {
+				for j2r := j + (min(j+1024, N)-j)/2*2; j2r < min(j+1024, N); j2r++ {
 					s[j2r] = float64(0)
 				}
 				for i := 0; i < M/8*8; i += 8 {
@@ -108,27 +108,27 @@ func dcolsumImpl(M, N int, A []float64, s []float64) {
 							j2 = vloop_dcolsum_1(j2, j+(min(j+1024, N)-j)/2*2, s, j2, A, i*N+j2, A, (i+1)*N+j2, A, (i+2)*N+j2, A, (i+3)*N+j2, A, (i+4)*N+j2, A, (i+5)*N+j2, A, (i+6)*N+j2, A, (i+7)*N+j2)
 						}
 						for ; j2 < j+(min(j+1024, N)-j)/2*2; j2 += 2 {
-							s[j2] = ((((((((s[j2] + A[i*N+j2]) + A[(i+1)*N+j2]) + A[(i+2)*N+j2]) + A[(i+3)*N+j2]) + A[(i+4)*N+j2]) + A[(i+5)*N+j2]) + A[(i+6)*N+j2]) + A[(i+7)*N+j2])
-							s[j2+1] = ((((((((s[j2+1] + A[i*N+j2+1]) + A[(i+1)*N+j2+1]) + A[(i+2)*N+j2+1]) + A[(i+3)*N+j2+1]) + A[(i+4)*N+j2+1]) + A[(i+5)*N+j2+1]) + A[(i+6)*N+j2+1]) + A[(i+7)*N+j2+1])
+							s[j2] = s[j2] + A[i*N+j2] + A[(i+1)*N+j2] + A[(i+2)*N+j2] + A[(i+3)*N+j2] + A[(i+4)*N+j2] + A[(i+5)*N+j2] + A[(i+6)*N+j2] + A[(i+7)*N+j2]
+							s[j2+1] = s[j2+1] + A[i*N+j2+1] + A[(i+1)*N+j2+1] + A[(i+2)*N+j2+1] + A[(i+3)*N+j2+1] + A[(i+4)*N+j2+1] + A[(i+5)*N+j2+1] + A[(i+6)*N+j2+1] + A[(i+7)*N+j2+1]
 						}
 					}
-					for j2r2 := j + (min(j+1024, N)-j)/2*2; j2r2 < min(j+1024, N); j2r2 += 1 {
-						s[j2r2] = ((((((((s[j2r2] + A[i*N+j2r2]) + A[(i+1)*N+j2r2]) + A[(i+2)*N+j2r2]) + A[(i+3)*N+j2r2]) + A[(i+4)*N+j2r2]) + A[(i+5)*N+j2r2]) + A[(i+6)*N+j2r2]) + A[(i+7)*N+j2r2])
+					for j2r2 := j + (min(j+1024, N)-j)/2*2; j2r2 < min(j+1024, N); j2r2++ {
+						s[j2r2] = s[j2r2] + A[i*N+j2r2] + A[(i+1)*N+j2r2] + A[(i+2)*N+j2r2] + A[(i+3)*N+j2r2] + A[(i+4)*N+j2r2] + A[(i+5)*N+j2r2] + A[(i+6)*N+j2r2] + A[(i+7)*N+j2r2]
 					}
 				}
-				for ir := M / 8 * 8; ir < M; ir += 1 {
+				for ir := M / 8 * 8; ir < M; ir++ {
 					{
 						j2 := j
 						if vloop_dcolsum_2 != nil && j2 < j+(min(j+1024, N)-j)/2*2 {
 							j2 = vloop_dcolsum_2(j2, j+(min(j+1024, N)-j)/2*2, s, j2, A, ir*N+j2)
 						}
 						for ; j2 < j+(min(j+1024, N)-j)/2*2; j2 += 2 {
-							s[j2] = (s[j2] + A[ir*N+j2])
-							s[j2+1] = (s[j2+1] + A[ir*N+j2+1])
+							s[j2] += A[ir*N+j2]
+							s[j2+1] += A[ir*N+j2+1]
 						}
 					}
-					for j2r3 := j + (min(j+1024, N)-j)/2*2; j2r3 < min(j+1024, N); j2r3 += 1 {
-						s[j2r3] = (s[j2r3] + A[ir*N+j2r3])
+					for j2r3 := j + (min(j+1024, N)-j)/2*2; j2r3 < min(j+1024, N); j2r3++ {
+						s[j2r3] += A[ir*N+j2r3]
 					}
 				}
 			}

@@ -47,15 +47,15 @@ func Dgemm(M, K, N int, A []float64, B []float64, C []float64, alpha float64, be
 }
 
 func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
-	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
 	if float64(M) <= float64(dgemmSlot.RowsMax) {
 		if cost_ := M*dgemmSlot.RowsNB*K + 1; rt.Inline(0, N, dgemmSlot.RowsNB, cost_) {
 			for jb := 0; jb < N; jb += dgemmSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
-					ars_, acs_ := (K)-aoff_, (1)-aoff_
-					ldb_ := (N + jb) - boff_
-					dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemmSlot.RowsNB, N-jb), alpha, sel((int32(0) == int32(0)), beta, float64(1)), nil, int(sel((int32(K) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+					ars_, acs_ := K, 1
+					ldb_ := N
+					dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemmSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
@@ -64,15 +64,15 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 				for jb := lo_; jb < hi_; jb += dgemmSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
-						ars_, acs_ := (K)-aoff_, (1)-aoff_
-						ldb_ := (N + jb) - boff_
-						dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemmSlot.RowsNB, N-jb), alpha, sel((int32(0) == int32(0)), beta, float64(1)), nil, int(sel((int32(K) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+						ars_, acs_ := K, 1
+						ldb_ := N
+						dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemmSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})
 		}
 	} else {
-		if ((float64(M) * float64(N)) * float64(K)) <= float64(dgemmSlot.SmallWork) {
+		if float64(M)*float64(N)*float64(K) <= float64(dgemmSlot.SmallWork) {
 			for jc := 0; jc < N; jc += dgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 					for ic := 0; ic < M; ic += dgemmSlot.MC {
@@ -81,9 +81,9 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 								for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
 									{
 										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-										ldb_ := ((pc+1)*N + jc + jr) - boff_
-										dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+										ars_, acs_ := K, 1
+										ldb_ := N
+										dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 									}
 								}
 							}
@@ -94,9 +94,9 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 									for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
 										{
 											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-											ldb_ := ((pc+1)*N + jc + jr) - boff_
-											dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+											ars_, acs_ := K, 1
+											ldb_ := N
+											dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 										}
 									}
 								}
@@ -117,12 +117,12 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := pc*N + jc + pj
-								packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+								packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= (int32(dgemmSlot.RowBlocks) * int32(dgemmSlot.MC)) {
+					if int32(M) >= int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.MC) {
 						if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(dgemmSlot.MC, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemmSlot.MC, cost_) {
 							packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
 							defer rt.Release64(packA)
@@ -135,14 +135,14 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD64(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
 								for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
 									for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-										dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+										dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 									}
 								}
 							}
@@ -158,12 +158,12 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD64(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
 										for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-											dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+											dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 										}
 									}
 								}
@@ -181,7 +181,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 										pi := p0_
 										b_ := (ic+pi)*K + pc
-										packD64(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -189,7 +189,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
 								for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
 									for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-										dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+										dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 									}
 								}
 							} else {
@@ -197,7 +197,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 								rt.ParallelFor(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
 										for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-											dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemmSlot.KC))), int32(0), int32(0))))
+											dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 										}
 									}
 								})

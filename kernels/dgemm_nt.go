@@ -49,7 +49,7 @@ func DgemmNt(M, K, N int, A []float64, B []float64, C []float64, alpha float64, 
 func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
 	packB := rt.Scratch64(min(dgemm_ntSlot.NC, (N+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*dgemm_ntSlot.NR) * min(dgemm_ntSlot.KC, max(K, 1)))
 	defer rt.Release64(packB)
-	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[j, k]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]
 	for jc := 0; jc < N; jc += dgemm_ntSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ntSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -60,12 +60,12 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						pj := p0_
 						b_ := (jc+pj)*K + pc
-						packD64(dst_, B[min(b_, len(B)):], ((jc+pj+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+						packD64(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= (int32(dgemm_ntSlot.RowBlocks) * int32(dgemm_ntSlot.MC)) {
+			if int32(M) >= int32(dgemm_ntSlot.RowBlocks)*int32(dgemm_ntSlot.MC) {
 				if cost_ := (min(dgemm_ntSlot.NC, N-jc)+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*((min(dgemm_ntSlot.MC, M)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*(dgemm_ntSlot.MR*dgemm_ntSlot.NR*min(dgemm_ntSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemm_ntSlot.MC, cost_) {
 					packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
 					defer rt.Release64(packA)
@@ -78,14 +78,14 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packD64(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
 						for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
 							for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
-								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
+								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 							}
 						}
 					}
@@ -101,12 +101,12 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packD64(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
 								for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
-									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
+									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 								}
 							}
 						}
@@ -124,7 +124,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 								pi := p0_
 								b_ := (ic+pi)*K + pc
-								packD64(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+								packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -132,7 +132,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 					if cost_ := (min(dgemm_ntSlot.MC, M-ic)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*(dgemm_ntSlot.MR*dgemm_ntSlot.NR*min(dgemm_ntSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemm_ntSlot.NC, N-jc), dgemm_ntSlot.NR, cost_) {
 						for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
 							for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
-								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
+								dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 							}
 						}
 					} else {
@@ -140,7 +140,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 						rt.ParallelFor(0, min(dgemm_ntSlot.NC, N-jc), dgemm_ntSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemm_ntSlot.NR {
 								for ir := 0; ir < min(dgemm_ntSlot.MC, M-ic); ir += dgemm_ntSlot.MR {
-									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ntSlot.KC))), int32(0), int32(0))))
+									dgemm_ntSlot.Micro(min(dgemm_ntSlot.KC, K-pc), packA[ir*min(dgemm_ntSlot.KC, K-pc):], packB[jr*min(dgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(dgemm_ntSlot.MC, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 								}
 							}
 						})

@@ -47,15 +47,15 @@ func DgemmTn(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 }
 
 func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
-	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[k, j]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]
 	if float64(M) <= float64(dgemm_tnSlot.RowsMax) {
 		if cost_ := M*dgemm_tnSlot.RowsNB*K + 1; rt.Inline(0, N, dgemm_tnSlot.RowsNB, cost_) {
 			for jb := 0; jb < N; jb += dgemm_tnSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
-					ars_, acs_ := (1)-aoff_, (M)-aoff_
-					ldb_ := (N + jb) - boff_
-					dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemm_tnSlot.RowsNB, N-jb), alpha, sel((int32(0) == int32(0)), beta, float64(1)), nil, int(sel((int32(K) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+					ars_, acs_ := 1, M
+					ldb_ := N
+					dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
@@ -64,15 +64,15 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 				for jb := lo_; jb < hi_; jb += dgemm_tnSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
-						ars_, acs_ := (1)-aoff_, (M)-aoff_
-						ldb_ := (N + jb) - boff_
-						dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemm_tnSlot.RowsNB, N-jb), alpha, sel((int32(0) == int32(0)), beta, float64(1)), nil, int(sel((int32(K) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+						ars_, acs_ := 1, M
+						ldb_ := N
+						dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})
 		}
 	} else {
-		if ((float64(M) * float64(N)) * float64(K)) <= float64(dgemm_tnSlot.SmallWork) {
+		if float64(M)*float64(N)*float64(K) <= float64(dgemm_tnSlot.SmallWork) {
 			for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 					for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
@@ -81,9 +81,9 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
 									{
 										aoff_, boff_ := pc*M+ic+ir, pc*N+jc+jr
-										ars_, acs_ := (pc*M+ic+ir+1)-aoff_, ((pc+1)*M+ic+ir)-aoff_
-										ldb_ := ((pc+1)*N + jc + jr) - boff_
-										dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+										ars_, acs_ := 1, M
+										ldb_ := N
+										dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 									}
 								}
 							}
@@ -94,9 +94,9 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 									for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
 										{
 											aoff_, boff_ := pc*M+ic+ir, pc*N+jc+jr
-											ars_, acs_ := (pc*M+ic+ir+1)-aoff_, ((pc+1)*M+ic+ir)-aoff_
-											ldb_ := ((pc+1)*N + jc + jr) - boff_
-											dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+											ars_, acs_ := 1, M
+											ldb_ := N
+											dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 										}
 									}
 								}
@@ -117,12 +117,12 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := pc*N + jc + pj
-								packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+								packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= (int32(dgemm_tnSlot.RowBlocks) * int32(dgemm_tnSlot.MC)) {
+					if int32(M) >= int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.MC) {
 						if cost_ := (min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(dgemm_tnSlot.MC, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(dgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemm_tnSlot.MC, cost_) {
 							packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
 							defer rt.Release64(packA)
@@ -134,14 +134,14 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 										for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 											pi := p0_
 											b_ := pc*M + ic + pi
-											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
 								for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
 									for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
-										dgemm_tnSlot.Micro(min(dgemm_tnSlot.KC, K-pc), packA[ir*min(dgemm_tnSlot.KC, K-pc):], packB[jr*min(dgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+										dgemm_tnSlot.Micro(min(dgemm_tnSlot.KC, K-pc), packA[ir*min(dgemm_tnSlot.KC, K-pc):], packB[jr*min(dgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 									}
 								}
 							}
@@ -156,12 +156,12 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 										for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 											pi := p0_
 											b_ := pc*M + ic + pi
-											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
 										for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
-											dgemm_tnSlot.Micro(min(dgemm_tnSlot.KC, K-pc), packA[ir*min(dgemm_tnSlot.KC, K-pc):], packB[jr*min(dgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+											dgemm_tnSlot.Micro(min(dgemm_tnSlot.KC, K-pc), packA[ir*min(dgemm_tnSlot.KC, K-pc):], packB[jr*min(dgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 										}
 									}
 								}
@@ -178,7 +178,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 										pi := p0_
 										b_ := pc*M + ic + pi
-										packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+										packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -186,7 +186,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							if cost_ := (min(dgemm_tnSlot.MC, M-ic)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(dgemm_tnSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_) {
 								for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
 									for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
-										dgemm_tnSlot.Micro(min(dgemm_tnSlot.KC, K-pc), packA[ir*min(dgemm_tnSlot.KC, K-pc):], packB[jr*min(dgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+										dgemm_tnSlot.Micro(min(dgemm_tnSlot.KC, K-pc), packA[ir*min(dgemm_tnSlot.KC, K-pc):], packB[jr*min(dgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 									}
 								}
 							} else {
@@ -194,7 +194,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								rt.ParallelFor(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
 										for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
-											dgemm_tnSlot.Micro(min(dgemm_tnSlot.KC, K-pc), packA[ir*min(dgemm_tnSlot.KC, K-pc):], packB[jr*min(dgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_tnSlot.KC))), int32(0), int32(0))))
+											dgemm_tnSlot.Micro(min(dgemm_tnSlot.KC, K-pc), packA[ir*min(dgemm_tnSlot.KC, K-pc):], packB[jr*min(dgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 										}
 									}
 								})

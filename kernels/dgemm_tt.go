@@ -49,7 +49,7 @@ func DgemmTt(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
 	packB := rt.Scratch64(min(dgemm_ttSlot.NC, (N+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*dgemm_ttSlot.NR) * min(dgemm_ttSlot.KC, max(K, 1)))
 	defer rt.Release64(packB)
-	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[j, k]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[k, i] * B[j, k]) + beta * C[i, j]
 	for jc := 0; jc < N; jc += dgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += dgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -60,12 +60,12 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						pj := p0_
 						b_ := (jc+pj)*K + pc
-						packD64(dst_, B[min(b_, len(B)):], ((jc+pj+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+						packD64(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= (int32(dgemm_ttSlot.RowBlocks) * int32(dgemm_ttSlot.MC)) {
+			if int32(M) >= int32(dgemm_ttSlot.RowBlocks)*int32(dgemm_ttSlot.MC) {
 				if cost_ := (min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(dgemm_ttSlot.MC, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemm_ttSlot.MC, cost_) {
 					packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
 					defer rt.Release64(packA)
@@ -77,14 +77,14 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := pc*M + ic + pi
-									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
 						for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
 							for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
-								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
+								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 							}
 						}
 					}
@@ -99,12 +99,12 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := pc*M + ic + pi
-									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
 								for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
-									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
+									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 								}
 							}
 						}
@@ -121,7 +121,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pi := p0_
 								b_ := pc*M + ic + pi
-								packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+								packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -129,7 +129,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 					if cost_ := (min(dgemm_ttSlot.MC, M-ic)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_) {
 						for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
 							for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
-								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
+								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 							}
 						}
 					} else {
@@ -137,7 +137,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						rt.ParallelFor(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += dgemm_ttSlot.NR {
 								for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
-									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float64(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(dgemm_ttSlot.KC))), int32(0), int32(0))))
+									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 								}
 							}
 						})

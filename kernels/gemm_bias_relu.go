@@ -50,15 +50,15 @@ func GemmBiasRelu(M, K, N int, A []float32, B []float32, bias []float32, C []flo
 }
 
 func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C []float32) {
-	// C[i, j] = relu((sum(k: (A[i, k] * B[k, j])) + bias[j]))
+	// C[i, j] = relu(sum(k: A[i, k] * B[k, j]) + bias[j])
 	if float64(M) <= float64(gemm_bias_reluSlot.RowsMax) {
 		if cost_ := M*gemm_bias_reluSlot.RowsNB*K + 1; rt.Inline(0, N, gemm_bias_reluSlot.RowsNB, cost_) {
 			for jb := 0; jb < N; jb += gemm_bias_reluSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
-					ars_, acs_ := (K)-aoff_, (1)-aoff_
-					ldb_ := (N + jb) - boff_
-					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_bias_reluSlot.RowsNB, N-jb), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), bias[jb:], int(sel((int32(K) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+					ars_, acs_ := K, 1
+					ldb_ := N
+					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_bias_reluSlot.RowsNB, N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 				}
 			}
 		} else {
@@ -67,15 +67,15 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 				for jb := lo_; jb < hi_; jb += gemm_bias_reluSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
-						ars_, acs_ := (K)-aoff_, (1)-aoff_
-						ldb_ := (N + jb) - boff_
-						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_bias_reluSlot.RowsNB, N-jb), float32(1), sel((int32(0) == int32(0)), float32(0), float32(1)), bias[jb:], int(sel((int32(K) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+						ars_, acs_ := K, 1
+						ldb_ := N
+						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_bias_reluSlot.RowsNB, N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 					}
 				}
 			})
 		}
 	} else {
-		if ((float64(M) * float64(N)) * float64(K)) <= float64(gemm_bias_reluSlot.SmallWork) {
+		if float64(M)*float64(N)*float64(K) <= float64(gemm_bias_reluSlot.SmallWork) {
 			for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 					for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
@@ -84,9 +84,9 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 								for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
 									{
 										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-										ldb_ := ((pc+1)*N + jc + jr) - boff_
-										gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+										ars_, acs_ := K, 1
+										ldb_ := N
+										gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 									}
 								}
 							}
@@ -97,9 +97,9 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 									for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
 										{
 											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-											ldb_ := ((pc+1)*N + jc + jr) - boff_
-											gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+											ars_, acs_ := K, 1
+											ldb_ := N
+											gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 										}
 									}
 								}
@@ -120,12 +120,12 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := pc*N + jc + pj
-								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= (int32(gemm_bias_reluSlot.RowBlocks) * int32(gemm_bias_reluSlot.MC)) {
+					if int32(M) >= int32(gemm_bias_reluSlot.RowBlocks)*int32(gemm_bias_reluSlot.MC) {
 						if cost_ := (min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(gemm_bias_reluSlot.MC, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, gemm_bias_reluSlot.MC, cost_) {
 							packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)
@@ -138,14 +138,14 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
 								for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
 									for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
-										gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+										gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 									}
 								}
 							}
@@ -161,12 +161,12 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
 										for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
-											gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+											gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 										}
 									}
 								}
@@ -184,7 +184,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 										pi := p0_
 										b_ := (ic+pi)*K + pc
-										packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -192,7 +192,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							if cost_ := (min(gemm_bias_reluSlot.MC, M-ic)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_) {
 								for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
 									for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
-										gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+										gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 									}
 								}
 							} else {
@@ -200,7 +200,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 								rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
 										for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
-											gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), bias[jc+jr:], int(sel((int32(pc) >= (int32(K)-int32(gemm_bias_reluSlot.KC))), int32(3), int32(0))))
+											gemm_bias_reluSlot.Micro(min(gemm_bias_reluSlot.KC, K-pc), packA[ir*min(gemm_bias_reluSlot.KC, K-pc):], packB[jr*min(gemm_bias_reluSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 										}
 									}
 								})

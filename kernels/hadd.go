@@ -36,21 +36,21 @@ func Hadd(N int, x []f16.F16, y []f16.F16, z []f16.F16) error {
 }
 
 func haddImpl(N int, x []f16.F16, y []f16.F16, z []f16.F16) {
-	// z[i] = f16((x[i] + y[i]))
+	// z[i] = f16(x[i] + y[i])
 	{
 		i := 0
 		if vloop_hadd_0 != nil && i < N/4*4 {
 			i = vloop_hadd_0(i, N/4*4, x, i, y, i, z, i)
 		}
 		for ; i < N/4*4; i += 4 {
-			z[i] = f16.FromFloat32((x[i].Float32() + y[i].Float32()))
-			z[i+1] = f16.FromFloat32((x[i+1].Float32() + y[i+1].Float32()))
-			z[i+2] = f16.FromFloat32((x[i+2].Float32() + y[i+2].Float32()))
-			z[i+3] = f16.FromFloat32((x[i+3].Float32() + y[i+3].Float32()))
+			z[i] = f16.FromFloat32(x[i].Float32() + y[i].Float32())
+			z[i+1] = f16.FromFloat32(x[i+1].Float32() + y[i+1].Float32())
+			z[i+2] = f16.FromFloat32(x[i+2].Float32() + y[i+2].Float32())
+			z[i+3] = f16.FromFloat32(x[i+3].Float32() + y[i+3].Float32())
 		}
 	}
-	for ir := N / 4 * 4; ir < N; ir += 1 {
-		z[ir] = f16.FromFloat32((x[ir].Float32() + y[ir].Float32()))
+	for ir := N / 4 * 4; ir < N; ir++ {
+		z[ir] = f16.FromFloat32(x[ir].Float32() + y[ir].Float32())
 	}
 }
 

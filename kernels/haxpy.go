@@ -33,21 +33,21 @@ func Haxpy(N int, a f16.F16, x []f16.F16, y []f16.F16) error {
 }
 
 func haxpyImpl(N int, a f16.F16, x []f16.F16, y []f16.F16) {
-	// y[i] = f16(((a * x[i]) + y[i]))
+	// y[i] = f16(a * x[i] + y[i])
 	{
 		i := 0
 		if vloop_haxpy_0 != nil && i < N/4*4 {
 			i = vloop_haxpy_0(i, N/4*4, x, i, y, i, a.Float32())
 		}
 		for ; i < N/4*4; i += 4 {
-			y[i] = f16.FromFloat32(((a.Float32() * x[i].Float32()) + y[i].Float32()))
-			y[i+1] = f16.FromFloat32(((a.Float32() * x[i+1].Float32()) + y[i+1].Float32()))
-			y[i+2] = f16.FromFloat32(((a.Float32() * x[i+2].Float32()) + y[i+2].Float32()))
-			y[i+3] = f16.FromFloat32(((a.Float32() * x[i+3].Float32()) + y[i+3].Float32()))
+			y[i] = f16.FromFloat32(a.Float32()*x[i].Float32() + y[i].Float32())
+			y[i+1] = f16.FromFloat32(a.Float32()*x[i+1].Float32() + y[i+1].Float32())
+			y[i+2] = f16.FromFloat32(a.Float32()*x[i+2].Float32() + y[i+2].Float32())
+			y[i+3] = f16.FromFloat32(a.Float32()*x[i+3].Float32() + y[i+3].Float32())
 		}
 	}
-	for ir := N / 4 * 4; ir < N; ir += 1 {
-		y[ir] = f16.FromFloat32(((a.Float32() * x[ir].Float32()) + y[ir].Float32()))
+	for ir := N / 4 * 4; ir < N; ir++ {
+		y[ir] = f16.FromFloat32(a.Float32()*x[ir].Float32() + y[ir].Float32())
 	}
 }
 

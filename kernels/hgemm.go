@@ -52,7 +52,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 	defer rt.Release32(cwide)
 	packB := rt.Scratch32(min(hgemmSlot.NC, (N+hgemmSlot.NR-1)/hgemmSlot.NR*hgemmSlot.NR) * min(hgemmSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = f16(sum(k: (A[i, k] * B[k, j])))
+	// C[i, j] = f16(sum(k: A[i, k] * B[k, j]))
 	for jc := 0; jc < N; jc += hgemmSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += hgemmSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -73,7 +73,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= (int32(hgemmSlot.RowBlocks) * int32(hgemmSlot.MC)) {
+			if int32(M) >= int32(hgemmSlot.RowBlocks)*int32(hgemmSlot.MC) {
 				if cost_ := (min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(hgemmSlot.MC, M)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(hgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, hgemmSlot.MC, cost_) {
 					packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)
@@ -114,7 +114,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 						}
 						for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
 							for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {
-								hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
+								hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 							}
 						}
 					}
@@ -156,7 +156,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 							}
 							for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
 								for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {
-									hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
+									hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 								}
 							}
 						}
@@ -203,7 +203,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 					if cost_ := (min(hgemmSlot.MC, M-ic)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(hgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(hgemmSlot.NC, N-jc), hgemmSlot.NR, cost_) {
 						for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
 							for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {
-								hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
+								hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -211,7 +211,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 						rt.ParallelFor(0, min(hgemmSlot.NC, N-jc), hgemmSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += hgemmSlot.NR {
 								for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {
-									hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(0), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(hgemmSlot.KC))), int32(0), int32(0))))
+									hgemmSlot.Micro(min(hgemmSlot.KC, K-pc), packA[ir*min(hgemmSlot.KC, K-pc):], packB[jr*min(hgemmSlot.KC, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 								}
 							}
 						})
@@ -220,7 +220,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 			}
 		}
 	}
-	for ci := 0; ci < M; ci += 1 {
+	for ci := 0; ci < M; ci++ {
 		{
 			cj := 0
 			if vloop_hgemm_0 != nil && cj < N/4*4 {
@@ -233,7 +233,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 				C[ci*N+cj+3] = f16.FromFloat32(cwide[ci*N+cj+3])
 			}
 		}
-		for cjr := N / 4 * 4; cjr < N; cjr += 1 {
+		for cjr := N / 4 * 4; cjr < N; cjr++ {
 			C[ci*N+cjr] = f16.FromFloat32(cwide[ci*N+cjr])
 		}
 	}

@@ -45,7 +45,7 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 	if cost_ := (K+2047)/2048*(min(K, 2048)*2+N/8*(min(K, 2048)-min(K, 2048)/4*3+1)+(N-N/8*8)*(min(K, 2048)-min(K, 2048)/4*3+1)-min(K, 2048)/4*6+2) + 1; rt.Inline(0, M, 1, cost_) {
 		accrow := rt.Scratch32(2048)
 		defer rt.Release32(accrow)
-		for i := 0; i < M; i += 1 {
+		for i := 0; i < M; i++ {
 			for k := 0; k < K; k += 2048 {
 				{
 					k2 := k
@@ -59,7 +59,7 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 						accrow[k2-k+3] = float32(0)
 					}
 				}
-				for k2r := k + (min(k+2048, K)-k)/4*4; k2r < min(k+2048, K); k2r += 1 {
+				for k2r := k + (min(k+2048, K)-k)/4*4; k2r < min(k+2048, K); k2r++ {
 					accrow[k2r-k] = float32(0)
 				}
 				for j := 0; j < N/8*8; j += 8 {
@@ -69,31 +69,31 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 							k2 = vloop_hsum_mid_1(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, A, (i*N+j)*K+k2, A, (i*N+j+1)*K+k2, A, (i*N+j+2)*K+k2, A, (i*N+j+3)*K+k2, A, (i*N+j+4)*K+k2, A, (i*N+j+5)*K+k2, A, (i*N+j+6)*K+k2, A, (i*N+j+7)*K+k2)
 						}
 						for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
-							accrow[k2-k] = ((((((((accrow[k2-k] + A[(i*N+j)*K+k2].Float32()) + A[(i*N+j+1)*K+k2].Float32()) + A[(i*N+j+2)*K+k2].Float32()) + A[(i*N+j+3)*K+k2].Float32()) + A[(i*N+j+4)*K+k2].Float32()) + A[(i*N+j+5)*K+k2].Float32()) + A[(i*N+j+6)*K+k2].Float32()) + A[(i*N+j+7)*K+k2].Float32())
-							accrow[k2-k+1] = ((((((((accrow[k2-k+1] + A[(i*N+j)*K+k2+1].Float32()) + A[(i*N+j+1)*K+k2+1].Float32()) + A[(i*N+j+2)*K+k2+1].Float32()) + A[(i*N+j+3)*K+k2+1].Float32()) + A[(i*N+j+4)*K+k2+1].Float32()) + A[(i*N+j+5)*K+k2+1].Float32()) + A[(i*N+j+6)*K+k2+1].Float32()) + A[(i*N+j+7)*K+k2+1].Float32())
-							accrow[k2-k+2] = ((((((((accrow[k2-k+2] + A[(i*N+j)*K+k2+2].Float32()) + A[(i*N+j+1)*K+k2+2].Float32()) + A[(i*N+j+2)*K+k2+2].Float32()) + A[(i*N+j+3)*K+k2+2].Float32()) + A[(i*N+j+4)*K+k2+2].Float32()) + A[(i*N+j+5)*K+k2+2].Float32()) + A[(i*N+j+6)*K+k2+2].Float32()) + A[(i*N+j+7)*K+k2+2].Float32())
-							accrow[k2-k+3] = ((((((((accrow[k2-k+3] + A[(i*N+j)*K+k2+3].Float32()) + A[(i*N+j+1)*K+k2+3].Float32()) + A[(i*N+j+2)*K+k2+3].Float32()) + A[(i*N+j+3)*K+k2+3].Float32()) + A[(i*N+j+4)*K+k2+3].Float32()) + A[(i*N+j+5)*K+k2+3].Float32()) + A[(i*N+j+6)*K+k2+3].Float32()) + A[(i*N+j+7)*K+k2+3].Float32())
+							accrow[k2-k] = accrow[k2-k] + A[(i*N+j)*K+k2].Float32() + A[(i*N+j+1)*K+k2].Float32() + A[(i*N+j+2)*K+k2].Float32() + A[(i*N+j+3)*K+k2].Float32() + A[(i*N+j+4)*K+k2].Float32() + A[(i*N+j+5)*K+k2].Float32() + A[(i*N+j+6)*K+k2].Float32() + A[(i*N+j+7)*K+k2].Float32()
+							accrow[k2-k+1] = accrow[k2-k+1] + A[(i*N+j)*K+k2+1].Float32() + A[(i*N+j+1)*K+k2+1].Float32() + A[(i*N+j+2)*K+k2+1].Float32() + A[(i*N+j+3)*K+k2+1].Float32() + A[(i*N+j+4)*K+k2+1].Float32() + A[(i*N+j+5)*K+k2+1].Float32() + A[(i*N+j+6)*K+k2+1].Float32() + A[(i*N+j+7)*K+k2+1].Float32()
+							accrow[k2-k+2] = accrow[k2-k+2] + A[(i*N+j)*K+k2+2].Float32() + A[(i*N+j+1)*K+k2+2].Float32() + A[(i*N+j+2)*K+k2+2].Float32() + A[(i*N+j+3)*K+k2+2].Float32() + A[(i*N+j+4)*K+k2+2].Float32() + A[(i*N+j+5)*K+k2+2].Float32() + A[(i*N+j+6)*K+k2+2].Float32() + A[(i*N+j+7)*K+k2+2].Float32()
+							accrow[k2-k+3] = accrow[k2-k+3] + A[(i*N+j)*K+k2+3].Float32() + A[(i*N+j+1)*K+k2+3].Float32() + A[(i*N+j+2)*K+k2+3].Float32() + A[(i*N+j+3)*K+k2+3].Float32() + A[(i*N+j+4)*K+k2+3].Float32() + A[(i*N+j+5)*K+k2+3].Float32() + A[(i*N+j+6)*K+k2+3].Float32() + A[(i*N+j+7)*K+k2+3].Float32()
 						}
 					}
-					for k2r2 := k + (min(k+2048, K)-k)/4*4; k2r2 < min(k+2048, K); k2r2 += 1 {
-						accrow[k2r2-k] = ((((((((accrow[k2r2-k] + A[(i*N+j)*K+k2r2].Float32()) + A[(i*N+j+1)*K+k2r2].Float32()) + A[(i*N+j+2)*K+k2r2].Float32()) + A[(i*N+j+3)*K+k2r2].Float32()) + A[(i*N+j+4)*K+k2r2].Float32()) + A[(i*N+j+5)*K+k2r2].Float32()) + A[(i*N+j+6)*K+k2r2].Float32()) + A[(i*N+j+7)*K+k2r2].Float32())
+					for k2r2 := k + (min(k+2048, K)-k)/4*4; k2r2 < min(k+2048, K); k2r2++ {
+						accrow[k2r2-k] = accrow[k2r2-k] + A[(i*N+j)*K+k2r2].Float32() + A[(i*N+j+1)*K+k2r2].Float32() + A[(i*N+j+2)*K+k2r2].Float32() + A[(i*N+j+3)*K+k2r2].Float32() + A[(i*N+j+4)*K+k2r2].Float32() + A[(i*N+j+5)*K+k2r2].Float32() + A[(i*N+j+6)*K+k2r2].Float32() + A[(i*N+j+7)*K+k2r2].Float32()
 					}
 				}
-				for jr := N / 8 * 8; jr < N; jr += 1 {
+				for jr := N / 8 * 8; jr < N; jr++ {
 					{
 						k2 := k
 						if vloop_hsum_mid_2 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
 							k2 = vloop_hsum_mid_2(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, A, (i*N+jr)*K+k2)
 						}
 						for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
-							accrow[k2-k] = (accrow[k2-k] + A[(i*N+jr)*K+k2].Float32())
-							accrow[k2-k+1] = (accrow[k2-k+1] + A[(i*N+jr)*K+k2+1].Float32())
-							accrow[k2-k+2] = (accrow[k2-k+2] + A[(i*N+jr)*K+k2+2].Float32())
-							accrow[k2-k+3] = (accrow[k2-k+3] + A[(i*N+jr)*K+k2+3].Float32())
+							accrow[k2-k] += A[(i*N+jr)*K+k2].Float32()
+							accrow[k2-k+1] += A[(i*N+jr)*K+k2+1].Float32()
+							accrow[k2-k+2] += A[(i*N+jr)*K+k2+2].Float32()
+							accrow[k2-k+3] += A[(i*N+jr)*K+k2+3].Float32()
 						}
 					}
-					for k2r3 := k + (min(k+2048, K)-k)/4*4; k2r3 < min(k+2048, K); k2r3 += 1 {
-						accrow[k2r3-k] = (accrow[k2r3-k] + A[(i*N+jr)*K+k2r3].Float32())
+					for k2r3 := k + (min(k+2048, K)-k)/4*4; k2r3 < min(k+2048, K); k2r3++ {
+						accrow[k2r3-k] += A[(i*N+jr)*K+k2r3].Float32()
 					}
 				}
 				{
@@ -108,7 +108,7 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 						O[i*K+k2+3] = f16.FromFloat32(accrow[k2-k+3])
 					}
 				}
-				for k2r4 := k + (min(k+2048, K)-k)/4*4; k2r4 < min(k+2048, K); k2r4 += 1 {
+				for k2r4 := k + (min(k+2048, K)-k)/4*4; k2r4 < min(k+2048, K); k2r4++ {
 					O[i*K+k2r4] = f16.FromFloat32(accrow[k2r4-k])
 				}
 			}
@@ -118,7 +118,7 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
 			accrow := rt.Scratch32(2048)
 			defer rt.Release32(accrow)
-			for i := lo_; i < hi_; i += 1 {
+			for i := lo_; i < hi_; i++ {
 				for k := 0; k < K; k += 2048 {
 					{
 						k2 := k
@@ -132,7 +132,7 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 							accrow[k2-k+3] = float32(0)
 						}
 					}
-					for k2r := k + (min(k+2048, K)-k)/4*4; k2r < min(k+2048, K); k2r += 1 {
+					for k2r := k + (min(k+2048, K)-k)/4*4; k2r < min(k+2048, K); k2r++ {
 						accrow[k2r-k] = float32(0)
 					}
 					for j := 0; j < N/8*8; j += 8 {
@@ -142,31 +142,31 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 								k2 = vloop_hsum_mid_1(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, A, (i*N+j)*K+k2, A, (i*N+j+1)*K+k2, A, (i*N+j+2)*K+k2, A, (i*N+j+3)*K+k2, A, (i*N+j+4)*K+k2, A, (i*N+j+5)*K+k2, A, (i*N+j+6)*K+k2, A, (i*N+j+7)*K+k2)
 							}
 							for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
-								accrow[k2-k] = ((((((((accrow[k2-k] + A[(i*N+j)*K+k2].Float32()) + A[(i*N+j+1)*K+k2].Float32()) + A[(i*N+j+2)*K+k2].Float32()) + A[(i*N+j+3)*K+k2].Float32()) + A[(i*N+j+4)*K+k2].Float32()) + A[(i*N+j+5)*K+k2].Float32()) + A[(i*N+j+6)*K+k2].Float32()) + A[(i*N+j+7)*K+k2].Float32())
-								accrow[k2-k+1] = ((((((((accrow[k2-k+1] + A[(i*N+j)*K+k2+1].Float32()) + A[(i*N+j+1)*K+k2+1].Float32()) + A[(i*N+j+2)*K+k2+1].Float32()) + A[(i*N+j+3)*K+k2+1].Float32()) + A[(i*N+j+4)*K+k2+1].Float32()) + A[(i*N+j+5)*K+k2+1].Float32()) + A[(i*N+j+6)*K+k2+1].Float32()) + A[(i*N+j+7)*K+k2+1].Float32())
-								accrow[k2-k+2] = ((((((((accrow[k2-k+2] + A[(i*N+j)*K+k2+2].Float32()) + A[(i*N+j+1)*K+k2+2].Float32()) + A[(i*N+j+2)*K+k2+2].Float32()) + A[(i*N+j+3)*K+k2+2].Float32()) + A[(i*N+j+4)*K+k2+2].Float32()) + A[(i*N+j+5)*K+k2+2].Float32()) + A[(i*N+j+6)*K+k2+2].Float32()) + A[(i*N+j+7)*K+k2+2].Float32())
-								accrow[k2-k+3] = ((((((((accrow[k2-k+3] + A[(i*N+j)*K+k2+3].Float32()) + A[(i*N+j+1)*K+k2+3].Float32()) + A[(i*N+j+2)*K+k2+3].Float32()) + A[(i*N+j+3)*K+k2+3].Float32()) + A[(i*N+j+4)*K+k2+3].Float32()) + A[(i*N+j+5)*K+k2+3].Float32()) + A[(i*N+j+6)*K+k2+3].Float32()) + A[(i*N+j+7)*K+k2+3].Float32())
+								accrow[k2-k] = accrow[k2-k] + A[(i*N+j)*K+k2].Float32() + A[(i*N+j+1)*K+k2].Float32() + A[(i*N+j+2)*K+k2].Float32() + A[(i*N+j+3)*K+k2].Float32() + A[(i*N+j+4)*K+k2].Float32() + A[(i*N+j+5)*K+k2].Float32() + A[(i*N+j+6)*K+k2].Float32() + A[(i*N+j+7)*K+k2].Float32()
+								accrow[k2-k+1] = accrow[k2-k+1] + A[(i*N+j)*K+k2+1].Float32() + A[(i*N+j+1)*K+k2+1].Float32() + A[(i*N+j+2)*K+k2+1].Float32() + A[(i*N+j+3)*K+k2+1].Float32() + A[(i*N+j+4)*K+k2+1].Float32() + A[(i*N+j+5)*K+k2+1].Float32() + A[(i*N+j+6)*K+k2+1].Float32() + A[(i*N+j+7)*K+k2+1].Float32()
+								accrow[k2-k+2] = accrow[k2-k+2] + A[(i*N+j)*K+k2+2].Float32() + A[(i*N+j+1)*K+k2+2].Float32() + A[(i*N+j+2)*K+k2+2].Float32() + A[(i*N+j+3)*K+k2+2].Float32() + A[(i*N+j+4)*K+k2+2].Float32() + A[(i*N+j+5)*K+k2+2].Float32() + A[(i*N+j+6)*K+k2+2].Float32() + A[(i*N+j+7)*K+k2+2].Float32()
+								accrow[k2-k+3] = accrow[k2-k+3] + A[(i*N+j)*K+k2+3].Float32() + A[(i*N+j+1)*K+k2+3].Float32() + A[(i*N+j+2)*K+k2+3].Float32() + A[(i*N+j+3)*K+k2+3].Float32() + A[(i*N+j+4)*K+k2+3].Float32() + A[(i*N+j+5)*K+k2+3].Float32() + A[(i*N+j+6)*K+k2+3].Float32() + A[(i*N+j+7)*K+k2+3].Float32()
 							}
 						}
-						for k2r2 := k + (min(k+2048, K)-k)/4*4; k2r2 < min(k+2048, K); k2r2 += 1 {
-							accrow[k2r2-k] = ((((((((accrow[k2r2-k] + A[(i*N+j)*K+k2r2].Float32()) + A[(i*N+j+1)*K+k2r2].Float32()) + A[(i*N+j+2)*K+k2r2].Float32()) + A[(i*N+j+3)*K+k2r2].Float32()) + A[(i*N+j+4)*K+k2r2].Float32()) + A[(i*N+j+5)*K+k2r2].Float32()) + A[(i*N+j+6)*K+k2r2].Float32()) + A[(i*N+j+7)*K+k2r2].Float32())
+						for k2r2 := k + (min(k+2048, K)-k)/4*4; k2r2 < min(k+2048, K); k2r2++ {
+							accrow[k2r2-k] = accrow[k2r2-k] + A[(i*N+j)*K+k2r2].Float32() + A[(i*N+j+1)*K+k2r2].Float32() + A[(i*N+j+2)*K+k2r2].Float32() + A[(i*N+j+3)*K+k2r2].Float32() + A[(i*N+j+4)*K+k2r2].Float32() + A[(i*N+j+5)*K+k2r2].Float32() + A[(i*N+j+6)*K+k2r2].Float32() + A[(i*N+j+7)*K+k2r2].Float32()
 						}
 					}
-					for jr := N / 8 * 8; jr < N; jr += 1 {
+					for jr := N / 8 * 8; jr < N; jr++ {
 						{
 							k2 := k
 							if vloop_hsum_mid_2 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
 								k2 = vloop_hsum_mid_2(k2, k+(min(k+2048, K)-k)/4*4, accrow, k2-k, A, (i*N+jr)*K+k2)
 							}
 							for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
-								accrow[k2-k] = (accrow[k2-k] + A[(i*N+jr)*K+k2].Float32())
-								accrow[k2-k+1] = (accrow[k2-k+1] + A[(i*N+jr)*K+k2+1].Float32())
-								accrow[k2-k+2] = (accrow[k2-k+2] + A[(i*N+jr)*K+k2+2].Float32())
-								accrow[k2-k+3] = (accrow[k2-k+3] + A[(i*N+jr)*K+k2+3].Float32())
+								accrow[k2-k] += A[(i*N+jr)*K+k2].Float32()
+								accrow[k2-k+1] += A[(i*N+jr)*K+k2+1].Float32()
+								accrow[k2-k+2] += A[(i*N+jr)*K+k2+2].Float32()
+								accrow[k2-k+3] += A[(i*N+jr)*K+k2+3].Float32()
 							}
 						}
-						for k2r3 := k + (min(k+2048, K)-k)/4*4; k2r3 < min(k+2048, K); k2r3 += 1 {
-							accrow[k2r3-k] = (accrow[k2r3-k] + A[(i*N+jr)*K+k2r3].Float32())
+						for k2r3 := k + (min(k+2048, K)-k)/4*4; k2r3 < min(k+2048, K); k2r3++ {
+							accrow[k2r3-k] += A[(i*N+jr)*K+k2r3].Float32()
 						}
 					}
 					{
@@ -181,7 +181,7 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 							O[i*K+k2+3] = f16.FromFloat32(accrow[k2-k+3])
 						}
 					}
-					for k2r4 := k + (min(k+2048, K)-k)/4*4; k2r4 < min(k+2048, K); k2r4 += 1 {
+					for k2r4 := k + (min(k+2048, K)-k)/4*4; k2r4 < min(k+2048, K); k2r4++ {
 						O[i*K+k2r4] = f16.FromFloat32(accrow[k2r4-k])
 					}
 				}

@@ -6,11 +6,8 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/f16"
-	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/kgentest"
 )
-
-var _ = f16.F16(0)
 
 const sgemmSource_ = "kernel sgemm(A: f32[M, K], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]\n}"
 
@@ -708,5 +705,3 @@ var avgpool2Kernel_ = kgentest.Kernel{
 }
 
 func TestVariants_(t *testing.T) { kgentest.CheckVariants(t, Variants, Use, Variant, selectVariant) }
-
-var _ = ir.F32

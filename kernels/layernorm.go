@@ -53,11 +53,11 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 	defer rt.Release32(mean)
 	vr := rt.Scratch32(M)
 	defer rt.Release32(vr)
-	// mean[i] = (sum(j: X[i, j]) / N:f32)
-	// vr[i] = (sum(j: ((X[i, j] - mean[i]) * (X[i, j] - mean[i]))) / N:f32)
-	// Y[i, j] = ((((X[i, j] - mean[i]) / sqrt((vr[i] + eps))) * gamma[j]) + beta[j])
-	if cost_ := N*3 - N/4*9 + 1; rt.Inline(0, M, 1, cost_) {
-		for i := 0; i < M; i += 1 {
+	// let mean[i] = sum(j: X[i, j]) / N
+	// let vr[i] = sum(j: (X[i, j] - mean[i]) * (X[i, j] - mean[i])) / N
+	// Y[i, j] = (X[i, j] - mean[i]) / sqrt(vr[i] + eps) * gamma[j] + beta[j]
+	if cost_ := 3*N - N/4*9 + 1; rt.Inline(0, M, 1, cost_) {
+		for i := 0; i < M; i++ {
 			acc := float32(0)
 			accv := float32(0)
 			accv2 := float32(0)
@@ -71,17 +71,17 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 					}
 				}
 				for ; j < N/4*4; j += 4 {
-					accv = (accv + X[i*N+j])
-					accv2 = (accv2 + X[i*N+j+1])
-					accv3 = (accv3 + X[i*N+j+2])
-					accv4 = (accv4 + X[i*N+j+3])
+					accv += X[i*N+j]
+					accv2 += X[i*N+j+1]
+					accv3 += X[i*N+j+2]
+					accv4 += X[i*N+j+3]
 				}
 			}
-			acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-			for jr := N / 4 * 4; jr < N; jr += 1 {
-				acc = (acc + X[i*N+jr])
+			acc += accv + accv2 + (accv3 + accv4)
+			for jr := N / 4 * 4; jr < N; jr++ {
+				acc += X[i*N+jr]
 			}
-			mean[i] = (acc / float32(N))
+			mean[i] = acc / float32(N)
 			acc2 := float32(0)
 			acc2v := float32(0)
 			acc2v2 := float32(0)
@@ -95,37 +95,37 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 					}
 				}
 				for ; j < N/4*4; j += 4 {
-					acc2v = (acc2v + ((X[i*N+j] - mean[i]) * (X[i*N+j] - mean[i])))
-					acc2v2 = (acc2v2 + ((X[i*N+j+1] - mean[i]) * (X[i*N+j+1] - mean[i])))
-					acc2v3 = (acc2v3 + ((X[i*N+j+2] - mean[i]) * (X[i*N+j+2] - mean[i])))
-					acc2v4 = (acc2v4 + ((X[i*N+j+3] - mean[i]) * (X[i*N+j+3] - mean[i])))
+					acc2v += (X[i*N+j] - mean[i]) * (X[i*N+j] - mean[i])
+					acc2v2 += (X[i*N+j+1] - mean[i]) * (X[i*N+j+1] - mean[i])
+					acc2v3 += (X[i*N+j+2] - mean[i]) * (X[i*N+j+2] - mean[i])
+					acc2v4 += (X[i*N+j+3] - mean[i]) * (X[i*N+j+3] - mean[i])
 				}
 			}
-			acc2 = (acc2 + ((acc2v + acc2v2) + (acc2v3 + acc2v4)))
-			for jr2 := N / 4 * 4; jr2 < N; jr2 += 1 {
-				acc2 = (acc2 + ((X[i*N+jr2] - mean[i]) * (X[i*N+jr2] - mean[i])))
+			acc2 += acc2v + acc2v2 + (acc2v3 + acc2v4)
+			for jr2 := N / 4 * 4; jr2 < N; jr2++ {
+				acc2 += (X[i*N+jr2] - mean[i]) * (X[i*N+jr2] - mean[i])
 			}
-			vr[i] = (acc2 / float32(N))
+			vr[i] = acc2 / float32(N)
 			{
 				j := 0
 				if vloop_layernorm_2 != nil && j < N/4*4 {
-					j = vloop_layernorm_2(j, N/4*4, X, i*N+j, gamma, j, beta, j, Y, i*N+j, mean[i], float32(math.Sqrt(float64((vr[i] + eps)))))
+					j = vloop_layernorm_2(j, N/4*4, X, i*N+j, gamma, j, beta, j, Y, i*N+j, mean[i], float32(math.Sqrt(float64(vr[i]+eps))))
 				}
 				for ; j < N/4*4; j += 4 {
-					Y[i*N+j] = ((((X[i*N+j] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j]) + beta[j])
-					Y[i*N+j+1] = ((((X[i*N+j+1] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+1]) + beta[j+1])
-					Y[i*N+j+2] = ((((X[i*N+j+2] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+2]) + beta[j+2])
-					Y[i*N+j+3] = ((((X[i*N+j+3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+3]) + beta[j+3])
+					Y[i*N+j] = (X[i*N+j]-mean[i])/float32(math.Sqrt(float64(vr[i]+eps)))*gamma[j] + beta[j]
+					Y[i*N+j+1] = (X[i*N+j+1]-mean[i])/float32(math.Sqrt(float64(vr[i]+eps)))*gamma[j+1] + beta[j+1]
+					Y[i*N+j+2] = (X[i*N+j+2]-mean[i])/float32(math.Sqrt(float64(vr[i]+eps)))*gamma[j+2] + beta[j+2]
+					Y[i*N+j+3] = (X[i*N+j+3]-mean[i])/float32(math.Sqrt(float64(vr[i]+eps)))*gamma[j+3] + beta[j+3]
 				}
 			}
-			for jr3 := N / 4 * 4; jr3 < N; jr3 += 1 {
-				Y[i*N+jr3] = ((((X[i*N+jr3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[jr3]) + beta[jr3])
+			for jr3 := N / 4 * 4; jr3 < N; jr3++ {
+				Y[i*N+jr3] = (X[i*N+jr3]-mean[i])/float32(math.Sqrt(float64(vr[i]+eps)))*gamma[jr3] + beta[jr3]
 			}
 		}
 	} else {
 		M, N, X, gamma, beta, Y, eps, mean, vr := M, N, X, gamma, beta, Y, eps, mean, vr
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
-			for i := lo_; i < hi_; i += 1 {
+			for i := lo_; i < hi_; i++ {
 				acc := float32(0)
 				accv := float32(0)
 				accv2 := float32(0)
@@ -139,17 +139,17 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 						}
 					}
 					for ; j < N/4*4; j += 4 {
-						accv = (accv + X[i*N+j])
-						accv2 = (accv2 + X[i*N+j+1])
-						accv3 = (accv3 + X[i*N+j+2])
-						accv4 = (accv4 + X[i*N+j+3])
+						accv += X[i*N+j]
+						accv2 += X[i*N+j+1]
+						accv3 += X[i*N+j+2]
+						accv4 += X[i*N+j+3]
 					}
 				}
-				acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-				for jr := N / 4 * 4; jr < N; jr += 1 {
-					acc = (acc + X[i*N+jr])
+				acc += accv + accv2 + (accv3 + accv4)
+				for jr := N / 4 * 4; jr < N; jr++ {
+					acc += X[i*N+jr]
 				}
-				mean[i] = (acc / float32(N))
+				mean[i] = acc / float32(N)
 				acc2 := float32(0)
 				acc2v := float32(0)
 				acc2v2 := float32(0)
@@ -163,31 +163,31 @@ func layernormImpl(M, N int, X []float32, gamma []float32, beta []float32, Y []f
 						}
 					}
 					for ; j < N/4*4; j += 4 {
-						acc2v = (acc2v + ((X[i*N+j] - mean[i]) * (X[i*N+j] - mean[i])))
-						acc2v2 = (acc2v2 + ((X[i*N+j+1] - mean[i]) * (X[i*N+j+1] - mean[i])))
-						acc2v3 = (acc2v3 + ((X[i*N+j+2] - mean[i]) * (X[i*N+j+2] - mean[i])))
-						acc2v4 = (acc2v4 + ((X[i*N+j+3] - mean[i]) * (X[i*N+j+3] - mean[i])))
+						acc2v += (X[i*N+j] - mean[i]) * (X[i*N+j] - mean[i])
+						acc2v2 += (X[i*N+j+1] - mean[i]) * (X[i*N+j+1] - mean[i])
+						acc2v3 += (X[i*N+j+2] - mean[i]) * (X[i*N+j+2] - mean[i])
+						acc2v4 += (X[i*N+j+3] - mean[i]) * (X[i*N+j+3] - mean[i])
 					}
 				}
-				acc2 = (acc2 + ((acc2v + acc2v2) + (acc2v3 + acc2v4)))
-				for jr2 := N / 4 * 4; jr2 < N; jr2 += 1 {
-					acc2 = (acc2 + ((X[i*N+jr2] - mean[i]) * (X[i*N+jr2] - mean[i])))
+				acc2 += acc2v + acc2v2 + (acc2v3 + acc2v4)
+				for jr2 := N / 4 * 4; jr2 < N; jr2++ {
+					acc2 += (X[i*N+jr2] - mean[i]) * (X[i*N+jr2] - mean[i])
 				}
-				vr[i] = (acc2 / float32(N))
+				vr[i] = acc2 / float32(N)
 				{
 					j := 0
 					if vloop_layernorm_2 != nil && j < N/4*4 {
-						j = vloop_layernorm_2(j, N/4*4, X, i*N+j, gamma, j, beta, j, Y, i*N+j, mean[i], float32(math.Sqrt(float64((vr[i] + eps)))))
+						j = vloop_layernorm_2(j, N/4*4, X, i*N+j, gamma, j, beta, j, Y, i*N+j, mean[i], float32(math.Sqrt(float64(vr[i]+eps))))
 					}
 					for ; j < N/4*4; j += 4 {
-						Y[i*N+j] = ((((X[i*N+j] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j]) + beta[j])
-						Y[i*N+j+1] = ((((X[i*N+j+1] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+1]) + beta[j+1])
-						Y[i*N+j+2] = ((((X[i*N+j+2] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+2]) + beta[j+2])
-						Y[i*N+j+3] = ((((X[i*N+j+3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[j+3]) + beta[j+3])
+						Y[i*N+j] = (X[i*N+j]-mean[i])/float32(math.Sqrt(float64(vr[i]+eps)))*gamma[j] + beta[j]
+						Y[i*N+j+1] = (X[i*N+j+1]-mean[i])/float32(math.Sqrt(float64(vr[i]+eps)))*gamma[j+1] + beta[j+1]
+						Y[i*N+j+2] = (X[i*N+j+2]-mean[i])/float32(math.Sqrt(float64(vr[i]+eps)))*gamma[j+2] + beta[j+2]
+						Y[i*N+j+3] = (X[i*N+j+3]-mean[i])/float32(math.Sqrt(float64(vr[i]+eps)))*gamma[j+3] + beta[j+3]
 					}
 				}
-				for jr3 := N / 4 * 4; jr3 < N; jr3 += 1 {
-					Y[i*N+jr3] = ((((X[i*N+jr3] - mean[i]) / float32(math.Sqrt(float64((vr[i] + eps))))) * gamma[jr3]) + beta[jr3])
+				for jr3 := N / 4 * 4; jr3 < N; jr3++ {
+					Y[i*N+jr3] = (X[i*N+jr3]-mean[i])/float32(math.Sqrt(float64(vr[i]+eps)))*gamma[jr3] + beta[jr3]
 				}
 			}
 		})

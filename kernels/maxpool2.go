@@ -57,16 +57,16 @@ func Maxpool2(Nb, C, H, W, OH, OW int, I []float32, O []float32) error {
 }
 
 func maxpool2Impl(Nb, C, H, W, OH, OW int, I []float32, O []float32) {
-	// O[n, c, y, x] = max(r < 2, s < 2: I[n, c, ((2 * y) + r), ((2 * x) + s)])
-	if cost_ := C*(OH*(OW*7+1)+1) + 1; rt.Inline(0, Nb, 1, cost_) {
-		for n := 0; n < Nb; n += 1 {
-			for c := 0; c < C; c += 1 {
-				for y := 0; y < OH; y += 1 {
-					for x := 0; x < OW; x += 1 {
+	// O[n, c, y, x] = max(r < 2, s < 2: I[n, c, 2*y + r, 2*x + s])
+	if cost_ := C*(OH*(7*OW+1)+1) + 1; rt.Inline(0, Nb, 1, cost_) {
+		for n := 0; n < Nb; n++ {
+			for c := 0; c < C; c++ {
+				for y := 0; y < OH; y++ {
+					for x := 0; x < OW; x++ {
 						acc := float32(math.Inf(-1))
-						for r := 0; r < 2; r += 1 {
-							for s := 0; s < 2; s += 1 {
-								acc = max32(acc, I[((n*C+c)*H+y*2+r)*W+x*2+s])
+						for r := 0; r < 2; r++ {
+							for s := 0; s < 2; s++ {
+								acc = max32(acc, I[((n*C+c)*H+2*y+r)*W+2*x+s])
 							}
 						}
 						O[((n*C+c)*OH+y)*OW+x] = acc
@@ -77,14 +77,14 @@ func maxpool2Impl(Nb, C, H, W, OH, OW int, I []float32, O []float32) {
 	} else {
 		Nb, C, H, W, OH, OW, I, O := Nb, C, H, W, OH, OW, I, O
 		rt.ParallelFor(0, Nb, 1, cost_, func(lo_, hi_ int) {
-			for n := lo_; n < hi_; n += 1 {
-				for c := 0; c < C; c += 1 {
-					for y := 0; y < OH; y += 1 {
-						for x := 0; x < OW; x += 1 {
+			for n := lo_; n < hi_; n++ {
+				for c := 0; c < C; c++ {
+					for y := 0; y < OH; y++ {
+						for x := 0; x < OW; x++ {
 							acc := float32(math.Inf(-1))
-							for r := 0; r < 2; r += 1 {
-								for s := 0; s < 2; s += 1 {
-									acc = max32(acc, I[((n*C+c)*H+y*2+r)*W+x*2+s])
+							for r := 0; r < 2; r++ {
+								for s := 0; s < 2; s++ {
+									acc = max32(acc, I[((n*C+c)*H+2*y+r)*W+2*x+s])
 								}
 							}
 							O[((n*C+c)*OH+y)*OW+x] = acc

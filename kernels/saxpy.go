@@ -32,21 +32,21 @@ func Saxpy(N int, x []float32, y []float32, alpha float32) error {
 }
 
 func saxpyImpl(N int, x []float32, y []float32, alpha float32) {
-	// y[i] = ((alpha * x[i]) + y[i])
+	// y[i] = alpha * x[i] + y[i]
 	{
 		i := 0
 		if vloop_saxpy_0 != nil && i < N/4*4 {
 			i = vloop_saxpy_0(i, N/4*4, x, i, y, i, alpha)
 		}
 		for ; i < N/4*4; i += 4 {
-			y[i] = ((alpha * x[i]) + y[i])
-			y[i+1] = ((alpha * x[i+1]) + y[i+1])
-			y[i+2] = ((alpha * x[i+2]) + y[i+2])
-			y[i+3] = ((alpha * x[i+3]) + y[i+3])
+			y[i] = alpha*x[i] + y[i]
+			y[i+1] = alpha*x[i+1] + y[i+1]
+			y[i+2] = alpha*x[i+2] + y[i+2]
+			y[i+3] = alpha*x[i+3] + y[i+3]
 		}
 	}
-	for ir := N / 4 * 4; ir < N; ir += 1 {
-		y[ir] = ((alpha * x[ir]) + y[ir])
+	for ir := N / 4 * 4; ir < N; ir++ {
+		y[ir] = alpha*x[ir] + y[ir]
 	}
 }
 

@@ -32,7 +32,7 @@ func Sdot(N int, x []float32, y []float32, r []float32) error {
 }
 
 func sdotImpl(N int, x []float32, y []float32, r []float32) {
-	// r[] = sum(i: (x[i] * y[i]))
+	// r[] = sum(i: x[i] * y[i])
 	acc := float32(0)
 	accv := float32(0)
 	accv2 := float32(0)
@@ -46,15 +46,15 @@ func sdotImpl(N int, x []float32, y []float32, r []float32) {
 			}
 		}
 		for ; i < N/4*4; i += 4 {
-			accv = (accv + (x[i] * y[i]))
-			accv2 = (accv2 + (x[i+1] * y[i+1]))
-			accv3 = (accv3 + (x[i+2] * y[i+2]))
-			accv4 = (accv4 + (x[i+3] * y[i+3]))
+			accv += x[i] * y[i]
+			accv2 += x[i+1] * y[i+1]
+			accv3 += x[i+2] * y[i+2]
+			accv4 += x[i+3] * y[i+3]
 		}
 	}
-	acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-	for ir := N / 4 * 4; ir < N; ir += 1 {
-		acc = (acc + (x[ir] * y[ir]))
+	acc += accv + accv2 + (accv3 + accv4)
+	for ir := N / 4 * 4; ir < N; ir++ {
+		acc += x[ir] * y[ir]
 	}
 	r[0] = acc
 }

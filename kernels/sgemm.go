@@ -47,15 +47,15 @@ func Sgemm(M, K, N int, A []float32, B []float32, C []float32, alpha float32, be
 }
 
 func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
-	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[k, j]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
 	if float64(M) <= float64(sgemmSlot.RowsMax) {
 		if cost_ := M*sgemmSlot.RowsNB*K + 1; rt.Inline(0, N, sgemmSlot.RowsNB, cost_) {
 			for jb := 0; jb < N; jb += sgemmSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
-					ars_, acs_ := (K)-aoff_, (1)-aoff_
-					ldb_ := (N + jb) - boff_
-					sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemmSlot.RowsNB, N-jb), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+					ars_, acs_ := K, 1
+					ldb_ := N
+					sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemmSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
@@ -64,15 +64,15 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 				for jb := lo_; jb < hi_; jb += sgemmSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
-						ars_, acs_ := (K)-aoff_, (1)-aoff_
-						ldb_ := (N + jb) - boff_
-						sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemmSlot.RowsNB, N-jb), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+						ars_, acs_ := K, 1
+						ldb_ := N
+						sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemmSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})
 		}
 	} else {
-		if ((float64(M) * float64(N)) * float64(K)) <= float64(sgemmSlot.SmallWork) {
+		if float64(M)*float64(N)*float64(K) <= float64(sgemmSlot.SmallWork) {
 			for jc := 0; jc < N; jc += sgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
 					for ic := 0; ic < M; ic += sgemmSlot.MC {
@@ -81,9 +81,9 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 								for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
 									{
 										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-										ldb_ := ((pc+1)*N + jc + jr) - boff_
-										sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+										ars_, acs_ := K, 1
+										ldb_ := N
+										sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 									}
 								}
 							}
@@ -94,9 +94,9 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 									for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
 										{
 											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-											ldb_ := ((pc+1)*N + jc + jr) - boff_
-											sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+											ars_, acs_ := K, 1
+											ldb_ := N
+											sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 										}
 									}
 								}
@@ -117,12 +117,12 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := pc*N + jc + pj
-								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= (int32(sgemmSlot.RowBlocks) * int32(sgemmSlot.MC)) {
+					if int32(M) >= int32(sgemmSlot.RowBlocks)*int32(sgemmSlot.MC) {
 						if cost_ := (min(sgemmSlot.NC, N-jc)+sgemmSlot.NR-1)/sgemmSlot.NR*((min(sgemmSlot.MC, M)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemmSlot.MC, cost_) {
 							packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)
@@ -135,14 +135,14 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
 								for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
 									for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
-										sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+										sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 									}
 								}
 							}
@@ -158,12 +158,12 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
 										for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
-											sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+											sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 										}
 									}
 								}
@@ -181,7 +181,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 										pi := p0_
 										b_ := (ic+pi)*K + pc
-										packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -189,7 +189,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 							if cost_ := (min(sgemmSlot.MC, M-ic)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_) {
 								for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
 									for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
-										sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+										sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 									}
 								}
 							} else {
@@ -197,7 +197,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 								rt.ParallelFor(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
 										for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
-											sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemmSlot.KC))), int32(0), int32(0))))
+											sgemmSlot.Micro(min(sgemmSlot.KC, K-pc), packA[ir*min(sgemmSlot.KC, K-pc):], packB[jr*min(sgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 										}
 									}
 								})

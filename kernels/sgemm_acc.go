@@ -47,15 +47,15 @@ func SgemmAcc(M, K, N int, A []float32, B []float32, C []float32) error {
 }
 
 func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
-	// C[i, j] = (C[i, j] + sum(k: (A[i, k] * B[k, j])))
+	// C[i, j] += A[i, k] * B[k, j]
 	if float64(M) <= float64(sgemm_accSlot.RowsMax) {
 		if cost_ := M*sgemm_accSlot.RowsNB*K + 1; rt.Inline(0, N, sgemm_accSlot.RowsNB, cost_) {
 			for jb := 0; jb < N; jb += sgemm_accSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
-					ars_, acs_ := (K)-aoff_, (1)-aoff_
-					ldb_ := (N + jb) - boff_
-					sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_accSlot.RowsNB, N-jb), float32(1), sel((int32(0) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+					ars_, acs_ := K, 1
+					ldb_ := N
+					sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_accSlot.RowsNB, N-jb), float32(1), float32(1), nil, 0)
 				}
 			}
 		} else {
@@ -64,15 +64,15 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 				for jb := lo_; jb < hi_; jb += sgemm_accSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
-						ars_, acs_ := (K)-aoff_, (1)-aoff_
-						ldb_ := (N + jb) - boff_
-						sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_accSlot.RowsNB, N-jb), float32(1), sel((int32(0) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+						ars_, acs_ := K, 1
+						ldb_ := N
+						sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_accSlot.RowsNB, N-jb), float32(1), float32(1), nil, 0)
 					}
 				}
 			})
 		}
 	} else {
-		if ((float64(M) * float64(N)) * float64(K)) <= float64(sgemm_accSlot.SmallWork) {
+		if float64(M)*float64(N)*float64(K) <= float64(sgemm_accSlot.SmallWork) {
 			for jc := 0; jc < N; jc += sgemm_accSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
 					for ic := 0; ic < M; ic += sgemm_accSlot.MC {
@@ -81,9 +81,9 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 								for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
 									{
 										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-										ldb_ := ((pc+1)*N + jc + jr) - boff_
-										sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+										ars_, acs_ := K, 1
+										ldb_ := N
+										sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 									}
 								}
 							}
@@ -94,9 +94,9 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 									for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
 										{
 											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := ((ic+ir+1)*K+pc)-aoff_, ((ic+ir)*K+pc+1)-aoff_
-											ldb_ := ((pc+1)*N + jc + jr) - boff_
-											sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+											ars_, acs_ := K, 1
+											ldb_ := N
+											sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 										}
 									}
 								}
@@ -117,12 +117,12 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := pc*N + jc + pj
-								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= (int32(sgemm_accSlot.RowBlocks) * int32(sgemm_accSlot.MC)) {
+					if int32(M) >= int32(sgemm_accSlot.RowBlocks)*int32(sgemm_accSlot.MC) {
 						if cost_ := (min(sgemm_accSlot.NC, N-jc)+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*((min(sgemm_accSlot.MC, M)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemm_accSlot.MC, cost_) {
 							packA := rt.Scratch32(min(sgemm_accSlot.MC, (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*sgemm_accSlot.MR) * min(sgemm_accSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)
@@ -135,14 +135,14 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
 								for jr := 0; jr < min(sgemm_accSlot.NC, N-jc); jr += sgemm_accSlot.NR {
 									for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
-										sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+										sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 									}
 								}
 							}
@@ -158,12 +158,12 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 											pi := p0_
 											b_ := (ic+pi)*K + pc
-											packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+											packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(sgemm_accSlot.NC, N-jc); jr += sgemm_accSlot.NR {
 										for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
-											sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+											sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 										}
 									}
 								}
@@ -181,7 +181,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 										pi := p0_
 										b_ := (ic+pi)*K + pc
-										packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+										packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -189,7 +189,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							if cost_ := (min(sgemm_accSlot.MC, M-ic)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_) {
 								for jr := 0; jr < min(sgemm_accSlot.NC, N-jc); jr += sgemm_accSlot.NR {
 									for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
-										sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+										sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 									}
 								}
 							} else {
@@ -197,7 +197,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 								rt.ParallelFor(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
 										for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
-											sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), sel((int32(pc) == int32(0)), float32(1), float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_accSlot.KC))), int32(0), int32(0))))
+											sgemm_accSlot.Micro(min(sgemm_accSlot.KC, K-pc), packA[ir*min(sgemm_accSlot.KC, K-pc):], packB[jr*min(sgemm_accSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
 										}
 									}
 								})

@@ -49,7 +49,7 @@ func SgemmNt(M, K, N int, A []float32, B []float32, C []float32, alpha float32, 
 func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
 	packB := rt.Scratch32(min(sgemm_ntSlot.NC, (N+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*sgemm_ntSlot.NR) * min(sgemm_ntSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = ((alpha * sum(k: (A[i, k] * B[j, k]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[i, k] * B[j, k]) + beta * C[i, j]
 	for jc := 0; jc < N; jc += sgemm_ntSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += sgemm_ntSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -60,12 +60,12 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						pj := p0_
 						b_ := (jc+pj)*K + pc
-						packD32(dst_, B[min(b_, len(B)):], ((jc+pj+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+						packD32(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= (int32(sgemm_ntSlot.RowBlocks) * int32(sgemm_ntSlot.MC)) {
+			if int32(M) >= int32(sgemm_ntSlot.RowBlocks)*int32(sgemm_ntSlot.MC) {
 				if cost_ := (min(sgemm_ntSlot.NC, N-jc)+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*((min(sgemm_ntSlot.MC, M)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(sgemm_ntSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemm_ntSlot.MC, cost_) {
 					packA := rt.Scratch32(min(sgemm_ntSlot.MC, (M+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*sgemm_ntSlot.MR) * min(sgemm_ntSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)
@@ -78,14 +78,14 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
 						for jr := 0; jr < min(sgemm_ntSlot.NC, N-jc); jr += sgemm_ntSlot.NR {
 							for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {
-								sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_ntSlot.KC))), int32(0), int32(0))))
+								sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					}
@@ -101,12 +101,12 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 									pi := p0_
 									b_ := (ic+pi)*K + pc
-									packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+									packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(sgemm_ntSlot.NC, N-jc); jr += sgemm_ntSlot.NR {
 								for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {
-									sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_ntSlot.KC))), int32(0), int32(0))))
+									sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						}
@@ -124,7 +124,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 								pi := p0_
 								b_ := (ic+pi)*K + pc
-								packD32(dst_, A[min(b_, len(A)):], ((ic+pi+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+								packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -132,7 +132,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 					if cost_ := (min(sgemm_ntSlot.MC, M-ic)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(sgemm_ntSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_ntSlot.NC, N-jc), sgemm_ntSlot.NR, cost_) {
 						for jr := 0; jr < min(sgemm_ntSlot.NC, N-jc); jr += sgemm_ntSlot.NR {
 							for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {
-								sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_ntSlot.KC))), int32(0), int32(0))))
+								sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -140,7 +140,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 						rt.ParallelFor(0, min(sgemm_ntSlot.NC, N-jc), sgemm_ntSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemm_ntSlot.NR {
 								for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {
-									sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_ntSlot.KC))), int32(0), int32(0))))
+									sgemm_ntSlot.Micro(min(sgemm_ntSlot.KC, K-pc), packA[ir*min(sgemm_ntSlot.KC, K-pc):], packB[jr*min(sgemm_ntSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						})

@@ -47,15 +47,15 @@ func SgemmTn(K, M, N int, A []float32, B []float32, C []float32, alpha float32, 
 }
 
 func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
-	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[k, j]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]
 	if float64(M) <= float64(sgemm_tnSlot.RowsMax) {
 		if cost_ := M*sgemm_tnSlot.RowsNB*K + 1; rt.Inline(0, N, sgemm_tnSlot.RowsNB, cost_) {
 			for jb := 0; jb < N; jb += sgemm_tnSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
-					ars_, acs_ := (1)-aoff_, (M)-aoff_
-					ldb_ := (N + jb) - boff_
-					sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_tnSlot.RowsNB, N-jb), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+					ars_, acs_ := 1, M
+					ldb_ := N
+					sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
@@ -64,15 +64,15 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 				for jb := lo_; jb < hi_; jb += sgemm_tnSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
-						ars_, acs_ := (1)-aoff_, (M)-aoff_
-						ldb_ := (N + jb) - boff_
-						sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_tnSlot.RowsNB, N-jb), alpha, sel((int32(0) == int32(0)), beta, float32(1)), nil, int(sel((int32(K) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+						ars_, acs_ := 1, M
+						ldb_ := N
+						sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})
 		}
 	} else {
-		if ((float64(M) * float64(N)) * float64(K)) <= float64(sgemm_tnSlot.SmallWork) {
+		if float64(M)*float64(N)*float64(K) <= float64(sgemm_tnSlot.SmallWork) {
 			for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
 					for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
@@ -81,9 +81,9 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 								for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
 									{
 										aoff_, boff_ := pc*M+ic+ir, pc*N+jc+jr
-										ars_, acs_ := (pc*M+ic+ir+1)-aoff_, ((pc+1)*M+ic+ir)-aoff_
-										ldb_ := ((pc+1)*N + jc + jr) - boff_
-										sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+										ars_, acs_ := 1, M
+										ldb_ := N
+										sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 									}
 								}
 							}
@@ -94,9 +94,9 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 									for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
 										{
 											aoff_, boff_ := pc*M+ic+ir, pc*N+jc+jr
-											ars_, acs_ := (pc*M+ic+ir+1)-aoff_, ((pc+1)*M+ic+ir)-aoff_
-											ldb_ := ((pc+1)*N + jc + jr) - boff_
-											sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+											ars_, acs_ := 1, M
+											ldb_ := N
+											sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 										}
 									}
 								}
@@ -117,12 +117,12 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pj := p0_
 								b_ := pc*N + jc + pj
-								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], ((pc+1)*N+jc+pj)-b_, e_-p0_, panel_, depth_)
+								packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= (int32(sgemm_tnSlot.RowBlocks) * int32(sgemm_tnSlot.MC)) {
+					if int32(M) >= int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.MC) {
 						if cost_ := (min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(sgemm_tnSlot.MC, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemm_tnSlot.MC, cost_) {
 							packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)
@@ -134,14 +134,14 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 										for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 											pi := p0_
 											b_ := pc*M + ic + pi
-											packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+											packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 										}
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
 								for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
 									for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
-										sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+										sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 									}
 								}
 							}
@@ -156,12 +156,12 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 										for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 											pi := p0_
 											b_ := pc*M + ic + pi
-											packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+											packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 										}
 									}
 									for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
 										for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
-											sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+											sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 										}
 									}
 								}
@@ -178,7 +178,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 										pi := p0_
 										b_ := pc*M + ic + pi
-										packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+										packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 									}
 								}
 								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -186,7 +186,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 							if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
 								for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
 									for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
-										sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+										sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 									}
 								}
 							} else {
@@ -194,7 +194,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 								rt.ParallelFor(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
 									for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
 										for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
-											sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_tnSlot.KC))), int32(0), int32(0))))
+											sgemm_tnSlot.Micro(min(sgemm_tnSlot.KC, K-pc), packA[ir*min(sgemm_tnSlot.KC, K-pc):], packB[jr*min(sgemm_tnSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 										}
 									}
 								})

@@ -49,7 +49,7 @@ func SgemmTt(K, M, N int, A []float32, B []float32, C []float32, alpha float32, 
 func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
 	packB := rt.Scratch32(min(sgemm_ttSlot.NC, (N+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*sgemm_ttSlot.NR) * min(sgemm_ttSlot.KC, max(K, 1)))
 	defer rt.Release32(packB)
-	// C[i, j] = ((alpha * sum(k: (A[k, i] * B[j, k]))) + (beta * C[i, j]))
+	// C[i, j] = alpha * sum(k: A[k, i] * B[j, k]) + beta * C[i, j]
 	for jc := 0; jc < N; jc += sgemm_ttSlot.NC {
 		for pc := 0; pc < max(K, 1); pc += sgemm_ttSlot.KC {
 			K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -60,12 +60,12 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 						pj := p0_
 						b_ := (jc+pj)*K + pc
-						packD32(dst_, B[min(b_, len(B)):], ((jc+pj+1)*K+pc)-b_, min(panel_, n_-p0_), panel_, depth_)
+						packD32(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
 					}
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= (int32(sgemm_ttSlot.RowBlocks) * int32(sgemm_ttSlot.MC)) {
+			if int32(M) >= int32(sgemm_ttSlot.RowBlocks)*int32(sgemm_ttSlot.MC) {
 				if cost_ := (min(sgemm_ttSlot.NC, N-jc)+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*((min(sgemm_ttSlot.MC, M)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(sgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemm_ttSlot.MC, cost_) {
 					packA := rt.Scratch32(min(sgemm_ttSlot.MC, (M+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*sgemm_ttSlot.MR) * min(sgemm_ttSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)
@@ -77,14 +77,14 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := pc*M + ic + pi
-									packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+									packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 								}
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
 						for jr := 0; jr < min(sgemm_ttSlot.NC, N-jc); jr += sgemm_ttSlot.NR {
 							for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {
-								sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_ttSlot.KC))), int32(0), int32(0))))
+								sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					}
@@ -99,12 +99,12 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 								for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
 									pi := p0_
 									b_ := pc*M + ic + pi
-									packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+									packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 								}
 							}
 							for jr := 0; jr < min(sgemm_ttSlot.NC, N-jc); jr += sgemm_ttSlot.NR {
 								for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {
-									sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_ttSlot.KC))), int32(0), int32(0))))
+									sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						}
@@ -121,7 +121,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
 								pi := p0_
 								b_ := pc*M + ic + pi
-								packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], ((pc+1)*M+ic+pi)-b_, e_-p0_, panel_, depth_)
+								packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 							}
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
@@ -129,7 +129,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 					if cost_ := (min(sgemm_ttSlot.MC, M-ic)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(sgemm_ttSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_ttSlot.NC, N-jc), sgemm_ttSlot.NR, cost_) {
 						for jr := 0; jr < min(sgemm_ttSlot.NC, N-jc); jr += sgemm_ttSlot.NR {
 							for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {
-								sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_ttSlot.KC))), int32(0), int32(0))))
+								sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					} else {
@@ -137,7 +137,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						rt.ParallelFor(0, min(sgemm_ttSlot.NC, N-jc), sgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
 							for jr := lo_; jr < hi_; jr += sgemm_ttSlot.NR {
 								for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {
-									sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel((int32(pc) == int32(0)), beta, float32(1)), nil, int(sel((int32(pc) >= (int32(K)-int32(sgemm_ttSlot.KC))), int32(0), int32(0))))
+									sgemm_ttSlot.Micro(min(sgemm_ttSlot.KC, K-pc), packA[ir*min(sgemm_ttSlot.KC, K-pc):], packB[jr*min(sgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
 						})

@@ -40,9 +40,9 @@ func Sgemv(M, N int, A []float32, x []float32, y []float32, alpha float32, beta 
 }
 
 func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, beta float32) {
-	// y[i] = ((alpha * sum(j: (A[i, j] * x[j]))) + (beta * y[i]))
+	// y[i] = alpha * sum(j: A[i, j] * x[j]) + beta * y[i]
 	if cost_ := N - N/4*3 + 1; rt.Inline(0, M, 1, cost_) {
-		for i := 0; i < M; i += 1 {
+		for i := 0; i < M; i++ {
 			acc := float32(0)
 			accv := float32(0)
 			accv2 := float32(0)
@@ -56,26 +56,26 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 					}
 				}
 				for ; j < N/4*4; j += 4 {
-					accv = (accv + (A[i*N+j] * x[j]))
-					accv2 = (accv2 + (A[i*N+j+1] * x[j+1]))
-					accv3 = (accv3 + (A[i*N+j+2] * x[j+2]))
-					accv4 = (accv4 + (A[i*N+j+3] * x[j+3]))
+					accv += A[i*N+j] * x[j]
+					accv2 += A[i*N+j+1] * x[j+1]
+					accv3 += A[i*N+j+2] * x[j+2]
+					accv4 += A[i*N+j+3] * x[j+3]
 				}
 			}
-			acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-			for jr := N / 4 * 4; jr < N; jr += 1 {
-				acc = (acc + (A[i*N+jr] * x[jr]))
+			acc += accv + accv2 + (accv3 + accv4)
+			for jr := N / 4 * 4; jr < N; jr++ {
+				acc += A[i*N+jr] * x[jr]
 			}
 			if beta == float32(0) {
-				y[i] = (alpha * acc)
+				y[i] = alpha * acc
 			} else {
-				y[i] = ((alpha * acc) + (beta * y[i]))
+				y[i] = alpha*acc + beta*y[i]
 			}
 		}
 	} else {
 		M, N, A, x, y, alpha, beta := M, N, A, x, y, alpha, beta
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
-			for i := lo_; i < hi_; i += 1 {
+			for i := lo_; i < hi_; i++ {
 				acc := float32(0)
 				accv := float32(0)
 				accv2 := float32(0)
@@ -89,20 +89,20 @@ func sgemvImpl(M, N int, A []float32, x []float32, y []float32, alpha float32, b
 						}
 					}
 					for ; j < N/4*4; j += 4 {
-						accv = (accv + (A[i*N+j] * x[j]))
-						accv2 = (accv2 + (A[i*N+j+1] * x[j+1]))
-						accv3 = (accv3 + (A[i*N+j+2] * x[j+2]))
-						accv4 = (accv4 + (A[i*N+j+3] * x[j+3]))
+						accv += A[i*N+j] * x[j]
+						accv2 += A[i*N+j+1] * x[j+1]
+						accv3 += A[i*N+j+2] * x[j+2]
+						accv4 += A[i*N+j+3] * x[j+3]
 					}
 				}
-				acc = (acc + ((accv + accv2) + (accv3 + accv4)))
-				for jr := N / 4 * 4; jr < N; jr += 1 {
-					acc = (acc + (A[i*N+jr] * x[jr]))
+				acc += accv + accv2 + (accv3 + accv4)
+				for jr := N / 4 * 4; jr < N; jr++ {
+					acc += A[i*N+jr] * x[jr]
 				}
 				if beta == float32(0) {
-					y[i] = (alpha * acc)
+					y[i] = alpha * acc
 				} else {
-					y[i] = ((alpha * acc) + (beta * y[i]))
+					y[i] = alpha*acc + beta*y[i]
 				}
 			}
 		})

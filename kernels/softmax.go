@@ -48,12 +48,12 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 	defer rt.Release32(m)
 	s := rt.Scratch32(M)
 	defer rt.Release32(s)
-	// m[i] = max(j: X[i, j])
-	// Y[i, j] = exp((X[i, j] - m[i]))
-	// s[i] = sum(j: Y[i, j])
-	// Y[i, j] = (Y[i, j] / s[i])
-	if cost_ := N*4 - N/4*12 + 1; rt.Inline(0, M, 1, cost_) {
-		for i := 0; i < M; i += 1 {
+	// let m[i] = max(j: X[i, j])
+	// Y[i, j] = exp(X[i, j] - m[i])
+	// let s[i] = sum(j: Y[i, j])
+	// Y[i, j] = Y[i, j] / s[i]
+	if cost_ := 4*N - N/4*12 + 1; rt.Inline(0, M, 1, cost_) {
+		for i := 0; i < M; i++ {
 			acc := float32(math.Inf(-1))
 			accv := float32(math.Inf(-1))
 			accv2 := float32(math.Inf(-1))
@@ -74,7 +74,7 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 				}
 			}
 			acc = max32(acc, max32(max32(accv, accv2), max32(accv3, accv4)))
-			for jr := N / 4 * 4; jr < N; jr += 1 {
+			for jr := N / 4 * 4; jr < N; jr++ {
 				acc = max32(acc, X[i*N+jr])
 			}
 			m[i] = acc
@@ -84,14 +84,14 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 					j = vloop_softmax_1(j, N/4*4, X, i*N+j, Y, i*N+j, m[i])
 				}
 				for ; j < N/4*4; j += 4 {
-					Y[i*N+j] = float32(math.Exp(float64((X[i*N+j] - m[i]))))
-					Y[i*N+j+1] = float32(math.Exp(float64((X[i*N+j+1] - m[i]))))
-					Y[i*N+j+2] = float32(math.Exp(float64((X[i*N+j+2] - m[i]))))
-					Y[i*N+j+3] = float32(math.Exp(float64((X[i*N+j+3] - m[i]))))
+					Y[i*N+j] = float32(math.Exp(float64(X[i*N+j] - m[i])))
+					Y[i*N+j+1] = float32(math.Exp(float64(X[i*N+j+1] - m[i])))
+					Y[i*N+j+2] = float32(math.Exp(float64(X[i*N+j+2] - m[i])))
+					Y[i*N+j+3] = float32(math.Exp(float64(X[i*N+j+3] - m[i])))
 				}
 			}
-			for jr2 := N / 4 * 4; jr2 < N; jr2 += 1 {
-				Y[i*N+jr2] = float32(math.Exp(float64((X[i*N+jr2] - m[i]))))
+			for jr2 := N / 4 * 4; jr2 < N; jr2++ {
+				Y[i*N+jr2] = float32(math.Exp(float64(X[i*N+jr2] - m[i])))
 			}
 			acc2 := float32(0)
 			acc2v := float32(0)
@@ -106,15 +106,15 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 					}
 				}
 				for ; j < N/4*4; j += 4 {
-					acc2v = (acc2v + Y[i*N+j])
-					acc2v2 = (acc2v2 + Y[i*N+j+1])
-					acc2v3 = (acc2v3 + Y[i*N+j+2])
-					acc2v4 = (acc2v4 + Y[i*N+j+3])
+					acc2v += Y[i*N+j]
+					acc2v2 += Y[i*N+j+1]
+					acc2v3 += Y[i*N+j+2]
+					acc2v4 += Y[i*N+j+3]
 				}
 			}
-			acc2 = (acc2 + ((acc2v + acc2v2) + (acc2v3 + acc2v4)))
-			for jr3 := N / 4 * 4; jr3 < N; jr3 += 1 {
-				acc2 = (acc2 + Y[i*N+jr3])
+			acc2 += acc2v + acc2v2 + (acc2v3 + acc2v4)
+			for jr3 := N / 4 * 4; jr3 < N; jr3++ {
+				acc2 += Y[i*N+jr3]
 			}
 			s[i] = acc2
 			{
@@ -123,20 +123,20 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 					j = vloop_softmax_3(j, N/4*4, Y, i*N+j, s[i])
 				}
 				for ; j < N/4*4; j += 4 {
-					Y[i*N+j] = (Y[i*N+j] / s[i])
-					Y[i*N+j+1] = (Y[i*N+j+1] / s[i])
-					Y[i*N+j+2] = (Y[i*N+j+2] / s[i])
-					Y[i*N+j+3] = (Y[i*N+j+3] / s[i])
+					Y[i*N+j] /= s[i]
+					Y[i*N+j+1] /= s[i]
+					Y[i*N+j+2] /= s[i]
+					Y[i*N+j+3] /= s[i]
 				}
 			}
-			for jr4 := N / 4 * 4; jr4 < N; jr4 += 1 {
-				Y[i*N+jr4] = (Y[i*N+jr4] / s[i])
+			for jr4 := N / 4 * 4; jr4 < N; jr4++ {
+				Y[i*N+jr4] /= s[i]
 			}
 		}
 	} else {
 		M, N, X, Y, m, s := M, N, X, Y, m, s
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
-			for i := lo_; i < hi_; i += 1 {
+			for i := lo_; i < hi_; i++ {
 				acc := float32(math.Inf(-1))
 				accv := float32(math.Inf(-1))
 				accv2 := float32(math.Inf(-1))
@@ -157,7 +157,7 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 					}
 				}
 				acc = max32(acc, max32(max32(accv, accv2), max32(accv3, accv4)))
-				for jr := N / 4 * 4; jr < N; jr += 1 {
+				for jr := N / 4 * 4; jr < N; jr++ {
 					acc = max32(acc, X[i*N+jr])
 				}
 				m[i] = acc
@@ -167,14 +167,14 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 						j = vloop_softmax_1(j, N/4*4, X, i*N+j, Y, i*N+j, m[i])
 					}
 					for ; j < N/4*4; j += 4 {
-						Y[i*N+j] = float32(math.Exp(float64((X[i*N+j] - m[i]))))
-						Y[i*N+j+1] = float32(math.Exp(float64((X[i*N+j+1] - m[i]))))
-						Y[i*N+j+2] = float32(math.Exp(float64((X[i*N+j+2] - m[i]))))
-						Y[i*N+j+3] = float32(math.Exp(float64((X[i*N+j+3] - m[i]))))
+						Y[i*N+j] = float32(math.Exp(float64(X[i*N+j] - m[i])))
+						Y[i*N+j+1] = float32(math.Exp(float64(X[i*N+j+1] - m[i])))
+						Y[i*N+j+2] = float32(math.Exp(float64(X[i*N+j+2] - m[i])))
+						Y[i*N+j+3] = float32(math.Exp(float64(X[i*N+j+3] - m[i])))
 					}
 				}
-				for jr2 := N / 4 * 4; jr2 < N; jr2 += 1 {
-					Y[i*N+jr2] = float32(math.Exp(float64((X[i*N+jr2] - m[i]))))
+				for jr2 := N / 4 * 4; jr2 < N; jr2++ {
+					Y[i*N+jr2] = float32(math.Exp(float64(X[i*N+jr2] - m[i])))
 				}
 				acc2 := float32(0)
 				acc2v := float32(0)
@@ -189,15 +189,15 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 						}
 					}
 					for ; j < N/4*4; j += 4 {
-						acc2v = (acc2v + Y[i*N+j])
-						acc2v2 = (acc2v2 + Y[i*N+j+1])
-						acc2v3 = (acc2v3 + Y[i*N+j+2])
-						acc2v4 = (acc2v4 + Y[i*N+j+3])
+						acc2v += Y[i*N+j]
+						acc2v2 += Y[i*N+j+1]
+						acc2v3 += Y[i*N+j+2]
+						acc2v4 += Y[i*N+j+3]
 					}
 				}
-				acc2 = (acc2 + ((acc2v + acc2v2) + (acc2v3 + acc2v4)))
-				for jr3 := N / 4 * 4; jr3 < N; jr3 += 1 {
-					acc2 = (acc2 + Y[i*N+jr3])
+				acc2 += acc2v + acc2v2 + (acc2v3 + acc2v4)
+				for jr3 := N / 4 * 4; jr3 < N; jr3++ {
+					acc2 += Y[i*N+jr3]
 				}
 				s[i] = acc2
 				{
@@ -206,14 +206,14 @@ func softmaxImpl(M, N int, X []float32, Y []float32) {
 						j = vloop_softmax_3(j, N/4*4, Y, i*N+j, s[i])
 					}
 					for ; j < N/4*4; j += 4 {
-						Y[i*N+j] = (Y[i*N+j] / s[i])
-						Y[i*N+j+1] = (Y[i*N+j+1] / s[i])
-						Y[i*N+j+2] = (Y[i*N+j+2] / s[i])
-						Y[i*N+j+3] = (Y[i*N+j+3] / s[i])
+						Y[i*N+j] /= s[i]
+						Y[i*N+j+1] /= s[i]
+						Y[i*N+j+2] /= s[i]
+						Y[i*N+j+3] /= s[i]
 					}
 				}
-				for jr4 := N / 4 * 4; jr4 < N; jr4 += 1 {
-					Y[i*N+jr4] = (Y[i*N+jr4] / s[i])
+				for jr4 := N / 4 * 4; jr4 < N; jr4++ {
+					Y[i*N+jr4] /= s[i]
 				}
 			}
 		})

@@ -42,7 +42,7 @@ func SumMid(M, N, K int, A []float32, O []float32) error {
 func sum_midImpl(M, N, K int, A []float32, O []float32) {
 	// O[i, k] = sum(j: A[i, j, k])
 	if cost_ := (K+2047)/2048*(min(K, 2048)+N/8*(min(K, 2048)-min(K, 2048)/4*3+1)+(N-N/8*8)*(min(K, 2048)-min(K, 2048)/4*3+1)-min(K, 2048)/4*3+1) + 1; rt.Inline(0, M, 1, cost_) {
-		for i := 0; i < M; i += 1 {
+		for i := 0; i < M; i++ {
 			for k := 0; k < K; k += 2048 {
 				{
 					k2 := k
@@ -56,7 +56,7 @@ func sum_midImpl(M, N, K int, A []float32, O []float32) {
 						O[i*K+k2+3] = float32(0)
 					}
 				}
-				for k2r := k + (min(k+2048, K)-k)/4*4; k2r < min(k+2048, K); k2r += 1 {
+				for k2r := k + (min(k+2048, K)-k)/4*4; k2r < min(k+2048, K); k2r++ {
 					O[i*K+k2r] = float32(0)
 				}
 				for j := 0; j < N/8*8; j += 8 {
@@ -66,31 +66,31 @@ func sum_midImpl(M, N, K int, A []float32, O []float32) {
 							k2 = vloop_sum_mid_1(k2, k+(min(k+2048, K)-k)/4*4, O, i*K+k2, A, (i*N+j)*K+k2, A, (i*N+j+1)*K+k2, A, (i*N+j+2)*K+k2, A, (i*N+j+3)*K+k2, A, (i*N+j+4)*K+k2, A, (i*N+j+5)*K+k2, A, (i*N+j+6)*K+k2, A, (i*N+j+7)*K+k2)
 						}
 						for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
-							O[i*K+k2] = ((((((((O[i*K+k2] + A[(i*N+j)*K+k2]) + A[(i*N+j+1)*K+k2]) + A[(i*N+j+2)*K+k2]) + A[(i*N+j+3)*K+k2]) + A[(i*N+j+4)*K+k2]) + A[(i*N+j+5)*K+k2]) + A[(i*N+j+6)*K+k2]) + A[(i*N+j+7)*K+k2])
-							O[i*K+k2+1] = ((((((((O[i*K+k2+1] + A[(i*N+j)*K+k2+1]) + A[(i*N+j+1)*K+k2+1]) + A[(i*N+j+2)*K+k2+1]) + A[(i*N+j+3)*K+k2+1]) + A[(i*N+j+4)*K+k2+1]) + A[(i*N+j+5)*K+k2+1]) + A[(i*N+j+6)*K+k2+1]) + A[(i*N+j+7)*K+k2+1])
-							O[i*K+k2+2] = ((((((((O[i*K+k2+2] + A[(i*N+j)*K+k2+2]) + A[(i*N+j+1)*K+k2+2]) + A[(i*N+j+2)*K+k2+2]) + A[(i*N+j+3)*K+k2+2]) + A[(i*N+j+4)*K+k2+2]) + A[(i*N+j+5)*K+k2+2]) + A[(i*N+j+6)*K+k2+2]) + A[(i*N+j+7)*K+k2+2])
-							O[i*K+k2+3] = ((((((((O[i*K+k2+3] + A[(i*N+j)*K+k2+3]) + A[(i*N+j+1)*K+k2+3]) + A[(i*N+j+2)*K+k2+3]) + A[(i*N+j+3)*K+k2+3]) + A[(i*N+j+4)*K+k2+3]) + A[(i*N+j+5)*K+k2+3]) + A[(i*N+j+6)*K+k2+3]) + A[(i*N+j+7)*K+k2+3])
+							O[i*K+k2] = O[i*K+k2] + A[(i*N+j)*K+k2] + A[(i*N+j+1)*K+k2] + A[(i*N+j+2)*K+k2] + A[(i*N+j+3)*K+k2] + A[(i*N+j+4)*K+k2] + A[(i*N+j+5)*K+k2] + A[(i*N+j+6)*K+k2] + A[(i*N+j+7)*K+k2]
+							O[i*K+k2+1] = O[i*K+k2+1] + A[(i*N+j)*K+k2+1] + A[(i*N+j+1)*K+k2+1] + A[(i*N+j+2)*K+k2+1] + A[(i*N+j+3)*K+k2+1] + A[(i*N+j+4)*K+k2+1] + A[(i*N+j+5)*K+k2+1] + A[(i*N+j+6)*K+k2+1] + A[(i*N+j+7)*K+k2+1]
+							O[i*K+k2+2] = O[i*K+k2+2] + A[(i*N+j)*K+k2+2] + A[(i*N+j+1)*K+k2+2] + A[(i*N+j+2)*K+k2+2] + A[(i*N+j+3)*K+k2+2] + A[(i*N+j+4)*K+k2+2] + A[(i*N+j+5)*K+k2+2] + A[(i*N+j+6)*K+k2+2] + A[(i*N+j+7)*K+k2+2]
+							O[i*K+k2+3] = O[i*K+k2+3] + A[(i*N+j)*K+k2+3] + A[(i*N+j+1)*K+k2+3] + A[(i*N+j+2)*K+k2+3] + A[(i*N+j+3)*K+k2+3] + A[(i*N+j+4)*K+k2+3] + A[(i*N+j+5)*K+k2+3] + A[(i*N+j+6)*K+k2+3] + A[(i*N+j+7)*K+k2+3]
 						}
 					}
-					for k2r2 := k + (min(k+2048, K)-k)/4*4; k2r2 < min(k+2048, K); k2r2 += 1 {
-						O[i*K+k2r2] = ((((((((O[i*K+k2r2] + A[(i*N+j)*K+k2r2]) + A[(i*N+j+1)*K+k2r2]) + A[(i*N+j+2)*K+k2r2]) + A[(i*N+j+3)*K+k2r2]) + A[(i*N+j+4)*K+k2r2]) + A[(i*N+j+5)*K+k2r2]) + A[(i*N+j+6)*K+k2r2]) + A[(i*N+j+7)*K+k2r2])
+					for k2r2 := k + (min(k+2048, K)-k)/4*4; k2r2 < min(k+2048, K); k2r2++ {
+						O[i*K+k2r2] = O[i*K+k2r2] + A[(i*N+j)*K+k2r2] + A[(i*N+j+1)*K+k2r2] + A[(i*N+j+2)*K+k2r2] + A[(i*N+j+3)*K+k2r2] + A[(i*N+j+4)*K+k2r2] + A[(i*N+j+5)*K+k2r2] + A[(i*N+j+6)*K+k2r2] + A[(i*N+j+7)*K+k2r2]
 					}
 				}
-				for jr := N / 8 * 8; jr < N; jr += 1 {
+				for jr := N / 8 * 8; jr < N; jr++ {
 					{
 						k2 := k
 						if vloop_sum_mid_2 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
 							k2 = vloop_sum_mid_2(k2, k+(min(k+2048, K)-k)/4*4, O, i*K+k2, A, (i*N+jr)*K+k2)
 						}
 						for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
-							O[i*K+k2] = (O[i*K+k2] + A[(i*N+jr)*K+k2])
-							O[i*K+k2+1] = (O[i*K+k2+1] + A[(i*N+jr)*K+k2+1])
-							O[i*K+k2+2] = (O[i*K+k2+2] + A[(i*N+jr)*K+k2+2])
-							O[i*K+k2+3] = (O[i*K+k2+3] + A[(i*N+jr)*K+k2+3])
+							O[i*K+k2] += A[(i*N+jr)*K+k2]
+							O[i*K+k2+1] += A[(i*N+jr)*K+k2+1]
+							O[i*K+k2+2] += A[(i*N+jr)*K+k2+2]
+							O[i*K+k2+3] += A[(i*N+jr)*K+k2+3]
 						}
 					}
-					for k2r3 := k + (min(k+2048, K)-k)/4*4; k2r3 < min(k+2048, K); k2r3 += 1 {
-						O[i*K+k2r3] = (O[i*K+k2r3] + A[(i*N+jr)*K+k2r3])
+					for k2r3 := k + (min(k+2048, K)-k)/4*4; k2r3 < min(k+2048, K); k2r3++ {
+						O[i*K+k2r3] += A[(i*N+jr)*K+k2r3]
 					}
 				}
 			}
@@ -98,7 +98,7 @@ func sum_midImpl(M, N, K int, A []float32, O []float32) {
 	} else {
 		M, N, K, A, O := M, N, K, A, O
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
-			for i := lo_; i < hi_; i += 1 {
+			for i := lo_; i < hi_; i++ {
 				for k := 0; k < K; k += 2048 {
 					{
 						k2 := k
@@ -112,7 +112,7 @@ func sum_midImpl(M, N, K int, A []float32, O []float32) {
 							O[i*K+k2+3] = float32(0)
 						}
 					}
-					for k2r := k + (min(k+2048, K)-k)/4*4; k2r < min(k+2048, K); k2r += 1 {
+					for k2r := k + (min(k+2048, K)-k)/4*4; k2r < min(k+2048, K); k2r++ {
 						O[i*K+k2r] = float32(0)
 					}
 					for j := 0; j < N/8*8; j += 8 {
@@ -122,31 +122,31 @@ func sum_midImpl(M, N, K int, A []float32, O []float32) {
 								k2 = vloop_sum_mid_1(k2, k+(min(k+2048, K)-k)/4*4, O, i*K+k2, A, (i*N+j)*K+k2, A, (i*N+j+1)*K+k2, A, (i*N+j+2)*K+k2, A, (i*N+j+3)*K+k2, A, (i*N+j+4)*K+k2, A, (i*N+j+5)*K+k2, A, (i*N+j+6)*K+k2, A, (i*N+j+7)*K+k2)
 							}
 							for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
-								O[i*K+k2] = ((((((((O[i*K+k2] + A[(i*N+j)*K+k2]) + A[(i*N+j+1)*K+k2]) + A[(i*N+j+2)*K+k2]) + A[(i*N+j+3)*K+k2]) + A[(i*N+j+4)*K+k2]) + A[(i*N+j+5)*K+k2]) + A[(i*N+j+6)*K+k2]) + A[(i*N+j+7)*K+k2])
-								O[i*K+k2+1] = ((((((((O[i*K+k2+1] + A[(i*N+j)*K+k2+1]) + A[(i*N+j+1)*K+k2+1]) + A[(i*N+j+2)*K+k2+1]) + A[(i*N+j+3)*K+k2+1]) + A[(i*N+j+4)*K+k2+1]) + A[(i*N+j+5)*K+k2+1]) + A[(i*N+j+6)*K+k2+1]) + A[(i*N+j+7)*K+k2+1])
-								O[i*K+k2+2] = ((((((((O[i*K+k2+2] + A[(i*N+j)*K+k2+2]) + A[(i*N+j+1)*K+k2+2]) + A[(i*N+j+2)*K+k2+2]) + A[(i*N+j+3)*K+k2+2]) + A[(i*N+j+4)*K+k2+2]) + A[(i*N+j+5)*K+k2+2]) + A[(i*N+j+6)*K+k2+2]) + A[(i*N+j+7)*K+k2+2])
-								O[i*K+k2+3] = ((((((((O[i*K+k2+3] + A[(i*N+j)*K+k2+3]) + A[(i*N+j+1)*K+k2+3]) + A[(i*N+j+2)*K+k2+3]) + A[(i*N+j+3)*K+k2+3]) + A[(i*N+j+4)*K+k2+3]) + A[(i*N+j+5)*K+k2+3]) + A[(i*N+j+6)*K+k2+3]) + A[(i*N+j+7)*K+k2+3])
+								O[i*K+k2] = O[i*K+k2] + A[(i*N+j)*K+k2] + A[(i*N+j+1)*K+k2] + A[(i*N+j+2)*K+k2] + A[(i*N+j+3)*K+k2] + A[(i*N+j+4)*K+k2] + A[(i*N+j+5)*K+k2] + A[(i*N+j+6)*K+k2] + A[(i*N+j+7)*K+k2]
+								O[i*K+k2+1] = O[i*K+k2+1] + A[(i*N+j)*K+k2+1] + A[(i*N+j+1)*K+k2+1] + A[(i*N+j+2)*K+k2+1] + A[(i*N+j+3)*K+k2+1] + A[(i*N+j+4)*K+k2+1] + A[(i*N+j+5)*K+k2+1] + A[(i*N+j+6)*K+k2+1] + A[(i*N+j+7)*K+k2+1]
+								O[i*K+k2+2] = O[i*K+k2+2] + A[(i*N+j)*K+k2+2] + A[(i*N+j+1)*K+k2+2] + A[(i*N+j+2)*K+k2+2] + A[(i*N+j+3)*K+k2+2] + A[(i*N+j+4)*K+k2+2] + A[(i*N+j+5)*K+k2+2] + A[(i*N+j+6)*K+k2+2] + A[(i*N+j+7)*K+k2+2]
+								O[i*K+k2+3] = O[i*K+k2+3] + A[(i*N+j)*K+k2+3] + A[(i*N+j+1)*K+k2+3] + A[(i*N+j+2)*K+k2+3] + A[(i*N+j+3)*K+k2+3] + A[(i*N+j+4)*K+k2+3] + A[(i*N+j+5)*K+k2+3] + A[(i*N+j+6)*K+k2+3] + A[(i*N+j+7)*K+k2+3]
 							}
 						}
-						for k2r2 := k + (min(k+2048, K)-k)/4*4; k2r2 < min(k+2048, K); k2r2 += 1 {
-							O[i*K+k2r2] = ((((((((O[i*K+k2r2] + A[(i*N+j)*K+k2r2]) + A[(i*N+j+1)*K+k2r2]) + A[(i*N+j+2)*K+k2r2]) + A[(i*N+j+3)*K+k2r2]) + A[(i*N+j+4)*K+k2r2]) + A[(i*N+j+5)*K+k2r2]) + A[(i*N+j+6)*K+k2r2]) + A[(i*N+j+7)*K+k2r2])
+						for k2r2 := k + (min(k+2048, K)-k)/4*4; k2r2 < min(k+2048, K); k2r2++ {
+							O[i*K+k2r2] = O[i*K+k2r2] + A[(i*N+j)*K+k2r2] + A[(i*N+j+1)*K+k2r2] + A[(i*N+j+2)*K+k2r2] + A[(i*N+j+3)*K+k2r2] + A[(i*N+j+4)*K+k2r2] + A[(i*N+j+5)*K+k2r2] + A[(i*N+j+6)*K+k2r2] + A[(i*N+j+7)*K+k2r2]
 						}
 					}
-					for jr := N / 8 * 8; jr < N; jr += 1 {
+					for jr := N / 8 * 8; jr < N; jr++ {
 						{
 							k2 := k
 							if vloop_sum_mid_2 != nil && k2 < k+(min(k+2048, K)-k)/4*4 {
 								k2 = vloop_sum_mid_2(k2, k+(min(k+2048, K)-k)/4*4, O, i*K+k2, A, (i*N+jr)*K+k2)
 							}
 							for ; k2 < k+(min(k+2048, K)-k)/4*4; k2 += 4 {
-								O[i*K+k2] = (O[i*K+k2] + A[(i*N+jr)*K+k2])
-								O[i*K+k2+1] = (O[i*K+k2+1] + A[(i*N+jr)*K+k2+1])
-								O[i*K+k2+2] = (O[i*K+k2+2] + A[(i*N+jr)*K+k2+2])
-								O[i*K+k2+3] = (O[i*K+k2+3] + A[(i*N+jr)*K+k2+3])
+								O[i*K+k2] += A[(i*N+jr)*K+k2]
+								O[i*K+k2+1] += A[(i*N+jr)*K+k2+1]
+								O[i*K+k2+2] += A[(i*N+jr)*K+k2+2]
+								O[i*K+k2+3] += A[(i*N+jr)*K+k2+3]
 							}
 						}
-						for k2r3 := k + (min(k+2048, K)-k)/4*4; k2r3 < min(k+2048, K); k2r3 += 1 {
-							O[i*K+k2r3] = (O[i*K+k2r3] + A[(i*N+jr)*K+k2r3])
+						for k2r3 := k + (min(k+2048, K)-k)/4*4; k2r3 < min(k+2048, K); k2r3++ {
+							O[i*K+k2r3] += A[(i*N+jr)*K+k2r3]
 						}
 					}
 				}

@@ -71,34 +71,52 @@ func withPlan(f *ir.Func, set map[string]int) map[string]int {
 	return p
 }
 
-// TestGPUMapPreservesResults maps every kernel of the library (lowered, and lowered then fused) onto
-// GPU launches and interprets them with the race check on, with the default block shapes and with odd
-// ones, against the algorithm level.
+// TestGPUMapPreservesResults maps every kernel of the library, lowered and unfused, onto GPU launches
+// and interprets them with the race check on, with the default block shapes and with odd ones, against
+// the algorithm level (TestGPUPipeline covers the fused nests).
 func TestGPUMapPreservesResults(t *testing.T) {
 	for _, k := range library(t) {
-		for _, fuse := range []bool{false, true} {
-			f, fused := lowered(t, k, fuse)
-			if fuse && !fused {
-				continue
+		f, _ := lowered(t, k, false)
+		if _, err := GPUMap(f, nil); err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+		if err := ir.VerifyFunc(f); err != nil {
+			t.Fatalf("%s after gpumap: %v\n%s", k.Name, err, f)
+		}
+		launches := 0
+		ir.WalkNodes(f.Body, func(n ir.Node) bool {
+			if _, ok := n.(*ir.Launch); ok {
+				launches++
+				return false
 			}
-			if _, err := GPUMap(f, nil); err != nil {
-				t.Fatalf("%s: %v", k.Name, err)
+			return true
+		})
+		if launches != len(f.Body) {
+			t.Fatalf("%s: %d launches for %d nests", k.Name, launches, len(f.Body))
+		}
+		checkGPU(t, k, f, "after gpumap", []map[string]int{nil, withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuB1: 7})}, 3)
+	}
+}
+
+// TestGPUPipeline compiles every kernel of the library for the GPU targets (fusion, gpumap, staging)
+// and interprets the result with the race check on, with odd block and tile shapes; every plain GEMM
+// is staged.
+func TestGPUPipeline(t *testing.T) {
+	for _, tgt := range []string{"ptx", "msl"} {
+		m, _ := target.Lookup(tgt)
+		for _, k := range library(t) {
+			stagedGEMM := false
+			f, err := Compile(k, m, Options{After: func(pass string, _ *ir.Func, changed bool) { stagedGEMM = stagedGEMM || pass == "staging" && changed }})
+			if err != nil {
+				t.Fatalf("%s: %v", tgt, err)
 			}
-			if err := ir.VerifyFunc(f); err != nil {
-				t.Fatalf("%s after gpumap: %v\n%s", k.Name, err, f)
+			if strings.HasPrefix(k.Name, "sgemm") && !stagedGEMM {
+				t.Errorf("%s: %s not staged", tgt, k.Name)
 			}
-			launches := 0
-			ir.WalkNodes(f.Body, func(n ir.Node) bool {
-				if _, ok := n.(*ir.Launch); ok {
-					launches++
-					return false
-				}
-				return true
-			})
-			if launches != len(f.Body) {
-				t.Fatalf("%s: %d launches for %d nests", k.Name, launches, len(f.Body))
+			if tgt == "msl" {
+				continue // the same passes: compiling is the check
 			}
-			checkGPU(t, k, f, "after gpumap", []map[string]int{nil, withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuB1: 7})}, 3)
+			checkGPU(t, k, f, tgt, []map[string]int{withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuBK: 4, gpuB1: 7})}, 2)
 		}
 	}
 }

@@ -93,16 +93,22 @@ var passes = map[string]Pass{
 	// beta versions whole nests: every other pass must see a single nest.
 	"beta": {"beta", "version the loops computing a scaled-output term beta·C on beta == 0, which then does not read C", Beta,
 		[]string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel"}},
+	// The GPU passes (gpumap.go, staging.go) take the lowered, fused nests; the CPU passes do not run
+	// in a GPU pipeline.
+	"gpumap":  {"gpumap", "map each statement nest onto a grid of thread blocks (independent output loops become grid and thread loops)", GPUMap, []string{"fusion"}},
+	"staging": {"staging", "stage GEMM operands through shared memory with multi-stage async copies and block barriers", Staging, []string{"gpumap"}},
 }
+
+// gpuPipeline is the pass order of the GPU targets.
+var gpuPipeline = []string{"fusion", "gpumap", "staging"}
 
 // cpuPipeline is the pass order of the CPU targets.
 var cpuPipeline = []string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "beta"}
 
-// pipelines are the pass lists per target. The GPU targets run the CPU list until their mapping passes
-// exist.
+// pipelines are the pass lists per target.
 var pipelines = map[string][]string{
 	"go": cpuPipeline, "amd64": cpuPipeline, "arm64": cpuPipeline, "llvm": cpuPipeline,
-	"ptx": cpuPipeline, "msl": cpuPipeline,
+	"ptx": gpuPipeline, "msl": gpuPipeline,
 }
 
 // Pipeline returns the passes target m runs after lowering, in order. It fails for a target without a

@@ -1,8 +1,10 @@
 package passes
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,12 +14,15 @@ import (
 	"github.com/kgen-dev/kgen/target"
 )
 
-func library(t *testing.T) []*ir.Kernel {
-	src, err := os.ReadFile("../kernels.kdsl")
+func library(t *testing.T) []*ir.Kernel { return kdslFile(t, "../kernels.kdsl") }
+
+// kdslFile checks the kernels of a kdsl file.
+func kdslFile(t *testing.T, path string) []*ir.Kernel {
+	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := check.File("kernels.kdsl", string(src))
+	ks, err := check.File(filepath.Base(path), string(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,8 +34,7 @@ func library(t *testing.T) []*ir.Kernel {
 func oddPlan(f *ir.Func) map[string]int {
 	odd := map[string]int{}
 	for key := range f.Plan {
-		_, field, _ := strings.Cut(key, ".")
-		switch field {
+		switch field := key[strings.LastIndexByte(key, '.')+1:]; field {
 		case "MR", "CB":
 			odd[key] = 3
 		case "NR", "RB":
@@ -75,31 +79,44 @@ func checkPasses(t *testing.T, tgt string, nshapes int, large bool) {
 			if err != nil {
 				t.Fatalf("%s: %s up to %s: %v", tgt, k.Name, names[upto], err)
 			}
-			plans := []map[string]int{nil}
-			if len(f.Plan) > 0 {
-				plans = append(plans, oddPlan(f))
-			}
+			var variants []map[string]int
 			for _, v := range f.Variants {
-				plans = append(plans, f.PlanOf(v.Name))
+				variants = append(variants, f.PlanOf(v.Name))
 			}
-			for si, dims := range shapes {
-				args := kgentest.RandomArgs(k, dims, rng, si)
-				ref := args.Clone()
-				if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
-					t.Fatal(err)
-				}
-				mag := kgentest.Magnitude(k, args)
-				for _, plan := range plans {
-					got := args.Clone()
-					if err := ir.RunFunc(f, ir.Storage, got, plan); err != nil {
-						t.Fatalf("%s: %s after %s, dims %v, plan %v: %v", tgt, k.Name, names[upto], dims, plan, err)
-					}
-					for _, p := range k.Params {
-						if p.Kind == ir.Out || p.Kind == ir.InOut {
-							if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
-								t.Errorf("%s: %s after %s, dims %v, plan %v: %v", tgt, k.Name, names[upto], dims, plan, err)
-							}
-						}
+			runEquiv(t, fmt.Sprintf("%s: %s after %s", tgt, k.Name, names[upto]), k, f, shapes, rng, variants...)
+		}
+	}
+}
+
+// runEquiv verifies f and interprets it on every shape, with its default plan, oddPlan's and the extra
+// plans, comparing every output with the algorithm level's within kgentest.Compare's tolerance, which
+// is derived from the precision.
+func runEquiv(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[string]int, rng *rand.Rand, extra ...map[string]int) {
+	t.Helper()
+	if err := ir.VerifyFunc(f); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, f)
+	}
+	plans := []map[string]int{nil}
+	if len(f.Plan) > 0 {
+		plans = append(plans, oddPlan(f))
+	}
+	plans = append(plans, extra...)
+	for si, dims := range shapes {
+		args := kgentest.RandomArgs(k, dims, rng, si)
+		ref := args.Clone()
+		if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+			t.Fatal(err)
+		}
+		mag := kgentest.Magnitude(k, args)
+		for _, plan := range plans {
+			got := args.Clone()
+			if err := ir.RunFunc(f, ir.Storage, got, plan); err != nil {
+				t.Fatalf("%s, dims %v, plan %v: %v", what, dims, plan, err)
+			}
+			for _, p := range k.Params {
+				if p.Kind == ir.Out || p.Kind == ir.InOut {
+					if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
+						t.Errorf("%s, dims %v, plan %v: %v", what, dims, plan, err)
 					}
 				}
 			}

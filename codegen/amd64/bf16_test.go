@@ -9,10 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgen-dev/kgen/check"
-	"github.com/kgen-dev/kgen/codegen"
-	"github.com/kgen-dev/kgen/passes"
-	"github.com/kgen-dev/kgen/target"
+	"github.com/kgen-dev/kgen/codegen/frontend"
 )
 
 // TestVDPBF16PSEncoding checks encVDPBF16PS (the bytes the bf16 kernels emit for VDPBF16PS, which avo and
@@ -93,18 +90,9 @@ func TestBF16Kernel(t *testing.T) {
 // operand with an f32 one is not a pair slot. A package without bf16 GEMMs has no such variant.
 func TestBF16Variant(t *testing.T) {
 	gen := func(src string) string {
-		ks, err := check.File("test.kdsl", src)
+		p, err := frontend.Package("kk", "test.kdsl", src, "amd64")
 		if err != nil {
 			t.Fatal(err)
-		}
-		m, _ := target.Lookup("amd64")
-		p := &codegen.Package{Name: "kk", Source: "test.kdsl"}
-		for _, k := range ks {
-			f, err := passes.Compile(k, m, passes.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
 		}
 		files, err := Backend{}.Generate(p)
 		if err != nil {

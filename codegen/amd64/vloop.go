@@ -1,7 +1,6 @@
 package amd64
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,11 +10,13 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 
 	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/codegen/lanesel"
 	"github.com/kgen-dev/kgen/ir"
 )
 
 // This file vectorizes the Vector loops of the loop IR (codegen.VLoop, the vector-loop slots) into AVX2
-// and AVX-512 functions, from each loop's single-lane body: unit-stride accesses become VMOVUPS, loop-invariant
+// and AVX-512 functions, from each loop's single-lane body: the walk over the body is the shared lane
+// instruction selection (codegen/lanesel), for which vloopGen is the x86 ISA. Unit-stride accesses become VMOVUPS, loop-invariant
 // values (computed by the Go caller) are broadcast once before the loop, reductions keep U vector
 // accumulators reduced horizontally at the end. A loop with an operation not handled here keeps its
 // portable Go code (the slot stays nil).
@@ -64,7 +65,7 @@ func (k VLoopKernel) Lanes() int {
 }
 
 // errUnsupported marks a lane body the generator cannot vectorize.
-var errUnsupported = errors.New("unsupported")
+var errUnsupported = lanesel.ErrUnsupported
 
 var (
 	kTail = reg.K1  // AVX-512: lanes of the masked last group
@@ -75,7 +76,10 @@ var (
 	vlPtr = []reg.GPPhysical{reg.RSI, reg.RDI, reg.R8, reg.R9, reg.R10, reg.R11, reg.R12, reg.R13, reg.RBX}
 )
 
+// vloopGen generates one vector loop: the x86 ISA of the lane instruction selection (lanesel.ISA), whose
+// Driver walks the lane body and allocates the registers.
 type vloopGen struct {
+	*lanesel.Driver[reg.VecPhysical, operand.Op]
 	c      *build.Context
 	z      bool // AVX-512: zmm registers, opmasks, n counts iterations
 	tail   bool // emitting the masked last group (AVX-512): loads and stores under kTail
@@ -86,13 +90,8 @@ type vloopGen struct {
 	f64    bool
 	esz    int
 	u      int
-	free   []reg.VecPhysical
-	inv    []reg.VecPhysical
-	locals map[*ir.LocalVar]reg.VecPhysical
-	accs   []reg.VecPhysical
 	grp    int // the group being emitted (its accesses are at displacement grp·lanes·size)
 	unit   int // bytes vlI advances per iteration: the smallest access element size
-	err    error
 }
 
 // CanVectorize reports whether the loop can be generated, trying it on a scratch context.
@@ -118,7 +117,7 @@ func tryVLoop(c *build.Context, k VLoopKernel) (*vloopGen, error) {
 		return nil, errUnsupported
 	}
 	hoists := []bool{false}
-	if k.ISA == AVX512 && laneHasExp(k.VLoop.Loop.Body) {
+	if k.ISA == AVX512 && lanesel.HasExp(k.VLoop.Loop.Body) {
 		hoists = []bool{true, false}
 	}
 	var err error
@@ -133,32 +132,8 @@ func tryVLoop(c *build.Context, k VLoopKernel) (*vloopGen, error) {
 	return nil, err
 }
 
-// laneHasExp reports whether a lane body computes exp.
-func laneHasExp(body []ir.Node) bool {
-	found := false
-	visit := func(e ir.Expr) {
-		ir.Walk(e, func(x ir.Expr) {
-			if u, ok := x.(*ir.Unary); ok && u.Op == ir.Exp {
-				found = true
-			}
-		})
-	}
-	for _, n := range body {
-		switch x := n.(type) {
-		case *ir.Decl:
-			visit(x.Init)
-		case *ir.Assign:
-			visit(x.Value)
-		case *ir.Store:
-			visit(x.Value)
-		}
-	}
-	return found
-}
-
 func newVLoopGen(c *build.Context, k VLoopKernel, u int, hoist bool) *vloopGen {
-	g := &vloopGen{c: c, k: k, v: k.VLoop, z: k.ISA == AVX512, f64: k.VLoop.Elem == ir.F64, u: u, hoist: hoist,
-		locals: map[*ir.LocalVar]reg.VecPhysical{}}
+	g := &vloopGen{c: c, k: k, v: k.VLoop, z: k.ISA == AVX512, f64: k.VLoop.Elem == ir.F64, u: u, hoist: hoist}
 	g.esz = k.VLoop.Elem.Size()
 	g.unit = g.esz
 	for _, a := range k.VLoop.Access {
@@ -168,28 +143,12 @@ func newVLoopGen(c *build.Context, k VLoopKernel, u int, hoist bool) *vloopGen {
 	if g.z {
 		nreg = 32
 	}
+	var free []reg.VecPhysical
 	for i := nreg - 1; i >= 0; i-- {
-		g.free = append(g.free, vecReg(g.z, i))
+		free = append(free, vecReg(g.z, i))
 	}
+	g.Driver = lanesel.New[reg.VecPhysical, operand.Op](g, k.VLoop, free, vecReg(g.z, 0))
 	return g
-}
-
-func (g *vloopGen) alloc() reg.VecPhysical {
-	if len(g.free) == 0 {
-		g.fail(fmt.Errorf("out of vector registers"))
-		return vecReg(g.z, 0)
-	}
-	r := g.free[len(g.free)-1]
-	g.free = g.free[:len(g.free)-1]
-	return r
-}
-
-func (g *vloopGen) release(r reg.VecPhysical) { g.free = append(g.free, r) }
-
-func (g *vloopGen) fail(err error) {
-	if g.err == nil {
-		g.err = err
-	}
 }
 
 func (g *vloopGen) signature() string {
@@ -241,28 +200,18 @@ func (g *vloopGen) emit() error {
 		c.Load(c.Param(fmt.Sprintf("p%d", k)), vlPtr[k])
 	}
 	c.XORQ(vlI, vlI)
-	for i := range v.Invariants {
-		r := g.alloc()
-		g.bcast(g.param(fmt.Sprintf("c%d", i)), r)
-		g.inv = append(g.inv, r)
-	}
+	g.Invariants(func(i int, r reg.VecPhysical) { g.bcast(g.param(fmt.Sprintf("c%d", i)), r) })
 	if g.hoist {
 		// 32 registers leave room for the exp constants: a zmm group otherwise reads 12 of them from
 		// memory, and at 64 bytes each those loads, not the arithmetic, bound the loop.
 		for i := range expConstsZ {
-			r := g.alloc()
+			r := g.Alloc()
 			c.VMOVUPS(g.expConst(i), r)
 			g.expReg = append(g.expReg, r)
 		}
 	}
 	ln := v.Loop.Reduce
-	if ln != nil {
-		for range g.u {
-			r := g.alloc()
-			g.identity(ln.Op, r)
-			g.accs = append(g.accs, r)
-		}
-	}
+	g.Accumulators(g.u, g.identity)
 	if g.z {
 		g.loopsZ()
 	} else {
@@ -273,7 +222,7 @@ func (g *vloopGen) emit() error {
 	}
 	c.VZEROUPPER()
 	c.RET()
-	return g.err
+	return g.Err
 }
 
 // loops emits the AVX2 loops over n groups: unrolled by u, then one group at a time.
@@ -285,7 +234,7 @@ func (g *vloopGen) loops() {
 		c.JZ(lbl("tail"))
 		c.Label("loop")
 		for j := range g.u {
-			g.group(j)
+			g.Group(j)
 		}
 		c.ADDQ(operand.U32(g.u*g.k.Lanes()*g.unit), vlI)
 		c.DECQ(vlCnt)
@@ -295,7 +244,7 @@ func (g *vloopGen) loops() {
 		c.JZ(lbl("done"))
 	}
 	c.Label("loop1")
-	g.group(0)
+	g.Group(0)
 	c.ADDQ(operand.U32(g.k.Lanes()*g.unit), vlI)
 	c.DECQ(vlN)
 	c.JNZ(lbl("loop1"))
@@ -313,7 +262,7 @@ func (g *vloopGen) loopsZ() {
 		c.JZ(lbl("rest"))
 		c.Label("loop")
 		for j := range g.u {
-			g.group(j)
+			g.Group(j)
 		}
 		c.ADDQ(operand.U32(g.u*lanes*g.unit), vlI)
 		c.DECQ(vlCnt)
@@ -327,7 +276,7 @@ func (g *vloopGen) loopsZ() {
 	}
 	c.JZ(lbl("tail"))
 	c.Label("loop1")
-	g.group(0)
+	g.Group(0)
 	c.ADDQ(operand.U32(lanes*g.unit), vlI)
 	c.DECQ(vlCnt)
 	c.JNZ(lbl("loop1"))
@@ -339,7 +288,7 @@ func (g *vloopGen) loopsZ() {
 	c.DECL(vlCnt.As32())
 	c.KMOVW(vlCnt.As32(), kTail)
 	g.tail = true
-	g.group(0)
+	g.Group(0)
 	g.tail = false
 	c.Label("done")
 }
@@ -381,65 +330,8 @@ func (g *vloopGen) identity(op ir.Op, r reg.VecPhysical) {
 		}
 		g.bcast(x, r)
 	default:
-		g.fail(errUnsupported)
+		g.Fail(errUnsupported)
 	}
-}
-
-// group emits one vector of iterations of the lane body, the j-th from the current offset; j also picks
-// the accumulator.
-func (g *vloopGen) group(j int) {
-	g.grp = j
-	ln := g.v.Loop.Reduce
-	var own []reg.VecPhysical
-	for _, n := range g.v.Loop.Body {
-		switch x := n.(type) {
-		case *ir.Decl:
-			r := g.owned(x.Init)
-			g.locals[x.L] = r
-			own = append(own, r)
-		case *ir.Assign:
-			if ln != nil && x.L == ln.Acc {
-				g.accumulate(ln.Op, x.Value.(*ir.Binary).Y, g.accs[j])
-				continue
-			}
-			old, ok := g.locals[x.L]
-			if !ok {
-				g.fail(errUnsupported)
-				return
-			}
-			r := g.owned(x.Value)
-			g.locals[x.L] = r
-			for i, o := range own {
-				if o == old {
-					own[i] = r
-					g.release(old)
-				}
-			}
-		case *ir.Store:
-			k, ok := g.v.AccessOf(x.T, x.Idx)
-			if !ok {
-				g.fail(errUnsupported)
-				return
-			}
-			if g.v.Access[k].F16() {
-				g.storeF16(x.Value, g.mem(k))
-				continue
-			}
-			r, o := g.eval(x.Value)
-			if g.tail {
-				g.vmov(r, kTail, g.mem(k))
-			} else {
-				g.vmov(r, g.mem(k))
-			}
-			if o {
-				g.release(r)
-			}
-		}
-	}
-	for _, r := range own {
-		g.release(r)
-	}
-	clear(g.locals)
 }
 
 // mem is access k in the current group: vlI counts g.unit bytes per iteration.
@@ -448,39 +340,54 @@ func (g *vloopGen) mem(k int) operand.Mem {
 	return operand.Mem{Base: vlPtr[k], Index: vlI, Scale: uint8(size / g.unit), Disp: g.grp * g.k.Lanes() * size}
 }
 
-// f16Narrowing returns x when e is a cast of the f32 value x to f16 (storing it into f16 rounds once:
-// narrowing the widened f16 again changes nothing).
-func f16Narrowing(e ir.Expr) (ir.Expr, bool) {
-	if c, ok := e.(*ir.Cast); ok && c.T == ir.F16 && c.X.Type().Compute() == ir.F32 {
-		return c.X, true
+// StoreF16 narrows the f32 vector r to f16 (round to nearest even, NaN as f16.FromFloat32) into access k
+// (lanesel.ISA).
+func (g *vloopGen) StoreF16(k int, r reg.VecPhysical, owned bool) {
+	t := g.CanonNaN(r)
+	if g.tail {
+		g.c.VCVTPS2PH(operand.U8(0), t, kTail, g.mem(k))
+	} else {
+		g.c.VCVTPS2PH(operand.U8(0), t, g.mem(k))
 	}
-	return nil, false
+	g.Release(t)
+	if owned {
+		g.Release(r)
+	}
 }
 
-// storeF16 narrows the f32 value e to f16 (round to nearest even, NaN as f16.FromFloat32) into m.
-func (g *vloopGen) storeF16(e ir.Expr, m operand.Mem) {
-	if x, ok := f16Narrowing(e); ok {
-		e = x
-	}
-	r, o := g.eval(e)
-	t := g.canonNaN(r)
+// Store writes r to access k (lanesel.ISA); in the masked group only the lanes under kTail.
+func (g *vloopGen) Store(k int, r reg.VecPhysical) {
 	if g.tail {
-		g.c.VCVTPS2PH(operand.U8(0), t, kTail, m)
+		g.vmov(r, kTail, g.mem(k))
 	} else {
-		g.c.VCVTPS2PH(operand.U8(0), t, m)
-	}
-	g.release(t)
-	if o {
-		g.release(r)
+		g.vmov(r, g.mem(k))
 	}
 }
+
+// RoundF16 rounds the f32 lanes of t through f16 (lanesel.ISA; NaN lanes already canonical).
+func (g *vloopGen) RoundF16(t reg.VecPhysical) {
+	h := xmmOf(t)
+	if g.z {
+		h = ymmOf(t)
+	}
+	g.c.VCVTPS2PH(operand.U8(0), t, h)
+	g.c.VCVTPH2PS(h, t)
+}
+
+// HalfLanes, Masked, MergeMasked, BeginGroup and EndGroup are the x86 answers to lanesel.ISA: lanes
+// are f32 or f64, the AVX-512 tail is the masked group.
+func (g *vloopGen) HalfLanes() bool                      { return false }
+func (g *vloopGen) Masked() bool                         { return g.tail }
+func (g *vloopGen) MergeMasked(src, dst reg.VecPhysical) { g.vmov(src, kTail, dst) }
+func (g *vloopGen) BeginGroup(j int)                     { g.grp = j }
+func (g *vloopGen) EndGroup()                            {}
 
 // canonNaN returns a new register holding r with every NaN lane replaced by sign|0x7fc00000 (the f32
 // whose f16 narrowing is f16.FromFloat32's NaN, sign|0x7e00); r is unchanged.
-func (g *vloopGen) canonNaN(r reg.VecPhysical) reg.VecPhysical {
+func (g *vloopGen) CanonNaN(r reg.VecPhysical) reg.VecPhysical {
 	c := g.c
 	if g.z {
-		t := g.alloc()
+		t := g.Alloc()
 		c.VCMPPS(operand.U8(3), r, r, kTmp) // unordered: the NaN lanes
 		c.VPSRLD(operand.U8(22), r, t)
 		c.VPSLLD(operand.U8(22), t, t)
@@ -488,13 +395,13 @@ func (g *vloopGen) canonNaN(r reg.VecPhysical) reg.VecPhysical {
 		c.VBLENDMPS(t, r, kTmp, t) // NaN lanes from t, the others from r
 		return t
 	}
-	t, m := g.alloc(), g.alloc()
+	t, m := g.Alloc(), g.Alloc()
 	c.VCMPPS(operand.U8(3), r, r, m) // unordered: all ones in NaN lanes
 	c.VPSRLD(operand.U8(22), r, t)
 	c.VPSLLD(operand.U8(22), t, t) // sign, exponent, quiet bit
 	c.VORPS(g.f16Quiet(), t, t)
 	c.VBLENDVPS(m, t, r, t)
-	g.release(m)
+	g.Release(m)
 	return t
 }
 
@@ -543,46 +450,16 @@ func (g *vloopGen) vloadZ(src operand.Op, k reg.Register, dst operand.Op) {
 	}
 }
 
-// owned evaluates e into a register the caller owns.
-func (g *vloopGen) owned(e ir.Expr) reg.VecPhysical {
-	r, o := g.eval(e)
-	if o {
-		return r
-	}
-	d := g.alloc()
-	g.c.VMOVAPS(r, d)
-	return d
-}
+// Copy emits dst = src (lanesel.ISA).
+func (g *vloopGen) Copy(src, dst reg.VecPhysical) { g.c.VMOVAPS(src, dst) }
 
-// accumulate emits acc = acc op y; in the masked group only the lanes of kTail change.
-func (g *vloopGen) accumulate(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
-	if g.tail {
-		t := g.alloc()
-		g.c.VMOVAPS(acc, t)
-		g.accumulate1(op, y, t)
-		g.vmov(t, kTail, acc)
-		g.release(t)
-		return
-	}
-	g.accumulate1(op, y, acc)
-}
-
-func (g *vloopGen) accumulate1(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
-	if op == ir.Add {
-		if m, ok := y.(*ir.Binary); ok && m.Op == ir.Mul {
-			g.fma(m, acc)
-			return
-		}
-	}
+// Accumulate takes AVX-512 max and min reductions (accumulateMaxZ; lanesel.ISA).
+func (g *vloopGen) Accumulate(op ir.Op, y ir.Expr, acc reg.VecPhysical) bool {
 	if g.z && (op == ir.Max || op == ir.Min) {
 		g.accumulateMaxZ(op, y, acc)
-		return
+		return true
 	}
-	r, o := g.operand(y)
-	g.binop(op, r, acc, acc)
-	if rr, isReg := r.(reg.VecPhysical); isReg && o {
-		g.release(rr)
-	}
+	return false
 }
 
 // accumulateMaxZ emits acc = max(acc, y) (or min) on zmm with the AVX2 NaN result, keeping the
@@ -592,7 +469,7 @@ func (g *vloopGen) accumulate1(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
 // with y first, putting the compare's latency into every step of the chain.
 func (g *vloopGen) accumulateMaxZ(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
 	c := g.c
-	r, o := g.eval(y)
+	r, o := g.Eval(y)
 	if g.f64 {
 		c.VCMPPD(operand.U8(3), r, r, kTmp)
 		if op == ir.Max {
@@ -611,30 +488,22 @@ func (g *vloopGen) accumulateMaxZ(op ir.Op, y ir.Expr, acc reg.VecPhysical) {
 		c.VPTERNLOGD(operand.U8(0xff), acc, acc, kTmp, acc)
 	}
 	if o {
-		g.release(r)
+		g.Release(r)
 	}
 }
 
-// fma emits acc += m.X * m.Y.
-func (g *vloopGen) fma(m *ir.Binary, acc reg.VecPhysical) {
-	a, ao := g.eval(m.X)
-	b, bo := g.operand(m.Y)
+// FMA emits acc += a*b (lanesel.ISA).
+func (g *vloopGen) FMA(acc, a reg.VecPhysical, b operand.Op) {
 	if g.f64 {
 		g.c.VFMADD231PD(b, a, acc)
 	} else {
 		g.c.VFMADD231PS(b, a, acc)
 	}
-	if ao {
-		g.release(a)
-	}
-	if r, ok := b.(reg.VecPhysical); ok && bo {
-		g.release(r)
-	}
 }
 
-// operand evaluates e as an instruction's memory-capable source: a unit-stride load stays in memory
-// (not an f16 one, which must be widened first, nor one of the masked group).
-func (g *vloopGen) operand(e ir.Expr) (operand.Op, bool) {
+// Operand evaluates e as an instruction's memory-capable source: a unit-stride load stays in memory
+// (not an f16 one, which must be widened first, nor one of the masked group). lanesel.ISA.
+func (g *vloopGen) Operand(e ir.Expr) (operand.Op, bool) {
 	if _, inv := g.v.InvariantOf(e); !inv && !g.tail {
 		if l, ok := e.(*ir.Load); ok {
 			if k, ok := g.v.AccessOf(l.T, l.Idx); ok && !g.v.Access[k].F16() {
@@ -642,11 +511,19 @@ func (g *vloopGen) operand(e ir.Expr) (operand.Op, bool) {
 			}
 		}
 	}
-	return g.eval(e)
+	return g.Eval(e)
 }
 
-// binop emits d = x op y for y a register or memory operand (Go operand order: y, x, d).
-func (g *vloopGen) binop(op ir.Op, y operand.Op, x, d reg.VecPhysical) {
+// Reg and Src convert between registers and operands (lanesel.ISA).
+func (g *vloopGen) Reg(o operand.Op) (reg.VecPhysical, bool) {
+	r, ok := o.(reg.VecPhysical)
+	return r, ok
+}
+
+func (g *vloopGen) Src(r reg.VecPhysical) operand.Op { return r }
+
+// BinOp emits d = x op y for y a register or memory operand (Go operand order: y, x, d). lanesel.ISA.
+func (g *vloopGen) BinOp(op ir.Op, y operand.Op, x, d reg.VecPhysical) {
 	c := g.c
 	pick := func(s, dd func(...operand.Op)) func(...operand.Op) {
 		if g.f64 {
@@ -676,7 +553,7 @@ func (g *vloopGen) binop(op ir.Op, y operand.Op, x, d reg.VecPhysical) {
 			pick(c.VPTERNLOGD, c.VPTERNLOGQ)(operand.U8(0xff), d, d, kTmp, d)
 			return
 		}
-		u := g.alloc()
+		u := g.Alloc()
 		if x.Size() == 16 {
 			u = xmmOf(u)
 		}
@@ -687,130 +564,57 @@ func (g *vloopGen) binop(op ir.Op, y operand.Op, x, d reg.VecPhysical) {
 			pick(c.VMINPS, c.VMINPD)(y, x, d)
 		}
 		c.VORPS(u, d, d)
-		g.release(vecReg(false, int(u.PhysicalIndex())))
+		g.Release(vecReg(false, int(u.PhysicalIndex())))
 	default:
-		g.fail(errUnsupported)
+		g.Fail(errUnsupported)
 	}
 }
 
-// eval evaluates e into a register; owned says whether the caller must release it.
-func (g *vloopGen) eval(e ir.Expr) (reg.VecPhysical, bool) {
+// Load loads access k of the current group (lanesel.ISA): f16 widened, the masked group zero-masked.
+func (g *vloopGen) Load(k int) (reg.VecPhysical, bool, bool) {
 	c := g.c
-	if i, ok := g.v.InvariantOf(e); ok {
-		return g.inv[i], false
+	r := g.Alloc()
+	switch {
+	case g.tail && g.v.Access[k].F16():
+		c.VCVTPH2PS_Z(g.mem(k), kTail, r) // masked halves, fault suppressing
+	case g.tail:
+		g.vloadZ(g.mem(k), kTail, r)
+	case g.v.Access[k].F16():
+		c.VCVTPH2PS(g.mem(k), r) // 8 (zmm: 16) halves, exact
+	default:
+		g.vmov(g.mem(k), r)
 	}
-	switch x := e.(type) {
-	case *ir.Local:
-		if r, ok := g.locals[x.L]; ok {
-			return r, false
-		}
-	case *ir.Load:
-		if k, ok := g.v.AccessOf(x.T, x.Idx); ok {
-			r := g.alloc()
-			switch {
-			case g.tail && g.v.Access[k].F16():
-				c.VCVTPH2PS_Z(g.mem(k), kTail, r) // masked halves, fault suppressing
-			case g.tail:
-				g.vloadZ(g.mem(k), kTail, r)
-			case g.v.Access[k].F16():
-				c.VCVTPH2PS(g.mem(k), r) // 8 (zmm: 16) halves, exact
-			default:
-				g.vmov(g.mem(k), r)
-			}
-			return r, true
-		}
-	case *ir.Cast:
-		if x.T.Compute() == x.X.Type().Compute() && x.T == x.T.Compute() {
-			return g.eval(x.X)
-		}
-		if y, ok := f16Narrowing(x); ok {
-			// Round through f16: narrow (NaN as f16.FromFloat32) and widen back.
-			r, o := g.eval(y)
-			t := g.canonNaN(r)
-			if o {
-				g.release(r)
-			}
-			h := xmmOf(t)
-			if g.z {
-				h = ymmOf(t)
-			}
-			c.VCVTPS2PH(operand.U8(0), t, h)
-			c.VCVTPH2PS(h, t)
-			return t, true
-		}
-	case *ir.Unary:
-		return g.unary(x)
-	case *ir.Binary:
-		switch x.Op {
-		case ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Max, ir.Min:
-		default:
-			g.fail(errUnsupported)
-			return vecReg(g.z, 0), false
-		}
-		if x.Op == ir.Add {
-			for _, p := range [][2]ir.Expr{{x.X, x.Y}, {x.Y, x.X}} {
-				if m, ok := p[0].(*ir.Binary); ok && m.Op == ir.Mul {
-					acc := g.owned(p[1])
-					g.fma(m, acc)
-					return acc, true
-				}
-			}
-		}
-		a, ao := g.eval(x.X)
-		b, bo := g.operand(x.Y)
-		br, isReg := b.(reg.VecPhysical)
-		var d reg.VecPhysical
-		switch {
-		case ao:
-			d = a
-		case bo && isReg:
-			d = br
-		default:
-			d = g.alloc()
-		}
-		g.binop(x.Op, b, a, d)
-		if bo && isReg && br != d {
-			g.release(br)
-		}
-		return d, true
-	}
-	_ = c
-	g.fail(errUnsupported)
-	return vecReg(g.z, 0), false
+	return r, true, true
 }
 
-func (g *vloopGen) unary(x *ir.Unary) (reg.VecPhysical, bool) {
+// Unary emits d = op a for neg, abs, sqrt and relu (lanesel.ISA).
+func (g *vloopGen) Unary(op ir.Op, a, d reg.VecPhysical) {
 	c := g.c
-	a, ao := g.eval(x.X)
-	d := a
-	if !ao {
-		d = g.alloc()
-	}
-	switch x.Op {
+	switch op {
 	case ir.Neg, ir.Abs:
-		m := g.alloc()
+		m := g.Alloc()
 		if g.z {
 			c.VPTERNLOGD(operand.U8(0xff), m, m, m) // all ones
 			switch {
-			case x.Op == ir.Neg && g.f64:
+			case op == ir.Neg && g.f64:
 				c.VPSLLQ(operand.U8(63), m, m)
-			case x.Op == ir.Neg:
+			case op == ir.Neg:
 				c.VPSLLD(operand.U8(31), m, m)
 			case g.f64:
 				c.VPSRLQ(operand.U8(1), m, m)
 			default:
 				c.VPSRLD(operand.U8(1), m, m)
 			}
-			if x.Op == ir.Neg {
+			if op == ir.Neg {
 				c.VPXORD(m, a, d)
 			} else {
 				c.VPANDD(m, a, d)
 			}
-			g.release(m)
+			g.Release(m)
 			break
 		}
 		c.VPCMPEQD(m, m, m)
-		if x.Op == ir.Neg {
+		if op == ir.Neg {
 			if g.f64 {
 				c.VPSLLQ(operand.U8(63), m, m)
 			} else {
@@ -825,7 +629,7 @@ func (g *vloopGen) unary(x *ir.Unary) (reg.VecPhysical, bool) {
 			}
 			c.VANDPS(m, a, d)
 		}
-		g.release(m)
+		g.Release(m)
 	case ir.Sqrt:
 		if g.f64 {
 			c.VSQRTPD(a, d)
@@ -835,7 +639,7 @@ func (g *vloopGen) unary(x *ir.Unary) (reg.VecPhysical, bool) {
 	case ir.Relu:
 		// x < 0 (ordered: false for NaN and -0) gives 0, else x.
 		if g.z {
-			z := g.alloc()
+			z := g.Alloc()
 			c.VPXORD(z, z, z)
 			if g.f64 {
 				c.VCMPPD(operand.U8(5), z, a, kTmp) // not less than 0: x >= 0, -0 or NaN
@@ -844,10 +648,10 @@ func (g *vloopGen) unary(x *ir.Unary) (reg.VecPhysical, bool) {
 				c.VCMPPS(operand.U8(5), z, a, kTmp)
 				c.VMOVUPS_Z(a, kTmp, d)
 			}
-			g.release(z)
+			g.Release(z)
 			break
 		}
-		z := g.alloc()
+		z := g.Alloc()
 		c.VXORPS(z, z, z)
 		if g.f64 {
 			c.VCMPPD(operand.U8(1), z, a, z)
@@ -855,49 +659,21 @@ func (g *vloopGen) unary(x *ir.Unary) (reg.VecPhysical, bool) {
 			c.VCMPPS(operand.U8(1), z, a, z)
 		}
 		c.VANDNPS(a, z, d)
-		g.release(z)
-	case ir.Exp:
-		if g.f64 {
-			g.fail(errUnsupported)
-			break
-		}
-		if d != a {
-			c.VMOVAPS(a, d)
-		}
-		g.exp(d)
+		g.Release(z)
 	default:
-		g.fail(errUnsupported)
+		g.Fail(errUnsupported)
 	}
-	return d, true
 }
 
-// expConsts are the constants of the f32 exp, each replicated over 8 lanes in a RODATA table: clamp
-// bounds, log2(e), ln2 split in two, the Cephes expf polynomial, 1 and the exponent bias.
-var expConsts = []uint32{
-	0x42b20000, // 89: exp overflows to +Inf above 88.72
-	0xc2d00000, // -104: exp rounds to 0 below -103.97
-	0x3fb8aa3b, // log2(e)
-	0x3f318000, // ln2 hi = 0.693359375
-	0xb95e8083, // ln2 lo = -2.12194440e-4
-	0x39506967, // 1.9875691500e-4
-	0x3ab743ce, // 1.3981999507e-3
-	0x3c088908, // 8.3334519073e-3
-	0x3d2aa9c1, // 4.1665795894e-2
-	0x3e2aaaaa, // 1.6666665459e-1
-	0x3f000000, // 5.0000001201e-1 (rounds to 0.5)
-	0x3f800000, // 1
-	127,        // exponent bias (int32)
-}
-
-// expConstsZ are those the AVX-512 exp uses (VSCALEFPS needs no exponent bias).
-var expConstsZ = expConsts[:len(expConsts)-1]
+// expConstsZ are the constants the AVX-512 exp uses (VSCALEFPS needs no exponent bias).
+var expConstsZ = lanesel.ExpF32[:lanesel.ExpBias]
 
 var expTables = map[tableKey]operand.Mem{}
 
-// expConst is constant i of expConsts as a vector (8 lanes, AVX-512 16) in RODATA.
+// expConst is constant i of lanesel.ExpF32 as a vector (8 lanes, AVX-512 16) in RODATA.
 func (g *vloopGen) expConst(i int) operand.Mem {
 	key := tableKey{g.c, g.z}
-	name, lanes, consts := "vloopExpF32", 8, expConsts
+	name, lanes, consts := "vloopExpF32", 8, lanesel.ExpF32
 	if g.z {
 		name, lanes, consts = "vloopExpF32Z", 16, expConstsZ
 	}
@@ -915,98 +691,97 @@ func (g *vloopGen) expConst(i int) operand.Mem {
 	return m.Offset(4 * lanes * i)
 }
 
-// exp replaces d (f32 lanes) by exp(d): n = round(x·log2e), r = x - n·ln2 (two FMAs, ln2 split), exp(r)
-// by the Cephes expf polynomial, scaled by 2^(n/2)·2^(n-n/2) so that results down to the subnormals
-// are right. NaN stays NaN (the clamps return their NaN operand), -Inf gives 0, +Inf gives +Inf.
-// Measured error against float32(math.Exp(float64(x))): at most 1 ulp on [-87, 88] (TestVLoopExpULP).
-func (g *vloopGen) exp(d reg.VecPhysical) {
-	c := g.c
-	n, t, u := g.alloc(), g.alloc(), g.alloc()
-	cst := func(i int) operand.Op {
-		if g.expReg != nil {
-			return g.expReg[i]
-		}
-		return g.expConst(i)
-	}
+// cst is exp constant i: its register when the constants are held in registers, else its RODATA row.
+func (g *vloopGen) cst(i int) operand.Op {
 	if g.expReg != nil {
-		c.VMINPS(d, g.expReg[0], d) // min(89, x), NaN x kept
-		c.VMAXPS(d, g.expReg[1], d) // max(-104, x), NaN x kept
-	} else {
-		c.VMOVUPS(g.expConst(0), t)
-		c.VMINPS(d, t, d) // min(89, x), NaN x kept
-		c.VMOVUPS(g.expConst(1), t)
-		c.VMAXPS(d, t, d) // max(-104, x), NaN x kept
+		return g.expReg[i]
 	}
-	c.VMULPS(cst(2), d, n)
+	return g.expConst(i)
+}
+
+// The steps of the exp schedule (lanesel.ExpISA), f32 lanes. AVX-512 rounds with VRNDSCALEPS and
+// scales with VSCALEFPS (t·2^n rounded once, the same bits as the AVX2 two-step scaling whose first step
+// is exact: TestVLoopExpULP).
+
+func (g *vloopGen) ClampExp(x, t reg.VecPhysical) {
+	c := g.c
+	if g.expReg != nil {
+		c.VMINPS(x, g.expReg[lanesel.ExpHi], x) // min(89, x), NaN x kept
+		c.VMAXPS(x, g.expReg[lanesel.ExpLo], x) // max(-104, x), NaN x kept
+		return
+	}
+	c.VMOVUPS(g.expConst(lanesel.ExpHi), t)
+	c.VMINPS(x, t, x) // min(89, x), NaN x kept
+	c.VMOVUPS(g.expConst(lanesel.ExpLo), t)
+	c.VMAXPS(x, t, x) // max(-104, x), NaN x kept
+}
+
+func (g *vloopGen) MulConst(d, x reg.VecPhysical, i int) { g.c.VMULPS(g.cst(i), x, d) }
+
+func (g *vloopGen) RoundEven(x reg.VecPhysical) {
 	if g.z {
-		c.VRNDSCALEPS(operand.U8(0), n, n) // round to nearest even
+		g.c.VRNDSCALEPS(operand.U8(0), x, x) // round to nearest even
 	} else {
-		c.VROUNDPS(operand.U8(0), n, n)
+		g.c.VROUNDPS(operand.U8(0), x, x)
 	}
-	c.VFNMADD231PS(cst(3), n, d)
-	c.VFNMADD231PS(cst(4), n, d)
-	c.VMOVUPS(cst(5), t)
-	for i := 6; i <= 10; i++ {
-		c.VFMADD213PS(cst(i), d, t)
-	}
-	c.VMULPS(d, t, t)
-	c.VFMADD213PS(d, d, t)
-	c.VADDPS(cst(11), t, t)
+}
+
+func (g *vloopGen) SubMulConst(x, n reg.VecPhysical, i int) { g.c.VFNMADD231PS(g.cst(i), n, x) }
+func (g *vloopGen) SetConst(d reg.VecPhysical, i int)       { g.c.VMOVUPS(g.cst(i), d) }
+
+func (g *vloopGen) MulAddConst(t, u, x reg.VecPhysical, i int) (reg.VecPhysical, reg.VecPhysical) {
+	g.c.VFMADD213PS(g.cst(i), x, t)
+	return t, u
+}
+
+func (g *vloopGen) Mul(t, x reg.VecPhysical) { g.c.VMULPS(x, t, t) }
+
+func (g *vloopGen) MulAddX(t, x reg.VecPhysical) reg.VecPhysical {
+	g.c.VFMADD213PS(x, x, t)
+	return t
+}
+
+func (g *vloopGen) AddConst(d reg.VecPhysical, i int) { g.c.VADDPS(g.cst(i), d, d) }
+
+func (g *vloopGen) Scale2N(d, t, n, u reg.VecPhysical) {
+	c := g.c
 	if g.z {
 		c.VSCALEFPS(n, t, d) // t·2^n, rounded once
-		g.release(n)
-		g.release(t)
-		g.release(u)
 		return
 	}
 	c.VCVTPS2DQ(n, n)
 	c.VPSRAD(operand.U8(1), n, u)
 	c.VPSUBD(u, n, n)
-	c.VPADDD(g.expConst(12), u, u)
+	c.VPADDD(g.expConst(lanesel.ExpBias), u, u)
 	c.VPSLLD(operand.U8(23), u, u)
-	c.VPADDD(g.expConst(12), n, n)
+	c.VPADDD(g.expConst(lanesel.ExpBias), n, n)
 	c.VPSLLD(operand.U8(23), n, n)
 	c.VMULPS(u, t, t)
 	c.VMULPS(n, t, d)
-	g.release(n)
-	g.release(t)
-	g.release(u)
 }
 
-// reduce combines the accumulators and their lanes into the function's result.
+// reduce combines the accumulators (lanesel.Driver.Fold) and their lanes into the function's result.
 func (g *vloopGen) reduce(op ir.Op) {
 	c := g.c
-	accs := g.accs
-	for len(accs) > 1 {
-		var next []reg.VecPhysical
-		for i := 0; i+1 < len(accs); i += 2 {
-			g.binop(op, accs[i+1], accs[i], accs[i])
-			next = append(next, accs[i])
-		}
-		if len(accs)%2 == 1 {
-			next = append(next, accs[len(accs)-1])
-		}
-		accs = next
-	}
-	a := accs[0]
+	a := g.Fold(op)
 	x := xmmOf(a)
-	t := g.alloc()
+	t := g.Alloc()
 	if g.z {
 		// Halve the live lanes at zmm width: swap 256-bit halves, 128-bit lanes, then within lanes.
 		c.VSHUFF32X4(operand.U8(0x4e), a, a, t)
-		g.binop(op, t, a, a)
+		g.BinOp(op, t, a, a)
 		c.VSHUFF32X4(operand.U8(0xb1), a, a, t)
-		g.binop(op, t, a, a)
+		g.BinOp(op, t, a, a)
 		if g.f64 {
 			c.VPERMILPD(operand.U8(0x55), a, t)
-			g.binop(op, t, a, a)
+			g.BinOp(op, t, a, a)
 		} else {
 			c.VPERMILPS(operand.U8(0x4e), a, t)
-			g.binop(op, t, a, a)
+			g.BinOp(op, t, a, a)
 			c.VPERMILPS(operand.U8(0xb1), a, t)
-			g.binop(op, t, a, a)
+			g.BinOp(op, t, a, a)
 		}
-		g.release(t)
+		g.Release(t)
 	} else {
 		g.reduceYmm(op, a, t)
 	}
@@ -1027,15 +802,15 @@ func (g *vloopGen) reduceYmm(op ir.Op, a, t reg.VecPhysical) {
 	x := xmmOf(a)
 	tx := xmmOf(t)
 	c.VEXTRACTF128(operand.U8(1), a, tx)
-	g.binop(op, tx, x, x)
+	g.BinOp(op, tx, x, x)
 	if g.f64 {
 		c.VPERMILPD(operand.U8(1), x, tx)
-		g.binop(op, tx, x, x)
+		g.BinOp(op, tx, x, x)
 	} else {
 		c.VPERMILPS(operand.U8(0x0e), x, tx)
-		g.binop(op, tx, x, x)
+		g.BinOp(op, tx, x, x)
 		c.VPERMILPS(operand.U8(0x01), x, tx)
-		g.binop(op, tx, x, x)
+		g.BinOp(op, tx, x, x)
 	}
 }
 

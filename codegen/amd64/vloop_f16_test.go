@@ -5,10 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgen-dev/kgen/check"
 	"github.com/kgen-dev/kgen/codegen"
-	"github.com/kgen-dev/kgen/passes"
-	"github.com/kgen-dev/kgen/target"
+	"github.com/kgen-dev/kgen/codegen/frontend"
 )
 
 // f16Src has f16 storage in vector loops: both conversions, an inout f16 tensor with a cast to f16
@@ -34,21 +32,9 @@ kernel bcvt(X: f32[N], Y: out bf16[N]) {
 
 func compileF16(t *testing.T) *codegen.Package {
 	t.Helper()
-	ks, err := check.File("test.kdsl", f16Src)
+	p, err := frontend.Package("kk", "test.kdsl", f16Src, "go")
 	if err != nil {
 		t.Fatal(err)
-	}
-	m, err := target.Lookup("go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &codegen.Package{Name: "kk", Source: "test.kdsl"}
-	for _, k := range ks {
-		f, err := passes.Compile(k, m, passes.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
 	}
 	return p
 }

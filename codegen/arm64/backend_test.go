@@ -6,10 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgen-dev/kgen/check"
 	"github.com/kgen-dev/kgen/codegen"
-	"github.com/kgen-dev/kgen/passes"
-	"github.com/kgen-dev/kgen/target"
+	"github.com/kgen-dev/kgen/codegen/frontend"
 )
 
 const backendSrc = `
@@ -34,21 +32,9 @@ kernel saxpy(x: f32[N], y: inout f32[N], alpha: f32) {
 // the arm64 pipeline, whose plan holds the neon variant's tile).
 func compile(t *testing.T, src string) *codegen.Package {
 	t.Helper()
-	ks, err := check.File("test.kdsl", src)
+	p, err := frontend.Package("kk", "test.kdsl", src, "arm64")
 	if err != nil {
 		t.Fatal(err)
-	}
-	m, err := target.Lookup("arm64")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &codegen.Package{Name: "kk", Source: "test.kdsl"}
-	for _, k := range ks {
-		f, err := passes.Compile(k, m, passes.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
 	}
 	return p
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/codegen/lanesel"
 	"github.com/kgen-dev/kgen/f16"
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -80,7 +81,7 @@ func HalfRoute(v *codegen.VLoop) (ok, bitExact bool) {
 			return false, false
 		}
 		e := st.Value
-		if x, narrows := f16Narrowing(e); narrows {
+		if x, narrows := lanesel.F16Narrowing(e); narrows {
 			e = x
 		}
 		switch classifyHalf(v, e) {
@@ -184,15 +185,13 @@ func (g *vloopGen) emitHalf() error {
 	for k := range v.Access {
 		b.MOVD(g.param(fmt.Sprintf("p%d", k)), vlPtr[k])
 	}
-	for i := range v.Invariants {
-		r := g.alloc()
+	g.Invariants(func(i int, r VReg) {
 		b.FMOVS(g.param(fmt.Sprintf("c%d", i)), FReg(r))
 		b.FCVTSH(FReg(r), FReg(r)) // exact: the value is an f16 (HalfRoute)
 		b.VDUP(r.H(0), r.H8())
-		g.inv = append(g.inv, r)
-	}
+	})
 	if g.narrowsF16() {
-		g.quiet = g.alloc()
+		g.quiet = g.Alloc()
 		b.MOVD(Imm(0x0200), vlCnt)
 		b.VDUPR(vlCnt, g.quiet.H8())
 	}
@@ -200,7 +199,7 @@ func (g *vloopGen) emitHalf() error {
 	b.CBZ(vlCnt, g.lbl("tail"))
 	b.Label(g.lbl("loop"))
 	for j := range g.u {
-		g.group(j)
+		g.Group(j)
 	}
 	b.SUBS(Imm(1), vlCnt, vlCnt)
 	b.BNE(g.lbl("loop"))
@@ -210,30 +209,30 @@ func (g *vloopGen) emitHalf() error {
 		b.AND(Imm(g.u-1), vlCnt, vlCnt)
 		b.CBZ(vlCnt, g.lbl("tail4"))
 		b.Label(g.lbl("loop1"))
-		g.group(0)
+		g.Group(0)
 		b.SUBS(Imm(1), vlCnt, vlCnt)
 		b.BNE(g.lbl("loop1"))
 		b.Label(g.lbl("tail4"))
 	}
 	b.TBZ(Imm(0), vlN, g.lbl("done"))
 	g.arr = H4
-	g.group(0)
+	g.Group(0)
 	g.arr = H8
 	b.Label(g.lbl("done"))
 	b.RET()
-	if g.err == nil {
-		g.err = b.Err()
+	if g.Err == nil {
+		g.Err = b.Err()
 	}
-	return g.err
+	return g.Err
 }
 
 // storeHalf stores the f16 lanes r (NaN canonicalized) at p, advancing it; o says whether r is owned.
 func (g *vloopGen) storeHalf(r VReg, o bool, p GPR) {
 	t := g.canonNaNHalf(r)
 	g.b.VST1P(VecList{g.vec(t)}, p)
-	g.release(t)
+	g.Release(t)
 	if o {
-		g.release(r)
+		g.Release(r)
 	}
 }
 
@@ -241,12 +240,12 @@ func (g *vloopGen) storeHalf(r VReg, o bool, p GPR) {
 // sign|0x7e00 (f16.FromFloat32's NaN); r is unchanged.
 func (g *vloopGen) canonNaNHalf(r VReg) VReg {
 	b := g.b
-	t, m := g.alloc(), g.alloc()
+	t, m := g.Alloc(), g.Alloc()
 	b.FCMEQ(g.vec(m), g.vec(r), g.vec(r)) // all ones where r is not NaN
 	b.VUSHR(Imm(9), g.vec(r), g.vec(t))
 	b.VSHL(Imm(9), g.vec(t), g.vec(t)) // sign, exponent, quiet bit
 	b.VORR(g.quiet.B16(), t.B16(), t.B16())
 	b.VBIT(m.B16(), r.B16(), t.B16()) // r where not NaN
-	g.release(m)
+	g.Release(m)
 	return t
 }

@@ -1,17 +1,18 @@
 package arm64
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/codegen/lanesel"
 	"github.com/kgen-dev/kgen/ir"
 )
 
 // This file vectorizes the Vector loops of the loop IR (codegen.VLoop, the vector-loop slots) into NEON
-// functions, from each loop's single-lane body; it mirrors codegen/amd64/vloop.go (same names, same
-// contract). Unit-stride accesses become VLD1/VST1 with post-increment addressing (each group first loads
+// functions, from each loop's single-lane body: the walk over the body is the shared lane instruction
+// selection (codegen/lanesel), for which vloopGen is the NEON ISA, as codegen/amd64/vloop.go is the x86
+// one. Unit-stride accesses become VLD1/VST1 with post-increment addressing (each group first loads
 // every access the body reads, once; an access the body also stores is loaded without writeback and its
 // pointer advances at the store), loop-invariant values (computed by the Go caller) are broadcast once
 // before the loop, reductions keep U vector accumulators reduced pairwise (FADDP, FMAXP, FMINP) at the
@@ -49,7 +50,7 @@ type VLoopKernel struct {
 func (k VLoopKernel) Lanes() int { return 16 / k.VLoop.Elem.Size() }
 
 // errUnsupported marks a lane body the generator cannot vectorize.
-var errUnsupported = errors.New("unsupported")
+var errUnsupported = lanesel.ErrUnsupported
 
 var (
 	vlN   = R0 // groups left
@@ -57,25 +58,23 @@ var (
 	vlPtr = []GPR{R2, R3, R4, R5, R6, R7, R8, R9, R10, R11, R12, R13, R14, R15, R16, R17}
 )
 
+// vloopGen generates one vector loop: the NEON ISA of the lane instruction selection (lanesel.ISA),
+// whose Driver walks the lane body and allocates the registers.
 type vloopGen struct {
-	b      *Builder
-	k      VLoopKernel
-	v      *codegen.VLoop
-	f64    bool
-	half   bool // the FP16 routine (fp16.go): g.arr is H8, or H4 for the odd last group
-	esz    int
-	arr    Arrangement
-	u      int
-	free   []VReg
-	inv    []VReg
-	ec     []VReg // the exp constants (expConsts), when the body has an exp
-	locals map[*ir.LocalVar]VReg
-	accs   []VReg
-	quiet  VReg   // 0x00400000 in every lane (0x0200 in the FP16 routine), when the body narrows to f16 (canonNaN)
-	reads  []int  // per access: number of loads the lane body evaluates (0: never read)
-	ld     []VReg // per access: the current group's loaded vector
-	given  []bool // per access: ld was handed to an expression that consumed it
-	err    error
+	*lanesel.Driver[VReg, VReg]
+	b     *Builder
+	k     VLoopKernel
+	v     *codegen.VLoop
+	f64   bool
+	half  bool // the FP16 routine (fp16.go): g.arr is H8, or H4 for the odd last group
+	esz   int
+	arr   Arrangement
+	u     int
+	ec    []VReg // the exp constants (lanesel.ExpF32), when the body has an exp
+	quiet VReg   // 0x00400000 in every lane (0x0200 in the FP16 routine), when the body narrows to f16 (canonNaN)
+	reads []int  // per access: number of loads the lane body evaluates (0: never read)
+	ld    []VReg // per access: the current group's loaded vector
+	given []bool // per access: ld was handed to an expression that consumed it
 }
 
 // CanVectorize reports whether the loop can be generated, trying it on a scratch builder.
@@ -115,7 +114,7 @@ func tryVLoop(k VLoopKernel) (int, error) {
 }
 
 func newVLoopGen(b *Builder, k VLoopKernel, u int) *vloopGen {
-	g := &vloopGen{b: b, k: k, v: k.VLoop, f64: k.VLoop.Elem == ir.F64, half: k.Half, u: u, locals: map[*ir.LocalVar]VReg{}}
+	g := &vloopGen{b: b, k: k, v: k.VLoop, f64: k.VLoop.Elem == ir.F64, half: k.Half, u: u}
 	g.esz = k.VLoop.Elem.Size()
 	g.arr = S4
 	if g.f64 {
@@ -124,30 +123,14 @@ func newVLoopGen(b *Builder, k VLoopKernel, u int) *vloopGen {
 	if g.half {
 		g.arr = H8
 	}
+	var free []VReg
 	for i := 31; i >= 0; i-- {
-		g.free = append(g.free, V(i))
+		free = append(free, V(i))
 	}
+	g.Driver = lanesel.New[VReg, VReg](g, k.VLoop, free, V(0))
 	n := len(k.VLoop.Access)
 	g.reads, g.ld, g.given = make([]int, n), make([]VReg, n), make([]bool, n)
 	return g
-}
-
-func (g *vloopGen) alloc() VReg {
-	if len(g.free) == 0 {
-		g.fail(fmt.Errorf("out of vector registers"))
-		return V(0)
-	}
-	r := g.free[len(g.free)-1]
-	g.free = g.free[:len(g.free)-1]
-	return r
-}
-
-func (g *vloopGen) release(r VReg) { g.free = append(g.free, r) }
-
-func (g *vloopGen) fail(err error) {
-	if g.err == nil {
-		g.err = err
-	}
 }
 
 // vec is r with the loop's full-width arrangement (.S4 or .D2).
@@ -223,7 +206,7 @@ func (g *vloopGen) check() {
 	read := func(e ir.Expr) {
 		g.loads(e, func(k int) {
 			if stored[k] {
-				g.fail(errUnsupported)
+				g.Fail(errUnsupported)
 			}
 			g.reads[k]++
 		})
@@ -238,12 +221,12 @@ func (g *vloopGen) check() {
 			read(x.Value)
 			k, ok := g.v.AccessOf(x.T, x.Idx)
 			if !ok || stored[k] {
-				g.fail(errUnsupported)
+				g.Fail(errUnsupported)
 				continue
 			}
 			stored[k] = true
 		default:
-			g.fail(errUnsupported)
+			g.Fail(errUnsupported)
 		}
 	}
 }
@@ -274,58 +257,19 @@ func (g *vloopGen) loads(e ir.Expr, f func(k int)) {
 
 // narrowsF16 reports whether the lane body stores to f16 or casts to f16.
 func (g *vloopGen) narrowsF16() bool {
-	found := false
-	visit := func(e ir.Expr) {
-		ir.Walk(e, func(x ir.Expr) {
-			if c, ok := x.(*ir.Cast); ok && c.T == ir.F16 {
-				found = true
-			}
-		})
-	}
-	for _, n := range g.v.Loop.Body {
-		switch x := n.(type) {
-		case *ir.Decl:
-			visit(x.Init)
-		case *ir.Assign:
-			visit(x.Value)
-		case *ir.Store:
-			visit(x.Value)
-			if k, ok := g.v.AccessOf(x.T, x.Idx); ok && g.v.Access[k].F16() {
-				found = true
-			}
+	for _, a := range g.v.Access {
+		if a.Store && a.F16() {
+			return true
 		}
 	}
-	return found
-}
-
-// hasExp reports whether the lane body computes an exp.
-func (g *vloopGen) hasExp() bool {
-	found := false
-	visit := func(e ir.Expr) {
-		ir.Walk(e, func(x ir.Expr) {
-			if u, ok := x.(*ir.Unary); ok && u.Op == ir.Exp {
-				found = true
-			}
-		})
-	}
-	for _, n := range g.v.Loop.Body {
-		switch x := n.(type) {
-		case *ir.Decl:
-			visit(x.Init)
-		case *ir.Assign:
-			visit(x.Value)
-		case *ir.Store:
-			visit(x.Value)
-		}
-	}
-	return found
+	return lanesel.CastsToF16(g.v.Loop.Body)
 }
 
 func (g *vloopGen) emit() error {
 	b, v := g.b, g.v
 	g.check()
-	if g.err != nil {
-		return g.err
+	if g.Err != nil {
+		return g.Err
 	}
 	if g.half {
 		return g.emitHalf()
@@ -340,32 +284,22 @@ func (g *vloopGen) emit() error {
 	for k := range v.Access {
 		b.MOVD(g.param(fmt.Sprintf("p%d", k)), vlPtr[k])
 	}
-	for i := range v.Invariants {
-		r := g.alloc()
-		g.bcast(g.param(fmt.Sprintf("c%d", i)), r)
-		g.inv = append(g.inv, r)
-	}
+	g.Invariants(func(i int, r VReg) { g.bcast(g.param(fmt.Sprintf("c%d", i)), r) })
 	ln := v.Loop.Reduce
-	if ln != nil {
-		for range g.u {
-			r := g.alloc()
-			g.identity(ln.Op, r)
-			g.accs = append(g.accs, r)
-		}
-	}
-	if g.hasExp() {
+	g.Accumulators(g.u, g.identity)
+	if lanesel.HasExp(v.Loop.Body) {
 		if g.f64 {
 			return errUnsupported
 		}
-		for _, c := range expConsts {
-			r := g.alloc()
+		for _, c := range lanesel.ExpF32 {
+			r := g.Alloc()
 			b.MOVD(Imm(c), vlCnt)
 			b.VDUPR(vlCnt, r.S4())
 			g.ec = append(g.ec, r)
 		}
 	}
 	if g.narrowsF16() {
-		g.quiet = g.alloc()
+		g.quiet = g.Alloc()
 		b.MOVD(Imm(0x00400000), vlCnt)
 		b.VDUPR(vlCnt, g.quiet.S4())
 	}
@@ -374,7 +308,7 @@ func (g *vloopGen) emit() error {
 		b.CBZ(vlCnt, g.lbl("tail"))
 		b.Label(g.lbl("loop"))
 		for j := range g.u {
-			g.group(j)
+			g.Group(j)
 		}
 		b.SUBS(Imm(1), vlCnt, vlCnt)
 		b.BNE(g.lbl("loop"))
@@ -383,7 +317,7 @@ func (g *vloopGen) emit() error {
 		b.CBZ(vlN, g.lbl("done"))
 	}
 	b.Label(g.lbl("loop1"))
-	g.group(0)
+	g.Group(0)
 	b.SUBS(Imm(1), vlN, vlN)
 	b.BNE(g.lbl("loop1"))
 	b.Label(g.lbl("done"))
@@ -391,10 +325,10 @@ func (g *vloopGen) emit() error {
 		g.reduce(ln.Op)
 	}
 	b.RET()
-	if g.err == nil {
-		g.err = b.Err()
+	if g.Err == nil {
+		g.Err = b.Err()
 	}
-	return g.err
+	return g.Err
 }
 
 func log2(n int) int {
@@ -434,22 +368,20 @@ func (g *vloopGen) identity(op ir.Op, r VReg) {
 		}
 		b.VDUPR(vlCnt, g.vec(r))
 	default:
-		g.fail(errUnsupported)
+		g.Fail(errUnsupported)
 	}
 }
 
-// group emits one vector of iterations of the lane body: the loads of every access it reads (the
-// pointers of accesses it only reads advance here), then the body, whose stores advance their pointers.
-// j picks the accumulator.
-func (g *vloopGen) group(j int) {
+// BeginGroup loads, for the j-th group, every access the lane body reads (the pointers of accesses it
+// only reads advance here; those it stores advance at the store). lanesel.ISA.
+func (g *vloopGen) BeginGroup(j int) {
 	b := g.b
-	ln := g.v.Loop.Reduce
 	for k, a := range g.v.Access {
 		g.given[k] = false
 		if g.reads[k] == 0 {
 			continue
 		}
-		r := g.alloc()
+		r := g.Alloc()
 		v := g.vec(r)
 		if a.F16() && !g.half {
 			v = r.H4()
@@ -464,146 +396,83 @@ func (g *vloopGen) group(j int) {
 		}
 		g.ld[k] = r
 	}
-	var own []VReg
-	for _, n := range g.v.Loop.Body {
-		switch x := n.(type) {
-		case *ir.Decl:
-			r := g.owned(x.Init)
-			g.locals[x.L] = r
-			own = append(own, r)
-		case *ir.Assign:
-			if ln != nil && x.L == ln.Acc {
-				g.accumulate(ln.Op, x.Value.(*ir.Binary).Y, g.accs[j])
-				continue
-			}
-			old, ok := g.locals[x.L]
-			if !ok {
-				g.fail(errUnsupported)
-				return
-			}
-			r := g.owned(x.Value)
-			g.locals[x.L] = r
-			for i, o := range own {
-				if o == old {
-					own[i] = r
-					g.release(old)
-				}
-			}
-		case *ir.Store:
-			k, ok := g.v.AccessOf(x.T, x.Idx)
-			if !ok {
-				g.fail(errUnsupported)
-				return
-			}
-			if g.v.Access[k].F16() {
-				g.storeF16(x.Value, vlPtr[k])
-				continue
-			}
-			r, o := g.eval(x.Value)
-			b.VST1P(VecList{g.vec(r)}, vlPtr[k])
-			if o {
-				g.release(r)
-			}
-		}
-	}
-	for _, r := range own {
-		g.release(r)
-	}
+}
+
+// EndGroup releases the loaded vectors no expression consumed (lanesel.ISA).
+func (g *vloopGen) EndGroup() {
 	for k := range g.v.Access {
 		if g.reads[k] > 0 && !g.given[k] {
-			g.release(g.ld[k])
+			g.Release(g.ld[k])
 		}
 	}
-	clear(g.locals)
 }
 
-// f16Narrowing returns x when e is a cast of the f32 value x to f16 (storing it into f16 rounds once:
-// narrowing the widened f16 again changes nothing).
-func f16Narrowing(e ir.Expr) (ir.Expr, bool) {
-	if c, ok := e.(*ir.Cast); ok && c.T == ir.F16 && c.X.Type().Compute() == ir.F32 {
-		return c.X, true
-	}
-	return nil, false
-}
+// Store writes r to access k, advancing its pointer (lanesel.ISA).
+func (g *vloopGen) Store(k int, r VReg) { g.b.VST1P(VecList{g.vec(r)}, vlPtr[k]) }
 
-// storeF16 narrows the f32 value e to f16 (round to nearest even, NaN as f16.FromFloat32) and stores
-// the 4 halves at p, advancing it.
-func (g *vloopGen) storeF16(e ir.Expr, p GPR) {
-	if x, ok := f16Narrowing(e); ok {
-		e = x
-	}
-	r, o := g.eval(e)
+// StoreF16 narrows the f32 lanes r to f16 (round to nearest even, NaN as f16.FromFloat32) and stores the
+// 4 halves of access k, advancing its pointer; the FP16 routine stores its f16 lanes (lanesel.ISA).
+func (g *vloopGen) StoreF16(k int, r VReg, owned bool) {
+	p := vlPtr[k]
 	if g.half {
-		g.storeHalf(r, o, p)
+		g.storeHalf(r, owned, p)
 		return
 	}
-	t := g.canonNaN(r)
+	t := g.CanonNaN(r)
 	g.b.FCVTN(t.H4(), t.S4())
 	g.b.VST1P(VecList{t.H4()}, p)
-	g.release(t)
-	if o {
-		g.release(r)
+	g.Release(t)
+	if owned {
+		g.Release(r)
 	}
 }
+
+// RoundF16 rounds the f32 lanes of t through f16 (lanesel.ISA; NaN lanes already canonical).
+func (g *vloopGen) RoundF16(t VReg) {
+	g.b.FCVTN(t.H4(), t.S4())
+	g.b.FCVTL(t.S4(), t.H4())
+}
+
+// HalfLanes, Masked and MergeMasked are the NEON answers to lanesel.ISA: no opmasks, so no masked group.
+func (g *vloopGen) HalfLanes() bool           { return g.half }
+func (g *vloopGen) Masked() bool              { return false }
+func (g *vloopGen) MergeMasked(src, dst VReg) { g.Fail(errUnsupported) }
 
 // canonNaN returns a new register holding r with every NaN lane replaced by sign|0x7fc00000 (the f32
 // whose f16 narrowing is f16.FromFloat32's NaN, sign|0x7e00); r is unchanged.
-func (g *vloopGen) canonNaN(r VReg) VReg {
+func (g *vloopGen) CanonNaN(r VReg) VReg {
 	if g.half {
 		return g.canonNaNHalf(r)
 	}
 	b := g.b
-	t, m := g.alloc(), g.alloc()
+	t, m := g.Alloc(), g.Alloc()
 	b.FCMEQ(m.S4(), r.S4(), r.S4()) // all ones where r is not NaN
 	b.VUSHR(Imm(22), r.S4(), t.S4())
 	b.VSHL(Imm(22), t.S4(), t.S4()) // sign, exponent, quiet bit
 	b.VORR(g.quiet.B16(), t.B16(), t.B16())
 	b.VBIT(m.B16(), r.B16(), t.B16()) // r where not NaN
-	g.release(m)
+	g.Release(m)
 	return t
 }
 
-// owned evaluates e into a register the caller owns.
-func (g *vloopGen) owned(e ir.Expr) VReg {
-	r, o := g.eval(e)
-	if o {
-		return r
-	}
-	d := g.alloc()
-	g.b.VMOV(r.B16(), d.B16())
-	return d
-}
+// Copy emits dst = src (lanesel.ISA).
+func (g *vloopGen) Copy(src, dst VReg) { g.b.VMOV(src.B16(), dst.B16()) }
 
-// accumulate emits acc = acc op y.
-func (g *vloopGen) accumulate(op ir.Op, y ir.Expr, acc VReg) {
-	if op == ir.Add {
-		if m, ok := y.(*ir.Binary); ok && m.Op == ir.Mul {
-			g.fma(m, acc)
-			return
-		}
-	}
-	r, o := g.eval(y)
-	g.binop(op, r, acc, acc)
-	if o {
-		g.release(r)
-	}
-}
+// Accumulate has no NEON-specific form (lanesel.ISA).
+func (g *vloopGen) Accumulate(op ir.Op, y ir.Expr, acc VReg) bool { return false }
 
-// fma emits acc += m.X * m.Y (one rounding).
-func (g *vloopGen) fma(m *ir.Binary, acc VReg) {
-	a, ao := g.eval(m.X)
-	b, bo := g.eval(m.Y)
+// FMA emits acc += a*b, one rounding (lanesel.ISA).
+func (g *vloopGen) FMA(acc, a, b VReg) {
 	g.b.FMLA(g.vec(acc), g.vec(a), g.vec(b)) // native VFMLA for .4S/.2D, a WORD for .8H/.4H
-	if ao {
-		g.release(a)
-	}
-	if bo && b != a {
-		g.release(b)
-	}
 }
 
-// binop emits d = x op y (operand order as in codegen/amd64: y, x, d).
-func (g *vloopGen) binop(op ir.Op, y, x, d VReg) {
+// Operand is Driver.Eval: NEON arithmetic takes registers only (lanesel.ISA).
+func (g *vloopGen) Operand(e ir.Expr) (VReg, bool) { return g.Eval(e) }
+func (g *vloopGen) Reg(o VReg) (VReg, bool)        { return o, true }
+func (g *vloopGen) Src(r VReg) VReg                { return r }
+
+// BinOp emits d = x op y (operand order as in codegen/amd64: y, x, d). lanesel.ISA.
+func (g *vloopGen) BinOp(op ir.Op, y, x, d VReg) {
 	b := g.b
 	vd, vx, vy := g.vec(d), g.vec(x), g.vec(y)
 	switch op {
@@ -620,95 +489,28 @@ func (g *vloopGen) binop(op ir.Op, y, x, d VReg) {
 	case ir.Min:
 		b.FMIN(vd, vx, vy)
 	default:
-		g.fail(errUnsupported)
+		g.Fail(errUnsupported)
 	}
 }
 
-// eval evaluates e into a register; owned says whether the caller must release it.
-func (g *vloopGen) eval(e ir.Expr) (VReg, bool) {
-	if i, ok := g.v.InvariantOf(e); ok {
-		return g.inv[i], false
+// Load returns the current group's vector of access k, loaded by BeginGroup; the only use of a load
+// consumes its register (lanesel.ISA).
+func (g *vloopGen) Load(k int) (VReg, bool, bool) {
+	if g.reads[k] == 0 {
+		return V(0), false, false
 	}
-	switch x := e.(type) {
-	case *ir.Local:
-		if r, ok := g.locals[x.L]; ok {
-			return r, false
-		}
-	case *ir.Load:
-		if k, ok := g.v.AccessOf(x.T, x.Idx); ok && g.reads[k] > 0 {
-			// The only use of a load consumes its register.
-			if g.reads[k] == 1 && !g.given[k] {
-				g.given[k] = true
-				return g.ld[k], true
-			}
-			return g.ld[k], false
-		}
-	case *ir.Cast:
-		if x.T.Compute() == x.X.Type().Compute() && x.T == x.T.Compute() {
-			return g.eval(x.X)
-		}
-		if y, ok := f16Narrowing(x); ok && g.half {
-			return g.eval(y) // already rounded to f16 (HalfRoute: y is a single rounding of f16 values)
-		}
-		if y, ok := f16Narrowing(x); ok {
-			// Round through f16: narrow (NaN as f16.FromFloat32) and widen back.
-			r, o := g.eval(y)
-			t := g.canonNaN(r)
-			if o {
-				g.release(r)
-			}
-			g.b.FCVTN(t.H4(), t.S4())
-			g.b.FCVTL(t.S4(), t.H4())
-			return t, true
-		}
-	case *ir.Unary:
-		return g.unary(x)
-	case *ir.Binary:
-		switch x.Op {
-		case ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Max, ir.Min:
-		default:
-			g.fail(errUnsupported)
-			return V(0), false
-		}
-		if x.Op == ir.Add {
-			for _, p := range [][2]ir.Expr{{x.X, x.Y}, {x.Y, x.X}} {
-				if m, ok := p[0].(*ir.Binary); ok && m.Op == ir.Mul {
-					acc := g.owned(p[1])
-					g.fma(m, acc)
-					return acc, true
-				}
-			}
-		}
-		a, ao := g.eval(x.X)
-		b, bo := g.eval(x.Y)
-		var d VReg
-		switch {
-		case ao:
-			d = a
-		case bo:
-			d = b
-		default:
-			d = g.alloc()
-		}
-		g.binop(x.Op, b, a, d)
-		if bo && b != d {
-			g.release(b)
-		}
-		return d, true
+	if g.reads[k] == 1 && !g.given[k] {
+		g.given[k] = true
+		return g.ld[k], true, true
 	}
-	g.fail(errUnsupported)
-	return V(0), false
+	return g.ld[k], false, true
 }
 
-func (g *vloopGen) unary(x *ir.Unary) (VReg, bool) {
+// Unary emits d = op a for neg, abs, sqrt and relu (lanesel.ISA).
+func (g *vloopGen) Unary(op ir.Op, a, d VReg) {
 	b := g.b
-	a, ao := g.eval(x.X)
-	d := a
-	if !ao {
-		d = g.alloc()
-	}
 	vd, va := g.vec(d), g.vec(a)
-	switch x.Op {
+	switch op {
 	case ir.Neg:
 		b.FNEG(vd, va)
 	case ir.Abs:
@@ -717,105 +519,70 @@ func (g *vloopGen) unary(x *ir.Unary) (VReg, bool) {
 		b.FSQRT(vd, va)
 	case ir.Relu:
 		// max(x, +0): NaN stays NaN (FMAX propagates it).
-		z := g.alloc()
+		z := g.Alloc()
 		b.VEOR(z.B16(), z.B16(), z.B16())
 		b.FMAX(vd, va, g.vec(z))
-		g.release(z)
-	case ir.Exp:
-		if g.f64 {
-			g.fail(errUnsupported)
-			break
-		}
-		if d != a {
-			b.VMOV(a.B16(), d.B16())
-		}
-		g.exp(d)
+		g.Release(z)
 	default:
-		g.fail(errUnsupported)
+		g.Fail(errUnsupported)
 	}
-	return d, true
 }
 
-// expConsts are the constants of the f32 exp (those of codegen/amd64), each broadcast into a register
-// once before the loop: clamp bounds, log2(e), ln2 split in two, the Cephes expf polynomial, 1 and the
-// exponent bias.
-var expConsts = []uint32{
-	0x42b20000, // 89: exp overflows to +Inf above 88.72
-	0xc2d00000, // -104: exp rounds to 0 below -103.97
-	0x3fb8aa3b, // log2(e)
-	0x3f318000, // ln2 hi = 0.693359375
-	0xb95e8083, // ln2 lo = -2.12194440e-4
-	0x39506967, // 1.9875691500e-4
-	0x3ab743ce, // 1.3981999507e-3
-	0x3c088908, // 8.3334519073e-3
-	0x3d2aa9c1, // 4.1665795894e-2
-	0x3e2aaaaa, // 1.6666665459e-1
-	0x3f000000, // 5.0000001201e-1 (rounds to 0.5)
-	0x3f800000, // 1
-	127,        // exponent bias (int32)
-}
-
-// expConst is the register holding expConsts[i] in every lane.
+// expConst is the register holding lanesel.ExpF32[i] in every lane.
 func (g *vloopGen) expConst(i int) Vec { return g.ec[i].S4() }
 
-// exp replaces d (f32 lanes) by exp(d), step for step like codegen/amd64: n = round(x·log2e) (FRINTN,
-// ties to even), r = x - n·ln2 (two fused FMLS, ln2 split), exp(r) by the Cephes expf polynomial
-// (fused steps), scaled by 2^(n/2)·2^(n-n/2) so that results down to the subnormals are right. NaN stays
-// NaN (FMIN/FMAX propagate it), -Inf gives 0, +Inf gives +Inf. Error against
-// float32(math.Exp(float64(x))): at most 1 ulp on [-87, 88] (TestVLoopExpULP, kernels/vloop_arm64_test.go).
-func (g *vloopGen) exp(d VReg) {
+// The steps of the exp schedule (lanesel.ExpISA) on .4S lanes, the constants in registers: FRINTN
+// rounds ties to even, FMLS/FMLA are fused, FMIN/FMAX keep NaN, and the polynomial's accumulator
+// alternates between two registers (FMLA adds into its destination, which starts as the constant).
+
+func (g *vloopGen) ClampExp(x, t VReg) {
+	g.b.FMIN(x.S4(), x.S4(), g.expConst(lanesel.ExpHi)) // min(x, 89), NaN x kept
+	g.b.FMAX(x.S4(), x.S4(), g.expConst(lanesel.ExpLo)) // max(x, -104), NaN x kept
+}
+
+func (g *vloopGen) MulConst(d, x VReg, i int) { g.b.FMUL(d.S4(), x.S4(), g.expConst(i)) }
+func (g *vloopGen) RoundEven(x VReg)          { g.b.FRINTN(x.S4(), x.S4()) }
+func (g *vloopGen) SubMulConst(x, n VReg, i int) {
+	g.b.VFMLS(g.expConst(i), n.S4(), x.S4())
+}
+func (g *vloopGen) SetConst(d VReg, i int) { g.b.VMOV(g.expConst(i).Reg.B16(), d.B16()) }
+
+func (g *vloopGen) MulAddConst(t, u, x VReg, i int) (VReg, VReg) {
+	g.b.VMOV(g.expConst(i).Reg.B16(), u.B16())
+	g.b.VFMLA(x.S4(), t.S4(), u.S4())
+	return u, t
+}
+
+func (g *vloopGen) Mul(t, x VReg) { g.b.FMUL(t.S4(), t.S4(), x.S4()) }
+
+func (g *vloopGen) MulAddX(t, x VReg) VReg {
+	g.b.VFMLA(t.S4(), x.S4(), x.S4()) // x + t·x
+	return x
+}
+
+func (g *vloopGen) AddConst(d VReg, i int) { g.b.FADD(d.S4(), d.S4(), g.expConst(i)) }
+
+func (g *vloopGen) Scale2N(d, t, n, u VReg) {
 	b := g.b
-	n, t, u := g.alloc(), g.alloc(), g.alloc()
-	vd, vn, vt, vu := d.S4(), n.S4(), t.S4(), u.S4()
-	b.FMIN(vd, vd, g.expConst(0)) // min(x, 89), NaN x kept
-	b.FMAX(vd, vd, g.expConst(1)) // max(x, -104), NaN x kept
-	b.FMUL(vn, vd, g.expConst(2))
-	b.FRINTN(vn, vn)
-	b.VFMLS(g.expConst(3), vn, vd) // r = x - n·ln2hi
-	b.VFMLS(g.expConst(4), vn, vd) // r -= n·ln2lo
-	b.VMOV(g.expConst(5).Reg.B16(), vt.Reg.B16())
-	for i := 6; i <= 10; i++ {
-		// t = t·r + c[i], fused: the accumulator starts as c[i].
-		b.VMOV(g.expConst(i).Reg.B16(), vu.Reg.B16())
-		b.VFMLA(vd, vt, vu)
-		vt, vu = vu, vt
-	}
-	b.FMUL(vt, vt, vd)
-	b.VFMLA(vt, vd, vd) // r + r·(t·r), fused
-	b.FADD(vd, vd, g.expConst(11))
+	vn, vu := n.S4(), u.S4()
 	b.FCVTZS(vn, vn) // n is integral: exact
 	b.SSHR(vu, vn, 1)
 	b.VSUB(vu, vn, vn) // n - n/2
-	b.VADD(g.expConst(12), vu, vu)
+	b.VADD(g.expConst(lanesel.ExpBias), vu, vu)
 	b.VSHL(Imm(23), vu, vu) // 2^(n/2)
-	b.VADD(g.expConst(12), vn, vn)
+	b.VADD(g.expConst(lanesel.ExpBias), vn, vn)
 	b.VSHL(Imm(23), vn, vn) // 2^(n-n/2)
-	b.FMUL(vd, vd, vu)
-	b.FMUL(vd, vd, vn)
-	g.release(n)
-	g.release(t)
-	g.release(u)
+	b.FMUL(d.S4(), t.S4(), vu)
+	b.FMUL(d.S4(), d.S4(), vn)
 }
 
 // reduce combines the accumulators and their lanes into the function's result.
 func (g *vloopGen) reduce(op ir.Op) {
 	b := g.b
-	accs := g.accs
-	for len(accs) > 1 {
-		var next []VReg
-		for i := 0; i+1 < len(accs); i += 2 {
-			g.binop(op, accs[i+1], accs[i], accs[i])
-			next = append(next, accs[i])
-		}
-		if len(accs)%2 == 1 {
-			next = append(next, accs[len(accs)-1])
-		}
-		accs = next
-	}
-	a := g.vec(accs[0])
+	a := g.vec(g.Fold(op))
 	pair := map[ir.Op]func(d, n, m Vec){ir.Add: b.FADDP, ir.Max: b.FMAXP, ir.Min: b.FMINP}[op]
 	if pair == nil {
-		g.fail(errUnsupported)
+		g.Fail(errUnsupported)
 		return
 	}
 	for range log2(g.arr.Lanes()) {

@@ -591,6 +591,30 @@ func (g *gen) iexprPrec(e ir.IExpr) (string, int) {
 	return "?", 6
 }
 
+// distance is the flat offset of element to of t minus that of element from (whose offset the variable
+// base holds): an expression of the dims when every index differs by a constant (the usual case: a row
+// stride is N), otherwise the difference of the two offsets.
+func (g *gen) distance(t *ir.Tensor, from, to []ir.IExpr, base string) string {
+	if t.Kind != ir.Scratch {
+		var s ir.IExpr = ir.IConst{V: 0} // Σ (to[i] - from[i]) · Π shape[i+1:], by Horner's rule
+		for i := range from {
+			c, ok := ir.Simplify(ir.ISub(to[i], from[i])).(ir.IConst)
+			if !ok {
+				s = nil
+				break
+			}
+			if i > 0 {
+				s = ir.IMul(s, ir.IDim{D: t.Shape[i]})
+			}
+			s = ir.IAdd(s, c)
+		}
+		if s != nil {
+			return g.iexpr(s)
+		}
+	}
+	return "(" + g.offset(t, to) + ") - " + base
+}
+
 // offset is the flat element offset of an index list into t.
 func (g *gen) offset(t *ir.Tensor, idx []ir.IExpr) string {
 	if t.Kind == ir.Scratch {
@@ -619,17 +643,52 @@ func floatLit(v float64, t ir.DType) string {
 	return ct + "(" + strconv.FormatFloat(v, 'g', -1, 64) + ")"
 }
 
-// expr renders e as a Go expression of type goType(e.Type().Compute()).
+// expr renders e as a Go expression of type goType(e.Type().Compute()) that can stand as an operand
+// anywhere (a binary operation comes parenthesized).
 func (g *gen) expr(e ir.Expr) string {
+	x, prec := g.exprPrec(e)
+	if prec < precUnary {
+		return "(" + x + ")"
+	}
+	return x
+}
+
+// exprTop renders e for a place that needs no parentheses around it: the right side of an
+// assignment, a call argument.
+func (g *gen) exprTop(e ir.Expr) string {
+	x, _ := g.exprPrec(e)
+	return x
+}
+
+// Go's operator precedences (the spec's five binary levels, and operands above them).
+const (
+	precCompare = 3
+	precAdd     = 4 // + - | ^
+	precMul     = 5 // * / % << >> & &^
+	precUnary   = 6 // unary operators, operands, calls
+)
+
+// operand parenthesizes a rendered operand of a binary operator of precedence prec: the left operand
+// when it binds less tightly, the right one also at the same level (Go's binary operators associate to
+// the left), so that the printed expression has exactly the IR's tree and order of evaluation.
+func operand(x string, px, prec int, right bool) string {
+	if px < prec || (right && px == prec) {
+		return "(" + x + ")"
+	}
+	return x
+}
+
+// exprPrec renders e and returns its precedence.
+func (g *gen) exprPrec(e ir.Expr) (string, int) {
 	switch e := e.(type) {
 	case *ir.Const:
 		if math.IsInf(e.Val, 0) || e.Val != e.Val {
 			g.imports["math"] = true
 		}
 		if e.T == ir.Bool {
-			return strconv.FormatBool(e.Val != 0)
+			return strconv.FormatBool(e.Val != 0), precUnary
 		}
-		return floatLit(e.Val, e.T)
+		return floatLit(e.Val, e.T), precUnary
 	case *ir.Load:
 		var v string
 		if e.T.Kind == ir.Scalar {
@@ -640,77 +699,244 @@ func (g *gen) expr(e ir.Expr) string {
 		switch e.T.Type {
 		case ir.F16, ir.BF16:
 			g.imports[g.mod+"/f16"] = true
-			return v + ".Float32()"
+			return v + ".Float32()", precUnary
 		}
-		return v
+		return v, precUnary
 	case *ir.DimVal:
-		return goType(e.T.Compute()) + "(" + e.D.Name + ")"
+		return goType(e.T.Compute()) + "(" + e.D.Name + ")", precUnary
 	case *ir.VarVal:
-		return goType(e.T.Compute()) + "(" + e.V.Name + ")"
+		return goType(e.T.Compute()) + "(" + e.V.Name + ")", precUnary
 	case *ir.PlanVal:
 		slot, field, _ := strings.Cut(e.Name, ".")
-		return goType(e.T.Compute()) + "(" + codegen.SlotVar(slot) + "." + field + ")"
+		return goType(e.T.Compute()) + "(" + codegen.SlotVar(slot) + "." + field + ")", precUnary
 	case *ir.Local:
-		return e.L.Name
+		return e.L.Name, precUnary
 	case *ir.Cast:
-		x := g.expr(e.X)
 		from := e.X.Type().Compute()
 		switch e.T {
 		case ir.F16:
 			g.imports[g.mod+"/f16"] = true
-			return "f16.FromFloat64(float64(" + x + ")).Float32()"
+			return "f16.FromFloat64(float64(" + g.exprTop(e.X) + ")).Float32()", precUnary
 		case ir.BF16:
 			g.imports[g.mod+"/f16"] = true
-			return "f16.BF16FromFloat64(float64(" + x + ")).Float32()"
+			return "f16.BF16FromFloat64(float64(" + g.exprTop(e.X) + ")).Float32()", precUnary
 		case ir.I32, ir.I8:
 			if from.IsFloat() {
-				return "toInt" + suffix(e.T) + "(float64(" + x + "))"
+				return "toInt" + suffix(e.T) + "(float64(" + g.exprTop(e.X) + "))", precUnary
 			}
 		}
 		if from == e.T.Compute() {
-			return x
+			return g.exprPrec(e.X)
 		}
-		return goType(e.T.Compute()) + "(" + x + ")"
+		return goType(e.T.Compute()) + "(" + g.exprTop(e.X) + ")", precUnary
 	case *ir.Select:
-		return "sel(" + g.expr(e.C) + ", " + g.expr(e.A) + ", " + g.expr(e.B) + ")"
+		if c, ok := constBool(e.C); ok {
+			if c {
+				return g.exprPrec(e.A)
+			}
+			return g.exprPrec(e.B)
+		}
+		if sameConst(e.A, e.B) {
+			return g.exprPrec(e.A)
+		}
+		return "sel(" + g.exprTop(e.C) + ", " + g.exprTop(e.A) + ", " + g.exprTop(e.B) + ")", precUnary
 	case *ir.Unary:
-		x := g.expr(e.X)
 		t := e.T.Compute()
 		switch e.Op {
 		case ir.Neg:
-			return "(-" + x + ")"
+			x := g.expr(e.X)
+			if strings.HasPrefix(x, "-") {
+				x = "(" + x + ")" // not --
+			}
+			return "-" + x, precUnary
 		case ir.Abs, ir.Sqrt, ir.Exp, ir.Log, ir.Tanh:
+			x := g.exprTop(e.X)
 			if t.IsInt() {
-				return "abs" + suffix(t) + "(" + x + ")"
+				return "abs" + suffix(t) + "(" + x + ")", precUnary
 			}
 			g.imports["math"] = true
 			fn := map[ir.Op]string{ir.Abs: "Abs", ir.Sqrt: "Sqrt", ir.Exp: "Exp", ir.Log: "Log", ir.Tanh: "Tanh"}[e.Op]
 			if t == ir.F64 {
-				return "math." + fn + "(" + x + ")"
+				return "math." + fn + "(" + x + ")", precUnary
 			}
-			return "float32(math." + fn + "(float64(" + x + ")))"
+			return "float32(math." + fn + "(float64(" + x + ")))", precUnary
 		case ir.Relu:
-			return "relu" + suffix(t) + "(" + x + ")"
+			return "relu" + suffix(t) + "(" + g.exprTop(e.X) + ")", precUnary
 		case ir.Sigmoid:
-			return "sigmoid" + suffix(t) + "(" + x + ")"
+			return "sigmoid" + suffix(t) + "(" + g.exprTop(e.X) + ")", precUnary
 		}
 	case *ir.Binary:
-		x, y := g.expr(e.X), g.expr(e.Y)
-		if e.Op.IsCompare() {
-			return "(" + x + " " + string(e.Op) + " " + y + ")"
-		}
 		t := e.T.Compute()
-		switch e.Op {
-		case ir.Max, ir.Min:
-			return string(e.Op) + suffix(t) + "(" + x + ", " + y + ")"
-		case ir.Div:
-			if t.IsInt() {
-				return "div" + suffix(t) + "(" + x + ", " + y + ")"
+		switch {
+		case e.Op == ir.Max, e.Op == ir.Min:
+			return string(e.Op) + suffix(e.T.Compute()) + "(" + g.exprTop(e.X) + ", " + g.exprTop(e.Y) + ")", precUnary
+		case e.Op == ir.Div && !e.Op.IsCompare() && t.IsInt():
+			return "div" + suffix(t) + "(" + g.exprTop(e.X) + ", " + g.exprTop(e.Y) + ")", precUnary
+		}
+		if c, ok := constBool(e); ok {
+			return strconv.FormatBool(c), precUnary
+		}
+		if x, y, ok := intCompare(e); ok {
+			return x + " " + string(e.Op) + " " + y, precCompare
+		}
+		prec := precAdd
+		switch {
+		case e.Op.IsCompare():
+			prec = precCompare
+		case e.Op == ir.Mul || e.Op == ir.Div:
+			prec = precMul
+		}
+		x, px := g.exprPrec(e.X)
+		y, py := g.exprPrec(e.Y)
+		return operand(x, px, prec, false) + " " + string(e.Op) + " " + operand(y, py, prec, true), prec
+	}
+	return "?", precUnary
+}
+
+// exactConst returns the value of a constant as its type holds it, false when the IR's float64 is not
+// exactly that (an f32 constant with more digits, a fraction in an integer type, ...).
+func exactConst(e ir.Expr) (float64, ir.DType, bool) {
+	c, ok := e.(*ir.Const)
+	if !ok || c.Val != c.Val {
+		return 0, 0, false
+	}
+	switch c.T {
+	case ir.F64:
+		return c.Val, c.T, true
+	case ir.F32:
+		return c.Val, c.T, float64(float32(c.Val)) == c.Val
+	case ir.I32, ir.Bool:
+		return c.Val, c.T, c.Val == math.Trunc(c.Val) && math.Abs(c.Val) < 1<<31
+	}
+	return 0, 0, false
+}
+
+// constBool folds a boolean constant, or a comparison of two exact constants of one type (the
+// generated code's select(pc == 0, ...) once pc is known), so the generated Go does not compare 0 with 0.
+func constBool(e ir.Expr) (value, ok bool) {
+	if c, isConst := e.(*ir.Const); isConst && c.T == ir.Bool {
+		return c.Val != 0, true
+	}
+	b, isBin := e.(*ir.Binary)
+	if !isBin || !b.Op.IsCompare() {
+		return false, false
+	}
+	x, tx, okx := exactConst(b.X)
+	y, ty, oky := exactConst(b.Y)
+	if !okx || !oky || tx != ty {
+		return false, false
+	}
+	switch b.Op {
+	case ir.Lt:
+		return x < y, true
+	case ir.Le:
+		return x <= y, true
+	case ir.Gt:
+		return x > y, true
+	case ir.Ge:
+		return x >= y, true
+	case ir.Eq:
+		return x == y, true
+	case ir.Ne:
+		return x != y, true
+	}
+	return false, false
+}
+
+// intCompare renders a comparison of a dim or index variable, converted to f64, with an integral f64
+// constant below 2^53 as the comparison of the integers (if float64(M) <= float64(4) reads M <= 4):
+// rounding to f64 is monotone and keeps such a constant exact, so both agree for every int.
+func intCompare(b *ir.Binary) (x, y string, ok bool) {
+	if !b.Op.IsCompare() {
+		return "", "", false
+	}
+	side := func(e ir.Expr) (string, bool, bool) { // text, is a constant, usable
+		switch e := e.(type) {
+		case *ir.DimVal:
+			return e.D.Name, false, e.T == ir.F64
+		case *ir.VarVal:
+			return e.V.Name, false, e.T == ir.F64
+		case *ir.Const:
+			v := e.Val
+			return strconv.FormatFloat(v, 'f', -1, 64), true, e.T == ir.F64 && v == math.Trunc(v) && math.Abs(v) < 1<<53
+		}
+		return "", false, false
+	}
+	x, cx, okx := side(b.X)
+	y, cy, oky := side(b.Y)
+	return x, y, okx && oky && cx != cy
+}
+
+// sameConst reports whether a and b are the same constant of the same type.
+func sameConst(a, b ir.Expr) bool {
+	x, okx := a.(*ir.Const)
+	y, oky := b.(*ir.Const)
+	return okx && oky && x.T == y.T && math.Float64bits(x.Val) == math.Float64bits(y.Val)
+}
+
+// epArg renders a Micro's epilogue code as an int argument: a literal when it folds to a constant.
+func (g *gen) epArg(e ir.Expr) string {
+	for {
+		s, ok := e.(*ir.Select)
+		if !ok {
+			break
+		}
+		if c, ok := constBool(s.C); ok {
+			e = s.A
+			if !c {
+				e = s.B
+			}
+			continue
+		}
+		if sameConst(s.A, s.B) {
+			e = s.A
+			continue
+		}
+		break
+	}
+	if v, _, ok := exactConst(e); ok {
+		return strconv.Itoa(int(v))
+	}
+	return "int(" + g.exprTop(e) + ")"
+}
+
+// stmtText is a statement as the kdsl source writes it (its line of the kernel's source), or, where the
+// source does not have it on one line, as the IR prints it.
+func (g *gen) stmtText(s *ir.Stmt) string {
+	lines := strings.Split(g.k.Source, "\n")
+	if i := s.Pos.Line - g.k.Pos.Line; s.Pos.Line > 0 && i >= 0 && i < len(lines) {
+		l := strings.TrimSpace(lines[i])
+		target := strings.TrimSpace(strings.TrimPrefix(l, "let "))
+		if strings.HasPrefix(target, s.Out.Name) && strings.Count(l, "(") == strings.Count(l, ")") &&
+			strings.Count(l, "[") == strings.Count(l, "]") && strings.Contains(l, "=") {
+			return l
+		}
+	}
+	return s.Out.Name + "[" + varNames(s.Vars) + "] = " + ir.FormatExpr(s.Value)
+}
+
+// increment is a loop's post statement: v++ or v += step.
+func increment(v, step string) string {
+	if step == "1" {
+		return v + "++"
+	}
+	return v + " += " + step
+}
+
+// assign writes dst = v, as dst op= y when v is (dst op y) for an arithmetic op (self tells whether an
+// operand is dst itself). Go evaluates x op= y as x = x op (y): the same operations in the same order.
+func (g *gen) assign(dst string, v ir.Expr, self func(ir.Expr) bool) {
+	if b, ok := v.(*ir.Binary); ok && self(b.X) && !b.Op.IsCompare() {
+		t := b.T.Compute()
+		switch {
+		case b.Op == ir.Add, b.Op == ir.Sub, b.Op == ir.Mul, b.Op == ir.Div && !t.IsInt():
+			if b.X.Type().Compute() == t {
+				g.line("%s %s= %s", dst, b.Op, g.exprTop(b.Y))
+				return
 			}
 		}
-		return "(" + x + " " + string(e.Op) + " " + y + ")"
 	}
-	return "?"
+	g.line("%s = %s", dst, g.exprTop(v))
 }
 
 // storeValue converts a compute value for storing into t.
@@ -767,7 +993,7 @@ func (g *gen) node(n ir.Node) error {
 	switch n := n.(type) {
 	case *ir.Nest:
 		for _, s := range n.Stmts {
-			g.line("// %s[%s] = %s", s.Out.Name, varNames(s.Vars), ir.FormatExpr(s.Value))
+			g.line("// %s", g.stmtText(s))
 		}
 		return g.nodes(n.Body)
 	case *ir.Loop:
@@ -798,7 +1024,7 @@ func (g *gen) node(n ir.Node) error {
 			g.line("rt.ParallelFor(%s, %s, %s, cost_, func(lo_, hi_ int) {", lo, hi, step)
 			g.depth++
 			g.hoistAllocs(n.Body, false)
-			g.line("for %s := lo_; %s < hi_; %s += %s {", v, v, v, step)
+			g.line("for %s := lo_; %s < hi_; %s {", v, v, increment(v, step))
 			g.scope = append(g.scope, v)
 			g.depth++
 			outer := g.inWorker
@@ -824,7 +1050,7 @@ func (g *gen) node(n ir.Node) error {
 			g.vloopCall(vl, v, lo, hi)
 			g.line("for ; %s < %s; %s += %s {", v, hi, v, step)
 		} else {
-			g.line("for %s := %s; %s < %s; %s += %s {", v, lo, v, hi, v, step)
+			g.line("for %s := %s; %s < %s; %s {", v, lo, v, hi, increment(v, step))
 		}
 		g.scope = append(g.scope, v)
 		g.depth++
@@ -839,7 +1065,7 @@ func (g *gen) node(n ir.Node) error {
 			g.line("}")
 		}
 	case *ir.Decl:
-		t, init := goType(n.L.T.Compute()), g.expr(n.Init)
+		t, init := goType(n.L.T.Compute()), g.exprTop(n.Init)
 		if isConversion(init, t) {
 			g.line("%s := %s", n.L.Name, init)
 		} else {
@@ -848,7 +1074,10 @@ func (g *gen) node(n ir.Node) error {
 		g.line("_ = %s", n.L.Name) // removed by dropBlankUses where the local is used
 		g.scope = append(g.scope, n.L.Name)
 	case *ir.Assign:
-		g.line("%s = %s", n.L.Name, g.expr(n.Value))
+		g.assign(n.L.Name, n.Value, func(x ir.Expr) bool {
+			l, ok := x.(*ir.Local)
+			return ok && l.L == n.L
+		})
 	case *ir.Store:
 		if c, ok := n.Value.(*ir.Cast); ok && c.T == ir.F16 && n.T.Type == ir.F16 && c.X.Type().Compute().IsFloat() {
 			// Storing a value cast to f16 rounds once (rounding the widened f16 again changes nothing).
@@ -857,10 +1086,18 @@ func (g *gen) node(n ir.Node) error {
 			if c.X.Type().Compute() == ir.F64 {
 				fn = "f16.FromFloat64("
 			}
-			g.line("%s[%s] = %s%s)", n.T.Name, g.offset(n.T, n.Idx), fn, g.expr(c.X))
+			g.line("%s[%s] = %s%s)", n.T.Name, g.offset(n.T, n.Idx), fn, g.exprTop(c.X))
 			break
 		}
-		g.line("%s[%s] = %s", n.T.Name, g.offset(n.T, n.Idx), g.storeValue(n.T, g.expr(n.Value)))
+		dst := n.T.Name + "[" + g.offset(n.T, n.Idx) + "]"
+		if n.T.Type == n.T.Type.Compute() {
+			g.assign(dst, n.Value, func(x ir.Expr) bool {
+				l, ok := x.(*ir.Load)
+				return ok && l.T == n.T && g.offset(l.T, l.Idx) == g.offset(n.T, n.Idx)
+			})
+			break
+		}
+		g.line("%s = %s", dst, g.storeValue(n.T, g.exprTop(n.Value)))
 	case *ir.Alloc:
 		if g.hoisted[n] {
 			return g.nodes(n.Body)
@@ -884,7 +1121,7 @@ func (g *gen) node(n ir.Node) error {
 	case *ir.Pack:
 		g.pack(n)
 	case *ir.If:
-		g.line("if %s {", g.expr(n.Cond))
+		g.line("if %s {", g.exprTop(n.Cond))
 		g.depth++
 		mark := len(g.scope)
 		g.hoistAllocs(n.Then, false)
@@ -913,9 +1150,9 @@ func (g *gen) node(n ir.Node) error {
 		if n.Bias != nil {
 			bias = n.Bias.Name + "[" + g.iexpr(n.BiasOff) + ":]"
 		}
-		g.line("%s.Micro(%s, %s[%s:], %s[%s:], %s[%s:], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot),
+		g.line("%s.Micro(%s, %s[%s:], %s[%s:], %s[%s:], %s, %s, %s, %s, %s, %s, %s)", codegen.SlotVar(n.Slot),
 			g.iexpr(n.KC), n.A.Name, g.iexpr(n.AOff), n.B.Name, g.iexpr(n.BOff), n.C.Name, g.iexpr(n.COff),
-			g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N), g.expr(n.Alpha), g.expr(n.Beta), bias, g.expr(n.EP))
+			g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N), g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.epArg(n.EP))
 	case *ir.Transpose:
 		g.transpose(n)
 	default:
@@ -1048,7 +1285,7 @@ func (g *gen) packSerial(p *ir.Pack) {
 	g.depth++
 	g.line("dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
 	g.line("w_ := min(panel_, n_-p0_)")
-	val := g.expr(p.Value)
+	val := g.exprTop(p.Value)
 	if depthInner {
 		g.line("for q_ := 0; q_ < w_; q_++ {")
 		g.line("\t%s := p0_ + q_", P)
@@ -1135,14 +1372,16 @@ func (g *gen) packFast(p *ir.Pack) bool {
 		// A plain copy through packD (one call per panel) or packPB (one call for all the panels: each
 		// source row is then read left to right; a panel at a time it would be KC lines a row apart,
 		// which the prefetchers do not follow). support.go has both; a variant may run them in assembly.
-		at := func(dp, dd int) string {
+		idxAt := func(dp, dd int) []ir.IExpr {
 			idx := make([]ir.IExpr, len(l.Idx))
 			m := map[*ir.Var]ir.IExpr{p.P: ir.IAdd(ir.IVar{V: p.P}, ir.IConst{V: dp}), p.D: ir.IConst{V: dd}}
 			for i, ix := range l.Idx {
 				idx[i] = ir.SubstIExpr(ix, m)
 			}
-			return g.offset(l.T, idx)
+			return idx
 		}
+		// the source's distance between consecutive elements along the panel (dp) or the depth (dd)
+		step := func(dp, dd int) string { return g.distance(l.T, idxAt(0, 0), idxAt(dp, dd), "b_") }
 		// b_ is clamped to len: with an empty reduction (depth 0) nothing is read and b_ may lie past the end.
 		src := fmt.Sprintf("%s[min(b_, len(%s)):]", l.T.Name, l.T.Name)
 		elem := l.T.Type
@@ -1155,8 +1394,8 @@ func (g *gen) packFast(p *ir.Pack) bool {
 			g.line("n_, depth_, panel_, off_ := %s, %s, %s, %s", g.iexpr(p.N), g.iexpr(p.Depth), g.iexpr(p.Panel), g.iexpr(p.DstOff))
 			g.line(packBlockLoop)
 			g.line("	%s := p0_", P)
-			g.line("	b_ := %s", at(0, 0))
-			g.line("	%s(%s[off_+p0_*depth_:], %s, (%s)-b_, e_-p0_, panel_, depth_)", codegen.PackVar(false, elem), p.Dst.Name, src, at(0, 1))
+			g.line("	b_ := %s", g.offset(l.T, idxAt(0, 0)))
+			g.line("	%s(%s[off_+p0_*depth_:], %s, %s, e_-p0_, panel_, depth_)", codegen.PackVar(false, elem), p.Dst.Name, src, step(0, 1))
 		} else {
 			g.line("{ // pack: each panel row is a contiguous run of %s (%s)", l.T.Name, codegen.PackStem(true))
 			g.depth++
@@ -1164,8 +1403,8 @@ func (g *gen) packFast(p *ir.Pack) bool {
 			g.line("for p0_ := 0; p0_ < n_; p0_ += panel_ {")
 			g.line("	dst_ := %s[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]", p.Dst.Name)
 			g.line("	%s := p0_", P)
-			g.line("	b_ := %s", at(0, 0))
-			g.line("	%s(dst_, %s, (%s)-b_, min(panel_, n_-p0_), panel_, depth_)", codegen.PackVar(true, elem), src, at(1, 0))
+			g.line("	b_ := %s", g.offset(l.T, idxAt(0, 0)))
+			g.line("	%s(dst_, %s, %s, min(panel_, n_-p0_), panel_, depth_)", codegen.PackVar(true, elem), src, step(1, 0))
 		}
 		g.line("}")
 		g.depth--
@@ -1274,19 +1513,23 @@ func (g *gen) microU(n *ir.Micro) error {
 	if !ok1 || !ok2 {
 		return fmt.Errorf("micro %s: unpacked operands must be plain loads", n.Slot)
 	}
-	at := func(l *ir.Load, v *ir.View, dp, dd int) string {
+	idxAt := func(l *ir.Load, v *ir.View, dp, dd int) []ir.IExpr {
 		idx := make([]ir.IExpr, len(l.Idx))
 		m := map[*ir.Var]ir.IExpr{v.P: ir.IAdd(v.Base0, ir.IConst{V: dp}), v.D: ir.IAdd(v.K0, ir.IConst{V: dd})}
 		for i, ix := range l.Idx {
 			idx[i] = ir.SubstIExpr(ix, m)
 		}
-		return g.offset(l.T, idx)
+		return idx
+	}
+	// stride is the distance in elements between the operand element at (dp, dd) and the one at (0, 0).
+	stride := func(l *ir.Load, v *ir.View, dp, dd int, base string) string {
+		return g.distance(l.T, idxAt(l, v, 0, 0), idxAt(l, v, dp, dd), base)
 	}
 	g.line("{")
 	g.depth++
-	g.line("aoff_, boff_ := %s, %s", at(a, n.AView, 0, 0), at(b, n.BView, 0, 0))
-	g.line("ars_, acs_ := (%s)-aoff_, (%s)-aoff_", at(a, n.AView, 1, 0), at(a, n.AView, 0, 1))
-	g.line("ldb_ := (%s) - boff_", at(b, n.BView, 0, 1))
+	g.line("aoff_, boff_ := %s, %s", g.offset(a.T, idxAt(a, n.AView, 0, 0)), g.offset(b.T, idxAt(b, n.BView, 0, 0)))
+	g.line("ars_, acs_ := %s, %s", stride(a, n.AView, 1, 0, "aoff_"), stride(a, n.AView, 0, 1, "aoff_"))
+	g.line("ldb_ := %s", stride(b, n.BView, 0, 1, "boff_"))
 	bias := "nil"
 	if n.Bias != nil {
 		bias = n.Bias.Name + "[" + g.iexpr(n.BiasOff) + ":]"
@@ -1298,9 +1541,9 @@ func (g *gen) microU(n *ir.Micro) error {
 	// The operands are sliced at min(offset, len): when the reduction is empty (K = 0) A and B are not
 	// read, when M = 0 (a rows call) C is not written, and the offsets of an empty tensor may lie past
 	// its end.
-	g.line("%s.%s(%s, %s[min(aoff_, len(%s)):], ars_, acs_, %s[min(boff_, len(%s)):], ldb_, %s[min(%s, len(%s)):], %s, %s, %s, %s, %s, %s, int(%s))", codegen.SlotVar(n.Slot), fn,
+	g.line("%s.%s(%s, %s[min(aoff_, len(%s)):], ars_, acs_, %s[min(boff_, len(%s)):], ldb_, %s[min(%s, len(%s)):], %s, %s, %s, %s, %s, %s, %s)", codegen.SlotVar(n.Slot), fn,
 		g.iexpr(n.KC), a.T.Name, a.T.Name, b.T.Name, b.T.Name, n.C.Name, g.iexpr(n.COff), n.C.Name, g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N),
-		g.expr(n.Alpha), g.expr(n.Beta), bias, g.expr(n.EP))
+		g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.epArg(n.EP))
 	g.depth--
 	g.line("}")
 	return nil

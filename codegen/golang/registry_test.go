@@ -5,43 +5,19 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"strings"
 	"testing"
 
-	"github.com/kgen-dev/kgen/check"
 	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/codegen/frontend"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/passes"
-	"github.com/kgen-dev/kgen/target"
 )
 
 // The portable backend defines every name of the variant registry (codegen/registry.go) that the other
 // backends refer to: a renamed entry, or a template that drifts from it, fails here rather than in the
 // compiler on a generated package.
 func TestDefinesRegistryNames(t *testing.T) {
-	src, err := os.ReadFile("../../kernels.kdsl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := check.File("kernels.kdsl", string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := target.Lookup("go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &codegen.Package{Name: "kernels", Source: "kernels.kdsl"}
-	for _, k := range ks {
-		f, err := passes.Compile(k, m, passes.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
-	}
-	files, err := Backend{}.Generate(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, files := generateKernels(t)
 	declared := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, f := range files {
@@ -92,5 +68,44 @@ func TestDefinesRegistryNames(t *testing.T) {
 		if !declared[n] {
 			t.Errorf("the generated package does not declare %s (a name of codegen/registry.go)", n)
 		}
+	}
+}
+
+// generateKernels runs the portable backend on kernels.kdsl.
+func generateKernels(t *testing.T) (*codegen.Package, []codegen.File) {
+	t.Helper()
+	src, err := os.ReadFile("../../kernels.kdsl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := frontend.Package("kernels", "kernels.kdsl", string(src), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Backend{}.Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, files
+}
+
+// The comment above each loop nest quotes the statement as the source writes it.
+func TestNestCommentsQuoteTheSource(t *testing.T) {
+	_, files := generateKernels(t)
+	want := map[string]string{
+		"softmax.go":   "\t// let m[i] = max(j: X[i, j])\n",
+		"layernorm.go": "\t// Y[i, j] = (X[i, j] - mean[i]) / sqrt(vr[i] + eps) * gamma[j] + beta[j]\n",
+		"sgemm.go":     "\t// C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]\n",
+	}
+	for _, f := range files {
+		if w, ok := want[f.Name]; ok {
+			if !strings.Contains(string(f.Data), w) {
+				t.Errorf("%s lacks %q", f.Name, w)
+			}
+			delete(want, f.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no files %v", want)
 	}
 }

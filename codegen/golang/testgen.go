@@ -3,7 +3,10 @@ package golang
 import (
 	"bytes"
 	"fmt"
+	"go/ast"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"strings"
 
 	"github.com/kgen-dev/kgen/codegen"
@@ -18,9 +21,6 @@ import (
 func testFile(p *codegen.Package, mod string) ([]byte, error) {
 	var b bytes.Buffer
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("%s\n", codegen.Header)
-	w("package %s\n\nimport (\n\t\"testing\"\n\n\t%q\n\t%q\n\t%q\n)\n\n", p.Name, mod+"/f16", mod+"/ir", mod+"/kgentest")
-	w("var _ = f16.F16(0)\n\n")
 	for _, k := range p.Kernels {
 		name := codegen.GoName(k.K.Name)
 		// The names end in "_", which kdsl names never do.
@@ -59,9 +59,25 @@ func testFile(p *codegen.Package, mod string) ([]byte, error) {
 		}
 		w("\t\t\treturn out, err\n\t\t},\n}\n\n")
 	}
-	w("func TestVariants_(t *testing.T) { kgentest.CheckVariants(t, Variants, Use, Variant, selectVariant) }\n\n")
-	w("var _ = ir.F32\n")
-	src, err := format.Source(b.Bytes())
+	w("func TestVariants_(t *testing.T) { kgentest.CheckVariants(t, Variants, Use, Variant, selectVariant) }\n")
+	// Import f16 only where a kernel has 16-bit scalars (the body names it then).
+	body, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+b.String(), 0)
+	if err != nil {
+		return nil, fmt.Errorf("test file does not parse: %v\n%s", err, b.String())
+	}
+	imports := map[string]bool{"testing": true, mod + "/kgentest": true}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == "f16" && id.Obj == nil {
+				imports[mod+"/f16"] = true
+			}
+		}
+		return true
+	})
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "%s\npackage %s\n\n%s", codegen.Header, p.Name, importBlock(imports))
+	out.Write(b.Bytes())
+	src, err := format.Source(out.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("test file does not parse: %v\n%s", err, b.String())
 	}

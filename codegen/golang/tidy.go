@@ -48,21 +48,24 @@ func dropBlankUses(src []byte) ([]byte, error) {
 	}
 	var blanks []blank
 	inBlank := map[*ast.Ident]bool{}
-	declared := map[*ast.Ident]bool{}
+	declared := map[*ast.Ident]bool{} // identifiers that declare or assign, which are not uses
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.IncDecStmt:
+			if id, ok := n.X.(*ast.Ident); ok {
+				declared[id] = true // x++ does not use x
+			}
 		case *ast.AssignStmt:
-			if n.Tok == token.DEFINE {
-				for _, l := range n.Lhs {
-					if id, ok := l.(*ast.Ident); ok {
-						declared[id] = true
-					}
+			// A bare identifier on the left declares or assigns: not a use (x = y, x += y, x := y).
+			for _, l := range n.Lhs {
+				if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
+					declared[id] = true
 				}
-				return true
 			}
 			if n.Tok != token.ASSIGN || len(n.Lhs) != len(n.Rhs) {
 				return true
 			}
+			// _, _ = x, y
 			var names []*ast.Ident
 			for i, l := range n.Lhs {
 				lid, ok := l.(*ast.Ident)

@@ -13,11 +13,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kgen-dev/kgen/check"
-	"github.com/kgen-dev/kgen/codegen"
 	"github.com/kgen-dev/kgen/codegen/amd64"
-	"github.com/kgen-dev/kgen/passes"
-	"github.com/kgen-dev/kgen/target"
+	"github.com/kgen-dev/kgen/codegen/frontend"
 )
 
 func main() {
@@ -83,27 +80,15 @@ kernel dmin(x: f64[N], r: out f64[]) {
 // TestVLoops returns the AVX2 and AVX-512 routines of the vector loops of vloopSrc, for the tests of
 // package mk (vloop_<kernel>_0AVX2, vloop_<kernel>_0AVX512).
 func TestVLoops() ([]amd64.VLoopKernel, error) {
-	ks, err := check.File("vloop.kdsl", vloopSrc)
+	p, err := frontend.Package("mk", "vloop.kdsl", vloopSrc, "go")
 	if err != nil {
 		return nil, err
-	}
-	m, err := target.Lookup("go")
-	if err != nil {
-		return nil, err
-	}
-	p := &codegen.Package{Name: "mk", Source: "vloop.kdsl"}
-	for _, k := range ks {
-		f, err := passes.Compile(k, m, passes.Options{})
-		if err != nil {
-			return nil, err
-		}
-		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
 	}
 	var out []amd64.VLoopKernel
 	for _, isa := range []string{amd64.AVX2, amd64.AVX512} {
 		vs, _ := amd64.VLoopKernels(p, isa)
-		if len(vs) != len(ks) {
-			return nil, fmt.Errorf("%s: %d of %d test vector loops generated", isa, len(vs), len(ks))
+		if len(vs) != len(p.Kernels) {
+			return nil, fmt.Errorf("%s: %d of %d test vector loops generated", isa, len(vs), len(p.Kernels))
 		}
 		out = append(out, vs...)
 	}
