@@ -153,6 +153,25 @@ func SameSlots(p, q *Package) error {
 type SlotPlan struct {
 	MR, NR, MC, KC, NC int
 	Host               bool
+	Knobs              Knobs
+}
+
+// Knobs are the thresholds of a GEMM slot's version choice (plan symbols <slot>.SmallWork, RowsMax,
+// RowsNB, RowBlocks: passes/pack.go and parallel.go), fields of the generated slot struct that the
+// loop nest reads.
+type Knobs struct {
+	SmallWork, RowsMax, RowsNB, RowBlocks int
+}
+
+// KnobsOf returns the knobs of slot in plan.
+func KnobsOf(plan map[string]int, slot string) Knobs {
+	get := func(f string) int { return plan[slot+"."+f] }
+	return Knobs{SmallWork: get("SmallWork"), RowsMax: get("RowsMax"), RowsNB: get("RowsNB"), RowBlocks: get("RowBlocks")}
+}
+
+// Fields is the knobs as fields of a composite literal of the generated slot struct.
+func (k Knobs) Fields() string {
+	return fmt.Sprintf("SmallWork: %d, RowsMax: %d, RowsNB: %d, RowBlocks: %d", k.SmallWork, k.RowsMax, k.RowsNB, k.RowBlocks)
 }
 
 // VariantSlotPlan returns variant's plan of GEMM slot in p (compiled by the pipeline of the backend's
@@ -168,7 +187,7 @@ func VariantSlotPlan(p *Package, slot, variant string) (SlotPlan, error) {
 			}
 			plan := k.F.PlanOf(variant)
 			get := func(f string) int { return plan[slot+"."+f] }
-			sp := SlotPlan{MR: get("MR"), NR: get("NR"), MC: get("MC"), KC: get("KC"), NC: get("NC"), Host: true}
+			sp := SlotPlan{MR: get("MR"), NR: get("NR"), MC: get("MC"), KC: get("KC"), NC: get("NC"), Host: true, Knobs: KnobsOf(plan, slot)}
 			for _, f := range []string{"MC", "KC", "NC"} {
 				if !slices.Contains(pv.Host, slot+"."+f) {
 					sp.Host = false // a schedule fixed a block: all three are the plan's constants

@@ -29,6 +29,8 @@ type SlotKernel struct {
 	HostBlocks bool
 	// Elem is the element size in bytes (for HostBlocks).
 	ElemSize int
+	// Knobs are the slot's thresholds in this variant's plan (installed with the kernels).
+	Knobs Knobs
 }
 
 // Variant is one implementation level an assembly backend registers: its name (Use/Variants), the Go
@@ -224,8 +226,11 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			if s.HostBlocks {
 				mc, kc, nc = s.Kernel+"Blocks.MC", s.Kernel+"Blocks.KC", s.Kernel+"Blocks.NC"
 			}
-			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %s, KC: %s, NC: %s, Micro: %sSlice, MicroU: %s, Rows: %s}\n", ind, s.Slot.Var,
-				GemmSlotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Kernel, microU, rows)
+			if s.Knobs.RowsNB < 1 || s.Knobs.RowsMax < 0 || s.Knobs.RowBlocks < 1 {
+				return nil, fmt.Errorf("dispatch file: variant %s, slot %s: thresholds %+v not planned", v.Name, s.Slot.Name, s.Knobs)
+			}
+			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %s, KC: %s, NC: %s, %s, Micro: %sSlice, MicroU: %s, Rows: %s}\n", ind, s.Slot.Var,
+				GemmSlotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Knobs.Fields(), s.Kernel, microU, rows)
 		}
 		for _, i := range v.VLoops {
 			w("%s\t%s = %s\n", ind, i.VLoop.Var, i.adapter())

@@ -65,7 +65,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= int32(4)*int32(bgemmSlot.MC) {
+			if int32(M) >= int32(bgemmSlot.RowBlocks)*int32(bgemmSlot.MC) {
 				if cost_ := (min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(bgemmSlot.MC, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(bgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bgemmSlot.MC, cost_) {
 					packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)

@@ -67,7 +67,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= int32(4)*int32(bgemm_bf16Slot.MC) {
+			if int32(M) >= int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.MC) {
 				if cost_ := (min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(bgemm_bf16Slot.MC, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(bgemm_bf16Slot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bgemm_bf16Slot.MC, cost_) {
 					packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 					defer rt.Release32(packA)

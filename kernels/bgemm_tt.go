@@ -66,7 +66,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= int32(4)*int32(bgemm_ttSlot.MC) {
+			if int32(M) >= int32(bgemm_ttSlot.RowBlocks)*int32(bgemm_ttSlot.MC) {
 				if cost_ := (min(bgemm_ttSlot.NC, N-jc)+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*((min(bgemm_ttSlot.MC, M)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(bgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bgemm_ttSlot.MC, cost_) {
 					packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)

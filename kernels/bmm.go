@@ -46,31 +46,31 @@ func Bmm(Bt, M, K, N int, A []float32, B []float32, C []float32) error {
 func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 	// C[b, i, j] = sum(k: A[b, i, k] * B[b, k, j])
 	for b := 0; b < Bt; b++ {
-		if M <= 4 {
-			if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
-				for jb := 0; jb < N; jb += 4096 {
+		if float64(M) <= float64(bmmSlot.RowsMax) {
+			if cost_ := M*bmmSlot.RowsNB*K + 1; rt.Inline(0, N, bmmSlot.RowsNB, cost_) {
+				for jb := 0; jb < N; jb += bmmSlot.RowsNB {
 					{
 						aoff_, boff_ := b*M*K, b*K*N+jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(0), nil, 0)
+						bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), float32(0), nil, 0)
 					}
 				}
 			} else {
 				M, K, N, A, B, C, b := M, K, N, A, B, C, b
-				rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
-					for jb := lo_; jb < hi_; jb += 4096 {
+				rt.ParallelFor(0, N, bmmSlot.RowsNB, cost_, func(lo_, hi_ int) {
+					for jb := lo_; jb < hi_; jb += bmmSlot.RowsNB {
 						{
 							aoff_, boff_ := b*M*K, b*K*N+jb
 							ars_, acs_ := K, 1
 							ldb_ := N
-							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(0), nil, 0)
+							bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), float32(0), nil, 0)
 						}
 					}
 				})
 			}
 		} else {
-			if float64(M)*float64(N)*float64(K) <= float64(512000) {
+			if float64(M)*float64(N)*float64(K) <= float64(bmmSlot.SmallWork) {
 				for jc := 0; jc < N; jc += bmmSlot.NC {
 					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 						for ic := 0; ic < M; ic += bmmSlot.MC {
@@ -120,7 +120,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(M) >= int32(4)*int32(bmmSlot.MC) {
+						if int32(M) >= int32(bmmSlot.RowBlocks)*int32(bmmSlot.MC) {
 							if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(bmmSlot.MC, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, bmmSlot.MC, cost_) {
 								packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 								defer rt.Release32(packA)

@@ -48,31 +48,31 @@ func Dgemm(M, K, N int, A []float64, B []float64, C []float64, alpha float64, be
 
 func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
 	// C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
-	if M <= 4 {
-		if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
-			for jb := 0; jb < N; jb += 4096 {
+	if float64(M) <= float64(dgemmSlot.RowsMax) {
+		if cost_ := M*dgemmSlot.RowsNB*K + 1; rt.Inline(0, N, dgemmSlot.RowsNB, cost_) {
+			for jb := 0; jb < N; jb += dgemmSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := K, 1
 					ldb_ := N
-					dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
+					dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemmSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
 			M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += 4096 {
+			rt.ParallelFor(0, N, dgemmSlot.RowsNB, cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += dgemmSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
+						dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemmSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(512000) {
+		if float64(M)*float64(N)*float64(K) <= float64(dgemmSlot.SmallWork) {
 			for jc := 0; jc < N; jc += dgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 					for ic := 0; ic < M; ic += dgemmSlot.MC {
@@ -122,7 +122,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= int32(4)*int32(dgemmSlot.MC) {
+					if int32(M) >= int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.MC) {
 						if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(dgemmSlot.MC, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemmSlot.MC, cost_) {
 							packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
 							defer rt.Release64(packA)

@@ -65,7 +65,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= int32(4)*int32(dgemm_ntSlot.MC) {
+			if int32(M) >= int32(dgemm_ntSlot.RowBlocks)*int32(dgemm_ntSlot.MC) {
 				if cost_ := (min(dgemm_ntSlot.NC, N-jc)+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*((min(dgemm_ntSlot.MC, M)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*(dgemm_ntSlot.MR*dgemm_ntSlot.NR*min(dgemm_ntSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemm_ntSlot.MC, cost_) {
 					packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
 					defer rt.Release64(packA)

@@ -48,31 +48,31 @@ func DgemmTn(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 
 func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
 	// C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]
-	if M <= 4 {
-		if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
-			for jb := 0; jb < N; jb += 4096 {
+	if float64(M) <= float64(dgemm_tnSlot.RowsMax) {
+		if cost_ := M*dgemm_tnSlot.RowsNB*K + 1; rt.Inline(0, N, dgemm_tnSlot.RowsNB, cost_) {
+			for jb := 0; jb < N; jb += dgemm_tnSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := 1, M
 					ldb_ := N
-					dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
+					dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
 			K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
-			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += 4096 {
+			rt.ParallelFor(0, N, dgemm_tnSlot.RowsNB, cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += dgemm_tnSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := 1, M
 						ldb_ := N
-						dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
+						dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(512000) {
+		if float64(M)*float64(N)*float64(K) <= float64(dgemm_tnSlot.SmallWork) {
 			for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 					for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
@@ -122,7 +122,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= int32(4)*int32(dgemm_tnSlot.MC) {
+					if int32(M) >= int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.MC) {
 						if cost_ := (min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(dgemm_tnSlot.MC, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(dgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemm_tnSlot.MC, cost_) {
 							packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
 							defer rt.Release64(packA)

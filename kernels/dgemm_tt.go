@@ -65,7 +65,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= int32(4)*int32(dgemm_ttSlot.MC) {
+			if int32(M) >= int32(dgemm_ttSlot.RowBlocks)*int32(dgemm_ttSlot.MC) {
 				if cost_ := (min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(dgemm_ttSlot.MC, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemm_ttSlot.MC, cost_) {
 					packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
 					defer rt.Release64(packA)

@@ -51,31 +51,31 @@ func GemmBiasRelu(M, K, N int, A []float32, B []float32, bias []float32, C []flo
 
 func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C []float32) {
 	// C[i, j] = relu(sum(k: A[i, k] * B[k, j]) + bias[j])
-	if M <= 4 {
-		if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
-			for jb := 0; jb < N; jb += 4096 {
+	if float64(M) <= float64(gemm_bias_reluSlot.RowsMax) {
+		if cost_ := M*gemm_bias_reluSlot.RowsNB*K + 1; rt.Inline(0, N, gemm_bias_reluSlot.RowsNB, cost_) {
+			for jb := 0; jb < N; jb += gemm_bias_reluSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := K, 1
 					ldb_ := N
-					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_bias_reluSlot.RowsNB, N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 				}
 			}
 		} else {
 			M, K, N, A, B, bias, C := M, K, N, A, B, bias, C
-			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += 4096 {
+			rt.ParallelFor(0, N, gemm_bias_reluSlot.RowsNB, cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += gemm_bias_reluSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_bias_reluSlot.RowsNB, N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 					}
 				}
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(512000) {
+		if float64(M)*float64(N)*float64(K) <= float64(gemm_bias_reluSlot.SmallWork) {
 			for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 					for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
@@ -125,7 +125,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= int32(4)*int32(gemm_bias_reluSlot.MC) {
+					if int32(M) >= int32(gemm_bias_reluSlot.RowBlocks)*int32(gemm_bias_reluSlot.MC) {
 						if cost_ := (min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(gemm_bias_reluSlot.MC, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, gemm_bias_reluSlot.MC, cost_) {
 							packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)

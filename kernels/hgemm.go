@@ -73,7 +73,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= int32(4)*int32(hgemmSlot.MC) {
+			if int32(M) >= int32(hgemmSlot.RowBlocks)*int32(hgemmSlot.MC) {
 				if cost_ := (min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(hgemmSlot.MC, M)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(hgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, hgemmSlot.MC, cost_) {
 					packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)

@@ -48,31 +48,31 @@ func Sgemm(M, K, N int, A []float32, B []float32, C []float32, alpha float32, be
 
 func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
 	// C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
-	if M <= 4 {
-		if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
-			for jb := 0; jb < N; jb += 4096 {
+	if float64(M) <= float64(sgemmSlot.RowsMax) {
+		if cost_ := M*sgemmSlot.RowsNB*K + 1; rt.Inline(0, N, sgemmSlot.RowsNB, cost_) {
+			for jb := 0; jb < N; jb += sgemmSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := K, 1
 					ldb_ := N
-					sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
+					sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemmSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
 			M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += 4096 {
+			rt.ParallelFor(0, N, sgemmSlot.RowsNB, cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += sgemmSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
+						sgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemmSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(512000) {
+		if float64(M)*float64(N)*float64(K) <= float64(sgemmSlot.SmallWork) {
 			for jc := 0; jc < N; jc += sgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
 					for ic := 0; ic < M; ic += sgemmSlot.MC {
@@ -122,7 +122,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= int32(4)*int32(sgemmSlot.MC) {
+					if int32(M) >= int32(sgemmSlot.RowBlocks)*int32(sgemmSlot.MC) {
 						if cost_ := (min(sgemmSlot.NC, N-jc)+sgemmSlot.NR-1)/sgemmSlot.NR*((min(sgemmSlot.MC, M)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemmSlot.MC, cost_) {
 							packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)

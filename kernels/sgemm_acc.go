@@ -48,31 +48,31 @@ func SgemmAcc(M, K, N int, A []float32, B []float32, C []float32) error {
 
 func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 	// C[i, j] += A[i, k] * B[k, j]
-	if M <= 4 {
-		if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
-			for jb := 0; jb < N; jb += 4096 {
+	if float64(M) <= float64(sgemm_accSlot.RowsMax) {
+		if cost_ := M*sgemm_accSlot.RowsNB*K + 1; rt.Inline(0, N, sgemm_accSlot.RowsNB, cost_) {
+			for jb := 0; jb < N; jb += sgemm_accSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := K, 1
 					ldb_ := N
-					sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(1), nil, 0)
+					sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_accSlot.RowsNB, N-jb), float32(1), float32(1), nil, 0)
 				}
 			}
 		} else {
 			M, K, N, A, B, C := M, K, N, A, B, C
-			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += 4096 {
+			rt.ParallelFor(0, N, sgemm_accSlot.RowsNB, cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += sgemm_accSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), float32(1), float32(1), nil, 0)
+						sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_accSlot.RowsNB, N-jb), float32(1), float32(1), nil, 0)
 					}
 				}
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(512000) {
+		if float64(M)*float64(N)*float64(K) <= float64(sgemm_accSlot.SmallWork) {
 			for jc := 0; jc < N; jc += sgemm_accSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
 					for ic := 0; ic < M; ic += sgemm_accSlot.MC {
@@ -122,7 +122,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= int32(4)*int32(sgemm_accSlot.MC) {
+					if int32(M) >= int32(sgemm_accSlot.RowBlocks)*int32(sgemm_accSlot.MC) {
 						if cost_ := (min(sgemm_accSlot.NC, N-jc)+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*((min(sgemm_accSlot.MC, M)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemm_accSlot.MC, cost_) {
 							packA := rt.Scratch32(min(sgemm_accSlot.MC, (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*sgemm_accSlot.MR) * min(sgemm_accSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)

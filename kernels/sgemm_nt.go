@@ -65,7 +65,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= int32(4)*int32(sgemm_ntSlot.MC) {
+			if int32(M) >= int32(sgemm_ntSlot.RowBlocks)*int32(sgemm_ntSlot.MC) {
 				if cost_ := (min(sgemm_ntSlot.NC, N-jc)+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*((min(sgemm_ntSlot.MC, M)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(sgemm_ntSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemm_ntSlot.MC, cost_) {
 					packA := rt.Scratch32(min(sgemm_ntSlot.MC, (M+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*sgemm_ntSlot.MR) * min(sgemm_ntSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)

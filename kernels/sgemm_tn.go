@@ -48,31 +48,31 @@ func SgemmTn(K, M, N int, A []float32, B []float32, C []float32, alpha float32, 
 
 func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
 	// C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]
-	if M <= 4 {
-		if cost_ := 4096*M*K + 1; rt.Inline(0, N, 4096, cost_) {
-			for jb := 0; jb < N; jb += 4096 {
+	if float64(M) <= float64(sgemm_tnSlot.RowsMax) {
+		if cost_ := M*sgemm_tnSlot.RowsNB*K + 1; rt.Inline(0, N, sgemm_tnSlot.RowsNB, cost_) {
+			for jb := 0; jb < N; jb += sgemm_tnSlot.RowsNB {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := 1, M
 					ldb_ := N
-					sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
+					sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
 			K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
-			rt.ParallelFor(0, N, 4096, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += 4096 {
+			rt.ParallelFor(0, N, sgemm_tnSlot.RowsNB, cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += sgemm_tnSlot.RowsNB {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := 1, M
 						ldb_ := N
-						sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(N-jb, 4096), alpha, beta, nil, 0)
+						sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(512000) {
+		if float64(M)*float64(N)*float64(K) <= float64(sgemm_tnSlot.SmallWork) {
 			for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
 					for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
@@ -122,7 +122,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if int32(M) >= int32(4)*int32(sgemm_tnSlot.MC) {
+					if int32(M) >= int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.MC) {
 						if cost_ := (min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(sgemm_tnSlot.MC, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemm_tnSlot.MC, cost_) {
 							packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
 							defer rt.Release32(packA)

@@ -65,7 +65,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= int32(4)*int32(sgemm_ttSlot.MC) {
+			if int32(M) >= int32(sgemm_ttSlot.RowBlocks)*int32(sgemm_ttSlot.MC) {
 				if cost_ := (min(sgemm_ttSlot.NC, N-jc)+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*((min(sgemm_ttSlot.MC, M)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(sgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, sgemm_ttSlot.MC, cost_) {
 					packA := rt.Scratch32(min(sgemm_ttSlot.MC, (M+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*sgemm_ttSlot.MR) * min(sgemm_ttSlot.KC, max(K, 1)))
 					defer rt.Release32(packA)

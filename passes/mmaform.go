@@ -180,7 +180,7 @@ func pickTile(c *Context, in, acc ir.DType) mmaTile {
 // .KC; instruction tiles are constants. Edge tiles are ragged (MMA valid extents), so any shape works.
 //
 // Guarantees: each output element is stored once, from a sum in the reduction's order, so the result
-// interprets as the algorithm level does. Not in passes.List: the CPU pipeline keeps its Micro
+// interprets as the algorithm level does. In no target's pipeline (passes.Pipeline): the CPU pipeline keeps its Micro
 // microkernels; the GPU pipelines and mmalower build on this.
 func MMAForm(f *ir.Func, c *Context) (bool, error) {
 	changed := false

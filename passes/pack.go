@@ -42,41 +42,42 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 		}
 		packMicro(n, s.u, s.loops)
 		if unpacked != nil {
-			var node ir.Node = &ir.If{Cond: smallGemm(s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{s.loops[0]}}
-			node = &ir.If{Cond: fewRows(s.loops), Then: []ir.Node{rows}, Else: []ir.Node{node}}
+			var node ir.Node = &ir.If{Cond: smallGemm(s.u.Slot, s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{s.loops[0]}}
+			node = &ir.If{Cond: fewRows(s.u.Slot, s.loops), Then: []ir.Node{rows}, Else: []ir.Node{node}}
 			f.Body = replaceLoop(f.Body, s.loops[0], node)
 		}
 	}
 	return len(sites) > 0, nil
 }
 
-// SmallGemmWork decides when a GEMM runs unpacked: packing copies every operand element once, which a
-// problem of at most SmallGemmWork multiply-adds does not earn back. Skinny problems (a few rows, large N
-// and K) used to run unpacked too; with B packed row by row (packPB) the packed nest is faster from 5 rows
-// on (16×4096×4096 sgemm: 42 against 32 GFLOP/s, docs/PERF.md), and up to RowsMax rows run as rows.
-const SmallGemmWork = 80 * 80 * 80
+// The three versions of an unpackable GEMM are chosen by plan symbols of its slot, whose defaults are
+// the target table's knobs (target.Knobs, tuned on one machine: docs/PERF.md), so a variant or the tuner
+// can move them without a new loop nest:
+//   - <slot>.SmallWork: a problem of at most this many multiply-adds (M·N·K) runs unpacked: packing
+//     copies every operand element once, which a small problem does not earn back. Skinny problems (a
+//     few rows, large N and K) used to run unpacked too; with B packed row by row (packPB) the packed
+//     nest is faster from 5 rows on (16×4096×4096 sgemm: 42 against 32 GFLOP/s).
+//   - <slot>.RowsMax and <slot>.RowsNB: a GEMM with at most RowsMax rows of C runs as one "rows" Micro
+//     per RowsNB-wide block of columns, covering all rows and the whole reduction (docs/MICROKERNEL.md,
+//     "Rows"): such a product reads each element of B once for at most RowsMax multiply-adds, so the
+//     backend streams B row by row instead of in register-tile strips. RowsNB is the width of one
+//     call's block of columns: each row of B is then read in 16 KiB (f32) runs, long enough for the
+//     hardware prefetchers, which stop at page boundaries (1 KiB-wide blocks ran at half the bandwidth
+//     on Zen 3), and the block of C stays in L1/L2 (4 rows × 4096 f32 = 64 KiB). Wider N is split
+//     across the workers.
 
-// RowsMax and RowsNB shape the third version: a GEMM with at most RowsMax rows of C runs as one "rows"
-// Micro per RowsNB-wide block of columns, covering all rows and the whole reduction (docs/MICROKERNEL.md,
-// "Rows"): such a product reads each element of B once for at most RowsMax multiply-adds, so the
-// backend streams B row by row instead of in register-tile strips. RowsNB is the width of one call's block
-// of columns: each row of B is then read in 16 KiB (f32) runs, long enough for the hardware prefetchers,
-// which stop at page boundaries (1 KiB-wide blocks ran at half the bandwidth on Zen 3, docs/PERF.md),
-// and the block of C stays in L1/L2 (4 rows × 4096 f32 = 64 KiB). Wider N is split across the workers.
-const (
-	RowsMax = 4
-	RowsNB  = 4096
-)
+// planF64 is the value of a plan symbol of slot as an f64 expression.
+func planF64(slot, name string) ir.Expr { return &ir.PlanVal{Name: slot + "." + name, T: ir.F64} }
 
-// fewRows is M <= RowsMax.
-func fewRows(loops []*ir.Loop) ir.Expr {
+// fewRows is M <= <slot>.RowsMax.
+func fewRows(slot string, loops []*ir.Loop) ir.Expr {
 	m := &ir.DimVal{D: loopDim(loops[2]).D, T: ir.F64}
-	return &ir.Binary{Op: ir.Le, X: m, Y: &ir.Const{Val: RowsMax, T: ir.F64}, T: ir.Bool}
+	return &ir.Binary{Op: ir.Le, X: m, Y: planF64(slot, "RowsMax"), T: ir.Bool}
 }
 
 // rowsVersion builds the rows version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir:
 //
-//	for jb = 0 .. N step RowsNB { micro(rows) m = M, n = min(RowsNB, N - jb), kc = K }
+//	for jb = 0 .. N step <slot>.RowsNB { micro(rows) m = M, n = min(<slot>.RowsNB, N - jb), kc = K }
 //
 // u's index expressions with ic = ir = jc = 0 and jr = jb; Beta and EP are those of the first and of the
 // last K block (the rows Micro does the whole reduction in one call).
@@ -93,8 +94,9 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	}
 	r := *u
 	r.Rows = true
-	r.MR, r.NR, r.KC = ic.Hi, ir.IConst{V: RowsNB}, dimK
-	r.M, r.N = ic.Hi, ir.IMin(ir.IConst{V: RowsNB}, ir.ISub(jc.Hi, ir.IVar{V: jb}))
+	nb := sym(u.Slot, "RowsNB")
+	r.MR, r.NR, r.KC = ic.Hi, nb, dimK
+	r.M, r.N = ic.Hi, ir.IMin(nb, ir.ISub(jc.Hi, ir.IVar{V: jb}))
 	r.AView, r.BView = view(u.AView), view(u.BView)
 	r.COff = ir.SubstIExpr(u.COff, at)
 	if u.Bias != nil {
@@ -111,7 +113,7 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	}
 	r.Beta = pcAs(ir.SubstVars(u.Beta, at), func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} })
 	r.EP = pcAs(u.EP, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} })
-	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: ir.IConst{V: RowsNB}, Body: []ir.Node{&r}}
+	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: nb, Body: []ir.Node{&r}}
 }
 
 // loopDim is the dim a blocked loop of the GEMM nest runs over: its bound, or K in the pc loop's
@@ -124,12 +126,12 @@ func loopDim(l *ir.Loop) ir.IDim {
 	return e.(ir.IDim)
 }
 
-// smallGemm is M·N·K <= SmallGemmWork, from the dims of the blocked loops.
-func smallGemm(loops []*ir.Loop) ir.Expr {
+// smallGemm is M·N·K <= <slot>.SmallWork, from the dims of the blocked loops.
+func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
 	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
 	mul := func(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Mul, X: x, Y: y, T: ir.F64} }
-	return &ir.Binary{Op: ir.Le, X: mul(mul(m, nn), k), Y: &ir.Const{Val: SmallGemmWork, T: ir.F64}, T: ir.Bool}
+	return &ir.Binary{Op: ir.Le, X: mul(mul(m, nn), k), Y: planF64(slot, "SmallWork"), T: ir.Bool}
 }
 
 // unpackable reports whether the microkernel can read the operands in place: both are plain loads of

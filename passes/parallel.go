@@ -100,16 +100,12 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 	return changed, nil
 }
 
-// RowBlocksPerCore: a packed GEMM with at least this many MC-row blocks per core of a two-core machine
-// (M >= 2·RowBlocksPerCore·MC) runs its ic loop in parallel instead of the jr loop: each worker packs
-// its own A block into its own L2 and runs all its panels, with two fork/joins per K block (B pack, row
-// blocks) instead of two
-// per cache block (BLIS's loop-3 parallelism). Fewer blocks would leave a core idle.
-const RowBlocksPerCore = 2
-
 // parallelRowBlocks versions every packed ic loop (ic ⊃ alloc A ⊃ {pack A, jr}) of body:
-// If M >= 2·RowBlocksPerCore·MC, a copy with ic parallel and everything inside serial; else the loop
-// as it is, jr parallel.
+// If M >= <slot>.RowBlocks·MC, a copy with ic parallel and everything inside serial; else the loop as it
+// is, jr parallel. With that many MC-row blocks (the target table's RowBlocksPerCore per core of the
+// machine it was tuned on: target.Knobs) each worker packs its own A block into its own L2 and runs all
+// its panels, with two fork/joins per K block (B pack, row blocks) instead of two per cache block
+// (BLIS's loop-3 parallelism); fewer blocks would leave a core idle.
 func parallelRowBlocks(body []ir.Node) []ir.Node {
 	return ir.RewriteNodes(body, func(n ir.Node) []ir.Node {
 		ic, ok := n.(*ir.Loop)
@@ -142,9 +138,8 @@ func parallelRowBlocks(body []ir.Node) []ir.Node {
 		})
 		par.Kind = ir.Parallel
 		par.Cost = bodyCost(par.Body, map[*ir.Var]ir.IExpr{par.Var: par.Lo})
-		i32 := func(v float64) ir.Expr { return &ir.Const{Val: v, T: ir.I32} }
 		cond := &ir.Binary{Op: ir.Ge, X: &ir.DimVal{D: dim.D, T: ir.I32},
-			Y: &ir.Binary{Op: ir.Mul, X: i32(2 * RowBlocksPerCore), Y: &ir.PlanVal{Name: slot + ".MC", T: ir.I32}, T: ir.I32}, T: ir.Bool}
+			Y: &ir.Binary{Op: ir.Mul, X: &ir.PlanVal{Name: slot + ".RowBlocks", T: ir.I32}, Y: &ir.PlanVal{Name: slot + ".MC", T: ir.I32}, T: ir.I32}, T: ir.Bool}
 		return []ir.Node{&ir.If{Cond: cond, Then: []ir.Node{par}, Else: []ir.Node{ic}}}
 	})
 }

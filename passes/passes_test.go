@@ -45,6 +45,12 @@ func oddPlan(f *ir.Func) map[string]int {
 			odd[key] = 7
 		case "NC":
 			odd[key] = 10
+		case "SmallWork", "RowBlocks":
+			odd[key] = 1 // the packed version from M·N·K = 2 on, its row blocks in parallel
+		case "RowsMax":
+			odd[key] = 2
+		case "RowsNB":
+			odd[key] = 7
 		default:
 			odd[key] = f.Plan[key]
 		}

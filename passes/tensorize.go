@@ -247,6 +247,10 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 		return fixed
 	}
 	set(f.Plan, target.GemmBlocks(port, mr, nr, g.elem.Size()), c.Portable)
+	// the thresholds that choose among the versions pack and parallel make (one set per slot)
+	kn := port.Knobs
+	f.Plan[slot+".SmallWork"], f.Plan[slot+".RowsMax"], f.Plan[slot+".RowsNB"] = kn.SmallGemmWork, kn.RowsMax, kn.RowsNB
+	f.Plan[slot+".RowBlocks"] = kn.RowBlocksPerCore * port.Cores
 	for _, v := range c.Machine.Native() {
 		mr, nr := v.Tile(g.elem.Size())
 		if mr == 0 {

@@ -8,7 +8,8 @@ import (
 
 // Vectorize groups each innermost unit-step loop of the non-GEMM nests into chunks of W iterations
 // (W = the target's vector bytes / element size, or the factor of a vectorize directive), marked Vector,
-// followed by a serial remainder loop.
+// followed by a serial remainder loop. A loop that only an unroll directive names stays serial for the
+// unroll pass.
 //   - Elementwise bodies (no loop-carried local) become W independent lanes.
 //   - A reduction body `acc = acc op e` (op +, max, min) gets W partial accumulators, one per lane,
 //     combined into acc after the vector loop: this breaks the dependency chain so lanes run in parallel.
@@ -32,7 +33,7 @@ func Vectorize(f *ir.Func, c *Context) (bool, error) {
 					break
 				}
 				w := vectorWidth(x, c)
-				if w < 2 || constTrip(x) < w {
+				if w < 2 || constTrip(x) < w || unrollOnly(x, c) {
 					break
 				}
 				if nodes := vectorizeLoop(x, w, n); nodes != nil {
@@ -47,6 +48,14 @@ func Vectorize(f *ir.Func, c *Context) (bool, error) {
 	}
 	f.Body = walk(f.Body)
 	return changed, nil
+}
+
+// unrollOnly reports whether an unroll directive, and no vectorize directive, names l: the schedule
+// asks for its body replicated in order (the unroll pass), which grouping it into lanes would preempt.
+func unrollOnly(l *ir.Loop, c *Context) bool {
+	_, unroll := c.sizes("unroll", l.Var.Name)
+	_, vec := c.sizes("vectorize", l.Var.Name)
+	return unroll && !vec
 }
 
 // constTrip is l's trip count when its bounds are constants (a window reduction, r < 2), else MaxInt.

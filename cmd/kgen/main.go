@@ -333,7 +333,12 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 		}
 		if b.Name() != "go" {
 			if err := codegen.SameSlots(pkgs["go"], p); err != nil {
-				return fmt.Errorf("target %s: %v", b.Name(), err)
+				// The target's schedule made other slots: its backend implements the portable nest's
+				// slots instead, with the target's variant plans.
+				fmt.Fprintf(stderr, "kgen gen: warning: target %s: %v; its variants implement the portable nest's slots\n", b.Name(), err)
+				if p, err = withVariants(pkgs["go"], p); err != nil {
+					return fmt.Errorf("target %s: %v", b.Name(), err)
+				}
 			}
 		}
 		pkgs[b.Name()] = p
@@ -365,6 +370,22 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "kgen: wrote %d files for %d kernels to %s\n", len(files), len(ks), *out)
 	return nil
+}
+
+// withVariants returns the portable package port with the variant plans of tgt (the same kernels
+// compiled for another target) in each kernel's function.
+func withVariants(port, tgt *codegen.Package) (*codegen.Package, error) {
+	out := *port
+	out.Kernels = nil
+	for i, k := range port.Kernels {
+		f := *k.F
+		f.Variants = tgt.Kernels[i].F.Variants
+		if err := ir.VerifyFunc(&f); err != nil {
+			return nil, fmt.Errorf("kernel %s: %v", k.K.Name, err)
+		}
+		out.Kernels = append(out.Kernels, codegen.Kernel{K: k.K, F: &f})
+	}
+	return &out, nil
 }
 
 // warnTargetDirectives says which directives of k's `for tgt { ... }` block do not reach the generated

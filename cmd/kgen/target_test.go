@@ -114,6 +114,13 @@ func TestTargetDirectiveWarning(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "warning: kernel ax: for amd64 { unroll ... } changes kgen ir -target amd64 only") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
+	// the unrolled loop is not a vector loop for amd64: its backend still implements the portable one
+	if !strings.Contains(errOut, "warning: target amd64: the target's loop nest has other slots") {
+		t.Errorf("no warning about the slots: %q", errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "kgen_amd64.go")); err != nil || !strings.Contains(string(b), "vloop_ax_0 = ") {
+		t.Errorf("the portable nest's vector loop has no amd64 routine: %v", err)
+	}
 	code, _, errOut = runKgen("gen", "-o", out, "-targets", "go,amd64", write(t, "mm.kdsl", mmKdsl+"schedule mm {\n    for amd64 { tile i 96 4, j 1024 16 }\n}\n"))
 	if code != 0 || errOut != "" {
 		t.Errorf("a GEMM tile warned: exit %d, stderr %q", code, errOut)

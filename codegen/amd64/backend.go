@@ -112,7 +112,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			ku := k
 			ku.Name, ku.Unpacked = k.Name+"U", true
 			sk := codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, KernelR: kr.Name, RowsMax: RowsMax,
-				MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC, HostBlocks: sp.Host, ElemSize: s.Elem.Size()}
+				MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC, HostBlocks: sp.Host, ElemSize: s.Elem.Size(), Knobs: sp.Knobs}
 			kernels := []GemmKernel{k, ku}
 			if ku.Validate() != nil {
 				// a tile the unpacked generator cannot address (MR > 14): the portable unpacked kernel runs it
@@ -154,7 +154,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			if err := k.Validate(); err != nil {
 				return nil, fmt.Errorf("amd64: slot %s, variant %s: the planned tile %dx%d: %v", s.Slot.Name, v.Name, s.MR, s.NR, err)
 			}
-			sk := codegen.SlotKernel{Slot: s.Slot, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: s.MC, KC: s.KC, NC: s.NC, ElemSize: 2}
+			sk := codegen.SlotKernel{Slot: s.Slot, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: s.MC, KC: s.KC, NC: s.NC, ElemSize: 2, Knobs: s.Knobs}
 			if s.HostBlocks {
 				// blocks for 2-byte elements: a pair panel is half an f32 one
 				b := target.GemmBlocks(mach, k.MR, k.NR, 2)

@@ -66,7 +66,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		}
 		kr := NewRowsKernel(k.Elem)
 		v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelR: kr.Name, RowsMax: RowsMax,
-			MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC, HostBlocks: sp.Host, ElemSize: s.Elem.Size()})
+			MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC, HostBlocks: sp.Host, ElemSize: s.Elem.Size(), Knobs: sp.Knobs})
 		if !have[k.Name] {
 			have[k.Name] = true
 			gemms = append(gemms, k)
