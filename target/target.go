@@ -71,8 +71,9 @@ type Knobs struct {
 	// RowBlocksPerCore: a packed GEMM with at least this many MC-row blocks per core (of Cores) runs its
 	// row blocks in parallel (slot.RowBlocks = RowBlocksPerCore·Cores).
 	RowBlocksPerCore int
-	// MinParallelWork is the run time's cut-off (rt.MinParallelWork): a parallel loop with less
-	// estimated work runs on the calling goroutine.
+	// MinParallelWork is the run time's cut-off (rt.MinParallelWork, which TestTableConsistent keeps
+	// equal): a parallel loop with less estimated work runs on the calling goroutine. Not a plan symbol
+	// yet: the tuner sets rt.MinParallelWork.
 	MinParallelWork int
 }
 
