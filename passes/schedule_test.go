@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -88,24 +89,7 @@ func TestScheduleEquivalence(t *testing.T) {
 						}
 					}
 				}
-				for si, dims := range shapes {
-					args := kgentest.RandomArgs(k, dims, rng, si)
-					ref, got := args.Clone(), args.Clone()
-					if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
-						t.Fatal(err)
-					}
-					if err := ir.RunFunc(f, ir.Storage, got, nil); err != nil {
-						t.Fatalf("%s {%s} for %s after %s, dims %v: %v", c.kernel, c.sched, tgt, names[upto], dims, err)
-					}
-					mag := kgentest.Magnitude(k, args)
-					for _, p := range k.Params {
-						if p.Kind == ir.Out || p.Kind == ir.InOut {
-							if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
-								t.Errorf("%s {%s} for %s after %s, dims %v: %v", c.kernel, c.sched, tgt, names[upto], dims, err)
-							}
-						}
-					}
-				}
+				runEquiv(t, fmt.Sprintf("%s {%s} for %s after %s", c.kernel, c.sched, tgt, names[upto]), k, f, shapes, rng)
 			}
 		}
 	}

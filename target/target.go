@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kgen-dev/kgen/ir"
 )
 
 // Cache is one cache level.
@@ -39,25 +41,37 @@ type Machine struct {
 
 // Variant is one implementation level of a target (amd64: avx512, avx2; arm64: neon; everywhere: the
 // portable go), with its register file and the GEMM register tile its microkernels use. The tiles are
-// the defaults of the MR and NR plan symbols the "variants" pass records per variant; backends build
-// their microkernels for the tile the plan gives, not for a tile of their own.
+// the defaults of the MR and NR plan symbols tensorize records per variant; backends build their
+// microkernels for the tile the plan gives, not for a tile of their own.
 type Variant struct {
 	Name     string
 	VecBytes int // SIMD register width in bytes
 	VecRegs  int // number of SIMD registers
-	// TileF32 and TileF64 are the register tiles MR×NR for f32 and f64 elements.
+	// MMA is the key of the variant's shapes in the MMA table (mma.go: "amd64:avx2", ...), whose f32
+	// and f64 microkernel shapes M×N are its register tiles.
+	MMA string
+	// TileF32 and TileF64 are the register tiles MR×NR of a variant without MMA shapes (the portable
+	// scalar microkernel).
 	TileF32, TileF64 [2]int
 }
 
 // Tile returns the register tile for elements of elem bytes (4 or 8), or 0, 0.
 func (v Variant) Tile(elem int) (mr, nr int) {
-	switch elem {
-	case 4:
-		return v.TileF32[0], v.TileF32[1]
-	case 8:
-		return v.TileF64[0], v.TileF64[1]
+	t := map[int]ir.DType{4: ir.F32, 8: ir.F64}[elem]
+	if t == ir.Invalid {
+		return 0, 0
 	}
-	return 0, 0
+	if v.MMA != "" {
+		s, err := LookupMMA(v.MMA, t, t, false)
+		if err != nil {
+			return 0, 0
+		}
+		return s.M, s.N
+	}
+	if elem == 4 {
+		return v.TileF32[0], v.TileF32[1]
+	}
+	return v.TileF64[0], v.TileF64[1]
 }
 
 // Knobs are the thresholds that used to be constants of the passes, tuned on one machine (a two-core
@@ -72,21 +86,23 @@ type Knobs struct {
 	// RowBlocksPerCore: a packed GEMM with at least this many MC-row blocks per core (of Cores) runs its
 	// row blocks in parallel (slot.RowBlocks = RowBlocksPerCore·Cores).
 	RowBlocksPerCore int
-	// MinParallelWork is the run time's cut-off (rt.MinParallelWork): a parallel loop with less
-	// estimated work runs on the calling goroutine.
+	// MinParallelWork is the run time's cut-off (rt.MinParallelWork, which TestTableConsistent keeps
+	// equal): a parallel loop with less estimated work runs on the calling goroutine. Not a plan symbol
+	// yet: the tuner sets rt.MinParallelWork.
 	MinParallelWork int
 }
 
 // The variants of the target table. The portable tile: 3×2 measured fastest for scalar Go under both
-// GOAMD64=v1 and v3 (4×4 spills; 4×2 and 2×4 lose under one of the two levels; see docs/PERF.md). AVX2
-// (16 ymm): 6×16 f32 and 6×8 f64, 12 accumulators + 2 B̃ vectors + 1-2 broadcast registers (the BLIS
-// haswell shapes); AVX-512 (32 zmm): 14×32 and 14×16, 28 accumulators + 2 B̃ + 2 broadcast registers;
-// NEON (32 q registers): 8×12 f32 (24 accumulators) and 6×8 f64.
+// GOAMD64=v1 and v3 (4×4 spills; 4×2 and 2×4 lose under one of the two levels; see docs/PERF.md). The
+// native tiles are the MMA table's CPU shapes: AVX2 (16 ymm) 6×16 f32 and 6×8 f64, 12 accumulators + 2
+// B̃ vectors + 1-2 broadcast registers (the BLIS haswell shapes); AVX-512 (32 zmm) 14×32 and 14×16, 28
+// accumulators + 2 B̃ + 2 broadcast registers; NEON (32 q registers) 8×12 f32 (24 accumulators) and 6×8
+// f64.
 var (
 	portable = Variant{Name: "go", VecBytes: 16, VecRegs: 16, TileF32: [2]int{3, 2}, TileF64: [2]int{3, 2}}
-	avx512   = Variant{Name: "avx512", VecBytes: 64, VecRegs: 32, TileF32: [2]int{14, 32}, TileF64: [2]int{14, 16}}
-	avx2     = Variant{Name: "avx2", VecBytes: 32, VecRegs: 16, TileF32: [2]int{6, 16}, TileF64: [2]int{6, 8}}
-	neon     = Variant{Name: "neon", VecBytes: 16, VecRegs: 32, TileF32: [2]int{8, 12}, TileF64: [2]int{6, 8}}
+	avx512   = Variant{Name: "avx512", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512"}
+	avx2     = Variant{Name: "avx2", VecBytes: 32, VecRegs: 16, MMA: "amd64:avx2"}
+	neon     = Variant{Name: "neon", VecBytes: 16, VecRegs: 32, MMA: "arm64:neon"}
 )
 
 // cpuKnobs are the thresholds measured on the CPU targets (docs/PERF.md).

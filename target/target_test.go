@@ -1,6 +1,10 @@
 package target
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kgen-dev/kgen/rt"
+)
 
 // The model on the AVX2 defaults (32 KiB 8-way L1, 1 MiB 16-way L2) for the 6×16 f32 tile, worked by
 // hand: sets1 = 64, C_Ar = 7·6/22 = 1 way → KC = 1·64·64/(6·4) = 170 → 168, raised to MinKC = 256;
@@ -19,6 +23,31 @@ func TestGemmBlocksWorked(t *testing.T) {
 			if b.MC%b.MR != 0 || b.NC%b.NR != 0 || b.KC <= 0 {
 				t.Errorf("%s %v: %+v not multiples", name, tile, b)
 			}
+		}
+	}
+}
+
+// The table's parallel cut-off is the run time's default, and every CPU target has a portable variant
+// last and tiles its generators can use (positive, NR a multiple of the variant's f32/f64 lanes).
+func TestTableConsistent(t *testing.T) {
+	for _, name := range Names() {
+		m, _ := Lookup(name)
+		if m.Knobs.MinParallelWork != rt.MinParallelWork {
+			t.Errorf("%s: MinParallelWork %d, rt has %d", name, m.Knobs.MinParallelWork, rt.MinParallelWork)
+		}
+		if len(m.Variants) == 0 || m.Variants[len(m.Variants)-1].Name != "go" {
+			t.Errorf("%s: variants %v do not end with the portable one", name, m.Variants)
+		}
+		for _, v := range m.Native() {
+			for _, elem := range []int{4, 8} {
+				mr, nr := v.Tile(elem)
+				if lanes := v.VecBytes / elem; mr < 1 || nr < lanes || nr%lanes != 0 {
+					t.Errorf("%s/%s: tile %dx%d for %d-byte elements", name, v.Name, mr, nr, elem)
+				}
+			}
+		}
+		if p := m.Portable(); p.Name != "go" || p.Knobs != m.Knobs {
+			t.Errorf("%s: portable model %+v", name, p)
 		}
 	}
 }
