@@ -1,10 +1,12 @@
 package passes
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgentest"
 	"github.com/kgen-dev/kgen/target"
 )
 
@@ -56,4 +58,41 @@ func TestPrintedGPUNests(t *testing.T) {
 			t.Errorf("%s %s without its first barrier: %v, want a race", c.spec, c.kernel, err)
 		}
 	}
+}
+
+// TestEachPassPreservesResultsGPU runs checkPasses for the GPU pipelines (fusion, mmaform, gpumap,
+// staging; ptx:sm_90a forms wgmma tiles): every pass on every kernel of kernels.kdsl, interpreted under
+// the race check with the default and odd plans (odd block, warp and stage shapes) on two shapes from
+// gpuShapes, since every thread of every block is interpreted.
+func TestEachPassPreservesResultsGPU(t *testing.T) {
+	for _, tgt := range []string{"ptx:sm_80", "ptx:sm_90a", "msl"} {
+		t.Run(tgt, func(t *testing.T) { checkPasses(t, tgt, 2, false) })
+	}
+}
+
+// gpuShapes draws the shapes checkPasses uses for the GPU pipelines: all ones, and of ten ragged
+// kgentest.Shapes draws (primes, tile non-multiples) the one with the fewest dims of size 1 and then
+// the fewest points, so that interpreting every thread of every block stays cheap while every loop,
+// K stage and edge tile still runs more than once.
+func gpuShapes(k *ir.Kernel, rng *rand.Rand) []map[string]int {
+	draws := kgentest.Shapes(k, rng, 12)
+	score := func(dims map[string]int) (ones, points int) {
+		points = 1
+		for _, v := range dims {
+			points *= v
+			if v == 1 {
+				ones++
+			}
+		}
+		return ones, points
+	}
+	best := draws[1]
+	for _, d := range draws[2:11] {
+		o, p := score(d)
+		bo, bp := score(best)
+		if o < bo || o == bo && p < bp {
+			best = d
+		}
+	}
+	return []map[string]int{draws[0], best}
 }

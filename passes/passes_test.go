@@ -51,6 +51,12 @@ func oddPlan(f *ir.Func) map[string]int {
 			odd[key] = 2
 		case "RowsNB":
 			odd[key] = 7
+		case "BY", "W": // GPU block rows, warps per block (gpumap)
+			odd[key] = 3
+		case "BX", "BK": // GPU block columns, staged K depth (gpumap, staging)
+			odd[key] = 2
+		case "BT", "B1": // GPU threads per row, per 1-D block
+			odd[key] = 5
 		default:
 			odd[key] = f.Plan[key]
 		}
@@ -73,6 +79,9 @@ func checkPasses(t *testing.T, tgt string, nshapes int, large bool) {
 		shapes := kgentest.Shapes(k, rng, nshapes)
 		if !large {
 			shapes = shapes[:len(shapes)-1] // the last is large enough for the packed GEMM path
+		}
+		if m.Name == "ptx" || m.Name == "msl" {
+			shapes = gpuShapes(k, rng) // every thread of every block is interpreted
 		}
 		for upto := 0; upto < len(names); upto++ {
 			f, err := Compile(k, m, Options{Skip: names[upto+1:]})
