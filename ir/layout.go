@@ -38,6 +38,11 @@ func (s *Strided) Offset(row, col IExpr) IExpr {
 }
 
 func (s *Strided) String() string {
+	zero := func(e IExpr) bool { c, ok := e.(IConst); return ok && c.V == 0 }
+	if zero(s.RowStride) || zero(s.ColStride) {
+		// a vector (a GEMV's x, a dot product's operands) or a broadcast: neither major order
+		return "strided(" + s.RowStride.String() + ", " + s.ColStride.String() + ")"
+	}
 	if c, ok := s.ColStride.(IConst); ok && c.V == 1 {
 		return "rowmajor(ld=" + s.RowStride.String() + ")"
 	}

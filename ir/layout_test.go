@@ -208,6 +208,7 @@ func TestLayoutStrings(t *testing.T) {
 		want string
 	}{
 		{RowMajor(IConst{64}), "rowmajor(ld=64)"},
+		{&Strided{RowStride: IConst{1}, ColStride: IConst{0}}, "strided(1, 0)"},
 		{ColMajor(ISym{Name: "ld"}), "colmajor(ld=ld)"},
 		{&Panel{Width: ISym{Name: "sgemm.MR"}, Depth: ISym{Name: "sgemm.KC"}}, "panel(rows sgemm.MR, depth sgemm.KC)"},
 		{Swizzle128B(IConst{64}, 2), "swizzle128B<3,3,3>(rowmajor(ld=64))"},

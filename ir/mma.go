@@ -248,6 +248,13 @@ func (v *fverifier) accStore(n *AccStore) error {
 			return fmt.Errorf("accstore %%%s: %v", a.Name, err)
 		}
 	}
+	for _, d := range [][2]IExpr{{n.M, a.M}, {n.N, a.N}} {
+		if s, ok := d[0].(IConst); ok {
+			if t, ok := d[1].(IConst); ok && s.V > t.V {
+				return fmt.Errorf("accstore of %%%s stores %sx%s of a %sx%s tile", a.Name, n.M, n.N, a.M, a.N)
+			}
+		}
+	}
 	if v.bound[n.I] || v.bound[n.J] || n.I == n.J {
 		return fmt.Errorf("accstore %%%s rebinds its indices", a.Name)
 	}
@@ -374,7 +381,6 @@ func (in *interp) mma(n *MMA) {
 			acc[at] = s
 		}
 	}
-	_ = m
 }
 
 func (in *interp) accStore(n *AccStore) {

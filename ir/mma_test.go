@@ -214,6 +214,7 @@ func TestMMAVerify(t *testing.T) {
 		}, "do not widen"},
 		{"symbolic K at warp scope", func(f *Func) { f.Body[1].(*MMA).K = IDim{mk.dK} }, "constant K"},
 		{"store to input", func(f *Func) { f.Body[2].(*AccStore).Out = mk.A }, "input A"},
+		{"store past the tile", func(f *Func) { f.Body[2].(*AccStore).M = IConst{17} }, "stores 17x8 of a 16x8 tile"},
 		{"narrowing epilogue", func(f *Func) {
 			s := f.Body[2].(*AccStore)
 			s.Out = &Tensor{Name: "H", Type: F16, Kind: Out, Shape: mk.C.Shape}

@@ -49,7 +49,7 @@ func TestPacksAreCopies(t *testing.T) {
 			odd[key] = map[bool]int{true: 3, false: 7}[len(key)%2 == 0]
 		}
 		rng := rand.New(rand.NewPCG(5, uint64(len(k.Name))))
-		for si, dims := range kgentest.Shapes(k, rng, 3) {
+		for si, dims := range kgentest.Shapes(k, rng, 2) {
 			args := kgentest.RandomArgs(k, dims, rng, si)
 			for _, plan := range []map[string]int{nil, odd} {
 				a, b := args.Clone(), args.Clone()

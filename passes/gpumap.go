@@ -52,7 +52,20 @@ func GPUMap(f *ir.Func, c *Context) (bool, error) {
 		name := fmt.Sprintf("%s_%d", f.Kernel.Name, idx)
 		launch, isMMA := mapMMANest(f, nest, name, nm)
 		if !isMMA {
-			launch = mapNest(f, nest, name, nm)
+			var collective *ir.Accum
+			ir.WalkNodes(nest.Body, func(x ir.Node) bool {
+				if d, ok := x.(*ir.AccDecl); ok && d.Acc.Scope != ir.ScopeThread {
+					collective = d.Acc
+				}
+				return true
+			})
+			if collective != nil {
+				return changed, fmt.Errorf("gpumap: nest %d: a %s-scope MMA (%%%s) outside the nest shape gpumap maps onto %ss (MMAForm's tile loops, at most one batch loop)", idx, collective.Scope, collective.Name, collective.Scope)
+			}
+			var isRow bool
+			if launch, isRow = mapRowNest(f, nest, name, nm); !isRow {
+				launch = mapNest(f, nest, name, nm)
+			}
 		}
 		nest.Body = []ir.Node{launch}
 		changed = true
@@ -203,9 +216,10 @@ func independentLoop(l *ir.Loop) bool {
 // gpuW is the plan symbol of the number of warps (one MMA tile each) of a block mapping warp-scope MMAs.
 const gpuW = "gpu.W"
 
-// formedMMA is MMAForm's nest of one GEMM statement: tile loops i0 (step M) and j0 (step N) around an
-// accumulator declaration, a K loop of MMAs and the epilogue store.
+// formedMMA is MMAForm's nest of one GEMM statement: at most one batch loop, then tile loops i0 (step
+// M) and j0 (step N) around an accumulator declaration, a K loop of MMAs and the epilogue store.
 type formedMMA struct {
+	batch      *ir.Loop // nil without a batch index
 	i0, j0, p0 *ir.Loop
 	decl       *ir.AccDecl
 	mma        *ir.MMA
@@ -217,6 +231,15 @@ func matchMMANest(body []ir.Node) (*formedMMA, bool) {
 	var ok bool
 	if m.i0, ok = soleLoopOf(body); !ok || m.i0.Kind != ir.Serial {
 		return nil, false
+	}
+	if inner, ok := soleLoopOf(m.i0.Body); ok {
+		if _, tile := soleLoopOf(inner.Body); tile {
+			// i0 is a batch loop: one full iteration per batch point, around the tile loops
+			m.batch, m.i0 = m.i0, inner
+			if !isZero(m.batch.Lo) || m.batch.Step != (ir.IConst{V: 1}) || m.i0.Kind != ir.Serial || loopUses(m.i0, m.batch.Var) {
+				return nil, false
+			}
+		}
 	}
 	if m.j0, ok = soleLoopOf(m.i0.Body); !ok || m.j0.Kind != ir.Serial || len(m.j0.Body) != 3 {
 		return nil, false
@@ -298,6 +321,11 @@ func mapMMANest(f *ir.Func, nest *ir.Nest, name string, nm namer) (*ir.Launch, b
 	spanM, spanN := ir.IMul(rowsPer, acc.M), ir.IMul(colsPer, acc.N)
 	grids := []*ir.Loop{loop(bi, zero, m.i0.Hi, spanM, ir.GPUGrid), loop(bj, zero, m.j0.Hi, spanN, ir.GPUGrid)}
 	gridDims := []ir.IExpr{ceilDiv(m.i0.Hi, spanM), ceilDiv(m.j0.Hi, spanN)}
+	if m.batch != nil {
+		// one grid dim per batch point, keeping the batch variable
+		grids = append([]*ir.Loop{loop(m.batch.Var, zero, m.batch.Hi, one, ir.GPUGrid)}, grids...)
+		gridDims = append([]ir.IExpr{m.batch.Hi}, gridDims...)
+	}
 	body := m.j0.Body
 	substMMA(body, at)
 	return launchOf(name, grids, threads, gridDims, blockDims, body), true

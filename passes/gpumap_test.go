@@ -94,7 +94,7 @@ func TestGPUMapPreservesResults(t *testing.T) {
 		if launches != len(f.Body) {
 			t.Fatalf("%s: %d launches for %d nests", k.Name, launches, len(f.Body))
 		}
-		checkGPU(t, k, f, "after gpumap", []map[string]int{nil, withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuB1: 7})}, 3)
+		checkGPU(t, k, f, "after gpumap", []map[string]int{nil, withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuB1: 7, gpuBT: 3})}, 2)
 	}
 }
 
@@ -116,13 +116,14 @@ func TestGPUPipeline(t *testing.T) {
 			if tgt == "msl" {
 				continue // the same passes: compiling is the check
 			}
-			checkGPU(t, k, f, tgt, []map[string]int{withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuBK: 4, gpuB1: 7})}, 2)
+			checkGPU(t, k, f, tgt, []map[string]int{withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuBK: 4, gpuB1: 7, gpuBT: 5})}, 2)
 		}
 	}
 }
 
-// TestGPUMapShapes: sgemm maps onto a 2-D grid of 2-D blocks, fused softmax onto rows (1-D), a dot
-// product onto one thread.
+// TestGPUMapShapes: sgemm maps onto a 2-D grid of 2-D blocks, fused softmax onto one block per row
+// (reductions through shared memory), an elementwise loop onto 1-D blocks, a dot product onto one
+// thread.
 func TestGPUMapShapes(t *testing.T) {
 	ks := map[string]*ir.Kernel{}
 	for _, k := range library(t) {
@@ -134,7 +135,9 @@ func TestGPUMapShapes(t *testing.T) {
 		want   []string
 	}{
 		{"sgemm", false, []string{"launch sgemm_0 grid(((M + (gpu.BY - 1)) / gpu.BY), ((N + (gpu.BX - 1)) / gpu.BX)) block(gpu.BY, gpu.BX) reads(A, B, alpha, beta, C) writes(C)", "gpu.block tj = 0 .. gpu.BX step 1", "for i = (bi + ti) .. min(((bi + ti) + 1), M) step 1"}},
-		{"softmax", true, []string{"launch softmax_0 grid(((M + (gpu.B1 - 1)) / gpu.B1)) block(gpu.B1) reads(X, m, Y, s) writes(m, Y, s)"}},
+		{"softmax", true, []string{"launch softmax_0 grid(M) block(gpu.BT) reads(X, m, Y, s) writes(m, Y, s)", "alloc shared red f32[gpu.BT]",
+			"for j = ti .. N step gpu.BT", "red[ti] = %acc\n                barrier block", "for u = 1 .. gpu.BT step 1"}},
+		{"saxpy", false, []string{"block(gpu.B1)"}},
 		{"sdot", false, []string{"grid(1) block(1)"}},
 	} {
 		f, _ := lowered(t, ks[c.kernel], c.fuse)
@@ -146,6 +149,43 @@ func TestGPUMapShapes(t *testing.T) {
 			if !strings.Contains(s, w) {
 				t.Errorf("%s: mapped IR lacks %q:\n%s", c.kernel, w, s)
 			}
+		}
+	}
+}
+
+// TestGPURowRace: the block-per-row softmax without the barrier that publishes a row's maximum (or
+// the one that puts the partials in shared memory) races.
+func TestGPURowRace(t *testing.T) {
+	var k *ir.Kernel
+	for _, x := range library(t) {
+		if x.Name == "softmax" {
+			k = x
+		}
+	}
+	for drop := 0; drop < 2; drop++ {
+		f, _ := lowered(t, k, true)
+		if _, err := GPUMap(f, nil); err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		ir.WalkNodes(f.Body, func(n ir.Node) bool {
+			if l, ok := n.(*ir.Loop); ok && l.Var.Name == "i" {
+				for at, x := range l.Body {
+					if _, ok := x.(*ir.Barrier); ok {
+						if seen == drop {
+							l.Body = append(l.Body[:at:at], l.Body[at+1:]...)
+							break
+						}
+						seen++
+					}
+				}
+			}
+			return true
+		})
+		args := randomGPUArgs(k, 7)
+		err := ir.RunFunc(f, ir.Storage, args, withPlan(f, map[string]int{gpuBT: 3}))
+		if err == nil || !strings.Contains(err.Error(), "race on ") {
+			t.Errorf("softmax without barrier %d: %v", drop, err)
 		}
 	}
 }

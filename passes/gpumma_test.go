@@ -7,6 +7,7 @@ import (
 
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/kgentest"
+	"github.com/kgen-dev/kgen/target"
 )
 
 // mmaFormed builds, for a GEMM kernel of the library (one statement C[i, j] = E(Σ_k A[i, k]·B[k, j])),
@@ -142,4 +143,59 @@ func randomGPUArgs(k *ir.Kernel, n int) ir.Args {
 		dims[d.Name] = n
 	}
 	return kgentest.RandomArgs(k, dims, rand.New(rand.NewPCG(3, 4)), 1)
+}
+
+// TestGPUPipelineMMA: the GEMM family (the library's and testdata/mma.kdsl's: an f16-in/f32-accumulate
+// GEMM with a bias+GELU epilogue, a bf16 one with a residual) compiled for ptx and msl is formed into
+// MMAs, mapped onto warps or threads by the accumulator's scope, and staged through shared memory with
+// async copies and barriers; it runs to the algorithm-level result on ragged shapes under the race check.
+func TestGPUPipelineMMA(t *testing.T) {
+	for _, tgt := range []string{"ptx", "msl"} {
+		m, _ := target.Lookup(tgt)
+		for _, k := range mmaKernels(t) {
+			if !mmaFamily[k.Name] {
+				continue
+			}
+			f, err := Compile(k, m, Options{})
+			if err != nil {
+				t.Fatalf("%s: %v", tgt, err)
+			}
+			s := f.String()
+			want := []string{"mma %", "barrier block", "async.wait", "copy 1x"}
+			if tgt == "ptx" && k.Name == "hgemm_bias_gelu" {
+				want = append(want, "gpu.warp w = 0 .. gpu.W", "warp sm80.m16n8k16.c", "tanh(")
+			}
+			for _, w := range want {
+				if !strings.Contains(s, w) {
+					t.Errorf("%s %s lacks %q:\n%s", tgt, k.Name, w, s)
+				}
+			}
+			odd := map[string]int{gpuW: 3, gpuBY: 3, gpuBX: 2}
+			for key := range f.Plan {
+				switch {
+				case strings.HasSuffix(key, ".MR"):
+					odd[key] = 3
+				case strings.HasSuffix(key, ".NR"):
+					odd[key] = 2
+				case strings.HasSuffix(key, ".KC"):
+					odd[key] = 5
+				}
+			}
+			checkGPU(t, k, f, tgt, []map[string]int{withPlan(f, odd)}, 2)
+		}
+	}
+}
+
+// TestGPUMapMMARefuses: a warp-scope MMA nest gpumap cannot give to whole warps is an error, not a
+// launch that puts the MMA in divergent threads.
+func TestGPUMapMMARefuses(t *testing.T) {
+	_, f := mmaFormed(t, "hgemm", ir.ScopeWarp, ir.FragSM80C(), ir.IConst{V: 16}, ir.IConst{V: 8}, ir.IConst{V: 16}, nil)
+	nest := f.Body[0].(*ir.Nest)
+	// Two batch-like loops around the tile loops: more than the grid has dims for.
+	for _, name := range []string{"x", "y"} {
+		nest.Body = []ir.Node{&ir.Loop{Var: &ir.Var{Name: name}, Lo: ir.IConst{V: 0}, Hi: ir.IConst{V: 1}, Step: ir.IConst{V: 1}, Body: nest.Body}}
+	}
+	if _, err := GPUMap(f, nil); err == nil || !strings.Contains(err.Error(), "a warp-scope MMA (%acc) outside the nest shape gpumap maps onto warps") {
+		t.Errorf("err = %v", err)
+	}
 }

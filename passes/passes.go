@@ -95,12 +95,13 @@ var passes = map[string]Pass{
 		[]string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel"}},
 	// The GPU passes (gpumap.go, staging.go) take the lowered, fused nests; the CPU passes do not run
 	// in a GPU pipeline.
-	"gpumap":  {"gpumap", "map each statement nest onto a grid of thread blocks (independent output loops become grid and thread loops)", GPUMap, []string{"fusion"}},
+	"mmaform": {"mmaform", "turn GEMM-like statements into tile loops around MMA nodes of the target's shape (accumulators across K, the statement's epilogue)", MMAForm, []string{"fusion"}},
+	"gpumap":  {"gpumap", "map each statement nest onto a grid of thread blocks (independent output loops become grid and thread loops; MMA tiles onto threads, warps or warpgroups by scope)", GPUMap, []string{"fusion", "mmaform"}},
 	"staging": {"staging", "stage GEMM operands through shared memory with multi-stage async copies and block barriers", Staging, []string{"gpumap"}},
 }
 
 // gpuPipeline is the pass order of the GPU targets.
-var gpuPipeline = []string{"fusion", "gpumap", "staging"}
+var gpuPipeline = []string{"fusion", "mmaform", "gpumap", "staging"}
 
 // cpuPipeline is the pass order of the CPU targets.
 var cpuPipeline = []string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "beta"}

@@ -307,20 +307,26 @@ func stagedPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr)
 	return []ir.Node{prologue, &ir.Loop{Var: kt, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: body}, &ir.AsyncWait{N: 0}}
 }
 
-// stageMMA stages a launch gpumap made of an MMA nest: the thread body is AccDecl, a K loop of MMAs
+// stageMMA stages a launch gpumap made of an MMA nest (grid loops: an optional batch, then M and N
+// tiles): the thread body is AccDecl, a K loop of MMAs
 // on global strided operands, AccStore, in a thread nest of register-tile threads (ti, tj) or of warps
 // (w; a warpgroup's 4 warps share one tile). A block covers rowsPer·M rows and colsPer·N columns; per K
 // step (the MMA's K) it stages the block's A rows and B columns, and each MMA reads its rows and
 // columns of the stage through a row-major layout with the valid extents it had.
 func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
-	bi, ok := soleLoopOf(l.Body)
-	if !ok || bi.Kind != ir.GPUGrid {
+	var grids []*ir.Loop // a batch grid loop, then the M and N ones
+	body := l.Body
+	for {
+		g, ok := soleLoopOf(body)
+		if !ok || g.Kind != ir.GPUGrid {
+			break
+		}
+		grids, body = append(grids, g), g.Body
+	}
+	if len(grids) < 2 {
 		return false
 	}
-	bj, ok := soleLoopOf(bi.Body)
-	if !ok || bj.Kind != ir.GPUGrid {
-		return false
-	}
+	bj := grids[len(grids)-1]
 	t0, ok := soleLoopOf(bj.Body)
 	if !ok || (t0.Kind != ir.GPUBlock && t0.Kind != ir.GPUWarp) {
 		return false
@@ -329,7 +335,7 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 	if !ok || !t1.Kind.IsThreadLoop() {
 		return false
 	}
-	body := t1.Body
+	body = t1.Body
 	if len(body) != 3 {
 		return false
 	}

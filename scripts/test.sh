@@ -22,7 +22,7 @@ if [ -n "$(git status --porcelain -- kernels codegen)" ]; then
 fi
 
 step "go test (amd64, every variant this CPU has)"
-go test -count=1 ./...
+go test -count=1 -timeout 25m ./...
 
 step "AVX-512 kernels in the x86 interpreter (codegen/amd64/emu; KGEN_EMU=1 forces it on CPUs that have AVX-512)"
 KGEN_EMU=1 go test -count=1 -v -run 'Differential|Special|GuardPage|BLISDriver|Emu' ./codegen/amd64/internal/mk/ 2>&1 |
