@@ -284,12 +284,6 @@ func mapMMANest(f *ir.Func, nest *ir.Nest, name string, nm namer) (*ir.Launch, b
 	loop := func(v *ir.Var, lo, hi, step ir.IExpr, kind ir.LoopKind) *ir.Loop {
 		return &ir.Loop{Var: v, Lo: lo, Hi: hi, Step: step, Kind: kind}
 	}
-	sym := func(s string, def int) ir.IExpr {
-		if _, ok := f.Plan[s]; !ok {
-			f.Plan[s] = def
-		}
-		return ir.ISym{Name: s}
-	}
 	bi, bj := &ir.Var{Name: nm.name("bi")}, &ir.Var{Name: nm.name("bj")}
 	var rowsPer, colsPer ir.IExpr // output tiles per block
 	var threads []*ir.Loop
@@ -297,7 +291,7 @@ func mapMMANest(f *ir.Func, nest *ir.Nest, name string, nm namer) (*ir.Launch, b
 	var blockDims []ir.IExpr
 	switch acc.Scope {
 	case ir.ScopeThread:
-		by, bx := sym(gpuBY, 8), sym(gpuBX, 8)
+		by, bx := planSym(f, gpuBY, 8), planSym(f, gpuBX, 8)
 		ti, tj := &ir.Var{Name: nm.name("ti")}, &ir.Var{Name: nm.name("tj")}
 		threads = []*ir.Loop{loop(ti, zero, by, one, ir.GPUBlock), loop(tj, zero, bx, one, ir.GPUBlock)}
 		rowsPer, colsPer, blockDims = by, bx, []ir.IExpr{by, bx}
@@ -307,7 +301,7 @@ func mapMMANest(f *ir.Func, nest *ir.Nest, name string, nm namer) (*ir.Launch, b
 		}
 	case ir.ScopeWarp, ir.ScopeSimdgroup, ir.ScopeWarpgroup:
 		w, lane := &ir.Var{Name: nm.name("w")}, &ir.Var{Name: nm.name("lane")}
-		nw, rows := sym(gpuW, 4), ir.IExpr(ir.IMul(ir.IVar{V: w}, acc.M))
+		nw, rows := planSym(f, gpuW, 4), ir.IExpr(ir.IMul(ir.IVar{V: w}, acc.M))
 		rowsPer = nw
 		if acc.Scope == ir.ScopeWarpgroup {
 			nw, rows, rowsPer = ir.IConst{V: 4}, zero, one

@@ -89,10 +89,10 @@ func TestGPUMapMMA(t *testing.T) {
 		want   string
 	}{
 		{"sgemm", ir.ScopeThread, nil, ir.ISym{Name: "t.MR"}, ir.ISym{Name: "t.NR"}, ir.ISym{Name: "t.KC"},
-			map[string]int{"t.MR": 4, "t.NR": 4, "t.KC": 16}, map[string]int{"t.MR": 3, "t.NR": 2, "t.KC": 5, gpuBY: 3, gpuBX: 2},
+			map[string]int{"t.MR": 4, "t.NR": 4, "t.KC": 16}, map[string]int{"t.MR": 3, "t.NR": 2, "t.KC": 5, gpuBY: 3, gpuBX: 2, gpuBK: 4},
 			"gpu.block tj = 0 .. gpu.BX step 1"},
 		{"gemm_bias_relu", ir.ScopeThread, nil, ir.ISym{Name: "t.MR"}, ir.ISym{Name: "t.NR"}, ir.ISym{Name: "t.KC"},
-			map[string]int{"t.MR": 4, "t.NR": 4, "t.KC": 16}, map[string]int{"t.MR": 1, "t.NR": 3, "t.KC": 2, gpuBY: 2, gpuBX: 3}, "launch"},
+			map[string]int{"t.MR": 4, "t.NR": 4, "t.KC": 16}, map[string]int{"t.MR": 1, "t.NR": 3, "t.KC": 2, gpuBY: 2, gpuBX: 3, gpuBK: 7}, "launch"},
 		{"hgemm", ir.ScopeWarp, ir.FragSM80C(), ir.IConst{V: 16}, ir.IConst{V: 8}, ir.IConst{V: 16},
 			nil, map[string]int{gpuW: 3}, "gpu.warp w = 0 .. gpu.W step 1"},
 		{"hgemm", ir.ScopeWarpgroup, ir.FragWGMMAAcc(8), ir.IConst{V: 64}, ir.IConst{V: 8}, ir.IConst{V: 16},
@@ -170,7 +170,7 @@ func TestGPUPipelineMMA(t *testing.T) {
 					t.Errorf("%s %s lacks %q:\n%s", tgt, k.Name, w, s)
 				}
 			}
-			odd := map[string]int{gpuW: 3, gpuBY: 3, gpuBX: 2}
+			odd := map[string]int{gpuW: 3, gpuBY: 3, gpuBX: 2, gpuBK: 3}
 			for key := range f.Plan {
 				switch {
 				case strings.HasSuffix(key, ".MR"):

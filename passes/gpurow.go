@@ -54,10 +54,7 @@ func mapRowNest(f *ir.Func, nest *ir.Nest, name string, nm namer) (*ir.Launch, b
 		return nil, false
 	}
 	// Build the launch.
-	bt := ir.IExpr(ir.ISym{Name: gpuBT})
-	if _, ok := f.Plan[gpuBT]; !ok {
-		f.Plan[gpuBT] = 64
-	}
+	bt := planSym(f, gpuBT, 64)
 	one, zero := ir.IConst{V: 1}, ir.IConst{V: 0}
 	bi, tv := &ir.Var{Name: nm.name("b" + row.Var.Name)}, &ir.Var{Name: nm.name("t" + row.Var.Name)}
 	tid := ir.IVar{V: tv}

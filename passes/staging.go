@@ -312,7 +312,8 @@ func stagedPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr)
 // on global strided operands, AccStore, in a thread nest of register-tile threads (ti, tj) or of warps
 // (w; a warpgroup's 4 warps share one tile). A block covers rowsPer·M rows and colsPer·N columns; per K
 // step (the MMA's K) it stages the block's A rows and B columns, and each MMA reads its rows and
-// columns of the stage through a row-major layout with the valid extents it had.
+// columns of the stage through a row-major layout with the valid extents it had. (Register tiles are
+// staged gpu.BK deep, whatever their K.)
 func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 	var grids []*ir.Loop // a batch grid loop, then the M and N ones
 	body := l.Body
@@ -385,7 +386,12 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		}
 		return m
 	}
+	// The staged depth: an instruction's K, or for a register tile (whose K is a free plan value, large
+	// for CPU caches) the GPU tile depth gpu.BK, so that S stages fit in shared memory.
 	kc := mma.K
+	if acc.Scope == ir.ScopeThread {
+		kc = planSym(f, gpuBK, 16)
+	}
 	a := &stagedOperand{name: "A", src: mma.A, rows: ir.IMul(rowsPer, acc.M), cols: kc,
 		off:       func(k0 ir.IExpr) ir.IExpr { return at(mma.A.Off, withK(k0)) },
 		validRows: func(ir.IExpr) ir.IExpr { return at(mma.ValidM, base) },
@@ -410,7 +416,7 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		staged := *mma
 		staged.A = ir.Operand{T: a.buf, Off: ir.IAdd(a.stage(slot), rowOff), Layout: ir.RowMajor(kc)}
 		staged.B = ir.Operand{T: b.buf, Off: ir.IAdd(b.stage(slot), colOff), Layout: ir.RowMajor(b.cols)}
-		staged.ValidK = at(mma.ValidK, k0)
+		staged.K, staged.ValidK = kc, at(mma.ValidK, k0)
 		return []ir.Node{&staged}
 	}
 	pipe := stagedPipeline(nm, stages, tiles, k0Of, tl, launchThreads(l), []*stagedOperand{a, b}, compute)
