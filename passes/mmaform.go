@@ -152,7 +152,7 @@ func pickTile(c *Context, in, acc ir.DType) mmaTile {
 			tf32 = tf32 || a.Name == "tf32"
 		}
 	}
-	s, err := target.LookupMMA(c.Machine.Name, in, acc, tf32)
+	s, err := target.LookupMMA(c.Machine.MMAKey(), in, acc, tf32)
 	if err != nil {
 		return mmaTile{scope: ir.ScopeThread, m: 4, n: 4, k: 256}
 	}

@@ -23,6 +23,7 @@ type Cache struct {
 // Machine is what the passes know about a target: one row of the target table.
 type Machine struct {
 	Name       string // go, amd64, arm64, ptx, msl, llvm
+	Sub        string // sub-target (ptx: sm_80, sm_90a; msl: 3.0, 3.1), see spec.go
 	VecBytes   int    // SIMD register width in bytes (the portable Go target uses 16 as its unroll width)
 	VecRegs    int    // number of SIMD registers
 	L1, L2, L3 Cache
@@ -176,12 +177,14 @@ func (m Machine) WithVariant(v Variant) Machine {
 // Names lists the known targets.
 func Names() []string { return []string{"go", "amd64", "arm64", "ptx", "msl", "llvm"} }
 
-// Lookup returns the static model of a target.
-func Lookup(name string) (Machine, error) {
-	m, ok := static[name]
-	if !ok {
-		return Machine{}, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
+// Lookup returns the static model of a target spec (a target, or target:sub-target, see ParseSpec).
+func Lookup(spec string) (Machine, error) {
+	name, sub, err := ParseSpec(spec)
+	if err != nil {
+		return Machine{}, err
 	}
+	m := static[name]
+	m.Sub = sub
 	m.Variants = slices.Clone(m.Variants)
 	return m, nil
 }
@@ -193,7 +196,7 @@ func Host(name string) (Machine, error) {
 	if err != nil {
 		return m, err
 	}
-	if name != runtime.GOARCH && name != "go" {
+	if m.Name != runtime.GOARCH && m.Name != "go" {
 		return m, nil
 	}
 	for idx := 0; idx < 8; idx++ {

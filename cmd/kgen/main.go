@@ -168,7 +168,7 @@ func cmdCheck(args []string, stderr io.Writer) error {
 func cmdIR(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("ir", stderr, "[flags] file.kdsl")
 	level := fs.String("level", "loop", "IR level to print: algo or loop")
-	tgt := fs.String("target", "go", "target machine model: "+strings.Join(target.Names(), ", "))
+	tgt := fs.String("target", "go", "target machine model: "+strings.Join(target.Names(), ", ")+" (ptx:sm_80, ptx:sm_90a, msl:3.1 name a sub-target)")
 	after := fs.String("print-after", "", "print the loop IR after this pass (of the target's pipeline) or after all")
 	kname := fs.String("kernel", "", "only this kernel")
 	host := fs.Bool("host", false, "use the cache sizes probed from this machine instead of the static target model (which gen uses)")

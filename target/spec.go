@@ -1,0 +1,70 @@
+package target
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A target spec is a target of the table, optionally with a sub-target after a colon: "ptx:sm_80",
+// "ptx:sm_90a", "msl", "msl:3.1". The sub-target picks the instructions the passes may use (the MMA
+// shapes of target/mma.go); the rest of the model (caches, knobs, the pass pipeline) is the target's.
+// A bare GPU target means its first sub-target.
+
+// subTargets lists the sub-targets of each target that has them, the default first.
+var subTargets = map[string][]string{
+	"ptx": {"sm_80", "sm_90a"},
+	"msl": {"3.0", "3.1"},
+}
+
+// SubTargets returns the known sub-targets of target name, the default first (nil when it has none).
+func SubTargets(name string) []string { return slices.Clone(subTargets[name]) }
+
+// ParseSpec splits a target spec into the target and its sub-target (the default one when the spec
+// names none and the target has sub-targets). Unknown targets and sub-targets are errors that list the
+// known ones.
+func ParseSpec(spec string) (name, sub string, err error) {
+	name, sub, hasSub := strings.Cut(spec, ":")
+	if _, ok := static[name]; !ok {
+		return "", "", fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	subs := subTargets[name]
+	if !hasSub {
+		if len(subs) > 0 {
+			sub = subs[0]
+		}
+		return name, sub, nil
+	}
+	if !slices.Contains(subs, sub) {
+		if len(subs) == 0 {
+			return "", "", fmt.Errorf("target %s has no sub-targets (%q given)", name, spec)
+		}
+		return "", "", fmt.Errorf("unknown sub-target %q of %s (known: %s)", sub, name, strings.Join(qualified(name, subs), ", "))
+	}
+	return name, sub, nil
+}
+
+func qualified(name string, subs []string) []string {
+	out := make([]string, len(subs))
+	for i, s := range subs {
+		out[i] = name + ":" + s
+	}
+	return out
+}
+
+// Spec returns m's target spec: its name, with its sub-target after a colon when it has one.
+func (m Machine) Spec() string {
+	if m.Sub == "" {
+		return m.Name
+	}
+	return m.Name + ":" + m.Sub
+}
+
+// MMAKey is the key of m's shapes in the MMA table (MMAShapes, LookupMMA): the PTX sub-target selects
+// mma.sync (sm_80) or wgmma (sm_90a); Metal's shapes are one list for every version.
+func (m Machine) MMAKey() string {
+	if m.Name == "ptx" && m.Sub != "" {
+		return m.Spec()
+	}
+	return m.Name
+}
