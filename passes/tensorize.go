@@ -252,12 +252,19 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 	f.Plan[slot+".SmallWork"], f.Plan[slot+".RowsMax"], f.Plan[slot+".RowsNB"] = kn.SmallGemmWork, kn.RowsMax, kn.RowsNB
 	f.Plan[slot+".RowBlocks"] = kn.RowBlocksPerCore * port.Cores
 	for _, v := range c.Machine.Native() {
-		mr, nr := v.Tile(g.elem.Size())
+		size := g.elem.Size()
+		if v.Pairs {
+			if !bf16Operands(g) {
+				continue
+			}
+			size = 2 // pair panels: blocks for 2-byte elements, half an f32 panel
+		}
+		mr, nr := v.Tile(size)
 		if mr == 0 {
 			continue
 		}
 		pv := ir.PlanVariant{Name: v.Name, Plan: map[string]int{}}
-		fixed := set(pv.Plan, target.GemmBlocks(c.Machine.WithVariant(v), mr, nr, g.elem.Size()), c.own())
+		fixed := set(pv.Plan, target.GemmBlocks(c.Machine.WithVariant(v), mr, nr, size), c.own())
 		for _, b := range []string{"MC", "KC", "NC"} {
 			if !fixed[b] {
 				pv.Host = append(pv.Host, slot+"."+b)
@@ -265,6 +272,20 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 		}
 		addVariantPlan(f, pv)
 	}
+}
+
+// bf16Operands reports whether both operands of an f32 GEMM are loads of bf16 tensors: the GEMMs a
+// pair-panel variant (target.Variant.Pairs) may run (codegen.PairPanels decides after packing; a slot it
+// picks always has this plan).
+func bf16Operands(g *gemm) bool {
+	isBF16 := func(e ir.Expr) bool {
+		if c, ok := e.(*ir.Cast); ok && c.T == ir.F32 {
+			e = c.X
+		}
+		l, ok := e.(*ir.Load)
+		return ok && l.T.Type == ir.BF16
+	}
+	return g.elem == ir.F32 && isBF16(g.x) && isBF16(g.y)
 }
 
 // addVariantPlan merges pv into f's plan of the variant of that name.

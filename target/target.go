@@ -53,16 +53,24 @@ type Variant struct {
 	// TileF32 and TileF64 are the register tiles MR×NR of a variant without MMA shapes (the portable
 	// scalar microkernel).
 	TileF32, TileF64 [2]int
+	// Pairs: the variant differs from the one after it only for GEMMs whose operands are both bf16 (it
+	// runs them on bf16 pair panels, codegen/bf16.go); its tile is the MMA shape for bf16 inputs
+	// (Tile(2)) and its blocks are sized for 2-byte elements.
+	Pairs bool
 }
 
 // Tile returns the register tile for elements of elem bytes (4 or 8), or 0, 0.
 func (v Variant) Tile(elem int) (mr, nr int) {
 	t := map[int]ir.DType{4: ir.F32, 8: ir.F64}[elem]
+	acc := t
+	if v.Pairs {
+		t, acc = map[int]ir.DType{2: ir.BF16}[elem], ir.F32
+	}
 	if t == ir.Invalid {
 		return 0, 0
 	}
 	if v.MMA != "" {
-		s, err := LookupMMA(v.MMA, t, t, false)
+		s, err := LookupMMA(v.MMA, t, acc, false)
 		if err != nil {
 			return 0, 0
 		}
@@ -101,8 +109,10 @@ type Knobs struct {
 var (
 	portable = Variant{Name: "go", VecBytes: 16, VecRegs: 16, TileF32: [2]int{3, 2}, TileF64: [2]int{3, 2}}
 	avx512   = Variant{Name: "avx512", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512"}
-	avx2     = Variant{Name: "avx2", VecBytes: 32, VecRegs: 16, MMA: "amd64:avx2"}
-	neon     = Variant{Name: "neon", VecBytes: 16, VecRegs: 32, MMA: "arm64:neon"}
+	// avx512bf16: avx512 with VDPBF16PS (AVX512_BF16) for bf16 GEMMs, 14×32 on pair panels.
+	avx512bf16 = Variant{Name: "avx512bf16", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512", Pairs: true}
+	avx2       = Variant{Name: "avx2", VecBytes: 32, VecRegs: 16, MMA: "amd64:avx2"}
+	neon       = Variant{Name: "neon", VecBytes: 16, VecRegs: 32, MMA: "arm64:neon"}
 )
 
 // cpuKnobs are the thresholds measured on the CPU targets (docs/PERF.md).
@@ -114,7 +124,7 @@ var static = map[string]Machine{
 	"go": {Name: "go", VecBytes: 16, VecRegs: 16, L1: Cache{32 << 10, 8, 64}, L2: Cache{1 << 20, 16, 64}, L3: Cache{16 << 20, 16, 64},
 		Cores: 2, Variants: []Variant{portable}, Knobs: cpuKnobs},
 	"amd64": {Name: "amd64", VecBytes: 32, VecRegs: 16, L1: Cache{32 << 10, 8, 64}, L2: Cache{1 << 20, 16, 64}, L3: Cache{32 << 20, 16, 64},
-		Cores: 2, Variants: []Variant{avx512, avx2, portable}, Knobs: cpuKnobs},
+		Cores: 2, Variants: []Variant{avx512bf16, avx512, avx2, portable}, Knobs: cpuKnobs},
 	"arm64": {Name: "arm64", VecBytes: 16, VecRegs: 32, L1: Cache{64 << 10, 4, 64}, L2: Cache{1 << 20, 8, 64}, L3: Cache{32 << 20, 16, 64},
 		Cores: 2, Variants: []Variant{neon, portable}, Knobs: cpuKnobs},
 	"ptx": {Name: "ptx", VecBytes: 16, VecRegs: 255, L1: Cache{228 << 10, 4, 128}, L2: Cache{50 << 20, 16, 128},

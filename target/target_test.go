@@ -39,9 +39,13 @@ func TestTableConsistent(t *testing.T) {
 			t.Errorf("%s: variants %v do not end with the portable one", name, m.Variants)
 		}
 		for _, v := range m.Native() {
-			for _, elem := range []int{4, 8} {
+			elems := []int{4, 8}
+			if v.Pairs {
+				elems = []int{2}
+			}
+			for _, elem := range elems {
 				mr, nr := v.Tile(elem)
-				if lanes := v.VecBytes / elem; mr < 1 || nr < lanes || nr%lanes != 0 {
+				if lanes := v.VecBytes / max(elem, 4); mr < 1 || nr < lanes || nr%lanes != 0 {
 					t.Errorf("%s/%s: tile %dx%d for %d-byte elements", name, v.Name, mr, nr, elem)
 				}
 			}

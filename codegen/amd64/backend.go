@@ -5,7 +5,6 @@ import (
 
 	"github.com/kgen-dev/kgen/codegen"
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/target"
 )
 
 // Backend is the amd64 backend: for every GEMM slot of the package it generates AVX-512 and AVX2+FMA
@@ -60,7 +59,6 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			}
 		}
 	}
-	m, _ := target.Lookup("amd64")
 	f16c := ""
 	if codegen.ImplsNeedF16(vimpls) {
 		f16c = " && cpu.X86.HasF16C"
@@ -142,25 +140,22 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		v.Packs = append(append([]codegen.PackImpl(nil), v.Packs...),
 			codegen.PackImpl{D: true, Elem: ir.BF16, Func: codegen.PackPairBF16(true), Slice: true},
 			codegen.PackImpl{Elem: ir.BF16, Func: codegen.PackPairBF16(false), Slice: true})
-		mach := m
-		mach.VecBytes, mach.VecRegs = 64, 32
 		for i, s := range v.Slots {
 			if !s.Slot.BF16Pairs {
 				continue
 			}
-			// The avx512 variant's planned tile, in f32 columns; the unpacked and rows kernels are never
-			// called (a bf16 GEMM is always packed).
-			k := NewGemmKernelTile(BF16, AVX512, s.MR, s.NR)
+			// The avx512bf16 plan: the bf16 MMA tile in f32 columns, blocks for 2-byte elements; the
+			// unpacked and rows kernels are never called (a bf16 GEMM is always packed).
+			sp, err := codegen.VariantSlotPlan(p, s.Slot.Name, v.Name)
+			if err != nil {
+				return nil, fmt.Errorf("amd64: %v", err)
+			}
+			k := NewGemmKernelTile(BF16, AVX512, sp.MR, sp.NR)
 			if err := k.Validate(); err != nil {
-				return nil, fmt.Errorf("amd64: slot %s, variant %s: the planned tile %dx%d: %v", s.Slot.Name, v.Name, s.MR, s.NR, err)
+				return nil, fmt.Errorf("amd64: slot %s, variant %s: the planned tile %dx%d: %v", s.Slot.Name, v.Name, sp.MR, sp.NR, err)
 			}
-			sk := codegen.SlotKernel{Slot: s.Slot, Kernel: k.Name, MR: k.MR, NR: k.NR, MC: s.MC, KC: s.KC, NC: s.NC, ElemSize: 2, Knobs: s.Knobs}
-			if s.HostBlocks {
-				// blocks for 2-byte elements: a pair panel is half an f32 one
-				b := target.GemmBlocks(mach, k.MR, k.NR, 2)
-				sk.MC, sk.KC, sk.NC, sk.HostBlocks = b.MC, b.KC, b.NC, true
-			}
-			v.Slots[i] = sk
+			v.Slots[i] = codegen.SlotKernel{Slot: s.Slot, Kernel: k.Name, MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC,
+				HostBlocks: sp.Host, ElemSize: 2, Knobs: sp.Knobs}
 			if !have[k.Name] {
 				have[k.Name] = true
 				gemms = append(gemms, k)
