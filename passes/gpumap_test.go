@@ -34,27 +34,7 @@ func lowered(t *testing.T, k *ir.Kernel, fuse bool) (*ir.Func, bool) {
 func checkGPU(t *testing.T, k *ir.Kernel, f *ir.Func, what string, plans []map[string]int, nshapes int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(11, uint64(len(k.Name))))
-	for si, dims := range kgentest.Shapes(k, rng, nshapes+1)[:nshapes] {
-		args := kgentest.RandomArgs(k, dims, rng, si)
-		ref := args.Clone()
-		if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
-			t.Fatal(err)
-		}
-		mag := kgentest.Magnitude(k, args)
-		for _, plan := range plans {
-			got := args.Clone()
-			if err := ir.RunFunc(f, ir.Storage, got, plan); err != nil {
-				t.Fatalf("%s %s, dims %v, plan %v: %v\n%s", k.Name, what, dims, plan, err, f)
-			}
-			for _, p := range k.Params {
-				if p.Kind == ir.Out || p.Kind == ir.InOut {
-					if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
-						t.Errorf("%s %s, dims %v, plan %v: %v", k.Name, what, dims, plan, err)
-					}
-				}
-			}
-		}
-	}
+	runPlans(t, k.Name+" "+what, k, f, kgentest.Shapes(k, rng, nshapes+1)[:nshapes], plans, rng)
 }
 
 // withPlan returns f's plan with the given values replaced.

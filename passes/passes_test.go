@@ -109,7 +109,13 @@ func runEquiv(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[
 	if len(f.Plan) > 0 {
 		plans = append(plans, oddPlan(f))
 	}
-	plans = append(plans, extra...)
+	runPlans(t, what, k, f, shapes, append(plans, extra...), rng)
+}
+
+// runPlans interprets f on every shape under each plan and compares every output with the algorithm
+// level's within kgentest.Compare's precision-derived tolerance.
+func runPlans(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[string]int, plans []map[string]int, rng *rand.Rand) {
+	t.Helper()
 	for si, dims := range shapes {
 		args := kgentest.RandomArgs(k, dims, rng, si)
 		ref := args.Clone()
@@ -120,7 +126,7 @@ func runEquiv(t *testing.T, what string, k *ir.Kernel, f *ir.Func, shapes []map[
 		for _, plan := range plans {
 			got := args.Clone()
 			if err := ir.RunFunc(f, ir.Storage, got, plan); err != nil {
-				t.Fatalf("%s, dims %v, plan %v: %v", what, dims, plan, err)
+				t.Fatalf("%s, dims %v, plan %v: %v\n%s", what, dims, plan, err, f)
 			}
 			for _, p := range k.Params {
 				if p.Kind == ir.Out || p.Kind == ir.InOut {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,16 +30,6 @@ func TestGoldenGPUIR(t *testing.T) {
 				t.Errorf("%s %s: output lacks %q", c.target, c.kernel, w)
 			}
 		}
-		golden := filepath.Join("testdata", c.kernel+"."+strings.ReplaceAll(c.target, ":", "_")+".ir.golden")
-		if *update {
-			os.WriteFile(golden, []byte(out), 0o644)
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out != string(want) {
-			t.Errorf("%s -target %s IR differs from %s (run with -update after reading the diff)", c.kernel, c.target, golden)
-		}
+		checkGolden(t, filepath.Join("testdata", c.kernel+"."+strings.ReplaceAll(c.target, ":", "_")+".ir.golden"), out)
 	}
 }

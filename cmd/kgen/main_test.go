@@ -127,17 +127,7 @@ func TestGoldenIR(t *testing.T) {
 		if code != 0 {
 			t.Fatal(errOut)
 		}
-		golden := filepath.Join("testdata", name+".ir.golden")
-		if *update {
-			os.WriteFile(golden, []byte(out), 0o644)
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out != string(want) {
-			t.Errorf("%s IR differs from %s (run with -update after reading the diff)", name, golden)
-		}
+		checkGolden(t, filepath.Join("testdata", name+".ir.golden"), out)
 		if !strings.Contains(out, "unchanged") && name == "sgemm" {
 			t.Errorf("sgemm: no pass reported 'unchanged'")
 		}
@@ -199,5 +189,23 @@ func TestBackendsAreTargets(t *testing.T) {
 		if !contains(target.Names(), name) || b.Name() != name {
 			t.Errorf("backend %q (Name %q) is not a target of target.Names() %v", name, b.Name(), target.Names())
 		}
+	}
+}
+
+// checkGolden compares out with the golden file at path, or rewrites the file under -update (read the
+// diff before committing it).
+func checkGolden(t *testing.T, path, out string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("output differs from %s (run with -update after reading the diff)", path)
 	}
 }
