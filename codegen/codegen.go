@@ -23,9 +23,12 @@ type Kernel struct {
 
 // Package is what a backend generates from.
 type Package struct {
-	Name    string // Go package name
-	Module  string // import path of kgen itself ("" means github.com/kgen-dev/kgen)
-	Source  string // kdsl file name, for headers
+	Name   string // Go package name
+	Module string // import path of kgen itself ("" means github.com/kgen-dev/kgen)
+	Source string // kdsl file name, for headers
+	// Target is the target spec the kernels were compiled for ("go", "amd64", "ptx:sm_80", "msl:3.1",
+	// "llvm:x86_64-unknown-linux-gnu"; target.ParseSpecList).
+	Target  string
 	Kernels []Kernel
 }
 
@@ -47,6 +50,15 @@ type File struct {
 type Backend interface {
 	Name() string
 	Generate(p *Package) ([]File, error)
+}
+
+// MultiBackend is a backend that serves several sub-targets of its target at once (ptx:sm_80 and
+// ptx:sm_90a in one package, with one runtime that picks among them): cmd/kgen hands it one Package per
+// requested sub-target, each compiled by that sub-target's pipeline, in the order the user gave them.
+// A plain Backend takes one sub-target.
+type MultiBackend interface {
+	Backend
+	GenerateAll(ps []*Package) ([]File, error)
 }
 
 // Header starts every generated file.

@@ -17,6 +17,10 @@ var subTargets = map[string][]string{
 	"msl": {"3.0", "3.1"},
 }
 
+// freeSubs lists the targets whose sub-target is free-form, with its default: llvm takes any LLVM target
+// triple (the backend, not this table, knows which triples LLVM accepts).
+var freeSubs = map[string]string{"llvm": "x86_64-unknown-linux-gnu"}
+
 // SubTargets returns the known sub-targets of target name, the default first (nil when it has none).
 func SubTargets(name string) []string { return slices.Clone(subTargets[name]) }
 
@@ -27,6 +31,15 @@ func ParseSpec(spec string) (name, sub string, err error) {
 	name, sub, hasSub := strings.Cut(spec, ":")
 	if _, ok := static[name]; !ok {
 		return "", "", fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	if def, ok := freeSubs[name]; ok {
+		if !hasSub {
+			return name, def, nil
+		}
+		if !validTriple(sub) {
+			return "", "", fmt.Errorf("bad %s sub-target %q: want a target triple such as %s (letters, digits, '_', '.', separated by '-')", name, sub, def)
+		}
+		return name, sub, nil
 	}
 	subs := subTargets[name]
 	if !hasSub {
@@ -67,4 +80,59 @@ func (m Machine) MMAKey() string {
 		return m.Spec()
 	}
 	return m.Name
+}
+
+// validTriple reports whether s looks like an LLVM target triple: two or more non-empty parts of
+// letters, digits, '_' and '.' separated by '-'.
+func validTriple(s string) bool {
+	parts := strings.Split(s, "-")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" {
+			return false
+		}
+		for _, c := range p {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ParseSpecList parses a comma-separated list of target specs as `kgen gen -targets` takes it: a token
+// with a colon or naming a target starts a spec; any other token continues the sub-targets of the spec
+// before it, so "go,ptx:sm_80,sm_90a,msl" is go, ptx:sm_80, ptx:sm_90a and msl:3.0. Every spec comes
+// back complete (its sub-target filled in when the target has them), without duplicates, in order.
+func ParseSpecList(list string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	prev := ""
+	for _, tok := range strings.Split(list, ",") {
+		tok = strings.TrimSpace(tok)
+		if tok == "" {
+			continue
+		}
+		spec := tok
+		if _, isTarget := static[tok]; !isTarget && !strings.Contains(tok, ":") && prev != "" {
+			if _, free := freeSubs[prev]; free || len(subTargets[prev]) > 0 {
+				spec = prev + ":" + tok
+			}
+		}
+		name, sub, err := ParseSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		prev = name
+		if sub != "" {
+			spec = name + ":" + sub
+		}
+		if !seen[spec] {
+			seen[spec] = true
+			out = append(out, spec)
+		}
+	}
+	return out, nil
 }

@@ -55,3 +55,30 @@ func TestLookupSpec(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSpecList(t *testing.T) {
+	for list, want := range map[string]string{
+		"go,amd64,arm64":            "go amd64 arm64",
+		"go, ptx:sm_80,sm_90a ,msl": "go ptx:sm_80 ptx:sm_90a msl:3.0",
+		"ptx,msl:3.1,3.0,amd64":     "ptx:sm_80 msl:3.1 msl:3.0 amd64",
+		"llvm":                      "llvm:x86_64-unknown-linux-gnu",
+		"llvm:aarch64-linux-gnu,riscv64-unknown-linux-gnu,go": "llvm:aarch64-linux-gnu llvm:riscv64-unknown-linux-gnu go",
+		"ptx:sm_80,ptx:sm_80,,go":                             "ptx:sm_80 go",
+	} {
+		got, err := ParseSpecList(list)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("%q: got %q (%v), want %q", list, strings.Join(got, " "), err, want)
+		}
+	}
+	for list, want := range map[string]string{
+		"go,sm_80":          `unknown target "sm_80"`,
+		"ptx:sm_80,sm_70":   `unknown sub-target "sm_70" of ptx`,
+		"amd64,avx2":        `unknown target "avx2"`,
+		"llvm:x86_64":       `bad llvm sub-target "x86_64"`,
+		"llvm:x86 64-linux": `bad llvm sub-target`,
+	} {
+		if _, err := ParseSpecList(list); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", list, err, want)
+		}
+	}
+}

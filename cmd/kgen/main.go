@@ -1,6 +1,6 @@
 // Command kgen compiles kdsl kernels into a Go package.
 //
-//	kgen gen [-o dir] [-pkg name] [-targets go,amd64,arm64] [-tests] file.kdsl
+//	kgen gen [-o dir] [-pkg name] [-targets go,amd64,arm64,ptx:sm_80,sm_90a,llvm:TRIPLE] [-tests] file.kdsl
 //	kgen check file.kdsl
 //	kgen ir [-level algo|loop] [-target go] [-print-after pass|all] [-kernel name] file.kdsl
 //	kgen fmt [-w] [-d] file.kdsl...
@@ -276,14 +276,16 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 		name = filepath.Base(abs)
 	}
 	all := backends(*module, *tests)
+	specs, err := target.ParseSpecList("go," + *targets)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	// The specs grouped by backend, in the order given; go always first.
 	var chosen []codegen.Backend
-	chosen = append(chosen, all["go"])
-	for _, t := range strings.Split(*targets, ",") {
-		t = strings.TrimSpace(t)
-		if t == "" || t == "go" {
-			continue
-		}
-		b, ok := all[t]
+	bySpecs := map[string][]string{}
+	for _, spec := range specs {
+		tname, _, _ := strings.Cut(spec, ":")
+		b, ok := all[tname]
 		if !ok {
 			var names []string
 			for _, n := range target.Names() {
@@ -291,12 +293,17 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 					names = append(names, n)
 				}
 			}
-			if !contains(target.Names(), t) {
-				return usageError{fmt.Sprintf("unknown target %q (targets: %s; with a backend: %s)", t, strings.Join(target.Names(), ", "), strings.Join(names, ", "))}
-			}
-			return usageError{fmt.Sprintf("no backend for target %q yet (available: %s)", t, strings.Join(names, ", "))}
+			return usageError{fmt.Sprintf("no backend for target %q yet (available: %s)", tname, strings.Join(names, ", "))}
 		}
-		chosen = append(chosen, b)
+		if bySpecs[tname] == nil {
+			chosen = append(chosen, b)
+		}
+		bySpecs[tname] = append(bySpecs[tname], spec)
+	}
+	for _, b := range chosen {
+		if _, multi := b.(codegen.MultiBackend); !multi && len(bySpecs[b.Name()]) > 1 {
+			return usageError{fmt.Sprintf("target %s takes one sub-target per package (given: %s)", b.Name(), strings.Join(bySpecs[b.Name()], ", "))}
+		}
 	}
 	ks, err := load(path)
 	if err != nil {
@@ -312,40 +319,53 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	if *host {
 		lookup = target.Host
 	}
-	// Every target's backend gets the kernels compiled by that target's pipeline: its variants' tiles
-	// and blocks are in the plan, and its schedule blocks (for amd64 { ... }) apply.
+	// Every target spec gets the kernels compiled by its own pipeline: its variants' tiles and blocks
+	// are in the plan, and its schedule blocks (for amd64 { ... }) apply.
 	pkgs := map[string]*codegen.Package{}
 	for _, b := range chosen {
-		m, err := lookup(b.Name())
-		if err != nil {
-			return err
-		}
-		p := &codegen.Package{Name: name, Source: filepath.Base(path), Module: *module}
-		for _, k := range ks {
-			f, err := passes.Compile(k, m, passes.Options{})
+		for _, spec := range bySpecs[b.Name()] {
+			m, err := lookup(spec)
 			if err != nil {
 				return err
 			}
-			p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
-			if b.Name() != "go" {
-				warnTargetDirectives(stderr, k, f, b.Name())
-			}
-		}
-		if b.Name() != "go" {
-			if err := codegen.SameSlots(pkgs["go"], p); err != nil {
-				// The target's schedule made other slots: its backend implements the portable nest's
-				// slots instead, with the target's variant plans.
-				fmt.Fprintf(stderr, "kgen gen: warning: target %s: %v; its variants implement the portable nest's slots\n", b.Name(), err)
-				if p, err = withVariants(pkgs["go"], p); err != nil {
-					return fmt.Errorf("target %s: %v", b.Name(), err)
+			p := &codegen.Package{Name: name, Source: filepath.Base(path), Module: *module, Target: spec}
+			for _, k := range ks {
+				f, err := passes.Compile(k, m, passes.Options{})
+				if err != nil {
+					return err
+				}
+				p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+				if b.Name() != "go" && len(m.Native()) > 0 {
+					warnTargetDirectives(stderr, k, f, b.Name())
 				}
 			}
+			if b.Name() != "go" && len(m.Native()) > 0 {
+				// A SIMD target's variants install their routines into the portable nest's slots.
+				if err := codegen.SameSlots(pkgs["go"], p); err != nil {
+					// The target's schedule made other slots: its backend implements the portable
+					// nest's slots instead, with the target's variant plans.
+					fmt.Fprintf(stderr, "kgen gen: warning: target %s: %v; its variants implement the portable nest's slots\n", b.Name(), err)
+					if p, err = withVariants(pkgs["go"], p); err != nil {
+						return fmt.Errorf("target %s: %v", b.Name(), err)
+					}
+					p.Target = spec
+				}
+			}
+			pkgs[spec] = p
 		}
-		pkgs[b.Name()] = p
 	}
 	var files []codegen.File
 	for _, b := range chosen {
-		fsOut, err := b.Generate(pkgs[b.Name()])
+		var ps []*codegen.Package
+		for _, spec := range bySpecs[b.Name()] {
+			ps = append(ps, pkgs[spec])
+		}
+		var fsOut []codegen.File
+		if mb, ok := b.(codegen.MultiBackend); ok {
+			fsOut, err = mb.GenerateAll(ps)
+		} else {
+			fsOut, err = b.Generate(ps[0])
+		}
 		if err != nil {
 			return fmt.Errorf("backend %s: %v", b.Name(), err)
 		}
