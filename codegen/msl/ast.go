@@ -147,8 +147,8 @@ type Block struct{ Body []Stmt }
 // Comment is a // line comment (one line per element of Lines).
 type Comment struct{ Lines []string }
 
-// Return ends the kernel.
-type Return struct{}
+// Return ends the function, returning X (nil in a kernel).
+type Return struct{ X Expr }
 
 func (Decl) stmt()     {}
 func (Assign) stmt()   {}
@@ -180,9 +180,18 @@ type Kernel struct {
 	Body   []Stmt
 }
 
+// Func is an inline helper function (`inline Ret Name(Params) { Body }`).
+type Func struct {
+	Ret    Type
+	Name   string
+	Params []Param
+	Body   []Stmt
+}
+
 // File is one .metal source.
 type File struct {
 	Header  []string // comment lines at the top
 	Structs []Struct
+	Funcs   []Func
 	Kernels []Kernel
 }

@@ -26,6 +26,16 @@ func Print(f *File) string {
 		}
 		p.line("};")
 	}
+	for _, fn := range f.Funcs {
+		p.line("")
+		params := make([]string, len(fn.Params))
+		for i, prm := range fn.Params {
+			params[i] = typeString(prm.T) + " " + prm.Name
+		}
+		p.line("inline " + typeString(fn.Ret) + " " + fn.Name + "(" + strings.Join(params, ", ") + ") {")
+		p.stmts(fn.Body)
+		p.line("}")
+	}
 	for _, k := range f.Kernels {
 		p.line("")
 		p.kernel(&k)
@@ -150,7 +160,11 @@ func (p *printer) stmt(s Stmt) {
 			p.line("// " + l)
 		}
 	case Return:
-		p.line("return;")
+		if s.X == nil {
+			p.line("return;")
+		} else {
+			p.line("return " + PrintExpr(s.X) + ";")
+		}
 	default:
 		panic(fmt.Sprintf("msl: unknown statement %T", s))
 	}
