@@ -1,0 +1,359 @@
+package msl
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/f16"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgentest"
+	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/target"
+)
+
+const clangName = "clang++-14"
+
+// clangPath finds clang++-14: missing, the test skips, or fails when KGEN_REQUIRE_TOOLS=1.
+func clangPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath(clangName)
+	if err != nil {
+		if os.Getenv("KGEN_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("%s not found (KGEN_REQUIRE_TOOLS=1): install clang-14 (scripts/setup.sh)", clangName)
+		}
+		t.Skipf("%s not found: the MSL kernels are not compiled and run on the CPU (set KGEN_REQUIRE_TOOLS=1 to fail instead)", clangName)
+	}
+	return p
+}
+
+// compilePackage compiles every kernel of src with the pipeline of spec (an msl target).
+func compilePackage(t *testing.T, file, text, spec string) *codegen.Package {
+	t.Helper()
+	ks, err := check.File(file, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := target.Lookup(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &codegen.Package{Name: "k", Source: filepath.Base(file), Target: spec}
+	for _, k := range ks {
+		f, err := passes.Compile(k, m, passes.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+	}
+	return p
+}
+
+func libraryPackage(t *testing.T) *codegen.Package {
+	t.Helper()
+	text, err := os.ReadFile("../../kernels.kdsl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compilePackage(t, "kernels.kdsl", string(text), "msl:3.1")
+}
+
+var cxxFlags = []string{"-std=c++20", "-O1", "-pthread", "-Wall", "-Wno-unknown-attributes", "-Wno-unused-variable", "-Werror"}
+
+// buildDriver compiles testdata/driver.cpp with the emitted source and its entries into one binary,
+// cached under the temporary directory by the hash of everything that goes into it.
+func buildDriver(t *testing.T, src *Source) string {
+	t.Helper()
+	clang := clangPath(t)
+	shim, err := os.ReadFile("testdata/metal_shim.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drv, err := os.ReadFile("testdata/driver.cpp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := CPPEntries(src.Launches)
+	h := sha256.New()
+	for _, part := range [][]byte{shim, drv, []byte(src.Text), []byte(entries), []byte(strings.Join(cxxFlags, " "))} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	dir := filepath.Join(os.TempDir(), "kgen-msl-"+hex.EncodeToString(h.Sum(nil))[:16])
+	bin := filepath.Join(dir, "driver")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"kernels.metal": src.Text, "entries.inc": entries} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	abs, _ := filepath.Abs("testdata")
+	tmp := bin + fmt.Sprintf(".%d.tmp", os.Getpid())
+	args := append(append([]string{}, cxxFlags...), "-I", abs, "-I", filepath.Join(abs, "include"), "-I", dir, "-o", tmp, filepath.Join(abs, "driver.cpp"))
+	cmd := exec.Command(clang, args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s:\n%s\n(the emitted source is %s)", clang, strings.Join(args, " "), limit(string(out), 6000), filepath.Join(dir, "kernels.metal"))
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func limit(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+func encode(t ir.DType, v []float64) []byte {
+	var b bytes.Buffer
+	for _, x := range v {
+		switch t {
+		case ir.F32:
+			binary.Write(&b, binary.LittleEndian, float32(x))
+		case ir.F16:
+			binary.Write(&b, binary.LittleEndian, uint16(f16.FromFloat64(x)))
+		case ir.BF16:
+			binary.Write(&b, binary.LittleEndian, uint16(f16.BF16FromFloat64(x)))
+		case ir.I32:
+			binary.Write(&b, binary.LittleEndian, int32(x))
+		default:
+			panic("encode " + t.String())
+		}
+	}
+	return b.Bytes()
+}
+
+func decode(t ir.DType, b []byte) []float64 {
+	out := make([]float64, len(b)/t.Size())
+	for i := range out {
+		switch t {
+		case ir.F32:
+			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		case ir.F16:
+			out[i] = float64(f16.F16(binary.LittleEndian.Uint16(b[2*i:])).Float32())
+		case ir.BF16:
+			out[i] = float64(f16.BF16(binary.LittleEndian.Uint16(b[2*i:])).Float32())
+		case ir.I32:
+			out[i] = float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+	}
+	return out
+}
+
+func numel(t *ir.Tensor, dims map[string]int) int {
+	n := 1
+	for _, d := range t.Shape {
+		n *= dims[d.Name]
+	}
+	return n
+}
+
+// runOnCPU runs the launches of kernel k in order through the driver, with args' tensors (and zeroed
+// temporaries) as buffers, and updates args' tensors with what the kernels wrote.
+func runOnCPU(driver string, k *ir.Kernel, launches []*Launch, args ir.Args) error {
+	temps := map[string][]float64{}
+	for _, tt := range k.Temps {
+		temps[tt.Name] = make([]float64, numel(tt, args.Dims))
+	}
+	dir, err := os.MkdirTemp("", "kgen-msl-run")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, l := range launches {
+		var req bytes.Buffer
+		var grid [3]uint32
+		for i := range grid {
+			grid[i] = 1
+			if i < len(l.Grid) {
+				v, err := evalGrid(l.Grid[i], args.Dims)
+				if err != nil {
+					return err
+				}
+				if v <= 0 {
+					return nil // an empty grid: nothing to run
+				}
+				grid[i] = uint32(v)
+			}
+		}
+		binary.Write(&req, binary.LittleEndian, grid)
+		binary.Write(&req, binary.LittleEndian, uint32(l.Threads))
+		binary.Write(&req, binary.LittleEndian, uint32(len(l.Params)))
+		data := func(p LaunchParam) []float64 {
+			if p.Tensor.Kind == ir.Temp {
+				return temps[p.Tensor.Name]
+			}
+			return args.Tensors[p.Tensor.Name]
+		}
+		for _, p := range l.Params {
+			var b []byte
+			switch p.Kind {
+			case BufferParam:
+				b = encode(p.Tensor.Type, data(p))
+			case ScalarParam:
+				b = encode(p.Tensor.Type, []float64{args.Scalars[p.Tensor.Name]})
+			case DimsParam:
+				var d bytes.Buffer
+				for _, dim := range l.Dims {
+					binary.Write(&d, binary.LittleEndian, int32(args.Dims[dim.Name]))
+				}
+				if len(l.Dims) == 0 {
+					binary.Write(&d, binary.LittleEndian, int32(0))
+				}
+				b = d.Bytes()
+			}
+			binary.Write(&req, binary.LittleEndian, uint64(len(b)))
+			req.Write(b)
+		}
+		in, out := filepath.Join(dir, "req"), filepath.Join(dir, "res")
+		if err := os.WriteFile(in, req.Bytes(), 0o644); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		msg, err := exec.CommandContext(ctx, driver, l.Function, in, out).CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s grid %v × %d threads: %v: %s", l.Function, grid, l.Threads, err, strings.TrimSpace(string(msg)))
+		}
+		res, err := os.ReadFile(out)
+		if err != nil {
+			return err
+		}
+		for _, p := range l.Params {
+			var n int
+			switch p.Kind {
+			case BufferParam:
+				n = len(data(p)) * p.Tensor.Type.Size()
+			case ScalarParam:
+				n = p.Tensor.Type.Size()
+			case DimsParam:
+				n = 4 * max(1, len(l.Dims))
+			}
+			if len(res) < n {
+				return fmt.Errorf("%s: short result", l.Function)
+			}
+			if p.Kind == BufferParam && p.Written {
+				copy(data(p), decode(p.Tensor.Type, res[:n]))
+			}
+			res = res[n:]
+		}
+	}
+	return nil
+}
+
+func evalGrid(e ir.IExpr, dims map[string]int) (int, error) {
+	switch e := e.(type) {
+	case ir.IConst:
+		return e.V, nil
+	case ir.IDim:
+		return dims[e.D.Name], nil
+	case ir.IBin:
+		x, err := evalGrid(e.X, dims)
+		if err != nil {
+			return 0, err
+		}
+		y, err := evalGrid(e.Y, dims)
+		if err != nil {
+			return 0, err
+		}
+		v, msg := ir.IBinOp(e.Op, x, y)
+		if msg != "" {
+			return 0, fmt.Errorf("grid %s: %s", e, msg)
+		}
+		return v, nil
+	}
+	return 0, fmt.Errorf("grid expression %s is not of dims", e)
+}
+
+func launchesOf(src *Source, k *ir.Kernel) []*Launch {
+	var out []*Launch
+	for _, l := range src.Launches {
+		if l.Kernel == k {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// checkKernel runs k's launches on shapes from kgentest.Shapes (all ones, then ragged primes; one with
+// a NaN input) and compares every output with the interpreter's.
+func checkKernel(t *testing.T, driver string, src *Source, k *ir.Kernel, seed uint64, nshapes int) {
+	t.Helper()
+	launches := launchesOf(src, k)
+	if len(launches) == 0 {
+		t.Fatalf("%s: no launches", k.Name)
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	shapes := kgentest.Shapes(k, rng, nshapes+1)[:nshapes] // the last of Shapes is a large problem: too slow for OS threads
+	for si, dims := range shapes {
+		args := kgentest.RandomArgs(k, dims, rng, si)
+		ref := args.Clone()
+		if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+			t.Fatalf("%s %v: interpreter: %v", k.Name, dims, err)
+		}
+		mag := kgentest.Magnitude(k, args)
+		got := args.Clone()
+		if err := runOnCPU(driver, k, launches, got); err != nil {
+			t.Errorf("%s %v: %v", k.Name, dims, err)
+			continue
+		}
+		for _, p := range k.Params {
+			if p.Kind != ir.Out && p.Kind != ir.InOut {
+				continue
+			}
+			if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
+				t.Errorf("%s %v: %v", k.Name, dims, err)
+			}
+		}
+	}
+}
+
+// TestKernelsRunOnCPU compiles every kernel of kernels.kdsl that the backend emits into one driver
+// and runs each against the interpreter on ragged shapes. Every kernel either runs or is left out with
+// a "not supported yet" error.
+func TestKernelsRunOnCPU(t *testing.T) {
+	p := libraryPackage(t)
+	src, err := BuildSource(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range p.Kernels {
+		if err, ok := src.Unsupported[k.K.Name]; ok {
+			t.Logf("%s left out: %v", k.K.Name, err)
+			if !IsNotSupported(err) {
+				t.Errorf("%s: %v", k.K.Name, err)
+			}
+		}
+	}
+	driver := buildDriver(t, src)
+	for i, k := range p.Kernels {
+		if _, ok := src.Unsupported[k.K.Name]; ok {
+			continue
+		}
+		t.Run(k.K.Name, func(t *testing.T) {
+			checkKernel(t, driver, src, k.K, uint64(i), 3)
+		})
+	}
+}
