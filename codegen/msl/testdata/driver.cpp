@@ -1,14 +1,16 @@
 // driver.cpp runs the emitted MSL kernels on the CPU for codegen/msl's tests:
 //
-//	driver FUNCTION REQUEST RESULT
+//	driver FUNCTION REQUEST RESULT [reverse]
 //
 // REQUEST holds, little endian: the grid (3 × u32, threadgroups along x, y, z), the threads per
 // threadgroup (u32), the number of buffers (u32), then each buffer as a u64 byte count and its bytes,
 // in [[buffer(i)]] order. Every buffer is placed so that it ends exactly at a PROT_NONE guard page: an
 // access past its end kills the run with "out-of-range access". RESULT receives every buffer's bytes
-// after the run, in order. Each threadgroup's threads are OS threads (metal_shim.h); threadgroups run
-// one after the other. A watchdog reports a run that does not finish (a barrier some thread never
-// reaches). Exit status 0 on success; the error is on stderr otherwise.
+// after the run, in order. Each threadgroup's threads are fibers run one at a time between
+// rendezvous, lowest first (highest first with "reverse"), by kg::Sched (metal_shim.h); threadgroups
+// run one after the other, their threadgroup memory filled with 0xff bytes (NaN) before each. A
+// watchdog stops a run that does not finish. Exit status 0 on success; the error is on stderr
+// otherwise.
 //
 // The build includes the emitted source (kernels.metal) and the generated table of entries
 // (entries.inc: kg_entries, one function per kernel binding its parameters).
@@ -18,7 +20,6 @@
 
 #include <csignal>
 #include <sys/mman.h>
-#include <thread>
 #include <vector>
 
 namespace kg {
@@ -44,6 +45,34 @@ struct EntryName {
 } // namespace kg
 
 #include "entries.inc"
+
+extern char __start_kg_threadgroup[] __attribute__((weak));
+extern char __stop_kg_threadgroup[] __attribute__((weak));
+
+// poison fills every threadgroup array with 0xff bytes: NaN as float, half and bfloat.
+static void poison() {
+	if (__start_kg_threadgroup)
+		std::memset(__start_kg_threadgroup, 0xff, size_t(__stop_kg_threadgroup - __start_kg_threadgroup));
+}
+
+// run is what every fiber runs: all threadgroups in order, meeting at the end of each.
+static struct {
+	kg::Entry entry;
+	const kg::Args* args;
+	uint3 grid;
+} run;
+
+static void threadBody() {
+	int t = kg::tid();
+	for (uint z = 0; z < run.grid.z; z++)
+		for (uint y = 0; y < run.grid.y; y++)
+			for (uint x = 0; x < run.grid.x; x++) {
+				run.entry(*run.args, uint3{x, y, z}, uint(t));
+				// every thread ends the threadgroup here: one still at a barrier is reported
+				kg::sched.meet(-1, 0, kg::sched.threads, -1, "threadgroup barrier");
+			}
+	kg::sched.finish();
+}
 
 static void onSegv(int) {
 	const char msg[] = "out-of-range access (a guard page was touched)\n";
@@ -76,8 +105,8 @@ static char* guarded(size_t n) {
 }
 
 int main(int argc, char** argv) {
-	if (argc != 4) {
-		std::fprintf(stderr, "usage: driver FUNCTION REQUEST RESULT\n");
+	if (argc != 4 && !(argc == 5 && std::strcmp(argv[4], "reverse") == 0)) {
+		std::fprintf(stderr, "usage: driver FUNCTION REQUEST RESULT [reverse]\n");
 		return 2;
 	}
 	kg::Entry entry = nullptr;
@@ -122,31 +151,12 @@ int main(int argc, char** argv) {
 	std::signal(SIGALRM, onAlarm);
 	alarm(20);
 
-	kg::Group g;
-	g.threads = threads;
-	std::barrier<> all(threads);
-	g.all = &all;
-	std::vector<std::barrier<>*> simd;
-	for (int s = 0; s * 32 < threads; s++) {
-		int n = threads - s * 32 < 32 ? threads - s * 32 : 32;
-		g.simd[s] = new std::barrier<>(n);
-	}
-	std::vector<std::thread> ts;
-	for (int t = 0; t < threads; t++) {
-		ts.emplace_back([&, t] {
-			kg::tid = t;
-			kg::group = &g;
-			for (uint z = 0; z < grid.z; z++)
-				for (uint y = 0; y < grid.y; y++)
-					for (uint x = 0; x < grid.x; x++) {
-						entry(args, uint3{x, y, z}, uint(t));
-						// every thread ends the threadgroup here: one still at a barrier is reported
-						kg::meet(*g.all, g.site, 0, threads, -1, "threadgroup barrier");
-					}
-		});
-	}
-	for (auto& t : ts)
-		t.join();
+	kg::sched.onGroupEnd = poison;
+	poison();
+	run.entry = entry;
+	run.args = &args;
+	run.grid = grid;
+	kg::sched.run(threads, argc == 5, threadBody);
 	alarm(0);
 
 	FILE* out = std::fopen(argv[3], "wb");

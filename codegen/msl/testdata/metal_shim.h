@@ -2,16 +2,17 @@
 // that the emitted MSL compiles with clang++ and runs on a Linux CPU (driver.cpp). It is a test
 // harness, not a Metal implementation; what it proves and what it cannot is in codegen/msl/doc.go.
 //
-// Execution model (driver.cpp): every MSL thread of a threadgroup is an OS thread; threadgroups run
-// one after the other, so `threadgroup` arrays are function-level statics shared by the threads of
-// the running threadgroup. Every barrier and simdgroup operation is a rendezvous of its scope that
-// also compares the source line each thread called it from: a thread at another barrier (or at the
-// end of the kernel) aborts the run with both lines, and a thread that never arrives deadlocks the
-// rest, which the driver's watchdog reports.
+// Execution model (driver.cpp): every MSL thread of a threadgroup is a fiber, run one at a time by
+// kg::Sched between rendezvous (barriers, simdgroup operations); threadgroups run one after the
+// other, so `threadgroup` arrays are function-level statics shared by the threads of the running
+// threadgroup.
 #pragma once
 
-#include <barrier>
 #include <cmath>
+#include <memory>
+#include <string>
+#include <ucontext.h>
+#include <vector>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +22,9 @@
 #define kernel
 #define device
 #define constant
-#define threadgroup static
+// threadgroup arrays: statics in one section, which the driver fills with 0xff bytes (NaN in every
+// float type) before each threadgroup, so a read of an element no thread wrote shows as NaN.
+#define threadgroup static __attribute__((section("kg_threadgroup")))
 
 typedef unsigned int uint;
 struct uint3 {
@@ -102,55 +105,123 @@ inline mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(int(a) |
 
 namespace kg {
 
-// Group is the running threadgroup: its rendezvous points and the line each thread is at.
-struct Group {
+// Sched runs the threads of a threadgroup as fibers (ucontext), one at a time and deterministically:
+// the running thread keeps going until it reaches a rendezvous (a barrier, a simdgroup operation, the
+// end of the threadgroup); then the lowest-numbered runnable thread runs (the highest with reverse).
+// A rendezvous completes when every thread of its scope waits at it; if they wait at different lines,
+// or no thread can run while some wait, the run stops with the lines they are at. A missing barrier
+// therefore shows up the same way on every run: in forward order a lower thread reads what a higher
+// one has not written yet, in reverse order the other way round; unwritten threadgroup memory reads
+// as NaN (the driver fills it with 0xff bytes before every threadgroup).
+struct Sched {
+	enum { runnable, waiting, done };
 	int threads = 0;
-	std::barrier<>* all = nullptr;
-	std::barrier<>* simd[32] = {};
-	int site[1024] = {};
-	int simdSite[1024] = {};
+	bool reverse = false;
+	int current = -1;
+	ucontext_t main;
+	std::vector<ucontext_t> ctx;
+	std::vector<std::unique_ptr<char[]>> stacks;
+	std::vector<int> state;   // runnable, waiting or done
+	std::vector<int> scope;   // while waiting: -1 the threadgroup, s the simdgroup s
+	std::vector<int> line;    // while waiting: the source line (-1 the end of the threadgroup)
+	std::vector<int> arrived; // per simdgroup, and the threadgroup last
+	void (*onGroupEnd)() = nullptr;
+
+	[[noreturn]] static void fail(const std::string& msg) {
+		std::fputs((msg + "\n").c_str(), stderr);
+		std::fflush(stderr);
+		_exit(3);
+	}
+	int pick() const {
+		for (int i = 0; i < threads; i++) {
+			int t = reverse ? threads - 1 - i : i;
+			if (state[t] == runnable)
+				return t;
+		}
+		return -1;
+	}
+	// run runs body(t) for every thread t until all are done.
+	void run(int n, bool rev, void (*body)()) {
+		threads = n;
+		reverse = rev;
+		ctx.resize(n);
+		stacks.resize(n);
+		state.assign(n, runnable);
+		scope.assign(n, 0);
+		line.assign(n, 0);
+		arrived.assign((n + 31) / 32 + 1, 0);
+		for (int t = 0; t < n; t++) {
+			const size_t stack = 128 << 10;
+			stacks[t].reset(new char[stack]); // not zeroed: only touched pages cost
+			getcontext(&ctx[t]);
+			ctx[t].uc_stack.ss_sp = stacks[t].get();
+			ctx[t].uc_stack.ss_size = stack;
+			ctx[t].uc_link = &main;
+			makecontext(&ctx[t], body, 0);
+		}
+		for (;;) {
+			int t = pick();
+			if (t < 0)
+				break;
+			current = t;
+			swapcontext(&main, &ctx[t]);
+		}
+		for (int t = 0; t < n; t++)
+			if (state[t] != done)
+				stuck();
+	}
+	[[noreturn]] void stuck() {
+		std::string msg = "a barrier or simdgroup operation not reached by all threads of its scope (deadlock):";
+		int shown = 0;
+		for (int t = 0; t < threads && shown < 8; t++)
+			if (state[t] == waiting) {
+				msg += " thread " + std::to_string(t) + (line[t] < 0 ? " at the end of the threadgroup;" : " at line " + std::to_string(line[t]) + ";");
+				shown++;
+			}
+		fail(msg);
+	}
+	// meet is the running thread's rendezvous with the threads [first, first+n) of scope s at line l.
+	void meet(int s, int first, int n, int l, const char* what) {
+		int t = current;
+		state[t] = waiting;
+		scope[t] = s;
+		line[t] = l;
+		int& count = arrived[s < 0 ? arrived.size() - 1 : s];
+		if (++count == n) {
+			count = 0;
+			for (int i = first; i < first + n; i++) {
+				if (state[i] != waiting || scope[i] != s || line[i] != l) {
+					auto at = [&](int x) {
+						if (state[x] != waiting || scope[x] != s)
+							return std::string("another rendezvous");
+						return line[x] < 0 ? std::string("the end of the threadgroup") : "line " + std::to_string(line[x]);
+					};
+					fail(std::string(what) + " not reached by all threads: thread " + std::to_string(t) + " is at " + at(t) + ", thread " + std::to_string(i) + " at " + at(i));
+				}
+			}
+			if (l < 0 && onGroupEnd)
+				onGroupEnd();
+			for (int i = first; i < first + n; i++)
+				state[i] = runnable;
+		}
+		swapcontext(&ctx[t], &main);
+	}
+	// finish ends the running thread.
+	void finish() { state[current] = done; }
 };
 
-inline thread_local int tid;
-inline thread_local Group* group;
+inline Sched sched;
 
-[[noreturn]] inline void fail(const char* msg) {
-	std::fputs(msg, stderr);
-	std::fflush(stderr);
-	_exit(3);
-}
+inline int tid() { return sched.current; }
 
-// meet is the rendezvous of the threads [first, first+n) at line: all must be at the same line.
-inline void meet(std::barrier<>& b, int* sites, int first, int n, int line, const char* what) {
-	sites[tid] = line;
-	b.arrive_and_wait();
-	for (int i = first; i < first + n; i++) {
-		if (sites[i] != line) {
-			char buf[256];
-			auto where = [](int l, char* out) {
-				if (l < 0)
-					std::snprintf(out, 32, "the end of the kernel");
-				else
-					std::snprintf(out, 32, "line %d", l);
-			};
-			char a[32], c[32];
-			where(line, a);
-			where(sites[i], c);
-			std::snprintf(buf, sizeof buf, "%s not reached by all threads: thread %d is at %s, thread %d at %s\n", what, tid, a, i, c);
-			fail(buf);
-		}
-	}
-	b.arrive_and_wait();
-}
-
-inline void threadgroupSync(int line) { meet(*group->all, group->site, 0, group->threads, line, "threadgroup barrier"); }
+inline void threadgroupSync(int line) { sched.meet(-1, 0, sched.threads, line, "threadgroup barrier"); }
 
 inline void simdSync(int line, const char* what) {
-	int s = tid / 32, first = s * 32, n = group->threads - first < 32 ? group->threads - first : 32;
-	meet(*group->simd[s], group->simdSite, first, n, line, what);
+	int s = tid() / 32, first = s * 32, n = sched.threads - first < 32 ? sched.threads - first : 32;
+	sched.meet(s, first, n, line, what);
 }
 
-inline int lane() { return tid % 32; }
+inline int lane() { return tid() % 32; }
 
 } // namespace kg
 
