@@ -333,25 +333,26 @@ func launchesOf(src *Source, k *ir.Kernel) []*Launch {
 	return out
 }
 
-// checkKernel runs k's launches on shapes from kgentest.Shapes (all ones, then ragged primes; one with
-// a NaN input) and compares every output with the interpreter's.
-func checkKernel(t *testing.T, driver string, src *Source, k *ir.Kernel, seed uint64, nshapes int) {
-	t.Helper()
+// kernelErrors runs k's launches on shapes from cheapShapes (all ones, then ragged primes, the third
+// with a NaN input; alternately in forward and reverse thread order) and compares every output with
+// the interpreter's; it returns what went wrong.
+func kernelErrors(driver string, src *Source, k *ir.Kernel, seed uint64, nshapes int) []error {
 	launches := launchesOf(src, k)
 	if len(launches) == 0 {
-		t.Fatalf("%s: no launches", k.Name)
+		return []error{fmt.Errorf("%s: no launches", k.Name)}
 	}
+	var errs []error
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for si, dims := range cheapShapes(k, launches, rng, nshapes) {
 		args := kgentest.RandomArgs(k, dims, rng, si)
 		ref := args.Clone()
 		if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
-			t.Fatalf("%s %v: interpreter: %v", k.Name, dims, err)
+			return append(errs, fmt.Errorf("%s %v: interpreter: %v", k.Name, dims, err))
 		}
 		mag := kgentest.Magnitude(k, args)
 		got := args.Clone()
 		if err := runOnCPU(driver, k, launches, got, si%2 == 1); err != nil {
-			t.Errorf("%s %v: %v", k.Name, dims, err)
+			errs = append(errs, fmt.Errorf("%s %v: %v", k.Name, dims, err))
 			continue
 		}
 		for _, p := range k.Params {
@@ -359,10 +360,11 @@ func checkKernel(t *testing.T, driver string, src *Source, k *ir.Kernel, seed ui
 				continue
 			}
 			if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
-				t.Errorf("%s %v: %v", k.Name, dims, err)
+				errs = append(errs, fmt.Errorf("%s %v: %v", k.Name, dims, err))
 			}
 		}
 	}
+	return errs
 }
 
 // TestKernelsRunOnCPU compiles every kernel of kernels.kdsl that the backend emits into one driver
@@ -388,7 +390,9 @@ func TestKernelsRunOnCPU(t *testing.T) {
 			continue
 		}
 		t.Run(k.K.Name, func(t *testing.T) {
-			checkKernel(t, driver, src, k.K, uint64(i), 3)
+			for _, err := range kernelErrors(driver, src, k.K, uint64(i), 3) {
+				t.Error(err)
+			}
 		})
 	}
 }

@@ -1,0 +1,157 @@
+package msl
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// planted is a bug planted into a kernel's GPU-mapped IR before emission, and what the CPU run must
+// then report.
+type planted struct {
+	name, kernel string
+	plant        func(t *testing.T, f *ir.Func)
+	want         string // a substring of one of the errors
+}
+
+// firstNode returns the first node of body that match accepts, and the slice and index holding it.
+func firstNode(body *[]ir.Node, match func(ir.Node) bool) (*[]ir.Node, int) {
+	for i, n := range *body {
+		if match(n) {
+			return body, i
+		}
+		var inner *[]ir.Node
+		switch n := n.(type) {
+		case *ir.Loop:
+			inner = &n.Body
+		case *ir.Nest:
+			inner = &n.Body
+		case *ir.Alloc:
+			inner = &n.Body
+		case *ir.Launch:
+			inner = &n.Body
+		case *ir.If:
+			if s, j := firstNode(&n.Then, match); s != nil {
+				return s, j
+			}
+			inner = &n.Else
+		}
+		if inner != nil {
+			if s, j := firstNode(inner, match); s != nil {
+				return s, j
+			}
+		}
+	}
+	return nil, 0
+}
+
+func isBarrier(n ir.Node) bool { _, ok := n.(*ir.Barrier); return ok }
+
+var plantedBugs = []planted{
+	{
+		// thread 0 folds the partial maxima before the others have stored theirs
+		name: "missing_barrier", kernel: "softmax", want: "want",
+		plant: func(t *testing.T, f *ir.Func) {
+			s, i := firstNode(&f.Body, isBarrier)
+			if s == nil {
+				t.Fatal("softmax has no barrier")
+			}
+			*s = append((*s)[:i:i], (*s)[i+1:]...)
+		},
+	},
+	{
+		// the first barrier moved into thread 0's branch: the others never reach it
+		name: "divergent_barrier", kernel: "softmax", want: "not reached by all threads",
+		plant: func(t *testing.T, f *ir.Func) {
+			s, i := firstNode(&f.Body, isBarrier)
+			b := (*s)[i]
+			*s = append((*s)[:i:i], (*s)[i+1:]...)
+			s2, j := firstNode(&f.Body, func(n ir.Node) bool { _, ok := n.(*ir.If); return ok })
+			if s2 == nil {
+				t.Fatal("softmax has no if")
+			}
+			iff := (*s2)[j].(*ir.If)
+			iff.Then = append([]ir.Node{b}, iff.Then...)
+		},
+	},
+	{
+		// every simdgroup reads the A tile one row further down: a wrong simdgroup tile offset
+		name: "simdgroup_tile_offset", kernel: "sgemm", want: "want",
+		plant: func(t *testing.T, f *ir.Func) {
+			s, i := firstNode(&f.Body, func(n ir.Node) bool { _, ok := n.(*ir.MMA); return ok })
+			if s == nil {
+				t.Fatal("sgemm has no mma")
+			}
+			m := (*s)[i].(*ir.MMA)
+			m.A.Off = ir.IAdd(m.A.Off, ir.IConst{V: 8})
+		},
+	},
+	{
+		// the ragged edge guard lets the last thread store y[N]: past the end of the buffer
+		name: "edge_off_by_one", kernel: "saxpy", want: "out-of-range access",
+		plant: func(t *testing.T, f *ir.Func) {
+			s, i := firstNode(&f.Body, func(n ir.Node) bool { l, ok := n.(*ir.Loop); return ok && l.Kind == ir.Serial })
+			if s == nil {
+				t.Fatal("saxpy has no guard loop")
+			}
+			l := (*s)[i].(*ir.Loop)
+			l.Hi = ir.IAdd(l.Hi, ir.IConst{V: 1})
+		},
+	},
+}
+
+// TestPlantedBugs shows that the CPU run of emitted MSL catches the bugs a GPU backend makes: a missing
+// barrier (poisoned threadgroup memory read in forward order), a barrier not reached by every thread,
+// a wrong simdgroup tile offset and an off-by-one edge (guard page). Each planted kernel must fail.
+func TestPlantedBugs(t *testing.T) {
+	text, err := os.ReadFile("../../kernels.kdsl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kernels []codegen.Kernel
+	var kinds []planted
+	for _, pb := range plantedBugs {
+		p := compilePackage(t, "kernels.kdsl", string(text), "msl")
+		for _, k := range p.Kernels {
+			if k.K.Name != pb.kernel {
+				continue
+			}
+			pb.plant(t, k.F)
+			ir.WalkNodes(k.F.Body, func(n ir.Node) bool {
+				if l, ok := n.(*ir.Launch); ok {
+					l.Name = "planted_" + pb.name + "_" + l.Name
+				}
+				return true
+			})
+			kernels = append(kernels, k)
+			kinds = append(kinds, pb)
+		}
+	}
+	src, err := BuildSource(&codegen.Package{Name: "planted", Source: "kernels.kdsl", Target: "msl", Kernels: kernels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.Unsupported) > 0 {
+		t.Fatalf("planted kernels left out: %v", src.Unsupported)
+	}
+	driver := buildDriver(t, src)
+	for i, k := range kernels {
+		pb := kinds[i]
+		t.Run(pb.name, func(t *testing.T) {
+			errs := kernelErrors(driver, src, k.K, 1, 3)
+			var msgs []string
+			for _, e := range errs {
+				msgs = append(msgs, e.Error())
+			}
+			all := strings.Join(msgs, "\n")
+			if len(errs) == 0 || !strings.Contains(all, pb.want) {
+				t.Errorf("planted %s in %s: the CPU run reported %q, want an error containing %q", pb.name, pb.kernel, all, pb.want)
+			} else {
+				t.Logf("caught: %s", msgs[0])
+			}
+		})
+	}
+}
