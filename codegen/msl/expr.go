@@ -45,6 +45,12 @@ func fromStorage(t ir.DType, x Expr) Expr {
 // toStorage narrows a compute value to storage of type t (round to nearest even, as the IR's stores).
 func toStorage(t ir.DType, x Expr) Expr {
 	if t == ir.F16 || t == ir.BF16 {
+		// float(half(y)) stored to half is half(y): rounding twice to one type is rounding once
+		if w, ok := x.(Conv); ok && w.T == Float {
+			if n, ok := w.X.(Conv); ok && n.T == storageType(t) {
+				return n
+			}
+		}
 		return Conv{storageType(t), x}
 	}
 	return x

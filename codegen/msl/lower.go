@@ -204,6 +204,9 @@ func (lw *lowerer) launch(l *ir.Launch, stmts []*ir.Stmt) (Kernel, *Launch, erro
 	if err != nil {
 		return Kernel{}, nil, err
 	}
+	if bytes := lw.threadgroupBytes(); bytes > MaxThreadgroupBytes {
+		return Kernel{}, nil, unsupported("%d bytes of threadgroup memory (Metal allows %d): a smaller plan is needed", bytes, MaxThreadgroupBytes)
+	}
 	kern := Kernel{Name: l.Name, Params: params}
 	kern.Doc = append(kern.Doc, fmt.Sprintf("kernel %s, launch %s: grid %s of %d-thread threadgroups", k.Name, l.Name, gridString(info.Grid), lw.threads))
 	kern.Doc = append(kern.Doc, lw.sourceLines(stmts)...)
@@ -239,6 +242,23 @@ func (lw *lowerer) sourceLines(stmts []*ir.Stmt) []string {
 }
 
 var gridAxis = []string{"x", "y", "z"}
+
+// MaxThreadgroupBytes is the threadgroup memory a Metal kernel may declare (32 KiB on Apple GPUs).
+const MaxThreadgroupBytes = 32 << 10
+
+func (lw *lowerer) threadgroupBytes() int {
+	n := 0
+	for _, s := range lw.tg {
+		if d, ok := s.(Decl); ok {
+			size := 4
+			if d.T == Half || d.T == BFloat {
+				size = 2
+			}
+			n += d.Len * size
+		}
+	}
+	return n
+}
 
 // gridLevel lowers the launch level: each GPUGrid loop's variable is its threadgroup's position along
 // its axis (outermost loop: x).
