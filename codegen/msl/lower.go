@@ -197,7 +197,11 @@ func (lw *lowerer) launch(l *ir.Launch, stmts []*ir.Stmt) (Kernel, *Launch, erro
 		return Kernel{}, nil, unsupported("%d grid dimensions (Metal dispatches at most 3)", len(l.Grid))
 	}
 	for _, g := range l.Grid {
-		info.Grid = append(info.Grid, ir.Simplify(lw.plan(g)))
+		g = ir.Simplify(lw.plan(g))
+		if !ofDims(g) {
+			return Kernel{}, nil, unsupported("grid dimension %s is not a function of the dims", g)
+		}
+		info.Grid = append(info.Grid, g)
 	}
 	// The body: grid loops, then the block level.
 	inner, err := lw.gridLevel(l.Body, 0, Ident{tgPos}, Ident{tid}, l)
@@ -212,6 +216,17 @@ func (lw *lowerer) launch(l *ir.Launch, stmts []*ir.Stmt) (Kernel, *Launch, erro
 	kern.Doc = append(kern.Doc, lw.sourceLines(stmts)...)
 	kern.Body = append(append(body, lw.tg...), inner...)
 	return kern, info, nil
+}
+
+// ofDims reports whether e uses only dims, constants and + - * / % min max: what the host evaluates.
+func ofDims(e ir.IExpr) bool {
+	switch e := e.(type) {
+	case ir.IConst, ir.IDim:
+		return true
+	case ir.IBin:
+		return strings.ContainsRune("+-*/%mM", rune(e.Op)) && ofDims(e.X) && ofDims(e.Y)
+	}
+	return false
 }
 
 func gridString(g []ir.IExpr) string {
