@@ -114,8 +114,9 @@ type lowerer struct {
 	deviceSync bool
 	// the current thread nest: simdgroup index and lane (warp nests only)
 	sg, lane Expr
-	// simdgroup MMA scratch declared
+	// simdgroup MMA scratch declared, and its A, B and C tiles' names
 	mmaScratch bool
+	scratch    [3]string
 	// the accumulator element an AccStore is at
 	accElem map[*ir.Accum]Expr
 	accs    map[*ir.Accum]string

@@ -74,8 +74,8 @@ func (lw *lowerer) simdAcc(a *ir.Accum) error {
 		if lw.threads%32 != 0 {
 			return fmt.Errorf("simdgroup MMA in a threadgroup of %d threads (not whole simdgroups)", lw.threads)
 		}
-		for _, s := range []string{"kg_mma_a", "kg_mma_b", "kg_mma_c"} {
-			lw.names.used[s] = true
+		lw.scratch = [3]string{lw.names.fresh("kg_mma_a"), lw.names.fresh("kg_mma_b"), lw.names.fresh("kg_mma_c")}
+		for _, s := range lw.scratch {
 			lw.tg = append(lw.tg, Decl{Space: "threadgroup", T: Float, Name: s, Len: n})
 		}
 	}
@@ -143,7 +143,7 @@ func (lw *lowerer) mma(n *ir.MMA) ([]Stmt, error) {
 		fill := []Stmt{
 			Decl{Const: true, T: Int, Name: in, Init: Binary{"/", Ident{e}, IntLit{simdTile}}},
 			Decl{Const: true, T: Int, Name: pn, Init: Binary{"%", Ident{e}, IntLit{simdTile}}},
-			Assign{slot("kg_mma_a"), "=", Cond{Binary{"&&", inRange(in, ext(n.ValidM)), inRange(pn, ext(n.ValidK))}, aElem, FloatLit{0}}},
+			Assign{slot(lw.scratch[0]), "=", Cond{Binary{"&&", inRange(in, ext(n.ValidM)), inRange(pn, ext(n.ValidK))}, aElem, FloatLit{0}}},
 		}
 		p2 := &ir.Var{Name: "p"}
 		p2n := lw.names.fresh("p")
@@ -152,7 +152,7 @@ func (lw *lowerer) mma(n *ir.MMA) ([]Stmt, error) {
 		fill = append(fill,
 			Decl{Const: true, T: Int, Name: p2n, Init: Binary{"/", Ident{e}, IntLit{simdTile}}},
 			Decl{Const: true, T: Int, Name: jn, Init: Binary{"%", Ident{e}, IntLit{simdTile}}},
-			Assign{slot("kg_mma_b"), "=", Cond{Binary{"&&", inRange(p2n, ext(n.ValidK)), inRange(jn, ext(n.ValidN))}, bElem2, FloatLit{0}}})
+			Assign{slot(lw.scratch[1]), "=", Cond{Binary{"&&", inRange(p2n, ext(n.ValidK)), inRange(jn, ext(n.ValidN))}, bElem2, FloatLit{0}}})
 		ma, mb := lw.names.fresh("mat_a"), lw.names.fresh("mat_b")
 		load := func(m, buf string) Stmt {
 			return ExprStmt{Call{"simdgroup_load", []Expr{Ident{m}, AddrOf{Index{Ident{buf}, base}}, IntLit{simdTile}}}}
@@ -164,8 +164,8 @@ func (lw *lowerer) mma(n *ir.MMA) ([]Stmt, error) {
 			Block{[]Stmt{
 				Decl{T: SimdFloat8x8, Name: ma},
 				Decl{T: SimdFloat8x8, Name: mb},
-				load(ma, "kg_mma_a"),
-				load(mb, "kg_mma_b"),
+				load(ma, lw.scratch[0]),
+				load(mb, lw.scratch[1]),
 				ExprStmt{Call{"simdgroup_multiply_accumulate", []Expr{Ident{name}, Ident{ma}, Ident{mb}, Ident{name}}}},
 			}},
 		}, nil
@@ -206,7 +206,7 @@ func (lw *lowerer) accStore(n *ir.AccStore) ([]Stmt, error) {
 	case ir.ScopeSimdgroup:
 		e := lw.names.fresh("e")
 		base := Binary{"*", lw.sg, IntLit{simdTile * simdTile}}
-		lw.accElem[a] = Index{Ident{"kg_mma_c"}, Binary{"+", base, Ident{e}}}
+		lw.accElem[a] = Index{Ident{lw.scratch[2]}, Binary{"+", base, Ident{e}}}
 		store, err = lw.epilogue(n, n.Value)
 		delete(lw.accElem, a)
 		if err != nil {
@@ -214,7 +214,7 @@ func (lw *lowerer) accStore(n *ir.AccStore) ([]Stmt, error) {
 		}
 		return []Stmt{doc,
 			barrierCall(ir.ScopeSimdgroup, false),
-			ExprStmt{Call{"simdgroup_store", []Expr{Ident{name}, AddrOf{Index{Ident{"kg_mma_c"}, base}}, IntLit{simdTile}}}},
+			ExprStmt{Call{"simdgroup_store", []Expr{Ident{name}, AddrOf{Index{Ident{lw.scratch[2]}, base}}, IntLit{simdTile}}}},
 			barrierCall(ir.ScopeSimdgroup, false),
 			For{Var: e, Lo: lw.lane, Hi: IntLit{simdTile * simdTile}, Step: IntLit{32}, Body: []Stmt{
 				Decl{Const: true, T: Int, Name: in, Init: Binary{"/", Ident{e}, IntLit{simdTile}}},
