@@ -140,7 +140,9 @@ var metalSource string
 type metalBuffer struct {
 	Name    string
 	Kind    string // "tensor" (a device buffer), "scalar" (constant, by value), "dims" (int32 per dim, in Dims order)
-	Elem    string // element type of a tensor or scalar: f32, f16, bf16, i32
+	Elem    string   // element type of a tensor or scalar: f32, f16, bf16, i32
+	Shape   []string // a tensor's dims, row major (its byte size is their product times the element size)
+	Temp    bool     // a temporary of the kernel (let): the host allocates it, uninitialised
 	Written bool
 }
 
@@ -166,10 +168,16 @@ var metalLaunches = []metalLaunch{
 			case DimsParam:
 				kind = "dims"
 			}
+			var shape []string
+			temp := false
 			if prm.Tensor != nil {
 				elem = prm.Tensor.Type.String()
+				temp = prm.Tensor.Kind == ir.Temp
+				for _, d := range prm.Tensor.Shape {
+					shape = append(shape, d.Name)
+				}
 			}
-			fmt.Fprintf(&b, "{Name: %q, Kind: %q, Elem: %q, Written: %v}, ", prm.Name, kind, elem, prm.Written)
+			fmt.Fprintf(&b, "{Name: %q, Kind: %q, Elem: %q, Shape: %#v, Temp: %v, Written: %v}, ", prm.Name, kind, elem, shape, temp, prm.Written)
 		}
 		b.WriteString("},\n\t\tDims: []string{")
 		for _, d := range l.Dims {

@@ -412,7 +412,7 @@ func (lw *lowerer) threadNest(n *ir.Loop, tid Expr, l *ir.Launch) ([]Stmt, error
 	defer func() { lw.sg, lw.lane = saveSG, saveLane }()
 	lw.sg, lw.lane = nil, nil
 	if chain[0].Kind == ir.GPUWarp {
-		sg, lane := lw.names.fresh("simd"), lw.names.fresh("simd_lane")
+		sg, lane := lw.names.fresh("sg_index"), lw.names.fresh("sg_lane")
 		out = append(out,
 			Decl{Const: true, T: Int, Name: sg, Init: Binary{"/", Ident{t}, IntLit{32}}},
 			Decl{Const: true, T: Int, Name: lane, Init: Binary{"%", Ident{t}, IntLit{32}}})
@@ -529,7 +529,8 @@ var reserved = func() []string {
 		kernel vertex fragment device constant threadgroup thread metal min max exp log sqrt abs tanh
 		select fmax fmin isnan INFINITY NAN simdgroup_barrier threadgroup_barrier mem_flags
 		simdgroup_load simdgroup_store simdgroup_multiply_accumulate make_filled_simdgroup_matrix
-		float2 float3 float4 uint2 uint3 int2 int3 int4 half2 half4 main`)
+		float2 float3 float4 uint2 uint3 int2 int3 int4 half2 half4 main simd kg_max kg_min kg_relu
+		kg_sigmoid`)
 	sort.Strings(w)
 	return w
 }()

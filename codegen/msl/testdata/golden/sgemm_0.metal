@@ -24,8 +24,8 @@ kernel void sgemm_0(
         if (bj < N) {
             {
                 const int tidx = int(tid);
-                const int simd = tidx / 32;
-                const int simd_lane = tidx % 32;
+                const int sg_index = tidx / 32;
+                const int sg_lane = tidx % 32;
                 const int w = tidx / 32;
                 const int lane = tidx % 32;
                 if (w < 4 && lane < 32) {
@@ -76,36 +76,36 @@ kernel void sgemm_0(
                         // async.commit: Metal has no asynchronous copies; the copies above completed synchronously
                         // mma %acc2 += A·B f32 k=8 A=As+(((kt % 3) * ((gpu.W * 8) * 8)) + ((w * 8) * 8)) rowmajor(ld=8) B=Bs+((kt % 3) * 64) rowmajor(ld=8)
                         simdgroup_barrier(mem_flags::mem_threadgroup);
-                        for (int e = simd_lane; e < 64; e += 32) {
+                        for (int e = sg_lane; e < 64; e += 32) {
                             const int i = e / 8;
                             const int p = e % 8;
-                            kg_mma_a[simd * 64 + e] = i < metal::min(M - bi - 8 * w, 8) && p < metal::min(K - 8 * kt, 8) ? As[kt % 3 * 256 + 64 * w + 8 * i + p] : 0.0f;
+                            kg_mma_a[sg_index * 64 + e] = i < metal::min(M - bi - 8 * w, 8) && p < metal::min(K - 8 * kt, 8) ? As[kt % 3 * 256 + 64 * w + 8 * i + p] : 0.0f;
                             const int p_2 = e / 8;
                             const int j = e % 8;
-                            kg_mma_b[simd * 64 + e] = p_2 < metal::min(K - 8 * kt, 8) && j < metal::min(N - bj, 8) ? Bs[kt % 3 * 64 + 8 * p_2 + j] : 0.0f;
+                            kg_mma_b[sg_index * 64 + e] = p_2 < metal::min(K - 8 * kt, 8) && j < metal::min(N - bj, 8) ? Bs[kt % 3 * 64 + 8 * p_2 + j] : 0.0f;
                         }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         {
                             simdgroup_float8x8 mat_a;
                             simdgroup_float8x8 mat_b;
-                            simdgroup_load(mat_a, &kg_mma_a[simd * 64], 8);
-                            simdgroup_load(mat_b, &kg_mma_b[simd * 64], 8);
+                            simdgroup_load(mat_a, &kg_mma_a[sg_index * 64], 8);
+                            simdgroup_load(mat_b, &kg_mma_b[sg_index * 64], 8);
                             simdgroup_multiply_accumulate(acc2, mat_a, mat_b, acc2);
                         }
                     }
                     // async.wait 0: nothing to wait for (synchronous copies)
                     // accstore %acc2: C[...] = ((alpha * %acc2) + (beta * C[((bi + (w * 8)) + ei), (bj + ej)]))
                     simdgroup_barrier(mem_flags::mem_threadgroup);
-                    simdgroup_store(acc2, &kg_mma_c[simd * 64], 8);
+                    simdgroup_store(acc2, &kg_mma_c[sg_index * 64], 8);
                     simdgroup_barrier(mem_flags::mem_threadgroup);
-                    for (int e_2 = simd_lane; e_2 < 64; e_2 += 32) {
+                    for (int e_2 = sg_lane; e_2 < 64; e_2 += 32) {
                         const int ei = e_2 / 8;
                         const int ej = e_2 % 8;
                         if (ei < metal::min(M - bi - 8 * w, 8) && ej < metal::min(N - bj, 8)) {
                             if (beta == 0.0f) {
-                                C[(bi + 8 * w + ei) * N + bj + ej] = alpha * kg_mma_c[simd * 64 + e_2];
+                                C[(bi + 8 * w + ei) * N + bj + ej] = alpha * kg_mma_c[sg_index * 64 + e_2];
                             } else {
-                                C[(bi + 8 * w + ei) * N + bj + ej] = alpha * kg_mma_c[simd * 64 + e_2] + beta * C[(bi + 8 * w + ei) * N + bj + ej];
+                                C[(bi + 8 * w + ei) * N + bj + ej] = alpha * kg_mma_c[sg_index * 64 + e_2] + beta * C[(bi + 8 * w + ei) * N + bj + ej];
                             }
                         }
                     }
