@@ -90,6 +90,25 @@ var plantedBugs = []planted{
 		},
 	},
 	{
+		// the MMA runs in half of the simdgroup's lanes only: a simdgroup operation in divergent control flow
+		name: "divergent_simdgroup_mma", kernel: "sgemm", want: "not reached by all threads",
+		plant: func(t *testing.T, f *ir.Func) {
+			s, i := firstNode(&f.Body, func(n ir.Node) bool { _, ok := n.(*ir.MMA); return ok })
+			if s == nil {
+				t.Fatal("sgemm has no mma")
+			}
+			var lane *ir.Var
+			ir.WalkNodes(f.Body, func(n ir.Node) bool {
+				if l, ok := n.(*ir.Loop); ok && l.Kind == ir.GPUThread {
+					lane = l.Var
+				}
+				return true
+			})
+			cond := &ir.Binary{Op: ir.Lt, X: &ir.VarVal{V: lane, T: ir.I32}, Y: &ir.Const{Val: 16, T: ir.I32}, T: ir.Bool}
+			(*s)[i] = &ir.If{Cond: cond, Then: []ir.Node{(*s)[i]}}
+		},
+	},
+	{
 		// the ragged edge guard lets the last thread store y[N]: past the end of the buffer
 		name: "edge_off_by_one", kernel: "saxpy", want: "out-of-range access",
 		plant: func(t *testing.T, f *ir.Func) {
@@ -105,7 +124,8 @@ var plantedBugs = []planted{
 
 // TestPlantedBugs shows that the CPU run of emitted MSL catches the bugs a GPU backend makes: a missing
 // barrier (poisoned threadgroup memory read in forward order), a barrier not reached by every thread,
-// a wrong simdgroup tile offset and an off-by-one edge (guard page). Each planted kernel must fail.
+// a simdgroup MMA in divergent control flow, a wrong simdgroup tile offset and an off-by-one edge
+// (guard page). Each planted kernel must fail with the error named.
 func TestPlantedBugs(t *testing.T) {
 	text, err := os.ReadFile("../../kernels.kdsl")
 	if err != nil {
