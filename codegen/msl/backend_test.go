@@ -15,6 +15,7 @@ import (
 // main that evaluates every launch's Grid function on a shape, and checks that the embedded source is
 // the .metal file and that each grid matches the launch's grid expression.
 func TestGeneratedPackageBuilds(t *testing.T) {
+	t.Parallel()
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(goBin); err != nil {
 		t.Skipf("no go command at %s", goBin)

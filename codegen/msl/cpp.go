@@ -21,11 +21,11 @@ func CPPEntries(ls []*Launch) string {
 				if !p.Written {
 					t = "const " + t
 				}
-				args = append(args, fmt.Sprintf("a.ptr<%s>(%d)", t, i))
+				args = append(args, fmt.Sprintf("a.ptr<device %s>(%d)", t, i))
 			case ScalarParam:
-				args = append(args, fmt.Sprintf("a.ref<const %s>(%d)", storageType(p.Tensor.Type).Name, i))
+				args = append(args, fmt.Sprintf("a.ref<constant const %s>(%d)", storageType(p.Tensor.Type).Name, i))
 			case DimsParam:
-				args = append(args, fmt.Sprintf("a.ref<%s>(%d)", dimsStruct(l.Function), i))
+				args = append(args, fmt.Sprintf("a.ref<constant %s>(%d)", dimsStruct(l.Function), i))
 			}
 		}
 		args = append(args, "tg", "tid")

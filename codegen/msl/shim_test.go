@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/kgen-dev/kgen/codegen"
 	"github.com/kgen-dev/kgen/f16"
 )
 
@@ -18,6 +20,7 @@ import (
 // between neighbours (ties to even), their neighbours one float ulp away, overflow and underflow
 // boundaries and random floats. NaNs only need to stay NaN.
 func TestShimConversions(t *testing.T) {
+	t.Parallel()
 	clang := clangPath(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "convcheck")
@@ -94,6 +97,57 @@ func TestShimConversions(t *testing.T) {
 			if bad++; bad > 10 {
 				t.Fatal("too many mismatches")
 			}
+		}
+	}
+}
+
+// TestStrictAddressSpaces: the strict build refuses MSL that mixes address spaces, which the
+// executing build (empty address-space macros) accepts: a buffer parameter without `device`, and a
+// simdgroup_load from a thread-space array. (The unmutated source passes it: buildDriver checks the
+// whole library that way.)
+func TestStrictAddressSpaces(t *testing.T) {
+	t.Parallel()
+	clang := clangPath(t)
+	p := compilePackage(t, "kernels.kdsl", libraryText(t), "msl")
+	for _, k := range p.Kernels {
+		if k.K.Name == "sgemm" {
+			p.Kernels = []codegen.Kernel{k} // the library's whole source passes (buildDriver checks it)
+			break
+		}
+	}
+	src, err := BuildSource(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := CPPEntries(src.Launches)
+	for name, tc := range map[string]struct {
+		mutate func(string) string
+		want   string
+	}{
+		"thread pointer parameter": {func(s string) string {
+			return strings.Replace(s, "device const float* A [[buffer(0)]]", "const float* A [[buffer(0)]]", 1)
+		}, "address space"},
+		"simdgroup_load from thread memory": {func(s string) string {
+			s = strings.Replace(s, "simdgroup_float8x8 mat_a;", "simdgroup_float8x8 mat_a;\n float local[64] = {};", 1)
+			return strings.Replace(s, "simdgroup_load(mat_a, &kg_mma_a[", "simdgroup_load(mat_a, &local[", 1)
+		}, "no matching function for call to 'simdgroupLoad'"},
+	} {
+		mutate := tc.mutate
+		dir := t.TempDir()
+		text := mutate(src.Text)
+		if name != "unchanged" && text == src.Text {
+			t.Fatalf("%s: the mutation did not apply", name)
+		}
+		os.WriteFile(filepath.Join(dir, "kernels.metal"), []byte(text), 0o644)
+		os.WriteFile(filepath.Join(dir, "entries.inc"), []byte(entries), 0o644)
+		out, err := strictCheck(clang, dir)
+		switch {
+		case name == "unchanged" && err != nil:
+			t.Errorf("the emitted source fails the strict build: %v\n%s", err, limit(string(out), 3000))
+		case name != "unchanged" && err == nil:
+			t.Errorf("%s: the strict build accepted it", name)
+		case name != "unchanged" && !strings.Contains(string(out), tc.want):
+			t.Errorf("%s: refused, but not with %q:\n%s", name, tc.want, limit(string(out), 2000))
 		}
 	}
 }

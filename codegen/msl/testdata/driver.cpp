@@ -26,13 +26,14 @@ namespace kg {
 
 struct Args {
 	std::vector<char*> bufs;
+	// C-style casts: T may be in another address space (strict mode), which reinterpret_cast refuses.
 	template <typename T>
 	T* ptr(int i) const {
-		return reinterpret_cast<T*>(bufs[i]);
+		return (T*)bufs[i];
 	}
 	template <typename T>
 	T& ref(int i) const {
-		return *reinterpret_cast<T*>(bufs[i]);
+		return *(T*)bufs[i];
 	}
 };
 

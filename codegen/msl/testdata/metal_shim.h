@@ -20,17 +20,31 @@
 #include <unistd.h>
 
 #define kernel
+#ifdef KG_STRICT
+// Strict mode, for a syntax-only build: the address spaces are clang address spaces, so a pointer or
+// reference into one space does not convert to another (as in Metal), and half and bfloat are
+// __fp16 stand-ins (type checking only: nothing built this way runs).
+#define device __attribute__((address_space(1)))
+#define constant __attribute__((address_space(2)))
+#define KG_TG __attribute__((address_space(3)))
+#else
 #define device
 #define constant
+#define KG_TG
+#endif
 // threadgroup arrays: statics in one section, which the driver fills with 0xff bytes (NaN in every
 // float type) before each threadgroup, so a read of an element no thread wrote shows as NaN.
-#define threadgroup static __attribute__((section("kg_threadgroup")))
+#define threadgroup static KG_TG __attribute__((section("kg_threadgroup")))
 
 typedef unsigned int uint;
 struct uint3 {
 	uint x, y, z;
 };
 
+#ifdef KG_STRICT
+typedef __fp16 half;
+typedef __fp16 bfloat;
+#else
 // half: IEEE binary16 storage with explicit conversions (round to nearest even), as the IR's stores.
 struct half {
 	uint16_t bits;
@@ -99,6 +113,8 @@ struct bfloat {
 		return f;
 	}
 };
+
+#endif
 
 enum class mem_flags : int { mem_none = 0, mem_device = 1, mem_threadgroup = 2, mem_texture = 4 };
 inline mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(int(a) | int(b)); }
@@ -259,22 +275,43 @@ inline simdgroup_matrix<T, R, C> make_filled_simdgroup_matrix(T x) {
 	return m;
 }
 
-template <typename T, int R, int C>
-inline void simdgroupLoad(int line, simdgroup_matrix<T, R, C>& m, const T* p, unsigned long perRow) {
+template <typename T, int R, int C, typename P>
+inline void simdgroupLoadFrom(int line, simdgroup_matrix<T, R, C>& m, P p, unsigned long perRow) {
 	kg::simdSync(line, "simdgroup_load");
 	for (int r = 0; r < R; r++)
 		for (int c = 0; c < C; c++)
 			m.v[r * C + c] = p[r * perRow + c];
 }
 
-// simdgroupStore: lane l writes the elements e ≡ l (mod 32), as distributed lanes would; reading
+// simdgroupStoreTo: lane l writes the elements e ≡ l (mod 32), as distributed lanes would; reading
 // another lane's element needs a simdgroup barrier after it.
-template <typename T, int R, int C>
-inline void simdgroupStore(int line, const simdgroup_matrix<T, R, C>& m, T* p, unsigned long perRow) {
+template <typename T, int R, int C, typename P>
+inline void simdgroupStoreTo(int line, const simdgroup_matrix<T, R, C>& m, P p, unsigned long perRow) {
 	kg::simdSync(line, "simdgroup_store");
 	for (int e = kg::lane(); e < R * C; e += 32)
 		p[(e / C) * perRow + e % C] = m.v[e];
 }
+
+// Metal's simdgroup_load and simdgroup_store take device or threadgroup pointers (one overload each
+// in strict mode, where the spaces differ).
+template <typename T, int R, int C>
+inline void simdgroupLoad(int line, simdgroup_matrix<T, R, C>& m, const KG_TG T* p, unsigned long perRow) {
+	simdgroupLoadFrom(line, m, p, perRow);
+}
+template <typename T, int R, int C>
+inline void simdgroupStore(int line, const simdgroup_matrix<T, R, C>& m, KG_TG T* p, unsigned long perRow) {
+	simdgroupStoreTo(line, m, p, perRow);
+}
+#ifdef KG_STRICT
+template <typename T, int R, int C>
+inline void simdgroupLoad(int line, simdgroup_matrix<T, R, C>& m, const device T* p, unsigned long perRow) {
+	simdgroupLoadFrom(line, m, p, perRow);
+}
+template <typename T, int R, int C>
+inline void simdgroupStore(int line, const simdgroup_matrix<T, R, C>& m, device T* p, unsigned long perRow) {
+	simdgroupStoreTo(line, m, p, perRow);
+}
+#endif
 
 // d = a·b + c, summing over k in order from c (the IR's MMA order).
 template <typename T, int M, int K, int N>

@@ -1,0 +1,160 @@
+package msl
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// suite is every kernel the CPU tests run, emitted into one source and compiled into one driver (one
+// clang build for the package's tests): the library kernels (msl:3.1 pipeline), the planted-bug
+// kernels and the register-tile GEMMs, the latter two with their launches renamed.
+type suite struct {
+	src      *Source
+	driver   string
+	library  []codegen.Kernel
+	planted  []codegen.Kernel
+	plants   []planted
+	regTiles []codegen.Kernel
+	err      error
+}
+
+var (
+	suiteOnce sync.Once
+	theSuite  suite
+)
+
+func renameLaunches(f *ir.Func, prefix string) {
+	ir.WalkNodes(f.Body, func(n ir.Node) bool {
+		if l, ok := n.(*ir.Launch); ok {
+			l.Name = prefix + l.Name
+		}
+		return true
+	})
+}
+
+// regTileKernels are GEMMs whose GPU loop IR holds thread-scope MMAs (register tiles per thread,
+// staged through threadgroup memory): the ptx:sm_80 pipeline maps f32 GEMMs that way, and the GPU
+// loop IR is the same for both backends, so the MSL lowering of register tiles is tested on it (the
+// msl pipeline gives every f32/f16/bf16 GEMM simdgroup tiles, and its f64 ones have no Metal type).
+var regTileKernels = map[string]bool{"sgemm": true, "sgemm_tt": true, "gemm_bias_relu": true}
+
+func getSuite(t *testing.T) *suite {
+	t.Helper()
+	clang := clangPath(t)
+	suiteOnce.Do(func() {
+		s := &theSuite
+		s.err = fmt.Errorf("the suite's setup failed in another test") // until it completes
+		text := libraryText(t)
+		lib := compilePackage(t, "kernels.kdsl", text, "msl:3.1")
+		s.library = lib.Kernels
+		all := append([]codegen.Kernel{}, lib.Kernels...)
+		for _, pb := range plantedBugs {
+			for _, k := range compilePackage(t, "kernels.kdsl", text, "msl").Kernels {
+				if k.K.Name == pb.kernel {
+					pb.plant(t, k.F)
+					renameLaunches(k.F, "planted_"+pb.name+"_")
+					s.planted = append(s.planted, k)
+					s.plants = append(s.plants, pb)
+				}
+			}
+		}
+		for _, k := range compilePackage(t, "kernels.kdsl", text, "ptx:sm_80").Kernels {
+			if regTileKernels[k.K.Name] {
+				renameLaunches(k.F, "regtile_")
+				s.regTiles = append(s.regTiles, k)
+			}
+		}
+		all = append(append(all, s.planted...), s.regTiles...)
+		s.src, s.err = BuildSource(&codegen.Package{Name: "k", Source: "kernels.kdsl", Target: "msl:3.1", Kernels: all})
+		if s.err != nil {
+			return
+		}
+		for _, k := range append(append([]codegen.Kernel{}, s.planted...), s.regTiles...) {
+			if err, ok := s.src.Unsupported[k.K.Name]; ok {
+				s.err = fmt.Errorf("%s left out: %v", k.K.Name, err)
+				return
+			}
+		}
+		s.driver, s.err = buildDriver(clang, s.src)
+	})
+	if theSuite.err != nil {
+		t.Fatal(theSuite.err)
+	}
+	return &theSuite
+}
+
+// TestKernelsRunOnCPU compiles every kernel of kernels.kdsl that the backend emits (into the suite's
+// driver) and runs each against the interpreter on ragged shapes. Every kernel either runs or is left
+// out with a "not supported yet" error.
+func TestKernelsRunOnCPU(t *testing.T) {
+	t.Parallel()
+	s := getSuite(t)
+	for i, k := range s.library {
+		if err, ok := s.src.Unsupported[k.K.Name]; ok {
+			t.Logf("%s left out: %v", k.K.Name, err)
+			if !IsNotSupported(err) {
+				t.Errorf("%s: %v", k.K.Name, err)
+			}
+			continue
+		}
+		t.Run(k.K.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, err := range kernelErrors(s.driver, s.src, k.K, uint64(i), 3) {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestRegisterTileMMA runs the register-tile GEMMs (regTileKernels) against the interpreter.
+func TestRegisterTileMMA(t *testing.T) {
+	t.Parallel()
+	s := getSuite(t)
+	if len(s.regTiles) != len(regTileKernels) {
+		t.Fatalf("%d register-tile kernels, want %d", len(s.regTiles), len(regTileKernels))
+	}
+	for i, k := range s.regTiles {
+		if fn := launchesOf(s.src, k.K)[0].Function; !strings.Contains(kernelText(t, s.src.Text, fn), "thread: a register tile") {
+			t.Errorf("%s: no register tile in %s", k.K.Name, fn)
+		}
+		t.Run(k.K.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, err := range kernelErrors(s.driver, s.src, k.K, uint64(100+i), 3) {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestPlantedBugs shows that the CPU run of emitted MSL catches the bugs a GPU backend makes: a missing
+// barrier (poisoned threadgroup memory read in forward order), a barrier not reached by every thread,
+// a simdgroup MMA in divergent control flow, a wrong simdgroup tile offset and an off-by-one edge
+// (guard page). Each planted kernel must fail with the error named.
+func TestPlantedBugs(t *testing.T) {
+	t.Parallel()
+	s := getSuite(t)
+	if len(s.planted) != len(plantedBugs) {
+		t.Fatalf("%d planted kernels, want %d", len(s.planted), len(plantedBugs))
+	}
+	for i, k := range s.planted {
+		pb := s.plants[i]
+		t.Run(pb.name, func(t *testing.T) {
+			errs := kernelErrors(s.driver, s.src, k.K, 1, 3)
+			var msgs []string
+			for _, e := range errs {
+				msgs = append(msgs, e.Error())
+			}
+			all := strings.Join(msgs, "\n")
+			if len(errs) == 0 || !strings.Contains(all, pb.want) {
+				t.Errorf("planted %s in %s: the CPU run reported %q, want an error containing %q", pb.name, pb.kernel, all, pb.want)
+			} else {
+				t.Logf("caught: %s", msgs[0])
+			}
+		})
+	}
+}
