@@ -2,6 +2,8 @@ package msl
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +22,7 @@ type suite struct {
 	planted  []codegen.Kernel
 	plants   []planted
 	regTiles []codegen.Kernel
+	extra    []codegen.Kernel // the other kdsl files of the repository
 	err      error
 }
 
@@ -41,6 +44,10 @@ func renameLaunches(f *ir.Func, prefix string) {
 // staged through threadgroup memory): the ptx:sm_80 pipeline maps f32 GEMMs that way, and the GPU
 // loop IR is the same for both backends, so the MSL lowering of register tiles is tested on it (the
 // msl pipeline gives every f32/f16/bf16 GEMM simdgroup tiles, and its f64 ones have no Metal type).
+// extraSources are the repository's other kdsl files: GEMMs with fused epilogues (GELU, sigmoid, a
+// scaled residual) and the parser's example.
+var extraSources = []string{"../../passes/testdata/mma.kdsl", "../../parse/testdata/example.kdsl"}
+
 var regTileKernels = map[string]bool{"sgemm": true, "sgemm_tt": true, "gemm_bias_relu": true}
 
 func getSuite(t *testing.T) *suite {
@@ -69,12 +76,23 @@ func getSuite(t *testing.T) *suite {
 				s.regTiles = append(s.regTiles, k)
 			}
 		}
-		all = append(append(all, s.planted...), s.regTiles...)
+		for _, file := range extraSources {
+			text, err := os.ReadFile(file)
+			if err != nil {
+				s.err = err
+				return
+			}
+			for _, k := range compilePackage(t, filepath.Base(file), string(text), "msl:3.1").Kernels {
+				renameLaunches(k.F, "extra_")
+				s.extra = append(s.extra, k)
+			}
+		}
+		all = append(append(append(all, s.planted...), s.regTiles...), s.extra...)
 		s.src, s.err = BuildSource(&codegen.Package{Name: "k", Source: "kernels.kdsl", Target: "msl:3.1", Kernels: all})
 		if s.err != nil {
 			return
 		}
-		for _, k := range append(append([]codegen.Kernel{}, s.planted...), s.regTiles...) {
+		for _, k := range append(append(append([]codegen.Kernel{}, s.planted...), s.regTiles...), s.extra...) {
 			if err, ok := s.src.Unsupported[k.K.Name]; ok {
 				s.err = fmt.Errorf("%s left out: %v", k.K.Name, err)
 				return
@@ -125,6 +143,20 @@ func TestRegisterTileMMA(t *testing.T) {
 		t.Run(k.K.Name, func(t *testing.T) {
 			t.Parallel()
 			for _, err := range kernelErrors(s.driver, s.src, k.K, uint64(100+i), 3) {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestOtherKernelsRunOnCPU runs the kernels of extraSources against the interpreter.
+func TestOtherKernelsRunOnCPU(t *testing.T) {
+	t.Parallel()
+	s := getSuite(t)
+	for i, k := range s.extra {
+		t.Run(k.K.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, err := range kernelErrors(s.driver, s.src, k.K, uint64(200+i), 3) {
 				t.Error(err)
 			}
 		})
