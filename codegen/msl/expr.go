@@ -80,7 +80,7 @@ func (lw *lowerer) iexprRaw(e ir.IExpr) Expr {
 	case ir.IVar:
 		return Ident{lw.names.name(e.V, e.V.Name)}
 	case ir.IDim:
-		return Ident{e.D.Name}
+		return Ident{lw.names.name(e.D, e.D.Name)}
 	case ir.ISym:
 		// not in the plan: VerifyFunc guarantees plan defaults, so this is a bug upstream; name it
 		return Ident{"/* plan symbol without value */ " + sanitize(e.Name)}
@@ -140,7 +140,7 @@ func (lw *lowerer) expr(e ir.Expr) (Expr, error) {
 		}
 		return fromStorage(e.T.Type, lw.elem(e.T, e.Idx)), nil
 	case *ir.DimVal:
-		return convTo(e.T, Ident{e.D.Name}), nil
+		return convTo(e.T, Ident{lw.names.name(e.D, e.D.Name)}), nil
 	case *ir.VarVal:
 		return convTo(e.T, Ident{lw.names.name(e.V, e.V.Name)}), nil
 	case *ir.Local:

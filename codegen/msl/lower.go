@@ -75,7 +75,7 @@ func Lower(k *ir.Kernel, f *ir.Func, srcName string) (out *Lowered, err error) {
 				}
 				out.Launches = append(out.Launches, l)
 				out.Kernels = append(out.Kernels, kern)
-				out.Structs = append(out.Structs, Struct{Name: dimsStruct(n.Name), Fields: dimNames(k)})
+				out.Structs = append(out.Structs, Struct{Name: dimsStruct(n.Name), Fields: lw.dimFields()})
 			default:
 				return unsupported("host code outside a launch (%T): the msl pipeline should map every statement", n)
 			}
@@ -90,13 +90,15 @@ func Lower(k *ir.Kernel, f *ir.Func, srcName string) (out *Lowered, err error) {
 
 func dimsStruct(fn string) string { return fn + "_dims" }
 
-func dimNames(k *ir.Kernel) []string {
+// dimFields are the fields of the launch's dims struct: one int per dim of the kernel, in Dims order,
+// named as the kernel's locals are (or one unused field for a kernel without dims).
+func (lw *lowerer) dimFields() []string {
 	var out []string
-	for _, d := range k.Dims {
-		out = append(out, d.Name)
+	for _, d := range lw.k.Dims {
+		out = append(out, lw.names.name(d, d.Name))
 	}
 	if len(out) == 0 {
-		out = []string{"unused_"} // an empty struct is not valid C++ for every use; keep one field
+		out = []string{"unused_"}
 	}
 	return out
 }
@@ -142,7 +144,7 @@ func (lw *lowerer) launch(l *ir.Launch, stmts []*ir.Stmt) (Kernel, *Launch, erro
 	info := &Launch{Kernel: k, Function: l.Name, Dims: k.Dims}
 	// Names: dims first (they are locals of every kernel), then the parameters.
 	for _, d := range k.Dims {
-		lw.names.fixed(d, d.Name)
+		lw.names.name(d, d.Name)
 	}
 	read, written := map[*ir.Tensor]bool{}, map[*ir.Tensor]bool{}
 	for _, t := range l.Reads {
@@ -179,7 +181,8 @@ func (lw *lowerer) launch(l *ir.Launch, stmts []*ir.Stmt) (Kernel, *Launch, erro
 	tgPos, tid := lw.names.reserve("tg_pos"), lw.names.reserve("tid")
 	params = append(params, Param{T: Uint3, Name: tgPos, Attr: "threadgroup_position_in_grid"}, Param{T: Uint, Name: tid, Attr: "thread_index_in_threadgroup"})
 	for _, d := range k.Dims {
-		body = append(body, Decl{Const: true, T: Int, Name: d.Name, Init: Member{Ident{dims}, d.Name}})
+		name := lw.names.name(d, d.Name)
+		body = append(body, Decl{Const: true, T: Int, Name: name, Init: Member{Ident{dims}, name}})
 	}
 	// Threadgroup size and grid.
 	lw.threads = 1
@@ -471,11 +474,6 @@ func newNamer() *namer {
 		n.used[w] = true
 	}
 	return n
-}
-
-func (n *namer) fixed(obj any, name string) {
-	n.of[obj] = name
-	n.used[name] = true
 }
 
 // name returns obj's identifier, making one from hint on first use.

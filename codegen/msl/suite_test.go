@@ -45,8 +45,8 @@ func renameLaunches(f *ir.Func, prefix string) {
 // loop IR is the same for both backends, so the MSL lowering of register tiles is tested on it (the
 // msl pipeline gives every f32/f16/bf16 GEMM simdgroup tiles, and its f64 ones have no Metal type).
 // extraSources are the repository's other kdsl files: GEMMs with fused epilogues (GELU, sigmoid, a
-// scaled residual) and the parser's example.
-var extraSources = []string{"../../passes/testdata/mma.kdsl", "../../parse/testdata/example.kdsl"}
+// scaled residual), the parser's example, and kernels whose names are MSL or C++ words (renamed).
+var extraSources = []string{"../../passes/testdata/mma.kdsl", "../../parse/testdata/example.kdsl", "testdata/names.kdsl"}
 
 var regTileKernels = map[string]bool{"sgemm": true, "sgemm_tt": true, "gemm_bias_relu": true}
 
