@@ -77,4 +77,3 @@ var reserved = func() []string {
 	sort.Strings(w)
 	return w
 }()
-
