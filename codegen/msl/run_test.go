@@ -145,22 +145,22 @@ func limit(s string, n int) string {
 }
 
 func encode(t ir.DType, v []float64) []byte {
-	var b bytes.Buffer
-	for _, x := range v {
+	b := make([]byte, len(v)*t.Size())
+	for i, x := range v {
 		switch t {
 		case ir.F32:
-			binary.Write(&b, binary.LittleEndian, float32(x))
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
 		case ir.F16:
-			binary.Write(&b, binary.LittleEndian, uint16(f16.FromFloat64(x)))
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(f16.FromFloat64(x)))
 		case ir.BF16:
-			binary.Write(&b, binary.LittleEndian, uint16(f16.BF16FromFloat64(x)))
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(f16.BF16FromFloat64(x)))
 		case ir.I32:
-			binary.Write(&b, binary.LittleEndian, int32(x))
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(int32(x)))
 		default:
 			panic("encode " + t.String())
 		}
 	}
-	return b.Bytes()
+	return b
 }
 
 func decode(t ir.DType, b []byte) []float64 {
@@ -309,11 +309,15 @@ func evalGrid(e ir.IExpr, dims map[string]int) (int, error) {
 	return 0, fmt.Errorf("grid expression %s is not of dims", e)
 }
 
-// maxGroups bounds the threadgroups of one test run: the driver runs every MSL thread in turn on the CPU.
-const maxGroups = 24
+// maxGroups bounds the threadgroups of one test run: the driver runs every MSL thread in turn on the
+// CPU; maxElems bounds the elements of all tensors (the interpreter runs twice per shape).
+const (
+	maxGroups = 24
+	maxElems  = 1 << 17
+)
 
 // cheapShapes draws n shapes from kgentest.Shapes (all ones first, then ragged primes; never its last,
-// large one), drawing again while a shape needs more than maxGroups threadgroups.
+// large one), drawing again while a shape needs more than maxGroups threadgroups or maxElems elements.
 func cheapShapes(k *ir.Kernel, launches []*Launch, rng *rand.Rand, n int) []map[string]int {
 	var out []map[string]int
 	for tries := 0; len(out) < n && tries < 50; tries++ {
@@ -321,6 +325,10 @@ func cheapShapes(k *ir.Kernel, launches []*Launch, rng *rand.Rand, n int) []map[
 		dims := s[0]
 		if len(out) > 0 {
 			dims = s[1]
+		}
+		elems := 0
+		for _, p := range append(append([]*ir.Tensor{}, k.Params...), k.Temps...) {
+			elems += numel(p, dims)
 		}
 		groups := 0
 		for _, l := range launches {
@@ -334,7 +342,7 @@ func cheapShapes(k *ir.Kernel, launches []*Launch, rng *rand.Rand, n int) []map[
 			}
 			groups += g
 		}
-		if groups <= maxGroups {
+		if groups <= maxGroups && elems <= maxElems {
 			out = append(out, dims)
 		}
 	}
@@ -352,8 +360,8 @@ func launchesOf(src *Source, k *ir.Kernel) []*Launch {
 }
 
 // kernelErrors runs k's launches on shapes from cheapShapes (all ones, then ragged primes, the third
-// with a NaN input; alternately in forward and reverse thread order) and compares every output with
-// the interpreter's; it returns what went wrong.
+// with a NaN input), each in forward and in reverse thread order, compares the outputs of the forward
+// run with the interpreter's and those of the two runs bit for bit; it returns what went wrong.
 func kernelErrors(driver string, src *Source, k *ir.Kernel, seed uint64, nshapes int) []error {
 	launches := launchesOf(src, k)
 	if len(launches) == 0 {
@@ -372,9 +380,13 @@ func kernelErrors(driver string, src *Source, k *ir.Kernel, seed uint64, nshapes
 			return append(errs, fmt.Errorf("%s %v: interpreter: %v", k.Name, dims, err))
 		}
 		mag := kgentest.Magnitude(k, args)
-		got := args.Clone()
-		if err := runOnCPU(driver, k, launches, got, si%2 == 1); err != nil {
+		got, rev := args.Clone(), args.Clone()
+		if err := runOnCPU(driver, k, launches, got, false); err != nil {
 			errs = append(errs, fmt.Errorf("%s %v: %v", k.Name, dims, err))
+			continue
+		}
+		if err := runOnCPU(driver, k, launches, rev, true); err != nil {
+			errs = append(errs, fmt.Errorf("%s %v, reverse thread order: %v", k.Name, dims, err))
 			continue
 		}
 		for _, p := range k.Params {
@@ -384,7 +396,22 @@ func kernelErrors(driver string, src *Source, k *ir.Kernel, seed uint64, nshapes
 			if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
 				errs = append(errs, fmt.Errorf("%s %v: %v", k.Name, dims, err))
 			}
+			if err := sameBits(p.Name, got.Tensors[p.Name], rev.Tensors[p.Name]); err != nil {
+				errs = append(errs, fmt.Errorf("%s %v: %v", k.Name, dims, err))
+			}
 		}
 	}
 	return errs
+}
+
+// sameBits checks that two runs in opposite thread orders wrote the same values: every element is
+// computed by one thread in a fixed order, so a difference is a race (a read that depends on which
+// thread ran first).
+func sameBits(name string, fwd, rev []float64) error {
+	for i := range fwd {
+		if math.Float64bits(fwd[i]) != math.Float64bits(rev[i]) && !(math.IsNaN(fwd[i]) && math.IsNaN(rev[i])) {
+			return fmt.Errorf("%s[%d] = %v in forward thread order, %v in reverse order: a race", name, i, fwd[i], rev[i])
+		}
+	}
+	return nil
 }

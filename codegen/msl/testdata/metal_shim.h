@@ -121,7 +121,67 @@ inline mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(int(a) |
 
 namespace kg {
 
-// Sched runs the threads of a threadgroup as fibers (ucontext), one at a time and deterministically:
+// Fiber switching. On x86-64, kg_switch saves the callee-saved registers on the current stack,
+// stores the stack pointer in *from and resumes the fiber whose stack pointer is to (no system call,
+// unlike swapcontext, which saves the signal mask); elsewhere ucontext does it.
+#if defined(__x86_64__)
+extern "C" void kg_switch(void** from, void* to);
+asm(R"(
+	.text
+	.globl kg_switch
+	.type kg_switch, @function
+kg_switch:
+	pushq %rbp
+	pushq %rbx
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	movq %rsp, (%rdi)
+	movq %rsi, %rsp
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbx
+	popq %rbp
+	ret
+	.size kg_switch, .-kg_switch
+)");
+
+struct Context {
+	void* sp = nullptr;
+};
+inline void (*fiberEntry)();
+[[noreturn]] inline void fiberStart();
+// prepare makes a fiber that starts in fiberStart on stack [base, base+size).
+inline void prepare(Context& c, char* base, size_t size) {
+	uintptr_t top = (reinterpret_cast<uintptr_t>(base) + size) & ~uintptr_t(15);
+	void** sp = reinterpret_cast<void**>(top) - 8; // 6 registers, the return address, padding
+	for (int i = 0; i < 6; i++)
+		sp[i] = nullptr;
+	sp[6] = reinterpret_cast<void*>(&fiberStart); // entered with rsp % 16 == 8, as after a call
+	sp[7] = nullptr;
+	c.sp = sp;
+}
+inline void jump(Context& from, Context& to) { kg_switch(&from.sp, to.sp); }
+#else
+struct Context {
+	ucontext_t uc;
+};
+inline void (*fiberEntry)();
+inline void fiberStartUC();
+inline void prepare(Context& c, char* base, size_t size) {
+	getcontext(&c.uc);
+	c.uc.uc_stack.ss_sp = base;
+	c.uc.uc_stack.ss_size = size;
+	c.uc.uc_link = nullptr;
+	makecontext(&c.uc, fiberStartUC, 0);
+}
+inline void jump(Context& from, Context& to) { swapcontext(&from.uc, &to.uc); }
+#endif
+
+// Sched runs the threads of a threadgroup as fibers, one at a time and deterministically:
 // the running thread keeps going until it reaches a rendezvous (a barrier, a simdgroup operation, the
 // end of the threadgroup); then the lowest-numbered runnable thread runs (the highest with reverse).
 // A rendezvous completes when every thread of its scope waits at it; if they wait at different lines,
@@ -134,8 +194,8 @@ struct Sched {
 	int threads = 0;
 	bool reverse = false;
 	int current = -1;
-	ucontext_t main;
-	std::vector<ucontext_t> ctx;
+	Context main;
+	std::vector<Context> ctx;
 	std::vector<std::unique_ptr<char[]>> stacks;
 	std::vector<int> state;   // runnable, waiting or done
 	std::vector<int> scope;   // while waiting: -1 the threadgroup, s the simdgroup s
@@ -158,6 +218,7 @@ struct Sched {
 	}
 	// run runs body(t) for every thread t until all are done.
 	void run(int n, bool rev, void (*body)()) {
+		fiberEntry = body;
 		threads = n;
 		reverse = rev;
 		ctx.resize(n);
@@ -169,18 +230,14 @@ struct Sched {
 		for (int t = 0; t < n; t++) {
 			const size_t stack = 128 << 10;
 			stacks[t].reset(new char[stack]); // not zeroed: only touched pages cost
-			getcontext(&ctx[t]);
-			ctx[t].uc_stack.ss_sp = stacks[t].get();
-			ctx[t].uc_stack.ss_size = stack;
-			ctx[t].uc_link = &main;
-			makecontext(&ctx[t], body, 0);
+			prepare(ctx[t], stacks[t].get(), stack);
 		}
 		for (;;) {
 			int t = pick();
 			if (t < 0)
 				break;
 			current = t;
-			swapcontext(&main, &ctx[t]);
+			jump(main, ctx[t]);
 		}
 		for (int t = 0; t < n; t++)
 			if (state[t] != done)
@@ -220,13 +277,29 @@ struct Sched {
 			for (int i = first; i < first + n; i++)
 				state[i] = runnable;
 		}
-		swapcontext(&ctx[t], &main);
+		jump(ctx[t], main);
 	}
-	// finish ends the running thread.
-	void finish() { state[current] = done; }
+	// finish ends the running thread: it never runs again.
+	[[noreturn]] void finish() {
+		state[current] = done;
+		jump(ctx[current], main);
+		fail("a finished fiber was resumed");
+	}
 };
 
 inline Sched sched;
+
+#if defined(__x86_64__)
+[[noreturn]] inline void fiberStart() {
+	fiberEntry(); // ends in Sched::finish
+	Sched::fail("a fiber returned");
+}
+#else
+inline void fiberStartUC() {
+	fiberEntry();
+	Sched::fail("a fiber returned");
+}
+#endif
 
 inline int tid() { return sched.current; }
 
