@@ -60,6 +60,25 @@ var plantedBugs = []planted{
 		},
 	},
 	{
+		// the barrier after thread 0 stores the row maximum m[i] to device memory is gone: in forward
+		// order thread 0 has stored it before the others read it, in reverse order not yet
+		name: "missing_barrier_before_read", kernel: "softmax", want: "a race",
+		plant: func(t *testing.T, f *ir.Func) {
+			n := 0
+			s, i := firstNode(&f.Body, func(x ir.Node) bool {
+				if isBarrier(x) {
+					n++
+					return n == 2
+				}
+				return false
+			})
+			if s == nil {
+				t.Fatal("softmax has no second barrier")
+			}
+			*s = append((*s)[:i:i], (*s)[i+1:]...)
+		},
+	},
+	{
 		// the first barrier moved into thread 0's branch: the others never reach it
 		name: "divergent_barrier", kernel: "softmax", want: "not reached by all threads",
 		plant: func(t *testing.T, f *ir.Func) {

@@ -164,7 +164,8 @@ func TestOtherKernelsRunOnCPU(t *testing.T) {
 }
 
 // TestPlantedBugs shows that the CPU run of emitted MSL catches the bugs a GPU backend makes: a missing
-// barrier (poisoned threadgroup memory read in forward order), a barrier not reached by every thread,
+// barrier (poisoned threadgroup memory read in forward order; a device value read before it is
+// written in reverse order), a barrier not reached by every thread,
 // a simdgroup MMA in divergent control flow, a wrong simdgroup tile offset and an off-by-one edge
 // (guard page). Each planted kernel must fail with the error named.
 func TestPlantedBugs(t *testing.T) {
