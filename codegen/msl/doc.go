@@ -43,19 +43,21 @@
 // space is refused, as Apple's compiler would). Each kernel runs against ir.RunKernel on ragged
 // shapes (all ones, primes, sizes that are no multiple of any tile; one with a NaN input), with
 // tolerances from the precision (kgentest.Compare). The driver runs every MSL thread as a fiber,
-// one at a time between rendezvous, lowest thread first or highest first (alternating between
-// shapes); fills threadgroup memory with NaN before each threadgroup; places every buffer against a
-// guard page; and makes every barrier and simdgroup operation a rendezvous of its scope that checks
-// all threads arrive at the same source line. TestPlantedBugs shows a missing barrier, a barrier in
-// divergent control flow, a wrong simdgroup tile offset and an off-by-one edge each fail a run.
+// one at a time between rendezvous, lowest thread first or highest first (each shape runs both ways,
+// and the two results must agree bit for bit: a difference is a race); fills threadgroup memory with
+// NaN before each threadgroup; places every buffer against a guard page; and makes every barrier and
+// simdgroup operation a rendezvous of its scope that checks all threads arrive at the same source
+// line. TestPlantedBugs shows that missing barriers (before a threadgroup or a device read), a
+// barrier or a simdgroup MMA in divergent control flow, a wrong simdgroup tile offset and an
+// off-by-one edge each fail a run.
 //
 // This proves that the emitted text is valid C++ with Metal's spelling of the constructs used, that
 // its index arithmetic, edges, staging, barriers and epilogues compute what the interpreter does
 // under a deterministic schedule, and that no thread reads threadgroup memory nobody wrote or a
 // buffer past its end. It cannot prove: that Apple's compiler accepts it (the strict mode checks
 // address spaces, not Metal's other rules, and its half and bfloat are stand-ins); that a
-// race between barriers is absent under every schedule (two schedules are tried, there is no race
-// detector); anything about the simdgroup lane layout (the shim holds whole matrices per lane, the
+// race between barriers is absent under every schedule (two schedules are compared, there is no
+// access-level race detector; the interpreter's race check covers the IR itself); anything about the simdgroup lane layout (the shim holds whole matrices per lane, the
 // layout is unspecified by Apple); numerics of the GPU (fast math, fused multiply-add, exp
 // accuracy); underruns before a buffer's start; performance. No Metal runtime runs here.
 package msl
