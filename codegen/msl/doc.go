@@ -55,9 +55,11 @@
 // its index arithmetic, edges, staging, barriers and epilogues compute what the interpreter does
 // under a deterministic schedule, and that no thread reads threadgroup memory nobody wrote or a
 // buffer past its end. It cannot prove: that Apple's compiler accepts it (the strict mode checks
-// address spaces, not Metal's other rules, and its half and bfloat are stand-ins); that a
-// race between barriers is absent under every schedule (two schedules are compared, there is no
-// access-level race detector; the interpreter's race check covers the IR itself); anything about the simdgroup lane layout (the shim holds whole matrices per lane, the
-// layout is unspecified by Apple); numerics of the GPU (fast math, fused multiply-add, exp
-// accuracy); underruns before a buffer's start; performance. No Metal runtime runs here.
+// address spaces, not Metal's other rules, and its half and bfloat are stand-ins); that a race
+// between barriers is absent under every schedule (two schedules are compared; there is no
+// access-level race detector here, the interpreter's race check covers the IR itself); anything
+// about the simdgroup lane layout (the shim holds whole matrices per lane; the layout is
+// unspecified by Apple); the GPU's numerics (fast math, fused multiply-add, exp accuracy);
+// underruns before a buffer's start; 32-bit index overflow (offsets are int: tensors up to 2^31
+// elements); performance. No Metal runtime runs here.
 package msl
