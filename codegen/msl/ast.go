@@ -190,8 +190,9 @@ type Func struct {
 
 // File is one .metal source.
 type File struct {
-	Header  []string // comment lines at the top
-	Structs []Struct
-	Funcs   []Func
-	Kernels []Kernel
+	Header   []string // comment lines at the top
+	Includes []string // headers after <metal_stdlib> (metal_simdgroup_matrix)
+	Structs  []Struct
+	Funcs    []Func
+	Kernels  []Kernel
 }

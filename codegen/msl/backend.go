@@ -73,6 +73,7 @@ func BuildSource(p *codegen.Package) (*Source, error) {
 	file := &File{Header: []string{codegen.Header[3 : len(codegen.Header)-1], fmt.Sprintf("Metal %d.%d source of the kernels of %s.", version/100, version%100/10, p.Source)}}
 	src := &Source{Unsupported: map[string]error{}}
 	funcs := map[string]Func{}
+	simdgroup := false
 	for _, k := range p.Kernels {
 		low, err := Lower(k.K, k.F, p.Source)
 		if err == nil && version < 310 && usesBF16(k.K) {
@@ -86,6 +87,7 @@ func BuildSource(p *codegen.Package) (*Source, error) {
 			}
 			return nil, err
 		}
+		simdgroup = simdgroup || low.SimdgroupMatrices
 		src.Launches = append(src.Launches, low.Launches...)
 		file.Structs = append(file.Structs, low.Structs...)
 		file.Kernels = append(file.Kernels, low.Kernels...)
@@ -100,6 +102,9 @@ func BuildSource(p *codegen.Package) (*Source, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		file.Funcs = append(file.Funcs, funcs[n])
+	}
+	if simdgroup {
+		file.Includes = append(file.Includes, "metal_simdgroup_matrix") // Metal 2.3+, Apple7+ GPUs
 	}
 	src.Text = Print(file)
 	return src, nil

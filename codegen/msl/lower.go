@@ -51,6 +51,8 @@ type Lowered struct {
 	Kernels  []Kernel
 	Structs  []Struct
 	Funcs    map[string]Func // helpers the kernels call, by name
+	// SimdgroupMatrices: the kernels use simdgroup_matrix (<metal_simdgroup_matrix>, Apple7+ GPUs).
+	SimdgroupMatrices bool
 }
 
 // Lower translates f, the msl pipeline's loop IR of k, into MSL kernel functions. srcName names the

@@ -68,6 +68,7 @@ func (lw *lowerer) simdAcc(a *ir.Accum) error {
 	if lw.sg == nil {
 		return fmt.Errorf("simdgroup accumulator %%%s outside a simdgroup nest", a.Name)
 	}
+	lw.out.SimdgroupMatrices = true
 	if !lw.mmaScratch {
 		lw.mmaScratch = true
 		n := lw.threads / 32 * simdTile * simdTile

@@ -17,6 +17,9 @@ func Print(f *File) string {
 		p.line("// " + l)
 	}
 	p.line("#include <metal_stdlib>")
+	for _, h := range f.Includes {
+		p.line("#include <" + h + ">")
+	}
 	p.line("using namespace metal;")
 	for _, s := range f.Structs {
 		p.line("")

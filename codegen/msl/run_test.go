@@ -312,8 +312,8 @@ func evalGrid(e ir.IExpr, dims map[string]int) (int, error) {
 // maxGroups bounds the threadgroups of one test run: the driver runs every MSL thread in turn on the
 // CPU; maxElems bounds the elements of all tensors (the interpreter runs twice per shape).
 const (
-	maxGroups = 24
-	maxElems  = 1 << 17
+	maxGroups = 16
+	maxElems  = 1 << 15
 )
 
 // cheapShapes draws n shapes from kgentest.Shapes (all ones first, then ragged primes; never its last,

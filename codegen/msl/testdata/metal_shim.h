@@ -9,8 +9,8 @@
 #pragma once
 
 #include <cmath>
-#include <memory>
 #include <string>
+#include <sys/mman.h>
 #include <ucontext.h>
 #include <vector>
 #include <cstdint>
@@ -196,7 +196,7 @@ struct Sched {
 	int current = -1;
 	Context main;
 	std::vector<Context> ctx;
-	std::vector<std::unique_ptr<char[]>> stacks;
+	char* stacks = nullptr; // one mapping for all fiber stacks, never unmapped (the driver exits)
 	std::vector<int> state;   // runnable, waiting or done
 	std::vector<int> scope;   // while waiting: -1 the threadgroup, s the simdgroup s
 	std::vector<int> line;    // while waiting: the source line (-1 the end of the threadgroup)
@@ -222,15 +222,16 @@ struct Sched {
 		threads = n;
 		reverse = rev;
 		ctx.resize(n);
-		stacks.resize(n);
+		const size_t stack = 64 << 10;
+		stacks = static_cast<char*>(mmap(nullptr, stack * n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+		if (stacks == MAP_FAILED)
+			fail("mmap of the fiber stacks failed");
 		state.assign(n, runnable);
 		scope.assign(n, 0);
 		line.assign(n, 0);
 		arrived.assign((n + 31) / 32 + 1, 0);
 		for (int t = 0; t < n; t++) {
-			const size_t stack = 128 << 10;
-			stacks[t].reset(new char[stack]); // not zeroed: only touched pages cost
-			prepare(ctx[t], stacks[t].get(), stack);
+			prepare(ctx[t], stacks + t * stack, stack);
 		}
 		for (;;) {
 			int t = pick();
