@@ -82,8 +82,8 @@ func (lw *lowerer) iexprRaw(e ir.IExpr) Expr {
 	case ir.IDim:
 		return Ident{lw.names.name(e.D, e.D.Name)}
 	case ir.ISym:
-		// not in the plan: VerifyFunc guarantees plan defaults, so this is a bug upstream; name it
-		return Ident{"/* plan symbol without value */ " + sanitize(e.Name)}
+		lw.fail(fmt.Errorf("plan symbol %s has no value in the plan", e.Name))
+		return IntLit{0}
 	case ir.IBin:
 		x, y := lw.iexprRaw(e.X), lw.iexprRaw(e.Y)
 		switch e.Op {
@@ -94,7 +94,8 @@ func (lw *lowerer) iexprRaw(e ir.IExpr) Expr {
 		}
 		return Binary{ir.IOpString(e.Op), x, y}
 	}
-	return Ident{"?"}
+	lw.fail(fmt.Errorf("index expression %T", e))
+	return IntLit{0}
 }
 
 // elem is the element T[idx...] as an lvalue or value in storage type (scalars by name, rank-0 tensors
@@ -106,9 +107,14 @@ func (lw *lowerer) elem(t *ir.Tensor, idx []ir.IExpr) Expr {
 	}
 	if t.Kind == ir.Scratch {
 		if len(idx) != 1 {
+			lw.fail(fmt.Errorf("scratch buffer %s indexed by %d indices, not one flat offset", t.Name, len(idx)))
 			return Index{name, IntLit{0}}
 		}
 		return Index{name, lw.iexpr(idx[0])}
+	}
+	if len(idx) != len(t.Shape) {
+		lw.fail(fmt.Errorf("%s of rank %d indexed by %d indices", t.Name, len(t.Shape), len(idx)))
+		return Index{name, IntLit{0}}
 	}
 	var off ir.IExpr = ir.IConst{V: 0}
 	for d, ix := range idx {

@@ -120,6 +120,8 @@ type lowerer struct {
 	// simdgroup MMA scratch declared, and its A, B and C tiles' names
 	mmaScratch bool
 	scratch    [3]string
+	// the first error found where lowering goes on (index expressions); launch returns it
+	err error
 	// the accumulator element an AccStore is at
 	accElem map[*ir.Accum]Expr
 	accs    map[*ir.Accum]string
@@ -127,6 +129,13 @@ type lowerer struct {
 
 func newLowerer(k *ir.Kernel, f *ir.Func, src string, out *Lowered) *lowerer {
 	return &lowerer{k: k, f: f, src: src, out: out, names: newNamer(), accElem: map[*ir.Accum]Expr{}, accs: map[*ir.Accum]string{}}
+}
+
+// fail records the first error found inside an expression.
+func (lw *lowerer) fail(err error) {
+	if lw.err == nil {
+		lw.err = err
+	}
 }
 
 // checkTypes rejects the element types Metal has no equivalent for.
@@ -212,6 +221,9 @@ func (lw *lowerer) launch(l *ir.Launch, stmts []*ir.Stmt) (Kernel, *Launch, erro
 	inner, err := lw.gridLevel(l.Body, 0, Ident{tgPos}, Ident{tid}, l)
 	if err != nil {
 		return Kernel{}, nil, err
+	}
+	if lw.err != nil {
+		return Kernel{}, nil, lw.err
 	}
 	if bytes := lw.threadgroupBytes(); bytes > MaxThreadgroupBytes {
 		return Kernel{}, nil, unsupported("%d bytes of threadgroup memory (Metal allows %d): a smaller plan is needed", bytes, MaxThreadgroupBytes)

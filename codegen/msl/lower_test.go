@@ -126,6 +126,25 @@ func TestPlanLimits(t *testing.T) {
 	}
 }
 
+// TestMissingPlanSymbol: loop IR whose plan lacks a symbol it uses is an error, not a guess.
+func TestMissingPlanSymbol(t *testing.T) {
+	p := compilePackage(t, "kernels.kdsl", libraryText(t), "msl:3.1")
+	for _, k := range p.Kernels {
+		if _, err := Lower(k.K, k.F, "kernels.kdsl"); err != nil {
+			continue // f64: left out before its plan matters
+		}
+		for _, sym := range []string{"gpu.B1", "gpu.W", "gpu.BT"} {
+			if _, ok := k.F.Plan[sym]; !ok {
+				continue
+			}
+			delete(k.F.Plan, sym)
+			if _, err := Lower(k.K, k.F, "kernels.kdsl"); err == nil || !strings.Contains(err.Error(), sym) {
+				t.Errorf("%s without %s: %v, want an error naming it", k.K.Name, sym, err)
+			}
+		}
+	}
+}
+
 // TestHostCodeIsRefused: loop IR that is not GPU-mapped (the portable pipeline's) is refused with a
 // not-supported error, and so is a package of only such kernels, with nothing written.
 func TestHostCodeIsRefused(t *testing.T) {

@@ -98,6 +98,9 @@ func (lw *lowerer) mma(n *ir.MMA) ([]Stmt, error) {
 		return nil, fmt.Errorf("mma on %%%s outside its declaration", a.Name)
 	}
 	for _, o := range []ir.Operand{n.A, n.B} {
+		if o.T == nil || o.Off == nil || o.Layout == nil || n.K == nil {
+			return nil, fmt.Errorf("mma %%%s with an incomplete operand", a.Name)
+		}
 		if _, frag := o.Layout.(*ir.Fragment); frag {
 			return nil, unsupported("mma operand %s in a fragment layout", o.T.Name)
 		}

@@ -137,6 +137,9 @@ func barrierCall(s ir.Scope, device bool) Stmt {
 // satisfies every wait of the IR.
 func (lw *lowerer) copyTile(n *ir.Copy) ([]Stmt, error) {
 	for _, o := range []ir.Operand{n.Dst, n.Src} {
+		if o.T == nil || o.Off == nil || o.Layout == nil || n.Rows == nil || n.Cols == nil {
+			return nil, fmt.Errorf("copy with an incomplete operand or tile size")
+		}
 		if _, frag := o.Layout.(*ir.Fragment); frag {
 			return nil, unsupported("copy through the fragment layout of %s", o.T.Name)
 		}
