@@ -112,29 +112,9 @@ func (l *mmaLowerer) seq(body []ir.Node) ([]ir.Node, error) {
 	return out, nil
 }
 
-// flatIndex is the index list of flat element offset off in t (row-major): the offset itself for a
-// scratch buffer, else (off / stride_d) mod dim_d per dimension (no mod on the first, so an offset
-// past the end still fails the bounds check).
-func flatIndex(t *ir.Tensor, off ir.IExpr) []ir.IExpr {
-	if t.Kind == ir.Scratch {
-		return []ir.IExpr{off}
-	}
-	idx := make([]ir.IExpr, len(t.Shape))
-	stride := ir.IExpr(ir.IConst{V: 1})
-	for d := len(t.Shape) - 1; d >= 0; d-- {
-		x := ir.IDiv(off, stride)
-		if d > 0 {
-			x = ir.IMod(x, ir.IDim{D: t.Shape[d]})
-		}
-		idx[d] = ir.Simplify(x)
-		stride = ir.IMul(stride, ir.IDim{D: t.Shape[d]})
-	}
-	return idx
-}
-
 // elem reads operand element (r, c) as a value of type t, rounded to tf32 first for a tf32 MMA.
 func elem(o ir.Operand, r, c ir.IExpr, t ir.DType, tf32 bool) ir.Expr {
-	var e ir.Expr = &ir.Load{T: o.T, Idx: flatIndex(o.T, ir.Simplify(ir.IAdd(o.Off, o.Layout.Offset(r, c))))}
+	var e ir.Expr = &ir.Load{T: o.T, Idx: ir.FlatIndex(o.T, ir.Simplify(ir.IAdd(o.Off, o.Layout.Offset(r, c))))}
 	if tf32 {
 		e = &ir.Unary{Op: ir.RoundTF32, X: e, T: ir.F32}
 	}
