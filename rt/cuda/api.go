@@ -1,0 +1,91 @@
+package cuda
+
+import "unsafe"
+
+// api holds one Go function per driver entry point this package calls; symbols lists the exported
+// name each field is bound to, and bind fills every field or fails naming the missing symbol. The
+// types follow cuda.h on 64-bit hosts: CUresult, CUdevice, enums and unsigned int are 32-bit;
+// CUdeviceptr is 64-bit; size_t is uintptr; handles (CUcontext, CUmodule, CUfunction, CUstream,
+// CUevent) are pointers, kept as uintptr because Go never dereferences them.
+type api struct {
+	cuInit               func(flags uint32) int32
+	cuDriverGetVersion   func(version *int32) int32
+	cuDeviceGetCount     func(count *int32) int32
+	cuDeviceGet          func(dev *int32, ordinal int32) int32
+	cuDeviceGetName      func(name *byte, length int32, dev int32) int32
+	cuDeviceGetAttribute func(value *int32, attr int32, dev int32) int32
+	cuDeviceTotalMem     func(bytes *uintptr, dev int32) int32
+
+	cuDevicePrimaryCtxRetain  func(ctx *uintptr, dev int32) int32
+	cuDevicePrimaryCtxRelease func(dev int32) int32
+	cuCtxSetCurrent           func(ctx uintptr) int32
+	cuCtxSynchronize          func() int32
+
+	cuModuleLoadDataEx  func(mod *uintptr, image unsafe.Pointer, numOptions uint32, options *int32, values *uintptr) int32
+	cuModuleUnload      func(mod uintptr) int32
+	cuModuleGetFunction func(fn *uintptr, mod uintptr, name *byte) int32
+	cuFuncGetAttribute  func(value *int32, attr int32, fn uintptr) int32
+	cuFuncSetAttribute  func(fn uintptr, attr int32, value int32) int32
+
+	cuMemAlloc   func(dptr *uint64, bytes uintptr) int32
+	cuMemFree    func(dptr uint64) int32
+	cuMemcpyHtoD func(dst uint64, src unsafe.Pointer, bytes uintptr) int32
+	cuMemcpyDtoH func(dst unsafe.Pointer, src uint64, bytes uintptr) int32
+	cuMemsetD8   func(dst uint64, value uint8, count uintptr) int32
+
+	cuLaunchKernel func(fn uintptr, gx, gy, gz, bx, by, bz, sharedBytes uint32, stream uintptr, params *uintptr, extra *uintptr) int32
+
+	cuStreamCreate      func(stream *uintptr, flags uint32) int32
+	cuStreamDestroy     func(stream uintptr) int32
+	cuStreamSynchronize func(stream uintptr) int32
+
+	cuEventCreate      func(event *uintptr, flags uint32) int32
+	cuEventDestroy     func(event uintptr) int32
+	cuEventRecord      func(event uintptr, stream uintptr) int32
+	cuEventSynchronize func(event uintptr) int32
+	cuEventElapsedTime func(ms *float32, start uintptr, end uintptr) int32
+}
+
+// symbols pairs each api field with the driver symbol it calls. The _v2 names are the ones cuda.h
+// #defines the plain names to; the plain symbols are older ABIs (32-bit sizes and device pointers,
+// or different semantics) kept only for old binaries.
+func (a *api) symbols() []symbol {
+	return []symbol{
+		{"cuInit", &a.cuInit},
+		{"cuDriverGetVersion", &a.cuDriverGetVersion},
+		{"cuDeviceGetCount", &a.cuDeviceGetCount},
+		{"cuDeviceGet", &a.cuDeviceGet},
+		{"cuDeviceGetName", &a.cuDeviceGetName},
+		{"cuDeviceGetAttribute", &a.cuDeviceGetAttribute},
+		{"cuDeviceTotalMem_v2", &a.cuDeviceTotalMem},
+		{"cuDevicePrimaryCtxRetain", &a.cuDevicePrimaryCtxRetain},
+		{"cuDevicePrimaryCtxRelease_v2", &a.cuDevicePrimaryCtxRelease},
+		{"cuCtxSetCurrent", &a.cuCtxSetCurrent},
+		{"cuCtxSynchronize", &a.cuCtxSynchronize},
+		{"cuModuleLoadDataEx", &a.cuModuleLoadDataEx},
+		{"cuModuleUnload", &a.cuModuleUnload},
+		{"cuModuleGetFunction", &a.cuModuleGetFunction},
+		{"cuFuncGetAttribute", &a.cuFuncGetAttribute},
+		{"cuFuncSetAttribute", &a.cuFuncSetAttribute},
+		{"cuMemAlloc_v2", &a.cuMemAlloc},
+		{"cuMemFree_v2", &a.cuMemFree},
+		{"cuMemcpyHtoD_v2", &a.cuMemcpyHtoD},
+		{"cuMemcpyDtoH_v2", &a.cuMemcpyDtoH},
+		{"cuMemsetD8_v2", &a.cuMemsetD8},
+		{"cuLaunchKernel", &a.cuLaunchKernel},
+		{"cuStreamCreate", &a.cuStreamCreate},
+		{"cuStreamDestroy_v2", &a.cuStreamDestroy},
+		{"cuStreamSynchronize", &a.cuStreamSynchronize},
+		{"cuEventCreate", &a.cuEventCreate},
+		{"cuEventDestroy_v2", &a.cuEventDestroy},
+		{"cuEventRecord", &a.cuEventRecord},
+		{"cuEventSynchronize", &a.cuEventSynchronize},
+		{"cuEventElapsedTime", &a.cuEventElapsedTime},
+	}
+}
+
+// symbol is one entry of api.symbols: the exported name and a pointer to the func field.
+type symbol struct {
+	name string
+	fn   any
+}
