@@ -7,22 +7,13 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 )
 
-func readVadd(t *testing.T) []byte {
-	t.Helper()
-	ptx, err := os.ReadFile(filepath.Join("testdata", "vadd.ptx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ptx
-}
+func readVadd(t *testing.T) []byte { return append([]byte(nil), vaddPTX...) }
 
 func u64(b []byte) uint64 { return binary.NativeEndian.Uint64(b) }
 func u32(b []byte) uint32 { return binary.NativeEndian.Uint32(b) }
