@@ -44,6 +44,10 @@ type api struct {
 	cuEventRecord      func(event uintptr, stream uintptr) int32
 	cuEventSynchronize func(event uintptr) int32
 	cuEventElapsedTime func(ms *float32, start uintptr, end uintptr) int32
+
+	// Optional (CUDA 12.0+ drivers): nil when the driver lacks it.
+	cuTensorMapEncodeTiled func(tmap unsafe.Pointer, dataType int32, rank uint32, global uint64, dims *uint64,
+		strides *uint64, box *uint32, elemStrides *uint32, interleave, swizzle, l2Promotion, oobFill int32) int32
 }
 
 // symbols pairs each api field with the driver symbol it calls. The _v2 names are the ones cuda.h
@@ -51,41 +55,44 @@ type api struct {
 // or different semantics) kept only for old binaries.
 func (a *api) symbols() []symbol {
 	return []symbol{
-		{"cuInit", &a.cuInit},
-		{"cuDriverGetVersion", &a.cuDriverGetVersion},
-		{"cuDeviceGetCount", &a.cuDeviceGetCount},
-		{"cuDeviceGet", &a.cuDeviceGet},
-		{"cuDeviceGetName", &a.cuDeviceGetName},
-		{"cuDeviceGetAttribute", &a.cuDeviceGetAttribute},
-		{"cuDeviceTotalMem_v2", &a.cuDeviceTotalMem},
-		{"cuDevicePrimaryCtxRetain", &a.cuDevicePrimaryCtxRetain},
-		{"cuDevicePrimaryCtxRelease_v2", &a.cuDevicePrimaryCtxRelease},
-		{"cuCtxSetCurrent", &a.cuCtxSetCurrent},
-		{"cuCtxSynchronize", &a.cuCtxSynchronize},
-		{"cuModuleLoadDataEx", &a.cuModuleLoadDataEx},
-		{"cuModuleUnload", &a.cuModuleUnload},
-		{"cuModuleGetFunction", &a.cuModuleGetFunction},
-		{"cuFuncGetAttribute", &a.cuFuncGetAttribute},
-		{"cuFuncSetAttribute", &a.cuFuncSetAttribute},
-		{"cuMemAlloc_v2", &a.cuMemAlloc},
-		{"cuMemFree_v2", &a.cuMemFree},
-		{"cuMemcpyHtoD_v2", &a.cuMemcpyHtoD},
-		{"cuMemcpyDtoH_v2", &a.cuMemcpyDtoH},
-		{"cuMemsetD8_v2", &a.cuMemsetD8},
-		{"cuLaunchKernel", &a.cuLaunchKernel},
-		{"cuStreamCreate", &a.cuStreamCreate},
-		{"cuStreamDestroy_v2", &a.cuStreamDestroy},
-		{"cuStreamSynchronize", &a.cuStreamSynchronize},
-		{"cuEventCreate", &a.cuEventCreate},
-		{"cuEventDestroy_v2", &a.cuEventDestroy},
-		{"cuEventRecord", &a.cuEventRecord},
-		{"cuEventSynchronize", &a.cuEventSynchronize},
-		{"cuEventElapsedTime", &a.cuEventElapsedTime},
+		{"cuInit", &a.cuInit, false},
+		{"cuDriverGetVersion", &a.cuDriverGetVersion, false},
+		{"cuDeviceGetCount", &a.cuDeviceGetCount, false},
+		{"cuDeviceGet", &a.cuDeviceGet, false},
+		{"cuDeviceGetName", &a.cuDeviceGetName, false},
+		{"cuDeviceGetAttribute", &a.cuDeviceGetAttribute, false},
+		{"cuDeviceTotalMem_v2", &a.cuDeviceTotalMem, false},
+		{"cuDevicePrimaryCtxRetain", &a.cuDevicePrimaryCtxRetain, false},
+		{"cuDevicePrimaryCtxRelease_v2", &a.cuDevicePrimaryCtxRelease, false},
+		{"cuCtxSetCurrent", &a.cuCtxSetCurrent, false},
+		{"cuCtxSynchronize", &a.cuCtxSynchronize, false},
+		{"cuModuleLoadDataEx", &a.cuModuleLoadDataEx, false},
+		{"cuModuleUnload", &a.cuModuleUnload, false},
+		{"cuModuleGetFunction", &a.cuModuleGetFunction, false},
+		{"cuFuncGetAttribute", &a.cuFuncGetAttribute, false},
+		{"cuFuncSetAttribute", &a.cuFuncSetAttribute, false},
+		{"cuMemAlloc_v2", &a.cuMemAlloc, false},
+		{"cuMemFree_v2", &a.cuMemFree, false},
+		{"cuMemcpyHtoD_v2", &a.cuMemcpyHtoD, false},
+		{"cuMemcpyDtoH_v2", &a.cuMemcpyDtoH, false},
+		{"cuMemsetD8_v2", &a.cuMemsetD8, false},
+		{"cuLaunchKernel", &a.cuLaunchKernel, false},
+		{"cuStreamCreate", &a.cuStreamCreate, false},
+		{"cuStreamDestroy_v2", &a.cuStreamDestroy, false},
+		{"cuStreamSynchronize", &a.cuStreamSynchronize, false},
+		{"cuEventCreate", &a.cuEventCreate, false},
+		{"cuEventDestroy_v2", &a.cuEventDestroy, false},
+		{"cuEventRecord", &a.cuEventRecord, false},
+		{"cuEventSynchronize", &a.cuEventSynchronize, false},
+		{"cuEventElapsedTime", &a.cuEventElapsedTime, false},
+		{"cuTensorMapEncodeTiled", &a.cuTensorMapEncodeTiled, true},
 	}
 }
 
-// symbol is one entry of api.symbols: the exported name and a pointer to the func field.
+// symbol is one entry of api.symbols: the exported name and a pointer to the func field. An
+// optional symbol the driver lacks leaves the field nil instead of failing Open.
 type symbol struct {
-	name string
-	fn   any
+	name     string
+	fn       any
+	optional bool
 }

@@ -14,6 +14,7 @@
 //	fn, err := mod.Function("sgemm")
 //	err = fn.SetMaxDynamicSharedMemory(n) // above 48 KiB
 //	a, err := cuda.AllocCopy(ctx, hostA)  // *Buffer: device pointer + size
+//	tm, err := ctx.EncodeTiled(cuda.TiledMap{...}) // TMA descriptor (sm_90), passed to Launch by value
 //	err = fn.Launch(grid, block, n, a, b, c, int32(m), float32(alpha))
 //	err = ctx.Synchronize()
 //	err = cuda.Download(hostC, c)
@@ -40,7 +41,9 @@
 // void** array as the driver does (sizes from the .entry declaration in the PTX, 1 to 128 bytes),
 // copies memory between host and its host-backed "device" allocations with bounds checks, fills the
 // JIT log buffers passed through cuModuleLoadDataEx's option array, keeps the current context per
-// thread, and returns real CUresult codes on its error paths. A vector add that the mock computes
+// thread, encodes TMA descriptors so that each of cuTensorMapEncodeTiled's 12 arguments can be
+// checked, and returns real CUresult codes on its error paths; variants without
+// cuTensorMapEncodeTiled or cuLaunchKernel check how Open treats old or broken libraries. A vector add that the mock computes
 // on the host checks the whole sequence end to end. The hand-written PTX of the GPU test is
 // assembled with ptxas for sm_80 and sm_90. The package vets with CGO_ENABLED=0 for linux/amd64,
 // linux/arm64, darwin/arm64 and windows/amd64 (scripts/test.sh; TestCrossVet with KGEN_CROSS_VET=1).
@@ -51,7 +54,7 @@
 // must show on a machine with an NVIDIA GPU: that the real libcuda.so.1 accepts these calls (the
 // mock follows cuda.h but is not the driver), that the driver JITs the PTX and the kernel's result
 // is exact on ragged sizes, that a broken PTX returns CUDA_ERROR_INVALID_PTX with a non-empty JIT
-// log, and how long launches take (BenchmarkGPULaunch for the host side). Build it with
+// log, that it accepts the TMA descriptor EncodeTiled builds (sm_90+), and how long launches take (BenchmarkGPULaunch for the host side). Build it with
 // `CGO_ENABLED=0 go test -c -o cuda.test ./rt/cuda` and run `./cuda.test -test.run GPU -test.v`
 // there; the PTX is embedded. The Windows loader (nvcuda.dll) is compiled and vetted but has never
 // run; nor has linux/arm64 against a real driver.

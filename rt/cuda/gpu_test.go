@@ -124,6 +124,23 @@ func TestGPUVectorAdd(t *testing.T) {
 		t.Logf("JIT error log of a bad PTX: %q", ce.Log)
 	}
 
+	// The real driver accepts a TMA descriptor of the kind the sm_90a GEMM uses (bf16, 128-byte
+	// swizzle, 64x128 boxes) on a GPU that has TMA.
+	if p.SM() >= 90 {
+		g, err := ctx.Alloc(512 * 1024 * 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm, err := ctx.EncodeTiled(TiledMap{DataType: TensorBfloat16, Global: g.Ptr(), Dims: []uint64{1024, 512},
+			Strides: []uint64{2048}, Box: []uint32{64, 128}, Swizzle: Swizzle128B})
+		if err != nil {
+			t.Errorf("EncodeTiled: %v", err)
+		} else if tm == (TensorMap{}) {
+			t.Error("EncodeTiled wrote an all-zero map")
+		}
+		g.Free()
+	}
+
 	// Time 100 launches of vadd on 1 element between two events.
 	buf, err := AllocCopy(ctx, []float32{0})
 	if err != nil {

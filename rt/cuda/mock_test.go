@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,18 @@ func findClang() string {
 	return ""
 }
 
+// buildMock compiles testdata/mockcuda.c with the given -D flags into t.TempDir()/libcuda.so.1.
+// The caller has checked that clang exists.
+func buildMock(t *testing.T, defines ...string) (string, error) {
+	path := filepath.Join(t.TempDir(), "libcuda.so.1")
+	args := append([]string{"-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-Wno-unused-parameter", "-o", path}, defines...)
+	out, err := exec.Command(findClang(), append(args, filepath.Join("testdata", "mockcuda.c"))...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("clang: %v\n%s", err, out)
+	}
+	return path, nil
+}
+
 // mockDriver builds the mock driver once per test process (into the first caller's TempDir: the
 // library stays mapped after the directory is removed), resets its state, and opens it through
 // Open with LibraryEnv naming it, the path generated code takes.
@@ -51,12 +64,9 @@ func mockDriver(t *testing.T) (*Driver, *mockLib) {
 			mockSkip = "clang-14 (or clang) not found: the mock CUDA driver cannot be built"
 			return
 		}
-		path := filepath.Join(t.TempDir(), "libcuda.so.1")
-		out, err := exec.Command(clang, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-Wno-unused-parameter",
-			"-o", path, filepath.Join("testdata", "mockcuda.c")).CombinedOutput()
+		path, err := buildMock(t)
 		if err != nil {
 			mockErr = err
-			mockSkip = string(out)
 			return
 		}
 		h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
@@ -72,7 +82,7 @@ func mockDriver(t *testing.T) (*Driver, *mockLib) {
 		mockLibV = m
 	})
 	if mockErr != nil {
-		t.Fatalf("building/loading the mock driver: %v\n%s", mockErr, mockSkip)
+		t.Fatalf("building/loading the mock driver: %v", mockErr)
 	}
 	if mockLibV == nil {
 		if os.Getenv("KGEN_REQUIRE_TOOLS") == "1" {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -453,4 +454,126 @@ func TestMockContextPerThread(t *testing.T) {
 		}
 	}
 	m.check(t, "allocs", 0)
+}
+
+// cuTensorMapEncodeTiled (12 arguments, a 64-byte aligned output) gets every field in its place,
+// and the map reaches a kernel's .align 64 .b8 [128] parameter byte for byte.
+func TestMockTensorMap(t *testing.T) {
+	d, m := mockDriver(t)
+	dev, _ := d.Device(0)
+	ctx, err := dev.PrimaryContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	buf, err := ctx.Alloc(1 << 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	spec := TiledMap{DataType: TensorBfloat16, Global: buf.Ptr(), Dims: []uint64{200, 96, 3}, Strides: []uint64{400, 38400},
+		Box: []uint32{64, 32, 1}, ElementStrides: []uint32{1, 2, 1}, Swizzle: Swizzle128B, L2Promotion: 2, OOBFill: 1}
+	tm, err := ctx.EncodeTiled(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ne := binary.NativeEndian
+	if got := ne.Uint64(tm[0:]); got != uint64(buf.Ptr()) {
+		t.Errorf("global address %#x, want %#x", got, buf.Ptr())
+	}
+	for i, want := range []uint32{uint32(TensorBfloat16), 3, 0, uint32(Swizzle128B), 2, 1} {
+		if got := ne.Uint32(tm[8+4*i:]); got != want {
+			t.Errorf("scalar argument %d = %d, want %d", i, got, want)
+		}
+	}
+	for i := range 3 {
+		if got := ne.Uint64(tm[32+8*i:]); got != spec.Dims[i] {
+			t.Errorf("dims[%d] = %d, want %d", i, got, spec.Dims[i])
+		}
+		if i < 2 && ne.Uint64(tm[72+8*i:]) != spec.Strides[i] {
+			t.Errorf("strides[%d] = %d, want %d", i, ne.Uint64(tm[72+8*i:]), spec.Strides[i])
+		}
+		if got := ne.Uint16(tm[104+2*i:]); uint32(got) != spec.Box[i] {
+			t.Errorf("box[%d] = %d, want %d", i, got, spec.Box[i])
+		}
+		if tm[114+i] != byte(spec.ElementStrides[i]) {
+			t.Errorf("element strides[%d] = %d, want %d", i, tm[114+i], spec.ElementStrides[i])
+		}
+	}
+	// Default element strides are all 1; rank 1 passes no strides.
+	tm1, err := ctx.EncodeTiled(TiledMap{DataType: TensorFloat32, Global: buf.Ptr(), Dims: []uint64{1000}, Box: []uint32{256}})
+	if err != nil || tm1[114] != 1 || ne.Uint32(tm1[12:]) != 1 {
+		t.Errorf("rank-1 map: %v, element stride %d", err, tm1[114])
+	}
+
+	mod, err := ctx.LoadModule([]byte(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry tma(.param .u32 n, .param .align 64 .b8 tmap[128])\n{\n\tret;\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Unload()
+	fn, _ := mod.Function("tma")
+	if err := fn.Launch(D1(1), D1(128), 0, uint32(5), &tm); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.param(t, 1); string(got) != string(tm[:]) {
+		t.Errorf("the kernel received a different tensor map:\n% x\nwant\n% x", got, tm[:])
+	}
+
+	for _, c := range []struct {
+		edit func(*TiledMap)
+		want string
+	}{
+		{func(s *TiledMap) { s.Global += 8 }, "not 16-byte aligned"},
+		{func(s *TiledMap) { s.Strides[0] = 200 }, "multiple of 16"},
+		{func(s *TiledMap) { s.Box[0] = 128 }, "exceeds the 128-byte swizzle span"},
+		{func(s *TiledMap) { s.Box[0] = 4 }, "multiple of 16"},
+		{func(s *TiledMap) { s.Box[1] = 300 }, "Box[1] = 300"},
+		{func(s *TiledMap) { s.Strides = s.Strides[:1] }, "needs 2 strides"},
+		{func(s *TiledMap) { s.Dims = nil }, "rank 0"},
+		{func(s *TiledMap) { s.DataType = 42 }, "unsupported data type 42"},
+		{func(s *TiledMap) { s.ElementStrides[2] = 9 }, "ElementStrides[2] = 9"},
+	} {
+		s := spec
+		s.Dims, s.Strides, s.Box, s.ElementStrides = slices.Clone(spec.Dims), slices.Clone(spec.Strides), slices.Clone(spec.Box), slices.Clone(spec.ElementStrides)
+		c.edit(&s)
+		if _, err := ctx.EncodeTiled(s); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("EncodeTiled(bad map) = %v, want %q", err, c.want)
+		}
+	}
+	m.fail("cuTensorMapEncodeTiled", 1)
+	if _, err := ctx.EncodeTiled(spec); !errors.Is(err, ErrorInvalidValue) {
+		t.Errorf("EncodeTiled with the driver refusing = %v, want CUDA_ERROR_INVALID_VALUE", err)
+	}
+}
+
+// A driver without cuTensorMapEncodeTiled (before CUDA 12.0) still opens, and EncodeTiled says
+// why it cannot work; a library without a required entry point is ErrNoDriver naming it.
+func TestMockMissingSymbols(t *testing.T) {
+	mockDriver(t) // skips or fails as the other mock tests do when clang is missing
+	old, err := buildMock(t, "-DMOCK_NO_TMA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenLibrary(old)
+	if err != nil {
+		t.Fatalf("OpenLibrary(driver without cuTensorMapEncodeTiled) = %v", err)
+	}
+	dev, _ := d.Device(0)
+	ctx, err := dev.PrimaryContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	_, err = ctx.EncodeTiled(TiledMap{DataType: TensorFloat32, Global: 1 << 20, Dims: []uint64{64}, Box: []uint32{64}})
+	if err == nil || !strings.Contains(err.Error(), "needs CUDA 12.0") {
+		t.Errorf("EncodeTiled on an old driver = %v", err)
+	}
+
+	broken, err := buildMock(t, "-DMOCK_NO_LAUNCH")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenLibrary(broken); !errors.Is(err, ErrNoDriver) || !strings.Contains(err.Error(), "no symbol cuLaunchKernel") {
+		t.Errorf("OpenLibrary(library without cuLaunchKernel) = %v, want ErrNoDriver naming cuLaunchKernel", err)
+	}
 }

@@ -56,6 +56,13 @@ func paramBytes(i int, v any) ([]byte, int, error) {
 		return ne.AppendUint64(nil, x), 8, nil
 	case float64:
 		return ne.AppendUint64(nil, math.Float64bits(x)), 8, nil
+	case TensorMap:
+		return x[:], 64, nil
+	case *TensorMap:
+		if x == nil {
+			return nil, 0, fmt.Errorf("cuda: argument %d: nil *TensorMap", i)
+		}
+		return x[:], 64, nil
 	case Raw:
 		al := x.Align
 		if al == 0 {

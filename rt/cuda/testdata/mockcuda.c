@@ -10,7 +10,8 @@
 //     through the void** kernelParams array; for an entry named "vadd" (u64 a, u64 b, u64 c, u32 n)
 //     it also computes c[i] = a[i] + b[i] on the host;
 //   - the current context is per thread, as in the real driver;
-//   - mock_fail(name, code) makes the next call of entry point `name` return `code`.
+//   - mock_fail(name, code) makes the next call of entry point `name` return `code`;
+//   - -DMOCK_NO_TMA leaves out cuTensorMapEncodeTiled, -DMOCK_NO_LAUNCH cuLaunchKernel.
 // mock_* functions let the test read what was recorded. Not thread-safe beyond the context.
 #include <ctype.h>
 #include <stdint.h>
@@ -517,7 +518,7 @@ CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
 
 // ---- launch ---------------------------------------------------------------------------------
 
-static void run_vadd(void) {
+__attribute__((unused)) static void run_vadd(void) {
 	CUdeviceptr a, b, c;
 	unsigned n;
 	memcpy(&a, launch.bytes[0], 8);
@@ -535,6 +536,7 @@ static void run_vadd(void) {
 	for (unsigned long long i = 0; i < m; i++) C[i] = A[i] + B[i];
 }
 
+#ifndef MOCK_NO_LAUNCH // -DMOCK_NO_LAUNCH: a library missing a required entry point
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			unsigned bz, unsigned smem, void *stream, void **params, void **extra) {
 	ENTER_CTX("cuLaunchKernel");
@@ -564,6 +566,7 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 	if (!strcmp(f->name, "vadd") && f->nparams == 4) run_vadd();
 	return OK;
 }
+#endif
 
 // ---- streams and events ---------------------------------------------------------------------
 
@@ -642,3 +645,35 @@ CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
 	*ms = (float)(b->t - a->t);
 	return OK;
 }
+
+// ---- TMA descriptors ------------------------------------------------------------------------
+#ifndef MOCK_NO_TMA // -DMOCK_NO_TMA: a driver older than CUDA 12.0
+
+// cuTensorMapEncodeTiled writes a mock encoding the test decodes: u64 address at 0; u32 data
+// type, rank, interleave, swizzle, L2 promotion, OOB fill at 8..31; u64 dims[5] at 32; u64
+// strides[4] at 72; u16 box[5] at 104; u8 element strides[5] at 114.
+CUresult cuTensorMapEncodeTiled(void *tmap, int dtype, unsigned rank, void *gaddr, const unsigned long long *dims,
+				const unsigned long long *strides, const unsigned *box, const unsigned *estrides,
+				int interleave, int swizzle, int l2, int oob) {
+	int c = failing("cuTensorMapEncodeTiled");
+	if (c) return c;
+	if (!tmap || (uintptr_t)tmap % 64 || rank < 1 || rank > 5 || !dims || !box || !estrides) return INVALID_VALUE;
+	if ((uintptr_t)gaddr % 16 || (rank > 1 && !strides)) return INVALID_VALUE;
+	for (unsigned i = 0; i + 1 < rank; i++)
+		if (strides[i] % 16) return INVALID_VALUE;
+	unsigned char *m = tmap;
+	memset(m, 0, 128);
+	unsigned long long a = (uintptr_t)gaddr;
+	memcpy(m, &a, 8);
+	int small[6] = {dtype, (int)rank, interleave, swizzle, l2, oob};
+	memcpy(m + 8, small, sizeof small);
+	for (unsigned i = 0; i < rank; i++) {
+		memcpy(m + 32 + 8 * i, &dims[i], 8);
+		if (i + 1 < rank) memcpy(m + 72 + 8 * i, &strides[i], 8);
+		unsigned short b = (unsigned short)box[i];
+		memcpy(m + 104 + 2 * i, &b, 2);
+		m[114 + i] = (unsigned char)estrides[i];
+	}
+	return OK;
+}
+#endif
