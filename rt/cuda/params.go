@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"unsafe"
 )
@@ -24,7 +25,8 @@ type params struct {
 }
 
 // paramBytes returns the bytes of one argument as the PTX parameter expects them (host byte
-// order) and their alignment. Go's int and uint are refused because their width would silently
+// order) and their alignment. Named types count by their underlying kind (f16.F16 is a .b16).
+// Go's int, uint and uintptr are refused because their width would silently
 // decide the PTX parameter type: pass int32 or int64 to say which.
 func paramBytes(i int, v any) ([]byte, int, error) {
 	ne := binary.NativeEndian
@@ -75,11 +77,31 @@ func paramBytes(i int, v any) ([]byte, int, error) {
 			return nil, 0, fmt.Errorf("cuda: argument %d: empty Raw parameter", i)
 		}
 		return x.Bytes, al, nil
-	case int, uint, uintptr:
-		return nil, 0, fmt.Errorf("cuda: argument %d: %T has no fixed width; pass int32/uint32 or int64/uint64 to match the PTX parameter", i, v)
-	default:
-		return nil, 0, fmt.Errorf("cuda: argument %d: unsupported kernel parameter type %T", i, v)
 	}
+	// Named types (f16.F16, f16.BF16, enums) by their underlying fixed-width kind.
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return uintBytes(uint64(rv.Int()), int(rv.Type().Size()))
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return uintBytes(rv.Uint(), int(rv.Type().Size()))
+	case reflect.Float32:
+		return ne.AppendUint32(nil, math.Float32bits(float32(rv.Float()))), 4, nil
+	case reflect.Float64:
+		return ne.AppendUint64(nil, math.Float64bits(rv.Float())), 8, nil
+	case reflect.Int, reflect.Uint, reflect.Uintptr:
+		return nil, 0, fmt.Errorf("cuda: argument %d: %T has no fixed width; pass int32/uint32 or int64/uint64 to match the PTX parameter", i, v)
+	}
+	return nil, 0, fmt.Errorf("cuda: argument %d: unsupported kernel parameter type %T", i, v)
+}
+
+// uintBytes returns the low n bytes of x in host order, aligned to n.
+func uintBytes(x uint64, n int) ([]byte, int, error) {
+	b := binary.NativeEndian.AppendUint64(nil, x)
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 { // big-endian host: the low bytes are last
+		b = b[8-n:]
+	}
+	return b[:n], n, nil
 }
 
 // packParams lays out args for cuLaunchKernel. It fails, touching nothing, on an argument of an

@@ -47,6 +47,28 @@ func TestPackParams(t *testing.T) {
 	}
 }
 
+type half uint16
+type count int32
+type wide float64
+type size int
+
+// Named types pass as their underlying fixed-width kind (f16.F16 is a uint16, a .b16 parameter).
+func TestPackParamsNamedTypes(t *testing.T) {
+	p, err := packParams([]any{half(0x3C00), count(-2), wide(0.5), int8(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ne := binary.NativeEndian
+	for i, want := range [][]byte{ne.AppendUint16(nil, 0x3C00), ne.AppendUint32(nil, 0xFFFFFFFE), ne.AppendUint64(nil, math.Float64bits(0.5))} {
+		if got := p.read(i, len(want)); string(got) != string(want) {
+			t.Errorf("param %d: % x, want % x", i, got, want)
+		}
+	}
+	if _, err := packParams([]any{size(3)}); err == nil || !strings.Contains(err.Error(), "cuda.size has no fixed width") {
+		t.Errorf("packParams(named int) = %v", err)
+	}
+}
+
 func TestPackParamsRefuses(t *testing.T) {
 	freed := &Buffer{freed: true}
 	for _, c := range []struct {
