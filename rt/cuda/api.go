@@ -50,49 +50,54 @@ type api struct {
 		strides *uint64, box *uint32, elemStrides *uint32, interleave, swizzle, l2Promotion, oobFill int32) int32
 }
 
-// symbols pairs each api field with the driver symbol it calls. The _v2 names are the ones cuda.h
-// #defines the plain names to; the plain symbols are older ABIs (32-bit sizes and device pointers,
-// or different semantics) kept only for old binaries.
+// symbols pairs each api field with the driver symbol it calls. The _v2 names are exactly the ones
+// cuda.h #defines the plain names to; the plain symbols are older ABIs (32-bit sizes and device
+// pointers, or different semantics) kept for old binaries. Other _v2 exports are different
+// functions (cuCtxSynchronize_v2 takes a CUcontext) and must not be bound for the plain name.
+// cuEventElapsedTime_v2 (CUDA 12.8+) and cuDevicePrimaryCtxRelease_v2 (11.0+) fall back to the
+// plain names, which have the same signatures, on older drivers.
 func (a *api) symbols() []symbol {
 	return []symbol{
-		{"cuInit", &a.cuInit, false},
-		{"cuDriverGetVersion", &a.cuDriverGetVersion, false},
-		{"cuDeviceGetCount", &a.cuDeviceGetCount, false},
-		{"cuDeviceGet", &a.cuDeviceGet, false},
-		{"cuDeviceGetName", &a.cuDeviceGetName, false},
-		{"cuDeviceGetAttribute", &a.cuDeviceGetAttribute, false},
-		{"cuDeviceTotalMem_v2", &a.cuDeviceTotalMem, false},
-		{"cuDevicePrimaryCtxRetain", &a.cuDevicePrimaryCtxRetain, false},
-		{"cuDevicePrimaryCtxRelease_v2", &a.cuDevicePrimaryCtxRelease, false},
-		{"cuCtxSetCurrent", &a.cuCtxSetCurrent, false},
-		{"cuCtxSynchronize", &a.cuCtxSynchronize, false},
-		{"cuModuleLoadDataEx", &a.cuModuleLoadDataEx, false},
-		{"cuModuleUnload", &a.cuModuleUnload, false},
-		{"cuModuleGetFunction", &a.cuModuleGetFunction, false},
-		{"cuFuncGetAttribute", &a.cuFuncGetAttribute, false},
-		{"cuFuncSetAttribute", &a.cuFuncSetAttribute, false},
-		{"cuMemAlloc_v2", &a.cuMemAlloc, false},
-		{"cuMemFree_v2", &a.cuMemFree, false},
-		{"cuMemcpyHtoD_v2", &a.cuMemcpyHtoD, false},
-		{"cuMemcpyDtoH_v2", &a.cuMemcpyDtoH, false},
-		{"cuMemsetD8_v2", &a.cuMemsetD8, false},
-		{"cuLaunchKernel", &a.cuLaunchKernel, false},
-		{"cuStreamCreate", &a.cuStreamCreate, false},
-		{"cuStreamDestroy_v2", &a.cuStreamDestroy, false},
-		{"cuStreamSynchronize", &a.cuStreamSynchronize, false},
-		{"cuEventCreate", &a.cuEventCreate, false},
-		{"cuEventDestroy_v2", &a.cuEventDestroy, false},
-		{"cuEventRecord", &a.cuEventRecord, false},
-		{"cuEventSynchronize", &a.cuEventSynchronize, false},
-		{"cuEventElapsedTime", &a.cuEventElapsedTime, false},
-		{"cuTensorMapEncodeTiled", &a.cuTensorMapEncodeTiled, true},
+		{"cuInit", &a.cuInit, false, ""},
+		{"cuDriverGetVersion", &a.cuDriverGetVersion, false, ""},
+		{"cuDeviceGetCount", &a.cuDeviceGetCount, false, ""},
+		{"cuDeviceGet", &a.cuDeviceGet, false, ""},
+		{"cuDeviceGetName", &a.cuDeviceGetName, false, ""},
+		{"cuDeviceGetAttribute", &a.cuDeviceGetAttribute, false, ""},
+		{"cuDeviceTotalMem_v2", &a.cuDeviceTotalMem, false, ""},
+		{"cuDevicePrimaryCtxRetain", &a.cuDevicePrimaryCtxRetain, false, ""},
+		{"cuDevicePrimaryCtxRelease_v2", &a.cuDevicePrimaryCtxRelease, false, "cuDevicePrimaryCtxRelease"},
+		{"cuCtxSetCurrent", &a.cuCtxSetCurrent, false, ""},
+		{"cuCtxSynchronize", &a.cuCtxSynchronize, false, ""},
+		{"cuModuleLoadDataEx", &a.cuModuleLoadDataEx, false, ""},
+		{"cuModuleUnload", &a.cuModuleUnload, false, ""},
+		{"cuModuleGetFunction", &a.cuModuleGetFunction, false, ""},
+		{"cuFuncGetAttribute", &a.cuFuncGetAttribute, false, ""},
+		{"cuFuncSetAttribute", &a.cuFuncSetAttribute, false, ""},
+		{"cuMemAlloc_v2", &a.cuMemAlloc, false, ""},
+		{"cuMemFree_v2", &a.cuMemFree, false, ""},
+		{"cuMemcpyHtoD_v2", &a.cuMemcpyHtoD, false, ""},
+		{"cuMemcpyDtoH_v2", &a.cuMemcpyDtoH, false, ""},
+		{"cuMemsetD8_v2", &a.cuMemsetD8, false, ""},
+		{"cuLaunchKernel", &a.cuLaunchKernel, false, ""},
+		{"cuStreamCreate", &a.cuStreamCreate, false, ""},
+		{"cuStreamDestroy_v2", &a.cuStreamDestroy, false, ""},
+		{"cuStreamSynchronize", &a.cuStreamSynchronize, false, ""},
+		{"cuEventCreate", &a.cuEventCreate, false, ""},
+		{"cuEventDestroy_v2", &a.cuEventDestroy, false, ""},
+		{"cuEventRecord", &a.cuEventRecord, false, ""},
+		{"cuEventSynchronize", &a.cuEventSynchronize, false, ""},
+		{"cuEventElapsedTime_v2", &a.cuEventElapsedTime, false, "cuEventElapsedTime"},
+		{"cuTensorMapEncodeTiled", &a.cuTensorMapEncodeTiled, true, ""},
 	}
 }
 
 // symbol is one entry of api.symbols: the exported name and a pointer to the func field. An
-// optional symbol the driver lacks leaves the field nil instead of failing Open.
+// optional symbol the driver lacks leaves the field nil instead of failing Open; fallback is an
+// older name with the same C signature, bound when the driver predates name.
 type symbol struct {
 	name     string
 	fn       any
 	optional bool
+	fallback string
 }

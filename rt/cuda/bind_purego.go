@@ -14,6 +14,9 @@ const supported = true
 func bind(lib *library, a *api) error {
 	for _, s := range a.symbols() {
 		p, err := lib.lookup(s.name)
+		if err != nil && s.fallback != "" {
+			p, err = lib.lookup(s.fallback)
+		}
 		if err != nil && s.optional {
 			continue
 		}

@@ -184,6 +184,7 @@ func TestMockFullSequence(t *testing.T) {
 	if el, err := Elapsed(start, end); err != nil || el != 3*time.Millisecond {
 		t.Errorf("Elapsed = %v, %v; want 3ms", el, err)
 	}
+	m.check(t, "elapsed_v2", 1)
 	got := make([]float32, 3)
 	if err := Download(got, buf); err != nil || got[0] != 4 || got[1] != 8 || got[2] != 12 {
 		t.Errorf("after two in-place launches: %v, %v; want [4 8 12]", got, err)
@@ -567,6 +568,23 @@ func TestMockMissingSymbols(t *testing.T) {
 	_, err = ctx.EncodeTiled(TiledMap{DataType: TensorFloat32, Global: 1 << 20, Dims: []uint64{64}, Box: []uint32{64}})
 	if err == nil || !strings.Contains(err.Error(), "needs CUDA 12.0") {
 		t.Errorf("EncodeTiled on an old driver = %v", err)
+	}
+	// cuEventElapsedTime_v2 is missing: Elapsed falls back to cuEventElapsedTime.
+	e0, err := ctx.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e0.Close()
+	e1, _ := ctx.NewEvent()
+	defer e1.Close()
+	if err := e0.Record(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e1.Record(nil); err != nil {
+		t.Fatal(err)
+	}
+	if el, err := Elapsed(e0, e1); err != nil || el != 0 {
+		t.Errorf("Elapsed on an old driver = %v, %v; want 0", el, err)
 	}
 
 	broken, err := buildMock(t, "-DMOCK_NO_LAUNCH")

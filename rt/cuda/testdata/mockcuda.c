@@ -11,7 +11,8 @@
 //     it also computes c[i] = a[i] + b[i] on the host;
 //   - the current context is per thread, as in the real driver;
 //   - mock_fail(name, code) makes the next call of entry point `name` return `code`;
-//   - -DMOCK_NO_TMA leaves out cuTensorMapEncodeTiled, -DMOCK_NO_LAUNCH cuLaunchKernel.
+//   - -DMOCK_NO_TMA (a driver before CUDA 12) leaves out cuTensorMapEncodeTiled and
+//     cuEventElapsedTime_v2, -DMOCK_NO_LAUNCH leaves out cuLaunchKernel.
 // mock_* functions let the test read what was recorded. Not thread-safe beyond the context.
 #include <ctype.h>
 #include <stdint.h>
@@ -63,7 +64,7 @@ static struct { void *p; size_t n; } allocs[MAXALLOC];
 static int nallocs;
 
 static char *last_ptx;
-static int nmodules, nsyncs, nlaunches, nstreams, nevents;
+static int nmodules, nsyncs, nlaunches, nstreams, nevents, nelapsed_v2;
 static double clock_ms; // mock GPU time: each launch takes 1.5 ms
 static struct {
 	unsigned grid[3], block[3], smem;
@@ -108,7 +109,7 @@ void mock_reset(void) {
 	nallocs = 0;
 	free(last_ptx);
 	last_ptx = NULL;
-	nmodules = nsyncs = nlaunches = nstreams = nevents = 0;
+	nmodules = nsyncs = nlaunches = nstreams = nevents = nelapsed_v2 = 0;
 	fail_code = 0;
 	sticky = OK;
 	ctx_refs = 0;
@@ -129,6 +130,7 @@ long long mock_get(const char *key) {
 	if (!strcmp(key, "attr_value")) return last_attr_value;
 	if (!strcmp(key, "stream_flags")) return last_stream_flags;
 	if (!strcmp(key, "event_flags")) return last_event_flags;
+	if (!strcmp(key, "elapsed_v2")) return nelapsed_v2;
 	if (!strcmp(key, "launch_stream")) return (long long)(uintptr_t)launch.stream;
 	if (!strcmp(key, "grid_x")) return launch.grid[0];
 	if (!strcmp(key, "grid_y")) return launch.grid[1];
@@ -638,13 +640,25 @@ CUresult cuEventSynchronize(void *e) {
 	return OK;
 }
 
-CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
-	ENTER_CTX("cuEventElapsedTime");
+static CUresult elapsed(float *ms, void *start, void *end) {
 	struct event *a = start, *b = end;
 	if (!ms || !a || !b || !a->live || !b->live || !a->recorded || !b->recorded) return INVALID_HANDLE;
 	*ms = (float)(b->t - a->t);
 	return OK;
 }
+
+CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
+	ENTER_CTX("cuEventElapsedTime");
+	return elapsed(ms, start, end);
+}
+
+#ifndef MOCK_NO_TMA // an old driver has neither
+CUresult cuEventElapsedTime_v2(float *ms, void *start, void *end) {
+	ENTER_CTX("cuEventElapsedTime_v2");
+	nelapsed_v2++;
+	return elapsed(ms, start, end);
+}
+#endif
 
 // ---- TMA descriptors ------------------------------------------------------------------------
 #ifndef MOCK_NO_TMA // -DMOCK_NO_TMA: a driver older than CUDA 12.0
