@@ -2,7 +2,11 @@
 
 package cuda
 
-import "github.com/ebitengine/purego"
+import (
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
 
 // supported reports whether this build can load a CUDA driver at all.
 const supported = true
@@ -25,5 +29,26 @@ func bind(lib *library, a *api) error {
 		}
 		purego.RegisterFunc(s.fn, p)
 	}
+	fastPath(lib, a)
 	return nil
+}
+
+// fastPath replaces the two calls every launch makes with direct purego.SyscallN calls, which skip
+// RegisterFunc's reflection (about a microsecond each). All their arguments are integers or
+// pointers, the case SyscallN handles; results are the low 32 bits, the C int.
+func fastPath(lib *library, a *api) {
+	launch, err1 := lib.lookup("cuLaunchKernel")
+	setCurrent, err2 := lib.lookup("cuCtxSetCurrent")
+	if err1 != nil || err2 != nil {
+		return // bind already failed on these
+	}
+	a.cuLaunchKernel = func(fn uintptr, gx, gy, gz, bx, by, bz, sharedBytes uint32, stream uintptr, params *uintptr, extra *uintptr) int32 {
+		r, _, _ := purego.SyscallN(launch, fn, uintptr(gx), uintptr(gy), uintptr(gz), uintptr(bx), uintptr(by), uintptr(bz),
+			uintptr(sharedBytes), stream, uintptr(unsafe.Pointer(params)), uintptr(unsafe.Pointer(extra)))
+		return int32(r)
+	}
+	a.cuCtxSetCurrent = func(ctx uintptr) int32 {
+		r, _, _ := purego.SyscallN(setCurrent, ctx)
+		return int32(r)
+	}
 }

@@ -1,9 +1,6 @@
 package cuda
 
-import (
-	"bytes"
-	"fmt"
-)
+import "bytes"
 
 // DeviceAttribute is a CUdevice_attribute (cuda.h); the values are the driver's ABI.
 type DeviceAttribute int32
@@ -35,7 +32,7 @@ func (dev *Device) Ordinal() int { return dev.ordinal }
 // Attribute returns the value of one device attribute.
 func (dev *Device) Attribute(a DeviceAttribute) (int, error) {
 	var v int32
-	if err := check(fmt.Sprintf("cuDeviceGetAttribute(%d)", a), dev.d.api.cuDeviceGetAttribute(&v, int32(a), dev.h)); err != nil {
+	if err := checkf(dev.d.api.cuDeviceGetAttribute(&v, int32(a), dev.h), "cuDeviceGetAttribute(%d)", a); err != nil {
 		return 0, err
 	}
 	return int(v), nil

@@ -105,7 +105,7 @@ func (d *Driver) Device(ordinal int) (*Device, error) {
 		return nil, fmt.Errorf("cuda: device ordinal %d out of range", ordinal)
 	}
 	var h int32
-	if err := check(fmt.Sprintf("cuDeviceGet(%d)", ordinal), d.api.cuDeviceGet(&h, int32(ordinal))); err != nil {
+	if err := checkf(d.api.cuDeviceGet(&h, int32(ordinal)), "cuDeviceGet(%d)", ordinal); err != nil {
 		return nil, err
 	}
 	return &Device{d: d, h: h, ordinal: ordinal}, nil

@@ -36,7 +36,7 @@ func (f *Function) Attribute(attr FuncAttribute) (int, error) {
 	}
 	var v int32
 	err := f.mod.ctx.do(func(a *api) error {
-		return check(fmt.Sprintf("cuFuncGetAttribute(%s, %d)", f.name, attr), a.cuFuncGetAttribute(&v, int32(attr), f.h))
+		return checkf(a.cuFuncGetAttribute(&v, int32(attr), f.h), "cuFuncGetAttribute(%s, %d)", f.name, attr)
 	})
 	return int(v), err
 }
@@ -50,7 +50,7 @@ func (f *Function) SetAttribute(attr FuncAttribute, value int) error {
 		return err
 	}
 	return f.mod.ctx.do(func(a *api) error {
-		return check(fmt.Sprintf("cuFuncSetAttribute(%s, %d, %d)", f.name, attr, value), a.cuFuncSetAttribute(f.h, int32(attr), int32(value)))
+		return checkf(a.cuFuncSetAttribute(f.h, int32(attr), int32(value)), "cuFuncSetAttribute(%s, %d, %d)", f.name, attr, value)
 	})
 }
 

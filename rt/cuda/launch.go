@@ -67,6 +67,9 @@ func (f *Function) LaunchOn(s *Stream, grid, block Dim3, sharedBytes int, args .
 			return a.cuLaunchKernel(f.h, uint32(grid.X), uint32(grid.Y), uint32(grid.Z),
 				uint32(block.X), uint32(block.Y), uint32(block.Z), uint32(sharedBytes), stream, kp, nil)
 		})
-		return check(fmt.Sprintf("cuLaunchKernel(%s, grid %v, block %v, shared %d)", f.name, grid, block, sharedBytes), r)
+		if r != 0 {
+			return checkf(r, "cuLaunchKernel(%s, grid %v, block %v, shared %d)", f.name, grid, block, sharedBytes)
+		}
+		return nil
 	})
 }

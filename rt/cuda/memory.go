@@ -27,7 +27,7 @@ func (c *Context) Alloc(size int) (*Buffer, error) {
 	}
 	var p uint64
 	err := c.do(func(a *api) error {
-		return check(fmt.Sprintf("cuMemAlloc_v2(%d bytes)", size), a.cuMemAlloc(&p, uintptr(size)))
+		return checkf(a.cuMemAlloc(&p, uintptr(size)), "cuMemAlloc_v2(%d bytes)", size)
 	})
 	if err != nil {
 		return nil, err

@@ -595,3 +595,46 @@ func TestMockMissingSymbols(t *testing.T) {
 		t.Errorf("OpenLibrary(library without cuLaunchKernel) = %v, want ErrNoDriver naming cuLaunchKernel", err)
 	}
 }
+
+// BenchmarkMockLaunch is the host cost of Launch with the driver itself nearly free: argument
+// packing, making the context current, and the purego calls.
+func BenchmarkMockLaunch(b *testing.B) {
+	if mockLibV == nil {
+		b.Skip("run with -run Mock so that a test builds the mock driver first")
+	}
+	d, err := OpenLibrary(mockLibV.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dev, _ := d.Device(0)
+	ctx, err := dev.PrimaryContext()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ctx.Close()
+	mod, err := ctx.LoadModule([]byte(probePTX))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mod.Unload()
+	fn, _ := mod.Function("noargs")
+	buf, _ := ctx.Alloc(64)
+	defer buf.Free()
+	vadd, _ := ctx.LoadModule(vaddPTX)
+	defer vadd.Unload()
+	fv, _ := vadd.Function("vadd")
+	b.Run("noargs", func(b *testing.B) {
+		for b.Loop() {
+			if err := fn.Launch(D1(1), D1(1), 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("vadd4", func(b *testing.B) {
+		for b.Loop() {
+			if err := fv.Launch(D1(1), D1(1), 0, buf, buf, buf, uint32(0)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -115,7 +115,7 @@ func (m *Module) Function(name string) (*Function, error) {
 	cname := append([]byte(name), 0)
 	var h uintptr
 	err := m.ctx.do(func(a *api) error {
-		return check(fmt.Sprintf("cuModuleGetFunction(%q)", name), a.cuModuleGetFunction(&h, m.h, &cname[0]))
+		return checkf(a.cuModuleGetFunction(&h, m.h, &cname[0]), "cuModuleGetFunction(%q)", name)
 	})
 	if err != nil {
 		return nil, err

@@ -129,6 +129,14 @@ func check(op string, r int32) error {
 	return &Error{Op: op, Code: Result(r)}
 }
 
+// checkf is check with the op formatted only on failure, keeping successful calls allocation-light.
+func checkf(r int32, format string, args ...any) error {
+	if r == 0 {
+		return nil
+	}
+	return &Error{Op: fmt.Sprintf(format, args...), Code: Result(r)}
+}
+
 // ErrNoDriver says the CUDA driver library could not be loaded (not installed, not a supported OS,
 // or a library lacking an entry point this package needs). The wrapped message says which.
 var ErrNoDriver = errors.New("cuda: no CUDA driver")
