@@ -47,7 +47,7 @@ func (b *Buffer) live() error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b == nil || b.freed {
+	if b.freed {
 		return ErrClosed
 	}
 	return nil
