@@ -45,7 +45,8 @@ type api struct {
 	cuEventSynchronize func(event uintptr) int32
 	cuEventElapsedTime func(ms *float32, start uintptr, end uintptr) int32
 
-	// Optional (CUDA 12.0+ drivers): nil when the driver lacks it.
+	// Optional: nil when the driver lacks them (cuTensorMapEncodeTiled: CUDA 12.0+; cuFuncGetParamInfo: 12.4+).
+	cuFuncGetParamInfo     func(fn uintptr, index uintptr, offset *uintptr, size *uintptr) int32
 	cuTensorMapEncodeTiled func(tmap unsafe.Pointer, dataType int32, rank uint32, global uint64, dims *uint64,
 		strides *uint64, box *uint32, elemStrides *uint32, interleave, swizzle, l2Promotion, oobFill int32) int32
 }
@@ -89,6 +90,7 @@ func (a *api) symbols() []symbol {
 		{"cuEventSynchronize", &a.cuEventSynchronize, false, ""},
 		{"cuEventElapsedTime_v2", &a.cuEventElapsedTime, false, "cuEventElapsedTime"},
 		{"cuTensorMapEncodeTiled", &a.cuTensorMapEncodeTiled, true, ""},
+		{"cuFuncGetParamInfo", &a.cuFuncGetParamInfo, true, ""},
 	}
 }
 

@@ -22,7 +22,9 @@
 // Every method makes its context current on a locked OS thread first (CUDA contexts are per CPU
 // thread), so objects may be used from any goroutine. Kernel arguments are Go values whose width
 // must match the PTX parameter (*Buffer and DevicePtr for .u64 pointers, int32, float32, ..., Raw
-// for structs such as a CUtensorMap); Go's int is refused rather than guessed.
+// for structs such as a CUtensorMap); Go's int is refused rather than guessed. Where the driver
+// reports the kernel's parameter layout (cuFuncGetParamInfo, CUDA 12.4+), Launch refuses a wrong
+// number of arguments or a wrong width instead of letting the driver read past them.
 //
 // # Platforms and build tags
 //
@@ -41,7 +43,7 @@
 // void** array as the driver does (sizes from the .entry declaration in the PTX, 1 to 128 bytes),
 // copies memory between host and its host-backed "device" allocations with bounds checks, fills the
 // JIT log buffers passed through cuModuleLoadDataEx's option array, keeps the current context per
-// thread, encodes TMA descriptors so that each of cuTensorMapEncodeTiled's 12 arguments can be
+// thread, reports parameter layouts as cuFuncGetParamInfo does, encodes TMA descriptors so that each of cuTensorMapEncodeTiled's 12 arguments can be
 // checked, and returns real CUresult codes on its error paths; variants without
 // cuTensorMapEncodeTiled or cuLaunchKernel check how Open treats old or broken libraries. A vector add that the mock computes
 // on the host checks the whole sequence end to end. The hand-written PTX of the GPU test is

@@ -21,10 +21,46 @@ const (
 
 // Function is a kernel of a loaded module (CUfunction).
 type Function struct {
-	mod  *Module
-	h    uintptr
-	name string
+	mod    *Module
+	h      uintptr
+	name   string
+	params []Param // nil when the driver cannot say (before CUDA 12.4)
 }
+
+// Param is one kernel parameter as the driver laid it out: its byte offset in the parameter
+// buffer and its size.
+type Param struct{ Offset, Size int }
+
+// maxParams bounds the parameter query: 32 KiB of parameters (the sm_70+ limit) of 1 byte each.
+const maxParams = 32 << 10
+
+// readParams asks the driver for the kernel's parameter layout (cuFuncGetParamInfo, CUDA 12.4+):
+// indices from 0 until CUDA_ERROR_INVALID_VALUE, which marks the end.
+func (f *Function) readParams() error {
+	return f.mod.ctx.do(func(a *api) error {
+		if a.cuFuncGetParamInfo == nil {
+			return nil
+		}
+		ps := []Param{}
+		for i := 0; i < maxParams; i++ {
+			var off, size uintptr
+			r := a.cuFuncGetParamInfo(f.h, uintptr(i), &off, &size)
+			if Result(r) == ErrorInvalidValue {
+				break
+			}
+			if r != 0 {
+				return checkf(r, "cuFuncGetParamInfo(%s, %d)", f.name, i)
+			}
+			ps = append(ps, Param{Offset: int(off), Size: int(size)})
+		}
+		f.params = ps
+		return nil
+	})
+}
+
+// Params returns the kernel's parameters as the driver reports them, and false when the driver is
+// too old to say (cuFuncGetParamInfo needs CUDA 12.4); Launch then cannot check its arguments.
+func (f *Function) Params() ([]Param, bool) { return f.params, f.params != nil }
 
 // Name returns the kernel's .entry name.
 func (f *Function) Name() string { return f.name }

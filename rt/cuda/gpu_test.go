@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,11 @@ func TestGPUVectorAdd(t *testing.T) {
 	fn, err := mod.Function("vadd")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ps, ok := fn.Params(); ok && !slices.Equal(ps, []Param{{0, 8}, {8, 8}, {16, 8}, {24, 4}}) {
+		t.Errorf("vadd.Params() = %v, want offsets 0, 8, 16, 24 and sizes 8, 8, 8, 4", ps)
+	} else {
+		t.Logf("vadd.Params() = %v (known: %v)", ps, ok)
 	}
 	regs, _ := fn.Attribute(FuncNumRegs)
 	bin, _ := fn.Attribute(FuncBinaryVersion)

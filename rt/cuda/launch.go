@@ -28,8 +28,9 @@ func (d Dim3) check(what string) error {
 // Launch queues f on the context's default stream (cuLaunchKernel) with grid blocks of block
 // threads and sharedBytes of dynamic shared memory. args are the kernel's parameters in order:
 // *Buffer or DevicePtr for pointers (.u64), int32/uint32/float32 (.s32/.u32/.f32), int64/uint64/
-// float64, int8..uint16, or Raw bytes; each must match the width the PTX declares. The launch is
-// asynchronous: errors inside the kernel surface at the next synchronizing call.
+// float64, int8..uint16, or Raw bytes; each must match the width the PTX declares (checked when
+// the driver reports the layout, see Function.Params). The launch is asynchronous: errors inside
+// the kernel surface at the next synchronizing call.
 func (f *Function) Launch(grid, block Dim3, sharedBytes int, args ...any) error {
 	return f.LaunchOn(nil, grid, block, sharedBytes, args...)
 }
@@ -62,6 +63,9 @@ func (f *Function) LaunchOn(s *Stream, grid, block Dim3, sharedBytes int, args .
 	if err != nil {
 		return fmt.Errorf("launch of %s: %w", f.name, err)
 	}
+	if err := f.checkArgs(p); err != nil {
+		return err
+	}
 	return f.mod.ctx.do(func(a *api) error {
 		r := p.call(func(kp *uintptr) int32 {
 			return a.cuLaunchKernel(f.h, uint32(grid.X), uint32(grid.Y), uint32(grid.Z),
@@ -72,4 +76,24 @@ func (f *Function) LaunchOn(s *Stream, grid, block Dim3, sharedBytes int, args .
 		}
 		return nil
 	})
+}
+
+// checkArgs compares the packed arguments with the kernel's parameters when the driver reported
+// them: the driver reads exactly as many pointers from kernelParams as the kernel has, and as many
+// bytes through each as the parameter's size, so a short list or a narrow value would make it read
+// past Go's memory instead of failing.
+func (f *Function) checkArgs(p *params) error {
+	if f.params == nil {
+		return nil
+	}
+	if len(p.sizes) != len(f.params) {
+		return fmt.Errorf("cuda: launch of %s: %d arguments, the kernel has %d parameters", f.name, len(p.sizes), len(f.params))
+	}
+	for i, q := range f.params {
+		if p.sizes[i] != q.Size {
+			return fmt.Errorf("cuda: launch of %s: argument %d (%T) is %d bytes, the kernel's parameter %d is %d",
+				f.name, i, p.args[i], p.sizes[i], i, q.Size)
+		}
+	}
+	return nil
 }

@@ -277,9 +277,35 @@ func TestMockLaunchABI(t *testing.T) {
 			t.Errorf("parameter %d (%T): driver read % x, want % x", i, args[i], got, want[i])
 		}
 	}
+	// The driver's parameter layout (cuFuncGetParamInfo) lets Launch refuse a wrong argument list.
+	ps, ok := fn.Params()
+	wantSizes := []int{1, 8, 4, 2, 4, 128, 8, 8, 2, 4, 8, 1}
+	wantOffs := []int{0, 8, 16, 20, 24, 64, 192, 208, 216, 220, 224, 232} // p7 is .align 16
+	if !ok || len(ps) != len(wantSizes) {
+		t.Fatalf("Params() = %v, %v; want %d parameters", ps, ok, len(wantSizes))
+	}
+	for i, p := range ps {
+		if p.Size != wantSizes[i] || p.Offset != wantOffs[i] {
+			t.Errorf("parameter %d: %+v, want offset %d size %d", i, p, wantOffs[i], wantSizes[i])
+		}
+	}
+	before := m.get("launches")
+	if err := fn.Launch(D1(1), D1(1), 0, args[:11]...); err == nil || !strings.Contains(err.Error(), "11 arguments, the kernel has 12 parameters") {
+		t.Errorf("Launch with 11 of 12 arguments = %v", err)
+	}
+	wrong := slices.Clone(args)
+	wrong[2] = int64(-123456)
+	if err := fn.Launch(D1(1), D1(1), 0, wrong...); err == nil || !strings.Contains(err.Error(), "argument 2 (int64) is 8 bytes, the kernel's parameter 2 is 4") {
+		t.Errorf("Launch with an int64 for a .s32 = %v", err)
+	}
+	m.check(t, "launches", before)
+
 	noargs, err := mod.Function("noargs")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ps, ok := noargs.Params(); !ok || len(ps) != 0 {
+		t.Errorf("noargs.Params() = %v, %v; want none, known", ps, ok)
 	}
 	if err := noargs.Launch(D1(1), D1(1), 0); err != nil {
 		t.Fatal(err)
@@ -551,7 +577,7 @@ func TestMockTensorMap(t *testing.T) {
 // why it cannot work; a library without a required entry point is ErrNoDriver naming it.
 func TestMockMissingSymbols(t *testing.T) {
 	mockDriver(t) // skips or fails as the other mock tests do when clang is missing
-	old, err := buildMock(t, "-DMOCK_NO_TMA")
+	old, err := buildMock(t, "-DMOCK_OLD_DRIVER")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -568,6 +594,19 @@ func TestMockMissingSymbols(t *testing.T) {
 	_, err = ctx.EncodeTiled(TiledMap{DataType: TensorFloat32, Global: 1 << 20, Dims: []uint64{64}, Box: []uint32{64}})
 	if err == nil || !strings.Contains(err.Error(), "needs CUDA 12.0") {
 		t.Errorf("EncodeTiled on an old driver = %v", err)
+	}
+	// Without cuFuncGetParamInfo the layout is unknown, and Launch trusts its arguments.
+	mod, err := ctx.LoadModule(vaddPTX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Unload()
+	fn, err := mod.Function("vadd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps, ok := fn.Params(); ok || ps != nil {
+		t.Errorf("Params() on an old driver = %v, %v; want unknown", ps, ok)
 	}
 	// cuEventElapsedTime_v2 is missing: Elapsed falls back to cuEventElapsedTime.
 	e0, err := ctx.NewEvent()

@@ -120,5 +120,9 @@ func (m *Module) Function(name string) (*Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Function{mod: m, h: h, name: name}, nil
+	f := &Function{mod: m, h: h, name: name}
+	if err := f.readParams(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }

@@ -22,6 +22,8 @@ type Raw struct {
 type params struct {
 	arena []byte
 	ptrs  []uintptr
+	sizes []int // bytes of each argument
+	args  []any
 }
 
 // paramBytes returns the bytes of one argument as the PTX parameter expects them (host byte
@@ -123,10 +125,11 @@ func packParams(args []any) (*params, error) {
 		size += len(b)
 	}
 	const maxAlign = 128
-	p := &params{arena: make([]byte, size+maxAlign), ptrs: make([]uintptr, len(args))}
+	p := &params{arena: make([]byte, size+maxAlign), ptrs: make([]uintptr, len(args)), sizes: make([]int, len(args)), args: args}
 	base := int((maxAlign - uintptr(unsafe.Pointer(&p.arena[0]))%maxAlign) % maxAlign)
 	for i, it := range items {
 		copy(p.arena[base+it.off:], it.b)
+		p.sizes[i] = len(it.b)
 		p.ptrs[i] = uintptr(unsafe.Pointer(&p.arena[base+it.off]))
 	}
 	return p, nil

@@ -11,8 +11,8 @@
 //     it also computes c[i] = a[i] + b[i] on the host;
 //   - the current context is per thread, as in the real driver;
 //   - mock_fail(name, code) makes the next call of entry point `name` return `code`;
-//   - -DMOCK_NO_TMA (a driver before CUDA 12) leaves out cuTensorMapEncodeTiled and
-//     cuEventElapsedTime_v2, -DMOCK_NO_LAUNCH leaves out cuLaunchKernel.
+//   - -DMOCK_OLD_DRIVER (a driver before CUDA 12) leaves out cuTensorMapEncodeTiled,
+//     cuFuncGetParamInfo and cuEventElapsedTime_v2; -DMOCK_NO_LAUNCH leaves out cuLaunchKernel.
 // mock_* functions let the test read what was recorded. Not thread-safe beyond the context.
 #include <ctype.h>
 #include <stdint.h>
@@ -39,6 +39,7 @@ struct kfunc {
 	char name[128];
 	int nparams;
 	int size[MAXP];
+	int offset[MAXP];
 	int max_dyn_smem;
 	int carveout;
 };
@@ -281,15 +282,17 @@ static const char *skip_space(const char *p) {
 	return p;
 }
 
-// parse_params reads ".param [.align N] .type name[[count]]" items up to ')' into f.
+// parse_params reads ".param [.align N] .type name[[count]]" items up to ')' into f, laying them
+// out at their alignment (.align N, else the element size).
 static const char *parse_params(const char *p, struct kfunc *f) {
 	f->nparams = 0;
+	int end = 0;
 	for (;;) {
 		p = skip_space(p);
 		if (*p == ')') return p + 1;
 		if (strncmp(p, ".param", 6) != 0 || f->nparams == MAXP) return NULL;
 		p += 6;
-		int elem = 0, count = 1;
+		int elem = 0, count = 1, align = 0;
 		for (;;) {
 			p = skip_space(p);
 			char tok[64];
@@ -300,8 +303,9 @@ static const char *parse_params(const char *p, struct kfunc *f) {
 			if (n == 0) return NULL;
 			if (tok[0] == '.') {
 				if (!strcmp(tok, ".align")) {
-					p = skip_space(p);
-					while (isdigit((unsigned char)*p)) p++;
+					char *e;
+					align = (int)strtol(skip_space(p), &e, 10);
+					p = e;
 				} else if (type_size(tok)) {
 					elem = type_size(tok);
 				} // else .ptr, .global...: qualifiers
@@ -317,7 +321,11 @@ static const char *parse_params(const char *p, struct kfunc *f) {
 			break;
 		}
 		if (!elem || elem * count > 256) return NULL;
+		if (align <= 0) align = elem;
+		end = (end + align - 1) / align * align;
+		f->offset[f->nparams] = end;
 		f->size[f->nparams++] = elem * count;
+		end += elem * count;
 	}
 }
 
@@ -456,6 +464,17 @@ CUresult cuFuncSetAttribute(void *fn, int attr, int value) {
 		return INVALID_VALUE; // read-only or unknown
 	}
 }
+
+#ifndef MOCK_OLD_DRIVER
+CUresult cuFuncGetParamInfo(void *fn, size_t index, size_t *offset, size_t *size) {
+	ENTER_CTX("cuFuncGetParamInfo");
+	struct kfunc *f = fn;
+	if (!f || !offset || !size || index >= (size_t)f->nparams) return INVALID_VALUE;
+	*offset = (size_t)f->offset[index];
+	*size = (size_t)f->size[index];
+	return OK;
+}
+#endif
 
 // ---- memory ---------------------------------------------------------------------------------
 
@@ -652,7 +671,7 @@ CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
 	return elapsed(ms, start, end);
 }
 
-#ifndef MOCK_NO_TMA // an old driver has neither
+#ifndef MOCK_OLD_DRIVER // an old driver has neither
 CUresult cuEventElapsedTime_v2(float *ms, void *start, void *end) {
 	ENTER_CTX("cuEventElapsedTime_v2");
 	nelapsed_v2++;
@@ -661,7 +680,7 @@ CUresult cuEventElapsedTime_v2(float *ms, void *start, void *end) {
 #endif
 
 // ---- TMA descriptors ------------------------------------------------------------------------
-#ifndef MOCK_NO_TMA // -DMOCK_NO_TMA: a driver older than CUDA 12.0
+#ifndef MOCK_OLD_DRIVER // -DMOCK_OLD_DRIVER: a driver older than CUDA 12.0
 
 // cuTensorMapEncodeTiled writes a mock encoding the test decodes: u64 address at 0; u32 data
 // type, rank, interleave, swizzle, L2 promotion, OOB fill at 8..31; u64 dims[5] at 32; u64
