@@ -381,6 +381,13 @@ func TestMockErrors(t *testing.T) {
 	if err := b.ReadAt(got, 13); err != nil || got[0] != 2 || got[1] != 3 {
 		t.Errorf("ReadAt(2 bytes, 13) = %v, %v; want [2 3]", got, err)
 	}
+	all := make([]byte, 16)
+	if err := b.Zero(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReadAt(all, 0); err != nil || string(all) != string(make([]byte, 16)) {
+		t.Errorf("after Zero: % x, %v", all, err)
+	}
 
 	mod, err := ctx.LoadModule(readVadd(t))
 	if err != nil {
