@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/alecthomas/participle/v2 v2.1.4
+	github.com/ebitengine/purego v0.11.3
 	github.com/mmcloughlin/avo v0.6.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/tools v0.52.0

@@ -356,6 +356,7 @@ func TestValid(t *testing.T) {
 		// Vectorize only for one target, after reordering only for that target.
 		sched("    for amd64 {\n        vectorize j\n    }\n    for arm64 {\n        unroll i 4\n        pack A, B\n        precision f64\n    }"),
 		sched("    tile i 96 6, j 64, k 256; parallel i, j; nopack B; unroll j 4"),
+		sched("    for ptx {\n        precision tf32\n    }"),
 		// Index arithmetic, dims as values and as index terms, constants of every kind.
 		`kernel s(X: f32[N], Y: out f32[N], I: out i32[N], B: out f64[]) {
     Y[i] = X[N - 1 - i] * 2 + -X[(i + 1) * 1 - 1] + X[-1 * -i] + N

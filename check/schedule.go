@@ -164,9 +164,12 @@ func (c *checker) directive(k *ir.Kernel, d *parse.Directive, target string) {
 			bad = true
 			break
 		}
+		if d.Args[0].Name == "tf32" {
+			break // f32 GEMMs may round their inputs to tf32 on tensor cores (LANGUAGE.md)
+		}
 		t := ir.ParseDType(d.Args[0].Name)
 		if !t.IsFloat() || t == ir.F16 || t == ir.BF16 {
-			c.errorf(d.Args[0].Pos, "precision %s: the accumulation type must be f32 or f64", d.Args[0].Name)
+			c.errorf(d.Args[0].Pos, "precision %s: the accumulation type must be f32 or f64, or tf32 for tensor-core f32 GEMMs", d.Args[0].Name)
 			bad = true
 		}
 	}

@@ -81,6 +81,24 @@ func (d DType) Unit() float64 {
 	return 0
 }
 
+// TF32Unit is the unit roundoff of tf32 (NVIDIA's 19-bit format: f32's sign and 8-bit exponent, a 10-bit
+// mantissa), which a tf32 MMA (`precision tf32`) rounds its f32 inputs to.
+const TF32Unit = 0x1p-11
+
+// RoundTF32Value rounds the f32 value x to tf32 as PTX's cvt.rna.tf32.f32 does: to nearest, ties away
+// from zero, the 13 low mantissa bits cleared. NaN and ±Inf stay as they are; a value beyond tf32's largest
+// finite one rounds to ±Inf, as IEEE rounding does.
+func RoundTF32Value(x float64) float64 {
+	b := math.Float32bits(float32(x))
+	if b&0x7f800000 == 0x7f800000 { // Inf or NaN
+		return float64(math.Float32frombits(b))
+	}
+	// adding half of the dropped unit to the magnitude bits and truncating rounds ties away from zero;
+	// a carry out of the mantissa steps the exponent, to Inf past the largest finite value
+	b = (b + 0x1000) &^ 0x1fff
+	return float64(math.Float32frombits(b))
+}
+
 // rank orders float types by width for implicit widening.
 func (d DType) rank() int {
 	switch d {

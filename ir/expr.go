@@ -59,6 +59,10 @@ const (
 	Tanh    Op = "tanh"
 	Relu    Op = "relu"
 	Sigmoid Op = "sigmoid"
+
+	// RoundTF32 rounds an f32 to tf32 (RoundTF32Value). It is not a language function: MMALower writes
+	// it around the operand reads of a tf32 MMA, so that the expansion computes what the unit does.
+	RoundTF32 Op = "tf32"
 )
 
 // Unary applies a one-operand function.

@@ -285,6 +285,9 @@ func (in *interp) eval(e Expr) float64 {
 		}
 		return in.eval(e.B)
 	case *Unary:
+		if e.Op == RoundTF32 && in.mode == Exact {
+			return in.eval(e.X) // Exact: the ideal result, no deliberate rounding either
+		}
 		return in.round(e.T, unary(e.Op, e.T, in.eval(e.X)))
 	case *Binary:
 		x, y := in.eval(e.X), in.eval(e.Y)
@@ -397,6 +400,8 @@ func unary(op Op, t DType, x float64) float64 {
 		return math.Max(x, 0)
 	case Sigmoid:
 		return 1 / (1 + math.Exp(-x))
+	case RoundTF32:
+		return RoundTF32Value(x)
 	}
 	fail("unknown function %s", op)
 	return 0

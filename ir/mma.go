@@ -28,8 +28,12 @@ import (
 // (tensor cores do); the contract allows that reordering within one MMA, and tests compare with
 // tolerances derived from the precision.
 type MMA struct {
-	Acc  *Accum
-	In   DType // element type of A and B as the unit reads them
+	Acc *Accum
+	In  DType // element type of A and B as the unit reads them
+	// TF32: the unit rounds each f32 element of A and B to tf32 (RoundTF32Value) before multiplying, as
+	// sm_80's mma.sync …tf32 does on operands converted with cvt.rna; only for f32 inputs and an f32
+	// accumulator, and only where the schedule asks `precision tf32`.
+	TF32 bool
 	K    IExpr
 	A, B Operand
 	// Valid extents of the data (nil: the whole tile): rows of A, columns of B, depth of both.
@@ -114,7 +118,11 @@ func printMMA(b *strings.Builder, ind string, n Node) bool {
 	case *AccDecl:
 		fmt.Fprintf(b, "%sacc %s = 0\n", ind, n.Acc)
 	case *MMA:
-		fmt.Fprintf(b, "%smma %%%s += A·B %s k=%s A=%s B=%s%s\n", ind, n.Acc.Name, n.In, n.K, n.A, n.B, validString(n.ValidM, n.ValidN, n.ValidK))
+		in := n.In.String()
+		if n.TF32 {
+			in += " (tf32)"
+		}
+		fmt.Fprintf(b, "%smma %%%s += A·B %s k=%s A=%s B=%s%s\n", ind, n.Acc.Name, in, n.K, n.A, n.B, validString(n.ValidM, n.ValidN, n.ValidK))
 	case *AccStore:
 		fmt.Fprintf(b, "%saccstore %%%s for %s < %s, %s < %s: %s[%s] = %s\n", ind, n.Acc.Name, n.I.Name, n.M, n.J.Name, n.N, n.Out.Name, joinI(n.Idx), FormatExpr(n.Value))
 	default:
@@ -179,6 +187,9 @@ func (v *fverifier) mma(n *MMA) error {
 	}
 	if !Widens(n.In, a.T) || n.In == Untyped {
 		return fmt.Errorf("mma %%%s: inputs %s do not widen to the accumulator type %s", a.Name, n.In, a.T)
+	}
+	if n.TF32 && (n.In != F32 || a.T != F32) {
+		return fmt.Errorf("mma %%%s: a tf32 mma takes f32 inputs into an f32 accumulator, not %s into %s", a.Name, n.In, a.T)
 	}
 	if err := v.iexpr(n.K); err != nil {
 		return fmt.Errorf("mma %%%s: %v", a.Name, err)
@@ -362,6 +373,9 @@ func (in *interp) mma(n *MMA) {
 		at := in.ival(o.Off) + in.layoutAt(o.Layout, r, c)
 		if at < 0 || at >= len(buf) {
 			fail("mma %%%s: %s offset %d out of range [0, %d)", a.Name, o.T.Name, at, len(buf))
+		}
+		if n.TF32 && in.mode != Exact {
+			return RoundTF32Value(buf[at])
 		}
 		return buf[at]
 	}

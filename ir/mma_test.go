@@ -249,3 +249,28 @@ func TestMMAPrint(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundTF32Value: values checked by hand against the tf32 format (10 mantissa bits, cvt.rna: to
+// nearest, ties away from zero).
+func TestRoundTF32Value(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{1, 1},
+		{1 + 0x1p-12, 1},                     // below half an ulp (2⁻¹⁰): down
+		{1 + 0x1p-11, 1 + 0x1p-10},           // a tie: away from zero
+		{-(1 + 0x1p-11), -(1 + 0x1p-10)},     // a tie, negative: away from zero
+		{1 + 0x1p-11 + 0x1p-23, 1 + 0x1p-10}, // above half: up
+		{1 + 3*0x1p-11, 1 + 2*0x1p-10},       // a tie between 1+2⁻¹⁰ and 1+2⁻⁹: away
+		{2 - 0x1p-23, 2},                     // carries into the exponent
+		{0x1p-130, 0x1p-130},                 // subnormal with no low bits
+		{0x1p-149, 0},                        // the smallest subnormal: below half of 2⁻¹³⁶
+		{math.MaxFloat32, math.Inf(1)},       // beyond tf32's largest finite value
+		{math.Inf(-1), math.Inf(-1)},
+	} {
+		if got := RoundTF32Value(c.x); got != c.want {
+			t.Errorf("RoundTF32Value(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	if v := RoundTF32Value(math.NaN()); v == v {
+		t.Errorf("RoundTF32Value(NaN) = %v", v)
+	}
+}

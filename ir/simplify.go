@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Simplify returns an index expression equal to e for every value of its variables, dims and plan
 // symbols (negative and zero included; '/' is floor division by a positive divisor, as everywhere in
@@ -324,4 +327,33 @@ func (f linForm) expr() IExpr {
 		return IBin{'-', e, IConst{-c}}
 	}
 	return e
+}
+
+// FoldSelects folds what a pass's substitution leaves decidable in e: a comparison of two constants
+// becomes a Bool constant, a Select on a constant condition becomes its branch, and a Select whose
+// branches are the same constant becomes that constant. Nothing else changes, so the value is the same.
+func FoldSelects(e Expr) Expr {
+	return Rewrite(e, func(x Expr) Expr {
+		switch x := x.(type) {
+		case *Binary:
+			a, okA := x.X.(*Const)
+			b, okB := x.Y.(*Const)
+			if x.Op.IsCompare() && okA && okB && a.T == b.T {
+				return &Const{Val: compare(x.Op, a.Val, b.Val), T: Bool}
+			}
+		case *Select:
+			if c, ok := x.C.(*Const); ok {
+				if c.Val != 0 {
+					return x.A
+				}
+				return x.B
+			}
+			a, okA := x.A.(*Const)
+			b, okB := x.B.(*Const)
+			if okA && okB && a.T == b.T && math.Float64bits(a.Val) == math.Float64bits(b.Val) {
+				return a
+			}
+		}
+		return x
+	})
 }

@@ -1,7 +1,9 @@
 package ir
 
 import (
+	"math"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -201,6 +203,30 @@ func TestSimplifyExamples(t *testing.T) {
 	} {
 		if got := Simplify(tc.e).String(); got != tc.want {
 			t.Errorf("Simplify(%v) = %s, want %s", tc.e, got, tc.want)
+		}
+	}
+}
+
+// TestFoldSelects: decidable selects fold, undecidable ones stay, and the value never changes.
+func TestFoldSelects(t *testing.T) {
+	i32 := func(v float64) Expr { return &Const{Val: v, T: I32} }
+	f32 := func(v float64) Expr { return &Const{Val: v, T: F32} }
+	beta := &Tensor{Name: "beta", Type: F32, Kind: Scalar}
+	k := &DimVal{D: &Dim{Name: "K"}, T: I32}
+	cmp := func(op Op, x, y Expr) Expr { return &Binary{Op: op, X: x, Y: y, T: Bool} }
+	for _, c := range []struct {
+		e    Expr
+		want string
+	}{
+		{&Select{C: cmp(Eq, i32(0), i32(0)), A: &Load{T: beta}, B: f32(1)}, "beta"},
+		{&Select{C: cmp(Lt, i32(2), i32(1)), A: &Load{T: beta}, B: f32(1)}, "1:f32"},
+		{&Select{C: cmp(Ge, k, i32(1)), A: i32(0), B: i32(0)}, "0:i32"},
+		{&Select{C: cmp(Ge, k, i32(1)), A: i32(3), B: i32(0)}, "select((K:i32 >= 1:i32), 3:i32, 0:i32)"},
+		// +0 and -0 differ: not the same constant
+		{&Select{C: cmp(Ge, k, i32(1)), A: f32(0), B: f32(math.Copysign(0, -1))}, "select("},
+	} {
+		if got := FormatExpr(FoldSelects(c.e)); !strings.HasPrefix(got, c.want) {
+			t.Errorf("FoldSelects(%s) = %s, want %s", FormatExpr(c.e), got, c.want)
 		}
 	}
 }

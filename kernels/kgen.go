@@ -546,7 +546,7 @@ var packDBF16, packPBBF16 = packDGoBF16, packPBGoBF16
 var sgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var sgemmSlotGo = *sgemmSlot
 
-// microGo32_3x2 is the portable 3x2 microkernel (docs/MICROKERNEL.md).
+// microGo32_3x2 is the portable 3x2 microkernel (docs/MICROKERNEL.md), emitted from the contract's MMA form.
 func microGo32_3x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
 	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1 float32
 	a, b = a[:kc*3], b[:kc*2]
@@ -590,20 +590,20 @@ func microGo32_3x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32
 		c2_1 += ap[2] * bp[1]
 	}
 	acc := [3][2]float32{{c0_0, c0_1}, {c1_0, c1_1}, {c2_0, c2_1}}
+	ep32 := int32(ep)
 	for i := 0; i < m; i++ {
-		row := c[i*ldc : i*ldc+n]
-		for j := range row {
+		for j := 0; j < n; j++ {
 			v := alpha * acc[i][j]
-			if beta != 0 {
-				v += beta * row[j]
+			if beta != float32(0) {
+				v = v + beta*c[i*ldc+j]
 			}
-			if ep&1 != 0 {
-				v += bias[j]
+			if ep32-divI32(ep32, int32(2))*int32(2) == int32(1) {
+				v = v + bias[j]
 			}
-			if ep&2 != 0 {
+			if ep32 >= int32(2) {
 				v = relu32(v)
 			}
-			row[j] = v
+			c[i*ldc+j] = v
 		}
 	}
 }
@@ -611,7 +611,7 @@ func microGo32_3x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32
 var dgemmSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo64_3x2, MicroU: microUGo64, Rows: rowsGo64}
 var dgemmSlotGo = *dgemmSlot
 
-// microGo64_3x2 is the portable 3x2 microkernel (docs/MICROKERNEL.md).
+// microGo64_3x2 is the portable 3x2 microkernel (docs/MICROKERNEL.md), emitted from the contract's MMA form.
 func microGo64_3x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
 	var c0_0, c0_1, c1_0, c1_1, c2_0, c2_1 float64
 	a, b = a[:kc*3], b[:kc*2]
@@ -655,20 +655,20 @@ func microGo64_3x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64
 		c2_1 += ap[2] * bp[1]
 	}
 	acc := [3][2]float64{{c0_0, c0_1}, {c1_0, c1_1}, {c2_0, c2_1}}
+	ep32 := int32(ep)
 	for i := 0; i < m; i++ {
-		row := c[i*ldc : i*ldc+n]
-		for j := range row {
+		for j := 0; j < n; j++ {
 			v := alpha * acc[i][j]
-			if beta != 0 {
-				v += beta * row[j]
+			if beta != float64(0) {
+				v = v + beta*c[i*ldc+j]
 			}
-			if ep&1 != 0 {
-				v += bias[j]
+			if ep32-divI32(ep32, int32(2))*int32(2) == int32(1) {
+				v = v + bias[j]
 			}
-			if ep&2 != 0 {
+			if ep32 >= int32(2) {
 				v = relu64(v)
 			}
-			row[j] = v
+			c[i*ldc+j] = v
 		}
 	}
 }

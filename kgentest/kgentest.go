@@ -308,6 +308,9 @@ func Compare(k *ir.Kernel, dims map[string]int, out *ir.Tensor, got, ref, mag []
 		lacc = 0x1p-1022
 	}
 	uin, uout := Rounded16(k).Unit(), 0.0
+	if tf32(k) {
+		uin = max(uin, ir.TF32Unit) // inputs rounded to tf32 on some target: 2·u per product
+	}
 	if out.Type == ir.F16 || out.Type == ir.BF16 {
 		uout = out.Type.Unit()
 	}
@@ -347,6 +350,16 @@ func Compare(k *ir.Kernel, dims map[string]int, out *ir.Tensor, got, ref, mag []
 		}
 	}
 	return nil
+}
+
+// tf32 reports whether k's schedule lets some target round f32 GEMM inputs to tf32 (`precision tf32`).
+func tf32(k *ir.Kernel) bool {
+	for _, d := range k.Schedule {
+		if d.Name == "precision" && len(d.Args) == 1 && d.Args[0].Name == "tf32" {
+			return true
+		}
+	}
+	return false
 }
 
 // Rounded16 is the widest-roundoff 16-bit type (F16 or BF16, Invalid for none) to which k rounds a value

@@ -21,7 +21,7 @@ var mmaFamily = map[string]bool{
 	"sgemm": true, "dgemm": true, "sgemm_tn": true, "sgemm_nt": true, "sgemm_tt": true, "dgemm_tn": true,
 	"dgemm_nt": true, "dgemm_tt": true, "sgemv": true, "sdot": true, "gemm_bias_relu": true, "sgemm_acc": true,
 	"bmm": true, "hgemm": true, "bgemm": true, "bgemm_bf16": true, "bgemm_tt": true,
-	"hgemm_bias_gelu": true, "bgemm_scale_residual": true, "sgemm_sigmoid": true,
+	"hgemm_bias_gelu": true, "bgemm_scale_residual": true, "sgemm_sigmoid": true, "sgemm_tf32": true,
 }
 
 // TestMMAFormLower checks, on every target model and every GEMM-family kernel, that the algorithm
@@ -71,10 +71,15 @@ func TestMMAFormLower(t *testing.T) {
 				wantScope = "] simdgroup metal.simdgroup8x8"
 			case tname == "ptx:sm_90a" && (strings.HasPrefix(k.Name, "hgemm") || strings.HasPrefix(k.Name, "bgemm")):
 				wantScope = "[64 x 64] warpgroup sm90a.m64n64k16.d"
+			case tname == "ptx" && k.Name == "sgemm_tf32":
+				wantScope = "mma %acc2 += A·B f32 (tf32) k=8"
 			case tname == "amd64" && strings.HasPrefix(k.Name, "sgemm"):
 				wantScope = ".mma.MR = 6\n"
 			case tname == "amd64:avx512" && strings.HasPrefix(k.Name, "sgemm"):
 				wantScope = ".mma.NR = 32\n"
+			}
+			if tname != "ptx" && strings.Contains(text, "(tf32)") {
+				t.Errorf("%s %s: a tf32 MMA outside the ptx block that asked for it\n%s", tname, k.Name, text)
 			}
 			if !strings.Contains(text, wantScope) {
 				t.Errorf("%s %s: want an accumulator %q in\n%s", tname, k.Name, wantScope, text)
@@ -191,4 +196,78 @@ func TestMicroToMMA(t *testing.T) {
 			t.Errorf("%s: only %d kernels had their microkernel calls written as MMA", tname, converted)
 		}
 	}
+}
+
+// TestTF32Rounds: with `precision tf32` the ptx MMA and its expansion round every f32 input to tf32
+// (ir.RoundTF32Value) and accumulate in f32 in K order — checked bit for bit against that computation
+// written out here — which differs from the exact-f32 product on inputs with low mantissa bits; the
+// Exact mode (the ideal result) does not round.
+func TestTF32Rounds(t *testing.T) {
+	var k *ir.Kernel
+	for _, c := range mmaKernels(t) {
+		if c.Name == "sgemm_tf32" {
+			k = c
+		}
+	}
+	m, _ := target.Lookup("ptx")
+	c := &Context{Machine: m, Directives: k.Directives(m.Name)}
+	f, err := Lower(k, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MMAForm(f, c); err != nil {
+		t.Fatal(err)
+	}
+	dims := map[string]int{"M": 19, "N": 11, "K": 23}
+	M, N, K := dims["M"], dims["N"], dims["K"]
+	args := kgentest.RandomArgs(k, dims, rand.New(rand.NewPCG(3, 4)), 0)
+	a, b := args.Tensors["A"], args.Tensors["B"]
+	want := make([]float64, M*N)
+	exact32 := make([]float64, M*N)
+	for i := 0; i < M; i++ {
+		for j := 0; j < N; j++ {
+			var s, e float32
+			for p := 0; p < K; p++ {
+				s += float32(ir.RoundTF32Value(a[i*K+p])) * float32(ir.RoundTF32Value(b[p*N+j]))
+				e += float32(a[i*K+p]) * float32(b[p*N+j])
+			}
+			want[i*N+j], exact32[i*N+j] = float64(s), float64(e)
+		}
+	}
+	check := func(what string, f *ir.Func) {
+		got := args.Clone()
+		if err := ir.RunFunc(f, ir.Storage, got, nil); err != nil {
+			t.Fatal(err)
+		}
+		differs := 0
+		for i, v := range got.Tensors["C"] {
+			if v != want[i] {
+				t.Fatalf("%s: C[%d] = %v, want %v (inputs rounded to tf32)", what, i, v, want[i])
+			}
+			if v != exact32[i] {
+				differs++
+			}
+		}
+		if differs < len(want)/2 {
+			t.Errorf("%s: only %d of %d elements differ from the exact-f32 product: tf32 rounding not applied?", what, differs, len(want))
+		}
+		ideal := args.Clone()
+		if err := ir.RunFunc(f, ir.Exact, ideal, nil); err != nil {
+			t.Fatal(err)
+		}
+		ref := args.Clone()
+		if err := ir.RunKernel(k, ir.Exact, ref); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range ideal.Tensors["C"] {
+			if w := ref.Tensors["C"][i]; math.Abs(v-w) > 1e-9*math.Abs(w) {
+				t.Fatalf("%s, Exact mode: C[%d] = %v, want the ideal %v (no tf32 rounding)", what, i, v, w)
+			}
+		}
+	}
+	check("formed", f)
+	if _, err := MMALower(f, c); err != nil {
+		t.Fatal(err)
+	}
+	check("lowered", f)
 }

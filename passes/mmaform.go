@@ -143,6 +143,7 @@ type mmaTile struct {
 	scope   ir.Scope
 	m, n, k int
 	acc     *ir.Fragment // nil: a register tile sized by plan symbols
+	tf32    bool         // the shape rounds f32 inputs to tf32 (`precision tf32`)
 }
 
 func pickTile(c *Context, in, acc ir.DType) mmaTile {
@@ -163,7 +164,7 @@ func pickTile(c *Context, in, acc ir.DType) mmaTile {
 	if s.NStep > 0 {
 		n = min(s.N, 64) // a wgmma N that keeps the test tiles small; gpumap will choose per problem
 	}
-	return mmaTile{scope: s.Scope, m: s.M, n: n, k: s.K, acc: s.AccLayout(n)}
+	return mmaTile{scope: s.Scope, m: s.M, n: n, k: s.K, acc: s.AccLayout(n), tf32: s.TF32}
 }
 
 // MMAForm replaces the nest of every GEMM-like statement (matchMMA: out[b..., i, j] = E(Σ_k X·Y),
@@ -252,7 +253,7 @@ func mmaNest(f *ir.Func, m *mmaStmt, t mmaTile, slot string, n namer) ([]ir.Node
 	if err != nil {
 		return nil, err
 	}
-	mma := &ir.MMA{Acc: acc, In: m.in, K: kc, A: a, B: b, ValidM: restM, ValidN: restN, ValidK: ir.ISub(dimK, ir.IVar{V: p0})}
+	mma := &ir.MMA{Acc: acc, In: m.in, TF32: t.tf32, K: kc, A: a, B: b, ValidM: restM, ValidN: restN, ValidK: ir.ISub(dimK, ir.IVar{V: p0})}
 
 	// the epilogue: the statement's value with the sum replaced by the accumulator element and the
 	// output indices by tile base + element index

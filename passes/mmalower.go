@@ -112,29 +112,12 @@ func (l *mmaLowerer) seq(body []ir.Node) ([]ir.Node, error) {
 	return out, nil
 }
 
-// flatIndex is the index list of flat element offset off in t (row-major): the offset itself for a
-// scratch buffer, else (off / stride_d) mod dim_d per dimension (no mod on the first, so an offset
-// past the end still fails the bounds check).
-func flatIndex(t *ir.Tensor, off ir.IExpr) []ir.IExpr {
-	if t.Kind == ir.Scratch {
-		return []ir.IExpr{off}
+// elem reads operand element (r, c) as a value of type t, rounded to tf32 first for a tf32 MMA.
+func elem(o ir.Operand, r, c ir.IExpr, t ir.DType, tf32 bool) ir.Expr {
+	var e ir.Expr = &ir.Load{T: o.T, Idx: ir.FlatIndex(o.T, ir.Simplify(ir.IAdd(o.Off, o.Layout.Offset(r, c))))}
+	if tf32 {
+		e = &ir.Unary{Op: ir.RoundTF32, X: e, T: ir.F32}
 	}
-	idx := make([]ir.IExpr, len(t.Shape))
-	stride := ir.IExpr(ir.IConst{V: 1})
-	for d := len(t.Shape) - 1; d >= 0; d-- {
-		x := ir.IDiv(off, stride)
-		if d > 0 {
-			x = ir.IMod(x, ir.IDim{D: t.Shape[d]})
-		}
-		idx[d] = ir.Simplify(x)
-		stride = ir.IMul(stride, ir.IDim{D: t.Shape[d]})
-	}
-	return idx
-}
-
-// elem reads operand element (r, c) as a value of type t.
-func elem(o ir.Operand, r, c ir.IExpr, t ir.DType) ir.Expr {
-	var e ir.Expr = &ir.Load{T: o.T, Idx: flatIndex(o.T, ir.Simplify(ir.IAdd(o.Off, o.Layout.Offset(r, c))))}
 	if o.T.Type != t {
 		e = &ir.Cast{X: e, T: t}
 	}
@@ -153,7 +136,7 @@ func (l *mmaLowerer) mma(m *ir.MMA) ir.Node {
 	t := l.buf(a)
 	p, i, j := &ir.Var{Name: l.n.name("p")}, &ir.Var{Name: l.n.name("i")}, &ir.Var{Name: l.n.name("j")}
 	at := []ir.IExpr{ir.IAdd(ir.IMul(ir.IVar{V: i}, a.N), ir.IVar{V: j})}
-	prod := &ir.Binary{Op: ir.Mul, X: elem(m.A, ir.IVar{V: i}, ir.IVar{V: p}, a.T), Y: elem(m.B, ir.IVar{V: p}, ir.IVar{V: j}, a.T), T: a.T}
+	prod := &ir.Binary{Op: ir.Mul, X: elem(m.A, ir.IVar{V: i}, ir.IVar{V: p}, a.T, m.TF32), Y: elem(m.B, ir.IVar{V: p}, ir.IVar{V: j}, a.T, m.TF32), T: a.T}
 	upd := &ir.Store{T: t, Idx: at, Value: &ir.Binary{Op: ir.Add, X: &ir.Load{T: t, Idx: at}, Y: prod, T: a.T}}
 	loop := func(v *ir.Var, hi ir.IExpr, body ir.Node) *ir.Loop {
 		return &ir.Loop{Var: v, Lo: ir.IConst{V: 0}, Hi: hi, Step: ir.IConst{V: 1}, Body: []ir.Node{body}}

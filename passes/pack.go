@@ -111,8 +111,8 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 			return x
 		})
 	}
-	r.Beta = pcAs(ir.SubstVars(u.Beta, at), func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} })
-	r.EP = pcAs(u.EP, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} })
+	r.Beta = ir.FoldSelects(pcAs(ir.SubstVars(u.Beta, at), func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} }))
+	r.EP = ir.FoldSelects(pcAs(u.EP, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} }))
 	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: nb, Body: []ir.Node{&r}}
 }
 

@@ -11,7 +11,9 @@ func Precision(f *ir.Func, c *Context) (bool, error) {
 	changed := false
 	acc := ir.Invalid
 	for _, d := range c.directive("precision") {
-		acc = ir.ParseDType(d.Args[0].Name)
+		if t := ir.ParseDType(d.Args[0].Name); t != ir.Invalid { // tf32 is mmaform's (pickTile), not a type
+			acc = t
+		}
 	}
 	promoted := map[*ir.LocalVar]ir.DType{}
 	ir.WalkNodes(f.Body, func(n ir.Node) bool {

@@ -356,7 +356,7 @@ func blisNest(g *gemm, slot string, n namer) []ir.Node {
 		N:     ir.IMin(sym(slot, "NR"), ir.ISub(nc, ir.IVar{V: jr})),
 		Alpha: g.alpha,
 		Beta:  &ir.Select{C: first, A: g.beta, B: &ir.Const{Val: 1, T: g.elem}},
-		EP:    &ir.Select{C: last, A: i32(float64(ep)), B: i32(0)},
+		EP:    ir.FoldSelects(&ir.Select{C: last, A: i32(float64(ep)), B: i32(0)}), // no epilogue: 0
 	}
 	if g.bias != nil {
 		micro.Bias, micro.BiasOff = g.bias, col

@@ -77,3 +77,53 @@ func Release64(s []float64) {
 	b.s = s[:cap(s)]
 	pools64[bits.Len(uint(cap(s)-1))].Put(b)
 }
+
+// Scratch returns a buffer of n elements of any other type (f16.F16, f16.BF16, int32, int8: a kernel's
+// 16-bit or integer temporaries) with undefined contents, from per-type, per-size-class pools; give it
+// back with Release. f32 and f64 buffers use Scratch32/Scratch64, which skip the per-type lookup.
+func Scratch[T any](n int) []T {
+	p := poolsOf[T]()
+	c := class(n)
+	if b, ok := p.bufs[c].Get().(*scratchBuf[T]); ok {
+		s := b.s
+		b.s = nil
+		p.wraps.Put(b)
+		return s[:n]
+	}
+	return make([]T, n, 1<<c)
+}
+
+// Release returns a buffer obtained from Scratch.
+func Release[T any](s []T) {
+	if cap(s) == 0 || cap(s)&(cap(s)-1) != 0 {
+		return
+	}
+	p := poolsOf[T]()
+	b, _ := p.wraps.Get().(*scratchBuf[T])
+	if b == nil {
+		b = new(scratchBuf[T])
+	}
+	b.s = s[:cap(s)]
+	p.bufs[bits.Len(uint(cap(s)-1))].Put(b)
+}
+
+// typedPools are the size-class pools of one element type, and the wrappers that carry a buffer through
+// them without an allocation per Release.
+type typedPools[T any] struct {
+	bufs  [48]sync.Pool
+	wraps sync.Pool
+}
+
+type scratchBuf[T any] struct{ s []T }
+
+// poolsByType maps a nil *T (an interface value that differs per T and costs no allocation) to T's pools.
+var poolsByType sync.Map
+
+func poolsOf[T any]() *typedPools[T] {
+	key := any((*T)(nil))
+	if p, ok := poolsByType.Load(key); ok {
+		return p.(*typedPools[T])
+	}
+	p, _ := poolsByType.LoadOrStore(key, new(typedPools[T]))
+	return p.(*typedPools[T])
+}

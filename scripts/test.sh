@@ -33,14 +33,21 @@ step "go test -tags purego (portable Go only)"
 go test -count=1 -tags purego ./kernels/...
 
 step "arm64 under qemu (default CPU \"max\": FEAT_FP16, so the f16 loops take their FP16 routines)"
-KGEN_EXPECT_FP16=1 GOARCH=arm64 go test -count=1 -exec qemu-aarch64 ./codegen/arm64/... ./kernels/... ./f16/... ./rt/...
+# -tags kgen_nocuda: rt/cuda's purego import would make the binaries need an aarch64 glibc loader.
+KGEN_EXPECT_FP16=1 GOARCH=arm64 go test -count=1 -tags kgen_nocuda -exec qemu-aarch64 ./codegen/arm64/... ./kernels/... ./f16/... ./rt/...
 
 step "arm64 under qemu -cpu cortex-a57 (no FEAT_FP16: the FCVTL/FCVTN fallbacks; ~110 s)"
-KGEN_EXPECT_FP16=0 GOARCH=arm64 go test -count=1 -exec 'qemu-aarch64 -cpu cortex-a57' ./kernels/...
+KGEN_EXPECT_FP16=0 GOARCH=arm64 go test -count=1 -tags kgen_nocuda -exec 'qemu-aarch64 -cpu cortex-a57' ./kernels/...
 
 step "cross-builds"
 GOOS=darwin GOARCH=arm64 go build ./kernels/... ./codegen/arm64/...
 GOOS=windows GOARCH=amd64 go build ./kernels/...
+# the CUDA runtime (purego, no cgo) on every platform a generated package targets, and its mock-driver
+# ABI tests in the CGO_ENABLED=0 build (purego's fakecgo path, the one shipped binaries take)
+for p in linux/amd64 linux/arm64 darwin/arm64 windows/amd64; do
+  CGO_ENABLED=0 GOOS=${p%/*} GOARCH=${p#*/} go vet ./rt/cuda/
+done
+CGO_ENABLED=0 go test -count=1 ./rt/cuda/
 
 step "bench module (harness logic; the cgo peers need -tags peers and are not built here)"
 (cd bench && go vet ./... && go test -count=1 ./...)

@@ -8,11 +8,12 @@ import (
 	"testing"
 )
 
-// shapesKdsl holds kernels whose generated wrappers once failed go vet or overflowed, and one kernel
-// per shape class of the beta rule: each generated package must build, pass go vet (amd64 and arm64)
-// and pass its own generated kgen_test.go (the interpreter comparison under every variant, the beta
-// rule, the variant selection, and the wrapper fuzzer's seed corpus). bgemm's target blocks give the
-// assembly variants small tiles and blocks of their own, so their edges run too.
+// shapesKdsl holds kernels whose generated wrappers once failed go vet or overflowed, one kernel per
+// shape class of the beta rule, and f16 and i32 temporaries (pooled through the generic rt.Scratch):
+// each generated package must build, pass go vet (amd64 and arm64) and pass its own generated
+// kgen_test.go (the interpreter comparison under every variant, the beta rule, the variant selection,
+// and the wrapper fuzzer's seed corpus). bgemm's target blocks give the assembly variants small tiles
+// and blocks of their own, so their edges run too.
 const shapesKdsl = `// Shapes that stress the generated wrappers.
 kernel square(A: f32[N, N], B: out f32[N, N]) {
     B[i, j] = A[j, i] + A[i, j]
@@ -49,6 +50,14 @@ kernel bgemm(A: f32[Bt, M, K], B: f32[Bt, K, N], C: inout f32[Bt, M, N], beta: f
 }
 kernel hscale(x: f16[N], y: inout f16[N], beta: f16) {
     y[i] = f16(x[i] + beta * y[i])
+}
+kernel htemp(x: f16[N], y: out f32[N]) {
+    let h[i] = f16(x[i] * 2)
+    y[i] = h[i] + 1
+}
+kernel itemp(x: f32[N], y: out f32[N]) {
+    let q[i] = i32(x[i] * 4)
+    y[i] = f32(q[i]) / 4
 }
 schedule bgemm {
     for amd64 { tile i 24 4, j 64 16, k 40 }

@@ -312,21 +312,30 @@ func importBlock(imports map[string]bool) string {
 	return "import (\n" + strings.Join(groups, "\n") + "\n)\n\n"
 }
 
-// scratch declares name as a buffer of n elements of type t. f32 and f64 buffers come from rt's pool
-// (their contents are undefined until written, which the loop IR's Alloc and let tensors allow) and go
-// back with a deferred Release when deferred is set (the caller releases them otherwise); other types
-// are allocated.
-func (g *gen) scratch(name string, t ir.DType, n string, deferred bool) (pooled bool) {
-	if t != ir.F32 && t != ir.F64 {
-		g.line("%s := make([]%s, %s)", name, goType(t), n)
-		return false
+// scratch declares name as a buffer of n elements of type t from rt's pools (their contents are
+// undefined until written, which the loop IR's Alloc and let tensors allow: no allocation per call),
+// given back with a deferred release when deferred is set (the caller releases it otherwise, with
+// g.release). f32 and f64 buffers use rt.Scratch32/64, other types the generic rt.Scratch.
+func (g *gen) scratch(name string, t ir.DType, n string, deferred bool) {
+	if t == ir.F32 || t == ir.F64 {
+		g.line("%s := rt.Scratch%s(%s)", name, suffix(t), n)
+	} else {
+		if t == ir.F16 || t == ir.BF16 {
+			g.imports[g.mod+"/f16"] = true
+		}
+		g.line("%s := rt.Scratch[%s](%s)", name, goType(t), n)
 	}
-	sfx := suffix(t)
-	g.line("%s := rt.Scratch%s(%s)", name, sfx, n)
 	if deferred {
-		g.line("defer rt.Release%s(%s)", sfx, name)
+		g.line("defer %s", g.release(name, t))
 	}
-	return true
+}
+
+// release is the call that gives back a buffer of type t obtained through scratch.
+func (g *gen) release(name string, t ir.DType) string {
+	if t == ir.F32 || t == ir.F64 {
+		return fmt.Sprintf("rt.Release%s(%s)", suffix(t), name)
+	}
+	return fmt.Sprintf("rt.Release(%s)", name)
 }
 
 // boundsChecks emits run-time checks for affine index expressions (like x+kx in a convolution): every
@@ -1105,7 +1114,7 @@ func (g *gen) node(n ir.Node) error {
 		// sized by a loop variable: taken from the pool and given back after its body, each iteration
 		g.line("{")
 		g.depth++
-		pooled := g.scratch(n.T.Name, n.T.Type, g.iexpr(n.T.Size), false)
+		g.scratch(n.T.Name, n.T.Type, g.iexpr(n.T.Size), false)
 		mark := len(g.scope)
 		g.scope = append(g.scope, n.T.Name)
 		err := g.nodes(n.Body)
@@ -1113,9 +1122,7 @@ func (g *gen) node(n ir.Node) error {
 		if err != nil {
 			return err
 		}
-		if pooled {
-			g.line("rt.Release%s(%s)", suffix(n.T.Type), n.T.Name)
-		}
+		g.line("%s", g.release(n.T.Name, n.T.Type))
 		g.depth--
 		g.line("}")
 	case *ir.Pack:

@@ -64,7 +64,11 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 		w("var %sGo = *%s\n\n", s.Var, s.Var)
 		if !micros[mk] {
 			micros[mk] = true
-			w("%s\n", microGo(mk, t, plan["MR"], plan["NR"]))
+			src, err := microGo(mod, mk, s.Elem, plan["MR"], plan["NR"])
+			if err != nil {
+				return nil, err
+			}
+			w("%s\n", src)
 		}
 	}
 	tslots := codegen.TransposeSlots(p)
@@ -120,67 +124,6 @@ func planOf(p *codegen.Package, slot string) map[string]int {
 		}
 	}
 	return out
-}
-
-// microGo emits a register-blocked MR×NR microkernel in scalar Go: the accumulators are locals, each k
-// step loads MR values of Ã and NR of B̃ and does MR·NR multiply-adds, fully unrolled.
-func microGo(name, t string, mr, nr int) string {
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	ft := "float" + t
-	w("// %s is the portable %dx%d microkernel (docs/MICROKERNEL.md).\n", name, mr, nr)
-	w("func %s(kc int, a, b, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep int) {\n", name, ft, ft, ft)
-	var accs []string
-	for i := 0; i < mr; i++ {
-		for j := 0; j < nr; j++ {
-			accs = append(accs, fmt.Sprintf("c%d_%d", i, j))
-		}
-	}
-	w("\tvar %s %s\n", strings.Join(accs, ", "), ft)
-	w("\ta, b = a[:kc*%d], b[:kc*%d]\n", mr, nr)
-	// k unrolled by 4, each trip's operands taken as array pointers ((*[N]T)(a[i:i+N]), one length check
-	// per operand per trip, then constant offsets): measured faster than the unroll-by-2 reslice form under
-	// both GOAMD64=v1 and v3 (docs/PERF.md). The accumulators are the same, so the order of the sums is too.
-	const u = 4
-	w("\ti, j := 0, 0\n")
-	w("\tfor ; i+%d <= len(a) && j+%d <= len(b); i, j = i+%d, j+%d {\n", u*mr, u*nr, u*mr, u*nr)
-	w("\t\tap := (*[%d]%s)(a[i : i+%d])\n", u*mr, ft, u*mr)
-	w("\t\tbp := (*[%d]%s)(b[j : j+%d])\n", u*nr, ft, u*nr)
-	for s := 0; s < u; s++ {
-		for i := 0; i < mr; i++ {
-			for j := 0; j < nr; j++ {
-				w("\t\tc%d_%d += ap[%d] * bp[%d]\n", i, j, s*mr+i, s*nr+j)
-			}
-		}
-	}
-	w("\t}\n")
-	w("\tfor ; i+%d <= len(a) && j+%d <= len(b); i, j = i+%d, j+%d {\n", mr, nr, mr, nr)
-	w("\t\tap := (*[%d]%s)(a[i : i+%d])\n", mr, ft, mr)
-	w("\t\tbp := (*[%d]%s)(b[j : j+%d])\n", nr, ft, nr)
-	for i := 0; i < mr; i++ {
-		for j := 0; j < nr; j++ {
-			w("\t\tc%d_%d += ap[%d] * bp[%d]\n", i, j, i, j)
-		}
-	}
-	w("\t}\n")
-	w("\tacc := [%d][%d]%s{", mr, nr, ft)
-	for i := 0; i < mr; i++ {
-		w("{")
-		for j := 0; j < nr; j++ {
-			w("c%d_%d, ", i, j)
-		}
-		w("}, ")
-	}
-	w("}\n")
-	w("\tfor i := 0; i < m; i++ {\n")
-	w("\t\trow := c[i*ldc : i*ldc+n]\n")
-	w("\t\tfor j := range row {\n")
-	w("\t\t\tv := alpha * acc[i][j]\n")
-	w("\t\t\tif beta != 0 {\n\t\t\t\tv += beta * row[j]\n\t\t\t}\n")
-	w("\t\t\tif ep&1 != 0 {\n\t\t\t\tv += bias[j]\n\t\t\t}\n")
-	w("\t\t\tif ep&2 != 0 {\n\t\t\t\tv = relu%s(v)\n\t\t\t}\n", t)
-	w("\t\t\trow[j] = v\n\t\t}\n\t}\n}\n")
-	return b.String()
 }
 
 // packGo emits the two panel-packing routines of one element type and the variables through which the
