@@ -16,9 +16,11 @@ import (
 // the .metal file and that each grid matches the launch's grid expression.
 func TestGeneratedPackageBuilds(t *testing.T) {
 	t.Parallel()
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		t.Skipf("no go command at %s", goBin)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if goBin = filepath.Join(runtime.GOROOT(), "bin", "go"); !fileExists(goBin) {
+			t.Skipf("no go command: %v", err)
+		}
 	}
 	p := compilePackage(t, "kernels.kdsl", libraryText(t), "msl:3.1")
 	p.Name = "main"
@@ -109,4 +111,9 @@ func main() {
 			t.Errorf("%s: Grid = %v, want %v", l.Function, got, want)
 		}
 	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
