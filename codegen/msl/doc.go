@@ -23,11 +23,13 @@
 //     and stores round to nearest even. f64 kernels are left out (Metal has no double) with a
 //     "not supported yet" error in the table.
 //   - A thread-scope MMA is a float register tile updated in the IR's summation order. A
-//     simdgroup-scope MMA accumulates in a simdgroup_float8x8; each K step the lanes widen the A and B
-//     8×8 tiles into float scratch in threadgroup memory (zeros beyond the valid extents, so ragged
-//     edges read nothing out of range), then simdgroup_load and simdgroup_multiply_accumulate. The
-//     accumulator leaves through simdgroup_store into scratch, and each lane stores its elements of
-//     the epilogue. No code depends on which lane holds which element of a simdgroup matrix.
+//     simdgroup-scope MMA accumulates in a simdgroup_float8x8. Each K step, whole f32 row-major tiles
+//     (every valid extent at least 8: the interior of a staged GEMM) are simdgroup_load-ed where they
+//     lie; other tiles (edges, half and bfloat operands) are widened by the lanes into float scratch
+//     in threadgroup memory, zeros beyond the valid extents so that ragged edges read nothing out of
+//     range, and loaded from there; then simdgroup_multiply_accumulate. The accumulator leaves
+//     through simdgroup_store into scratch, and each lane stores its elements of the epilogue. No
+//     code depends on which lane holds which element of a simdgroup matrix.
 //   - The beta rule: an epilogue with a scaled-output term beta·C is versioned on beta == 0, and the
 //     beta == 0 version does not read C. max, min and relu keep NaN as the interpreter does (helper
 //     functions), so the runtime must compile with fast math off.

@@ -8,9 +8,11 @@ import (
 
 // The MMA nodes (ir/mma.go). A thread-scope accumulator is a register tile: a float array of the
 // plan's M×N, updated by plain loops in the IR's summation order. A simdgroup-scope accumulator is a
-// simdgroup_float8x8: per K step the simdgroup's lanes widen its A and B tiles into float 8×8 tiles
-// in threadgroup scratch (one pair per simdgroup), zeros outside the valid extents so that ragged edges
-// read nothing out of range, then simdgroup_load and simdgroup_multiply_accumulate them; the AccStore
+// simdgroup_float8x8. Per K step, f32 row-major tiles that are whole (every valid extent at least 8)
+// are simdgroup_load-ed where they lie; otherwise the simdgroup's lanes widen its A and B tiles into
+// float 8×8 tiles in threadgroup scratch (one pair per simdgroup), zeros outside the valid extents so
+// that ragged edges read nothing out of range, then simdgroup_load those; either way
+// simdgroup_multiply_accumulate follows. The AccStore
 // goes through simdgroup_store into scratch, from which each lane stores its elements of the epilogue.
 // Half and bfloat operands widen exactly (their products are exact in float), so float tiles serve
 // every input type. The simdgroup's element-to-lane mapping is never relied on.
@@ -81,6 +83,18 @@ func (lw *lowerer) simdAcc(a *ir.Accum) error {
 		}
 	}
 	return nil
+}
+
+// unitRowMajor returns the row stride of a row-major layout with unit column stride.
+func unitRowMajor(l ir.Layout) (ir.IExpr, bool) {
+	st, ok := l.(*ir.Strided)
+	if !ok {
+		return nil, false
+	}
+	if c, ok := ir.Simplify(st.ColStride).(ir.IConst); !ok || c.V != 1 {
+		return nil, false
+	}
+	return st.RowStride, true
 }
 
 // validBelow is min(valid, whole) as a bound (whole when valid is nil).
@@ -158,21 +172,49 @@ func (lw *lowerer) mma(n *ir.MMA) ([]Stmt, error) {
 			Decl{Const: true, T: Int, Name: jn, Init: Binary{"%", Ident{e}, IntLit{simdTile}}},
 			Assign{slot(lw.scratch[1]), "=", Cond{Binary{"&&", inRange(p2n, ext(n.ValidK)), inRange(jn, ext(n.ValidN))}, bElem2, FloatLit{0}}})
 		ma, mb := lw.names.fresh("mat_a"), lw.names.fresh("mat_b")
-		load := func(m, buf string) Stmt {
-			return ExprStmt{Call{"simdgroup_load", []Expr{Ident{m}, AddrOf{Index{Ident{buf}, base}}, IntLit{simdTile}}}}
+		load := func(m string, at, perRow Expr) Stmt {
+			return ExprStmt{Call{"simdgroup_load", []Expr{Ident{m}, AddrOf{at}, perRow}}}
 		}
-		return []Stmt{doc,
+		mac := func(la, lb Stmt) []Stmt {
+			return []Stmt{
+				Decl{T: SimdFloat8x8, Name: ma},
+				Decl{T: SimdFloat8x8, Name: mb},
+				la, lb,
+				ExprStmt{Call{"simdgroup_multiply_accumulate", []Expr{Ident{name}, Ident{ma}, Ident{mb}, Ident{name}}}},
+			}
+		}
+		widened := []Stmt{
 			barrierCall(ir.ScopeSimdgroup, false), // every lane is done with the previous tiles
 			For{Var: e, Lo: lw.lane, Hi: IntLit{simdTile * simdTile}, Step: IntLit{32}, Body: fill},
 			barrierCall(ir.ScopeSimdgroup, false),
-			Block{[]Stmt{
-				Decl{T: SimdFloat8x8, Name: ma},
-				Decl{T: SimdFloat8x8, Name: mb},
-				load(ma, lw.scratch[0]),
-				load(mb, lw.scratch[1]),
-				ExprStmt{Call{"simdgroup_multiply_accumulate", []Expr{Ident{name}, Ident{ma}, Ident{mb}, Ident{name}}}},
-			}},
-		}, nil
+			Block{mac(load(ma, Index{Ident{lw.scratch[0]}, base}, IntLit{simdTile}), load(mb, Index{Ident{lw.scratch[1]}, base}, IntLit{simdTile}))},
+		}
+		lda, oka := unitRowMajor(n.A.Layout)
+		ldb, okb := unitRowMajor(n.B.Layout)
+		if n.In != ir.F32 || !oka || !okb {
+			return append([]Stmt{doc}, widened...), nil
+		}
+		// f32 row-major operands: a whole tile (every valid extent at least 8, the same in all lanes
+		// of the simdgroup) is loaded where it lies; only edge tiles go through the scratch.
+		direct := mac(
+			load(ma, Index{Ident{lw.tensorName(n.A.T)}, lw.iexpr(n.A.Off)}, lw.iexpr(lda)),
+			load(mb, Index{Ident{lw.tensorName(n.B.T)}, lw.iexpr(n.B.Off)}, lw.iexpr(ldb)))
+		var whole Expr
+		for _, v := range []ir.IExpr{n.ValidM, n.ValidN, n.ValidK} {
+			if v == nil {
+				continue
+			}
+			c := Binary{">=", lw.iexpr(v), IntLit{simdTile}}
+			if whole == nil {
+				whole = c
+			} else {
+				whole = Binary{"&&", whole, c}
+			}
+		}
+		if whole == nil {
+			return []Stmt{doc, Block{direct}}, nil
+		}
+		return []Stmt{doc, If{Cond: whole, Then: direct, Else: widened}}, nil
 	}
 	return nil, unsupported("%s-scope mma", a.Scope)
 }

@@ -374,31 +374,38 @@ func kernelErrors(driver string, src *Source, k *ir.Kernel, seed uint64, nshapes
 		errs = append(errs, fmt.Errorf("%s: only %d of %d shapes within %d threadgroups", k.Name, len(shapes), nshapes, maxGroups))
 	}
 	for si, dims := range shapes {
-		args := kgentest.RandomArgs(k, dims, rng, si)
-		ref := args.Clone()
-		if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
-			return append(errs, fmt.Errorf("%s %v: interpreter: %v", k.Name, dims, err))
+		errs = append(errs, shapeErrors(driver, k, launches, dims, rng, si)...)
+	}
+	return errs
+}
+
+// shapeErrors runs k's launches on one shape (arguments from kgentest.RandomArgs with shape index si)
+// in forward and in reverse thread order, compares the outputs of the forward run with the
+// interpreter's and those of the two runs bit for bit.
+func shapeErrors(driver string, k *ir.Kernel, launches []*Launch, dims map[string]int, rng *rand.Rand, si int) []error {
+	var errs []error
+	args := kgentest.RandomArgs(k, dims, rng, si)
+	ref := args.Clone()
+	if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+		return []error{fmt.Errorf("%s %v: interpreter: %v", k.Name, dims, err)}
+	}
+	mag := kgentest.Magnitude(k, args)
+	got, rev := args.Clone(), args.Clone()
+	if err := runOnCPU(driver, k, launches, got, false); err != nil {
+		return []error{fmt.Errorf("%s %v: %v", k.Name, dims, err)}
+	}
+	if err := runOnCPU(driver, k, launches, rev, true); err != nil {
+		return []error{fmt.Errorf("%s %v, reverse thread order: %v", k.Name, dims, err)}
+	}
+	for _, p := range k.Params {
+		if p.Kind != ir.Out && p.Kind != ir.InOut {
+			continue
 		}
-		mag := kgentest.Magnitude(k, args)
-		got, rev := args.Clone(), args.Clone()
-		if err := runOnCPU(driver, k, launches, got, false); err != nil {
+		if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
 			errs = append(errs, fmt.Errorf("%s %v: %v", k.Name, dims, err))
-			continue
 		}
-		if err := runOnCPU(driver, k, launches, rev, true); err != nil {
-			errs = append(errs, fmt.Errorf("%s %v, reverse thread order: %v", k.Name, dims, err))
-			continue
-		}
-		for _, p := range k.Params {
-			if p.Kind != ir.Out && p.Kind != ir.InOut {
-				continue
-			}
-			if err := kgentest.Compare(k, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
-				errs = append(errs, fmt.Errorf("%s %v: %v", k.Name, dims, err))
-			}
-			if err := sameBits(p.Name, got.Tensors[p.Name], rev.Tensors[p.Name]); err != nil {
-				errs = append(errs, fmt.Errorf("%s %v: %v", k.Name, dims, err))
-			}
+		if err := sameBits(p.Name, got.Tensors[p.Name], rev.Tensors[p.Name]); err != nil {
+			errs = append(errs, fmt.Errorf("%s %v: %v", k.Name, dims, err))
 		}
 	}
 	return errs

@@ -128,8 +128,7 @@ func TestStrictAddressSpaces(t *testing.T) {
 			return strings.Replace(s, "device const float* A [[buffer(0)]]", "const float* A [[buffer(0)]]", 1)
 		}, "address space"},
 		"simdgroup_load from thread memory": {func(s string) string {
-			s = strings.Replace(s, "simdgroup_float8x8 mat_a;", "simdgroup_float8x8 mat_a;\n float local[64] = {};", 1)
-			return strings.Replace(s, "simdgroup_load(mat_a, &kg_mma_a[", "simdgroup_load(mat_a, &local[", 1)
+			return strings.Replace(s, "simdgroup_load(mat_a, &kg_mma_a[sg_index * 64], 8);", "float local[64] = {};\nsimdgroup_load(mat_a, &local[0], 8);", 1)
 		}, "no matching function for call to 'simdgroupLoad'"},
 	} {
 		mutate := tc.mutate

@@ -2,6 +2,7 @@ package msl
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,5 +190,41 @@ func TestPlantedBugs(t *testing.T) {
 				t.Logf("caught: %s", msgs[0])
 			}
 		})
+	}
+}
+
+// TestSimdgroupWholeTiles runs sgemm (and the planted wrong tile offset) on a shape whose interior
+// tiles are whole, so that simdgroup MMAs take the direct simdgroup_load path as well as the scratch
+// path at the edges: sgemm must match, the planted kernel must not.
+func TestSimdgroupWholeTiles(t *testing.T) {
+	t.Parallel()
+	s := getSuite(t)
+	dims := map[string]int{"M": 40, "N": 24, "K": 27}
+	find := func(ks []codegen.Kernel, name string) *ir.Kernel {
+		for _, k := range ks {
+			if k.K.Name == name {
+				return k.K
+			}
+		}
+		t.Fatalf("no kernel %s", name)
+		return nil
+	}
+	sg := find(s.library, "sgemm")
+	if !strings.Contains(kernelText(t, s.src.Text, "sgemm_0"), "simdgroup_load(mat_a, &As[") {
+		t.Fatal("sgemm_0 has no direct simdgroup_load of the staged tile")
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, err := range shapeErrors(s.driver, sg, launchesOf(s.src, sg), dims, rng, 1) {
+		t.Error(err)
+	}
+	for i, pb := range s.plants {
+		if pb.name != "simdgroup_tile_offset" {
+			continue
+		}
+		k := s.planted[i].K
+		// K = 27: the last K step is an edge; the first three are whole tiles in both paths
+		if errs := shapeErrors(s.driver, k, launchesOf(s.src, k), dims, rng, 1); len(errs) == 0 {
+			t.Errorf("the planted tile offset passed on %v", dims)
+		}
 	}
 }

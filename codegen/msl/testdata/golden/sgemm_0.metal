@@ -75,22 +75,30 @@ kernel void sgemm_0(
                         }
                         // async.commit: Metal has no asynchronous copies; the copies above completed synchronously
                         // mma %acc2 += A·B f32 k=8 A=As+(((kt % 3) * ((gpu.W * 8) * 8)) + ((w * 8) * 8)) rowmajor(ld=8) B=Bs+((kt % 3) * 64) rowmajor(ld=8)
-                        simdgroup_barrier(mem_flags::mem_threadgroup);
-                        for (int e = sg_lane; e < 64; e += 32) {
-                            const int i = e / 8;
-                            const int p = e % 8;
-                            kg_mma_a[sg_index * 64 + e] = i < metal::min(M - bi - 8 * w, 8) && p < metal::min(K - 8 * kt, 8) ? As[kt % 3 * 256 + 64 * w + 8 * i + p] : 0.0f;
-                            const int p_2 = e / 8;
-                            const int j = e % 8;
-                            kg_mma_b[sg_index * 64 + e] = p_2 < metal::min(K - 8 * kt, 8) && j < metal::min(N - bj, 8) ? Bs[kt % 3 * 64 + 8 * p_2 + j] : 0.0f;
-                        }
-                        simdgroup_barrier(mem_flags::mem_threadgroup);
-                        {
+                        if (M - bi - 8 * w >= 8 && N - bj >= 8 && K - 8 * kt >= 8) {
                             simdgroup_float8x8 mat_a;
                             simdgroup_float8x8 mat_b;
-                            simdgroup_load(mat_a, &kg_mma_a[sg_index * 64], 8);
-                            simdgroup_load(mat_b, &kg_mma_b[sg_index * 64], 8);
+                            simdgroup_load(mat_a, &As[kt % 3 * 256 + 64 * w], 8);
+                            simdgroup_load(mat_b, &Bs[kt % 3 * 64], 8);
                             simdgroup_multiply_accumulate(acc2, mat_a, mat_b, acc2);
+                        } else {
+                            simdgroup_barrier(mem_flags::mem_threadgroup);
+                            for (int e = sg_lane; e < 64; e += 32) {
+                                const int i = e / 8;
+                                const int p = e % 8;
+                                kg_mma_a[sg_index * 64 + e] = i < metal::min(M - bi - 8 * w, 8) && p < metal::min(K - 8 * kt, 8) ? As[kt % 3 * 256 + 64 * w + 8 * i + p] : 0.0f;
+                                const int p_2 = e / 8;
+                                const int j = e % 8;
+                                kg_mma_b[sg_index * 64 + e] = p_2 < metal::min(K - 8 * kt, 8) && j < metal::min(N - bj, 8) ? Bs[kt % 3 * 64 + 8 * p_2 + j] : 0.0f;
+                            }
+                            simdgroup_barrier(mem_flags::mem_threadgroup);
+                            {
+                                simdgroup_float8x8 mat_a;
+                                simdgroup_float8x8 mat_b;
+                                simdgroup_load(mat_a, &kg_mma_a[sg_index * 64], 8);
+                                simdgroup_load(mat_b, &kg_mma_b[sg_index * 64], 8);
+                                simdgroup_multiply_accumulate(acc2, mat_a, mat_b, acc2);
+                            }
                         }
                     }
                     // async.wait 0: nothing to wait for (synchronous copies)
