@@ -166,6 +166,11 @@ func (lw *lowerer) launch(l *ir.Launch, stmts []*ir.Stmt) (Kernel, *Launch, erro
 			lw.deviceSync = true
 		}
 	}
+	for _, t := range append(append([]*ir.Tensor{}, l.Reads...), l.Writes...) {
+		if !t.Kind.IsParam() && t.Kind != ir.Temp {
+			return Kernel{}, nil, unsupported("global %s buffer %s used by a launch (only parameters and temporaries are bound)", t.Kind, t.Name)
+		}
+	}
 	var params []Param
 	var body []Stmt
 	add := func(p LaunchParam, t Type) {
