@@ -27,9 +27,10 @@ var (
 	selGPUEndTime                                = objc.RegisterName("GPUEndTime")
 )
 
-// dispatch encodes one compute dispatch in a new command buffer of the device's queue, commits it
-// and waits. The command buffer and encoder are autoreleased (+0) and live until withPool drains.
-func (m *mtlDriver) dispatch(pso handle, grid, threads Size, args []binding) (t Timing, err error) {
+// run encodes the launches in one compute command encoder (serial dispatch) of a new command
+// buffer of the device's queue, commits it and waits. The command buffer and the encoder are
+// autoreleased (+0) and live until withPool drains.
+func (m *mtlDriver) run(ls []launch) (t Timing, err error) {
 	withPool(func() {
 		cb := m.queue.Send(selCommandBuffer)
 		if cb == 0 {
@@ -41,20 +42,12 @@ func (m *mtlDriver) dispatch(pso handle, grid, threads Size, args []binding) (t 
 			err = errNil("computeCommandEncoder", "no encoder")
 			return
 		}
-		enc.Send(selSetComputePipelineState, objc.ID(pso))
-		for i, a := range args {
-			if a.buf != 0 {
-				enc.Send(selSetBufferOffsetAtIndex, objc.ID(a.buf), uint64(0), uint64(i))
-			} else {
-				// setBytes copies the bytes into the command before it returns.
-				enc.Send(selSetBytesLengthAtIndex, unsafe.Pointer(&a.bytes[0]), uint64(len(a.bytes)), uint64(i))
-			}
+		for _, l := range ls {
+			encode(enc, l)
 		}
-		enc.Send(selDispatchThreadgroupsThreadsPerThreadgroup, grid, threads)
 		enc.Send(selEndEncoding)
 		cb.Send(selCommit)
 		cb.Send(selWaitUntilCompleted)
-		runtime.KeepAlive(args)
 		if s := CommandBufferStatus(objc.Send[uint64](cb, selStatus)); s != StatusCompleted {
 			err = nsError("commit (status "+s.String()+")", cb.Send(selError))
 			return
@@ -62,4 +55,19 @@ func (m *mtlDriver) dispatch(pso handle, grid, threads Size, args []binding) (t 
 		t = Timing{GPUStart: objc.Send[float64](cb, selGPUStartTime), GPUEnd: objc.Send[float64](cb, selGPUEndTime)}
 	})
 	return t, err
+}
+
+// encode sets l's pipeline state and arguments on enc and dispatches its threadgroups.
+func encode(enc objc.ID, l launch) {
+	enc.Send(selSetComputePipelineState, objc.ID(l.pso))
+	for i, a := range l.args {
+		if a.buf != 0 {
+			enc.Send(selSetBufferOffsetAtIndex, objc.ID(a.buf), uint64(0), uint64(i))
+		} else {
+			// setBytes:length:atIndex: copies the bytes into the command before it returns.
+			enc.Send(selSetBytesLengthAtIndex, unsafe.Pointer(&a.bytes[0]), uint64(len(a.bytes)), uint64(i))
+			runtime.KeepAlive(a.bytes)
+		}
+	}
+	enc.Send(selDispatchThreadgroupsThreadsPerThreadgroup, l.grid, l.threads)
 }

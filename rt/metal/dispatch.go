@@ -29,6 +29,11 @@ func Value[T Scalar](v T) Bytes {
 	return Bytes(append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v))...))
 }
 
+// Values returns the bytes of several scalars, in order, as one Arg: e.g. a kernel's dims struct of
+// int32 fields, `constant K_dims& dims [[buffer(i)]]`. (A C struct of fields of one type has no
+// padding between them.)
+func Values[T Scalar](vs ...T) Bytes { return Bytes(append([]byte(nil), bytesOf(vs)...)) }
+
 // Timing is a command buffer's GPUStartTime and GPUEndTime: seconds in the host's
 // CACurrentMediaTime timebase (CFTimeInterval).
 type Timing struct{ GPUStart, GPUEnd float64 }
@@ -63,18 +68,53 @@ func (f *Function) DispatchTimed(grid, threadsPerGroup [3]int, args ...Arg) (Tim
 	if err := f.live(); err != nil {
 		return Timing{}, err
 	}
-	g, t, err := f.checkShape(grid, threadsPerGroup)
-	if err != nil {
+	return f.dev.Run(Launch{Func: f, Grid: grid, Threads: threadsPerGroup, Args: args})
+}
+
+// Launch is one dispatch of Run: Func on Grid threadgroups of Threads threads, with Args bound as
+// Dispatch binds them.
+type Launch struct {
+	Func          *Function
+	Grid, Threads [3]int
+	Args          []Arg
+}
+
+// Run encodes the launches, in order, into one compute command encoder of one command buffer,
+// commits it and waits for it: cheaper than one Dispatch each when a kernel needs several
+// launches (softmax's passes, say). The encoder is the default serial one
+// (MTLDispatchTypeSerial) and the buffers track hazards (their default), so each launch sees what
+// the previous ones wrote. Every launch is checked as Dispatch checks it before anything is
+// encoded; launches with an empty grid are left out, and if none remains Run returns at once.
+// The Timing covers the whole command buffer.
+func (d *Device) Run(launches ...Launch) (Timing, error) {
+	if err := d.live(); err != nil {
 		return Timing{}, err
 	}
-	bs, err := f.bind(args)
-	if err != nil {
-		return Timing{}, err
+	ls := make([]launch, 0, len(launches))
+	for i, l := range launches {
+		f := l.Func
+		if err := f.live(); err != nil {
+			return Timing{}, fmt.Errorf("metal: Run: launch %d: %w", i, err)
+		}
+		if f.dev != d {
+			return Timing{}, fmt.Errorf("metal: Run: launch %d: %s belongs to another device", i, f.name)
+		}
+		g, t, err := f.checkShape(l.Grid, l.Threads)
+		if err != nil {
+			return Timing{}, err
+		}
+		bs, err := f.bind(l.Args)
+		if err != nil {
+			return Timing{}, err
+		}
+		if n, _ := g.Count(); n > 0 {
+			ls = append(ls, launch{pso: f.pso, grid: g, threads: t, args: bs})
+		}
 	}
-	if n, _ := g.Count(); n == 0 {
+	if len(ls) == 0 {
 		return Timing{}, nil
 	}
-	return f.dev.drv.dispatch(f.pso, g, t, bs)
+	return d.drv.run(ls)
 }
 
 // checkShape converts grid and threadsPerGroup to Sizes within the device's and the pipeline's limits.

@@ -191,3 +191,59 @@ func TestValue(t *testing.T) {
 		t.Error("Value aliases its argument")
 	}
 }
+
+// Run encodes several launches in one command buffer, in order: the second reads what the first
+// wrote. It checks every launch before running any.
+func TestRun(t *testing.T) {
+	d, f, _, fn := fakeVaddFunction(t)
+	a := []float32{1, 2, 3, 4, 5}
+	b := []float32{0.5, 0.25, 8, -4, 1e7}
+	da, _ := NewBufferFrom(d, a)
+	db, _ := NewBufferFrom(d, b)
+	dc, _ := d.NewBuffer(4 * len(a))
+	de, _ := d.NewBuffer(4 * len(a))
+	n := Value(uint32(len(a)))
+	// 2 threadgroups of 4 threads cover 5 elements.
+	first := Launch{Func: fn, Grid: [3]int{2, 1, 1}, Threads: [3]int{4, 1, 1}, Args: []Arg{da, db, dc, n}}
+	second := Launch{Func: fn, Grid: [3]int{2, 1, 1}, Threads: [3]int{4, 1, 1}, Args: []Arg{dc, db, de, n}}
+	empty := Launch{Func: fn, Grid: [3]int{0, 1, 1}, Threads: [3]int{4, 1, 1}}
+	if _, err := d.Run(first, empty, second); err != nil {
+		t.Fatal(err)
+	}
+	if f.runs != 1 || f.dispatches != 2 {
+		t.Errorf("%d command buffers, %d dispatches; want 1 and 2", f.runs, f.dispatches)
+	}
+	e := make([]float32, len(a))
+	Download(e, de)
+	for i := range a {
+		if want := (a[i] + b[i]) + b[i]; e[i] != want {
+			t.Errorf("e[%d] = %v, want %v", i, e[i], want)
+		}
+	}
+
+	bad := second
+	bad.Threads = [3]int{1024, 1, 1}
+	other, _ := newFakeDevice()
+	for name, ls := range map[string][]Launch{
+		"bad second": {first, bad},
+		"nil func":   {first, {Grid: [3]int{1, 1, 1}, Threads: [3]int{1, 1, 1}}},
+		"foreign":    {first},
+	} {
+		dev := d
+		if name == "foreign" {
+			dev = other
+		}
+		if _, err := dev.Run(ls...); err == nil {
+			t.Errorf("%s: Run succeeded", name)
+		}
+	}
+	if f.dispatches != 2 {
+		t.Errorf("a failed Run dispatched: %d dispatches, want still 2", f.dispatches)
+	}
+	if _, err := d.Run(empty); err != nil || f.runs != 1 {
+		t.Errorf("Run(empty) = %v with %d command buffers, want nil and no new one", err, f.runs)
+	}
+	if got, want := Values(int32(3), int32(-1)), "\x03\x00\x00\x00\xff\xff\xff\xff"; string(got) != want {
+		t.Errorf("Values(3, -1) = % x, want % x", []byte(got), []byte(want))
+	}
+}

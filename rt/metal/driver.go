@@ -20,13 +20,21 @@ type driver interface {
 	pipeline(lib handle, name string) (fn, pso handle, info PipelineInfo, err error)
 	// newBuffer is newBufferWithLength:options: with shared storage; contents is its CPU address.
 	newBuffer(n int) (buf handle, contents unsafe.Pointer, err error)
-	// dispatch encodes one dispatchThreadgroups:threadsPerThreadgroup: with args bound at indices
-	// 0, 1, ... in a new command buffer, commits it and waits for completion.
-	dispatch(pso handle, grid, threads Size, args []binding) (Timing, error)
+	// run encodes the launches in order in one compute command encoder of a new command buffer
+	// (each a dispatchThreadgroups:threadsPerThreadgroup: with its args bound at indices 0, 1,
+	// ...), commits it and waits for completion. len(ls) >= 1.
+	run(ls []launch) (Timing, error)
 	// release sends release to h (h != 0).
 	release(h handle)
 	// close releases the device and its command queue.
 	close()
+}
+
+// launch is one checked dispatch: a pipeline state, a nonempty grid, threads per threadgroup.
+type launch struct {
+	pso           handle
+	grid, threads Size
+	args          []binding
 }
 
 // binding is one kernel argument as the driver binds it: a buffer (setBuffer:offset:atIndex:) or,

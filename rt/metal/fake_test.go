@@ -22,7 +22,8 @@ type fakeDriver struct {
 	closed   int
 
 	kernels    map[string]fakeKernel
-	dispatches int
+	dispatches int // launches run
+	runs       int // command buffers
 }
 
 // fakeKernel runs one dispatch: mem returns a bound buffer's bytes.
@@ -79,19 +80,24 @@ func (f *fakeDriver) newBuffer(n int) (handle, unsafe.Pointer, error) {
 	return h, unsafe.Pointer(&f.mem[h][0]), nil
 }
 
-func (f *fakeDriver) dispatch(pso handle, grid, threads Size, args []binding) (Timing, error) {
-	f.dispatches++
-	name, ok := strings.CutPrefix(f.kinds[pso], "pipeline ")
-	if !ok || f.released[pso] != 0 {
-		return Timing{}, fmt.Errorf("fake: dispatch of %#x, not a live pipeline", pso)
-	}
-	for i, a := range args {
-		if a.buf != 0 && (f.kinds[a.buf] != "buffer" || f.released[a.buf] != 0) {
-			return Timing{}, fmt.Errorf("fake: argument %d is %#x, not a live buffer", i, a.buf)
+func (f *fakeDriver) run(ls []launch) (Timing, error) {
+	f.runs++
+	for _, l := range ls {
+		f.dispatches++
+		name, ok := strings.CutPrefix(f.kinds[l.pso], "pipeline ")
+		if !ok || f.released[l.pso] != 0 {
+			return Timing{}, fmt.Errorf("fake: dispatch of %#x, not a live pipeline", l.pso)
+		}
+		for i, a := range l.args {
+			if a.buf != 0 && (f.kinds[a.buf] != "buffer" || f.released[a.buf] != 0) {
+				return Timing{}, fmt.Errorf("fake: argument %d is %#x, not a live buffer", i, a.buf)
+			}
+		}
+		if err := f.kernels[name](l.grid, l.threads, l.args, func(h handle) []byte { return f.mem[h] }); err != nil {
+			return Timing{}, err
 		}
 	}
-	err := f.kernels[name](grid, threads, args, func(h handle) []byte { return f.mem[h] })
-	return Timing{GPUStart: 10, GPUEnd: 10.5}, err
+	return Timing{GPUStart: 10, GPUEnd: 10.5}, nil
 }
 
 func (f *fakeDriver) release(h handle) { f.released[h]++ }
