@@ -44,8 +44,13 @@ func (d *Device) NewBuffer(size int) (*Buffer, error) {
 	return &Buffer{dev: d, h: h, mem: unsafe.Slice((*byte)(p), size), size: size}, nil
 }
 
-// Size returns the buffer's size in bytes.
-func (b *Buffer) Size() int { return b.size }
+// Size returns the buffer's size in bytes (0 for a nil Buffer).
+func (b *Buffer) Size() int {
+	if b == nil {
+		return 0
+	}
+	return b.size
+}
 
 func (b *Buffer) live() error {
 	if b == nil {

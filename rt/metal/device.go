@@ -39,8 +39,13 @@ func Open() (*Device, error) {
 	return &Device{drv: drv}, nil
 }
 
-// Info returns the device's properties, read once at Open.
-func (d *Device) Info() DeviceInfo { return d.drv.info() }
+// Info returns the device's properties, read once at Open (zero for a nil Device).
+func (d *Device) Info() DeviceInfo {
+	if d == nil {
+		return DeviceInfo{}
+	}
+	return d.drv.info()
+}
 
 // live returns ErrClosed after Close.
 func (d *Device) live() error {
