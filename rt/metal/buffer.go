@@ -21,19 +21,20 @@ type Buffer struct {
 	freed bool
 }
 
-// NewBuffer allocates size bytes (size > 0, at most the device's MaxBufferLength) of shared
-// storage, zero-filled as Metal returns new shared buffers.
+// NewBuffer allocates size bytes (at most the device's MaxBufferLength) of shared storage,
+// zero-filled as Metal returns new shared buffers. size 0 is allowed, so that an empty tensor needs
+// no special case: a 1-byte Metal buffer backs it, Size reports 0, and no copy can touch it.
 func (d *Device) NewBuffer(size int) (*Buffer, error) {
 	if err := d.live(); err != nil {
 		return nil, err
 	}
-	if size <= 0 {
-		return nil, fmt.Errorf("metal: NewBuffer(%d): size must be positive", size)
+	if size < 0 {
+		return nil, fmt.Errorf("metal: NewBuffer(%d): negative size", size)
 	}
 	if max := d.Info().MaxBufferLength; max != 0 && uint64(size) > max {
 		return nil, fmt.Errorf("metal: NewBuffer(%d): above the device's maxBufferLength %d", size, max)
 	}
-	h, p, err := d.drv.newBuffer(size)
+	h, p, err := d.drv.newBuffer(max(size, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +140,7 @@ func Upload[T Scalar](b *Buffer, src []T) error { return b.WriteAt(bytesOf(src),
 // Download fills dst from the start of b; b must hold at least len(dst) elements.
 func Download[T Scalar](dst []T, b *Buffer) error { return b.ReadAt(bytesOf(dst), 0) }
 
-// NewBufferFrom allocates a buffer of exactly src's size and copies src into it (len(src) > 0).
+// NewBufferFrom allocates a buffer of exactly src's size and copies src into it.
 func NewBufferFrom[T Scalar](d *Device, src []T) (*Buffer, error) {
 	b, err := d.NewBuffer(len(bytesOf(src)))
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 
 func TestBuffer(t *testing.T) {
 	d, f := newFakeDevice()
-	for _, n := range []int{0, -1, 1<<20 + 1} {
+	for _, n := range []int{-1, 1<<20 + 1} {
 		if _, err := d.NewBuffer(n); err == nil {
 			t.Errorf("NewBuffer(%d) succeeded", n)
 		}
@@ -15,9 +15,18 @@ func TestBuffer(t *testing.T) {
 	if len(f.kinds) != 0 {
 		t.Errorf("the driver saw refused sizes: %v", f.kinds)
 	}
-	if _, err := NewBufferFrom[float32](d, nil); err == nil {
-		t.Error("NewBufferFrom(nil) succeeded")
+	// An empty buffer: Size 0, backed by one byte, no copy can reach that byte.
+	e, err := NewBufferFrom[float32](d, nil)
+	if err != nil || e.Size() != 0 || len(f.mem[e.h]) != 1 {
+		t.Fatalf("NewBufferFrom(nil) = size %d (driver %d bytes), %v; want 0 backed by 1", e.Size(), len(f.mem[e.h]), err)
 	}
+	if err := e.WriteAt([]byte{1}, 0); err == nil {
+		t.Error("WriteAt into an empty buffer succeeded")
+	}
+	if err := Download([]float32{}, e); err != nil {
+		t.Errorf("Download of nothing from an empty buffer: %v", err)
+	}
+	e.Free()
 
 	f64 := []float64{1.5, -2, 3e300}
 	b, err := NewBufferFrom(d, f64)

@@ -6,14 +6,15 @@ import (
 	"testing"
 )
 
-// checkVadd runs vadd (testdata/vadd.metal, or fakeVadd) on ragged sizes: 1, a prime below the
-// SIMD width, a size that is no multiple of the threadgroup, and one above 2^16. c starts as NaN
-// with one sentinel element past n, so a thread that did not write, or wrote past n, shows. The
-// sums are compared exactly with the host's float32 sums (one IEEE addition each).
+// checkVadd runs vadd (testdata/vadd.metal, or fakeVadd) on ragged sizes: 0 (empty buffers and an
+// empty grid: nothing runs), 1, a prime below the SIMD width, a size that is no multiple of the
+// threadgroup, and one above 2^16. c starts as NaN with one sentinel element past n, so a thread
+// that did not write, or wrote past n, shows. The sums are compared exactly with the host's
+// float32 sums (one IEEE addition each).
 func checkVadd(t *testing.T, d *Device, fn *Function) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(12, uint64(len(fn.Name()))))
-	for _, n := range []int{1, 31, 1000, 65537} {
+	for _, n := range []int{0, 1, 31, 1000, 65537} {
 		a, b := make([]float32, n), make([]float32, n)
 		for i := range a {
 			a[i] = float32(rng.NormFloat64() * 1e3)
