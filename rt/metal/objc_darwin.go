@@ -22,17 +22,17 @@ import (
 
 // Selectors of NSObject, NSString, NSError and NSAutoreleasePool (Foundation).
 var (
-	selAlloc                = objc.RegisterName("alloc")
-	selInit                 = objc.RegisterName("init")
-	selNew                  = objc.RegisterName("new")
-	selRelease              = objc.RegisterName("release")
-	selDrain                = objc.RegisterName("drain")
-	selRespondsToSelector   = objc.RegisterName("respondsToSelector:")
-	selInitWithBytes        = objc.RegisterName("initWithBytes:length:encoding:")
-	selUTF8String           = objc.RegisterName("UTF8String")
-	selLocalizedDescription = objc.RegisterName("localizedDescription")
-	selDomain               = objc.RegisterName("domain")
-	selCode                 = objc.RegisterName("code")
+	selAlloc                       = objc.RegisterName("alloc")
+	selInit                        = objc.RegisterName("init")
+	selNew                         = objc.RegisterName("new")
+	selRelease                     = objc.RegisterName("release")
+	selDrain                       = objc.RegisterName("drain")
+	selRespondsToSelector          = objc.RegisterName("respondsToSelector:")
+	selInitWithBytesLengthEncoding = objc.RegisterName("initWithBytes:length:encoding:")
+	selUTF8String                  = objc.RegisterName("UTF8String")
+	selLocalizedDescription        = objc.RegisterName("localizedDescription")
+	selDomain                      = objc.RegisterName("domain")
+	selCode                        = objc.RegisterName("code")
 )
 
 // nsUTF8StringEncoding is NSUTF8StringEncoding (NSString.h).
@@ -56,7 +56,7 @@ func withPool(f func()) {
 // (checkSource); 0 if NSString refused it.
 func nsString(s string) objc.ID {
 	str := objc.ID(classNSString).Send(selAlloc)
-	str = str.Send(selInitWithBytes, unsafe.Pointer(unsafe.StringData(s)), uint64(len(s)), uint64(nsUTF8StringEncoding))
+	str = str.Send(selInitWithBytesLengthEncoding, unsafe.Pointer(unsafe.StringData(s)), uint64(len(s)), uint64(nsUTF8StringEncoding))
 	runtime.KeepAlive(s)
 	return str
 }

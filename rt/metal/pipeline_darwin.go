@@ -43,7 +43,9 @@ func (m *mtlDriver) pipeline(lib handle, name string) (fn, pso handle, info Pipe
 		info = PipelineInfo{
 			MaxTotalThreadsPerThreadgroup: int(objc.Send[uint64](p, selMaxTotalThreadsPerThreadgroup)),
 			ThreadExecutionWidth:          int(objc.Send[uint64](p, selThreadExecutionWidth)),
-			StaticThreadgroupMemoryLength: int(objc.Send[uint64](p, selStaticThreadgroupMemoryLength)),
+		}
+		if respondsTo(p, selStaticThreadgroupMemoryLength) { // macOS 11+
+			info.StaticThreadgroupMemoryLength = int(objc.Send[uint64](p, selStaticThreadgroupMemoryLength))
 		}
 	})
 	return fn, pso, info, err
