@@ -69,5 +69,5 @@ func encode(enc objc.ID, l launch) {
 			runtime.KeepAlive(a.bytes)
 		}
 	}
-	enc.Send(selDispatchThreadgroupsThreadsPerThreadgroup, l.grid, l.threads)
+	enc.Send(selDispatchThreadgroupsThreadsPerThreadgroup, Size(l.grid), Size(l.threads))
 }

@@ -35,7 +35,7 @@ func (m *mtlDriver) compile(src string, v LanguageVersion) (lib handle, warnings
 		opts.Send(selSetFastMathEnabled, false)
 
 		var nserr objc.ID // autoreleased; valid until the pool drains
-		l := m.dev.Send(selNewLibraryWithSourceOptionsError, source, opts, &nserr)
+		l := m.dev.Send(selNewLibraryWithSourceOptionsError, objc.ID(source), objc.ID(opts), &nserr)
 		if l == 0 {
 			err = nsError("newLibraryWithSource:options:error:", nserr)
 			return

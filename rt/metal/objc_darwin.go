@@ -84,7 +84,7 @@ func nsError(op string, err objc.ID) *Error {
 
 // respondsTo reports whether obj implements sel (for properties newer than macOS 11).
 func respondsTo(obj objc.ID, sel objc.SEL) bool {
-	return objc.Send[bool](obj, selRespondsToSelector, sel)
+	return objc.Send[bool](obj, selRespondsToSelector, objc.SEL(sel))
 }
 
 // release drops this package's reference to h.

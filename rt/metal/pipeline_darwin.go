@@ -27,13 +27,13 @@ func (m *mtlDriver) pipeline(lib handle, name string) (fn, pso handle, info Pipe
 			return
 		}
 		defer ns.Send(selRelease)
-		f := objc.ID(lib).Send(selNewFunctionWithName, ns)
+		f := objc.ID(lib).Send(selNewFunctionWithName, objc.ID(ns))
 		if f == 0 {
 			err = &Error{Op: "newFunctionWithName:", Description: fmt.Sprintf("the library has no function %q", name)}
 			return
 		}
 		var nserr objc.ID
-		p := m.dev.Send(selNewComputePipelineStateWithFunctionError, f, &nserr)
+		p := m.dev.Send(selNewComputePipelineStateWithFunctionError, objc.ID(f), &nserr)
 		if p == 0 {
 			f.Send(selRelease)
 			err = nsError("newComputePipelineStateWithFunction:error:", nserr)

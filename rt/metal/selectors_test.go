@@ -4,19 +4,111 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 )
 
+// signatures transcribes, from Apple's headers, the argument and result C types of every message
+// the darwin files send, as the Go types that carry them through purego (id and its protocols:
+// objc.ID; NSUInteger, its enums (MTLLanguageVersion, MTLResourceOptions, NSStringEncoding,
+// MTLCommandBufferStatus) and uint64_t: uint64; NSInteger: int; BOOL: bool; CFTimeInterval: float64;
+// const void* and void*: unsafe.Pointer; NSError**: *objc.ID; const char*: string; MTLSize: Size).
+// ret "" is void.
+var signatures = map[string]struct {
+	args []string
+	ret  string
+}{
+	"alloc":                          {nil, "objc.ID"},               // + (instancetype)alloc
+	"init":                           {nil, "objc.ID"},               // - (instancetype)init
+	"new":                            {nil, "objc.ID"},               // + (instancetype)new
+	"release":                        {nil, ""},                      // - (oneway void)release
+	"drain":                          {nil, ""},                      // NSAutoreleasePool - (void)drain
+	"respondsToSelector:":            {[]string{"objc.SEL"}, "bool"}, // - (BOOL)respondsToSelector:(SEL)aSelector
+	"UTF8String":                     {nil, "string"},                // @property (readonly) const char *UTF8String
+	"localizedDescription":           {nil, "objc.ID"},               // NSError: NSString *
+	"domain":                         {nil, "objc.ID"},               // NSError: NSErrorDomain (NSString *)
+	"code":                           {nil, "int"},                   // NSError: NSInteger
+	"initWithBytes:length:encoding:": {[]string{"unsafe.Pointer", "uint64", "uint64"}, "objc.ID"},
+	// MTLDevice
+	"name":                                       {nil, "objc.ID"},
+	"maxThreadsPerThreadgroup":                   {nil, "Size"},
+	"maxThreadgroupMemoryLength":                 {nil, "uint64"},
+	"maxBufferLength":                            {nil, "uint64"},
+	"recommendedMaxWorkingSetSize":               {nil, "uint64"}, // uint64_t
+	"hasUnifiedMemory":                           {nil, "bool"},
+	"newCommandQueue":                            {nil, "objc.ID"},
+	"newLibraryWithSource:options:error:":        {[]string{"objc.ID", "objc.ID", "*objc.ID"}, "objc.ID"},
+	"newComputePipelineStateWithFunction:error:": {[]string{"objc.ID", "*objc.ID"}, "objc.ID"},
+	"newBufferWithLength:options:":               {[]string{"uint64", "uint64"}, "objc.ID"},
+	// MTLCompileOptions
+	"setLanguageVersion:": {[]string{"uint64"}, ""},
+	"setFastMathEnabled:": {[]string{"bool"}, ""},
+	// MTLLibrary, MTLComputePipelineState, MTLBuffer
+	"newFunctionWithName:":          {[]string{"objc.ID"}, "objc.ID"},
+	"maxTotalThreadsPerThreadgroup": {nil, "uint64"},
+	"threadExecutionWidth":          {nil, "uint64"},
+	"staticThreadgroupMemoryLength": {nil, "uint64"},
+	"contents":                      {nil, "unsafe.Pointer"},
+	"length":                        {nil, "uint64"},
+	// MTLCommandQueue, MTLCommandBuffer, MTLComputeCommandEncoder
+	"commandBuffer":                               {nil, "objc.ID"},
+	"computeCommandEncoder":                       {nil, "objc.ID"},
+	"setComputePipelineState:":                    {[]string{"objc.ID"}, ""},
+	"setBuffer:offset:atIndex:":                   {[]string{"objc.ID", "uint64", "uint64"}, ""},
+	"setBytes:length:atIndex:":                    {[]string{"unsafe.Pointer", "uint64", "uint64"}, ""},
+	"dispatchThreadgroups:threadsPerThreadgroup:": {[]string{"Size", "Size"}, ""},
+	"endEncoding":                                 {nil, ""},
+	"commit":                                      {nil, ""},
+	"waitUntilCompleted":                          {nil, ""},
+	"status":                                      {nil, "uint64"},
+	"error":                                       {nil, "objc.ID"},
+	"GPUStartTime":                                {nil, "float64"},
+	"GPUEndTime":                                  {nil, "float64"},
+}
+
+// argType is the Go type of a message argument written with its type explicit: a conversion
+// (uint64(n), objc.ID(h), unsafe.Pointer(p), Size(s), objc.SEL(s)), a bool literal, or &v of an
+// NSError out-parameter; "" for anything else.
+func argType(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.CallExpr:
+		if len(e.Args) == 1 {
+			switch f := e.Fun.(type) {
+			case *ast.Ident:
+				if f.Name == "uint64" || f.Name == "Size" {
+					return f.Name
+				}
+			case *ast.SelectorExpr:
+				if x, ok := f.X.(*ast.Ident); ok {
+					if t := x.Name + "." + f.Sel.Name; t == "objc.ID" || t == "objc.SEL" || t == "unsafe.Pointer" {
+						return t
+					}
+				}
+			}
+		}
+	case *ast.Ident:
+		if e.Name == "true" || e.Name == "false" {
+			return "bool"
+		}
+	case *ast.UnaryExpr:
+		if _, ok := e.X.(*ast.Ident); ok && e.Op == token.AND {
+			return "*objc.ID"
+		}
+	}
+	return ""
+}
+
 // The darwin files compile on any system only as far as the type checker sees: objc messages take
-// ...any, so a message sent with too few or too many arguments for its selector would compile and
-// then pass garbage on a Mac. This test parses *_darwin.go and checks, for every
-// x.Send(sel, args...) and objc.Send[T](x, sel, args...), that the number of arguments equals the
-// number of colons in the selector's name; that every selector is registered once, under a Go name
-// derived from it, and used.
-func TestSelectorArity(t *testing.T) {
+// ...any, so a message sent with the wrong number or types of arguments, or read with the wrong
+// result type, would compile and then pass or read garbage on a Mac. This test parses *_darwin.go
+// and checks every x.Send(sel, args...) and objc.Send[T](x, sel, args...) against signatures (and
+// the argument count against the selector's colons); that every selector is registered once,
+// under a Go name derived from it, and used. Arguments must be written with their type explicit
+// (argType), so the check needs no type checker for darwin.
+func TestMessageSignatures(t *testing.T) {
 	files, err := filepath.Glob("*_darwin.go")
 	if err != nil || len(files) < 6 {
 		t.Fatalf("darwin files: %v %v", files, err)
@@ -66,11 +158,13 @@ func TestSelectorArity(t *testing.T) {
 			}
 			var selArg ast.Expr
 			var rest []ast.Expr
+			ret := "objc.ID or void"
 			switch {
 			case isMethod(call.Fun, "Send") && len(call.Args) >= 1: // x.Send(sel, args...)
 				selArg, rest = call.Args[0], call.Args[1:]
 			case isGenericSend(call.Fun) && len(call.Args) >= 2: // objc.Send[T](x, sel, args...)
 				selArg, rest = call.Args[1], call.Args[2:]
+				ret = types.ExprString(call.Fun.(*ast.IndexExpr).Index)
 			default:
 				return true
 			}
@@ -86,8 +180,23 @@ func TestSelectorArity(t *testing.T) {
 			}
 			used[id.Name]++
 			calls++
+			pos := fset.Position(call.Pos())
 			if want := strings.Count(lit, ":"); len(rest) != want {
-				t.Errorf("%s: %s sent with %d arguments, the selector takes %d", fset.Position(call.Pos()), lit, len(rest), want)
+				t.Errorf("%s: %s sent with %d arguments, the selector takes %d", pos, lit, len(rest), want)
+				return true
+			}
+			sig, ok := signatures[lit]
+			if !ok {
+				t.Errorf("%s: %s has no entry in signatures", pos, lit)
+				return true
+			}
+			for i, a := range rest {
+				if got := argType(a); got != sig.args[i] {
+					t.Errorf("%s: %s argument %d is %q (%s), the header says %s", pos, lit, i, got, types.ExprString(a), sig.args[i])
+				}
+			}
+			if ret == "objc.ID or void" && sig.ret != "" && sig.ret != "objc.ID" || ret != "objc.ID or void" && ret != sig.ret {
+				t.Errorf("%s: %s result read as %s, the header says %q", pos, lit, ret, sig.ret)
 			}
 			return true
 		})
@@ -95,6 +204,15 @@ func TestSelectorArity(t *testing.T) {
 	for goName, lit := range sels {
 		if used[goName] == 0 {
 			t.Errorf("selector %q (%s) is never sent", lit, goName)
+		}
+	}
+	for lit := range signatures {
+		found := false
+		for _, l := range sels {
+			found = found || l == lit
+		}
+		if !found {
+			t.Errorf("signatures lists %q, which the darwin files do not register", lit)
 		}
 	}
 	if calls < 40 {
