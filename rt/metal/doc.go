@@ -56,6 +56,9 @@
 //     through purego exactly as purego/objc calls objc_msgSend (TestStructABI, linux/amd64, whose
 //     System V ABI darwin/amd64 shares; arm64 passes a 24-byte MTLSize as a pointer to a copy,
 //     which purego does but which has not run here);
+//   - that every message the darwin files send has the argument count of its selector and the
+//     argument and result types of Apple's headers, as transcribed in a table
+//     (TestMessageSignatures parses the darwin files; objc's ...any would compile a mismatch);
 //   - that the package and its tests vet with CGO_ENABLED=0 for darwin/arm64, darwin/amd64,
 //     linux/amd64, linux/arm64 and windows/amd64 (TestCrossVet with KGEN_CROSS_VET=1).
 //
