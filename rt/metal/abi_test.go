@@ -1,4 +1,4 @@
-//go:build linux && amd64
+//go:build linux && (amd64 || arm64) && !kgen_nocuda
 
 package metal
 
@@ -43,23 +43,34 @@ func findClang() string {
 }
 
 // The arguments and results rt/metal passes through objc_msgSend reach C functions with the IMP
-// signatures of Apple's headers intact, on linux/amd64, whose System V ABI darwin/amd64 shares:
-// two MTLSize (24 bytes, class MEMORY: on the stack) by value, an MTLSize result (hidden pointer),
-// NSUInteger, BOOL, double and NSInteger results, a pointer to Go bytes, an NSError** out-parameter.
-// Only the dispatch to the IMP differs on a Mac (objc_msgSend, and objc_msgSend_stret for the
-// struct result on amd64, both of which leave the argument registers as they are).
+// signatures of Apple's headers intact: two MTLSize by value, an MTLSize result, NSUInteger, BOOL,
+// double and NSInteger results, a pointer to Go bytes, an NSError** out-parameter.
+//
+// On linux/amd64 the System V ABI is darwin/amd64's: a 24-byte MTLSize has class MEMORY and goes
+// on the stack, a 24-byte result through a hidden pointer. On linux/arm64 (AAPCS64) a 24-byte
+// MTLSize goes as a pointer to a caller's copy and a result through x8, as on Apple silicon, whose
+// ABI differs from AAPCS64 only in ways these calls do not reach (variadic arguments, packing of
+// stack arguments: every call here fits in x0..x7). Only the dispatch to the IMP differs on a Mac:
+// objc_msgSend (and objc_msgSend_stret for the struct result on amd64) leaves the argument
+// registers as they are. To run the arm64 case without an arm64 machine: cross-compile
+// testdata/imps.c freestanding (clang --target=aarch64-linux-gnu -ffreestanding -fPIC -c, then
+// ld.lld -shared), set KGEN_METAL_IMPS to it, and run the arm64 test binary with
+// qemu-aarch64 -L <a sysroot holding Debian's libc6:arm64>.
 func TestStructABI(t *testing.T) {
-	clang := findClang()
-	if clang == "" {
-		if os.Getenv("KGEN_REQUIRE_TOOLS") == "1" {
-			t.Fatal("KGEN_REQUIRE_TOOLS=1 but clang is missing")
+	so := os.Getenv("KGEN_METAL_IMPS") // a prebuilt imps.so, e.g. cross-compiled for a qemu run
+	if so == "" {
+		clang := findClang()
+		if clang == "" {
+			if os.Getenv("KGEN_REQUIRE_TOOLS") == "1" {
+				t.Fatal("KGEN_REQUIRE_TOOLS=1 but clang is missing")
+			}
+			t.Skip("clang-14 (or clang) not found: testdata/imps.c cannot be built")
 		}
-		t.Skip("clang-14 (or clang) not found: testdata/imps.c cannot be built")
-	}
-	so := filepath.Join(t.TempDir(), "imps.so")
-	if out, err := exec.Command(clang, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-Wno-unused-parameter",
-		"-o", so, filepath.Join("testdata", "imps.c")).CombinedOutput(); err != nil {
-		t.Fatalf("clang: %v\n%s", err, out)
+		so = filepath.Join(t.TempDir(), "imps.so")
+		if out, err := exec.Command(clang, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-Wno-unused-parameter",
+			"-o", so, filepath.Join("testdata", "imps.c")).CombinedOutput(); err != nil {
+			t.Fatalf("clang: %v\n%s", err, out)
+		}
 	}
 	lib, err := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {

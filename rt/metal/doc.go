@@ -53,9 +53,10 @@
 //   - the C ABI of every kind of value the darwin files pass or receive through objc_msgSend —
 //     two MTLSize by value, an MTLSize result, NSUInteger, BOOL, double and NSInteger, a pointer to
 //     Go bytes, an NSError** — against clang-built C functions with the IMP signatures, called
-//     through purego exactly as purego/objc calls objc_msgSend (TestStructABI, linux/amd64, whose
-//     System V ABI darwin/amd64 shares; arm64 passes a 24-byte MTLSize as a pointer to a copy,
-//     which purego does but which has not run here);
+//     through purego exactly as purego/objc calls objc_msgSend (TestStructABI: on linux/amd64,
+//     whose System V ABI darwin/amd64 shares, in every test run; on linux/arm64, whose AAPCS64
+//     rules for these calls Apple silicon shares, run once by hand under qemu-aarch64 with a
+//     cross-built imps.so, as its doc describes — it passed, and a 32-bit MTLSize made it fail);
 //   - that every message the darwin files send has the argument count of its selector and the
 //     argument and result types of Apple's headers, as transcribed in a table
 //     (TestMessageSignatures parses the darwin files; objc's ...any would compile a mismatch);

@@ -19,8 +19,8 @@ import (
 //     is written through a hidden pointer, which is why purego/objc.Send uses objc_msgSend_stret on
 //     amd64 for structs over 16 bytes.
 //
-// The amd64 System V path is checked on Linux by TestStructABI against a clang-built C function
-// with MTLSize parameters and results; the arm64 path has not run (no aarch64 sysroot here).
+// TestStructABI checks both paths on Linux against clang-built C functions with MTLSize parameters
+// and results (amd64 in every run; arm64 by hand under qemu-aarch64).
 type Size struct {
 	_      structs.HostLayout
 	Width  uint64

@@ -4,8 +4,7 @@
 // NSError** out-parameter). objc_msgSend jumps to the IMP with the argument registers untouched,
 // so calling these through purego with the Go types rt/metal passes checks the same ABI: TestStructABI
 // builds this file with clang and compares what each function recorded with what Go sent.
-#include <stdint.h>
-#include <string.h>
+#include <stdint.h> // the only header: the file also builds freestanding, for aarch64 without a sysroot
 
 typedef struct {
 	uint64_t width, height, depth; // NSUInteger
@@ -40,7 +39,8 @@ void imp_set_bytes(void *self, void *cmd, const void *bytes, uint64_t length, ui
 	rec[0] = (uintptr_t)self;
 	rec[1] = length;
 	rec[2] = index;
-	memcpy(bytes_seen, bytes, length < sizeof bytes_seen ? length : sizeof bytes_seen);
+	for (uint64_t i = 0; i < length && i < sizeof bytes_seen; i++)
+		bytes_seen[i] = ((const unsigned char *)bytes)[i];
 }
 
 // -[MTLComputeCommandEncoder setBuffer:offset:atIndex:]
