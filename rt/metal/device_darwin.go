@@ -124,6 +124,8 @@ func (m *mtlDriver) info() DeviceInfo { return m.inf }
 
 // close releases the queue, then the device.
 func (m *mtlDriver) close() {
-	m.queue.Send(selRelease)
-	m.dev.Send(selRelease)
+	withPool(func() {
+		m.queue.Send(selRelease)
+		m.dev.Send(selRelease)
+	})
 }

@@ -18,7 +18,9 @@ import (
 // Ownership: this package holds exactly one reference to each object it keeps (from alloc/init,
 // new…, or MTLCreateSystemDefaultDevice, which return +1) and releases it once. Objects returned
 // +0 and autoreleased (commandBuffer, computeCommandEncoder, NSError out-parameters, NSStrings
-// from name/localizedDescription) are used only inside withPool, whose pool frees them.
+// from name/localizedDescription) are used only inside withPool, whose pool frees them. Every
+// message is sent inside withPool: Go's threads never exit, so anything Metal autoreleases
+// outside a pool would leak.
 
 // Selectors of NSObject, NSString, NSError and NSAutoreleasePool (Foundation).
 var (
@@ -87,10 +89,10 @@ func respondsTo(obj objc.ID, sel objc.SEL) bool {
 	return objc.Send[bool](obj, selRespondsToSelector, objc.SEL(sel))
 }
 
-// release drops this package's reference to h.
+// release drops this package's reference to h (inside a pool: dealloc may autorelease).
 func (m *mtlDriver) release(h handle) {
 	if h != 0 {
-		objc.ID(h).Send(selRelease)
+		withPool(func() { objc.ID(h).Send(selRelease) })
 	}
 }
 

@@ -206,6 +206,50 @@ func TestMessageSignatures(t *testing.T) {
 			t.Errorf("selector %q (%s) is never sent", lit, goName)
 		}
 	}
+	// Every message goes inside an autorelease pool: a function that sends one either calls
+	// withPool or is a helper that only pooled code calls.
+	helpers := map[string]bool{"withPool": true, "nsString": true, "goString": true, "nsError": true,
+		"respondsTo": true, "readInfo": true, "encode": true}
+	for _, f := range parsed {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || helpers[fd.Name.Name] {
+				continue
+			}
+			sends, pooled := false, false
+			ast.Inspect(fd, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					sends = sends || isMethod(c.Fun, "Send") || isGenericSend(c.Fun)
+					if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "withPool" {
+						pooled = true
+					}
+				}
+				return true
+			})
+			if sends && !pooled {
+				t.Errorf("%s: %s sends messages outside withPool", fset.Position(fd.Pos()), fd.Name.Name)
+			}
+		}
+	}
+	for _, f := range parsed {
+		ast.Inspect(f, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			var name string
+			switch fn := c.Fun.(type) {
+			case *ast.Ident:
+				name = fn.Name
+			case *ast.SelectorExpr:
+				name = fn.Sel.Name
+			}
+			if helpers[name] && name != "withPool" && !insidePool(f, c) {
+				t.Errorf("%s: helper %s called outside withPool", fset.Position(c.Pos()), name)
+			}
+			return true
+		})
+	}
 	for lit := range signatures {
 		found := false
 		for _, l := range sels {
@@ -218,6 +262,28 @@ func TestMessageSignatures(t *testing.T) {
 	if calls < 40 {
 		t.Errorf("found only %d message sends: the parser missed some", calls)
 	}
+}
+
+// insidePool reports whether call lies in a function literal passed to withPool, or in a helper.
+func insidePool(f *ast.File, call *ast.CallExpr) bool {
+	in := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			switch n.Name.Name {
+			case "nsString", "goString", "nsError", "respondsTo", "readInfo", "encode":
+				if n.Pos() <= call.Pos() && call.End() <= n.End() {
+					in = true
+				}
+			}
+		case *ast.CallExpr:
+			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "withPool" && n.Pos() <= call.Pos() && call.End() <= n.End() {
+				in = true
+			}
+		}
+		return !in
+	})
+	return in
 }
 
 func isSel(e ast.Expr, pkg, name string) bool {
