@@ -59,7 +59,8 @@
 //     cross-built imps.so, as its doc describes — it passed, and a 32-bit MTLSize made it fail);
 //   - that every message the darwin files send has the argument count of its selector and the
 //     argument and result types of Apple's headers, as transcribed in a table
-//     (TestMessageSignatures parses the darwin files; objc's ...any would compile a mismatch);
+//     (TestMessageSignatures parses the darwin files; objc's ...any would compile a mismatch),
+//     and that every message is sent inside an autorelease pool;
 //   - that the package and its tests vet with CGO_ENABLED=0 for darwin/arm64, darwin/amd64,
 //     linux/amd64, linux/arm64 and windows/amd64 (TestCrossVet with KGEN_CROSS_VET=1).
 //
