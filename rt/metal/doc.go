@@ -26,8 +26,9 @@
 // Dispatch and Run are synchronous: they commit one command buffer and wait for it, so buffers may
 // be read as soon as they return. Run puts several launches into one command buffer.
 //
-// Libraries are compiled with fastMathEnabled = NO (Metal's default is YES), so results follow IEEE
-// arithmetic as kgen's interpreter does (NaN through max/min, no reassociation).
+// Libraries are compiled with fastMathEnabled = NO (Metal's default is YES; on macOS 15 the same
+// as mathMode MTLMathModeSafe), so the compiler may not reassociate or assume away NaN and
+// infinity: the arithmetic kgen's interpreter and the MSL backend's CPU validation assume.
 //
 // # Objective-C
 //

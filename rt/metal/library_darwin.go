@@ -16,7 +16,9 @@ var classMTLCompileOptions objc.Class
 // compile builds an MTLLibrary (+1) from src. The options: languageVersion v, and
 // fastMathEnabled NO (its default is YES, which lets the compiler reassociate and drop IEEE 754
 // special cases; kgen compares GPU results with its interpreter under tolerances derived from IEEE
-// arithmetic). On success an NSError, if any, holds warnings.
+// arithmetic). setFastMathEnabled: is deprecated from macOS 15 in favour of mathMode but still
+// answered; it avoids depending on MTLMathMode's numbering. On success an NSError, if any, holds
+// warnings.
 func (m *mtlDriver) compile(src string, v LanguageVersion) (lib handle, warnings string, err error) {
 	withPool(func() {
 		source := nsString(src)
