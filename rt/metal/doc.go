@@ -23,6 +23,12 @@
 // threadgroups (dispatchThreadgroups:threadsPerThreadgroup:), not threads. Everything is checked
 // before it reaches Metal (see Dispatch); misuse is an error, never a crash.
 //
+// codegen/msl's launch table maps onto this directly: a "tensor" binding is a *Buffer
+// (NewBufferFrom for inputs, NewBuffer of its byte size for a Temp; f16 and bf16 data as uint16),
+// a "scalar" is Value(x) of its element type, "dims" is Values(int32(dim), ...) in Dims order;
+// Threads becomes [3]int{Threads, 1, 1}, Grid(dims) the grid, and a kernel's launches, in order,
+// one Run.
+//
 // Dispatch and Run are synchronous: they commit one command buffer and wait for it, so buffers may
 // be read as soon as they return. Run puts several launches into one command buffer.
 //
