@@ -50,7 +50,7 @@ type Source struct {
 }
 
 // Generate implements codegen.Backend.
-func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
+func (b Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	src, err := BuildSource(p)
 	if err != nil {
 		return nil, err
@@ -59,10 +59,19 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []codegen.File{
+	files := []codegen.File{
 		{Name: p.Name + ".metal", Data: []byte(src.Text)},
 		{Name: "metal.go", Data: goFile},
-	}, nil
+	}
+	if b.Tests {
+		ks, _ := hostKernels(p, src)
+		test, err := testFile(p, ks)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, codegen.File{Name: "metal_test.go", Data: test})
+	}
+	return files, nil
 }
 
 // BuildSource lowers every kernel of p (compiled by the msl pipeline) and prints one .metal file.

@@ -1,0 +1,209 @@
+package msl
+
+import (
+	"fmt"
+	"go/format"
+	"strings"
+
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// testFile writes metal_test.go for the kernels ks that have Metal methods:
+//
+//   - TestMetalOpen: off macOS, OpenMetal must fail with an error wrapping metal.ErrNoDevice.
+//   - TestMetalChecks (no device needed): on random dims and lengths, right and wrong, each Host
+//     method on a nil *Metal returns exactly the CPU function's error; where the CPU function
+//     accepts the arguments it returns nil (every output empty) or the "no Metal device" error,
+//     so the checks run before the device is touched.
+//   - TestMetal<Kernel>: on a Mac with a GPU, the Host method against the reference interpreter
+//     through kgentest.Run (ragged shapes, guard pages, NaN and Inf inputs, the beta rule, a wrong
+//     length); elsewhere it skips saying why (fails instead with KGEN_REQUIRE_GPU=1).
+func testFile(p *codegen.Package, ks []*ir.Kernel) ([]byte, error) {
+	var b strings.Builder
+	b.WriteString(codegen.Header)
+	fmt.Fprintf(&b, `
+package %[1]s
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"testing"
+
+	%[2]q
+	%[3]q
+	%[4]q
+)
+
+var _ = f16.FromFloat64
+
+func TestMetalOpen(t *testing.T) {
+	m, err := OpenMetal()
+	if err == nil {
+		m.Close()
+		if runtime.GOOS != "darwin" {
+			t.Fatalf("OpenMetal succeeded on %%s", runtime.GOOS)
+		}
+		return
+	}
+	if !metal.IsNoDevice(err) && runtime.GOOS != "darwin" {
+		t.Fatalf("OpenMetal on %%s: %%v, want an error wrapping metal.ErrNoDevice", runtime.GOOS, err)
+	}
+	if err.Error() == "" {
+		t.Fatal("OpenMetal: empty error")
+	}
+	t.Logf("OpenMetal: %%v", err)
+}
+
+// openMetalForTest opens the device or skips (fails with KGEN_REQUIRE_GPU=1) saying why.
+func openMetalForTest(t *testing.T) *Metal {
+	t.Helper()
+	m, err := OpenMetal()
+	if err != nil {
+		if metal.IsNoDevice(err) && os.Getenv("KGEN_REQUIRE_GPU") != "1" {
+			t.Skipf("no Metal GPU here (set KGEN_REQUIRE_GPU=1 to fail instead): %%v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// metalTestDim draws a dim: mostly small, sometimes 0, negative or beyond rt.MaxDim.
+func metalTestDim(rng *rand.Rand) int {
+	switch rng.IntN(20) {
+	case 0:
+		return -1 - rng.IntN(3)
+	case 1:
+		return 1 << 62
+	}
+	return rng.IntN(6)
+}
+
+// metalTestLen is the length of a tensor of shape dims, sometimes one off (or small when a dim is
+// out of range).
+func metalTestLen(rng *rand.Rand, dims ...int) int {
+	n := 1
+	for _, d := range dims {
+		if d < 0 || d > 64 {
+			return rng.IntN(3)
+		}
+		n *= d
+	}
+	switch rng.IntN(12) {
+	case 0:
+		return n + 1
+	case 1:
+		if n > 0 {
+			return n - 1
+		}
+	}
+	return n
+}
+
+// metalSameCheck compares a Host method's error on a nil *Metal with the CPU function's.
+func metalSameCheck(t *testing.T, kernel string, dims []int, cpu, gpu error) {
+	t.Helper()
+	switch {
+	case cpu == nil && gpu != nil && !errors.Is(gpu, errMetalNil):
+		t.Errorf("%%s %%v: CPU accepts, Metal: %%v", kernel, dims, gpu)
+	case cpu != nil && (gpu == nil || gpu.Error() != cpu.Error()):
+		t.Errorf("%%s %%v: CPU: %%v, Metal: %%v", kernel, dims, cpu, gpu)
+	}
+}
+
+func TestMetalChecks(t_ *testing.T) {
+	rng_ := rand.New(rand.NewPCG(7, 11))
+	var m_ *Metal
+	for range 300 {
+`, p.Name, p.KgenModule()+"/f16", p.KgenModule()+"/kgentest", p.KgenModule()+"/rt/metal")
+	for _, k := range ks {
+		checkCase(&b, k)
+	}
+	b.WriteString("\t}\n}\n")
+	for _, k := range ks {
+		deviceTest(&b, k)
+	}
+	out, err := format.Source([]byte(b.String()))
+	if err != nil {
+		return nil, fmt.Errorf("msl: generated metal_test.go does not parse: %v", err)
+	}
+	return out, nil
+}
+
+// checkCase writes one random call of kernel k's CPU function and of its Host method on a nil Metal.
+func checkCase(b *strings.Builder, k *ir.Kernel) {
+	b.WriteString("\t{\n")
+	var dims, args, args2 []string
+	for _, d := range k.Dims {
+		fmt.Fprintf(b, "\t\t%s := metalTestDim(rng_)\n", d.Name)
+		dims = append(dims, d.Name)
+	}
+	args = append(args, dims...)
+	args2 = append(args2, dims...)
+	for _, t := range k.Params {
+		if t.Kind == ir.Scalar {
+			fmt.Fprintf(b, "\t\tvar %s %s\n", t.Name, goElem(t.Type))
+			args, args2 = append(args, t.Name), append(args2, t.Name)
+			continue
+		}
+		var sh []string
+		for _, d := range t.Shape {
+			sh = append(sh, d.Name)
+		}
+		fmt.Fprintf(b, "\t\t%[1]s := make([]%[2]s, metalTestLen(rng_, %[3]s))\n\t\t%[1]s2_ := make([]%[2]s, len(%[1]s))\n",
+			t.Name, goElem(t.Type), strings.Join(sh, ", "))
+		args, args2 = append(args, t.Name), append(args2, t.Name+"2_")
+	}
+	name := codegen.GoName(k.Name)
+	fmt.Fprintf(b, "\t\tcpu_ := %s(%s)\n\t\tgpu_ := m_.%sHost(%s)\n", name, strings.Join(args, ", "), name, strings.Join(args2, ", "))
+	fmt.Fprintf(b, "\t\tmetalSameCheck(t_, %q, []int{%s}, cpu_, gpu_)\n\t}\n", k.Name, strings.Join(dims, ", "))
+}
+
+// convert returns the kgentest conversions of a type: to Go from float64 slices, back, and of a
+// scalar.
+func convert(d ir.DType) (to, from, scalar string) {
+	switch d {
+	case ir.F16:
+		return "kgentest.ToF16", "kgentest.FromF16", "f16.FromFloat64(%s)"
+	case ir.BF16:
+		return "kgentest.ToBF16", "kgentest.FromBF16", "f16.BF16FromFloat64(%s)"
+	case ir.I32:
+		return "kgentest.ToI32", "kgentest.FromI32", "int32(%s)"
+	case ir.I8:
+		return "kgentest.ToI8", "kgentest.FromI8", "int8(%s)"
+	}
+	return "kgentest.ToF32", "kgentest.FromF32", "float32(%s)"
+}
+
+// deviceTest writes TestMetal<Kernel>: the Host method against the interpreter.
+func deviceTest(b *strings.Builder, k *ir.Kernel) {
+	name := codegen.GoName(k.Name)
+	fmt.Fprintf(b, "\nfunc TestMetal%s(t *testing.T) {\n\tm_ := openMetalForTest(t)\n", name)
+	fmt.Fprintf(b, "\tkgentest.Run(t, %q, kgentest.Kernel{\n", k.Source)
+	b.WriteString("\t\tVariants: func() []string { return []string{\"metal\"} },\n\t\tUse: func(string) error { return nil },\n")
+	b.WriteString("\t\tCall: func(dims_ map[string]int, in_ map[string][]float64, scalars_ map[string]float64) (map[string][]float64, error) {\n")
+	var args []string
+	for _, d := range k.Dims {
+		args = append(args, fmt.Sprintf("dims_[%q]", d.Name))
+	}
+	for _, t := range k.Params {
+		to, _, sc := convert(t.Type)
+		if t.Kind == ir.Scalar {
+			fmt.Fprintf(b, "\t\t\t%s := %s\n", t.Name, fmt.Sprintf(sc, fmt.Sprintf("scalars_[%q]", t.Name)))
+		} else {
+			fmt.Fprintf(b, "\t\t\t%s := %s(in_[%q])\n", t.Name, to, t.Name)
+		}
+		args = append(args, t.Name)
+	}
+	fmt.Fprintf(b, "\t\t\terr_ := m_.%sHost(%s)\n\t\t\tout_ := map[string][]float64{}\n", name, strings.Join(args, ", "))
+	for _, t := range k.Params {
+		if t.Kind == ir.Out || t.Kind == ir.InOut {
+			_, from, _ := convert(t.Type)
+			fmt.Fprintf(b, "\t\t\tout_[%q] = %s(%s)\n", t.Name, from, t.Name)
+		}
+	}
+	b.WriteString("\t\t\treturn out_, err_\n\t\t},\n\t})\n}\n")
+}
