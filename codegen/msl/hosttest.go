@@ -16,8 +16,8 @@ import (
 //     method on a nil *Metal returns exactly the CPU function's error; where the CPU function
 //     accepts the arguments it returns nil (every output empty) or the "no Metal device" error,
 //     so the checks run before the device is touched.
-//   - TestMetal<Kernel>: on a Mac with a GPU, the Host method against the reference interpreter
-//     through kgentest.Run (ragged shapes, guard pages, NaN and Inf inputs, the beta rule, a wrong
+//   - TestMetal<Kernel>: on a Mac with a GPU, the Host method and the device method against the
+//     reference interpreter through kgentest.Run (ragged shapes, guard pages, NaN and Inf inputs, the beta rule, a wrong
 //     length); elsewhere it skips saying why (fails instead with KGEN_REQUIRE_GPU=1).
 func testFile(p *codegen.Package, ks []*ir.Kernel) ([]byte, error) {
 	var b strings.Builder
@@ -114,6 +114,21 @@ func metalSameCheck(t *testing.T, kernel string, dims []int, cpu, gpu error) {
 	}
 }
 
+// metalTestUpload copies s to a new MetalTensor, recording its Free in free; after the first
+// failure (kept in *errp) it does nothing and returns nil.
+func metalTestUpload[T metalElem](m *Metal, s []T, free *[]func() error, errp *error) *MetalTensor[T] {
+	if *errp != nil {
+		return nil
+	}
+	d, err := MetalTensorFrom(m, s)
+	if err != nil {
+		*errp = err
+		return nil
+	}
+	*free = append(*free, d.Free)
+	return d
+}
+
 func TestMetalChecks(t_ *testing.T) {
 	rng_ := rand.New(rand.NewPCG(7, 11))
 	var m_ *Metal
@@ -178,27 +193,47 @@ func convert(d ir.DType) (to, from, scalar string) {
 	return "kgentest.ToF32", "kgentest.FromF32", "float32(%s)"
 }
 
-// deviceTest writes TestMetal<Kernel>: the Host method against the interpreter.
+// deviceTest writes TestMetal<Kernel>: both methods against the interpreter, as two kgentest
+// variants ("host": the Host method on slices; "device": the slices uploaded to MetalTensors, the
+// device method, the outputs downloaded only when it succeeds).
 func deviceTest(b *strings.Builder, k *ir.Kernel) {
 	name := codegen.GoName(k.Name)
-	fmt.Fprintf(b, "\nfunc TestMetal%s(t *testing.T) {\n\tm_ := openMetalForTest(t)\n", name)
+	fmt.Fprintf(b, "\nfunc TestMetal%s(t *testing.T) {\n\tm_ := openMetalForTest(t)\n\tvariant_ := \"\"\n", name)
 	fmt.Fprintf(b, "\tkgentest.Run(t, %q, kgentest.Kernel{\n", k.Source)
-	b.WriteString("\t\tVariants: func() []string { return []string{\"metal\"} },\n\t\tUse: func(string) error { return nil },\n")
+	b.WriteString("\t\tVariants: func() []string { return []string{\"host\", \"device\"} },\n")
+	b.WriteString("\t\tUse: func(v string) error { variant_ = v; return nil },\n")
 	b.WriteString("\t\tCall: func(dims_ map[string]int, in_ map[string][]float64, scalars_ map[string]float64) (map[string][]float64, error) {\n")
-	var args []string
+	var args, devArgs []string
 	for _, d := range k.Dims {
 		args = append(args, fmt.Sprintf("dims_[%q]", d.Name))
 	}
+	devArgs = append(devArgs, args...)
 	for _, t := range k.Params {
 		to, _, sc := convert(t.Type)
 		if t.Kind == ir.Scalar {
 			fmt.Fprintf(b, "\t\t\t%s := %s\n", t.Name, fmt.Sprintf(sc, fmt.Sprintf("scalars_[%q]", t.Name)))
+			devArgs = append(devArgs, t.Name)
 		} else {
 			fmt.Fprintf(b, "\t\t\t%s := %s(in_[%q])\n", t.Name, to, t.Name)
+			devArgs = append(devArgs, t.Name+"D_")
 		}
 		args = append(args, t.Name)
 	}
-	fmt.Fprintf(b, "\t\t\terr_ := m_.%sHost(%s)\n\t\t\tout_ := map[string][]float64{}\n", name, strings.Join(args, ", "))
+	fmt.Fprintf(b, "\t\t\tvar err_ error\n\t\t\tif variant_ == \"host\" {\n\t\t\t\terr_ = m_.%sHost(%s)\n\t\t\t} else {\n", name, strings.Join(args, ", "))
+	b.WriteString("\t\t\t\tvar free_ []func() error\n")
+	for _, t := range k.Params {
+		if t.Kind != ir.Scalar {
+			fmt.Fprintf(b, "\t\t\t\t%sD_ := metalTestUpload(m_, %s, &free_, &err_)\n", t.Name, t.Name)
+		}
+	}
+	fmt.Fprintf(b, "\t\t\t\tif err_ == nil {\n\t\t\t\t\terr_ = m_.%s(%s)\n\t\t\t\t}\n", name, strings.Join(devArgs, ", "))
+	for _, t := range k.Params {
+		if t.Kind == ir.Out || t.Kind == ir.InOut {
+			fmt.Fprintf(b, "\t\t\t\tif err_ == nil {\n\t\t\t\t\terr_ = %sD_.Download(%s)\n\t\t\t\t}\n", t.Name, t.Name)
+		}
+	}
+	b.WriteString("\t\t\t\tfor _, f := range free_ {\n\t\t\t\t\tf()\n\t\t\t\t}\n\t\t\t}\n")
+	b.WriteString("\t\t\tout_ := map[string][]float64{}\n")
 	for _, t := range k.Params {
 		if t.Kind == ir.Out || t.Kind == ir.InOut {
 			_, from, _ := convert(t.Type)
