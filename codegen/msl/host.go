@@ -203,7 +203,7 @@ func hostMethod(b *strings.Builder, k *ir.Kernel) {
 		if t.Kind == ir.Scalar {
 			continue
 		}
-		fmt.Fprintf(b, "\tif b, err := metalUpload(m_, %s, %v); err != nil {\n\t\treturn fmt.Errorf(\"%%s: %%s: %%w\", %q, %q, err)\n\t} else {\n\t\tbufs_[%q] = b\n\t}\n",
+		fmt.Fprintf(b, "\tif b, err := metalUpload(m_, %s, %v); err != nil {\n\t\treturn fmt.Errorf(\"%s: %s: %%w\", err)\n\t} else {\n\t\tbufs_[%q] = b\n\t}\n",
 			t.Name, t.Kind != ir.Out, k.Name, t.Name, t.Name)
 	}
 	scalars(b, k)

@@ -10,7 +10,7 @@ import (
 )
 
 // hostKdsl exercises the Metal methods' corners: a scalar before the tensors, a rank-0 output, a
-// window (bounds checks), temporaries, a bf16 kernel (a method only with msl:3.1) and an f64 one
+// window (bounds checks), temporaries, a kernel of two launches (colnorm), a bf16 kernel (a method only with msl:3.1) and an f64 one
 // (never a method).
 const hostKdsl = `kernel scale_first(a: f32, x: f32[N], y: out f32[N]) {
     y[i] = a * x[i]
@@ -26,6 +26,10 @@ kernel rownorm(X: f32[M, N], Y: out f32[M, N]) {
     Y[i, j] = exp(X[i, j] - m[i])
     let s[i] = sum(j: Y[i, j])
     Y[i, j] = Y[i, j] / s[i]
+}
+kernel colnorm(A: f32[M, N], Y: out f32[M, N]) {
+    let s[j] = sum(i: A[i, j])
+    Y[i, j] = A[i, j] / s[j]
 }
 kernel bscale(x: bf16[N], y: out f32[N], a: f32) {
     y[i] = a * x[i]
@@ -92,7 +96,7 @@ func TestGeneratedMetalPackages(t *testing.T) {
 		methods, not []string
 	}{
 		{"lib", []string{"Saxpy", "Softmax", "Conv2d", "Hgemm"}, []string{"Dgemm", "Bgemm", "BgemmBf16"}},
-		{"host", []string{"ScaleFirst", "Dot", "Window", "Rownorm", "Bscale"}, []string{"Dscale"}},
+		{"host", []string{"ScaleFirst", "Dot", "Window", "Rownorm", "Colnorm", "Bscale"}, []string{"Dscale"}},
 	} {
 		src, err := os.ReadFile(filepath.Join(dir, c.pkg, "metal.go"))
 		if err != nil {
@@ -113,6 +117,14 @@ func TestGeneratedMetalPackages(t *testing.T) {
 				t.Errorf("%s: refused kernel %s not listed in the doc comment", c.pkg, m)
 			}
 		}
+	}
+
+	// colnorm's column sums must be complete before any row divides: two launches, which its methods
+	// run in order in one command buffer (one metalLaunches entry each, found by kernel name).
+	if src, err := os.ReadFile(filepath.Join(dir, "host", "metal.go")); err != nil {
+		t.Fatal(err)
+	} else if n := strings.Count(string(src), `{Kernel: "colnorm", Function: "colnorm_`); n != 2 {
+		t.Errorf("colnorm has %d launches, want 2", n)
 	}
 
 	// The platforms vet in parallel; each go command uses the build cache.
@@ -138,6 +150,7 @@ func TestGeneratedMetalPackages(t *testing.T) {
 	for _, want := range []string{
 		"--- PASS: TestMetalOpen", "--- PASS: TestMetalChecks",
 		"Metal exists only on Apple systems", "--- SKIP: TestMetalSaxpy", "--- SKIP: TestMetalRownorm",
+		"--- SKIP: TestMetalColnorm",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("generated Metal tests: no %q in\n%s", want, out)

@@ -10,23 +10,26 @@ const hostRuntime = `
 // the same way (same errors) before anything reaches the device, and write nothing when they return
 // an error. The methods on *MetalTensor arguments work on device memory; the ...Host methods take
 // slices and upload, run and download. Calls are synchronous: results are there on return.
-// A Metal may be used by several goroutines; Close it when done.
+// A Metal may be used by several goroutines at once; Close it once they are done.
 %[3]stype Metal struct {
-	dev *metal.Device
-	lib *metal.Library
-	fns map[string]*metal.Function
+	dev  *metal.Device
+	lib  *metal.Library
+	fns  map[string]*metal.Function
+	errs map[string]error // kernel functions whose pipeline could not be built, and why
 }
 
 // OpenMetal opens the system's default Metal device, compiles the package's Metal source for
 // %[1]s and builds every kernel function's pipeline. Without Metal (another system, no GPU, a
 // darwin build with -tags kgen_nometal) it returns an error wrapping metal.ErrNoDevice that says
-// why (metal.IsNoDevice); a compile failure is a *metal.Error with the compiler's diagnostics.
+// why (metal.IsNoDevice); a compile failure is a *metal.Error with the compiler's diagnostics. A
+// function whose pipeline cannot be built (say, beyond this GPU's threadgroup memory) does not fail
+// OpenMetal: the methods of its kernel return that error.
 func OpenMetal() (*Metal, error) {
 	dev, err := metal.Open()
 	if err != nil {
 		return nil, fmt.Errorf("%[2]s: OpenMetal: %%w", err)
 	}
-	m := &Metal{dev: dev, fns: map[string]*metal.Function{}}
+	m := &Metal{dev: dev, fns: map[string]*metal.Function{}, errs: map[string]error{}}
 	if m.lib, err = dev.Compile(metalSource, %[1]s); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("%[2]s: OpenMetal: %%w", err)
@@ -34,8 +37,8 @@ func OpenMetal() (*Metal, error) {
 	for _, l := range metalLaunches {
 		fn, err := m.lib.Function(l.Function)
 		if err != nil {
-			m.Close()
-			return nil, fmt.Errorf("%[2]s: OpenMetal: %%w", err)
+			m.errs[l.Function] = err
+			continue
 		}
 		m.fns[l.Function] = fn
 	}
@@ -61,7 +64,7 @@ func (m *Metal) Close() error {
 	}
 	m.lib.Close()
 	err := m.dev.Close()
-	m.dev, m.lib, m.fns = nil, nil, nil
+	m.dev, m.lib, m.fns, m.errs = nil, nil, nil, nil
 	return err
 }
 
@@ -199,7 +202,7 @@ func (m *Metal) run(kernel string, dims map[string]int, bufs map[string]*metal.B
 		}
 		fn := m.fns[l.Function]
 		if fn == nil {
-			return fmt.Errorf("%[2]s: %%s: Metal function %%s not compiled", kernel, l.Function)
+			return fmt.Errorf("%[2]s: %%s: Metal function %%s: %%w", kernel, l.Function, m.errs[l.Function])
 		}
 		args := make([]metal.Arg, len(l.Buffers))
 		for i, p := range l.Buffers {
