@@ -92,15 +92,18 @@ func TestGeneratedMetalPackages(t *testing.T) {
 
 	// What the doc comment and the methods say about refused kernels.
 	for _, c := range []struct {
-		pkg          string
+		pkg, version string
 		methods, not []string
 	}{
-		{"lib", []string{"Saxpy", "Softmax", "Conv2d", "Hgemm"}, []string{"Dgemm", "Bgemm", "BgemmBf16"}},
-		{"host", []string{"ScaleFirst", "Dot", "Window", "Rownorm", "Colnorm", "Bscale"}, []string{"Dscale"}},
+		{"lib", "metal.Metal30", []string{"Saxpy", "Softmax", "Conv2d", "Hgemm"}, []string{"Dgemm", "Bgemm", "BgemmBf16"}},
+		{"host", "metal.Metal31", []string{"ScaleFirst", "Dot", "Window", "Rownorm", "Colnorm", "Bscale"}, []string{"Dscale"}},
 	} {
 		src, err := os.ReadFile(filepath.Join(dir, c.pkg, "metal.go"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), "dev.Compile(metalSource, "+c.version+")") {
+			t.Errorf("%s: source not compiled for %s", c.pkg, c.version)
 		}
 		for _, m := range c.methods {
 			for _, s := range []string{"func (m_ *Metal) " + m + "(", "func (m_ *Metal) " + m + "Host("} {

@@ -13,7 +13,8 @@ import (
 //
 //   - TestMetalOpen: off macOS, OpenMetal must fail with an error wrapping metal.ErrNoDevice.
 //   - TestMetalChecks (no device needed): on random dims and lengths, right and wrong, each Host
-//     method on a nil *Metal returns exactly the CPU function's error; where the CPU function
+//     method on a nil *Metal returns exactly the CPU function's error (and each device method with
+//     nil tensors, the CPU function's with nil slices); where the CPU function
 //     accepts the arguments it returns nil (every output empty) or the "no Metal device" error,
 //     so the checks run before the device is touched.
 //   - TestMetal<Kernel>: on a Mac with a GPU, the Host method and the device method against the
@@ -174,7 +175,19 @@ func checkCase(b *strings.Builder, k *ir.Kernel) {
 	}
 	name := codegen.GoName(k.Name)
 	fmt.Fprintf(b, "\t\tcpu_ := %s(%s)\n\t\tgpu_ := m_.%sHost(%s)\n", name, strings.Join(args, ", "), name, strings.Join(args2, ", "))
-	fmt.Fprintf(b, "\t\tmetalSameCheck(t_, %q, []int{%s}, cpu_, gpu_)\n\t}\n", k.Name, strings.Join(dims, ", "))
+	fmt.Fprintf(b, "\t\tmetalSameCheck(t_, %q, []int{%s}, cpu_, gpu_)\n", k.Name, strings.Join(dims, ", "))
+	// The device method with nil tensors (length 0) against the CPU function with nil slices.
+	var nilArgs, devNil []string
+	nilArgs = append(nilArgs, dims...)
+	devNil = append(devNil, dims...)
+	for _, t := range k.Params {
+		if t.Kind == ir.Scalar {
+			nilArgs, devNil = append(nilArgs, t.Name), append(devNil, t.Name)
+		} else {
+			nilArgs, devNil = append(nilArgs, "nil"), append(devNil, "nil")
+		}
+	}
+	fmt.Fprintf(b, "\t\tmetalSameCheck(t_, %q, []int{%s}, %s(%s), m_.%s(%s))\n\t}\n", k.Name+" (nil tensors)", strings.Join(dims, ", "), name, strings.Join(nilArgs, ", "), name, strings.Join(devNil, ", "))
 }
 
 // convert returns the kgentest conversions of a type: to Go from float64 slices, back, and of a
