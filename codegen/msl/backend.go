@@ -239,6 +239,9 @@ var metalLaunches = []metalLaunch{
 		lang = "metal.Metal31"
 	}
 	hks, why := hostKernels(p, src)
+	if err := hostNames(p, hks); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(&b, hostRuntime, lang, p.Name, methodList(hks, why))
 	if err := hostMethods(&b, hks); err != nil {
 		return nil, err

@@ -60,6 +60,32 @@ func hostKernels(p *codegen.Package, src *Source) ([]*ir.Kernel, map[string]stri
 	return ks, why
 }
 
+// hostNames checks that the exported names metal.go adds collide neither with the package's CPU
+// functions (one per kernel, GoName) nor with each other: a generated package must compile.
+func hostNames(p *codegen.Package, ks []*ir.Kernel) error {
+	owner := map[string]string{}
+	for _, n := range []string{"Metal", "OpenMetal", "MetalTensor", "NewMetalTensor", "MetalTensorFrom"} {
+		owner[n] = "metal.go's " + n
+	}
+	for _, k := range p.Kernels {
+		n := codegen.GoName(k.K.Name)
+		if o, ok := owner[n]; ok {
+			return fmt.Errorf("msl: kernel %s: its function %s collides with %s", k.K.Name, n, o)
+		}
+		owner[n] = "the function of kernel " + k.K.Name
+	}
+	methods := map[string]string{"Close": "(*Metal).Close", "Device": "(*Metal).Device"}
+	for _, k := range ks {
+		for _, n := range []string{codegen.GoName(k.Name), codegen.GoName(k.Name) + "Host"} {
+			if o, ok := methods[n]; ok {
+				return fmt.Errorf("msl: kernel %s: its Metal method %s collides with %s", k.Name, n, o)
+			}
+			methods[n] = "a Metal method of kernel " + k.Name
+		}
+	}
+	return nil
+}
+
 // methodList is the part of Metal's doc comment that lists the methods and the kernels without one.
 func methodList(ks []*ir.Kernel, why map[string]string) string {
 	var b strings.Builder

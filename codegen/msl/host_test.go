@@ -160,3 +160,21 @@ func TestGeneratedMetalPackages(t *testing.T) {
 		}
 	}
 }
+
+// TestHostNameCollisions: kernels whose Go names would clash with metal.go's (a Host method, a
+// type, a method of Metal) are refused with an error naming both, instead of a package that does
+// not compile.
+func TestHostNameCollisions(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"kernel saxpy(x: f32[N], y: inout f32[N]) {\n y[i] = x[i] + y[i]\n}\nkernel saxpy_host(x: f32[N], y: inout f32[N]) {\n y[i] = x[i] * y[i]\n}\n",
+			"kernel saxpy_host: its Metal method SaxpyHost collides with a Metal method of kernel saxpy"},
+		{"kernel open_metal(x: f32[N], y: out f32[N]) {\n y[i] = x[i]\n}\n", "kernel open_metal: its function OpenMetal collides with metal.go's OpenMetal"},
+		{"kernel close(x: f32[N], y: out f32[N]) {\n y[i] = x[i]\n}\n", "kernel close: its Metal method Close collides with (*Metal).Close"},
+	} {
+		p := compilePackage(t, "names.kdsl", c.src, "msl")
+		_, err := Backend{}.Generate(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+}
