@@ -104,8 +104,25 @@ func metalTestLen(rng *rand.Rand, dims ...int) int {
 	return n
 }
 
+// metalChecked counts, per kernel, the calls the CPU function accepted ([0]) and refused ([1]).
+var metalChecked = map[string]*[2]int{}
+
 // metalSameCheck compares a Host method's error on a nil *Metal with the CPU function's.
 func metalSameCheck(t *testing.T, kernel string, dims []int, cpu, gpu error) {
+	t.Helper()
+	if metalChecked[kernel] == nil {
+		metalChecked[kernel] = new([2]int)
+	}
+	if cpu == nil {
+		metalChecked[kernel][0]++
+	} else {
+		metalChecked[kernel][1]++
+	}
+	metalCompare(t, kernel, dims, cpu, gpu)
+}
+
+// metalCompare fails t unless gpu is cpu's error, or cpu is nil and gpu is nil or errMetalNil.
+func metalCompare(t *testing.T, kernel string, dims []int, cpu, gpu error) {
 	t.Helper()
 	switch {
 	case cpu == nil && gpu != nil && !errors.Is(gpu, errMetalNil):
@@ -138,7 +155,15 @@ func TestMetalChecks(t_ *testing.T) {
 	for _, k := range ks {
 		checkCase(&b, k)
 	}
-	b.WriteString("\t}\n}\n")
+	b.WriteString("\t}\n")
+	b.WriteString(`	// Both outcomes must have been compared for every kernel, or the test proves little.
+	for k, n := range metalChecked {
+		if n[0] == 0 || n[1] == 0 {
+			t_.Errorf("%s: %d accepted and %d refused calls: want both", k, n[0], n[1])
+		}
+	}
+}
+`)
 	for _, k := range ks {
 		deviceTest(&b, k)
 	}
@@ -187,7 +212,7 @@ func checkCase(b *strings.Builder, k *ir.Kernel) {
 			nilArgs, devNil = append(nilArgs, "nil"), append(devNil, "nil")
 		}
 	}
-	fmt.Fprintf(b, "\t\tmetalSameCheck(t_, %q, []int{%s}, %s(%s), m_.%s(%s))\n\t}\n", k.Name+" (nil tensors)", strings.Join(dims, ", "), name, strings.Join(nilArgs, ", "), name, strings.Join(devNil, ", "))
+	fmt.Fprintf(b, "\t\tmetalCompare(t_, %q, []int{%s}, %s(%s), m_.%s(%s))\n\t}\n", k.Name+" (nil tensors)", strings.Join(dims, ", "), name, strings.Join(nilArgs, ", "), name, strings.Join(devNil, ", "))
 }
 
 // convert returns the kgentest conversions of a type: to Go from float64 slices, back, and of a
