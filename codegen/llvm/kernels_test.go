@@ -1,0 +1,285 @@
+package llvm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/f16"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/kgentest"
+	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/target"
+)
+
+// library compiles every kernel of kernels.kdsl with the llvm pipeline into package "kt".
+func library(t *testing.T) *codegen.Package {
+	t.Helper()
+	src, err := os.ReadFile("../../kernels.kdsl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := check.File("kernels.kdsl", string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := target.Lookup("llvm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &codegen.Package{Name: "kt", Source: "kernels.kdsl", Target: "llvm"}
+	for _, k := range ks {
+		f, err := passes.Compile(k, m, passes.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+	}
+	return p
+}
+
+// build generates p into a temporary directory, checks the module with opt (verify, -O3) and compiles
+// it with llc -O3 and the C driver with clang; it returns the directory and the driver's path.
+func build(t *testing.T, p *codegen.Package) (dir, driver string) {
+	t.Helper()
+	opt, llc, clang := tool(t, "opt", "opt-14"), tool(t, "llc", "llc-14"), tool(t, "clang-14", "clang")
+	files, err := Backend{}.Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ll := p.Name + ".ll"
+	run(t, dir, opt, "-passes=verify", ll, "-o", "/dev/null")
+	run(t, dir, opt, "-O3", ll, "-o", "k.bc")
+	run(t, dir, llc, "-O3", "-filetype=obj", "k.bc", "-o", "k.o")
+	if err := os.WriteFile(filepath.Join(dir, "driver.c"), []byte(driverC(p)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, clang, "-O1", "-w", "driver.c", "k.o", "-lm", "-o", "driver")
+	return dir, filepath.Join(dir, "driver")
+}
+
+// call is one kernel call of a driver run and what it must give.
+type call struct {
+	k      int
+	kern   *ir.Kernel
+	dims   map[string]int
+	in     ir.Args
+	ref    ir.Args              // interpreter's result (nil: the call must fail)
+	mag    map[string][]float64 // magnitudes for the tolerance
+	status int32                // the expected status
+}
+
+func putElem(w *bytes.Buffer, d ir.DType, v float64) {
+	switch d {
+	case ir.F64:
+		binary.Write(w, binary.LittleEndian, v)
+	case ir.F32:
+		binary.Write(w, binary.LittleEndian, float32(v))
+	case ir.F16:
+		binary.Write(w, binary.LittleEndian, uint16(f16.FromFloat64(v)))
+	case ir.BF16:
+		binary.Write(w, binary.LittleEndian, uint16(f16.BF16FromFloat64(v)))
+	case ir.I32:
+		binary.Write(w, binary.LittleEndian, int32(v))
+	default:
+		binary.Write(w, binary.LittleEndian, int8(v))
+	}
+}
+
+func getElem(r *bytes.Reader, d ir.DType) (float64, error) {
+	switch d {
+	case ir.F64:
+		var x float64
+		err := binary.Read(r, binary.LittleEndian, &x)
+		return x, err
+	case ir.F32:
+		var x float32
+		err := binary.Read(r, binary.LittleEndian, &x)
+		return float64(x), err
+	case ir.F16, ir.BF16:
+		var x uint16
+		err := binary.Read(r, binary.LittleEndian, &x)
+		if d == ir.F16 {
+			return float64(f16.F16(x).Float32()), err
+		}
+		return float64(f16.BF16(x).Float32()), err
+	case ir.I32:
+		var x int32
+		err := binary.Read(r, binary.LittleEndian, &x)
+		return float64(x), err
+	}
+	var x int8
+	err := binary.Read(r, binary.LittleEndian, &x)
+	return float64(x), err
+}
+
+// encode writes c as driver input.
+func (c *call) encode(w *bytes.Buffer) {
+	binary.Write(w, binary.LittleEndian, int32(c.k))
+	for _, d := range c.kern.Dims {
+		binary.Write(w, binary.LittleEndian, int64(c.dims[d.Name]))
+	}
+	for _, p := range c.kern.Params {
+		if p.Kind == ir.Scalar {
+			putElem(w, p.Type, c.in.Scalars[p.Name])
+			continue
+		}
+		data := c.in.Tensors[p.Name]
+		binary.Write(w, binary.LittleEndian, int64(len(data)))
+		for _, v := range data {
+			putElem(w, p.Type, v)
+		}
+	}
+}
+
+// check reads c's results from the driver's output and compares them.
+func (c *call) check(r *bytes.Reader) error {
+	var st int32
+	if err := binary.Read(r, binary.LittleEndian, &st); err != nil {
+		return fmt.Errorf("reading status: %v", err)
+	}
+	if st != c.status {
+		return fmt.Errorf("status %d, want %d", st, c.status)
+	}
+	for _, p := range c.kern.Params {
+		if p.Kind != ir.Out && p.Kind != ir.InOut {
+			continue
+		}
+		got := make([]float64, len(c.in.Tensors[p.Name]))
+		for i := range got {
+			v, err := getElem(r, p.Type)
+			if err != nil {
+				return fmt.Errorf("reading %s: %v", p.Name, err)
+			}
+			got[i] = v
+		}
+		if c.status != StatusOK {
+			// Nothing written: the output holds exactly what was passed in.
+			for i, v := range got {
+				w := c.in.Tensors[p.Name][i]
+				if math.Float64bits(v) != math.Float64bits(w) && !(v != v && w != w) {
+					return fmt.Errorf("status %d but %s[%d] changed from %v to %v", st, p.Name, i, w, v)
+				}
+			}
+			continue
+		}
+		if err := kgentest.Compare(c.kern, c.dims, p, got, c.ref.Tensors[p.Name], c.mag[p.Name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestKernelsAgainstInterpreter compiles every kernel of kernels.kdsl through the LLVM path (opt
+// -passes=verify, opt -O3, llc -O3, linked into a C driver) and compares it with the interpreter on
+// ragged random shapes (ones, primes, large reductions; NaN and Inf inputs), checks that a wrong length
+// gives status 2 and a window reaching outside the image status 3, with the outputs untouched.
+func TestKernelsAgainstInterpreter(t *testing.T) {
+	p := library(t)
+	_, driver := build(t, p)
+	rng := rand.New(rand.NewPCG(13, 5))
+	var calls []*call
+	for i, kk := range p.Kernels {
+		k := kk.K
+		shapes := kgentest.Shapes(k, rng, 5)
+		for si, dims := range shapes {
+			args := kgentest.RandomArgs(k, dims, rng, si)
+			ref := args.Clone()
+			if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+				t.Fatalf("%s: interpreter on %v: %v", k.Name, dims, err)
+			}
+			calls = append(calls, &call{k: i, kern: k, dims: dims, in: args, ref: ref, mag: kgentest.Magnitude(k, args)})
+		}
+		// A tensor one element too long: status 2, nothing written.
+		bad := kgentest.RandomArgs(k, shapes[1], rng, 1)
+		for _, q := range k.Params {
+			if q.Kind != ir.Scalar {
+				bad.Tensors[q.Name] = append(bad.Tensors[q.Name], 0.5)
+				break
+			}
+		}
+		calls = append(calls, &call{k: i, kern: k, dims: shapes[1], in: bad, status: StatusLength})
+		if k.Name == "maxpool2" {
+			// Windows reaching past the image (2·(OH−1)+1 ≥ H): the interpreter and the kernel refuse.
+			dims := map[string]int{"Nb": 1, "C": 2, "H": 3, "W": 4, "OH": 2, "OW": 2}
+			args := kgentest.RandomArgs(k, dims, rng, 0)
+			if err := ir.RunKernel(k, ir.Storage, args.Clone()); err == nil {
+				t.Fatal("maxpool2: the interpreter accepts windows outside the image")
+			}
+			calls = append(calls, &call{k: i, kern: k, dims: dims, in: args, status: StatusIndex})
+		}
+		if k.Name == "saxpy" {
+			// A negative dim: status 1.
+			args := kgentest.RandomArgs(k, map[string]int{"N": 0}, rng, 0)
+			calls = append(calls, &call{k: i, kern: k, dims: map[string]int{"N": -1}, in: args, status: StatusDim})
+		}
+	}
+	var in bytes.Buffer
+	for _, c := range calls {
+		c.encode(&in)
+	}
+	cmd := exec.Command(driver)
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("driver: %v\n%s", err, stderr.Bytes())
+	}
+	r := bytes.NewReader(out)
+	for _, c := range calls {
+		if err := c.check(r); err != nil {
+			t.Errorf("%s %v: %v", c.kern.Name, c.dims, err)
+			if c.status != StatusOK {
+				continue
+			}
+		}
+	}
+	if r.Len() != 0 {
+		t.Errorf("driver wrote %d bytes more than expected", r.Len())
+	}
+}
+
+// TestOtherTargets checks that llc accepts the module for aarch64 and riscv64 (the module
+// carries an x86-64 triple; -mtriple overrides it).
+func TestOtherTargets(t *testing.T) {
+	llc := tool(t, "llc", "llc-14")
+	p := library(t)
+	p.Target = "llvm:aarch64-linux-gnu"
+	files, err := Backend{}.Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "k.ll"), files[0].Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, triple := range []string{"aarch64-linux-gnu", "riscv64-unknown-linux-gnu"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(llc, "-O1", "-mtriple="+triple, "k.ll", "-o", "/dev/null")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("llc -mtriple=%s: %v\n%.2000s", triple, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+}
