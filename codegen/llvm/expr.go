@@ -198,6 +198,9 @@ func (g *fn) unary(op ir.Op, t ir.DType, x value.Value) (value.Value, error) {
 	case ir.Sqrt:
 		return call("sqrt", x), nil
 	case ir.Exp:
+		if t == ir.F32 {
+			return g.expF32(x), nil
+		}
 		return call("exp", x), nil
 	case ir.Log:
 		return call("log", x), nil
@@ -205,7 +208,8 @@ func (g *fn) unary(op ir.Op, t ir.DType, x value.Value) (value.Value, error) {
 		// max(x, 0) with NaN kept: x < 0 ? 0 : x.
 		return b.NewSelect(b.NewFCmp(enum.FPredOLT, x, g.splat(ty, 0)), g.splat(ty, 0), x), nil
 	case ir.Sigmoid:
-		return b.NewFDiv(one, b.NewFAdd(one, call("exp", b.NewFNeg(x)))), nil
+		e, _ := g.unary(ir.Exp, t, b.NewFNeg(x))
+		return b.NewFDiv(one, b.NewFAdd(one, e)), nil
 	case ir.Tanh:
 		return g.tanh(x), nil
 	}

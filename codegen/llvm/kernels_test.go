@@ -255,7 +255,8 @@ func TestKernelsAgainstInterpreter(t *testing.T) {
 	}
 }
 
-// TestOtherTargets checks that llc accepts the module for aarch64 and riscv64 (the module
+// TestOtherTargets checks that llc accepts the module for aarch64, riscv64 and nvptx64, and that ptxas
+// assembles the NVPTX output (where the PTX backend's ptxas is present) (the module
 // carries an x86-64 triple; -mtriple overrides it).
 func TestOtherTargets(t *testing.T) {
 	llc := tool(t, "llc", "llc-14")
@@ -270,11 +271,15 @@ func TestOtherTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	for _, triple := range []string{"aarch64-linux-gnu", "riscv64-unknown-linux-gnu"} {
+	for _, triple := range []string{"aarch64-linux-gnu", "riscv64-unknown-linux-gnu", "nvptx64-nvidia-cuda"} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(llc, "-O1", "-mtriple="+triple, "k.ll", "-o", "/dev/null")
+			out := "/dev/null"
+			if triple == "nvptx64-nvidia-cuda" {
+				out = "k.ptx"
+			}
+			cmd := exec.Command(llc, "-O1", "-mtriple="+triple, "k.ll", "-o", out)
 			cmd.Dir = dir
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("llc -mtriple=%s: %v\n%.2000s", triple, err, out)
@@ -282,4 +287,14 @@ func TestOtherTargets(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	t.Run("ptxas", func(t *testing.T) {
+		ptxas, _ := filepath.Abs("../../.tools/ptxas")
+		if _, err := os.Stat(ptxas); err != nil {
+			ptxas = tool(t, "ptxas")
+		}
+		run(t, dir, ptxas, "-arch=sm_80", "-c", "k.ptx", "-o", "k.cubin")
+	})
 }
