@@ -26,7 +26,7 @@ func (g *fn) node(n ir.Node) error {
 	case *ir.Nest:
 		return g.nodes(n.Body)
 	case *ir.Alloc:
-		return g.nodes(n.Body) // the buffer was made by allocate
+		return g.alloc(n)
 	case *ir.Loop:
 		return g.loop(n)
 	case *ir.Decl:
@@ -110,6 +110,9 @@ func (g *fn) loop(l *ir.Loop) error {
 	default:
 		return fmt.Errorf("%s loop %s: GPU loops are not implemented by the llvm backend", l.Kind, l.Var.Name)
 	}
+	if done, err := g.unroll(l); done || err != nil {
+		return err
+	}
 	lo, err := g.iexpr(l.Lo)
 	if err != nil {
 		return err
@@ -140,8 +143,12 @@ func (g *fn) loop(l *ir.Loop) error {
 				return err
 			}
 		}
-	} else if err := g.nodes(l.Body); err != nil {
+	} else if done, err := g.versioned(l); err != nil {
 		return err
+	} else if !done {
+		if err := g.nodes(l.Body); err != nil {
+			return err
+		}
 	}
 	g.cur.NewBr(latch)
 	g.cur = latch
@@ -156,6 +163,9 @@ func (g *fn) loop(l *ir.Loop) error {
 // indices (e / d, e % d) over a dim d of the tensor (the layouts of mmalower's operands) contributes e
 // itself, so the optimiser sees the unit stride.
 func (g *fn) addr(t *ir.Tensor, idx []ir.IExpr) (value.Value, error) {
+	if a, ok, err := g.regElem(t, idx); ok {
+		return a, err
+	}
 	base, ok := g.ptrs[t]
 	if !ok {
 		return nil, fmt.Errorf("tensor %s used outside its allocation", t.Name)
@@ -219,6 +229,9 @@ func (g *fn) iexpr(e ir.IExpr) (value.Value, error) {
 	case ir.IConst:
 		return i64(int64(e.V)), nil
 	case ir.IVar:
+		if c, ok := g.konst[e.V]; ok {
+			return i64(c), nil
+		}
 		a, ok := g.vars[e.V]
 		if !ok {
 			return nil, fmt.Errorf("index variable %s used outside its loop", e.V.Name)
@@ -234,6 +247,9 @@ func (g *fn) iexpr(e ir.IExpr) (value.Value, error) {
 		return i64(int64(v)), nil
 	case ir.IBin:
 		if c, ok := g.constIndex(e); ok {
+			return i64(c), nil
+		}
+		if c, ok := g.fixed[e.String()]; ok {
 			return i64(c), nil
 		}
 		x, err := g.iexpr(e.X)
@@ -286,7 +302,13 @@ func (g *fn) constIndex(e ir.IExpr) (int64, bool) {
 	case ir.ISym:
 		v, ok := g.f.Plan[e.Name]
 		return int64(v), ok
+	case ir.IVar:
+		c, ok := g.konst[e.V]
+		return c, ok
 	case ir.IBin:
+		if c, ok := g.fixed[e.String()]; ok {
+			return c, true
+		}
 		x, ok1 := g.constIndex(e.X)
 		y, ok2 := g.constIndex(e.Y)
 		if !ok1 || !ok2 {
