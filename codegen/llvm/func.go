@@ -51,6 +51,10 @@ type fn struct {
 	konst    map[*ir.Var]int64
 	regs     map[*ir.Tensor][]*lir.InstAlloca
 	unrolled int64
+	// cse holds the index values computed in block cseBlock, by their text: straight-line code (an
+	// unrolled tile) computes each once. Stores to loop counters clear it.
+	cse      map[string]value.Value
+	cseBlock *lir.Block
 }
 
 // kernel adds the function of kernel k to the module.

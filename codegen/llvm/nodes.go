@@ -127,6 +127,7 @@ func (g *fn) loop(l *ir.Loop) error {
 	}
 	ctr := g.counter(l.Var)
 	g.cur.NewStore(lo, ctr)
+	g.cse = nil // values computed from the counter before this store are stale
 	head, body, latch, exit := g.block("head."+l.Var.Name), g.block("body."+l.Var.Name), g.block("latch."+l.Var.Name), g.block("exit."+l.Var.Name)
 	g.cur.NewBr(head)
 	g.cur = head
@@ -154,6 +155,7 @@ func (g *fn) loop(l *ir.Loop) error {
 	g.cur = latch
 	next := g.cur.NewAdd(g.cur.NewLoad(types.I64, ctr), step)
 	g.cur.NewStore(next, ctr)
+	g.cse = nil
 	g.cur.NewBr(head)
 	g.cur = exit
 	return nil
@@ -249,9 +251,43 @@ func (g *fn) iexpr(e ir.IExpr) (value.Value, error) {
 		if c, ok := g.constIndex(e); ok {
 			return i64(c), nil
 		}
-		if c, ok := g.fixed[e.String()]; ok {
+		key := g.keyOf(e)
+		if c, ok := g.fixed[key]; ok {
 			return i64(c), nil
 		}
+		if g.cseBlock != g.cur || g.cse == nil {
+			g.cseBlock, g.cse = g.cur, map[string]value.Value{}
+		}
+		if v, ok := g.cse[key]; ok {
+			return v, nil
+		}
+		v, err := g.ibin(e)
+		if err == nil {
+			g.cse[key] = v
+		}
+		return v, err
+	}
+	return nil, fmt.Errorf("unknown index expression %T", e)
+}
+
+// keyOf is the identity of an index expression's value at this point of the emission: its text with
+// each variable told apart by its address and the variables of unrolled loops replaced by their values.
+func (g *fn) keyOf(e ir.IExpr) string {
+	switch e := e.(type) {
+	case ir.IVar:
+		if c, ok := g.konst[e.V]; ok {
+			return fmt.Sprint(c)
+		}
+		return fmt.Sprintf("%s@%p", e.V.Name, e.V)
+	case ir.IBin:
+		return "(" + g.keyOf(e.X) + " " + string(e.Op) + " " + g.keyOf(e.Y) + ")"
+	}
+	return e.String()
+}
+
+// ibin evaluates an index operation.
+func (g *fn) ibin(e ir.IBin) (value.Value, error) {
+	{
 		x, err := g.iexpr(e.X)
 		if err != nil {
 			return nil, err
@@ -291,7 +327,6 @@ func (g *fn) iexpr(e ir.IExpr) (value.Value, error) {
 		}
 		return nil, fmt.Errorf("unknown index operator %q", e.Op)
 	}
-	return nil, fmt.Errorf("unknown index expression %T", e)
 }
 
 // constIndex folds an index expression of constants and plan symbols.
@@ -306,7 +341,7 @@ func (g *fn) constIndex(e ir.IExpr) (int64, bool) {
 		c, ok := g.konst[e.V]
 		return c, ok
 	case ir.IBin:
-		if c, ok := g.fixed[e.String()]; ok {
+		if c, ok := g.fixed[g.keyOf(e)]; ok {
 			return c, true
 		}
 		x, ok1 := g.constIndex(e.X)

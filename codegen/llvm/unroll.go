@@ -16,9 +16,9 @@ import (
 // constant offset (edge tiles), the emitted code is rolled back and the buffer is an array in memory.
 
 const (
-	unrollMax    = 16
-	unrollBudget = 64
-	regMax       = 64
+	unrollMax    = 32
+	unrollBudget = 128
+	regMax       = 128
 )
 
 // unroll emits loop l completely unrolled and reports true, or reports false (emitting nothing).
@@ -74,6 +74,7 @@ func (g *fn) rollback(m mark) {
 	m.cur.Insts = m.cur.Insts[:m.insts]
 	m.cur.Term = nil
 	g.cur = m.cur
+	g.cse = nil
 }
 
 // alloc emits the body of a scratch allocation (the buffer itself was made by allocate), trying a

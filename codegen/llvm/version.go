@@ -30,9 +30,9 @@ func (g *fn) tileMins(l *ir.Loop) []ir.IBin {
 		if !ok {
 			return
 		}
-		if b.Op == 'm' && !seen[b.String()] {
+		if b.Op == 'm' && !seen[g.keyOf(b)] {
 			if _, _, ok := g.tileBound(b, l.Var, inner); ok {
-				seen[b.String()] = true
+				seen[g.keyOf(b)] = true
 				out = append(out, b)
 				return
 			}
@@ -107,11 +107,11 @@ func (g *fn) versioned(l *ir.Loop) (bool, error) {
 	g.cur = full
 	for _, m := range mins {
 		c, _, _ := g.tileBound(m, l.Var, inner)
-		g.fixed[m.String()] = c
+		g.fixed[g.keyOf(m)] = c
 	}
 	err := g.nodes(l.Body)
 	for _, m := range mins {
-		delete(g.fixed, m.String())
+		delete(g.fixed, g.keyOf(m))
 	}
 	if err != nil {
 		return false, err
