@@ -32,8 +32,10 @@
 //
 // Loops become header/body/latch blocks over an i64 counter kept in an alloca, which mem2reg (any -O
 // level of opt, llc or clang) turns into phis; index arithmetic is i64. Parallel loops run serially:
-// the module has no thread runtime. Vector loops become <W x T> operations where the lane body allows
-// (vector.go) and run lane by lane otherwise. Temporaries (let tensors) and scratch buffers whose size
+// the module has no thread runtime. Reduction vector loops become <W x T> operations where the lane
+// body allows (vector.go); other vector loops run lane by lane, for LLVM's vectoriser to widen. GEMM
+// register tiles are versioned into whole and edge tiles, whole tiles completely unrolled with the
+// accumulator in SSA values (version.go, unroll.go), and x + y·z is llvm.fmuladd. Temporaries (let tensors) and scratch buffers whose size
 // depends only on dims are allocated with malloc once, after the argument checks and before anything
 // is written, and freed before returning; scratch buffers of a constant size up to 16 KiB (register
 // tiles) are allocas in the entry block.

@@ -21,6 +21,9 @@ func (g *fn) expr(e ir.Expr) (value.Value, error) {
 		if v, ok := g.scal[e.T]; ok {
 			return v, nil
 		}
+		if g.vec != nil {
+			return g.vecLoad(e)
+		}
 		p, err := g.addr(e.T, e.Idx)
 		if err != nil {
 			return nil, err
@@ -29,6 +32,9 @@ func (g *fn) expr(e ir.Expr) (value.Value, error) {
 	case *ir.DimVal:
 		return g.conv(g.dims[e.D], ir.I32, e.T, true), nil
 	case *ir.VarVal:
+		if g.vec != nil && e.V == g.vec.l.Var {
+			return g.conv(g.laneIndex(), ir.I32, e.T, true), nil
+		}
 		x, err := g.iexpr(ir.IVar{V: e.V})
 		if err != nil {
 			return nil, err
@@ -41,6 +47,11 @@ func (g *fn) expr(e ir.Expr) (value.Value, error) {
 		}
 		return constOf(float64(v), e.T), nil
 	case *ir.Local:
+		if g.vec != nil {
+			if v, ok := g.vec.own[e.L]; ok {
+				return v, nil
+			}
+		}
 		return b.NewLoad(valueType(e.L.T.Compute()), g.local(e.L)), nil
 	case *ir.Cast:
 		x, err := g.expr(e.X)
@@ -62,7 +73,8 @@ func (g *fn) expr(e ir.Expr) (value.Value, error) {
 			return nil, err
 		}
 		c = g.conv(c, e.C.Type(), ir.Bool)
-		return g.cur.NewSelect(c, x, g.conv(y, e.B.Type(), e.A.Type())), nil
+		vs := g.unify(c, x, g.conv(y, e.B.Type(), e.A.Type()))
+		return g.cur.NewSelect(vs[0], vs[1], vs[2]), nil
 	case *ir.Unary:
 		x, err := g.expr(e.X)
 		if err != nil {
@@ -83,10 +95,12 @@ func (g *fn) expr(e ir.Expr) (value.Value, error) {
 		}
 		if e.Op.IsCompare() {
 			t := compareType(e.X.Type(), e.Y.Type())
-			return g.compare(e.Op, t, g.conv(x, e.X.Type(), t), g.conv(y, e.Y.Type(), t)), nil
+			vs := g.unify(g.conv(x, e.X.Type(), t), g.conv(y, e.Y.Type(), t))
+			return g.compare(e.Op, t, vs[0], vs[1]), nil
 		}
 		t := e.T.Compute()
-		return g.binary(e.Op, t, g.conv(x, e.X.Type(), t), g.conv(y, e.Y.Type(), t))
+		vs := g.unify(g.conv(x, e.X.Type(), t), g.conv(y, e.Y.Type(), t))
+		return g.binary(e.Op, t, vs[0], vs[1])
 	}
 	return nil, fmt.Errorf("%T expressions are not implemented by the llvm backend", e)
 }
@@ -115,7 +129,8 @@ func (g *fn) mulAdd(e *ir.Binary) (v value.Value, ok bool, err error) {
 		}
 		vals[i] = g.conv(v, s.Type(), t)
 	}
-	return g.cur.NewCall(g.m.intrinsic("fmuladd", valueType(t), 3), vals[0], vals[1], vals[2]), true, nil
+	vs := g.unify(vals[:]...)
+	return g.cur.NewCall(g.m.intrinsic("fmuladd", vs[0].Type(), 3), vs[0], vs[1], vs[2]), true, nil
 }
 
 // constOf is the constant v of type d (v representable in d).
@@ -322,7 +337,8 @@ func (g *fn) conv(v value.Value, from, to ir.DType, signed ...bool) value.Value 
 	if to == ir.Untyped {
 		to = ir.F64
 	}
-	vt := valueType(to)
+	sh := v.Type() // the shape: a scalar, or a vector whose lanes convert alike
+	vt := like(sh, valueType(to))
 	switch {
 	case to.IsFloat() && (from.IsInt() || from == ir.Bool || wide):
 		if from == ir.Bool && !wide {
@@ -332,11 +348,11 @@ func (g *fn) conv(v value.Value, from, to ir.DType, signed ...bool) value.Value 
 		}
 		return g.round16(v, to)
 	case to.IsFloat():
-		src := valueType(from)
+		src := like(sh, valueType(from))
 		switch {
-		case src.Equal(types.Double) && vt.Equal(types.Float):
+		case src.Equal(like(sh, types.Double)) && vt.Equal(like(sh, types.Float)):
 			v = b.NewFPTrunc(v, vt)
-		case src.Equal(types.Float) && vt.Equal(types.Double):
+		case src.Equal(like(sh, types.Float)) && vt.Equal(like(sh, types.Double)):
 			v = b.NewFPExt(v, vt)
 		}
 		if to != from {
@@ -345,32 +361,40 @@ func (g *fn) conv(v value.Value, from, to ir.DType, signed ...bool) value.Value 
 		return v
 	case to == ir.Bool:
 		if from.IsFloat() && !wide {
-			return b.NewFCmp(enum.FPredUNE, v, zeroOf(v.Type()))
+			return b.NewFCmp(enum.FPredUNE, v, g.splat(sh, 0))
 		}
-		return b.NewICmp(enum.IPredNE, v, zeroOf(v.Type()))
+		return b.NewICmp(enum.IPredNE, v, g.splat(sh, 0))
 	}
 	// to is an integer type.
-	it := vt.(*types.IntType)
 	if from.IsFloat() && !wide {
+		dt := like(sh, types.Double)
 		d := v
-		if !v.Type().Equal(types.Double) {
-			d = b.NewFPExt(v, types.Double)
+		if !v.Type().Equal(dt) {
+			d = b.NewFPExt(v, dt)
 		}
-		abs := b.NewCall(g.m.intrinsic("fabs", types.Double, 1), d)
-		inRange := b.NewFCmp(enum.FPredOLE, abs, constant.NewFloat(types.Double, math.Ldexp(1, 62)))
-		i := b.NewSelect(inRange, b.NewFPToSI(d, types.I64), i64(0))
-		return b.NewTrunc(i, it)
+		abs := b.NewCall(g.m.intrinsic("fabs", dt, 1), d)
+		inRange := b.NewFCmp(enum.FPredOLE, abs, g.splat(dt, math.Ldexp(1, 62)))
+		i := b.NewSelect(inRange, b.NewFPToSI(d, like(sh, types.I64)), g.splat(like(sh, types.I64), 0))
+		return b.NewTrunc(i, vt)
 	}
-	src := v.Type().(*types.IntType)
+	src, dst := elemInt(v.Type()), elemInt(vt)
 	switch {
-	case src.BitSize > it.BitSize:
-		return b.NewTrunc(v, it)
-	case src.BitSize < it.BitSize && src.BitSize == 1:
-		return b.NewZExt(v, it)
-	case src.BitSize < it.BitSize:
-		return b.NewSExt(v, it)
+	case src.BitSize > dst.BitSize:
+		return b.NewTrunc(v, vt)
+	case src.BitSize < dst.BitSize && src.BitSize == 1:
+		return b.NewZExt(v, vt)
+	case src.BitSize < dst.BitSize:
+		return b.NewSExt(v, vt)
 	}
 	return v
+}
+
+// elemInt is the integer type of a scalar or of a vector's lanes.
+func elemInt(t types.Type) *types.IntType {
+	if v, ok := t.(*types.VectorType); ok {
+		t = v.ElemType
+	}
+	return t.(*types.IntType)
 }
 
 // round16 rounds a float value to f16 or bf16 and widens it back (identity for other types).
@@ -387,9 +411,10 @@ func (g *fn) decode(v value.Value, d ir.DType) value.Value {
 	case ir.F16:
 		return g.halfToFloat(v)
 	case ir.BF16:
-		return g.cur.NewBitCast(g.cur.NewShl(g.cur.NewZExt(v, types.I32), constant.NewInt(types.I32, 16)), types.Float)
+		it := like(v.Type(), types.I32)
+		return g.cur.NewBitCast(g.cur.NewShl(g.cur.NewZExt(v, it), g.splat(it, 16)), like(v.Type(), types.Float))
 	case ir.Bool:
-		return g.cur.NewICmp(enum.IPredNE, v, constant.NewInt(types.I8, 0))
+		return g.cur.NewICmp(enum.IPredNE, v, g.splat(v.Type(), 0))
 	}
 	return v
 }
@@ -402,7 +427,7 @@ func (g *fn) encode(v value.Value, d ir.DType) value.Value {
 	case ir.BF16:
 		return g.floatToBF16(v)
 	case ir.Bool:
-		return g.cur.NewZExt(v, types.I8)
+		return g.cur.NewZExt(v, like(v.Type(), types.I8))
 	}
 	return v
 }

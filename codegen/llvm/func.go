@@ -55,6 +55,8 @@ type fn struct {
 	// unrolled tile) computes each once. Stores to loop counters clear it.
 	cse      map[string]value.Value
 	cseBlock *lir.Block
+	// vec is the vector loop whose body is being emitted as <W x T> operations (vector.go), or nil.
+	vec *vloop
 }
 
 // kernel adds the function of kernel k to the module.
