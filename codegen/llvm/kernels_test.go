@@ -131,6 +131,7 @@ type call struct {
 	ref    ir.Args              // interpreter's result (nil: the call must fail)
 	mag    map[string][]float64 // magnitudes for the tolerance
 	status int32                // the expected status
+	exact  bool                 // outputs must equal the interpreter's bit for bit (NaN: any NaN)
 }
 
 func putElem(w *bytes.Buffer, d ir.DType, v float64) {
@@ -227,6 +228,15 @@ func (c *call) check(r *bytes.Reader) error {
 			}
 			continue
 		}
+		if c.exact {
+			for i, v := range got {
+				w := c.ref.Tensors[p.Name][i]
+				if math.Float64bits(v) != math.Float64bits(w) && !(v != v && w != w) {
+					return fmt.Errorf("%s[%d] = %v, want %v exactly (input %v)", p.Name, i, v, w, c.in.Tensors[c.kern.Params[0].Name][i])
+				}
+			}
+			continue
+		}
 		if err := kgentest.Compare(c.kern, c.dims, p, got, c.ref.Tensors[p.Name], c.mag[p.Name]); err != nil {
 			return err
 		}
@@ -271,6 +281,16 @@ func TestKernelsAgainstInterpreter(t *testing.T) {
 			}
 			calls = append(calls, &call{k: i, kern: k, dims: dims, in: args, status: StatusIndex})
 		}
+		if conv := conversionInputs(k.Name); conv != nil {
+			// The 16-bit conversions exactly: every f16, or floats at the rounding boundaries.
+			dims := map[string]int{"N": len(conv)}
+			args := ir.Args{Tensors: map[string][]float64{"X": conv, "Y": make([]float64, len(conv))}, Dims: dims}
+			ref := args.Clone()
+			if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+				t.Fatal(err)
+			}
+			calls = append(calls, &call{k: i, kern: k, dims: dims, in: args, ref: ref, exact: true})
+		}
 		if k.Name == "saxpy" {
 			// A negative dim: status 1.
 			args := kgentest.RandomArgs(k, map[string]int{"N": 0}, rng, 0)
@@ -301,6 +321,35 @@ func TestKernelsAgainstInterpreter(t *testing.T) {
 	if r.Len() != 0 {
 		t.Errorf("driver wrote %d bytes more than expected", r.Len())
 	}
+}
+
+// conversionInputs returns the inputs that check a conversion kernel exactly (nil for other kernels):
+// all 65536 f16 values for cvt_f16_f32; for cvt_f32_f16, floats around every f16 rounding boundary
+// (halfway points, the subnormal range, overflow), infinities and NaN.
+func conversionInputs(kernel string) []float64 {
+	switch kernel {
+	case "cvt_f16_f32":
+		out := make([]float64, 1<<16)
+		for i := range out {
+			out[i] = float64(f16.F16(i).Float32())
+		}
+		return out
+	case "cvt_f32_f16":
+		out := []float64{math.Inf(1), math.Inf(-1), math.NaN(), 0, math.Copysign(0, -1), 65504, 65519.99, 65520, 1e6, -1e30}
+		for i := 0; i < 1<<16; i += 7 {
+			h := float64(f16.F16(i).Float32())
+			next := float64(f16.F16(i + 1).Float32())
+			if h != h || next != next || math.IsInf(h, 0) || math.IsInf(next, 0) {
+				continue
+			}
+			mid := float32((h + next) / 2) // a tie (exactly representable in f32) or next to it
+			for _, v := range []float32{mid, math.Nextafter32(mid, float32(math.Inf(1))), math.Nextafter32(mid, float32(math.Inf(-1)))} {
+				out = append(out, float64(v))
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // TestOtherTargets checks that llc accepts the module for aarch64, riscv64 and nvptx64 (-mtriple
