@@ -400,3 +400,32 @@ func TestOtherTargets(t *testing.T) {
 		run(t, dir, ptxas, "-arch=sm_80", "-c", "nvptx64-nvidia-cuda.s", "-o", "k.cubin")
 	})
 }
+
+// TestPipeline checks the llvm pipeline's loop IR itself against the algorithm level in the
+// interpreter (ir.RunFunc against ir.RunKernel) on ragged shapes, so that a wrong result is placed in
+// the passes or in the backend.
+func TestPipeline(t *testing.T) {
+	p := library(t)
+	rng := rand.New(rand.NewPCG(7, 3))
+	for _, kk := range p.Kernels {
+		k := kk.K
+		for si, dims := range kgentest.Shapes(k, rng, 4)[:3] { // the last, large shape only in the compiled test
+			args := kgentest.RandomArgs(k, dims, rng, si)
+			ref, got := args.Clone(), args.Clone()
+			if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
+				t.Fatal(err)
+			}
+			if err := ir.RunFunc(kk.F, ir.Storage, got, nil); err != nil {
+				t.Fatalf("%s %v: %v", k.Name, dims, err)
+			}
+			mag := kgentest.Magnitude(k, args)
+			for _, q := range k.Params {
+				if q.Kind == ir.Out || q.Kind == ir.InOut {
+					if err := kgentest.Compare(k, dims, q, got.Tensors[q.Name], ref.Tensors[q.Name], mag[q.Name]); err != nil {
+						t.Errorf("%s %v: %v", k.Name, dims, err)
+					}
+				}
+			}
+		}
+	}
+}
