@@ -66,9 +66,12 @@ func FuncName(pkg, kernel string) string { return pkg + "_" + kernel }
 // BuildCommands is the text of NAME.build.txt: how to build an object or a shared library.
 func BuildCommands(name, triple string) string {
 	return fmt.Sprintf(`# Build commands for %[1]s.ll (target %[2]s). Any LLVM 14 or newer works.
-# An object file (opt runs LLVM's optimiser: mem2reg, vectorisation; llc alone only generates code):
-opt -O3 -mtriple=%[2]s %[1]s.ll -o %[1]s.bc
-llc -O3 -mtriple=%[2]s -filetype=obj %[1]s.bc -o %[1]s.o
+# An object file (opt runs LLVM's optimiser: mem2reg, vectorisation; llc alone only generates code).
+# Name the CPU (native when building on the machine that runs the code, else its name, e.g. x86-64-v3,
+# neoverse-n1): the GEMM register tiles are sized for 256-bit vectors with FMA and run several times
+# slower on the baseline ISA of the triple.
+opt -O3 -mtriple=%[2]s -mcpu=native %[1]s.ll -o %[1]s.bc
+llc -O3 -mtriple=%[2]s -mcpu=native -filetype=obj %[1]s.bc -o %[1]s.o
 # or, letting clang pick the host CPU's vector extensions (only when %[2]s is the host):
 clang -O3 -march=native -c %[1]s.ll -o %[1]s.o
 # A shared library (the kernels call malloc, free and libm's exp/log):
