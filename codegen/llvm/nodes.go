@@ -287,46 +287,44 @@ func (g *fn) keyOf(e ir.IExpr) string {
 
 // ibin evaluates an index operation.
 func (g *fn) ibin(e ir.IBin) (value.Value, error) {
-	{
-		x, err := g.iexpr(e.X)
-		if err != nil {
-			return nil, err
-		}
-		y, err := g.iexpr(e.Y)
-		if err != nil {
-			return nil, err
-		}
-		b := g.cur
-		switch e.Op {
-		case '+':
-			return b.NewAdd(x, y), nil
-		case '-':
-			return b.NewSub(x, y), nil
-		case '*':
-			return b.NewMul(x, y), nil
-		case 'm':
-			return b.NewSelect(b.NewICmp(enum.IPredSLT, x, y), x, y), nil
-		case 'M':
-			return b.NewSelect(b.NewICmp(enum.IPredSGT, x, y), x, y), nil
-		case '/', '%':
-			// y > 0 (the IR's rule): floor division adjusts truncation when the remainder is negative.
-			q, r := b.NewSDiv(x, y), b.NewSRem(x, y)
-			neg := b.NewICmp(enum.IPredSLT, r, i64(0))
-			if e.Op == '/' {
-				return b.NewSub(q, b.NewZExt(neg, types.I64)), nil
-			}
-			return b.NewAdd(r, b.NewSelect(neg, y, i64(0))), nil
-		case '^':
-			return b.NewXor(x, y), nil
-		case '&':
-			return b.NewAnd(x, y), nil
-		case '<':
-			return b.NewShl(x, y), nil
-		case '>':
-			return b.NewAShr(x, y), nil
-		}
-		return nil, fmt.Errorf("unknown index operator %q", e.Op)
+	x, err := g.iexpr(e.X)
+	if err != nil {
+		return nil, err
 	}
+	y, err := g.iexpr(e.Y)
+	if err != nil {
+		return nil, err
+	}
+	b := g.cur
+	switch e.Op {
+	case '+':
+		return b.NewAdd(x, y), nil
+	case '-':
+		return b.NewSub(x, y), nil
+	case '*':
+		return b.NewMul(x, y), nil
+	case 'm':
+		return b.NewSelect(b.NewICmp(enum.IPredSLT, x, y), x, y), nil
+	case 'M':
+		return b.NewSelect(b.NewICmp(enum.IPredSGT, x, y), x, y), nil
+	case '/', '%':
+		// y > 0 (the IR's rule): floor division adjusts truncation when the remainder is negative.
+		q, r := b.NewSDiv(x, y), b.NewSRem(x, y)
+		neg := b.NewICmp(enum.IPredSLT, r, i64(0))
+		if e.Op == '/' {
+			return b.NewSub(q, b.NewZExt(neg, types.I64)), nil
+		}
+		return b.NewAdd(r, b.NewSelect(neg, y, i64(0))), nil
+	case '^':
+		return b.NewXor(x, y), nil
+	case '&':
+		return b.NewAnd(x, y), nil
+	case '<':
+		return b.NewShl(x, y), nil
+	case '>':
+		return b.NewAShr(x, y), nil
+	}
+	return nil, fmt.Errorf("unknown index operator %q", e.Op)
 }
 
 // constIndex folds an index expression of constants and plan symbols.
