@@ -30,25 +30,26 @@
 //
 // # Loops and memory
 //
-// Loops become header/body/latch blocks over an i64 counter kept in an alloca, which mem2reg (any -O
-// level of opt, llc or clang) turns into phis; index arithmetic is i64. Parallel loops run serially:
-// the module has no thread runtime. Reduction vector loops become <W x T> operations where the lane
-// body allows (vector.go); other vector loops run lane by lane, for LLVM's vectoriser to widen. GEMM
-// register tiles are versioned into whole and edge tiles, whole tiles completely unrolled with the
-// accumulator in SSA values (version.go, unroll.go), and x + y·z is llvm.fmuladd. Temporaries (let tensors) and scratch buffers whose size
-// depends only on dims are allocated with malloc once, after the argument checks and before anything
-// is written, and freed before returning; scratch buffers of a constant size up to 16 KiB (register
-// tiles) are allocas in the entry block.
+// Loops become header/body/latch blocks over an i64 counter kept in an alloca, which mem2reg (opt or
+// clang at -O1 and above; llc alone does not run it) turns into phis; index arithmetic is i64.
+// Parallel loops run serially: the module has no thread runtime. Reduction vector loops become
+// <W x T> operations where the lane body allows (vector.go); other vector loops run lane by lane, for
+// LLVM's vectoriser to widen. GEMM register tiles are versioned into whole and edge tiles, whole tiles
+// completely unrolled with the accumulator in SSA values (version.go, unroll.go).
+//
+// Temporaries (let tensors) and scratch buffers whose size depends only on dims are allocated with
+// malloc once, after the argument checks and before anything is written, and freed before returning;
+// scratch buffers of a constant size up to 16 KiB (register tiles) are allocas in the entry block.
 //
 // # Arithmetic
 //
 // f16 and bf16 values are widened to float when loaded and rounded to nearest even when stored or cast,
 // with integer code (f16.go) rather than LLVM's half type, so no target needs a conversion library
 // call. The f32 exp is the SIMD backends' expansion (exp.go), with no libm call; sqrt and fabs are LLVM
-// intrinsics; the f64 exp and log call llvm.exp / llvm.log (libm on CPUs: NVPTX has no such routine, so
-// kernels using them compile only for CPUs); sigmoid is 1/(1+exp(−x)) and tanh an expansion over exp
-// (computed in double for f32); max and min propagate NaN as the interpreter does (selects, not
-// llvm.maxnum). No fast-math flags are set:
-// results round as the interpreter's storage mode says, up to the summation order of vectorised
-// reductions.
+// intrinsics; the f64 exp and every log call llvm.exp / llvm.log (libm on CPUs; NVPTX has no such
+// routine, so kernels using them compile only for CPUs); sigmoid is 1/(1+exp(−x)) and tanh an expansion
+// over exp (computed in double for f32); max and min propagate NaN as the interpreter does (selects,
+// not llvm.maxnum). No fast-math flags are set. Results round as the interpreter's storage mode says,
+// except that x + y·z is llvm.fmuladd (the target may fuse it into one FMA, as the assembly backends
+// do) and vectorised reductions sum in their lane order (ir/vector.go).
 package llvm
