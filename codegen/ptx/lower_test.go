@@ -1,0 +1,54 @@
+package ptx
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kgen-dev/kgen/check"
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/target"
+)
+
+// compileFile checks a kdsl file and compiles every kernel with the pipeline of spec.
+func compileFile(t *testing.T, path, spec string) []*ir.Func {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := check.File(filepath.Base(path), string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := target.Lookup(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs []*ir.Func
+	for _, k := range ks {
+		f, err := passes.Compile(k, m, passes.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+func TestLowerLibrary(t *testing.T) {
+	fs := compileFile(t, "../../kernels.kdsl", "ptx:sm_80")
+	mod, ks, unsup := Build(fs, SubTargets["sm_80"], "kernels.kdsl")
+	for _, u := range unsup {
+		t.Logf("%s", u.Reason)
+	}
+	t.Logf("%d kernels lowered, %d not supported", len(ks), len(unsup))
+	text := mod.Print()
+	os.WriteFile("/tmp/ptx_lib.ptx", []byte(text), 0o644)
+	ptxas := ptxasPath(t)
+	st := assemble(t, ptxas, "sm_80", text)
+	for name, s := range st {
+		t.Logf("%s: %+v", name, s)
+	}
+}

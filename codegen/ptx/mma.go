@@ -1,0 +1,265 @@
+package ptx
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// accTile is an accumulator in registers: a thread-scope M×N tile (row-major regs), or a warp
+// fragment (mma_warp.go).
+type accTile struct {
+	m, n int
+	t    Type
+	regs []Reg
+}
+
+func (l *lowerer) accDecl(a *ir.Accum) {
+	m, okm := l.prep(a.M).(ir.IConst)
+	n, okn := l.prep(a.N).(ir.IConst)
+	if !okm || !okn {
+		l.fail("accumulator %%%s of run-time size %sx%s", a.Name, a.M, a.N)
+	}
+	t := computeType(a.T)
+	if t != F32 && t != F64 {
+		l.fail("a %s accumulator", a.T)
+	}
+	switch a.Scope {
+	case ir.ScopeThread:
+		if m.V*n.V > 256 {
+			l.fail("a %dx%d register tile (at most 256 registers)", m.V, n.V)
+		}
+		acc := &accTile{m: m.V, n: n.V, t: t}
+		for i := 0; i < m.V*n.V; i++ {
+			acc.regs = append(acc.regs, l.e.Mov(t, FImm{V: 0, T: t}))
+		}
+		l.accs[a] = acc
+	case ir.ScopeWarp:
+		l.warpAccDecl(a, m.V, n.V, t)
+	default:
+		l.fail("a %s-scope accumulator", a.Scope)
+	}
+	l.e.Comment(fmt.Sprintf("acc %%%s = 0 (%dx%d, %s)", a.Name, m.V, n.V, a.Scope))
+}
+
+// mma lowers acc += A·B.
+func (l *lowerer) mma(n *ir.MMA) {
+	l.needThread("an mma")
+	acc, ok := l.accs[n.Acc]
+	if !ok {
+		l.fail("mma on undeclared accumulator %%%s", n.Acc.Name)
+	}
+	l.e.Comment(fmt.Sprintf("mma %%%s += A·B k=%s", n.Acc.Name, n.K))
+	if n.Acc.Scope == ir.ScopeWarp {
+		l.warpMMA(n, acc)
+		return
+	}
+	l.threadMMA(n, acc)
+}
+
+// threadMMA is one thread's FFMA register tile: for p < K, a[i] = A(i, p), b[j] = B(p, j),
+// acc[i][j] = fma(a[i], b[j], acc[i][j]) — the products summed in K order as the IR does (fma rounds
+// each step once where the interpreter rounds the product too: the difference is within the
+// contract's tolerance). A full tile (every extent valid) runs unguarded; an edge tile loads each
+// element under its validity predicate (zero otherwise), never reading outside the valid extents.
+func (l *lowerer) threadMMA(n *ir.MMA, acc *accTile) {
+	k, ok := l.prep(n.K).(ir.IConst)
+	if !ok {
+		l.fail("a register-tile mma with run-time K %s", n.K)
+	}
+	in := n.In
+	vm, vn, vk := l.validOr(n.ValidM, acc.m), l.validOr(n.ValidN, acc.n), l.validOr(n.ValidK, k.V)
+	full := l.e.Setp("ge", S64, l.toReg(vm), Imm(acc.m))
+	l.e.Emit(&Instr{Op: "setp.ge.and", Types: []Type{S64}, Args: []Operand{full, l.toReg(vn), Imm(acc.n), full}})
+	l.e.Emit(&Instr{Op: "setp.ge.and", Types: []Type{S64}, Args: []Operand{full, l.toReg(vk), Imm(k.V), full}})
+	edge, end := l.e.NewLabel(), l.e.NewLabel()
+	l.e.Bra(edge, &full, true)
+	l.e.Comment("full tile")
+	l.ffmaSteps(n, acc, k.V, in, nil)
+	l.e.Bra(end, nil, false)
+	l.e.Place(edge)
+	l.e.Comment("edge tile: elements outside the valid extents are zero and not read")
+	l.ffmaSteps(n, acc, k.V, in, &[3]Operand{vm, vn, vk})
+	l.e.Place(end)
+}
+
+// validOr is a valid extent, or the whole size when e is nil.
+func (l *lowerer) validOr(e ir.IExpr, whole int) Operand {
+	if e == nil {
+		return Imm(whole)
+	}
+	return l.ival(e)
+}
+
+func (l *lowerer) toReg(o Operand) Reg {
+	if r, ok := o.(Reg); ok {
+		return r
+	}
+	return l.e.Mov(S64, o)
+}
+
+// ffmaSteps emits the K loop of a register-tile update (a run-time loop over p: an unrolled K of
+// 16 makes ptxas take seconds per kernel for no gain), guarded by the valid extents when valid is not
+// nil. Within a step the addresses of A's column p and B's row p are one base register each plus
+// constant offsets whenever the layout's strides are constants.
+func (l *lowerer) ffmaSteps(n *ir.MMA, acc *accTile, k int, in ir.DType, valid *[3]Operand) {
+	t := acc.t
+	p := &ir.Var{Name: "p"}
+	pv := ir.IVar{V: p}
+	var rowOK, colOK []Reg
+	if valid != nil {
+		for i := 0; i < acc.m; i++ {
+			rowOK = append(rowOK, l.e.Setp("gt", S64, l.toReg(valid[0]), Imm(i)))
+		}
+		for j := 0; j < acc.n; j++ {
+			colOK = append(colOK, l.e.Setp("gt", S64, l.toReg(valid[1]), Imm(j)))
+		}
+	}
+	// vector loads the count elements of o at (at(0), ...), (at(count-1)) as compute values.
+	vector := func(o ir.Operand, count int, at func(x int) (ir.IExpr, ir.IExpr), guard func(x int) *Reg) []Reg {
+		r0, c0 := at(0)
+		anchor := ir.IAdd(o.Off, o.Layout.Offset(r0, c0))
+		base, sp := l.elemAddr(o.T, anchor)
+		size := int64(in.Size())
+		out := make([]Reg, count)
+		for x := range out {
+			rx, cx := at(x)
+			a := base
+			delta := l.prep(ir.ISub(o.Layout.Offset(rx, cx), o.Layout.Offset(r0, c0)))
+			if d, ok := delta.(ir.IConst); ok {
+				a.Off += int64(d.V) * size
+			} else {
+				a, sp = l.elemAddr(o.T, ir.IAdd(o.Off, o.Layout.Offset(rx, cx)))
+			}
+			st := storageType(in)
+			var v Reg
+			if g := guard(x); g != nil {
+				v = l.e.Mov(st, zeroBits(in))
+				l.e.Emit(&Instr{Guard: g, Op: "ld", Mods: []string{sp.String()}, Types: []Type{st}, Args: []Operand{v, a}})
+			} else {
+				v = l.e.Ld(sp, st, a)
+			}
+			out[x] = l.conv(l.widen(v, in), in, ct2d(t))
+		}
+		return out
+	}
+	one := ir.IConst{V: 1}
+	l.serialFunc(p, ir.IConst{V: 0}, ir.IConst{V: k}, one, func() {
+		var kOK Reg
+		if valid != nil {
+			kOK = l.e.Setp("gt", S64, l.toReg(valid[2]), l.vars[p])
+		}
+		both := func(x Reg) *Reg {
+			if valid == nil {
+				return nil
+			}
+			g := l.e.Reg(Pred)
+			l.e.Op("and", Pred, g, x, kOK)
+			return &g
+		}
+		a := vector(n.A, acc.m, func(i int) (ir.IExpr, ir.IExpr) { return ir.IConst{V: i}, pv }, func(i int) *Reg {
+			if valid == nil {
+				return nil
+			}
+			return both(rowOK[i])
+		})
+		b := vector(n.B, acc.n, func(j int) (ir.IExpr, ir.IExpr) { return pv, ir.IConst{V: j} }, func(j int) *Reg {
+			if valid == nil {
+				return nil
+			}
+			return both(colOK[j])
+		})
+		for i := range a {
+			for j := range b {
+				r := acc.regs[i*acc.n+j]
+				l.e.Op("fma.rn", t, r, a[i], b[j], r)
+			}
+		}
+	})
+}
+
+// zeroBits is a zero of d's storage type as an immediate.
+func zeroBits(d ir.DType) Operand {
+	switch storageType(d) {
+	case F32:
+		return FImm{V: 0, T: F32}
+	case F64:
+		return FImm{V: 0, T: F64}
+	}
+	return Imm(0)
+}
+
+// accStore lowers the epilogue: every element (I, J) of the tile below (M, N) held by this thread is
+// computed from its accumulator register and stored. The beta rule: when the value has a scaled-output
+// term f·Out whose factor is zero at run time, the term is dropped and Out is not read.
+func (l *lowerer) accStore(n *ir.AccStore) {
+	l.needThread("an accumulator store")
+	acc, ok := l.accs[n.Acc]
+	if !ok {
+		l.fail("store of undeclared accumulator %%%s", n.Acc.Name)
+	}
+	l.e.Comment(fmt.Sprintf("accstore %%%s: %s[%s] = %s", n.Acc.Name, n.Out.Name, joinIExprs(n.Idx), ir.FormatExpr(n.Value)))
+	fs := ir.BetaFactors(n.Value, n.Out)
+	if len(fs) > 1 {
+		l.fail("an epilogue with %d scaled-output factors", len(fs))
+	}
+	mlim, nlim := l.toReg(l.ival(n.M)), l.toReg(l.ival(n.N))
+	body := func(v ir.Expr) {
+		for _, el := range l.accElems(n.Acc, acc) {
+			l.consts[n.I], l.consts[n.J] = el.i, el.j
+			ok := l.e.Setp("gt", S64, mlim, Imm(el.i))
+			l.e.Emit(&Instr{Op: "setp.gt.and", Types: []Type{S64}, Args: []Operand{ok, nlim, Imm(el.j), ok}})
+			skip := l.e.NewLabel()
+			l.e.Bra(skip, &ok, true)
+			r := el.r
+			l.accCur = &r
+			l.store(n.Out, n.Idx, v)
+			l.accCur = nil
+			l.e.Place(skip)
+		}
+		delete(l.consts, n.I)
+		delete(l.consts, n.J)
+	}
+	if len(fs) == 0 {
+		body(n.Value)
+	} else {
+		zero := l.pred(ir.BetaIsZero(fs[0]))
+		drop, end := l.e.NewLabel(), l.e.NewLabel()
+		l.e.Bra(drop, &zero, false)
+		body(n.Value)
+		l.e.Bra(end, nil, false)
+		l.e.Place(drop)
+		l.e.Comment(fmt.Sprintf("%s == 0: %s is not read", ir.FormatExpr(fs[0]), n.Out.Name))
+		body(ir.DropBeta(n.Value, n.Out, fs[0]))
+		l.e.Place(end)
+	}
+	delete(l.accs, n.Acc)
+}
+
+// accElem is one accumulator element this thread holds: its tile coordinates (constants for a register
+// tile) and its register.
+type accElem struct {
+	i, j int
+	r    Reg
+}
+
+func (l *lowerer) accElems(a *ir.Accum, acc *accTile) []accElem {
+	if a.Scope == ir.ScopeWarp {
+		l.fail("warp-scope accumulator store")
+	}
+	var out []accElem
+	for i := 0; i < acc.m; i++ {
+		for j := 0; j < acc.n; j++ {
+			out = append(out, accElem{i, j, acc.regs[i*acc.n+j]})
+		}
+	}
+	return out
+}
+
+func (l *lowerer) warpAccDecl(a *ir.Accum, m, n int, t Type) {
+	l.fail("warp-scope mma (mma.sync) is not lowered yet")
+}
+
+func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
+	l.fail("warp-scope mma (mma.sync) is not lowered yet")
+}
