@@ -24,6 +24,7 @@ import (
 	"github.com/kgen-dev/kgen/codegen/amd64"
 	"github.com/kgen-dev/kgen/codegen/arm64"
 	"github.com/kgen-dev/kgen/codegen/golang"
+	"github.com/kgen-dev/kgen/codegen/ptx"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/parse"
 	"github.com/kgen-dev/kgen/passes"
@@ -249,6 +250,7 @@ func backends(module string, tests bool) map[string]codegen.Backend {
 		"go":    golang.Backend{Module: module, Tests: tests},
 		"amd64": amd64.Backend{},
 		"arm64": arm64.Backend{},
+		"ptx":   ptx.Backend{},
 	}
 }
 

@@ -66,6 +66,12 @@ func (l *lowerer) copyTile(n *ir.Copy) {
 	cc, okc := cols.(ir.IConst)
 	if okr && okc && cr.V*cc.V <= maxUnroll {
 		for i := 0; i < cr.V; i++ {
+			l.consts[r], l.consts[c] = i, 0
+			l.addAnchor(dst, ir.IAdd(n.Dst.Off, n.Dst.Layout.Offset(ir.IVar{V: r}, ir.IVar{V: c})))
+			l.addAnchor(src, ir.IAdd(n.Src.Off, n.Src.Layout.Offset(ir.IVar{V: r}, ir.IVar{V: c})))
+		}
+		defer l.clearAnchors()
+		for i := 0; i < cr.V; i++ {
 			for j := 0; j < cc.V; j++ {
 				l.consts[r], l.consts[c] = i, j
 				elem()

@@ -363,34 +363,67 @@ func (l *lowerer) sel(s *ir.Select) Reg {
 // addr is the address of element Idx of t (flat offset for scratch buffers): base + offset·size, in
 // the state space returned.
 func (l *lowerer) addr(t *ir.Tensor, idx []ir.IExpr) (Addr, Space) {
-	var off ir.IExpr = ir.IConst{V: 0}
-	if t.Kind == ir.Scratch {
-		if len(idx) != 1 {
-			l.fail("scratch buffer %s indexed by %d indices", t.Name, len(idx))
-		}
-		off = idx[0]
-	} else {
-		if len(idx) != len(t.Shape) {
-			l.fail("%s indexed by %d indices, rank %d", t.Name, len(idx), len(t.Shape))
-		}
-		for d, ix := range idx {
-			off = ir.IAdd(ir.IMul(off, ir.IDim{D: t.Shape[d]}), ix)
-		}
-	}
-	return l.elemAddr(t, off)
+	return l.elemAddr(t, l.flatOffset(t, idx))
 }
 
 // elemAddr is the address of flat element off of t.
 func (l *lowerer) elemAddr(t *ir.Tensor, off ir.IExpr) (Addr, Space) {
 	size := int64(t.Type.Size())
+	off = l.prep(off)
+	for _, a := range l.anchors[t] {
+		if d, ok := l.prep(ir.ISub(off, a.off)).(ir.IConst); ok {
+			return Addr{Base: a.reg, Off: int64(d.V) * size}, a.sp
+		}
+	}
 	base, sp := l.base(t)
-	o := l.ival(off)
+	o := l.iemit(off)
 	if c, ok := o.(Imm); ok {
 		return Addr{Base: base, Off: int64(c) * size}, sp
 	}
 	scaled := l.e.Bin("mul.lo", S64, o, Imm(size))
 	a := l.e.Bin("add", S64, base, scaled)
 	return Addr{Base: a}, sp
+}
+
+// anchor is an address computed ahead of an unrolled region (unguarded: address arithmetic reads no
+// memory), from which elements at a constant distance are addressed as [reg+offset].
+type anchor struct {
+	off ir.IExpr // flat element offset, prepped
+	reg Reg
+	sp  Space
+}
+
+// addAnchor computes the address of flat element off of t into a register usable as an anchor until
+// clearAnchors; it does nothing when an anchor at a constant distance exists.
+func (l *lowerer) addAnchor(t *ir.Tensor, off ir.IExpr) {
+	off = l.prep(off)
+	for _, a := range l.anchors[t] {
+		if _, ok := l.prep(ir.ISub(off, a.off)).(ir.IConst); ok {
+			return
+		}
+	}
+	a, sp := l.elemAddr(t, off)
+	l.anchors[t] = append(l.anchors[t], anchor{off: off, reg: l.addrReg(a), sp: sp})
+}
+
+func (l *lowerer) clearAnchors() { l.anchors = map[*ir.Tensor][]anchor{} }
+
+// flatOffset is the flat element offset of t[idx] (scratch buffers: the one index).
+func (l *lowerer) flatOffset(t *ir.Tensor, idx []ir.IExpr) ir.IExpr {
+	if t.Kind == ir.Scratch {
+		if len(idx) != 1 {
+			l.fail("scratch buffer %s indexed by %d indices", t.Name, len(idx))
+		}
+		return idx[0]
+	}
+	if len(idx) != len(t.Shape) {
+		l.fail("%s indexed by %d indices, rank %d", t.Name, len(idx), len(t.Shape))
+	}
+	var off ir.IExpr = ir.IConst{V: 0}
+	for d, ix := range idx {
+		off = ir.IAdd(ir.IMul(off, ir.IDim{D: t.Shape[d]}), ix)
+	}
+	return off
 }
 
 // base is the base address register of a tensor and its state space.

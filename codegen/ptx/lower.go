@@ -73,6 +73,7 @@ type lowerer struct {
 	locals  map[*ir.LocalVar]Reg
 	accs    map[*ir.Accum]*accTile
 	accCur  *Reg // the AccVal being stored
+	anchors map[*ir.Tensor][]anchor
 
 	gridDepth, threadDepth int
 	nGrid, nBlock          int
@@ -183,6 +184,7 @@ func (l *lowerer) launch(n *ir.Launch, line int) (*Entry, LaunchInfo) {
 	l.ptrs, l.scalars, l.dims = map[*ir.Tensor]Reg{}, map[*ir.Tensor]Reg{}, map[*ir.Dim]Reg{}
 	l.shared, l.vars, l.consts = map[*ir.Tensor]Sym{}, map[*ir.Var]Reg{}, map[*ir.Var]int{}
 	l.locals, l.accs = map[*ir.LocalVar]Reg{}, map[*ir.Accum]*accTile{}
+	l.clearAnchors()
 	l.nGrid, l.nBlock, l.gridDepth, l.threadDepth, l.inThread = len(n.Grid), len(n.Block), 0, 0, false
 	l.prologue()
 	l.nodes(n.Body)

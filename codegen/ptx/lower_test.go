@@ -36,19 +36,3 @@ func compileFile(t *testing.T, path, spec string) []*ir.Func {
 	}
 	return fs
 }
-
-func TestLowerLibrary(t *testing.T) {
-	fs := compileFile(t, "../../kernels.kdsl", "ptx:sm_80")
-	mod, ks, unsup := Build(fs, SubTargets["sm_80"], "kernels.kdsl")
-	for _, u := range unsup {
-		t.Logf("%s", u.Reason)
-	}
-	t.Logf("%d kernels lowered, %d not supported", len(ks), len(unsup))
-	text := mod.Print()
-	os.WriteFile("/tmp/ptx_lib.ptx", []byte(text), 0o644)
-	ptxas := ptxasPath(t)
-	st := assemble(t, ptxas, "sm_80", text)
-	for name, s := range st {
-		t.Logf("%s: %+v", name, s)
-	}
-}

@@ -204,8 +204,24 @@ func (l *lowerer) accStore(n *ir.AccStore) {
 		l.fail("an epilogue with %d scaled-output factors", len(fs))
 	}
 	mlim, nlim := l.toReg(l.ival(n.M)), l.toReg(l.ival(n.N))
+	elems := l.accElems(n.Acc, acc)
+	// Anchors: the addresses of the output and of every tensor the epilogue reads, at each row's
+	// first element; the other elements are constant offsets from them when the strides allow.
+	for _, el := range elems {
+		if el.j != 0 {
+			continue
+		}
+		l.consts[n.I], l.consts[n.J] = el.i, 0
+		l.addAnchor(n.Out, l.flatOffset(n.Out, n.Idx))
+		ir.Walk(n.Value, func(x ir.Expr) {
+			if ld, ok := x.(*ir.Load); ok && ld.T.Kind != ir.Scalar {
+				l.addAnchor(ld.T, l.flatOffset(ld.T, ld.Idx))
+			}
+		})
+	}
+	defer l.clearAnchors()
 	body := func(v ir.Expr) {
-		for _, el := range l.accElems(n.Acc, acc) {
+		for _, el := range elems {
 			l.consts[n.I], l.consts[n.J] = el.i, el.j
 			ok := l.e.Setp("gt", S64, mlim, Imm(el.i))
 			l.e.Emit(&Instr{Op: "setp.gt.and", Types: []Type{S64}, Args: []Operand{ok, nlim, Imm(el.j), ok}})

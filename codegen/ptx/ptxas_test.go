@@ -1,0 +1,62 @@
+package ptx
+
+import (
+	"testing"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// TestPtxasLibrary assembles the PTX of every kernel of kernels.kdsl with ptxas -v, for every
+// architecture each sub-target claims, and checks what ptxas reports: every entry assembled, GEMM
+// entries (those with an MMA) spill nothing, every entry's registers fit its block (255 at most, and
+// threads·registers within the 64K-register file so that one block fits on an SM), static shared
+// memory within 48 KiB. Kernels the lowering does not support yet must say so (not supported yet).
+func TestPtxasLibrary(t *testing.T) {
+	ptxas := ptxasPath(t)
+	for _, sub := range []string{"sm_80", "sm_90a"} {
+		st := SubTargets[sub]
+		fs := compileFile(t, "../../kernels.kdsl", "ptx:"+sub)
+		mod, ks, unsup := Build(fs, st, "kernels.kdsl")
+		for _, u := range unsup {
+			t.Logf("%s: %s", sub, u.Reason)
+		}
+		if len(ks)+len(unsup) != len(fs) {
+			t.Fatalf("%s: %d kernels, %d lowered and %d unsupported", sub, len(fs), len(ks), len(unsup))
+		}
+		gemm := map[string]bool{}
+		threads := map[string]int{}
+		for i, k := range ks {
+			for j, e := range k.Entries {
+				threads[e.Name] = e.MaxTid
+				ir.WalkNodes(fs[i].Body, func(n ir.Node) bool {
+					if _, ok := n.(*ir.MMA); ok {
+						gemm[e.Name] = true
+					}
+					return true
+				})
+				_ = j
+			}
+		}
+		text := mod.Print()
+		for _, arch := range st.Archs {
+			stats := assemble(t, ptxas, arch, text)
+			for _, e := range mod.Entries {
+				s, ok := stats[e.Name]
+				if !ok {
+					t.Errorf("%s/%s: ptxas reported nothing for %s", sub, arch, e.Name)
+					continue
+				}
+				if gemm[e.Name] && (s.SpillStores != 0 || s.SpillLoads != 0) {
+					t.Errorf("%s/%s: GEMM entry %s spills (%d bytes stored, %d loaded)", sub, arch, e.Name, s.SpillStores, s.SpillLoads)
+				}
+				if limit := min(255, 65536/threads[e.Name]); s.Regs > limit {
+					t.Errorf("%s/%s: %s uses %d registers, a block of %d threads allows %d", sub, arch, e.Name, s.Regs, threads[e.Name], limit)
+				}
+				if s.Smem > 48<<10 {
+					t.Errorf("%s/%s: %s uses %d bytes of static shared memory", sub, arch, e.Name, s.Smem)
+				}
+			}
+			t.Logf("%s/%s: %d entries assembled", sub, arch, len(stats))
+		}
+	}
+}
