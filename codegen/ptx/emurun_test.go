@@ -163,12 +163,42 @@ func TestEmulatedLibrary(t *testing.T) {
 }
 
 func emulateShapes(t *testing.T, k *Kernel, f *ir.Func, nshapes int) {
+	if err := checkShapes(k, f, nshapes); err != nil {
+		t.Error(err)
+	}
+}
+
+// checkShapes runs k on nshapes small ragged shapes against the interpreter; it returns the first
+// difference or emulator error.
+func checkShapes(k *Kernel, f *ir.Func, nshapes int) error {
 	kern := f.Kernel
 	rng := rand.New(rand.NewPCG(7, uint64(len(kern.Name))))
 	// Small shapes only: every thread is emulated. The first (all ones) always; then ragged ones whose
 	// tensors hold at most 1<<15 elements.
 	var shapes []map[string]int
-	for _, dims := range kgentest.Shapes(kern, rng, 4*nshapes) {
+	cands := kgentest.Shapes(kern, rng, 4*nshapes)
+	// After all ones, for GEMMs: every dim the same size, past a 16-deep K tile and an 8×8 register tile but no
+	// multiple of either (the GEMMs' full-tile path), as large as the budget allows.
+	hasMMA := false
+	ir.WalkNodes(f.Body, func(n ir.Node) bool {
+		_, ok := n.(*ir.MMA)
+		hasMMA = hasMMA || ok
+		return true
+	})
+	for _, n := range []int{37, 19, 11} {
+		if !hasMMA {
+			break
+		}
+		dims := map[string]int{}
+		for _, d := range kern.Dims {
+			dims[d.Name] = n
+		}
+		if elements(kern, dims) <= 1<<15 {
+			cands = append(cands[:1], append([]map[string]int{dims}, cands[1:]...)...)
+			break
+		}
+	}
+	for _, dims := range cands {
 		if len(shapes) < nshapes && (len(shapes) == 0 || elements(kern, dims) <= 1<<15) {
 			shapes = append(shapes, dims)
 		}
@@ -177,21 +207,22 @@ func emulateShapes(t *testing.T, k *Kernel, f *ir.Func, nshapes int) {
 		args := kgentest.RandomArgs(kern, dims, rng, si)
 		ref := args.Clone()
 		if err := ir.RunKernel(kern, ir.Storage, ref); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		mag := kgentest.Magnitude(kern, args)
 		got := args.Clone()
 		if err := emulate(k, f, got); err != nil {
-			t.Fatalf("dims %v: %v", dims, err)
+			return fmt.Errorf("dims %v: %v", dims, err)
 		}
 		for _, p := range kern.Params {
 			if p.Kind == ir.Out || p.Kind == ir.InOut {
 				if err := kgentest.Compare(kern, dims, p, got.Tensors[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
-					t.Errorf("dims %v: %v", dims, err)
+					return fmt.Errorf("dims %v: %v", dims, err)
 				}
 			}
 		}
 	}
+	return nil
 }
 
 // elements counts the elements of k's tensors at dims.
