@@ -12,9 +12,9 @@ import "math"
 //
 // x is first clamped to [lo, hi] (beyond them the result is 0 or +Inf anyway) and a NaN argument is
 // returned unchanged. Error bound (f32): |r| ≤ ln2/2, the degree-7 remainder is below 0.15 ulp, the
-// reduction and Horner roundings at most about 1.5 ulp: within 2 ulp of exp(x) over the whole range
-// (TestExpMirror checks this bound on a float32 mirror of the same steps). f64: degree 13, the same
-// structure, within 2 ulp.
+// reduction and Horner roundings at most about 1.5 ulp: within 2 ulp of exp(x) over the whole range.
+// f64: degree 13, the same structure, within 2 ulp. TestExpAccuracy runs the emitted instructions in
+// the test emulator on 40000 arguments per type and checks the bound (the worst seen is 1 ulp).
 type expConsts struct {
 	t              Type
 	lo, hi         float64
