@@ -36,6 +36,7 @@ type emuThread struct {
 	open    []emuCopy   // copies issued since the last commit
 	done    bool
 	barrier bool
+	coll    *Instr // the warp-collective instruction (mma.sync) the thread waits at
 	id      int
 }
 
@@ -137,16 +138,40 @@ func (m *emulator) runBlock(block [3]int) {
 		}
 	}
 	for {
+		progress := false
 		for _, th := range ths {
-			if !th.done && !th.barrier {
+			if !th.done && !th.barrier && th.coll == nil {
 				m.runThread(th)
+				progress = true
 			}
+		}
+		// A warp whose 32 threads all wait at one collective instruction executes it.
+		for w := 0; w < len(ths); w += 32 {
+			warp := ths[w:min(w+32, len(ths))]
+			in := warp[0].coll
+			all := in != nil && len(warp) == 32
+			for _, th := range warp {
+				all = all && th.coll == in
+			}
+			if all {
+				m.warpMMA(warp, in)
+				for _, th := range warp {
+					th.coll = nil
+				}
+				progress = true
+			}
+		}
+		if progress {
+			continue
 		}
 		waiting, done := 0, 0
 		for _, th := range ths {
-			if th.done {
+			switch {
+			case th.done:
 				done++
-			} else if th.barrier {
+			case th.coll != nil:
+				emuError("%s: thread %d waits for lanes of its warp that never reach it", th.coll.Op, th.id)
+			case th.barrier:
 				waiting++
 			}
 		}
@@ -161,6 +186,59 @@ func (m *emulator) runBlock(block [3]int) {
 		}
 		for _, w := range m.writer {
 			clear(w)
+		}
+	}
+}
+
+// warpMMA runs mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 for a warp, with the
+// fragment layouts of the PTX ISA ("Matrix Fragments for mma.m16n8k16 with floating point type"),
+// written here independently of ir/layout.go: g = lane>>2, t = lane%4; A a0a1 (g, 2t+{0,1}), a2a3
+// (g+8, 2t+{0,1}), a4a5 (g, 2t+8+{0,1}), a6a7 (g+8, 2t+8+{0,1}); B b0b1 (k = 2t+{0,1}, n = g), b2b3
+// (k = 2t+8+{0,1}, n = g); C, D c0c1 (g, 2t+{0,1}), c2c3 (g+8, 2t+{0,1}); two 16-bit elements per
+// .b32, the lower index in the low half. Products are summed exactly (f64) and rounded once to f32.
+func (m *emulator) warpMMA(warp []*emuThread, in *Instr) {
+	if in.Op != "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" && in.Op != "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" {
+		emuError("unknown instruction %s", in.Op)
+	}
+	bf := strings.Contains(in.Op, "bf16")
+	half := func(v uint64, hi bool) float64 {
+		h := uint16(v)
+		if hi {
+			h = uint16(v >> 16)
+		}
+		if bf {
+			return float64(f16.BF16(h).Float32())
+		}
+		return float64(f16.F16(h).Float32())
+	}
+	var A [16][16]float64
+	var B [16][8]float64
+	var C [16][8]float64
+	for lane, th := range warp {
+		g, t := lane>>2, lane%4
+		av, bv, cv := in.Args[1].(Vec), in.Args[2].(Vec), in.Args[3].(Vec)
+		for i := 0; i < 8; i++ {
+			row := g + 8*((i>>1)&1)
+			col := 2*t + i&1 + 8*(i>>2)
+			A[row][col] = half(m.reg(th, av[i/2]), i%2 == 1)
+		}
+		for i := 0; i < 4; i++ {
+			B[2*t+i&1+8*(i>>1)][g] = half(m.reg(th, bv[i/2]), i%2 == 1)
+		}
+		for i := 0; i < 4; i++ {
+			C[g+8*(i>>1)][2*t+i&1] = float64(f32(m.reg(th, cv[i])))
+		}
+	}
+	for lane, th := range warp {
+		g, t := lane>>2, lane%4
+		dv := in.Args[0].(Vec)
+		for i := 0; i < 4; i++ {
+			r, c := g+8*(i>>1), 2*t+i&1
+			s := C[r][c]
+			for k := 0; k < 16; k++ {
+				s += A[r][k] * B[k][c]
+			}
+			m.set(th, dv[i], b32(float32(s)))
 		}
 	}
 }
@@ -187,6 +265,9 @@ func (m *emulator) value(th *emuThread, o Operand, t Type) uint64 {
 		return uint64(math.Float32bits(float32(x.V)))
 	case Sym:
 		s := string(x)
+		if s == "%laneid" {
+			return uint64(th.id % 32)
+		}
 		for i, name := range []string{"%tid.", "%ctaid.", "%ntid.", "%nctaid."} {
 			if strings.HasPrefix(s, name) {
 				axis := strings.IndexByte("xyz", s[len(s)-1])
@@ -340,6 +421,10 @@ func (m *emulator) runThread(th *emuThread) {
 				continue
 			}
 		}
+		if strings.HasPrefix(in.Op, "mma.sync") {
+			th.coll = in
+			return
+		}
 		if m.exec(th, in) {
 			return
 		}
@@ -394,6 +479,16 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 	case "cvta":
 		dst(src(1))
 	case "mov":
+		if v, ok := a[1].(Vec); ok {
+			// pack: the first element in the low bits
+			var bits uint64
+			w := t.Bits() / len(v)
+			for i := len(v) - 1; i >= 0; i-- {
+				bits = bits<<w | m.reg(th, v[i])&(1<<w-1)
+			}
+			dst(bits)
+			return false
+		}
 		dst(src(1))
 	case "cvt":
 		dst(m.cvt(tok[1:], src(1), in.Types))

@@ -74,6 +74,7 @@ type lowerer struct {
 	accs    map[*ir.Accum]*accTile
 	accCur  *Reg // the AccVal being stored
 	anchors map[*ir.Tensor][]anchor
+	lane    *ir.Var // bound to %laneid where a warp operation needs it
 
 	gridDepth, threadDepth int
 	nGrid, nBlock          int

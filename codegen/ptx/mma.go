@@ -205,10 +205,12 @@ func (l *lowerer) accStore(n *ir.AccStore) {
 	}
 	mlim, nlim := l.toReg(l.ival(n.M)), l.toReg(l.ival(n.N))
 	elems := l.accElems(n.Acc, acc)
-	// Anchors: the addresses of the output and of every tensor the epilogue reads, at each row's
-	// first element; the other elements are constant offsets from them when the strides allow.
+	warp := n.Acc.Scope != ir.ScopeThread
+	// Anchors (register tiles): the addresses of the output and of every tensor the epilogue reads, at
+	// each row's first element; the other elements are constant offsets from them when the strides
+	// allow.
 	for _, el := range elems {
-		if el.j != 0 {
+		if warp || el.j != 0 {
 			continue
 		}
 		l.consts[n.I], l.consts[n.J] = el.i, 0
@@ -222,9 +224,18 @@ func (l *lowerer) accStore(n *ir.AccStore) {
 	defer l.clearAnchors()
 	body := func(v ir.Expr) {
 		for _, el := range elems {
-			l.consts[n.I], l.consts[n.J] = el.i, el.j
-			ok := l.e.Setp("gt", S64, mlim, Imm(el.i))
-			l.e.Emit(&Instr{Op: "setp.gt.and", Types: []Type{S64}, Args: []Operand{ok, nlim, Imm(el.j), ok}})
+			var ok Reg
+			if warp {
+				// A fragment element: its row and column depend on the lane.
+				ri, rj := l.ireg(el.ri), l.ireg(el.rj)
+				l.vars[n.I], l.vars[n.J] = ri, rj
+				ok = l.e.Setp("lt", S64, ri, mlim)
+				l.e.Emit(&Instr{Op: "setp.lt.and", Types: []Type{S64}, Args: []Operand{ok, rj, nlim, ok}})
+			} else {
+				l.consts[n.I], l.consts[n.J] = el.i, el.j
+				ok = l.e.Setp("gt", S64, mlim, Imm(el.i))
+				l.e.Emit(&Instr{Op: "setp.gt.and", Types: []Type{S64}, Args: []Operand{ok, nlim, Imm(el.j), ok}})
+			}
 			skip := l.e.NewLabel()
 			l.e.Bra(skip, &ok, true)
 			r := el.r
@@ -235,6 +246,8 @@ func (l *lowerer) accStore(n *ir.AccStore) {
 		}
 		delete(l.consts, n.I)
 		delete(l.consts, n.J)
+		delete(l.vars, n.I)
+		delete(l.vars, n.J)
 	}
 	if len(fs) == 0 {
 		body(n.Value)
@@ -252,30 +265,28 @@ func (l *lowerer) accStore(n *ir.AccStore) {
 	delete(l.accs, n.Acc)
 }
 
-// accElem is one accumulator element this thread holds: its tile coordinates (constants for a register
-// tile) and its register.
+// accElem is one accumulator element this thread holds: its tile coordinates (constants i, j for a
+// register tile; index expressions ri, rj of the lane for a fragment) and its register.
 type accElem struct {
-	i, j int
-	r    Reg
+	i, j   int
+	ri, rj ir.IExpr
+	r      Reg
 }
 
 func (l *lowerer) accElems(a *ir.Accum, acc *accTile) []accElem {
-	if a.Scope == ir.ScopeWarp {
-		l.fail("warp-scope accumulator store")
-	}
 	var out []accElem
+	if a.Scope == ir.ScopeWarp {
+		lane := l.laneVar()
+		for i, r := range acc.regs {
+			row, col := a.Layout.Coord(ir.IVar{V: lane}, ir.IConst{V: i})
+			out = append(out, accElem{ri: row, rj: col, r: r})
+		}
+		return out
+	}
 	for i := 0; i < acc.m; i++ {
 		for j := 0; j < acc.n; j++ {
-			out = append(out, accElem{i, j, acc.regs[i*acc.n+j]})
+			out = append(out, accElem{i: i, j: j, r: acc.regs[i*acc.n+j]})
 		}
 	}
 	return out
-}
-
-func (l *lowerer) warpAccDecl(a *ir.Accum, m, n int, t Type) {
-	l.fail("warp-scope mma (mma.sync) is not lowered yet")
-}
-
-func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
-	l.fail("warp-scope mma (mma.sync) is not lowered yet")
 }

@@ -40,6 +40,21 @@ func TestPlantedBugs(t *testing.T) {
 				return &c
 			}, 2)
 		}},
+		{"swapped fragment halves", "bgemm", func(e *Entry) bool {
+			return edit(e, func(in *Instr) bool {
+				if len(in.Args) != 2 {
+					return false
+				}
+				_, ok := in.Args[1].(Vec)
+				return in.Op == "mov" && ok && len(in.Args) == 2
+			},
+				func(in *Instr) *Instr {
+					v := in.Args[1].(Vec)
+					c := *in
+					c.Args = []Operand{in.Args[0], Vec{v[1], v[0]}}
+					return &c
+				}, 1)
+		}},
 		{"off-by-one accumulator store guard", "sgemm_acc", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool { return in.Op == "setp.gt.and" },
 				func(in *Instr) *Instr { c := *in; c.Op = "setp.ge.and"; return &c }, -1)

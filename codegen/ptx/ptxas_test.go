@@ -1,6 +1,7 @@
 package ptx
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
@@ -38,6 +39,19 @@ func TestPtxasLibrary(t *testing.T) {
 			}
 		}
 		text := mod.Print()
+		if sub == "sm_80" {
+			for _, name := range []string{"hgemm_0", "bgemm_0", "bgemm_bf16_0", "bgemm_tt_0"} {
+				found := false
+				for _, e := range mod.Entries {
+					if e.Name == name {
+						found = strings.Contains((&Module{Version: "7.0", Target: "sm_80", Entries: []*Entry{e}}).Print(), "mma.sync.aligned.m16n8k16.row.col.f32")
+					}
+				}
+				if !found {
+					t.Errorf("%s: %s has no mma.sync.aligned.m16n8k16", sub, name)
+				}
+			}
+		}
 		for _, arch := range st.Archs {
 			stats := assemble(t, ptxas, arch, text)
 			for _, e := range mod.Entries {
