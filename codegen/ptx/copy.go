@@ -4,7 +4,7 @@ import "github.com/kgen-dev/kgen/ir"
 
 // maxUnroll bounds the elements of a copy (or the multiply-adds of an MMA) that are unrolled into
 // straight-line code; larger constant tiles and run-time sizes become loops.
-const maxUnroll = 64
+const maxUnroll = 16
 
 // copyTile lowers a Copy element by element (ir/copy.go gives its meaning): element (r, c) of the tile
 // moves from Src.Off + Src.Layout(r, c) to Dst.Off + Dst.Layout(r, c), converted to Dst's type; outside

@@ -3,6 +3,7 @@ package ptx
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/kgen-dev/kgen/check"
@@ -11,9 +12,20 @@ import (
 	"github.com/kgen-dev/kgen/target"
 )
 
-// compileFile checks a kdsl file and compiles every kernel with the pipeline of spec.
+var (
+	compiledMu sync.Mutex
+	compiled   = map[string][]*ir.Func{}
+)
+
+// compileFile checks a kdsl file and compiles every kernel with the pipeline of spec (once per test
+// binary: the lowering does not modify the IR).
 func compileFile(t *testing.T, path, spec string) []*ir.Func {
 	t.Helper()
+	compiledMu.Lock()
+	defer compiledMu.Unlock()
+	if fs, ok := compiled[path+" "+spec]; ok {
+		return fs
+	}
 	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -34,5 +46,6 @@ func compileFile(t *testing.T, path, spec string) []*ir.Func {
 		}
 		fs = append(fs, f)
 	}
+	compiled[path+" "+spec] = fs
 	return fs
 }

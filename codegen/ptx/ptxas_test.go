@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
@@ -52,8 +53,23 @@ func TestPtxasLibrary(t *testing.T) {
 				}
 			}
 		}
-		for _, arch := range st.Archs {
-			stats := assemble(t, ptxas, arch, text)
+		// The architectures assemble concurrently (ptxas is single-threaded).
+		results := make([]map[string]ptxasStats, len(st.Archs))
+		errs := make([]error, len(st.Archs))
+		var wg sync.WaitGroup
+		for i, arch := range st.Archs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i], errs[i] = runPtxas(ptxas, arch, text)
+			}()
+		}
+		wg.Wait()
+		for i, arch := range st.Archs {
+			if errs[i] != nil {
+				t.Fatalf("%s: %v", sub, errs[i])
+			}
+			stats := results[i]
 			for _, e := range mod.Entries {
 				s, ok := stats[e.Name]
 				if !ok {

@@ -1,6 +1,7 @@
 package ptx
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,16 +56,29 @@ var (
 // with ptxas's message when the text does not assemble.
 func assemble(t *testing.T, ptxas, arch, text string) map[string]ptxasStats {
 	t.Helper()
-	dir := t.TempDir()
+	st, err := runPtxas(ptxas, arch, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// runPtxas is assemble without a testing.T (safe to call from several goroutines).
+func runPtxas(ptxas, arch, text string) (map[string]ptxasStats, error) {
+	dir, err := os.MkdirTemp("", "kgen-ptx-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
 	src := filepath.Join(dir, "k.ptx")
 	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	out, err := exec.Command(ptxas, "-arch="+arch, "-v", "-o", filepath.Join(dir, "k.cubin"), src).CombinedOutput()
 	if err != nil {
-		t.Fatalf("ptxas -arch=%s: %v\n%s\n--- PTX ---\n%s", arch, err, out, numbered(text))
+		return nil, fmt.Errorf("ptxas -arch=%s: %v\n%s\n--- PTX ---\n%s", arch, err, out, numbered(text))
 	}
-	return parsePtxasV(string(out))
+	return parsePtxasV(string(out)), nil
 }
 
 // parsePtxasV reads ptxas -v output (one "Compiling entry function" block per entry).
