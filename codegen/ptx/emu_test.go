@@ -154,7 +154,11 @@ func (m *emulator) runBlock(block [3]int) {
 				all = all && th.coll == in
 			}
 			if all {
-				m.warpMMA(warp, in)
+				if strings.HasPrefix(in.Op, "ldmatrix") {
+					m.ldmatrix(warp, in)
+				} else {
+					m.warpMMA(warp, in)
+				}
 				for _, th := range warp {
 					th.coll = nil
 				}
@@ -421,7 +425,7 @@ func (m *emulator) runThread(th *emuThread) {
 				continue
 			}
 		}
-		if strings.HasPrefix(in.Op, "mma.sync") {
+		if strings.HasPrefix(in.Op, "mma.sync") || strings.HasPrefix(in.Op, "ldmatrix") {
 			th.coll = in
 			return
 		}
@@ -757,4 +761,55 @@ func (m *emulator) cvt(tok []string, v uint64, types []Type) uint64 {
 		x = sext(v, from)
 	}
 	return intBits(x, to)
+}
+
+// ldmatrix runs ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{,.trans}.shared.b16 for a warp (PTX ISA
+// "ldmatrix"): the lanes 8i..8i+7 give the row addresses of matrix i; lane l receives in its register i
+// the elements (row l/4, columns 2·(l%4) and +1) of matrix i, or with .trans those of its transpose
+// (rows 2·(l%4) and +1 of column l/4), the lower column in the low half.
+func (m *emulator) ldmatrix(warp []*emuThread, in *Instr) {
+	tok := strings.Split(in.Op, ".")
+	var count int
+	switch {
+	case len(tok) > 4 && tok[4] == "x1":
+		count = 1
+	case len(tok) > 4 && tok[4] == "x2":
+		count = 2
+	case len(tok) > 4 && tok[4] == "x4":
+		count = 4
+	default:
+		emuError("unknown instruction %s", in.Op)
+	}
+	trans := strings.Contains(in.Op, ".trans.")
+	if !strings.HasSuffix(in.Op, ".shared.b16") || !strings.HasPrefix(in.Op, "ldmatrix.sync.aligned.m8n8.") {
+		emuError("unknown instruction %s", in.Op)
+	}
+	rowAddr := make([]uint64, 8*count)
+	for i := range rowAddr {
+		a := in.Args[1].(Addr)
+		rowAddr[i] = m.value(warp[i], a.Base, B64) + uint64(a.Off)
+		if rowAddr[i]%16 != 0 {
+			emuError("ldmatrix: row address %#x of lane %d is not 16-byte aligned", rowAddr[i], i)
+		}
+	}
+	elem := func(th *emuThread, mat, r, c int) uint64 {
+		b, i, off := m.mem(th, "shared", Addr{Base: Imm(int64(rowAddr[8*mat+r] + uint64(2*c)))}, 2)
+		m.sharedAccess(th, i, off, 2, false)
+		return load(b.data[off:], 2)
+	}
+	for l, th := range warp {
+		regs := in.Args[0].(Vec)
+		if len(regs) != count {
+			emuError("ldmatrix .x%d with %d registers", count, len(regs))
+		}
+		for i := 0; i < count; i++ {
+			var lo, hi uint64
+			if trans {
+				lo, hi = elem(th, i, 2*(l%4), l/4), elem(th, i, 2*(l%4)+1, l/4)
+			} else {
+				lo, hi = elem(th, i, l/4, 2*(l%4)), elem(th, i, l/4, 2*(l%4)+1)
+			}
+			m.set(th, regs[i], lo|hi<<16)
+		}
+	}
 }

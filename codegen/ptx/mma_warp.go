@@ -71,8 +71,79 @@ func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
 		}
 		return regs
 	}
-	a := frag(ir.FragSM80A(), n.A, vm, vk)
-	b := frag(ir.FragSM80B(), n.B, vk, vn)
+	// The a and b registers the mma reads: filled by ldmatrix for a full tile whose shared layouts allow
+	// it, else by the guarded element loads.
+	a := make(Vec, 4)
+	b := make(Vec, 2)
+	for i := range a {
+		a[i] = l.e.Reg(B32)
+	}
+	for i := range b {
+		b[i] = l.e.Reg(B32)
+	}
+	generic := func() {
+		for i, r := range frag(ir.FragSM80A(), n.A, vm, vk) {
+			l.e.Op("mov", B32, a[i], r)
+		}
+		for i, r := range frag(ir.FragSM80B(), n.B, vk, vn) {
+			l.e.Op("mov", B32, b[i], r)
+		}
+	}
+	if l.rowMajor16(n.A, 8) && l.rowMajor16(n.B, 8) {
+		// Full tile (the predicate is the same for every lane of the warp, so the warp stays converged
+		// for ldmatrix and mma.sync): ldmatrix.x4 reads A (lane l gives row l%16, column 8·(l/16):
+		// matrices 0..3 are a0a1, a2a3, a4a5, a6a7); ldmatrix.x2.trans reads B stored k-major (lane l
+		// gives row k = l%16: the transposed 8×8 matrices are b0b1 and b2b3).
+		full := l.e.Setp("ge", S64, l.toReg(vm), Imm(16))
+		l.e.Emit(&Instr{Op: "setp.ge.and", Types: []Type{S64}, Args: []Operand{full, l.toReg(vn), Imm(8), full}})
+		l.e.Emit(&Instr{Op: "setp.ge.and", Types: []Type{S64}, Args: []Operand{full, l.toReg(vk), Imm(16), full}})
+		edge, end := l.e.NewLabel(), l.e.NewLabel()
+		l.e.Bra(edge, &full, true)
+		lv := ir.IVar{V: lane}
+		aa, _ := l.elemAddr(n.A.T, ir.IAdd(n.A.Off, n.A.Layout.Offset(ir.IMod(lv, ir.IConst{V: 16}), ir.IMul(ir.IShr(lv, ir.IConst{V: 4}), ir.IConst{V: 8}))))
+		l.e.Emit(&Instr{Op: "ldmatrix.sync.aligned.m8n8.x4.shared.b16", Args: []Operand{a, Addr{Base: l.addrReg(aa)}}})
+		ba, _ := l.elemAddr(n.B.T, ir.IAdd(n.B.Off, n.B.Layout.Offset(ir.IMod(lv, ir.IConst{V: 16}), ir.IConst{V: 0})))
+		l.e.Emit(&Instr{Op: "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", Args: []Operand{b, Addr{Base: l.addrReg(ba)}}})
+		l.e.Bra(end, nil, false)
+		l.e.Place(edge)
+		generic()
+		l.e.Place(end)
+	} else {
+		generic()
+	}
 	l.e.Emit(&Instr{Op: "mma.sync.aligned.m16n8k16.row.col.f32" + it + it + ".f32",
-		Args: []Operand{Vec(acc.regs), Vec(a), Vec(b), Vec(acc.regs)}})
+		Args: []Operand{Vec(acc.regs), a, b, Vec(acc.regs)}})
+}
+
+// rowMajor16 reports whether operand o is a shared tile of 16-bit elements in a row-major layout whose
+// rows start on 16-byte boundaries (ld and offset multiples of align elements): what ldmatrix reads.
+func (l *lowerer) rowMajor16(o ir.Operand, align int) bool {
+	s, ok := o.Layout.(*ir.Strided)
+	if !ok || o.T.Space != ir.Shared || o.T.Type.Size() != 2 {
+		return false
+	}
+	cs, ok1 := l.prep(s.ColStride).(ir.IConst)
+	rs, ok2 := l.prep(s.RowStride).(ir.IConst)
+	return ok1 && ok2 && cs.V == 1 && rs.V%align == 0 && divisible(l.prep(o.Off), align)
+}
+
+// divisible reports whether e is a multiple of d for every value of its variables (a sufficient
+// syntactic check).
+func divisible(e ir.IExpr, d int) bool {
+	switch x := e.(type) {
+	case ir.IConst:
+		return x.V%d == 0
+	case ir.IBin:
+		switch x.Op {
+		case '+', '-':
+			return divisible(x.X, d) && divisible(x.Y, d)
+		case '*':
+			return divisible(x.X, d) || divisible(x.Y, d)
+		case '<':
+			if c, ok := x.Y.(ir.IConst); ok && c.V < 31 {
+				return divisible(x.X, d) || (1<<c.V)%d == 0
+			}
+		}
+	}
+	return false
 }

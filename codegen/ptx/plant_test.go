@@ -55,6 +55,10 @@ func TestPlantedBugs(t *testing.T) {
 					return &c
 				}, 1)
 		}},
+		{"ldmatrix without .trans", "hgemm", func(e *Entry) bool {
+			return edit(e, func(in *Instr) bool { return in.Op == "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16" },
+				func(in *Instr) *Instr { c := *in; c.Op = "ldmatrix.sync.aligned.m8n8.x2.shared.b16"; return &c }, -1)
+		}},
 		{"off-by-one accumulator store guard", "sgemm_acc", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool { return in.Op == "setp.gt.and" },
 				func(in *Instr) *Instr { c := *in; c.Op = "setp.ge.and"; return &c }, -1)

@@ -45,11 +45,12 @@ func TestPtxasLibrary(t *testing.T) {
 				found := false
 				for _, e := range mod.Entries {
 					if e.Name == name {
-						found = strings.Contains((&Module{Version: "7.0", Target: "sm_80", Entries: []*Entry{e}}).Print(), "mma.sync.aligned.m16n8k16.row.col.f32")
+						text := (&Module{Version: "7.0", Target: "sm_80", Entries: []*Entry{e}}).Print()
+						found = strings.Contains(text, "mma.sync.aligned.m16n8k16.row.col.f32") && strings.Contains(text, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") && strings.Contains(text, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16")
 					}
 				}
 				if !found {
-					t.Errorf("%s: %s has no mma.sync.aligned.m16n8k16", sub, name)
+					t.Errorf("%s: %s lacks mma.sync.aligned.m16n8k16 or the ldmatrix loads", sub, name)
 				}
 			}
 		}
