@@ -10,7 +10,8 @@ const maxUnroll = 16
 // moves from Src.Off + Src.Layout(r, c) to Dst.Off + Dst.Layout(r, c), converted to Dst's type; outside
 // the valid extents the destination gets zero and the source is not read.
 //
-// An async copy whose element is 4 or 8 bytes and whose types agree becomes cp.async.ca with src-size
+// An async copy of contiguous rows goes in 16-byte chunks (copyChunks). Otherwise, an async copy whose
+// element is 4 or 8 bytes and whose types agree becomes cp.async.ca with src-size
 // 0 for the invalid elements (the hardware zero-fills them, and the source address is then the tensor's
 // base, never out of bounds). Other async copies (2-byte elements: cp.async moves at least 4 bytes, and
 // an odd leading dimension leaves f16 rows unaligned) are done synchronously: a copy that lands at
@@ -62,6 +63,9 @@ func (l *lowerer) copyTile(n *ir.Copy) {
 		l.e.Place(skip)
 		l.e.St(dsp, st, da, l.narrow(v, dst.Type, dst.Type))
 	}
+	if l.copyChunks(n, r, c, rows, cols, vr, vc, srcBase, elem) {
+		return
+	}
 	cr, okr := rows.(ir.IConst)
 	cc, okc := cols.(ir.IConst)
 	if okr && okc && cr.V*cc.V <= maxUnroll {
@@ -97,4 +101,75 @@ func (l *lowerer) addrReg(a Addr) Reg {
 		base = l.e.Mov(U64, s)
 	}
 	return l.e.Bin("add", S64, base, Imm(a.Off))
+}
+
+// copyChunks lowers an async copy between contiguous rows (both layouts strided with unit column
+// stride, no conversion, a constant number of columns) in 16-byte chunks: each chunk whose source and
+// destination addresses are 16-byte aligned at run time is one cp.async.cg of 16 bytes whose src-size
+// counts only its valid elements (the rest is zero-filled by the hardware; a chunk with none reads from
+// the tensor's base), any other chunk goes element by element (elem). It reports false, emitting
+// nothing, when the copy does not qualify.
+func (l *lowerer) copyChunks(n *ir.Copy, r, c *ir.Var, rows, cols ir.IExpr, vr, vc Operand, srcBase Reg, elem func()) bool {
+	src, dst := n.Src.T, n.Dst.T
+	size := src.Type.Size()
+	cc, ok := cols.(ir.IConst)
+	if !n.Async || src.Type != dst.Type || size == 0 || 16%size != 0 || !ok || cc.V < 16/size || cc.V/(16/size) > maxUnroll {
+		return false
+	}
+	for _, lay := range []ir.Layout{n.Src.Layout, n.Dst.Layout} {
+		s, ok := lay.(*ir.Strided)
+		if !ok {
+			return false
+		}
+		if one, ok := l.prep(s.ColStride).(ir.IConst); !ok || one.V != 1 {
+			return false
+		}
+	}
+	ce := 16 / size
+	nch := cc.V / ce
+	rowBody := func() {
+		inR := l.e.Setp("lt", S64, l.ireg(ir.IVar{V: r}), vr)
+		for ch := 0; ch < nch; ch++ {
+			c0 := ch * ce
+			l.consts[c] = c0
+			da, _ := l.elemAddr(dst, ir.IAdd(n.Dst.Off, n.Dst.Layout.Offset(ir.IVar{V: r}, ir.IVar{V: c})))
+			sa, _ := l.elemAddr(src, ir.IAdd(n.Src.Off, n.Src.Layout.Offset(ir.IVar{V: r}, ir.IVar{V: c})))
+			delete(l.consts, c)
+			dreg, sreg := l.addrReg(da), l.addrReg(sa)
+			// valid elements of the chunk: clamp(vc − c0, 0, ce), none outside the valid rows
+			nv := l.e.Reg(S64)
+			l.e.Op("sub", S64, nv, l.toReg(vc), Imm(c0)).Comment = "valid columns from the chunk on"
+			nv = l.e.Bin("max", S64, nv, Imm(0))
+			nv = l.e.Bin("min", S64, nv, Imm(ce))
+			valid := l.e.Reg(S64)
+			l.e.Emit(&Instr{Op: "selp", Types: []Type{S64}, Args: []Operand{valid, nv, Imm(0), inR}})
+			bytes := l.e.Cvt(U32, S64, "", l.e.Bin("mul.lo", S64, valid, Imm(size)))
+			both := l.e.Bin("or", B64, dreg, sreg)
+			low := l.e.Bin("and", B64, both, Imm(15))
+			aligned := l.e.Setp("eq", S64, low, Imm(0))
+			slow, done := l.e.NewLabel(), l.e.NewLabel()
+			l.e.Bra(slow, &aligned, true)
+			any := l.e.Setp("gt", S64, valid, Imm(0))
+			from := l.e.Reg(U64)
+			l.e.Emit(&Instr{Op: "selp", Types: []Type{B64}, Args: []Operand{from, sreg, srcBase, any}})
+			l.e.Emit(&Instr{Op: "cp.async.cg.shared.global", Args: []Operand{Addr{Base: dreg}, Addr{Base: from}, Imm(16), bytes}})
+			l.e.Bra(done, nil, false)
+			l.e.Place(slow)
+			l.serialFunc(c, ir.IConst{V: c0}, ir.IConst{V: c0 + ce}, ir.IConst{V: 1}, elem)
+			l.e.Place(done)
+		}
+		if nch*ce < cc.V {
+			l.serialFunc(c, ir.IConst{V: nch * ce}, cc, ir.IConst{V: 1}, elem)
+		}
+	}
+	if cr, ok := rows.(ir.IConst); ok && cr.V <= maxUnroll {
+		for i := 0; i < cr.V; i++ {
+			l.consts[r] = i
+			rowBody()
+		}
+		delete(l.consts, r)
+		return true
+	}
+	l.serialFunc(r, ir.IConst{V: 0}, rows, ir.IConst{V: 1}, rowBody)
+	return true
 }

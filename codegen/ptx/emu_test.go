@@ -496,7 +496,7 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 		dst(src(1))
 	case "cvt":
 		dst(m.cvt(tok[1:], src(1), in.Types))
-	case "add", "sub", "mul", "div", "rem", "min", "max", "fma", "neg", "abs", "sqrt", "and", "xor", "shl", "shr":
+	case "add", "sub", "mul", "div", "rem", "min", "max", "fma", "neg", "abs", "sqrt", "and", "or", "xor", "shl", "shr":
 		if t == Pred {
 			dst(b2u(src(1) != 0 && src(2) != 0))
 			return false
@@ -531,6 +531,14 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 		switch tok[2] {
 		case "ca", "cg":
 			size, srcSize := int(src(2)), int(src(3))
+			if (tok[2] == "cg" && size != 16) || (size != 4 && size != 8 && size != 16) || srcSize > size || srcSize < 0 {
+				emuError("%s with cp-size %d, src-size %d", strings.Join(tok, "."), size, srcSize)
+			}
+			for _, x := range []Addr{a[0].(Addr), a[1].(Addr)} {
+				if (m.value(th, x.Base, B64)+uint64(x.Off))%uint64(size) != 0 {
+					emuError("%s: address not aligned to %d bytes", strings.Join(tok, "."), size)
+				}
+			}
 			db, _, doff := m.mem(th, "shared", a[0].(Addr), size)
 			_ = db
 			data := make([]byte, size)
@@ -688,6 +696,8 @@ func (m *emulator) integer(op string, t Type, a []Operand, src func(int) uint64)
 		v = x & y
 	case "xor":
 		v = x ^ y
+	case "or":
+		v = x | y
 	case "shl":
 		v = x << uint64(src(2)&0xFFFFFFFF)
 	case "shr":

@@ -25,8 +25,16 @@ func TestPlantedBugs(t *testing.T) {
 				func(in *Instr) *Instr { c := *in; c.Args = []Operand{Imm(2)}; return &c }, 1)
 		}},
 		{"off-by-one copy edge predicate", "sgemm", func(e *Entry) bool {
-			return edit(e, func(in *Instr) bool { return in.Op == "setp.lt.and" },
+			// both the element path and the 16-byte chunks' count of valid columns
+			a := edit(e, func(in *Instr) bool { return in.Op == "setp.lt.and" },
 				func(in *Instr) *Instr { c := *in; c.Op = "setp.le.and"; return &c }, -1)
+			b := edit(e, func(in *Instr) bool { return in.Comment == "valid columns from the chunk on" },
+				func(in *Instr) *Instr {
+					c := *in
+					c.Args = []Operand{in.Args[0], in.Args[1], Imm(int64(in.Args[2].(Imm)) - 1)}
+					return &c
+				}, -1)
+			return a && b
 		}},
 		{"swapped register-tile operand", "sgemm", func(e *Entry) bool {
 			var first *Instr
