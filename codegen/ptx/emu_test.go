@@ -496,7 +496,7 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 		dst(src(1))
 	case "cvt":
 		dst(m.cvt(tok[1:], src(1), in.Types))
-	case "add", "sub", "mul", "div", "rem", "min", "max", "fma", "neg", "abs", "sqrt", "and", "or", "xor", "shl", "shr":
+	case "add", "sub", "mul", "div", "rem", "min", "max", "fma", "neg", "abs", "sqrt", "and", "or", "xor", "shl", "shr", "copysign":
 		if t == Pred {
 			dst(b2u(src(1) != 0 && src(2) != 0))
 			return false
@@ -644,6 +644,8 @@ func (m *emulator) float(tok []string, t Type, a []Operand, src func(int) uint64
 		return r(x / y)
 	case "fma":
 		return r(math.FMA(x, y, fval(src(3), t)))
+	case "copysign":
+		return r(math.Copysign(y, x))
 	case "min", "max":
 		if x != x || y != y {
 			if nanProp {

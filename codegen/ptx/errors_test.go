@@ -32,3 +32,21 @@ func TestCPUFuncRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestPtxasTestdata assembles the testdata kernels (f16/bf16 GEMMs with tanh epilogues, a sigmoid of
+// the BLAS form) for sm_80.
+func TestPtxasTestdata(t *testing.T) {
+	ptxas := ptxasPath(t)
+	fs := compileFile(t, "../../passes/testdata/mma.kdsl", "ptx:sm_80")
+	mod, ks, unsup := Build(fs, SubTargets["sm_80"], "mma.kdsl")
+	if len(unsup) > 0 || len(ks) != len(fs) {
+		t.Fatalf("unsupported: %v", unsup)
+	}
+	st := assemble(t, ptxas, "sm_80", mod.Print())
+	for _, e := range mod.Entries {
+		s, ok := st[e.Name]
+		if !ok || s.SpillStores != 0 || s.SpillLoads != 0 {
+			t.Errorf("%s: %+v (reported: %v)", e.Name, s, ok)
+		}
+	}
+}

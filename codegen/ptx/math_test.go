@@ -7,11 +7,14 @@ import (
 )
 
 // expEntry is one thread computing exp of parameter p_x into global buffer p_y.
-func expEntry(t Type) *Entry {
-	e := NewEntry("exp")
+func expEntry(t Type) *Entry { return fnEntry(t, (*lowerer).exp) }
+
+// fnEntry is one thread computing fn of parameter p_x into global buffer p_y.
+func fnEntry(t Type, fn func(*lowerer, Reg, Type) Reg) *Entry {
+	e := NewEntry("fn")
 	l := &lowerer{e: e}
 	x := e.Ld(Param, t, Addr{Base: e.AddParam("p_x", t)})
-	y := l.exp(x, t)
+	y := fn(l, x, t)
 	out := e.Ld(Param, U64, Addr{Base: e.AddParam("p_y", U64)})
 	e.St(Global, t, Addr{Base: out}, y)
 	return e
@@ -54,7 +57,7 @@ func TestExpAccuracy(t *testing.T) {
 		e := expEntry(c.t)
 		buf := &emuBuf{name: "y", data: make([]byte, 8)}
 		args := []float64{0, -0, 1, -1, 1e-30, 88.72, 88.73, -87.3, -103, -104.5, 709.78, 709.79, -745, -746, 1e300, -1e300, math.Inf(1), math.Inf(-1), math.NaN()}
-		for i := 0; i < 20000; i++ {
+		for i := 0; i < 6000; i++ {
 			args = append(args, c.lo+(c.hi-c.lo)*rng.Float64(), (rng.Float64()*2-1)*2)
 		}
 		worst := 0.0
@@ -89,5 +92,62 @@ func TestExpAccuracy(t *testing.T) {
 			}
 		}
 		t.Logf("%v: worst error %.2f ulp over %d arguments", c.t, worst, len(args))
+	}
+}
+
+// TestTanhAccuracy checks the emitted tanh in the emulator against math.Tanh: within 1 ulp (f32) and
+// 8 ulp (f64) over small, medium and saturating arguments, odd symmetry, NaN.
+func TestTanhAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		t     Type
+		bound float64
+	}{{F32, 1}, {F64, 8}} {
+		e := fnEntry(c.t, (*lowerer).tanh)
+		buf := &emuBuf{name: "y", data: make([]byte, 8)}
+		args := []float64{0, math.Copysign(0, -1), 1e-30, -1e-30, 0x1p-12, 1.0 / 32, 0.5, 20, -20, 400, math.Inf(1), math.Inf(-1), math.NaN()}
+		for i := 0; i < 5000; i++ {
+			args = append(args, (rng.Float64()*2-1)*math.Pow(2, float64(rng.IntN(20)-16)), (rng.Float64()*2-1)*10)
+		}
+		worst := 0.0
+		for _, x := range args {
+			if c.t == F32 {
+				x = float64(float32(x))
+			}
+			m := &emulator{e: e, params: map[string]uint64{"p_x": fbits(x, c.t), "p_y": 1 << globalShift}, global: []*emuBuf{buf}}
+			if err := m.run([3]int{1, 1, 1}, [3]int{1, 1, 1}); err != nil {
+				t.Fatal(err)
+			}
+			got := fval(load(buf.data, c.t.Bits()/8), c.t)
+			want := math.Tanh(x)
+			if c.t == F32 {
+				want = float64(float32(want))
+			}
+			if math.IsNaN(x) {
+				if !math.IsNaN(got) {
+					t.Errorf("%v tanh(NaN) = %v", c.t, got)
+				}
+				continue
+			}
+			if math.Signbit(got) != math.Signbit(want) {
+				t.Errorf("%v tanh(%v) = %v, sign of %v", c.t, x, got, want)
+			}
+			u := ulps(got, want, c.t)
+			worst = max(worst, u)
+			if u > c.bound {
+				t.Errorf("%v tanh(%v) = %v, want %v (%.2f ulp)", c.t, x, got, want, u)
+			}
+		}
+		t.Logf("%v: worst error %.2f ulp over %d arguments", c.t, worst, len(args))
+	}
+}
+
+// TestTanhCoeffs checks the computed Taylor coefficients against the first ones of the series.
+func TestTanhCoeffs(t *testing.T) {
+	want := []float64{1, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835, -1382.0 / 155925, 21844.0 / 6081075, -929569.0 / 638512875}
+	for i, c := range tanhCoeffs(len(want)) {
+		if math.Abs(c-want[i]) > 1e-16*math.Abs(want[i]) {
+			t.Errorf("c[%d] = %v, want %v", i, c, want[i])
+		}
 	}
 }
