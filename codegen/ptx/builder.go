@@ -255,7 +255,7 @@ type Entry struct {
 	Name    string
 	Params  []EntryParam
 	Shared  []SharedArray
-	MaxTid  int // .maxntid (the block's thread count); 0: none
+	MaxTid  [3]int // .maxntid: the block's dims x, y, z (all zero: none)
 	Doc     string
 	body    []item
 	nregs   map[Type]int
@@ -276,6 +276,9 @@ func (e *Entry) AddShared(name string, t Type, count, align int) Sym {
 	e.Shared = append(e.Shared, SharedArray{Name: name, T: t, Count: count, Align: align})
 	return Sym(name)
 }
+
+// Threads is the number of threads of a block (the product of MaxTid; 0 when unset).
+func (e *Entry) Threads() int { return e.MaxTid[0] * max(e.MaxTid[1], 1) * max(e.MaxTid[2], 1) }
 
 // SharedBytes is the static shared memory the entry declares.
 func (e *Entry) SharedBytes() int {
@@ -413,8 +416,8 @@ func (e *Entry) print(b *strings.Builder) {
 		b.WriteString("\n\t.param " + p.T.String() + " " + p.Name)
 	}
 	b.WriteString("\n)")
-	if e.MaxTid > 0 {
-		fmt.Fprintf(b, "\n.maxntid %d, 1, 1", e.MaxTid)
+	if e.MaxTid[0] > 0 {
+		fmt.Fprintf(b, "\n.maxntid %d, %d, %d", e.MaxTid[0], e.MaxTid[1], e.MaxTid[2])
 	}
 	b.WriteString("\n{\n")
 	for _, c := range []Type{Pred, B16, B32, B64, F32, F64} {

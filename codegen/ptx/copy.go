@@ -104,10 +104,10 @@ func (l *lowerer) addrReg(a Addr) Reg {
 }
 
 // copyChunks lowers an async copy between contiguous rows (both layouts strided with unit column
-// stride, no conversion, a constant number of columns) in 16-byte chunks: each chunk whose source and
-// destination addresses are 16-byte aligned at run time is one cp.async.cg of 16 bytes whose src-size
-// counts only its valid elements (the rest is zero-filled by the hardware; a chunk with none reads from
-// the tensor's base), any other chunk goes element by element (elem). It reports false, emitting
+// stride, no conversion, a constant number of columns) in 16-byte chunks: a row whose source and
+// destination start 16-byte aligned at run time moves as cp.async.cg of 16 bytes per chunk, src-size
+// counting only the chunk's valid elements (the hardware zero-fills the rest; a chunk with none reads
+// from the tensor's base); any other row goes element by element (elem). It reports false, emitting
 // nothing, when the copy does not qualify.
 func (l *lowerer) copyChunks(n *ir.Copy, r, c *ir.Var, rows, cols ir.IExpr, vr, vc Operand, srcBase Reg, elem func()) bool {
 	src, dst := n.Src.T, n.Dst.T
@@ -129,13 +129,19 @@ func (l *lowerer) copyChunks(n *ir.Copy, r, c *ir.Var, rows, cols ir.IExpr, vr, 
 	nch := cc.V / ce
 	rowBody := func() {
 		inR := l.e.Setp("lt", S64, l.ireg(ir.IVar{V: r}), vr)
+		// The chunks of a row are 16 bytes apart: one alignment test for the row's start.
+		l.consts[c] = 0
+		da, _ := l.elemAddr(dst, ir.IAdd(n.Dst.Off, n.Dst.Layout.Offset(ir.IVar{V: r}, ir.IVar{V: c})))
+		sa, _ := l.elemAddr(src, ir.IAdd(n.Src.Off, n.Src.Layout.Offset(ir.IVar{V: r}, ir.IVar{V: c})))
+		delete(l.consts, c)
+		dreg, sreg := l.addrReg(da), l.addrReg(sa)
+		both := l.e.Bin("or", B64, dreg, sreg)
+		low := l.e.Bin("and", B64, both, Imm(15))
+		aligned := l.e.Setp("eq", S64, low, Imm(0))
+		slow, done := l.e.NewLabel(), l.e.NewLabel()
+		l.e.Bra(slow, &aligned, true)
 		for ch := 0; ch < nch; ch++ {
 			c0 := ch * ce
-			l.consts[c] = c0
-			da, _ := l.elemAddr(dst, ir.IAdd(n.Dst.Off, n.Dst.Layout.Offset(ir.IVar{V: r}, ir.IVar{V: c})))
-			sa, _ := l.elemAddr(src, ir.IAdd(n.Src.Off, n.Src.Layout.Offset(ir.IVar{V: r}, ir.IVar{V: c})))
-			delete(l.consts, c)
-			dreg, sreg := l.addrReg(da), l.addrReg(sa)
 			// valid elements of the chunk: clamp(vc − c0, 0, ce), none outside the valid rows
 			nv := l.e.Reg(S64)
 			l.e.Op("sub", S64, nv, l.toReg(vc), Imm(c0)).Comment = "valid columns from the chunk on"
@@ -144,23 +150,19 @@ func (l *lowerer) copyChunks(n *ir.Copy, r, c *ir.Var, rows, cols ir.IExpr, vr, 
 			valid := l.e.Reg(S64)
 			l.e.Emit(&Instr{Op: "selp", Types: []Type{S64}, Args: []Operand{valid, nv, Imm(0), inR}})
 			bytes := l.e.Cvt(U32, S64, "", l.e.Bin("mul.lo", S64, valid, Imm(size)))
-			both := l.e.Bin("or", B64, dreg, sreg)
-			low := l.e.Bin("and", B64, both, Imm(15))
-			aligned := l.e.Setp("eq", S64, low, Imm(0))
-			slow, done := l.e.NewLabel(), l.e.NewLabel()
-			l.e.Bra(slow, &aligned, true)
 			any := l.e.Setp("gt", S64, valid, Imm(0))
+			chunk := l.e.Bin("add", S64, sreg, Imm(int64(c0*size)))
 			from := l.e.Reg(U64)
-			l.e.Emit(&Instr{Op: "selp", Types: []Type{B64}, Args: []Operand{from, sreg, srcBase, any}})
-			l.e.Emit(&Instr{Op: "cp.async.cg.shared.global", Args: []Operand{Addr{Base: dreg}, Addr{Base: from}, Imm(16), bytes}})
-			l.e.Bra(done, nil, false)
-			l.e.Place(slow)
-			l.serialFunc(c, ir.IConst{V: c0}, ir.IConst{V: c0 + ce}, ir.IConst{V: 1}, elem)
-			l.e.Place(done)
+			l.e.Emit(&Instr{Op: "selp", Types: []Type{B64}, Args: []Operand{from, chunk, srcBase, any}})
+			l.e.Emit(&Instr{Op: "cp.async.cg.shared.global", Args: []Operand{Addr{Base: dreg, Off: int64(c0 * size)}, Addr{Base: from}, Imm(16), bytes}})
 		}
 		if nch*ce < cc.V {
 			l.serialFunc(c, ir.IConst{V: nch * ce}, cc, ir.IConst{V: 1}, elem)
 		}
+		l.e.Bra(done, nil, false)
+		l.e.Place(slow)
+		l.serialFunc(c, ir.IConst{V: 0}, cc, ir.IConst{V: 1}, elem)
+		l.e.Place(done)
 	}
 	if cr, ok := rows.(ir.IConst); ok && cr.V <= maxUnroll {
 		for i := 0; i < cr.V; i++ {

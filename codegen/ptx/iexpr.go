@@ -91,6 +91,9 @@ func (l *lowerer) iemit(e ir.IExpr) Operand {
 func (l *lowerer) ibin(b ir.IBin) Operand {
 	y := l.iemit(b.Y)
 	xo := l.iemit(b.X)
+	if _, isImm := xo.(Imm); isImm && (b.Op == '+' || b.Op == '*' || b.Op == 'm' || b.Op == 'M' || b.Op == '^' || b.Op == '&') {
+		xo, y = y, xo // commutative: the immediate second
+	}
 	x, isReg := xo.(Reg)
 	if !isReg {
 		x = l.e.Mov(S64, xo)

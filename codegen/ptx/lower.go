@@ -74,7 +74,9 @@ type lowerer struct {
 	accs    map[*ir.Accum]*accTile
 	accCur  *Reg // the AccVal being stored
 	anchors map[*ir.Tensor][]anchor
-	lane    *ir.Var // bound to %laneid where a warp operation needs it
+	lane    *ir.Var     // bound to %laneid where a warp operation needs it
+	block   [3]ir.IExpr // the launch's block dims, x fastest
+	exit    Label       // the end of the entry (a block past its grid loop's bound leaves)
 
 	gridDepth, threadDepth int
 	nGrid, nBlock          int
@@ -177,7 +179,11 @@ func (l *lowerer) launch(n *ir.Launch, line int) (*Entry, LaunchInfo) {
 		l.fail("launch %s: %d threads per block (at most 1024)", n.Name, threads)
 	}
 	l.e = NewEntry(n.Name)
-	l.e.MaxTid = threads
+	for i := range 3 {
+		l.e.MaxTid[i] = info.Block[i].(ir.IConst).V
+	}
+	l.block = info.Block
+	l.exit = l.e.NewLabel()
 	l.e.Doc = fmt.Sprintf("launch %s grid(%s) block(%s)", n.Name, joinIExprs(n.Grid), joinIExprs(n.Block))
 	if line > 0 {
 		l.e.Doc = fmt.Sprintf("%s:%d: %s", l.f.Kernel.Pos.File, line, l.e.Doc)
@@ -189,6 +195,7 @@ func (l *lowerer) launch(n *ir.Launch, line int) (*Entry, LaunchInfo) {
 	l.nGrid, l.nBlock, l.gridDepth, l.threadDepth, l.inThread = len(n.Grid), len(n.Block), 0, 0, false
 	l.prologue()
 	l.nodes(n.Body)
+	l.e.Place(l.exit)
 	info.SharedBytes = l.e.SharedBytes()
 	return l.e, info
 }
@@ -337,6 +344,11 @@ func (l *lowerer) loop(n *ir.Loop) {
 		axis := l.nGrid - 1 - l.gridDepth
 		l.gridDepth++
 		l.bindIndex(n, "%ctaid."+"xyz"[axis:axis+1])
+		// The grid has ceil((Hi-Lo)/Step) blocks along this loop, so no block is past Hi; the guard
+		// costs one compare per block and keeps a launch with a larger grid correct. Every thread of
+		// a block leaves together, so no barrier is left waiting.
+		past := l.e.Setp("ge", S64, l.vars[n.Var], l.ival(n.Hi))
+		l.e.Bra(l.exit, &past, false)
 		l.nodes(n.Body)
 		l.gridDepth--
 	case ir.GPUBlock, ir.GPUWarp, ir.GPUThread:
@@ -346,6 +358,16 @@ func (l *lowerer) loop(n *ir.Loop) {
 		// Every thread nest has as many iterations as the block has threads (ir.VerifyFunc), and
 		// the launch's block dims are these loops' trip counts: thread t runs iteration t, no guard.
 		axis := l.nBlock - 1 - l.threadDepth
+		// Thread t runs iteration t: the loop must have exactly as many iterations as the block has
+		// threads along its dim (ir.VerifyFunc checks it; a loop this cannot prove is refused rather
+		// than guarded, since a guard would keep threads from the loop's barriers).
+		lo, hi, step := l.prep(n.Lo), l.prep(n.Hi), l.prep(n.Step)
+		cl, ok1 := lo.(ir.IConst)
+		ch, ok2 := hi.(ir.IConst)
+		cs, ok3 := step.(ir.IConst)
+		if !ok1 || !ok2 || !ok3 || cs.V <= 0 || (ch.V-cl.V+cs.V-1)/cs.V != l.block[axis].(ir.IConst).V {
+			l.fail("thread loop %s = %s .. %s step %s does not match the block dim %s", n.Var.Name, n.Lo, n.Hi, n.Step, l.block[axis])
+		}
 		l.threadDepth++
 		outer := l.inThread
 		if l.threadDepth == l.nBlock {

@@ -29,7 +29,7 @@ func TestPtxasLibrary(t *testing.T) {
 		threads := map[string]int{}
 		for i, k := range ks {
 			for j, e := range k.Entries {
-				threads[e.Name] = e.MaxTid
+				threads[e.Name] = e.Threads()
 				ir.WalkNodes(fs[i].Body, func(n ir.Node) bool {
 					if _, ok := n.(*ir.MMA); ok {
 						gemm[e.Name] = true
