@@ -14,7 +14,8 @@ import (
 // block one at a time between barriers. It models the state spaces (global buffers with bounds checks,
 // per-block shared arrays filled with NaN bits), cp.async groups (a copy lands when a wait_group
 // retires its group: an early read sees NaN), and reports shared-memory races between barriers
-// (a read or write of bytes another thread wrote since the last barrier). Any mnemonic it does not
+// (a read or write of bytes another thread wrote since the last barrier, a write of bytes another
+// thread read since then). Any mnemonic it does not
 // know is an error, never a guess. It is not the project's PTX interpreter (issue 11, point 2): it
 // reads the builder's values, not PTX text, and covers only what the lowering emits.
 
@@ -52,6 +53,7 @@ type emulator struct {
 	nctaid  [3]uint64
 	// race check: for each shared byte, the thread that wrote it in the current barrier epoch (+1)
 	writer [][]int32
+	reader [][]int32 // the thread that read it (+1), -1 for several
 	steps  int
 	names  map[*Instr][]string
 }
@@ -115,7 +117,7 @@ func (m *emulator) run(grid, block [3]int) (err error) {
 func (m *emulator) runBlock(block [3]int) {
 	m.shared = nil
 	m.sharedI = map[string]int{}
-	m.writer = nil
+	m.writer, m.reader = nil, nil
 	for i, s := range m.e.Shared {
 		b := &emuBuf{name: s.Name, data: make([]byte, s.Count*s.T.Bits()/8)}
 		for j := range b.data {
@@ -124,6 +126,7 @@ func (m *emulator) runBlock(block [3]int) {
 		m.shared = append(m.shared, b)
 		m.sharedI[s.Name] = i
 		m.writer = append(m.writer, make([]int32, len(b.data)))
+		m.reader = append(m.reader, make([]int32, len(b.data)))
 	}
 	var ths []*emuThread
 	for z := 0; z < block[2]; z++ {
@@ -139,7 +142,10 @@ func (m *emulator) runBlock(block [3]int) {
 	}
 	for {
 		progress := false
-		for _, th := range ths {
+		// Highest thread first: a thread that consumes what a lower thread (thread 0 folding partials)
+		// produces runs before it unless a barrier orders them, so a missing barrier shows.
+		for i := len(ths) - 1; i >= 0; i-- {
+			th := ths[i]
 			if !th.done && !th.barrier && th.coll == nil {
 				m.runThread(th)
 				progress = true
@@ -188,8 +194,9 @@ func (m *emulator) runBlock(block [3]int) {
 		for _, th := range ths {
 			th.barrier = false
 		}
-		for _, w := range m.writer {
-			clear(w)
+		for i := range m.writer {
+			clear(m.writer[i])
+			clear(m.reader[i])
 		}
 	}
 }
@@ -325,13 +332,21 @@ func (m *emulator) mem(th *emuThread, sp string, a Addr, n int) (*emuBuf, int, i
 }
 
 func (m *emulator) sharedAccess(th *emuThread, i, off, n int, write bool) {
+	me := int32(th.id + 1)
 	for k := off; k < off+n; k++ {
-		w := m.writer[i][k]
-		if w != 0 && int(w-1) != th.id {
+		if w := m.writer[i][k]; w != 0 && w != me {
 			emuError("shared-memory race on %s byte %d: thread %d accesses what thread %d wrote since the last barrier", m.shared[i].name, k, th.id, w-1)
 		}
+		r := m.reader[i][k]
 		if write {
-			m.writer[i][k] = int32(th.id + 1)
+			if r != 0 && r != me {
+				emuError("shared-memory race on %s byte %d: thread %d overwrites what another thread read since the last barrier", m.shared[i].name, k, th.id)
+			}
+			m.writer[i][k] = me
+		} else if r == 0 {
+			m.reader[i][k] = me
+		} else if r != me {
+			m.reader[i][k] = -1
 		}
 	}
 }

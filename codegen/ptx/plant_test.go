@@ -20,6 +20,16 @@ func TestPlantedBugs(t *testing.T) {
 		{"removed barrier", "softmax", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool { return in.Op == "bar.sync" }, func(in *Instr) *Instr { return nil }, 1)
 		}},
+		{"removed barrier after the row maximum", "softmax", func(e *Entry) bool {
+			n := 0
+			return edit(e, func(in *Instr) bool {
+				if in.Op == "bar.sync" {
+					n++
+					return n == 2
+				}
+				return false
+			}, func(in *Instr) *Instr { return nil }, 1)
+		}},
 		{"async wait retires too little", "sgemm", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool { return in.Op == "cp.async.wait_group" && in.Args[0] == Imm(1) },
 				func(in *Instr) *Instr { c := *in; c.Args = []Operand{Imm(2)}; return &c }, 1)
