@@ -50,3 +50,21 @@ func TestPtxasTestdata(t *testing.T) {
 		}
 	}
 }
+
+// TestOpsKernels lowers testdata/ops.kdsl (every scalar operator, function, comparison, cast and type),
+// assembles it for sm_80 and runs it in the emulator against the interpreter.
+func TestOpsKernels(t *testing.T) {
+	fs := compileFile(t, "testdata/ops.kdsl", "ptx:sm_80")
+	mod, ks, unsup := Build(fs, SubTargets["sm_80"], "ops.kdsl")
+	if len(unsup) > 0 {
+		t.Fatalf("unsupported: %v", unsup)
+	}
+	for i, k := range ks {
+		t.Run(k.Name, func(t *testing.T) {
+			if err := checkShapes(k, fs[i], 5); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	assemble(t, ptxasPath(t), "sm_80", mod.Print())
+}

@@ -144,9 +144,7 @@ func (l *lowerer) val(e ir.Expr) Reg {
 			t = ir.F32
 		}
 		if t == ir.Bool {
-			p := l.e.Reg(Pred)
-			l.e.Op("setp.ne", S32, p, Imm(b2i(x.Val != 0)), Imm(0))
-			return p
+			return l.e.Setp("ne", S32, l.e.Mov(S32, Imm(b2i(x.Val != 0))), Imm(0))
 		}
 		v := x.Val
 		if t == ir.F16 || t == ir.BF16 {
