@@ -483,6 +483,24 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 			dst(m.params[string(a[1].(Addr).Base.(Sym))])
 			return false
 		}
+		if v, ok := a[0].(Vec); ok {
+			// ld.space.vN.type {r0, ..}, [addr]: N consecutive elements, aligned to the vector size
+			total := n * len(v)
+			if tok[2] != "v"+string(rune('0'+len(v))) {
+				emuError("%s with %d registers", strings.Join(tok, "."), len(v))
+			}
+			b, i, off := m.mem(th, tok[1], a[1].(Addr), total)
+			if (m.value(th, a[1].(Addr).Base, B64)+uint64(a[1].(Addr).Off))%uint64(total) != 0 {
+				emuError("%s: address not aligned to %d bytes", strings.Join(tok, "."), total)
+			}
+			if tok[1] == "shared" {
+				m.sharedAccess(th, i, off, total, false)
+			}
+			for k, r := range v {
+				m.set(th, r, load(b.data[off+k*n:], n))
+			}
+			return false
+		}
 		b, i, off := m.mem(th, tok[1], a[1].(Addr), n)
 		if tok[1] == "shared" {
 			m.sharedAccess(th, i, off, n, false)

@@ -75,7 +75,7 @@ func (l *lowerer) threadMMA(n *ir.MMA, acc *accTile) {
 	edge, end := l.e.NewLabel(), l.e.NewLabel()
 	l.e.Bra(edge, &full, true)
 	l.e.Comment("full tile")
-	l.ffmaSteps(n, acc, k.V, in, nil)
+	l.fullSteps(n, acc, k.V, in)
 	l.e.Bra(end, nil, false)
 	l.e.Place(edge)
 	l.e.Comment("edge tile: elements outside the valid extents are zero and not read")
@@ -176,6 +176,109 @@ func (l *lowerer) ffmaSteps(n *ir.MMA, acc *accTile, k int, in ir.DType, valid *
 			}
 		}
 	})
+}
+
+// fullSteps emits the K loop of a full register tile (no element outside the valid extents). The loop
+// runs U = 16 bytes / element K steps per trip when K allows, so that the elements of A's rows and B's
+// rows that are consecutive in a shared tile load as one 16-byte ld.shared.v4.f32 (v2.f64); the
+// multiply-adds keep the K order.
+func (l *lowerer) fullSteps(n *ir.MMA, acc *accTile, k int, in ir.DType) {
+	t := acc.t
+	u := 1
+	if storageType(in) == t && k%(16/in.Size()) == 0 {
+		u = 16 / in.Size()
+	}
+	q := &ir.Var{Name: "q"}
+	pAt := func(x int) ir.IExpr { return ir.IAdd(ir.IMul(ir.IVar{V: q}, ir.IConst{V: u}), ir.IConst{V: x}) }
+	l.serialFunc(q, ir.IConst{V: 0}, ir.IConst{V: k / u}, ir.IConst{V: 1}, func() {
+		var aPos, bPos [][2]ir.IExpr
+		for x := 0; x < u; x++ {
+			for i := 0; i < acc.m; i++ {
+				aPos = append(aPos, [2]ir.IExpr{ir.IConst{V: i}, pAt(x)})
+			}
+			for j := 0; j < acc.n; j++ {
+				bPos = append(bPos, [2]ir.IExpr{pAt(x), ir.IConst{V: j}})
+			}
+		}
+		a := l.loadElems(n.A, in, t, aPos)
+		b := l.loadElems(n.B, in, t, bPos)
+		for x := 0; x < u; x++ {
+			for i := 0; i < acc.m; i++ {
+				for j := 0; j < acc.n; j++ {
+					r := acc.regs[i*acc.n+j]
+					l.e.Op("fma.rn", t, r, a[x*acc.m+i], b[x*acc.n+j], r)
+				}
+			}
+		}
+	})
+}
+
+// loadElems loads the elements of operand o at the given (row, col) positions as values of type t.
+// Positions at constant distances from the first are addressed from one register; in shared memory,
+// runs of 16 consecutive bytes that start 16-byte aligned (provably: the first position's offset is
+// a multiple of the vector length for every value of the variables) load as one vector.
+func (l *lowerer) loadElems(o ir.Operand, in ir.DType, t Type, pos [][2]ir.IExpr) []Reg {
+	st := storageType(in)
+	size := in.Size()
+	first := l.prep(ir.IAdd(o.Off, o.Layout.Offset(pos[0][0], pos[0][1])))
+	base, sp := l.elemAddr(o.T, first)
+	deltas := make([]int, len(pos))
+	known := make([]bool, len(pos))
+	at := map[int]int{}
+	for x, p := range pos {
+		if d, ok := l.prep(ir.ISub(o.Layout.Offset(p[0], p[1]), o.Layout.Offset(pos[0][0], pos[0][1]))).(ir.IConst); ok {
+			deltas[x], known[x] = d.V, true
+			if _, dup := at[d.V]; !dup {
+				at[d.V] = x
+			}
+		}
+	}
+	out := make([]Reg, len(pos))
+	done := make([]bool, len(pos))
+	vl := 16 / size
+	if sp == Shared && storageType(in) == t && 16%size == 0 && divisible(first, vl) {
+		for x := range pos {
+			if done[x] || !known[x] || deltas[x]%vl != 0 {
+				continue
+			}
+			run := make([]int, vl)
+			ok := true
+			for y := range run {
+				z, has := at[deltas[x]+y]
+				run[y], ok = z, ok && has && !done[z]
+			}
+			if !ok {
+				continue
+			}
+			regs := make(Vec, vl)
+			for y, z := range run {
+				regs[y] = l.e.Reg(t)
+				out[z], done[z] = regs[y], true
+			}
+			a := base
+			a.Off += int64(deltas[x] * size)
+			l.e.Emit(&Instr{Op: "ld", Mods: []string{sp.String(), ".v" + string(rune('0'+vl))}, Types: []Type{st}, Args: []Operand{regs, a}})
+		}
+	}
+	for x, p := range pos {
+		if done[x] {
+			continue
+		}
+		a := base
+		if known[x] {
+			a.Off += int64(deltas[x] * size)
+		} else {
+			a, sp = l.elemAddr(o.T, ir.IAdd(o.Off, o.Layout.Offset(p[0], p[1])))
+		}
+		out[x] = l.conv(l.widen(l.e.Ld(sp, st, a), in), in, ct2d(t))
+	}
+	// The same element named twice (a duplicate position) shares its register.
+	for x := range pos {
+		if known[x] {
+			out[x] = out[at[deltas[x]]]
+		}
+	}
+	return out
 }
 
 // zeroBits is a zero of d's storage type as an immediate.
