@@ -296,12 +296,7 @@ func (m *emulator) value(th *emuThread, o Operand, t Type) uint64 {
 
 // mem resolves an address in a state space to a buffer, its index and the byte offset.
 func (m *emulator) mem(th *emuThread, sp string, a Addr, n int) (*emuBuf, int, int) {
-	var base uint64
-	if s, ok := a.Base.(Sym); ok && sp == "param" {
-		_ = s
-		emuError("param address")
-	}
-	base = m.value(th, a.Base, B64)
+	base := m.value(th, a.Base, B64)
 	addr := base + uint64(a.Off)
 	switch sp {
 	case "global":
@@ -572,15 +567,13 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 					emuError("%s: address not aligned to %d bytes", strings.Join(tok, "."), size)
 				}
 			}
-			db, _, doff := m.mem(th, "shared", a[0].(Addr), size)
-			_ = db
+			m.mem(th, "shared", a[0].(Addr), size) // bounds check of the destination
 			data := make([]byte, size)
 			if srcSize > 0 {
 				sb, _, soff := m.mem(th, "global", a[1].(Addr), srcSize)
 				copy(data, sb.data[soff:soff+srcSize])
 			}
 			dstAddr := m.value(th, a[0].(Addr).Base, B64) + uint64(a[0].(Addr).Off)
-			_ = doff
 			th.open = append(th.open, emuCopy{dst: dstAddr, data: data})
 		case "commit_group":
 			th.pending = append(th.pending, th.open)

@@ -27,17 +27,24 @@ func TestPtxasLibrary(t *testing.T) {
 		}
 		gemm := map[string]bool{}
 		threads := map[string]int{}
-		for i, k := range ks {
-			for j, e := range k.Entries {
+		byName := map[string]*ir.Func{}
+		for _, f := range fs {
+			byName[f.Kernel.Name] = f
+		}
+		for _, k := range ks {
+			hasMMA := false
+			ir.WalkNodes(byName[k.Name].Body, func(n ir.Node) bool {
+				_, ok := n.(*ir.MMA)
+				hasMMA = hasMMA || ok
+				return true
+			})
+			for _, e := range k.Entries {
 				threads[e.Name] = e.Threads()
-				ir.WalkNodes(fs[i].Body, func(n ir.Node) bool {
-					if _, ok := n.(*ir.MMA); ok {
-						gemm[e.Name] = true
-					}
-					return true
-				})
-				_ = j
+				gemm[e.Name] = hasMMA
 			}
+		}
+		if !gemm["sgemm_0"] || gemm["saxpy_0"] {
+			t.Fatalf("%s: GEMM entries not identified", sub)
 		}
 		text := mod.Print()
 		if sub == "sm_80" {
