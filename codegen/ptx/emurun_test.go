@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/f16"
@@ -236,4 +237,42 @@ func elements(k *ir.Kernel, dims map[string]int) int {
 		total += n
 	}
 	return total
+}
+
+// TestEmulatedOddPlans lowers some kernels with odd plan values (block sizes that are not powers of
+// two, a K tile of 7, a 3×5 register tile, 3 warps) and runs them in the emulator: the lowering must
+// follow the plan, not assume the default tiles.
+func TestEmulatedOddPlans(t *testing.T) {
+	odd := map[string]int{"gpu.BT": 37, "gpu.B1": 33, "gpu.BX": 3, "gpu.BY": 5, "gpu.BK": 7, "gpu.W": 3}
+	want := map[string]bool{"saxpy": true, "softmax": true, "layernorm": true, "transpose": true, "colsum": true, "sgemm": true, "dgemm_tn": true, "sgemm_nt": true, "hgemm": true, "bgemm_tt": true, "sgemv": true}
+	for _, f := range compileFile(t, "../../kernels.kdsl", "ptx:sm_80") {
+		if !want[f.Kernel.Name] {
+			continue
+		}
+		g := *f
+		g.Plan = map[string]int{}
+		for k, v := range f.Plan {
+			switch {
+			case odd[k] != 0:
+				v = odd[k]
+			case strings.HasSuffix(k, ".MR"):
+				v = 3
+			case strings.HasSuffix(k, ".NR"):
+				v = 5
+			}
+			g.Plan[k] = v
+		}
+		t.Run(f.Kernel.Name, func(t *testing.T) {
+			k, err := Lower(&g, "sm_80")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := k.Launches[0].Block; g.Kernel.Name == "sgemm" && (b[0] != (ir.IConst{V: 3}) || b[1] != (ir.IConst{V: 5})) {
+				t.Fatalf("sgemm block %v, want the plan's 3×5", b)
+			}
+			if err := checkShapes(k, &g, 3); err != nil {
+				t.Errorf("plan %v: %v", g.Plan, err)
+			}
+		})
+	}
 }
