@@ -624,6 +624,8 @@ func compareOp(cmp string, x, y uint64, t Type) bool {
 			return a != b
 		case "nan":
 			return a != a || b != b
+		case "ltu":
+			return !(a >= b)
 		}
 		emuError("setp.%s on floats", cmp)
 	}

@@ -328,6 +328,8 @@ func (l *lowerer) unary(u *ir.Unary) Reg {
 		return l.exp(x, ct)
 	case ir.Tanh:
 		return l.tanh(x, ct)
+	case ir.Log:
+		return l.log(x, ct)
 	case ir.Relu:
 		// max(x, 0), NaN stays NaN.
 		return l.minmax(true, ct, x, FImm{V: 0, T: ct})

@@ -160,3 +160,65 @@ func tanhCoeffs(n int) []float64 {
 	}
 	return out
 }
+
+// log(x). f32 computes in f64 and rounds once (within 1 ulp); f64: x = m·2^e with m in [√½, √2)
+// (subnormals scaled by 2^54 first), log m = 2·atanh(s) = s·(2 + 2s²/3 + 2s⁴/5 + … + 2s²²/23) with
+// s = (m−1)/(m+1), |s| ≤ 0.1716 (series remainder below 2^-64 relative; m−1 is exact), plus e·ln2 in a
+// two-part constant: within 4 ulp (TestLogAccuracy). log(0) = −Inf, log(x<0) = NaN, log(+Inf) = +Inf,
+// NaN stays NaN.
+func (l *lowerer) log(x Reg, t Type) Reg {
+	e := l.e
+	xd := x
+	if t == F32 {
+		xd = e.Cvt(F64, F32, "", x)
+	}
+	imm := func(v float64) FImm { return FImm{V: v, T: F64} }
+	sub := e.Setp("lt", F64, xd, imm(0x1p-1022))
+	scaled := e.Bin("mul.rn", F64, xd, imm(0x1p54))
+	xs := e.Reg(F64)
+	e.Emit(&Instr{Op: "selp", Types: []Type{F64}, Args: []Operand{xs, scaled, xd, sub}})
+	adj := e.Reg(S64)
+	e.Emit(&Instr{Op: "selp", Types: []Type{S64}, Args: []Operand{adj, Imm(-54), Imm(0), sub}})
+	bits := e.Mov(B64, xs)
+	ex := e.Bin("shr", S64, bits, Imm(52))
+	ex = e.Bin("and", B64, ex, Imm(0x7ff))
+	ex = e.Bin("sub", S64, ex, Imm(1023))
+	ex = e.Bin("add", S64, ex, adj)
+	mb := e.Bin("and", B64, bits, Imm(0x000fffffffffffff))
+	mb = e.Bin("or", B64, mb, Imm(0x3ff0000000000000))
+	m := e.Mov(F64, mb)
+	big := e.Setp("gt", F64, m, imm(math.Sqrt2))
+	half := e.Bin("mul.rn", F64, m, imm(0.5))
+	mm := e.Reg(F64)
+	e.Emit(&Instr{Op: "selp", Types: []Type{F64}, Args: []Operand{mm, half, m, big}})
+	inc := e.Reg(S64)
+	e.Emit(&Instr{Op: "selp", Types: []Type{S64}, Args: []Operand{inc, Imm(1), Imm(0), big}})
+	ex = e.Bin("add", S64, ex, inc)
+	num := e.Bin("sub.rn", F64, mm, imm(1))
+	den := e.Bin("add.rn", F64, mm, imm(1))
+	s := e.Bin("div.rn", F64, num, den)
+	z := e.Bin("mul.rn", F64, s, s)
+	p := e.Mov(F64, imm(2.0/23))
+	for k := 10; k >= 0; k-- {
+		q := e.Reg(F64)
+		e.Op("fma.rn", F64, q, p, z, imm(2.0/float64(2*k+1)))
+		p = q
+	}
+	lm := e.Bin("mul.rn", F64, s, p)
+	ef := e.Cvt(F64, S64, ".rn", ex)
+	lo := e.Reg(F64)
+	e.Op("fma.rn", F64, lo, ef, imm(exp64.ln2lo), lm)
+	r := e.Reg(F64)
+	e.Op("fma.rn", F64, r, ef, imm(exp64.ln2hi), lo)
+	// special arguments
+	zero := e.Setp("eq", F64, xd, imm(0))
+	e.Emit(&Instr{Op: "selp", Types: []Type{F64}, Args: []Operand{r, imm(math.Inf(-1)), r, zero}})
+	inf := e.Setp("eq", F64, xd, imm(math.Inf(1)))
+	e.Emit(&Instr{Op: "selp", Types: []Type{F64}, Args: []Operand{r, xd, r, inf}})
+	bad := e.Setp("ltu", F64, xd, imm(0)) // negative or NaN
+	e.Emit(&Instr{Op: "selp", Types: []Type{F64}, Args: []Operand{r, imm(math.NaN()), r, bad}})
+	if t == F32 {
+		return e.Cvt(F32, F64, ".rn", r)
+	}
+	return r
+}
