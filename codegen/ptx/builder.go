@@ -256,6 +256,7 @@ type Entry struct {
 	Params  []EntryParam
 	Shared  []SharedArray
 	MaxTid  [3]int // .maxntid: the block's dims x, y, z (all zero: none)
+	MinCTAs int    // .minnctapersm (0: none)
 	Doc     string
 	body    []item
 	nregs   map[Type]int
@@ -418,6 +419,9 @@ func (e *Entry) print(b *strings.Builder) {
 	b.WriteString("\n)")
 	if e.MaxTid[0] > 0 {
 		fmt.Fprintf(b, "\n.maxntid %d, %d, %d", e.MaxTid[0], e.MaxTid[1], e.MaxTid[2])
+	}
+	if e.MinCTAs > 0 {
+		fmt.Fprintf(b, "\n.minnctapersm %d", e.MinCTAs)
 	}
 	b.WriteString("\n{\n")
 	for _, c := range []Type{Pred, B16, B32, B64, F32, F64} {

@@ -178,15 +178,20 @@ func checkShapes(k *Kernel, f *ir.Func, nshapes int) error {
 	// tensors hold at most 1<<15 elements.
 	var shapes []map[string]int
 	cands := kgentest.Shapes(kern, rng, 4*nshapes)
-	// After all ones, for GEMMs: every dim the same size, past a 16-deep K tile and an 8×8 register tile but no
-	// multiple of either (the GEMMs' full-tile path), as large as the budget allows.
-	hasMMA := false
+	// After all ones, for GEMMs: every dim the same size, past the K tile and the register, warp or
+	// warpgroup tile but no multiple of either (the GEMMs' full-tile path), as large as the budget
+	// allows.
+	hasMMA, tile := false, 16
 	ir.WalkNodes(f.Body, func(n ir.Node) bool {
-		_, ok := n.(*ir.MMA)
-		hasMMA = hasMMA || ok
+		if m, ok := n.(*ir.MMA); ok {
+			hasMMA = true
+			if m.Acc.Scope == ir.ScopeWarpgroup {
+				tile = 64
+			}
+		}
 		return true
 	})
-	for _, n := range []int{37, 19, 11} {
+	for _, n := range []int{tile + 21, 19, 11} {
 		if !hasMMA {
 			break
 		}
@@ -274,5 +279,36 @@ func TestEmulatedOddPlans(t *testing.T) {
 				t.Errorf("plan %v: %v", g.Plan, err)
 			}
 		})
+	}
+}
+
+// TestEmulatedWarpgroup runs the sm_90a pipeline's warpgroup GEMMs (m64nNk16 tiles, lowered to N/8
+// mma.sync per warp) in the emulator against the interpreter.
+func TestEmulatedWarpgroup(t *testing.T) {
+	n := 0
+	for _, f := range compileFile(t, "../../kernels.kdsl", "ptx:sm_90a") {
+		wg := false
+		ir.WalkNodes(f.Body, func(x ir.Node) bool {
+			if d, ok := x.(*ir.AccDecl); ok && d.Acc.Scope == ir.ScopeWarpgroup {
+				wg = true
+			}
+			return true
+		})
+		if !wg {
+			continue
+		}
+		n++
+		t.Run(f.Kernel.Name, func(t *testing.T) {
+			k, err := Lower(f, "sm_90a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := checkShapes(k, f, 2); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no warpgroup kernels in the sm_90a pipeline's output")
 	}
 }

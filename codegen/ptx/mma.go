@@ -15,6 +15,9 @@ type accTile struct {
 }
 
 func (l *lowerer) accDecl(a *ir.Accum) {
+	// A GEMM entry asks for one block per SM at least, no more: with only .maxntid, ptxas trades
+	// registers for occupancy and spills a register tile (seen on sm_90 with the warpgroup tiles).
+	l.e.MinCTAs = 1
 	m, okm := l.prep(a.M).(ir.IConst)
 	n, okn := l.prep(a.N).(ir.IConst)
 	if !okm || !okn {
@@ -34,7 +37,7 @@ func (l *lowerer) accDecl(a *ir.Accum) {
 			acc.regs = append(acc.regs, l.e.Mov(t, FImm{V: 0, T: t}))
 		}
 		l.accs[a] = acc
-	case ir.ScopeWarp:
+	case ir.ScopeWarp, ir.ScopeWarpgroup:
 		l.warpAccDecl(a, m.V, n.V, t)
 	default:
 		l.fail("a %s-scope accumulator", a.Scope)
@@ -50,7 +53,7 @@ func (l *lowerer) mma(n *ir.MMA) {
 		l.fail("mma on undeclared accumulator %%%s", n.Acc.Name)
 	}
 	l.e.Comment(fmt.Sprintf("mma %%%s += A·B k=%s", n.Acc.Name, n.K))
-	if n.Acc.Scope == ir.ScopeWarp {
+	if n.Acc.Scope == ir.ScopeWarp || n.Acc.Scope == ir.ScopeWarpgroup {
 		l.warpMMA(n, acc)
 		return
 	}
@@ -378,8 +381,8 @@ type accElem struct {
 
 func (l *lowerer) accElems(a *ir.Accum, acc *accTile) []accElem {
 	var out []accElem
-	if a.Scope == ir.ScopeWarp {
-		lane := l.laneVar()
+	if a.Scope == ir.ScopeWarp || a.Scope == ir.ScopeWarpgroup {
+		lane := l.laneVar(a.Scope)
 		for i, r := range acc.regs {
 			row, col := a.Layout.Coord(ir.IVar{V: lane}, ir.IConst{V: i})
 			out = append(out, accElem{ri: row, rj: col, r: r})
