@@ -12,8 +12,10 @@
 //     uses the IEEE .rn forms so that it matches the interpreter bit for bit, except exp (≤ 2 ulp,
 //     math.go); Copy nodes become cp.async.ca with zero fill (4- and 8-byte elements) or checked
 //     loads and stores; thread-scope MMA is an FFMA register tile with an unguarded full-tile path
-//     and a guarded edge path; warp-scope MMA is mma.sync.aligned.m16n8k16 (f16/bf16 → f32) with
-//     fragment positions from the IR's fragment maps. Anything else is reported as
+//     and a guarded edge path (16-byte shared vector loads on full tiles); warp-scope MMA is
+//     mma.sync.aligned.m16n8k16 (f16/bf16 → f32) with fragment positions from the IR's fragment maps
+//     and ldmatrix on full tiles; warpgroup-scope MMA (sm_90a's m64nNk16 tiles) is N/8 of those per
+//     warp. exp, log, tanh, sigmoid have accurate expansions (math.go). Anything else is reported as
 //     "not supported yet: ..." (never a panic, never partial output).
 //   - module.go, backend.go: sub-targets (sm_80: PTX 7.0, runs on sm_80/86/89/90; sm_90a: emitted as
 //     plain sm_90 PTX 7.8 until wgmma/TMA exist), and the codegen.MultiBackend writing

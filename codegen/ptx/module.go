@@ -17,8 +17,8 @@ type SubTarget struct {
 }
 
 // SubTargets are the sub-targets this backend emits. sm_80 code (PTX 7.0: cp.async, mma.sync m16n8k16,
-// min/max.NaN) runs on every GPU from Ampere on. sm_90a is emitted as plain sm_90 PTX for now (no
-// wgmma, TMA or mbarriers yet: kernels that need them are reported as not supported).
+// min/max.NaN) runs on every GPU from Ampere on. sm_90a is emitted as plain sm_90 PTX 7.8 for now: its
+// pipeline's warpgroup tiles run as mma.sync per warp (no wgmma, TMA or mbarriers yet).
 var SubTargets = map[string]SubTarget{
 	"sm_80":  {Name: "sm_80", Version: "7.0", Target: "sm_80", Archs: []string{"sm_80", "sm_86", "sm_89", "sm_90"}},
 	"sm_90a": {Name: "sm_90a", Version: "7.8", Target: "sm_90", Archs: []string{"sm_90"}},
