@@ -68,3 +68,13 @@ func TestOpsKernels(t *testing.T) {
 	}
 	assemble(t, ptxasPath(t), "sm_80", mod.Print())
 }
+
+func TestLowerBadInput(t *testing.T) {
+	if _, err := Lower(nil, "sm_80"); err == nil {
+		t.Error("nil function lowered")
+	}
+	f := compileFile(t, "../../kernels.kdsl", "ptx:sm_80")[0]
+	if _, err := Lower(f, "sm_75"); err == nil || !strings.Contains(err.Error(), "unknown sub-target") {
+		t.Errorf("sm_75: %v", err)
+	}
+}

@@ -86,6 +86,12 @@ type lowerer struct {
 // Lower translates f (compiled by the ptx pipeline for target, "sm_80" or "sm_90a") into PTX entries.
 // It returns a "not supported yet" error, and no partial result, for IR it does not lower.
 func Lower(f *ir.Func, target string) (k *Kernel, err error) {
+	if f == nil || f.Kernel == nil {
+		return nil, fmt.Errorf("ptx: no function to lower")
+	}
+	if _, ok := SubTargets[target]; !ok {
+		return nil, fmt.Errorf("ptx: unknown sub-target %q (known: sm_80, sm_90a)", target)
+	}
 	l := &lowerer{f: f, target: target, plan: f.Plan}
 	defer func() {
 		if r := recover(); r != nil {
