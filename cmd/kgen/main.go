@@ -26,6 +26,7 @@ import (
 	"github.com/kgen-dev/kgen/codegen/golang"
 	"github.com/kgen-dev/kgen/codegen/llvm"
 	"github.com/kgen-dev/kgen/codegen/msl"
+	"github.com/kgen-dev/kgen/codegen/ptx"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/parse"
 	"github.com/kgen-dev/kgen/passes"
@@ -253,6 +254,7 @@ func backends(module string, tests bool) map[string]codegen.Backend {
 		"arm64": arm64.Backend{},
 		"msl":   msl.Backend{},
 		"llvm":  llvm.Backend{},
+		"ptx":   ptx.Backend{},
 	}
 }
 
