@@ -6,23 +6,28 @@
 // It first probes the machine (CPU, caches, FMA peaks of kgen-generated
 // register-only kernels on 1 and all cores, streaming bandwidth), then
 // measures square sgemm/dgemm, skinny sgemm (M = 1, 4, 16; N = K = 4096) and
-// batches of small sgemm products. Each figure is the median of -reps
-// repetitions (each at least -mintime long). A progress bar goes to stderr,
-// the table to stdout.
+// batches of small sgemm products.
 //
-// Each peer runs in its own process: kgen-bench re-executes itself with
-// -peer NAME, the jobs on stdin and one JSON result per line on stdout, with
-// the library's environment set only there (see package peers).
+// Fair measurement on a noisy host: for each shape, the libraries run in
+// interleaved rounds (A B C, B C A, C A B, ... for -rounds rounds; the start
+// rotates so that no library always follows the same one). A round is a
+// warm-up call and -reps timed repetitions (each at least -mintime long);
+// its figure is their median. Per library the table gives the median, min,
+// max and spread over the rounds, and kgen's speed over the best peer's as
+// the median of the per-round ratios with their [min–max] interval, marked
+// "within noise" when the interval contains 1.0 (report.Compare).
+//
+// Each peer runs in its own long-lived process: kgen-bench re-executes
+// itself with -peer NAME, with the library's environment set only there
+// (see package peers), and drives it over a pipe one round at a time (see
+// peerproc.go). A progress bar goes to stderr, the table to stdout.
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -40,6 +45,8 @@ type config struct {
 	sizes      []int
 	threads    int
 	reps       int
+	rounds     int
+	md         string
 	minTime    time.Duration
 	libs       []string
 	skinny     bool
@@ -75,7 +82,8 @@ func main() {
 	var c config
 	sizes := flag.String("sizes", "256,512,1024,2048", "square sizes n (comma-separated; 4096 is optional and slow for the Go libraries)")
 	flag.IntVar(&c.threads, "threads", 1, "threads for every library (GOMAXPROCS, OPENBLAS_NUM_THREADS, BLIS_NUM_THREADS, OMP_NUM_THREADS)")
-	flag.IntVar(&c.reps, "reps", 5, "timed repetitions per measurement (the median is reported)")
+	flag.IntVar(&c.reps, "reps", 3, "timed repetitions per round (the round's figure is their median)")
+	flag.IntVar(&c.rounds, "rounds", 5, "interleaved rounds per shape (libraries A B C, B C A, ...); 3 or more for a noise verdict")
 	flag.DurationVar(&c.minTime, "mintime", 100*time.Millisecond, "minimum duration of one repetition (short calls are looped)")
 	libs := flag.String("libs", "kgen,kgen-go,gonum,openblas,blis", "libraries to run")
 	flag.BoolVar(&c.skinny, "skinny", true, "run skinny sgemm M=1,4,16 with N=K=-skinny-nk")
@@ -85,6 +93,7 @@ func main() {
 	bsizes := flag.String("batch-sizes", "8,16,32", "n of the batched n×n×n products")
 	flag.BoolVar(&c.dgemm, "dgemm", true, "also run square dgemm")
 	flag.StringVar(&c.csv, "csv", "", "write the results as CSV to this file")
+	flag.StringVar(&c.md, "md", "", "write the results table as markdown to this file")
 	flag.StringVar(&c.plot, "plot", "", "write PNG and SVG plots into this directory")
 	flag.StringVar(&c.coretype, "openblas-coretype", "auto", `OPENBLAS_CORETYPE for the OpenBLAS process: "auto" picks SkylakeX (AVX-512), Zen (AMD AVX2) or Haswell (AVX2); "" leaves OpenBLAS to detect`)
 	flag.StringVar(&c.blisArch, "blis-arch", "", "BLIS_ARCH_TYPE for the BLIS process (empty: BLIS detects)")
@@ -96,7 +105,7 @@ func main() {
 	if c.sizes, err = intList(*sizes); err == nil {
 		c.batchSizes, err = intList(*bsizes)
 	}
-	if err != nil || c.threads < 1 || c.reps < 1 {
+	if err != nil || c.threads < 1 || c.reps < 1 || c.rounds < 1 {
 		fmt.Fprintln(os.Stderr, "kgen-bench: bad flags:", err)
 		os.Exit(2)
 	}
@@ -116,38 +125,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kgen-bench:", err)
 		os.Exit(1)
 	}
-}
-
-// hello is the first line a peer child writes.
-type hello struct {
-	Kernel string `json:"kernel"`
-	Detail string `json:"detail"`
-	Err    string `json:"error,omitempty"`
-}
-
-func child(c config) error {
-	runtime.GOMAXPROCS(c.threads)
-	var jobs []report.Job
-	if err := json.NewDecoder(os.Stdin).Decode(&jobs); err != nil {
-		return err
-	}
-	path := c.obPath
-	if c.peer == "blis" {
-		path = c.blisPath
-	}
-	enc := json.NewEncoder(os.Stdout)
-	lib, err := openPeer(c.peer, path, c.threads)
-	if err != nil {
-		return enc.Encode(hello{Err: err.Error()})
-	}
-	enc.Encode(hello{Kernel: lib.Kernel, Detail: lib.Detail})
-	o := run.Options{Reps: c.reps, MinTime: c.minTime, Threads: c.threads}
-	for _, j := range jobs {
-		if err := enc.Encode(run.Job(lib, j, o)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (c config) jobs() []report.Job {
@@ -223,54 +200,6 @@ func peerEnv(c config, name, model string, parent []string) []string {
 	return env
 }
 
-// runPeer runs jobs in a child process for peer name, calling step after each result.
-func runPeer(c config, name, model string, jobs []report.Job, step func(string)) ([]report.Result, string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
-	args := []string{"-peer", name, "-threads", strconv.Itoa(c.threads), "-reps", strconv.Itoa(c.reps),
-		"-mintime", c.minTime.String(), "-openblas-lib", c.obPath, "-blis-lib", c.blisPath}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = peerEnv(c, name, model, os.Environ())
-	cmd.Stderr = os.Stderr
-	in, _ := json.Marshal(jobs)
-	cmd.Stdin = strings.NewReader(string(in))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	dec := json.NewDecoder(bufio.NewReader(out))
-	var h hello
-	if err := dec.Decode(&h); err != nil || h.Err != "" {
-		io.Copy(io.Discard, out)
-		cmd.Wait()
-		if h.Err != "" {
-			return nil, "", fmt.Errorf("%s: %s", name, h.Err)
-		}
-		return nil, "", fmt.Errorf("%s: no answer from the child process (%v)", name, err)
-	}
-	var rs []report.Result
-	for range jobs {
-		var r report.Result
-		if err := dec.Decode(&r); err != nil {
-			break
-		}
-		rs = append(rs, r)
-		step(fmt.Sprintf("%s %s %s", name, r.Op, r.Shape()))
-	}
-	werr := cmd.Wait()
-	for i := len(rs); i < len(jobs); i++ { // the child died part way
-		rs = append(rs, report.Result{Job: jobs[i], Library: name, Kernel: h.Kernel, Threads: c.threads,
-			Err: fmt.Sprintf("child process failed: %v", werr)})
-		step(name + " (failed)")
-	}
-	return rs, h.Kernel + ": " + h.Detail, nil
-}
-
 func fmtBytes(n int) string {
 	switch {
 	case n >= 1<<20:
@@ -284,15 +213,11 @@ func fmtBytes(n int) string {
 func parent(c config) error {
 	cpuInfo := probe.ReadCPU()
 	jobs := c.jobs()
-	var inproc, peers []string
 	for _, l := range c.libs {
 		switch l {
 		case "kgen", "kgen-go", "gonum":
-			inproc = append(inproc, l)
 		case "openblas", "blis":
-			if peersBuilt {
-				peers = append(peers, l)
-			} else {
+			if !peersBuilt {
 				fmt.Fprintf(os.Stderr, "kgen-bench: skipping %s: built without -tags peers (and cgo)\n", l)
 			}
 		default:
@@ -305,7 +230,7 @@ func parent(c config) error {
 		bwWorkers = append(bwWorkers, c.threads)
 	}
 	peakCores := []int{1, cpuInfo.Cores, c.threads}
-	prog := newProgress(os.Stderr, 1+len(bwSizes)*len(bwWorkers)+len(jobs)*(len(inproc)+len(peers)))
+	prog := newProgress(os.Stderr, 1+len(bwSizes)*len(bwWorkers)+len(jobs)*c.rounds*len(c.libs))
 
 	// Machine.
 	prog.step("FMA peaks")
@@ -335,64 +260,65 @@ func parent(c config) error {
 		rf.PeakF32, rf.PeakF64 = probe.Best(peaks, "f32", cpuInfo.Cores), probe.Best(peaks, "f64", cpuInfo.Cores)
 	}
 
-	// In-process libraries.
-	var results []report.Result
-	libKernel := map[string]string{}
+	// The libraries, in the order given: in-process ones and peer children.
+	var ms []measurer
+	defer func() {
+		for _, m := range ms {
+			m.close()
+		}
+	}()
 	o := run.Options{Reps: c.reps, MinTime: c.minTime, Threads: c.threads}
-	for _, name := range inproc {
-		var lib run.Lib
-		var err error
+	var overhead []string
+	for _, name := range c.libs {
 		switch name {
-		case "kgen":
-			lib, err = run.Kgen("kgen", "")
-		case "kgen-go":
-			lib, err = run.Kgen("kgen-go", "go")
-		case "gonum":
-			lib = run.Gonum()
-		}
-		if err != nil {
-			return err
-		}
-		libKernel[name] = lib.Kernel + ": " + lib.Detail
-		for _, j := range jobs {
-			prog.step(fmt.Sprintf("%s %s %s", name, j.Op, j.Shape()))
-			results = append(results, run.Job(lib, j, o))
-		}
-	}
-	for _, name := range peers {
-		rs, k, err := runPeer(c, name, cpuInfo.Model, jobs, func(s string) { prog.step(s) })
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "\nkgen-bench:", err)
-			for range jobs {
-				prog.step(name + " (unavailable)")
+		case "kgen", "kgen-go", "gonum":
+			var lib run.Lib
+			var err error
+			switch name {
+			case "kgen":
+				lib, err = run.Kgen("kgen", "")
+			case "kgen-go":
+				lib, err = run.Kgen("kgen-go", "go")
+			case "gonum":
+				lib = run.Gonum()
 			}
-			continue
+			if err != nil {
+				return err
+			}
+			ms = append(ms, inProc{rn: run.NewRunner(lib), o: o})
+		case "openblas", "blis":
+			if !peersBuilt {
+				continue
+			}
+			p, err := startPeer(c, name, peerEnv(c, name, cpuInfo.Model, os.Environ()))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "kgen-bench:", err, "(left out)")
+				continue
+			}
+			ms = append(ms, p)
+			rt, err := p.roundTrip(20)
+			if err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+			overhead = append(overhead, fmt.Sprintf("%s: start to hello %.1f ms, round trip %.0f µs", name,
+				p.startup.Seconds()*1e3, rt.Seconds()*1e6))
 		}
-		libKernel[name] = k
-		results = append(results, rs...)
 	}
-	prog.finish()
+	prog.setTotal(prog.done + len(jobs)*c.rounds*len(ms))
 
-	// Order: by job, then by library as given.
-	order := map[string]int{}
-	for i, l := range c.libs {
-		order[l] = i
-	}
-	var sorted []report.Result
-	for _, j := range jobs {
-		for _, l := range c.libs {
-			for _, r := range results {
-				if r.Job == j && r.Library == l {
-					sorted = append(sorted, r)
-				}
-			}
-		}
+	sorted := interleave(ms, jobs, c.rounds, func(m measurer, j report.Job, r int) {
+		prog.step(fmt.Sprintf("%s %s %s round %d/%d", m.name(), j.Op, j.Shape(), r+1, c.rounds))
+	})
+	prog.finish()
+	libKernel := map[string]string{}
+	for _, m := range ms {
+		libKernel[m.name()] = m.kernel()
 	}
 
 	// Report.
 	w := os.Stdout
-	fmt.Fprintf(w, "kgen-bench  %s  %s/%s  GOMAXPROCS=%d  threads=%d  reps=%d (median)  mintime=%s\n\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), c.threads, c.reps, c.minTime)
+	fmt.Fprintf(w, "kgen-bench  %s  %s/%s  GOMAXPROCS=%d  threads=%d  rounds=%d (interleaved)  reps=%d per round (median)  mintime=%s\n\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), c.threads, c.rounds, c.reps, c.minTime)
 	fmt.Fprintf(w, "CPU: %s, %d cores, features %s\n", cpuInfo.Model, cpuInfo.Cores, strings.Join(cpuInfo.Features, " "))
 	var caches []string
 	for _, ch := range cpuInfo.Caches {
@@ -425,18 +351,24 @@ func parent(c config) error {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%%peak: against the measured FMA peak on %d core(s) (f32 %.1f, f64 %.1f GFLOP/s).\n", tc, rf.PeakF32, rf.PeakF64)
 	fmt.Fprintf(w, "GB/s: compulsory traffic (A + B read, C written) / median time; %%roof: against min(peak, intensity × %.1f GB/s (%s, %d thr)).\n\n", rf.BW, rf.BWLabel, c.threads)
-	report.ResultTable(sorted, rf).Write(w)
+	if len(overhead) > 0 {
+		fmt.Fprintf(w, "Peer children (long-lived, one request per round; the round trip is outside the timed region): %s.\n", strings.Join(overhead, "; "))
+	}
+	fmt.Fprintf(w, "median/min/max: over %d interleaved rounds (each the median of %d reps); spread = (max−min)/median.\n", c.rounds, c.reps)
+	fmt.Fprintf(w, "÷ best peer: kgen's speed over the fastest peer's (by median), median of the per-round ratios [min–max];\n")
+	fmt.Fprintf(w, "  \"within noise\" when the interval contains 1.0 (it holds the median ratio with probability %.0f%% for %d rounds; no verdict under %d).\n\n",
+		100*report.Coverage(c.rounds), c.rounds, report.MinNoiseRounds)
+	table := report.ResultTable(sorted, rf)
+	table.Write(w)
+	if c.md != "" {
+		if err := writeFile(c.md, table.WriteMarkdown); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "wrote", c.md)
+	}
 
 	if c.csv != "" {
-		f, err := os.Create(c.csv)
-		if err != nil {
-			return err
-		}
-		if err := report.WriteCSV(f, sorted, rf); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := writeFile(c.csv, func(w io.Writer) error { return report.WriteCSV(w, sorted, rf) }); err != nil {
 			return err
 		}
 		fmt.Fprintln(os.Stderr, "wrote", c.csv)
@@ -454,4 +386,48 @@ func parent(c config) error {
 		fmt.Fprintln(os.Stderr, "wrote", strings.Join(files, " "))
 	}
 	return nil
+}
+
+// writeFile writes path through write, via a temporary file renamed into
+// place: never a partly written output.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// interleave measures every job on every library in rounds: for each job,
+// round r (0-based) runs the libraries in their order rotated by r mod L,
+// so rounds go A B C, B C A, C A B, ... and no library always runs after
+// the same one. step is called before each round. The results are one per
+// (job, library), in job order then library order, each collecting its
+// rounds (run.Collect).
+func interleave(ms []measurer, jobs []report.Job, rounds int, step func(m measurer, j report.Job, r int)) []report.Result {
+	var out []report.Result
+	for _, j := range jobs {
+		per := make([][]report.Result, len(ms))
+		for r := 0; r < rounds; r++ {
+			for i := range ms {
+				k := (i + r) % len(ms)
+				step(ms[k], j, r)
+				per[k] = append(per[k], ms[k].round(j))
+			}
+		}
+		for k := range ms {
+			out = append(out, run.Collect(per[k]))
+		}
+	}
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/kgen-dev/kgen/bench/internal/report"
 )
 
 func TestIntList(t *testing.T) {
@@ -88,4 +90,53 @@ func envMap(t *testing.T, env []string) map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// fakeLib answers rounds with canned times and logs the order of calls.
+type fakeLib struct {
+	lib   string
+	times []float64
+	log   *[]string
+	n     int
+}
+
+func (f *fakeLib) name() string   { return f.lib }
+func (f *fakeLib) kernel() string { return "fake" }
+func (f *fakeLib) close() error   { return nil }
+func (f *fakeLib) round(j report.Job) report.Result {
+	*f.log = append(*f.log, f.lib)
+	t := f.times[f.n%len(f.times)]
+	f.n++
+	return report.Result{Job: j, Library: f.lib, Median: t, Min: t, Max: t}
+}
+
+func TestInterleave(t *testing.T) {
+	var log []string
+	ms := []measurer{
+		&fakeLib{lib: "kgen", times: []float64{1, 2, 1, 5, 5, 5}, log: &log},
+		&fakeLib{lib: "openblas", times: []float64{1.2, 2.2, 1.1, 5, 5, 5}, log: &log},
+		&fakeLib{lib: "blis", times: []float64{3, 3, 3}, log: &log},
+	}
+	jobs := []report.Job{
+		{Kind: report.Square, Op: "sgemm", M: 8, K: 8, N: 8, Batch: 1},
+		{Kind: report.Square, Op: "dgemm", M: 8, K: 8, N: 8, Batch: 1},
+	}
+	steps := 0
+	rs := interleave(ms, jobs, 3, func(measurer, report.Job, int) { steps++ })
+	want := "kgen openblas blis openblas blis kgen blis kgen openblas " +
+		"kgen openblas blis openblas blis kgen blis kgen openblas"
+	if got := strings.Join(log, " "); got != want || steps != 18 {
+		t.Errorf("order %q (%d steps), want %q", got, steps, want)
+	}
+	if len(rs) != 6 || rs[0].Library != "kgen" || rs[1].Library != "openblas" || rs[3].Op != "dgemm" {
+		t.Fatalf("results %+v", rs)
+	}
+	if got := rs[0].Rounds; len(got) != 3 || got[1] != 2 || rs[0].Median != 1 || rs[0].Max != 2 {
+		t.Errorf("kgen rounds %v median %v", got, rs[0].Median)
+	}
+	// Round-paired ratios 1.2, 1.1, 1.1: kgen leads openblas (the best peer).
+	q := report.Ratios(rs)[0]
+	if q.Peer != "openblas" || q.Verdict != report.Leads {
+		t.Errorf("ratio %+v", q)
+	}
 }
