@@ -33,8 +33,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/cpu"
-
+	"github.com/kgen-dev/kgen/bench/internal/peercfg"
 	"github.com/kgen-dev/kgen/bench/internal/plots"
 	"github.com/kgen-dev/kgen/bench/internal/probe"
 	"github.com/kgen-dev/kgen/bench/internal/report"
@@ -95,8 +94,8 @@ func main() {
 	flag.StringVar(&c.csv, "csv", "", "write the results as CSV to this file")
 	flag.StringVar(&c.md, "md", "", "write the results table as markdown to this file")
 	flag.StringVar(&c.plot, "plot", "", "write PNG and SVG plots into this directory")
-	flag.StringVar(&c.coretype, "openblas-coretype", "auto", `OPENBLAS_CORETYPE for the OpenBLAS process: "auto" picks SkylakeX (AVX-512), Zen (AMD AVX2) or Haswell (AVX2); "" leaves OpenBLAS to detect`)
-	flag.StringVar(&c.blisArch, "blis-arch", "", "BLIS_ARCH_TYPE for the BLIS process (empty: BLIS detects)")
+	flag.StringVar(&c.coretype, "openblas-coretype", "auto", `OPENBLAS_CORETYPE for the OpenBLAS process: "auto" forces the best core for the CPU's ISA when OpenBLAS detects a worse one (SkylakeX for AVX-512, Zen/Haswell for AVX2; package peercfg); "" leaves OpenBLAS to detect`)
+	flag.StringVar(&c.blisArch, "blis-arch", "auto", `BLIS_ARCH_TYPE (a number) for the BLIS process: "auto" forces the best configuration this BLIS has for the CPU's ISA when it detects a worse one (e.g. skx for "generic" on a Zen 5; package peercfg); "" leaves BLIS to detect`)
 	flag.StringVar(&c.obPath, "openblas-lib", "", "OpenBLAS shared library (default: Debian's openblas-pthread)")
 	flag.StringVar(&c.blisPath, "blis-lib", "", "BLIS shared library (default: Debian's blis-openmp)")
 	flag.StringVar(&c.peer, "peer", "", "internal: run as the child process of peer NAME")
@@ -149,55 +148,6 @@ func (c config) jobs() []report.Job {
 		}
 	}
 	return js
-}
-
-// coretype resolves -openblas-coretype "auto" for this CPU.
-func coretype(flagVal, vendor string) string {
-	if flagVal != "auto" {
-		return flagVal
-	}
-	switch {
-	case cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL:
-		return "SkylakeX"
-	case cpu.X86.HasAVX2 && strings.Contains(vendor, "AMD"):
-		return "Zen"
-	case cpu.X86.HasAVX2:
-		return "Haswell"
-	}
-	return ""
-}
-
-// peerEnv is the child's environment: parent (ours, os.Environ()) with the
-// library variables replaced.
-func peerEnv(c config, name, model string, parent []string) []string {
-	drop := []string{"OPENBLAS_", "BLIS_", "OMP_NUM_THREADS=", "GOMAXPROCS="}
-	var env []string
-	for _, e := range parent {
-		keep := true
-		for _, d := range drop {
-			if strings.HasPrefix(e, d) {
-				keep = false
-			}
-		}
-		if keep {
-			env = append(env, e)
-		}
-	}
-	t := strconv.Itoa(c.threads)
-	env = append(env, "GOMAXPROCS="+t, "OMP_NUM_THREADS="+t)
-	switch name {
-	case "openblas":
-		env = append(env, "OPENBLAS_NUM_THREADS="+t)
-		if ct := coretype(c.coretype, model); ct != "" {
-			env = append(env, "OPENBLAS_CORETYPE="+ct)
-		}
-	case "blis":
-		env = append(env, "BLIS_NUM_THREADS="+t)
-		if c.blisArch != "" {
-			env = append(env, "BLIS_ARCH_TYPE="+c.blisArch)
-		}
-	}
-	return env
 }
 
 func fmtBytes(n int) string {
@@ -268,7 +218,8 @@ func parent(c config) error {
 		}
 	}()
 	o := run.Options{Reps: c.reps, MinTime: c.minTime, Threads: c.threads}
-	var overhead []string
+	var overhead, peerNotes []string
+	host := peercfg.Host()
 	for _, name := range c.libs {
 		switch name {
 		case "kgen", "kgen-go", "gonum":
@@ -290,7 +241,8 @@ func parent(c config) error {
 			if !peersBuilt {
 				continue
 			}
-			p, err := startPeer(c, name, peerEnv(c, name, cpuInfo.Model, os.Environ()))
+			p, note, err := startConfigured(c, name, host)
+			peerNotes = append(peerNotes, note)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "kgen-bench:", err, "(left out)")
 				continue
@@ -351,6 +303,13 @@ func parent(c config) error {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%%peak: against the measured FMA peak on %d core(s) (f32 %.1f, f64 %.1f GFLOP/s).\n", tc, rf.PeakF32, rf.PeakF64)
 	fmt.Fprintf(w, "GB/s: compulsory traffic (A + B read, C written) / median time; %%roof: against min(peak, intensity × %.1f GB/s (%s, %d thr)).\n\n", rf.BW, rf.BWLabel, c.threads)
+	if len(peerNotes) > 0 {
+		fmt.Fprintln(w, "Peer configuration (each peer's own detection first, then the best it has for the CPU's ISA):")
+		for _, n := range peerNotes {
+			fmt.Fprintln(w, "  "+n)
+		}
+		fmt.Fprintln(w)
+	}
 	if len(overhead) > 0 {
 		fmt.Fprintf(w, "Peer children (long-lived, one request per round; the round trip is outside the timed region): %s.\n", strings.Join(overhead, "; "))
 	}

@@ -51,7 +51,7 @@ func TestJobsAndEnv(t *testing.T) {
 	// variables whose values mention OPENBLAS_*).
 	parent := []string{"PATH=/bin", "OPENBLAS_CORETYPE=Prescott", "OPENBLAS_L2_SIZE=512",
 		"BLIS_ARCH_TYPE=7", "GOMAXPROCS=9", "TOX_TESTENV_PASSENV=OPENBLAS_*"}
-	env := envMap(t, peerEnv(c, "openblas", "AMD EPYC", parent))
+	env := envMap(t, peerEnv(c, "openblas", "Zen", parent))
 	for k, v := range map[string]string{"OPENBLAS_NUM_THREADS": "2", "OPENBLAS_CORETYPE": "Zen", "GOMAXPROCS": "2",
 		"OMP_NUM_THREADS": "2", "PATH": "/bin", "TOX_TESTENV_PASSENV": "OPENBLAS_*"} {
 		if env[k] != v {
@@ -64,6 +64,12 @@ func TestJobsAndEnv(t *testing.T) {
 		}
 	}
 	env = envMap(t, peerEnv(c, "blis", "", parent))
+	if _, ok := env["BLIS_ARCH_TYPE"]; ok {
+		t.Error("unforced blis has BLIS_ARCH_TYPE")
+	}
+	if e := envMap(t, peerEnv(c, "blis", "0", parent)); e["BLIS_ARCH_TYPE"] != "0" || e["BLIS_NUM_THREADS"] != "2" {
+		t.Errorf("forced blis env: %v", e)
+	}
 	for k := range env {
 		if strings.HasPrefix(k, "OPENBLAS_") {
 			t.Errorf("blis env has %s", k)

@@ -23,11 +23,18 @@ import (
 // costs one request/answer round trip (measured by pings, printed) and not
 // a process start, a dlopen, a thread-pool start and an operand fill.
 
+// peerInfo is the configuration a peer child runs.
+type peerInfo struct {
+	Config string   `json:"config"`          // OpenBLAS core name, BLIS arch string
+	Archs  []string `json:"archs,omitempty"` // BLIS: bli_arch_string(0), (1), ... (the BLIS_ARCH_TYPE numbers)
+}
+
 // hello is the first line a peer child writes.
 type hello struct {
 	Kernel string `json:"kernel"`
 	Detail string `json:"detail"`
-	Err    string `json:"error,omitempty"`
+	peerInfo
+	Err string `json:"error,omitempty"`
 }
 
 // request is one line the parent writes to a peer child.
@@ -46,11 +53,11 @@ func child(c config) error {
 		path = c.blisPath
 	}
 	enc := json.NewEncoder(os.Stdout)
-	lib, err := openPeer(c.peer, path, c.threads)
+	lib, info, err := openPeer(c.peer, path, c.threads)
 	if err != nil {
 		return enc.Encode(hello{Err: err.Error()})
 	}
-	if err := enc.Encode(hello{Kernel: lib.Kernel, Detail: lib.Detail}); err != nil {
+	if err := enc.Encode(hello{Kernel: lib.Kernel, Detail: lib.Detail, peerInfo: info}); err != nil {
 		return err
 	}
 	rn := run.NewRunner(lib)
