@@ -60,6 +60,9 @@ type config struct {
 	obPath     string
 	blisPath   string
 	peer       string
+	bd         bool
+	bdN        int
+	bdTime     time.Duration
 }
 
 func intList(s string) ([]int, error) {
@@ -99,6 +102,9 @@ func main() {
 	flag.StringVar(&c.obPath, "openblas-lib", "", "OpenBLAS shared library (default: Debian's openblas-pthread)")
 	flag.StringVar(&c.blisPath, "blis-lib", "", "BLIS shared library (default: Debian's blis-openmp)")
 	flag.StringVar(&c.peer, "peer", "", "internal: run as the child process of peer NAME")
+	flag.BoolVar(&c.bd, "breakdown", false, "instead of comparing, profile kgen's GEMM paths and say where the time goes (packing, microkernel, edges, sync)")
+	flag.IntVar(&c.bdN, "breakdown-n", 1024, "n of the packed n³ shapes -breakdown profiles")
+	flag.DurationVar(&c.bdTime, "breakdown-time", 2*time.Second, "profiled time per path for -breakdown")
 	flag.Parse()
 	var err error
 	if c.sizes, err = intList(*sizes); err == nil {
@@ -116,6 +122,13 @@ func main() {
 	if c.peer != "" {
 		if err := child(c); err != nil {
 			fmt.Fprintln(os.Stderr, "kgen-bench -peer", c.peer+":", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if c.bd {
+		if err := runBreakdown(c, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "kgen-bench -breakdown:", err)
 			os.Exit(1)
 		}
 		return
@@ -389,4 +402,9 @@ func interleave(ms []measurer, jobs []report.Job, rounds int, step func(m measur
 		}
 	}
 	return out
+}
+
+// probeModel names the CPU: its model and vector ISA.
+func probeModel() string {
+	return fmt.Sprintf("CPU: %s (%s)", probe.ReadCPU().Model, peercfg.Host().ISA())
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kgen-dev/kgen/bench/internal/report"
 )
@@ -144,5 +145,23 @@ func TestInterleave(t *testing.T) {
 	q := report.Ratios(rs)[0]
 	if q.Peer != "openblas" || q.Verdict != report.Leads {
 		t.Errorf("ratio %+v", q)
+	}
+}
+
+// The breakdown runs every path end to end (structure only: a short run on
+// a busy host may take few samples, so no share is asserted here; package
+// breakdown tests the attribution on a canned profile).
+func TestRunBreakdown(t *testing.T) {
+	c := config{threads: 1, bdN: 96, bdTime: 20 * time.Millisecond, skinnyNK: 256, batchCount: 10}
+	var b bytes.Buffer
+	if err := runBreakdown(c, &b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, s := range []string{"packed          sgemm 96³", "packed          dgemm 96³", "unpacked small  sgemm 64³",
+		"rows (few-row)  sgemm 4×256×256", "batched small   sgemm 10×16³", "microkernel", "on-CPU"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("breakdown output lacks %q:\n%s", s, out)
+		}
 	}
 }
