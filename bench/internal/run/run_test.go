@@ -67,7 +67,9 @@ func TestGoLibs(t *testing.T) {
 
 func TestTime(t *testing.T) {
 	calls := 0
-	ts := Time(func() { calls++; time.Sleep(100 * time.Microsecond) }, 4, 2*time.Millisecond)
+	// minTime is 500 sleeps: calls are looped unless one sleep overran by
+	// 250× (a loaded host stretches a 100 µs sleep to a few ms, not 25 ms).
+	ts := Time(func() { calls++; time.Sleep(100 * time.Microsecond) }, 4, 50*time.Millisecond)
 	if len(ts) != 4 || calls < 4*2 {
 		t.Errorf("%d times, %d calls", len(ts), calls)
 	}
