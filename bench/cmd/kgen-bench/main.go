@@ -104,7 +104,7 @@ func main() {
 	flag.StringVar(&c.peer, "peer", "", "internal: run as the child process of peer NAME")
 	flag.BoolVar(&c.bd, "breakdown", false, "instead of comparing, profile kgen's GEMM paths and say where the time goes (packing, microkernel, edges, sync)")
 	flag.IntVar(&c.bdN, "breakdown-n", 1024, "n of the packed n³ shapes -breakdown profiles")
-	flag.DurationVar(&c.bdTime, "breakdown-time", 2*time.Second, "profiled time per path for -breakdown")
+	flag.DurationVar(&c.bdTime, "breakdown-time", 3*time.Second, "profiled time per path for -breakdown")
 	flag.Parse()
 	var err error
 	if c.sizes, err = intList(*sizes); err == nil {
