@@ -175,6 +175,7 @@ func fmtBytes(n int) string {
 
 func parent(c config) error {
 	cpuInfo := probe.ReadCPU()
+	loadStart := loadAvg()
 	jobs := c.jobs()
 	for _, l := range c.libs {
 		switch l {
@@ -289,7 +290,9 @@ func parent(c config) error {
 	for _, ch := range cpuInfo.Caches {
 		caches = append(caches, fmt.Sprintf("L%d%s %s (shared by cpus %s)", ch.Level, strings.ToLower(ch.Type[:min(1, len(ch.Type))]), ch.Size, ch.SharedCPUs))
 	}
-	fmt.Fprintf(w, "Caches (cpu0, sysfs): %s\n\n", strings.Join(caches, "; "))
+	fmt.Fprintf(w, "Caches (cpu0, sysfs): %s\n", strings.Join(caches, "; "))
+	fmt.Fprintf(w, "Host load (1-minute average, /proc/loadavg): %s at the start, %s at the end, on %d CPUs%s\n\n",
+		loadStart, loadAvg(), cpuInfo.Cores, busyNote(loadStart, cpuInfo.Cores))
 	pt := report.Table{Header: []string{"FMA peak", "cores", "GFLOP/s"}, Right: []bool{false, true, true}}
 	for _, p := range peaks {
 		pt.Rows = append(pt.Rows, []string{p.ISA + " " + p.Elem, strconv.Itoa(p.Cores), fmt.Sprintf("%.1f", p.GFLOPS)})
@@ -407,4 +410,26 @@ func interleave(ms []measurer, jobs []report.Job, rounds int, step func(m measur
 // probeModel names the CPU: its model and vector ISA.
 func probeModel() string {
 	return fmt.Sprintf("CPU: %s (%s)", probe.ReadCPU().Model, peercfg.Host().ISA())
+}
+
+// loadAvg is the 1-minute load average from /proc/loadavg ("?" if unknown).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
+}
+
+// busyNote warns when the host ran more than one runnable task per CPU.
+func busyNote(load string, cpus int) string {
+	x, err := strconv.ParseFloat(load, 64)
+	if err != nil || x <= float64(cpus) {
+		return ""
+	}
+	return ": a busy host, expect wide spreads"
 }
