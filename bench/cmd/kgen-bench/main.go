@@ -336,7 +336,18 @@ func parent(c config) error {
 	table := report.ResultTable(sorted, rf)
 	table.Write(w)
 	if c.md != "" {
-		if err := writeFile(c.md, table.WriteMarkdown); err != nil {
+		md := func(f io.Writer) error {
+			fmt.Fprintf(f, "%s, %d cores (%s); %s; threads=%d; %d interleaved rounds × %d reps; host load %s → %s.\n\n",
+				cpuInfo.Model, cpuInfo.Cores, host.ISA(), runtime.Version(), c.threads, c.rounds, c.reps, loadStart, loadAvg())
+			for _, n := range peerNotes {
+				fmt.Fprintf(f, "- %s\n", n)
+			}
+			fmt.Fprintf(f, "\nmedian/min/max over the rounds; spread = (max−min)/median; ÷ best peer = median of the per-round ratios "+
+				"peer time / kgen time [min–max], \"within noise\" when the interval contains 1.0 (coverage %.0f%% for %d rounds).\n\n",
+				100*report.Coverage(c.rounds), c.rounds)
+			return table.WriteMarkdown(f)
+		}
+		if err := writeFile(c.md, md); err != nil {
 			return err
 		}
 		fmt.Fprintln(os.Stderr, "wrote", c.md)
