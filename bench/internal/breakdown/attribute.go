@@ -10,7 +10,7 @@ import (
 
 // Breakdown is the attribution of one profile.
 type Breakdown struct {
-	Samples int
+	Samples int64                        // profiler samples (a record of the profile may stand for several)
 	CPU     time.Duration                // sampled CPU time, all threads
 	ByCat   [NumCategories]time.Duration // CPU time per category
 	ByFunc  map[string]time.Duration     // CPU time per leaf function (short name; "+edge" for edge lines)
@@ -68,6 +68,16 @@ func Stack(s *profile.Sample) []Frame {
 	return out
 }
 
+// countIndex finds the sample value counting samples (-1 if none).
+func countIndex(p *profile.Profile) int {
+	for i, st := range p.SampleType {
+		if st.Type == "samples" && st.Unit == "count" {
+			return i
+		}
+	}
+	return -1
+}
+
 // Attribute classifies every sample of p (see Classify) and sums their CPU
 // time per category and per leaf function.
 func Attribute(p *profile.Profile, labels LabelFunc) (Breakdown, error) {
@@ -75,6 +85,7 @@ func Attribute(p *profile.Profile, labels LabelFunc) (Breakdown, error) {
 	if err != nil {
 		return Breakdown{}, err
 	}
+	ci := countIndex(p)
 	b := Breakdown{ByFunc: map[string]time.Duration{}}
 	for _, s := range p.Sample {
 		if vi >= len(s.Value) {
@@ -83,7 +94,11 @@ func Attribute(p *profile.Profile, labels LabelFunc) (Breakdown, error) {
 		d := time.Duration(s.Value[vi])
 		st := Stack(s)
 		c := Classify(st, labels)
-		b.Samples++
+		if ci >= 0 && ci < len(s.Value) {
+			b.Samples += s.Value[ci] // identical stacks are merged into one record
+		} else {
+			b.Samples++
+		}
 		b.CPU += d
 		b.ByCat[c] += d
 		name := "?"

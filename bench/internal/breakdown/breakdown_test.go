@@ -206,7 +206,8 @@ func TestAttributeCannedProfile(t *testing.T) {
 	}
 	ms := 10 * time.Millisecond
 	want := [NumCategories]time.Duration{Micro: 60 * ms, Edges: 10 * ms, Pack: 15 * ms, Sync: 8 * ms, Loop: 5 * ms, Other: 2 * ms}
-	if b.ByCat != want || b.CPU != 100*ms || b.Samples != 6 {
+	// 6 records standing for 100 samples.
+	if b.ByCat != want || b.CPU != 100*ms || b.Samples != 100 {
 		t.Errorf("by category %v (cpu %v, %d samples), want %v", b.ByCat, b.CPU, b.Samples, want)
 	}
 	if b.Frac(Micro) != 0.6 {
@@ -235,6 +236,9 @@ func TestAttributeCannedProfile(t *testing.T) {
 	}
 	tb := Table([]Run{r})
 	row := strings.Join(tb.Rows[0], "|")
+	if tb.Rows[0][4] != "100" {
+		t.Errorf("samples cell %q", tb.Rows[0][4])
+	}
 	// 100×100 in 14×32 tiles: 112×128 computed, 1 − 10000/14336 = 30%.
 	for _, s := range []string{"packed", "sgemm 100³", "250.00ms", "|60%|10%|15%|8%|5%|2%|50%|30%|", "kernels.sgemm14x32AVX512, kernels.packPB32"} {
 		if !strings.Contains("|"+row+"|", s) {

@@ -99,7 +99,7 @@ func Table(runs []Run) report.Table {
 		if r.Calls > 0 {
 			per = fmtDur(r.Wall.Seconds() / float64(r.Calls))
 		}
-		row := []string{r.Path, r.Job.Op + " " + r.Job.Shape(), strconv.Itoa(r.Threads), per, strconv.Itoa(r.B.Samples)}
+		row := []string{r.Path, r.Job.Op + " " + r.Job.Shape(), strconv.Itoa(r.Threads), per, strconv.FormatInt(r.B.Samples, 10)}
 		cat, on := r.Shares()
 		for _, x := range cat {
 			row = append(row, pctCell(x))
