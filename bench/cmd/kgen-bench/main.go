@@ -24,6 +24,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -80,44 +81,65 @@ func intList(s string) ([]int, error) {
 	return out, nil
 }
 
-func main() {
+// parseConfig parses the command line (without the program name).
+func parseConfig(args []string) (config, error) {
+	fs := flag.NewFlagSet("kgen-bench", flag.ContinueOnError)
 	var c config
-	sizes := flag.String("sizes", "256,512,1024,2048", "square sizes n (comma-separated; 4096 is optional and slow for the Go libraries)")
-	flag.IntVar(&c.threads, "threads", 1, "threads for every library (GOMAXPROCS, OPENBLAS_NUM_THREADS, BLIS_NUM_THREADS, OMP_NUM_THREADS)")
-	flag.IntVar(&c.reps, "reps", 3, "timed repetitions per round (the round's figure is their median)")
-	flag.IntVar(&c.rounds, "rounds", 5, "interleaved rounds per shape (libraries A B C, B C A, ...); 3 or more for a noise verdict")
-	flag.DurationVar(&c.minTime, "mintime", 100*time.Millisecond, "minimum duration of one repetition (short calls are looped)")
-	libs := flag.String("libs", "kgen,kgen-go,gonum,openblas,blis", "libraries to run")
-	flag.BoolVar(&c.skinny, "skinny", true, "run skinny sgemm M=1,4,16 with N=K=-skinny-nk")
-	flag.IntVar(&c.skinnyNK, "skinny-nk", 4096, "N = K of the skinny shapes")
-	flag.BoolVar(&c.batch, "batch", true, "run batches of small sgemm products")
-	flag.IntVar(&c.batchCount, "batch-count", 1000, "products per batch")
-	bsizes := flag.String("batch-sizes", "8,16,32", "n of the batched n×n×n products")
-	flag.BoolVar(&c.dgemm, "dgemm", true, "also run square dgemm")
-	flag.StringVar(&c.csv, "csv", "", "write the results as CSV to this file")
-	flag.StringVar(&c.md, "md", "", "write the results table as markdown to this file")
-	flag.StringVar(&c.plot, "plot", "", "write PNG and SVG plots into this directory")
-	flag.StringVar(&c.coretype, "openblas-coretype", "auto", `OPENBLAS_CORETYPE for the OpenBLAS process: "auto" forces the best core for the CPU's ISA when OpenBLAS detects a worse one (SkylakeX for AVX-512, Zen/Haswell for AVX2; package peercfg); "" leaves OpenBLAS to detect`)
-	flag.StringVar(&c.blisArch, "blis-arch", "auto", `BLIS_ARCH_TYPE (a number) for the BLIS process: "auto" forces the best configuration this BLIS has for the CPU's ISA when it detects a worse one (e.g. skx for "generic" on a Zen 5; package peercfg); "" leaves BLIS to detect`)
-	flag.StringVar(&c.obPath, "openblas-lib", "", "OpenBLAS shared library (default: Debian's openblas-pthread)")
-	flag.StringVar(&c.blisPath, "blis-lib", "", "BLIS shared library (default: Debian's blis-openmp)")
-	flag.StringVar(&c.peer, "peer", "", "internal: run as the child process of peer NAME")
-	flag.BoolVar(&c.bd, "breakdown", false, "instead of comparing, profile kgen's GEMM paths and say where the time goes (packing, microkernel, edges, sync)")
-	flag.IntVar(&c.bdN, "breakdown-n", 1024, "n of the packed n³ shapes -breakdown profiles")
-	flag.DurationVar(&c.bdTime, "breakdown-time", 3*time.Second, "profiled time per path for -breakdown")
-	flag.Parse()
+	sizes := fs.String("sizes", "256,512,1024,2048", "square sizes n (comma-separated; 4096 is optional and slow for the Go libraries)")
+	fs.IntVar(&c.threads, "threads", 1, "threads for every library (GOMAXPROCS, OPENBLAS_NUM_THREADS, BLIS_NUM_THREADS, OMP_NUM_THREADS)")
+	fs.IntVar(&c.reps, "reps", 3, "timed repetitions per round (the round's figure is their median)")
+	fs.IntVar(&c.rounds, "rounds", 5, "interleaved rounds per shape (libraries A B C, B C A, ...); 3 or more for a noise verdict")
+	fs.DurationVar(&c.minTime, "mintime", 100*time.Millisecond, "minimum duration of one repetition (short calls are looped)")
+	libs := fs.String("libs", "kgen,kgen-go,gonum,openblas,blis", "libraries to run")
+	fs.BoolVar(&c.skinny, "skinny", true, "run skinny sgemm M=1,4,16 with N=K=-skinny-nk")
+	fs.IntVar(&c.skinnyNK, "skinny-nk", 4096, "N = K of the skinny shapes")
+	fs.BoolVar(&c.batch, "batch", true, "run batches of small sgemm products")
+	fs.IntVar(&c.batchCount, "batch-count", 1000, "products per batch")
+	bsizes := fs.String("batch-sizes", "8,16,32", "n of the batched n×n×n products")
+	fs.BoolVar(&c.dgemm, "dgemm", true, "also run square dgemm")
+	fs.StringVar(&c.csv, "csv", "", "write the results as CSV to this file")
+	fs.StringVar(&c.md, "md", "", "write the results table as markdown to this file")
+	fs.StringVar(&c.plot, "plot", "", "write PNG and SVG plots into this directory")
+	fs.StringVar(&c.coretype, "openblas-coretype", "auto", `OPENBLAS_CORETYPE for the OpenBLAS process: "auto" forces the best core for the CPU's ISA when OpenBLAS detects a worse one (SkylakeX for AVX-512, Zen/Haswell for AVX2; package peercfg); "" leaves OpenBLAS to detect`)
+	fs.StringVar(&c.blisArch, "blis-arch", "auto", `BLIS_ARCH_TYPE (a number) for the BLIS process: "auto" forces the best configuration this BLIS has for the CPU's ISA when it detects a worse one (e.g. skx for "generic" on a Zen 5; package peercfg); "" leaves BLIS to detect`)
+	fs.StringVar(&c.obPath, "openblas-lib", "", "OpenBLAS shared library (default: Debian's openblas-pthread)")
+	fs.StringVar(&c.blisPath, "blis-lib", "", "BLIS shared library (default: Debian's blis-openmp)")
+	fs.StringVar(&c.peer, "peer", "", "internal: run as the child process of peer NAME")
+	fs.BoolVar(&c.bd, "breakdown", false, "instead of comparing, profile kgen's GEMM paths and say where the time goes (packing, microkernel, edges, sync)")
+	fs.IntVar(&c.bdN, "breakdown-n", 1024, "n of the packed n³ shapes -breakdown profiles")
+	fs.DurationVar(&c.bdTime, "breakdown-time", 3*time.Second, "profiled time per path for -breakdown")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
 	var err error
 	if c.sizes, err = intList(*sizes); err == nil {
 		c.batchSizes, err = intList(*bsizes)
 	}
-	if err != nil || c.threads < 1 || c.reps < 1 || c.rounds < 1 {
-		fmt.Fprintln(os.Stderr, "kgen-bench: bad flags:", err)
-		os.Exit(2)
+	if err != nil {
+		return c, err
+	}
+	if c.threads < 1 || c.reps < 1 || c.rounds < 1 || c.bdN < 1 || c.skinnyNK < 1 || c.batchCount < 1 {
+		return c, errors.New("-threads, -reps, -rounds, -breakdown-n, -skinny-nk and -batch-count must be at least 1")
 	}
 	for _, l := range strings.Split(*libs, ",") {
 		if l = strings.TrimSpace(l); l != "" {
 			c.libs = append(c.libs, l)
 		}
+	}
+	return c, nil
+}
+
+func main() {
+	c, err := parseConfig(os.Args[1:])
+	if err == flag.ErrHelp {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kgen-bench: bad flags:", err)
+		os.Exit(2)
 	}
 	if c.peer != "" {
 		if err := child(c); err != nil {

@@ -165,3 +165,16 @@ func TestRunBreakdown(t *testing.T) {
 		}
 	}
 }
+
+func TestParseConfig(t *testing.T) {
+	c, err := parseConfig([]string{"-threads", "2", "-rounds", "7", "-sizes", "64,128", "-libs", "kgen, blis"})
+	if err != nil || c.threads != 2 || c.rounds != 7 || len(c.sizes) != 2 || len(c.libs) != 2 || c.libs[1] != "blis" ||
+		c.blisArch != "auto" || c.coretype != "auto" || c.reps != 3 {
+		t.Errorf("%+v %v", c, err)
+	}
+	for _, bad := range [][]string{{"-rounds", "0"}, {"-threads", "0"}, {"-sizes", "x"}, {"-nosuchflag"}, {"stray"}} {
+		if _, err := parseConfig(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
