@@ -9,8 +9,9 @@
 // batches of small sgemm products.
 //
 // Fair measurement on a noisy host: for each shape, the libraries run in
-// interleaved rounds (A B C, B C A, C A B, ... for -rounds rounds; the start
-// rotates so that no library always follows the same one). A round is a
+// interleaved rounds (A B C, B C A, C A B, C B A, ... for -rounds rounds: a
+// Williams design, see roundOrder; with -threads > 1 a -settle pause before
+// each measurement lets the previous library's threads stop). A round is a
 // warm-up call and -reps timed repetitions (each at least -mintime long);
 // its figure is their median. Per library the table gives the median, min,
 // max and spread over the rounds, and kgen's speed over the best peer's as
@@ -45,6 +46,7 @@ type config struct {
 	sizes      []int
 	threads    int
 	reps       int
+	settle     time.Duration
 	rounds     int
 	md         string
 	minTime    time.Duration
@@ -88,7 +90,8 @@ func parseConfig(args []string) (config, error) {
 	sizes := fs.String("sizes", "256,512,1024,2048", "square sizes n (comma-separated; 4096 is optional and slow for the Go libraries)")
 	fs.IntVar(&c.threads, "threads", 1, "threads for every library (GOMAXPROCS, OPENBLAS_NUM_THREADS, BLIS_NUM_THREADS, OMP_NUM_THREADS)")
 	fs.IntVar(&c.reps, "reps", 3, "timed repetitions per round (the round's figure is their median)")
-	fs.IntVar(&c.rounds, "rounds", 5, "interleaved rounds per shape (libraries A B C, B C A, ...); 3 or more for a noise verdict")
+	fs.IntVar(&c.rounds, "rounds", 5, "interleaved rounds per shape (libraries A B C, B C A, C A B, C B A, ...); 3 or more for a noise verdict")
+	fs.DurationVar(&c.settle, "settle", -1, "pause before each measurement, for the previous library's threads to stop spinning (negative: 100ms with -threads > 1, none with 1)")
 	fs.DurationVar(&c.minTime, "mintime", 100*time.Millisecond, "minimum duration of one repetition (short calls are looped)")
 	libs := fs.String("libs", "kgen,kgen-go,gonum,openblas,blis", "libraries to run")
 	fs.BoolVar(&c.skinny, "skinny", true, "run skinny sgemm M=1,4,16 with N=K=-skinny-nk")
@@ -294,7 +297,14 @@ func parent(c config) error {
 	}
 	prog.setTotal(prog.done + len(jobs)*c.rounds*len(ms))
 
-	sorted := interleave(ms, jobs, c.rounds, func(m measurer, j report.Job, r int) {
+	settle := c.settle
+	if settle < 0 {
+		settle = 0
+		if c.threads > 1 {
+			settle = 100 * time.Millisecond
+		}
+	}
+	sorted := interleave(ms, jobs, c.rounds, settle, func(m measurer, j report.Job, r int) {
 		prog.step(fmt.Sprintf("%s %s %s round %d/%d", m.name(), j.Op, j.Shape(), r+1, c.rounds))
 	})
 	prog.finish()
@@ -305,8 +315,8 @@ func parent(c config) error {
 
 	// Report.
 	w := os.Stdout
-	fmt.Fprintf(w, "kgen-bench  %s  %s/%s  GOMAXPROCS=%d  threads=%d  rounds=%d (interleaved)  reps=%d per round (median)  mintime=%s\n\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), c.threads, c.rounds, c.reps, c.minTime)
+	fmt.Fprintf(w, "kgen-bench  %s  %s/%s  GOMAXPROCS=%d  threads=%d  rounds=%d (interleaved)  reps=%d per round (median)  mintime=%s  settle=%s\n\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), c.threads, c.rounds, c.reps, c.minTime, settle)
 	fmt.Fprintf(w, "CPU: %s, %d cores, features %s\n", cpuInfo.Model, cpuInfo.Cores, strings.Join(cpuInfo.Features, " "))
 	var caches []string
 	for _, ch := range cpuInfo.Caches {
@@ -416,19 +426,62 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return os.Rename(tmp, path)
 }
 
+// roundOrder is the order of n libraries in round r: row r of a Williams
+// design (first row 0, 1, n−1, 2, n−2, ...; row r adds r mod n; for odd n,
+// rows n..2n−1 are rows 0..n−1 reversed). Every library takes every
+// position equally often, and follows every other library equally often,
+// over each n rounds (even n) or 2n rounds (odd n): a library that leaves
+// the machine disturbed (thread pools still spinning, caches full of its
+// data) then hands that disturbance to each of the others alike.
+func roundOrder(n, r int) []int {
+	if n <= 0 {
+		return nil
+	}
+	first := make([]int, 0, n)
+	first = append(first, 0)
+	for lo, hi := 1, n-1; len(first) < n; {
+		first = append(first, lo)
+		lo++
+		if len(first) < n {
+			first = append(first, hi)
+			hi--
+		}
+	}
+	rows := n
+	if n%2 == 1 {
+		rows = 2 * n
+	}
+	r %= rows
+	out := make([]int, n)
+	for i := range out {
+		out[i] = (first[i] + r) % n
+	}
+	if r >= n {
+		for i := range out {
+			out[i] = (first[n-1-i] + r) % n
+		}
+	}
+	return out
+}
+
 // interleave measures every job on every library in rounds: for each job,
-// round r (0-based) runs the libraries in their order rotated by r mod L,
-// so rounds go A B C, B C A, C A B, ... and no library always runs after
-// the same one. step is called before each round. The results are one per
+// round r (0-based) runs the libraries in the order roundOrder(L, r) (for
+// three libraries: A B C, B C A, C A B, C B A, A C B, B A C). With settle
+// > 0 it pauses that long before each measurement but a job's first, so
+// that a peer's worker threads still spinning after its round (OpenBLAS
+// and OpenMP spin a while before sleeping) do not steal the next library's
+// cores. step is called before each measurement. The results are one per
 // (job, library), in job order then library order, each collecting its
 // rounds (run.Collect).
-func interleave(ms []measurer, jobs []report.Job, rounds int, step func(m measurer, j report.Job, r int)) []report.Result {
+func interleave(ms []measurer, jobs []report.Job, rounds int, settle time.Duration, step func(m measurer, j report.Job, r int)) []report.Result {
 	var out []report.Result
 	for _, j := range jobs {
 		per := make([][]report.Result, len(ms))
 		for r := 0; r < rounds; r++ {
-			for i := range ms {
-				k := (i + r) % len(ms)
+			for i, k := range roundOrder(len(ms), r) {
+				if settle > 0 && (r > 0 || i > 0) {
+					time.Sleep(settle)
+				}
 				step(ms[k], j, r)
 				per[k] = append(per[k], ms[k].round(j))
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -129,7 +130,7 @@ func TestInterleave(t *testing.T) {
 		{Kind: report.Square, Op: "dgemm", M: 8, K: 8, N: 8, Batch: 1},
 	}
 	steps := 0
-	rs := interleave(ms, jobs, 3, func(measurer, report.Job, int) { steps++ })
+	rs := interleave(ms, jobs, 3, 0, func(measurer, report.Job, int) { steps++ })
 	want := "kgen openblas blis openblas blis kgen blis kgen openblas " +
 		"kgen openblas blis openblas blis kgen blis kgen openblas"
 	if got := strings.Join(log, " "); got != want || steps != 18 {
@@ -176,5 +177,65 @@ func TestParseConfig(t *testing.T) {
 		if _, err := parseConfig(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+func TestRoundOrder(t *testing.T) {
+	if got := fmt.Sprint(roundOrder(3, 0), roundOrder(3, 1), roundOrder(3, 3), roundOrder(3, 6)); got != "[0 1 2] [1 2 0] [2 1 0] [0 1 2]" {
+		t.Errorf("n=3 rows: %s", got)
+	}
+	if got := fmt.Sprint(roundOrder(4, 0)); got != "[0 1 3 2]" {
+		t.Errorf("n=4 first row: %s", got)
+	}
+	if roundOrder(0, 3) != nil || fmt.Sprint(roundOrder(1, 5)) != "[0]" {
+		t.Error("degenerate sizes")
+	}
+	for n := 2; n <= 7; n++ {
+		rows := n
+		if n%2 == 1 {
+			rows = 2 * n
+		}
+		pos := make([][]int, n)     // pos[lib][position]
+		follows := make([][]int, n) // follows[a][b]: a right after b
+		for i := range pos {
+			pos[i], follows[i] = make([]int, n), make([]int, n)
+		}
+		for r := 0; r < rows; r++ {
+			o := roundOrder(n, r)
+			seen := map[int]bool{}
+			for i, k := range o {
+				if seen[k] || k < 0 || k >= n {
+					t.Fatalf("n=%d round %d: %v is not a permutation", n, r, o)
+				}
+				seen[k] = true
+				pos[k][i]++
+				if i > 0 {
+					follows[k][o[i-1]]++
+				}
+			}
+		}
+		for a := 0; a < n; a++ {
+			for i := 0; i < n; i++ {
+				if pos[a][i] != rows/n {
+					t.Errorf("n=%d: library %d at position %d %d times, want %d", n, a, i, pos[a][i], rows/n)
+				}
+			}
+			for b := 0; b < n; b++ {
+				if want := rows / n; a != b && follows[a][b] != want {
+					t.Errorf("n=%d: %d follows %d %d times, want %d", n, a, b, follows[a][b], want)
+				}
+			}
+		}
+	}
+}
+
+func TestInterleaveSettles(t *testing.T) {
+	var log []string
+	ms := []measurer{&fakeLib{lib: "a", times: []float64{1}, log: &log}, &fakeLib{lib: "b", times: []float64{1}, log: &log}}
+	job := []report.Job{{Kind: report.Square, Op: "sgemm", M: 2, K: 2, N: 2, Batch: 1}}
+	t0 := time.Now()
+	interleave(ms, job, 2, 5*time.Millisecond, func(measurer, report.Job, int) {})
+	if d := time.Since(t0); d < 15*time.Millisecond { // 4 measurements, 3 pauses
+		t.Errorf("2 rounds of 2 with 5 ms settles took %v", d)
 	}
 }

@@ -87,7 +87,7 @@ func TestPeersEndToEnd(t *testing.T) {
 		{Kind: report.Square, Op: "dgemm", M: 13, K: 7, N: 5, Batch: 1},
 		{Kind: report.Batch, Op: "sgemm", M: 8, K: 8, N: 8, Batch: 7},
 	}
-	rs := interleave(ms, jobs, 3, func(measurer, report.Job, int) {})
+	rs := interleave(ms, jobs, 3, 0, func(measurer, report.Job, int) {})
 	if len(rs) != len(jobs)*len(ms) {
 		t.Fatalf("%d results", len(rs))
 	}
