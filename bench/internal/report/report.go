@@ -279,7 +279,16 @@ func fmtRatio(q Ratio) string {
 	if q.Rounds == 0 || math.IsNaN(q.Median) {
 		return ""
 	}
-	return fmt.Sprintf("%.2f [%.2f–%.2f]", q.Median, q.Lo, q.Hi)
+	return fmtR(q.Median) + " [" + fmtR(q.Lo) + "–" + fmtR(q.Hi) + "]"
+}
+
+// fmtR prints a ratio with 2 decimals, or 3 when 2 would round it to 1.00
+// (so that an interval edge of 0.998 does not read as containing 1).
+func fmtR(x float64) string {
+	if x != 1 && math.Abs(x-1) < 0.005 {
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
 }
 
 // ResultTable lays out results, one row each in the given order; the op and

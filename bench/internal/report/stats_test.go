@@ -167,3 +167,16 @@ func TestTableAndCSVCarryRatios(t *testing.T) {
 		t.Errorf("peer record %q", recs[2])
 	}
 }
+
+func TestFmtRatio(t *testing.T) {
+	for q, want := range map[Ratio]string{
+		{Rounds: 3, Median: 0.9, Lo: 0.85, Hi: 0.998}:  "0.90 [0.85–0.998]",
+		{Rounds: 3, Median: 1, Lo: 0.9, Hi: 1.0004}:    "1.00 [0.90–1.000]",
+		{Rounds: 3, Median: 1.234, Lo: 1.1, Hi: 1.456}: "1.23 [1.10–1.46]",
+		{Rounds: 0, Median: 1, Lo: 1, Hi: 1}:           "",
+	} {
+		if got := fmtRatio(q); got != want {
+			t.Errorf("fmtRatio(%+v) = %q, want %q", q, got, want)
+		}
+	}
+}
