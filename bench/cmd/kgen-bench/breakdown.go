@@ -38,9 +38,10 @@ func (c config) breakdownPaths() []bdPath {
 	}
 }
 
-// bdHz is the CPU profile rate of -breakdown: runtime/pprof's. (Setting a
-// higher rate before StartCPUProfile was tried: the runtime complains and
-// the sample count stayed that of 100 Hz on this host.)
+// bdHz is the CPU profile rate of -breakdown: runtime/pprof's own. A higher
+// rate can only be had by calling runtime.SetCPUProfileRate first, which
+// runtime/pprof does not support (the runtime prints a warning); longer
+// runs (-breakdown-time) buy samples instead.
 const bdHz = 100
 
 // profileLoop calls fn once to warm up, then repeatedly for at least d
