@@ -98,6 +98,9 @@ var passes = map[string]Pass{
 	"mmaform": {"mmaform", "turn GEMM-like statements into tile loops around MMA nodes of the target's shape (accumulators across K, the statement's epilogue)", MMAForm, []string{"fusion"}},
 	"gpumap":  {"gpumap", "map each statement nest onto a grid of thread blocks (independent output loops become grid and thread loops; MMA tiles onto threads, warps or warpgroups by scope)", GPUMap, []string{"fusion", "mmaform"}},
 	"staging": {"staging", "stage GEMM operands through shared memory with multi-stage async copies and block barriers", Staging, []string{"gpumap"}},
+	// mmalower expands the MMA nodes mmaform made into scalar register-tile loops (targets without an
+	// MMA instruction: the LLVM backend, whose optimiser vectorises them).
+	"mmalower": {"mmalower", "expand MMA nodes into scalar register-tile loops (accumulator tile, rank-1 updates, epilogue versioned on beta)", MMALower, []string{"mmaform"}},
 }
 
 // gpuPipeline is the pass order of the GPU targets.
@@ -106,9 +109,14 @@ var gpuPipeline = []string{"fusion", "mmaform", "gpumap", "staging"}
 // cpuPipeline is the pass order of the CPU targets.
 var cpuPipeline = []string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "beta"}
 
+// llvmPipeline is the pass order of the LLVM IR target: GEMMs stay loops (MMA register tiles expanded
+// by mmalower) that LLVM's optimiser vectorises and schedules, instead of the CPU pipeline's packed
+// microkernel calls (Micro, Pack), which only an assembly backend implements.
+var llvmPipeline = []string{"fusion", "mmaform", "mmalower", "tile", "interchange", "vectorize", "beta"}
+
 // pipelines are the pass lists per target.
 var pipelines = map[string][]string{
-	"go": cpuPipeline, "amd64": cpuPipeline, "arm64": cpuPipeline, "llvm": cpuPipeline,
+	"go": cpuPipeline, "amd64": cpuPipeline, "arm64": cpuPipeline, "llvm": llvmPipeline,
 	"ptx": gpuPipeline, "msl": gpuPipeline,
 }
 

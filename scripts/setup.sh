@@ -17,8 +17,9 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 command -v go >/dev/null || { echo "setup: Go 1.26 is required (https://go.dev/dl)" >&2; exit 1; }
 go mod download
-# ptxas (optional until the PTX backend lands): never fail setup on it.
+# ptxas: the PTX backend's tests assemble every kernel with it (and fail under KGEN_REQUIRE_TOOLS=1
+# without it), so setup fails loudly when it cannot be fetched.
 if [ ! -x .tools/ptxas ]; then
-  ./scripts/fetch-ptxas.sh .tools >/dev/null 2>&1 || echo "setup: ptxas not fetched (only the future PTX backend needs it)"
+  ./scripts/fetch-ptxas.sh .tools >/dev/null || { echo "setup: could not fetch ptxas into .tools/ (scripts/fetch-ptxas.sh)" >&2; exit 1; }
 fi
 echo "setup: ok"

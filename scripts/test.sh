@@ -42,12 +42,12 @@ KGEN_EXPECT_FP16=0 GOARCH=arm64 go test -count=1 -tags kgen_nocuda -exec 'qemu-a
 step "cross-builds"
 GOOS=darwin GOARCH=arm64 go build ./kernels/... ./codegen/arm64/...
 GOOS=windows GOARCH=amd64 go build ./kernels/...
-# the CUDA runtime (purego, no cgo) on every platform a generated package targets, and its mock-driver
-# ABI tests in the CGO_ENABLED=0 build (purego's fakecgo path, the one shipped binaries take)
-for p in linux/amd64 linux/arm64 darwin/arm64 windows/amd64; do
-  CGO_ENABLED=0 GOOS=${p%/*} GOARCH=${p#*/} go vet ./rt/cuda/
+# the CUDA and Metal runtimes (purego, no cgo) on every platform a generated package targets, and their
+# mock-driver ABI tests in the CGO_ENABLED=0 build (purego's fakecgo path, the one shipped binaries take)
+for p in linux/amd64 linux/arm64 darwin/arm64 darwin/amd64 windows/amd64; do
+  CGO_ENABLED=0 GOOS=${p%/*} GOARCH=${p#*/} go vet ./rt/cuda/ ./rt/metal/
 done
-CGO_ENABLED=0 go test -count=1 ./rt/cuda/
+CGO_ENABLED=0 go test -count=1 ./rt/cuda/ ./rt/metal/
 
 step "bench module (harness logic; the cgo peers need -tags peers and are not built here)"
 (cd bench && go vet ./... && go test -count=1 ./...)

@@ -97,6 +97,13 @@ var mmaTable = []MMAShape{
 	{Target: "amd64:avx512", Insn: "vdpbf16ps zmm", M: 14, N: 32, K: 2, In: ir.BF16, Acc: ir.F32, Scope: ir.ScopeThread},
 	{Target: "arm64:neon", Insn: "fmla v.4s", M: 8, N: 12, K: 1, In: ir.F32, Acc: ir.F32, Scope: ir.ScopeThread},
 	{Target: "arm64:neon", Insn: "fmla v.2d", M: 6, N: 8, K: 1, In: ir.F64, Acc: ir.F64, Scope: ir.ScopeThread},
+	// The LLVM IR backend: mmalower's register tile, completely unrolled and kept in SSA values by
+	// codegen/llvm, vectorised by LLVM (the AVX2 microkernel's shape: 12 ymm accumulators with
+	// -mcpu=native on x86-64).
+	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 16, K: 1, In: ir.F32, Acc: ir.F32, Scope: ir.ScopeThread},
+	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 8, K: 1, In: ir.F64, Acc: ir.F64, Scope: ir.ScopeThread},
+	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 16, K: 1, In: ir.F16, Acc: ir.F32, Scope: ir.ScopeThread},
+	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 16, K: 1, In: ir.BF16, Acc: ir.F32, Scope: ir.ScopeThread},
 	// The portable Go backend: the expansion of MMA into scalar FMAs (passes/mmalower.go).
 	{Target: "go", Insn: "scalar fma", M: 4, N: 4, K: 1, In: ir.F32, Acc: ir.F32, Scope: ir.ScopeThread},
 	{Target: "go", Insn: "scalar fma", M: 4, N: 4, K: 1, In: ir.F64, Acc: ir.F64, Scope: ir.ScopeThread},

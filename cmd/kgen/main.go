@@ -24,7 +24,9 @@ import (
 	"github.com/kgen-dev/kgen/codegen/amd64"
 	"github.com/kgen-dev/kgen/codegen/arm64"
 	"github.com/kgen-dev/kgen/codegen/golang"
+	"github.com/kgen-dev/kgen/codegen/llvm"
 	"github.com/kgen-dev/kgen/codegen/msl"
+	"github.com/kgen-dev/kgen/codegen/ptx"
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/parse"
 	"github.com/kgen-dev/kgen/passes"
@@ -251,6 +253,8 @@ func backends(module string, tests bool) map[string]codegen.Backend {
 		"amd64": amd64.Backend{},
 		"arm64": arm64.Backend{},
 		"msl":   msl.Backend{Tests: tests},
+		"llvm":  llvm.Backend{},
+		"ptx":   ptx.Backend{},
 	}
 }
 

@@ -54,7 +54,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"ir", "-target", "vax", okFile}, 2, `unknown target "vax"`},
 		{[]string{"ir", "-kernel", "zzz", okFile}, 2, `no kernel "zzz"`},
 		{[]string{"gen", "-targets", "go,vax", okFile}, 2, `unknown target "vax"`},
-		{[]string{"gen", "-targets", "go,ptx", okFile}, 2, `no backend for target "ptx" yet`},
+		{[]string{"gen", "-targets", "go,ptx:sm_75", okFile}, 2, `unknown sub-target "sm_75"`},
 		{[]string{"fmt"}, 2, "one or more .kdsl files"},
 		{[]string{"check", "-h"}, 0, "usage: kgen check"},
 	} {

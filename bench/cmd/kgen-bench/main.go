@@ -6,30 +6,36 @@
 // It first probes the machine (CPU, caches, FMA peaks of kgen-generated
 // register-only kernels on 1 and all cores, streaming bandwidth), then
 // measures square sgemm/dgemm, skinny sgemm (M = 1, 4, 16; N = K = 4096) and
-// batches of small sgemm products. Each figure is the median of -reps
-// repetitions (each at least -mintime long). A progress bar goes to stderr,
-// the table to stdout.
+// batches of small sgemm products.
 //
-// Each peer runs in its own process: kgen-bench re-executes itself with
-// -peer NAME, the jobs on stdin and one JSON result per line on stdout, with
-// the library's environment set only there (see package peers).
+// Fair measurement on a noisy host: for each shape, the libraries run in
+// interleaved rounds (A B C, B C A, C A B, C B A, ... for -rounds rounds: a
+// Williams design, see roundOrder; with -threads > 1 a -settle pause before
+// each measurement lets the previous library's threads stop). A round is a
+// warm-up call and -reps timed repetitions (each at least -mintime long);
+// its figure is their median. Per library the table gives the median, min,
+// max and spread over the rounds, and kgen's speed over the best peer's as
+// the median of the per-round ratios with their [min–max] interval, marked
+// "within noise" when the interval contains 1.0 (report.Compare).
+//
+// Each peer runs in its own long-lived process: kgen-bench re-executes
+// itself with -peer NAME, with the library's environment set only there
+// (see package peers), and drives it over a pipe one round at a time (see
+// peerproc.go). A progress bar goes to stderr, the table to stdout.
 package main
 
 import (
-	"bufio"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/sys/cpu"
-
+	"github.com/kgen-dev/kgen/bench/internal/peercfg"
 	"github.com/kgen-dev/kgen/bench/internal/plots"
 	"github.com/kgen-dev/kgen/bench/internal/probe"
 	"github.com/kgen-dev/kgen/bench/internal/report"
@@ -40,6 +46,9 @@ type config struct {
 	sizes      []int
 	threads    int
 	reps       int
+	settle     time.Duration
+	rounds     int
+	md         string
 	minTime    time.Duration
 	libs       []string
 	skinny     bool
@@ -54,6 +63,9 @@ type config struct {
 	obPath     string
 	blisPath   string
 	peer       string
+	bd         bool
+	bdN        int
+	bdTime     time.Duration
 }
 
 func intList(s string) ([]int, error) {
@@ -71,39 +83,66 @@ func intList(s string) ([]int, error) {
 	return out, nil
 }
 
-func main() {
+// parseConfig parses the command line (without the program name).
+func parseConfig(args []string) (config, error) {
+	fs := flag.NewFlagSet("kgen-bench", flag.ContinueOnError)
 	var c config
-	sizes := flag.String("sizes", "256,512,1024,2048", "square sizes n (comma-separated; 4096 is optional and slow for the Go libraries)")
-	flag.IntVar(&c.threads, "threads", 1, "threads for every library (GOMAXPROCS, OPENBLAS_NUM_THREADS, BLIS_NUM_THREADS, OMP_NUM_THREADS)")
-	flag.IntVar(&c.reps, "reps", 5, "timed repetitions per measurement (the median is reported)")
-	flag.DurationVar(&c.minTime, "mintime", 100*time.Millisecond, "minimum duration of one repetition (short calls are looped)")
-	libs := flag.String("libs", "kgen,kgen-go,gonum,openblas,blis", "libraries to run")
-	flag.BoolVar(&c.skinny, "skinny", true, "run skinny sgemm M=1,4,16 with N=K=-skinny-nk")
-	flag.IntVar(&c.skinnyNK, "skinny-nk", 4096, "N = K of the skinny shapes")
-	flag.BoolVar(&c.batch, "batch", true, "run batches of small sgemm products")
-	flag.IntVar(&c.batchCount, "batch-count", 1000, "products per batch")
-	bsizes := flag.String("batch-sizes", "8,16,32", "n of the batched n×n×n products")
-	flag.BoolVar(&c.dgemm, "dgemm", true, "also run square dgemm")
-	flag.StringVar(&c.csv, "csv", "", "write the results as CSV to this file")
-	flag.StringVar(&c.plot, "plot", "", "write PNG and SVG plots into this directory")
-	flag.StringVar(&c.coretype, "openblas-coretype", "auto", `OPENBLAS_CORETYPE for the OpenBLAS process: "auto" picks SkylakeX (AVX-512), Zen (AMD AVX2) or Haswell (AVX2); "" leaves OpenBLAS to detect`)
-	flag.StringVar(&c.blisArch, "blis-arch", "", "BLIS_ARCH_TYPE for the BLIS process (empty: BLIS detects)")
-	flag.StringVar(&c.obPath, "openblas-lib", "", "OpenBLAS shared library (default: Debian's openblas-pthread)")
-	flag.StringVar(&c.blisPath, "blis-lib", "", "BLIS shared library (default: Debian's blis-openmp)")
-	flag.StringVar(&c.peer, "peer", "", "internal: run as the child process of peer NAME")
-	flag.Parse()
+	sizes := fs.String("sizes", "256,512,1024,2048", "square sizes n (comma-separated; 4096 is optional and slow for the Go libraries)")
+	fs.IntVar(&c.threads, "threads", 1, "threads for every library (GOMAXPROCS, OPENBLAS_NUM_THREADS, BLIS_NUM_THREADS, OMP_NUM_THREADS)")
+	fs.IntVar(&c.reps, "reps", 3, "timed repetitions per round (the round's figure is their median)")
+	fs.IntVar(&c.rounds, "rounds", 5, "interleaved rounds per shape (libraries A B C, B C A, C A B, C B A, ...); 3 or more for a noise verdict")
+	fs.DurationVar(&c.settle, "settle", -1, "pause before each measurement, for the previous library's threads to stop spinning (negative: 100ms with -threads > 1, none with 1)")
+	fs.DurationVar(&c.minTime, "mintime", 100*time.Millisecond, "minimum duration of one repetition (short calls are looped)")
+	libs := fs.String("libs", "kgen,kgen-go,gonum,openblas,blis", "libraries to run")
+	fs.BoolVar(&c.skinny, "skinny", true, "run skinny sgemm M=1,4,16 with N=K=-skinny-nk")
+	fs.IntVar(&c.skinnyNK, "skinny-nk", 4096, "N = K of the skinny shapes")
+	fs.BoolVar(&c.batch, "batch", true, "run batches of small sgemm products")
+	fs.IntVar(&c.batchCount, "batch-count", 1000, "products per batch")
+	bsizes := fs.String("batch-sizes", "8,16,32", "n of the batched n×n×n products")
+	fs.BoolVar(&c.dgemm, "dgemm", true, "also run square dgemm")
+	fs.StringVar(&c.csv, "csv", "", "write the results as CSV to this file")
+	fs.StringVar(&c.md, "md", "", "write the results table as markdown to this file")
+	fs.StringVar(&c.plot, "plot", "", "write PNG and SVG plots into this directory")
+	fs.StringVar(&c.coretype, "openblas-coretype", "auto", `OPENBLAS_CORETYPE for the OpenBLAS process: "auto" forces the best core for the CPU's ISA when OpenBLAS detects a worse one (SkylakeX for AVX-512, Zen/Haswell for AVX2; package peercfg); "" leaves OpenBLAS to detect`)
+	fs.StringVar(&c.blisArch, "blis-arch", "auto", `BLIS_ARCH_TYPE (a number) for the BLIS process: "auto" forces the best configuration this BLIS has for the CPU's ISA when it detects a worse one (e.g. skx for "generic" on a Zen 5; package peercfg); "" leaves BLIS to detect`)
+	fs.StringVar(&c.obPath, "openblas-lib", "", "OpenBLAS shared library (default: Debian's openblas-pthread)")
+	fs.StringVar(&c.blisPath, "blis-lib", "", "BLIS shared library (default: Debian's blis-openmp)")
+	fs.StringVar(&c.peer, "peer", "", "internal: run as the child process of peer NAME")
+	fs.BoolVar(&c.bd, "breakdown", false, "instead of comparing, profile kgen's GEMM paths and say where the time goes (packing, microkernel, edges, sync)")
+	fs.IntVar(&c.bdN, "breakdown-n", 1024, "n of the packed n³ shapes -breakdown profiles")
+	fs.DurationVar(&c.bdTime, "breakdown-time", 3*time.Second, "profiled time per path for -breakdown")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
 	var err error
 	if c.sizes, err = intList(*sizes); err == nil {
 		c.batchSizes, err = intList(*bsizes)
 	}
-	if err != nil || c.threads < 1 || c.reps < 1 {
-		fmt.Fprintln(os.Stderr, "kgen-bench: bad flags:", err)
-		os.Exit(2)
+	if err != nil {
+		return c, err
+	}
+	if c.threads < 1 || c.reps < 1 || c.rounds < 1 || c.bdN < 1 || c.skinnyNK < 1 || c.batchCount < 1 {
+		return c, errors.New("-threads, -reps, -rounds, -breakdown-n, -skinny-nk and -batch-count must be at least 1")
 	}
 	for _, l := range strings.Split(*libs, ",") {
 		if l = strings.TrimSpace(l); l != "" {
 			c.libs = append(c.libs, l)
 		}
+	}
+	return c, nil
+}
+
+func main() {
+	c, err := parseConfig(os.Args[1:])
+	if err == flag.ErrHelp {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kgen-bench: bad flags:", err)
+		os.Exit(2)
 	}
 	if c.peer != "" {
 		if err := child(c); err != nil {
@@ -112,42 +151,17 @@ func main() {
 		}
 		return
 	}
+	if c.bd {
+		if err := runBreakdown(c, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "kgen-bench -breakdown:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := parent(c); err != nil {
 		fmt.Fprintln(os.Stderr, "kgen-bench:", err)
 		os.Exit(1)
 	}
-}
-
-// hello is the first line a peer child writes.
-type hello struct {
-	Kernel string `json:"kernel"`
-	Detail string `json:"detail"`
-	Err    string `json:"error,omitempty"`
-}
-
-func child(c config) error {
-	runtime.GOMAXPROCS(c.threads)
-	var jobs []report.Job
-	if err := json.NewDecoder(os.Stdin).Decode(&jobs); err != nil {
-		return err
-	}
-	path := c.obPath
-	if c.peer == "blis" {
-		path = c.blisPath
-	}
-	enc := json.NewEncoder(os.Stdout)
-	lib, err := openPeer(c.peer, path, c.threads)
-	if err != nil {
-		return enc.Encode(hello{Err: err.Error()})
-	}
-	enc.Encode(hello{Kernel: lib.Kernel, Detail: lib.Detail})
-	o := run.Options{Reps: c.reps, MinTime: c.minTime, Threads: c.threads}
-	for _, j := range jobs {
-		if err := enc.Encode(run.Job(lib, j, o)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (c config) jobs() []report.Job {
@@ -174,103 +188,6 @@ func (c config) jobs() []report.Job {
 	return js
 }
 
-// coretype resolves -openblas-coretype "auto" for this CPU.
-func coretype(flagVal, vendor string) string {
-	if flagVal != "auto" {
-		return flagVal
-	}
-	switch {
-	case cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL:
-		return "SkylakeX"
-	case cpu.X86.HasAVX2 && strings.Contains(vendor, "AMD"):
-		return "Zen"
-	case cpu.X86.HasAVX2:
-		return "Haswell"
-	}
-	return ""
-}
-
-// peerEnv is the child's environment: parent (ours, os.Environ()) with the
-// library variables replaced.
-func peerEnv(c config, name, model string, parent []string) []string {
-	drop := []string{"OPENBLAS_", "BLIS_", "OMP_NUM_THREADS=", "GOMAXPROCS="}
-	var env []string
-	for _, e := range parent {
-		keep := true
-		for _, d := range drop {
-			if strings.HasPrefix(e, d) {
-				keep = false
-			}
-		}
-		if keep {
-			env = append(env, e)
-		}
-	}
-	t := strconv.Itoa(c.threads)
-	env = append(env, "GOMAXPROCS="+t, "OMP_NUM_THREADS="+t)
-	switch name {
-	case "openblas":
-		env = append(env, "OPENBLAS_NUM_THREADS="+t)
-		if ct := coretype(c.coretype, model); ct != "" {
-			env = append(env, "OPENBLAS_CORETYPE="+ct)
-		}
-	case "blis":
-		env = append(env, "BLIS_NUM_THREADS="+t)
-		if c.blisArch != "" {
-			env = append(env, "BLIS_ARCH_TYPE="+c.blisArch)
-		}
-	}
-	return env
-}
-
-// runPeer runs jobs in a child process for peer name, calling step after each result.
-func runPeer(c config, name, model string, jobs []report.Job, step func(string)) ([]report.Result, string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
-	args := []string{"-peer", name, "-threads", strconv.Itoa(c.threads), "-reps", strconv.Itoa(c.reps),
-		"-mintime", c.minTime.String(), "-openblas-lib", c.obPath, "-blis-lib", c.blisPath}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = peerEnv(c, name, model, os.Environ())
-	cmd.Stderr = os.Stderr
-	in, _ := json.Marshal(jobs)
-	cmd.Stdin = strings.NewReader(string(in))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	dec := json.NewDecoder(bufio.NewReader(out))
-	var h hello
-	if err := dec.Decode(&h); err != nil || h.Err != "" {
-		io.Copy(io.Discard, out)
-		cmd.Wait()
-		if h.Err != "" {
-			return nil, "", fmt.Errorf("%s: %s", name, h.Err)
-		}
-		return nil, "", fmt.Errorf("%s: no answer from the child process (%v)", name, err)
-	}
-	var rs []report.Result
-	for range jobs {
-		var r report.Result
-		if err := dec.Decode(&r); err != nil {
-			break
-		}
-		rs = append(rs, r)
-		step(fmt.Sprintf("%s %s %s", name, r.Op, r.Shape()))
-	}
-	werr := cmd.Wait()
-	for i := len(rs); i < len(jobs); i++ { // the child died part way
-		rs = append(rs, report.Result{Job: jobs[i], Library: name, Kernel: h.Kernel, Threads: c.threads,
-			Err: fmt.Sprintf("child process failed: %v", werr)})
-		step(name + " (failed)")
-	}
-	return rs, h.Kernel + ": " + h.Detail, nil
-}
-
 func fmtBytes(n int) string {
 	switch {
 	case n >= 1<<20:
@@ -283,16 +200,13 @@ func fmtBytes(n int) string {
 
 func parent(c config) error {
 	cpuInfo := probe.ReadCPU()
+	loadStart := loadAvg()
 	jobs := c.jobs()
-	var inproc, peers []string
 	for _, l := range c.libs {
 		switch l {
 		case "kgen", "kgen-go", "gonum":
-			inproc = append(inproc, l)
 		case "openblas", "blis":
-			if peersBuilt {
-				peers = append(peers, l)
-			} else {
+			if !peersBuilt {
 				fmt.Fprintf(os.Stderr, "kgen-bench: skipping %s: built without -tags peers (and cgo)\n", l)
 			}
 		default:
@@ -305,7 +219,7 @@ func parent(c config) error {
 		bwWorkers = append(bwWorkers, c.threads)
 	}
 	peakCores := []int{1, cpuInfo.Cores, c.threads}
-	prog := newProgress(os.Stderr, 1+len(bwSizes)*len(bwWorkers)+len(jobs)*(len(inproc)+len(peers)))
+	prog := newProgress(os.Stderr, 1+len(bwSizes)*len(bwWorkers)+len(jobs)*c.rounds*len(c.libs))
 
 	// Machine.
 	prog.step("FMA peaks")
@@ -335,70 +249,82 @@ func parent(c config) error {
 		rf.PeakF32, rf.PeakF64 = probe.Best(peaks, "f32", cpuInfo.Cores), probe.Best(peaks, "f64", cpuInfo.Cores)
 	}
 
-	// In-process libraries.
-	var results []report.Result
-	libKernel := map[string]string{}
+	// The libraries, in the order given: in-process ones and peer children.
+	var ms []measurer
+	defer func() {
+		for _, m := range ms {
+			m.close()
+		}
+	}()
 	o := run.Options{Reps: c.reps, MinTime: c.minTime, Threads: c.threads}
-	for _, name := range inproc {
-		var lib run.Lib
-		var err error
+	var overhead, peerNotes []string
+	host := peercfg.Host()
+	for _, name := range c.libs {
 		switch name {
-		case "kgen":
-			lib, err = run.Kgen("kgen", "")
-		case "kgen-go":
-			lib, err = run.Kgen("kgen-go", "go")
-		case "gonum":
-			lib = run.Gonum()
-		}
-		if err != nil {
-			return err
-		}
-		libKernel[name] = lib.Kernel + ": " + lib.Detail
-		for _, j := range jobs {
-			prog.step(fmt.Sprintf("%s %s %s", name, j.Op, j.Shape()))
-			results = append(results, run.Job(lib, j, o))
-		}
-	}
-	for _, name := range peers {
-		rs, k, err := runPeer(c, name, cpuInfo.Model, jobs, func(s string) { prog.step(s) })
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "\nkgen-bench:", err)
-			for range jobs {
-				prog.step(name + " (unavailable)")
+		case "kgen", "kgen-go", "gonum":
+			var lib run.Lib
+			var err error
+			switch name {
+			case "kgen":
+				lib, err = run.Kgen("kgen", "")
+			case "kgen-go":
+				lib, err = run.Kgen("kgen-go", "go")
+			case "gonum":
+				lib = run.Gonum()
 			}
-			continue
+			if err != nil {
+				return err
+			}
+			ms = append(ms, inProc{rn: run.NewRunner(lib), o: o})
+		case "openblas", "blis":
+			if !peersBuilt {
+				continue
+			}
+			p, note, err := startConfigured(c, name, host)
+			peerNotes = append(peerNotes, note)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "kgen-bench:", err, "(left out)")
+				continue
+			}
+			ms = append(ms, p)
+			rt, err := p.roundTrip(20)
+			if err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+			overhead = append(overhead, fmt.Sprintf("%s: start to hello %.1f ms, round trip %.0f µs", name,
+				p.startup.Seconds()*1e3, rt.Seconds()*1e6))
 		}
-		libKernel[name] = k
-		results = append(results, rs...)
 	}
-	prog.finish()
+	prog.setTotal(prog.done + len(jobs)*c.rounds*len(ms))
 
-	// Order: by job, then by library as given.
-	order := map[string]int{}
-	for i, l := range c.libs {
-		order[l] = i
-	}
-	var sorted []report.Result
-	for _, j := range jobs {
-		for _, l := range c.libs {
-			for _, r := range results {
-				if r.Job == j && r.Library == l {
-					sorted = append(sorted, r)
-				}
-			}
+	settle := c.settle
+	if settle < 0 {
+		settle = 0
+		if c.threads > 1 {
+			settle = 100 * time.Millisecond
 		}
+	}
+	sorted := interleave(ms, jobs, c.rounds, settle, func(m measurer, j report.Job, r int) {
+		prog.step(fmt.Sprintf("%s %s %s round %d/%d", m.name(), j.Op, j.Shape(), r+1, c.rounds))
+	})
+	prog.finish()
+	libKernel := map[string]string{}
+	for _, m := range ms {
+		libKernel[m.name()] = m.kernel()
 	}
 
 	// Report.
 	w := os.Stdout
-	fmt.Fprintf(w, "kgen-bench  %s  %s/%s  GOMAXPROCS=%d  threads=%d  reps=%d (median)  mintime=%s\n\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), c.threads, c.reps, c.minTime)
+	fmt.Fprintf(w, "kgen-bench  %s  %s/%s  GOMAXPROCS=%d  threads=%d  rounds=%d (interleaved)  reps=%d per round (median)  mintime=%s  settle=%s\n\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), c.threads, c.rounds, c.reps, c.minTime, settle)
 	fmt.Fprintf(w, "CPU: %s, %d cores, features %s\n", cpuInfo.Model, cpuInfo.Cores, strings.Join(cpuInfo.Features, " "))
 	var caches []string
 	for _, ch := range cpuInfo.Caches {
 		caches = append(caches, fmt.Sprintf("L%d%s %s (shared by cpus %s)", ch.Level, strings.ToLower(ch.Type[:min(1, len(ch.Type))]), ch.Size, ch.SharedCPUs))
 	}
-	fmt.Fprintf(w, "Caches (cpu0, sysfs): %s\n\n", strings.Join(caches, "; "))
+	fmt.Fprintf(w, "Caches (cpu0, sysfs): %s\n", strings.Join(caches, "; "))
+	fmt.Fprintf(w, "Host load (1-minute average, /proc/loadavg): %s at the start, %s at the end, on %d CPUs%s\n\n",
+		loadStart, loadAvg(), cpuInfo.Cores, busyNote(loadStart, cpuInfo.Cores))
 	pt := report.Table{Header: []string{"FMA peak", "cores", "GFLOP/s"}, Right: []bool{false, true, true}}
 	for _, p := range peaks {
 		pt.Rows = append(pt.Rows, []string{p.ISA + " " + p.Elem, strconv.Itoa(p.Cores), fmt.Sprintf("%.1f", p.GFLOPS)})
@@ -425,18 +351,42 @@ func parent(c config) error {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%%peak: against the measured FMA peak on %d core(s) (f32 %.1f, f64 %.1f GFLOP/s).\n", tc, rf.PeakF32, rf.PeakF64)
 	fmt.Fprintf(w, "GB/s: compulsory traffic (A + B read, C written) / median time; %%roof: against min(peak, intensity × %.1f GB/s (%s, %d thr)).\n\n", rf.BW, rf.BWLabel, c.threads)
-	report.ResultTable(sorted, rf).Write(w)
+	if len(peerNotes) > 0 {
+		fmt.Fprintln(w, "Peer configuration (each peer's own detection first, then the best it has for the CPU's ISA):")
+		for _, n := range peerNotes {
+			fmt.Fprintln(w, "  "+n)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(overhead) > 0 {
+		fmt.Fprintf(w, "Peer children (long-lived, one request per round; the round trip is outside the timed region): %s.\n", strings.Join(overhead, "; "))
+	}
+	fmt.Fprintf(w, "median/min/max: over %d interleaved rounds (each the median of %d reps); spread = (max−min)/median.\n", c.rounds, c.reps)
+	fmt.Fprintf(w, "÷ best peer: kgen's speed over the fastest peer's (by median), median of the per-round ratios [min–max];\n")
+	fmt.Fprintf(w, "  \"within noise\" when the interval contains 1.0 (it holds the median ratio with probability %.0f%% for %d rounds; no verdict under %d).\n\n",
+		100*report.Coverage(c.rounds), c.rounds, report.MinNoiseRounds)
+	table := report.ResultTable(sorted, rf)
+	table.Write(w)
+	if c.md != "" {
+		md := func(f io.Writer) error {
+			fmt.Fprintf(f, "%s, %d cores (%s); %s; threads=%d; %d interleaved rounds × %d reps; host load %s → %s.\n\n",
+				cpuInfo.Model, cpuInfo.Cores, host.ISA(), runtime.Version(), c.threads, c.rounds, c.reps, loadStart, loadAvg())
+			for _, n := range peerNotes {
+				fmt.Fprintf(f, "- %s\n", n)
+			}
+			fmt.Fprintf(f, "\nmedian/min/max over the rounds; spread = (max−min)/median; ÷ best peer = median of the per-round ratios "+
+				"peer time / kgen time [min–max], \"within noise\" when the interval contains 1.0 (coverage %.0f%% for %d rounds).\n\n",
+				100*report.Coverage(c.rounds), c.rounds)
+			return table.WriteMarkdown(f)
+		}
+		if err := writeFile(c.md, md); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "wrote", c.md)
+	}
 
 	if c.csv != "" {
-		f, err := os.Create(c.csv)
-		if err != nil {
-			return err
-		}
-		if err := report.WriteCSV(f, sorted, rf); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := writeFile(c.csv, func(w io.Writer) error { return report.WriteCSV(w, sorted, rf) }); err != nil {
 			return err
 		}
 		fmt.Fprintln(os.Stderr, "wrote", c.csv)
@@ -454,4 +404,118 @@ func parent(c config) error {
 		fmt.Fprintln(os.Stderr, "wrote", strings.Join(files, " "))
 	}
 	return nil
+}
+
+// writeFile writes path through write, via a temporary file renamed into
+// place: never a partly written output.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// roundOrder is the order of n libraries in round r: row r of a Williams
+// design (first row 0, 1, n−1, 2, n−2, ...; row r adds r mod n; for odd n,
+// rows n..2n−1 are rows 0..n−1 reversed). Every library takes every
+// position equally often, and follows every other library equally often,
+// over each n rounds (even n) or 2n rounds (odd n): a library that leaves
+// the machine disturbed (thread pools still spinning, caches full of its
+// data) then hands that disturbance to each of the others alike.
+func roundOrder(n, r int) []int {
+	if n <= 0 {
+		return nil
+	}
+	first := make([]int, 0, n)
+	first = append(first, 0)
+	for lo, hi := 1, n-1; len(first) < n; {
+		first = append(first, lo)
+		lo++
+		if len(first) < n {
+			first = append(first, hi)
+			hi--
+		}
+	}
+	rows := n
+	if n%2 == 1 {
+		rows = 2 * n
+	}
+	r %= rows
+	out := make([]int, n)
+	for i := range out {
+		out[i] = (first[i] + r) % n
+	}
+	if r >= n {
+		for i := range out {
+			out[i] = (first[n-1-i] + r) % n
+		}
+	}
+	return out
+}
+
+// interleave measures every job on every library in rounds: for each job,
+// round r (0-based) runs the libraries in the order roundOrder(L, r) (for
+// three libraries: A B C, B C A, C A B, C B A, A C B, B A C). With settle
+// > 0 it pauses that long before each measurement but a job's first, so
+// that a peer's worker threads still spinning after its round (OpenBLAS
+// and OpenMP spin a while before sleeping) do not steal the next library's
+// cores. step is called before each measurement. The results are one per
+// (job, library), in job order then library order, each collecting its
+// rounds (run.Collect).
+func interleave(ms []measurer, jobs []report.Job, rounds int, settle time.Duration, step func(m measurer, j report.Job, r int)) []report.Result {
+	var out []report.Result
+	for _, j := range jobs {
+		per := make([][]report.Result, len(ms))
+		for r := 0; r < rounds; r++ {
+			for i, k := range roundOrder(len(ms), r) {
+				if settle > 0 && (r > 0 || i > 0) {
+					time.Sleep(settle)
+				}
+				step(ms[k], j, r)
+				per[k] = append(per[k], ms[k].round(j))
+			}
+		}
+		for k := range ms {
+			out = append(out, run.Collect(per[k]))
+		}
+	}
+	return out
+}
+
+// probeModel names the CPU: its model and vector ISA.
+func probeModel() string {
+	return fmt.Sprintf("CPU: %s (%s)", probe.ReadCPU().Model, peercfg.Host().ISA())
+}
+
+// loadAvg is the 1-minute load average from /proc/loadavg ("?" if unknown).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
+}
+
+// busyNote warns when the host ran more than one runnable task per CPU.
+func busyNote(load string, cpus int) string {
+	x, err := strconv.ParseFloat(load, 64)
+	if err != nil || x <= float64(cpus) {
+		return ""
+	}
+	return ": a busy host, expect wide spreads"
 }

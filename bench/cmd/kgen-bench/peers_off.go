@@ -10,6 +10,6 @@ import (
 
 const peersBuilt = false
 
-func openPeer(name, path string, threads int) (run.Lib, error) {
-	return run.Lib{}, errors.New("kgen-bench was built without -tags peers (and cgo): no OpenBLAS/BLIS")
+func openPeer(name, path string, threads int) (run.Lib, peerInfo, error) {
+	return run.Lib{}, peerInfo{}, errors.New("kgen-bench was built without -tags peers (and cgo): no OpenBLAS/BLIS")
 }

@@ -14,12 +14,12 @@ import (
 const peersBuilt = true
 
 // openPeer opens peer name in this (child) process; the environment was set
-// by the parent.
-func openPeer(name, path string, threads int) (run.Lib, error) {
+// by the parent. info tells the configuration the library runs (OpenBLAS
+// core, BLIS arch) and, for BLIS, the configurations it names.
+func openPeer(name, path string, threads int) (lib run.Lib, info peerInfo, err error) {
 	var (
 		l            *cblas.Lib
 		kernel, desc string
-		err          error
 	)
 	switch name {
 	case "openblas":
@@ -27,12 +27,19 @@ func openPeer(name, path string, threads int) (run.Lib, error) {
 	case "blis":
 		l, kernel, desc, err = blis.Open(orDefault(path, blis.DefaultPath), threads)
 	default:
-		return run.Lib{}, fmt.Errorf("unknown peer %q", name)
+		return run.Lib{}, info, fmt.Errorf("unknown peer %q", name)
 	}
 	if err != nil {
-		return run.Lib{}, err
+		return run.Lib{}, info, err
 	}
-	return run.Lib{Name: name, Kernel: kernel, Detail: desc, S: l.Sgemm, D: l.Dgemm, SBatch: l.SgemmBatch}, nil
+	switch name {
+	case "openblas":
+		info.Config, _ = l.String("openblas_get_corename")
+	case "blis":
+		info.Config, _ = blis.Arch(l)
+		info.Archs = blis.Archs(l)
+	}
+	return run.Lib{Name: name, Kernel: kernel, Detail: desc, S: l.Sgemm, D: l.Dgemm, SBatch: l.SgemmBatch}, info, nil
 }
 
 func orDefault(s, d string) string {

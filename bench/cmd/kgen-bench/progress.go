@@ -44,6 +44,9 @@ func (p *progress) step(what string) {
 	}
 }
 
+// setTotal changes the number of steps (once the libraries that start are known).
+func (p *progress) setTotal(n int) { p.total = max(n, 1) }
+
 // finish ends the bar.
 func (p *progress) finish() {
 	line := fmt.Sprintf("%s %3d/%d %5.0fs  done", bar(p.total, p.total, 30), p.total, p.total, time.Since(p.start).Seconds())

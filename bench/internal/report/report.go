@@ -71,15 +71,19 @@ func (j Job) Shape() string {
 // timed call (one product, or the whole batch).
 type Result struct {
 	Job
-	Library   string  `json:"library"`
-	Kernel    string  `json:"kernel"` // the variant or core the library ran
-	Threads   int     `json:"threads"`
-	Reps      int     `json:"reps"`
-	Median    float64 `json:"median_s"`
-	Min       float64 `json:"min_s"`
-	Max       float64 `json:"max_s"`
-	MaxRelErr float64 `json:"max_rel_err"` // of sampled entries against a float64 dot product
-	Err       string  `json:"error,omitempty"`
+	Library string `json:"library"`
+	Kernel  string `json:"kernel"` // the variant or core the library ran
+	Threads int    `json:"threads"`
+	Reps    int    `json:"reps"` // timed repetitions per round
+	// Rounds holds one time per interleaved round (the median of that
+	// round's repetitions); Median, Min and Max are taken over Rounds (over
+	// the repetitions when a single round was run).
+	Rounds    []float64 `json:"rounds_s,omitempty"`
+	Median    float64   `json:"median_s"`
+	Min       float64   `json:"min_s"`
+	Max       float64   `json:"max_s"`
+	MaxRelErr float64   `json:"max_rel_err"` // of sampled entries against a float64 dot product
+	Err       string    `json:"error,omitempty"`
 }
 
 // GFLOPS is the median speed.
@@ -88,6 +92,14 @@ func (r Result) GFLOPS() float64 {
 		return 0
 	}
 	return r.Flops() / r.Median / 1e9
+}
+
+// Spread is (Max − Min) / Median (NaN when unmeasured).
+func (r Result) Spread() float64 {
+	if r.Median <= 0 {
+		return math.NaN()
+	}
+	return (r.Max - r.Min) / r.Median
 }
 
 // GBps is the median compulsory-traffic bandwidth.
@@ -185,6 +197,38 @@ type Table struct {
 	Rows   [][]string
 }
 
+// WriteMarkdown prints t as a GitHub-flavoured markdown table (numeric
+// columns right-aligned; "|" in cells escaped).
+func (t Table) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	row := func(cells []string) {
+		b.WriteString("|")
+		for i := range t.Header {
+			c := ""
+			if i < len(cells) {
+				c = strings.ReplaceAll(cells[i], "|", `\|`)
+			}
+			b.WriteString(" " + c + " |")
+		}
+		b.WriteString("\n")
+	}
+	row(t.Header)
+	b.WriteString("|")
+	for i := range t.Header {
+		if i < len(t.Right) && t.Right[i] {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range t.Rows {
+		row(r)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // Write prints t with columns separated by two spaces and a dashed rule
 // under the header. Widths count runes, not bytes.
 func (t Table) Write(w io.Writer) error {
@@ -230,17 +274,38 @@ func (t Table) Write(w io.Writer) error {
 	return err
 }
 
+// fmtRatio prints a Ratio as "0.93 [0.85–1.02]" ("" when there is none).
+func fmtRatio(q Ratio) string {
+	if q.Rounds == 0 || math.IsNaN(q.Median) {
+		return ""
+	}
+	return fmtR(q.Median) + " [" + fmtR(q.Lo) + "–" + fmtR(q.Hi) + "]"
+}
+
+// fmtR prints a ratio with 2 decimals, or 3 when 2 would round it to 1.00
+// (so that an interval edge of 0.998 does not read as containing 1).
+func fmtR(x float64) string {
+	if x != 1 && math.Abs(x-1) < 0.005 {
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
 // ResultTable lays out results, one row each in the given order; the op and
-// shape are printed only when they change. %peak is against the FMA peak of
-// the op's precision; GB/s and %roof (against min(peak, intensity ×
-// bandwidth)) are printed for skinny and batched jobs.
+// shape are printed only when they change. median, min and max are over the
+// interleaved rounds, spread = (max − min) / median. %peak is against the FMA
+// peak of the op's precision; GB/s and %roof (against min(peak, intensity ×
+// bandwidth)) are printed for skinny and batched jobs. kgen's rows carry its
+// speed over the best peer's, the median of the per-round ratios with their
+// [min–max] interval, and the verdict of Compare.
 func ResultTable(rs []Result, rf Roof) Table {
 	t := Table{
-		Header: []string{"op", "shape", "library", "kernel", "median", "GFLOP/s", "%peak", "GB/s", "%roof", "note"},
-		Right:  []bool{false, false, false, false, true, true, true, true, true, false},
+		Header: []string{"op", "shape", "library", "kernel", "median", "min", "max", "spread", "GFLOP/s", "%peak", "GB/s", "%roof", "÷ best peer [interval]", "verdict", "note"},
+		Right:  []bool{false, false, false, false, true, true, true, true, true, true, true, true, false, false, false},
 	}
+	ratios := Ratios(rs)
 	var last string
-	for _, r := range rs {
+	for i, r := range rs {
 		op, shape := r.Op, r.Shape()
 		if key := op + " " + shape; key == last {
 			op, shape = "", ""
@@ -249,14 +314,19 @@ func ResultTable(rs []Result, rf Roof) Table {
 		}
 		row := []string{op, shape, r.Library, r.Kernel}
 		if r.Err != "" && r.Median <= 0 {
-			row = append(row, "", "", "", "", "", r.Err)
+			row = append(row, "", "", "", "", "", "", "", "", "", "", r.Err)
 			t.Rows = append(t.Rows, row)
 			continue
 		}
 		g := r.GFLOPS()
-		row = append(row, fmtDur(r.Median), fmtNum(g), fmtPct(pct(g, rf.Peak(r.Op))))
+		row = append(row, fmtDur(r.Median), fmtDur(r.Min), fmtDur(r.Max), fmtPct(100*r.Spread()), fmtNum(g), fmtPct(pct(g, rf.Peak(r.Op))))
 		if r.Kind == Skinny || r.Kind == Batch {
 			row = append(row, fmtNum(r.GBps()), fmtPct(pct(g, rf.Bound(r.Job))))
+		} else {
+			row = append(row, "", "")
+		}
+		if q, ok := ratios[i]; ok {
+			row = append(row, fmtRatio(q)+" "+q.Peer, q.Verdict)
 		} else {
 			row = append(row, "", "")
 		}
@@ -269,12 +339,16 @@ func ResultTable(rs []Result, rf Roof) Table {
 // CSVHeader is the first record WriteCSV writes.
 var CSVHeader = []string{
 	"kind", "op", "m", "k", "n", "batch", "library", "kernel", "threads", "reps",
-	"median_s", "min_s", "max_s", "gflops", "pct_peak", "gbytes_s", "intensity_flop_per_byte",
-	"roof_gflops", "pct_roof", "max_rel_err", "error",
+	"rounds", "median_s", "min_s", "max_s", "spread", "gflops", "pct_peak", "gbytes_s", "intensity_flop_per_byte",
+	"roof_gflops", "pct_roof", "best_peer", "ratio_vs_best_peer", "ratio_lo", "ratio_hi", "verdict",
+	"round_times_s", "max_rel_err", "error",
 }
 
-// WriteCSV writes a header and one record per result.
+// WriteCSV writes a header and one record per result. Medians, minima and
+// maxima are over the rounds (round_times_s, separated by ";"); the ratio
+// columns are filled on kgen's rows only (see Compare).
 func WriteCSV(w io.Writer, rs []Result, rf Roof) error {
+	ratios := Ratios(rs)
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
 	g := func(x float64) string {
@@ -283,13 +357,24 @@ func WriteCSV(w io.Writer, rs []Result, rf Roof) error {
 		}
 		return strconv.FormatFloat(x, 'g', 6, 64)
 	}
-	for _, r := range rs {
+	for i, r := range rs {
 		gf := r.GFLOPS()
+		q, ok := ratios[i]
+		peer, verdict := "", ""
+		qm, ql, qh := math.NaN(), math.NaN(), math.NaN()
+		if ok {
+			peer, verdict, qm, ql, qh = q.Peer, q.Verdict, q.Median, q.Lo, q.Hi
+		}
+		var rounds []string
+		for _, x := range r.Rounds {
+			rounds = append(rounds, g(x))
+		}
 		cw.Write([]string{
 			r.Kind, r.Op, strconv.Itoa(r.M), strconv.Itoa(r.K), strconv.Itoa(r.N), strconv.Itoa(r.batch()),
 			r.Library, r.Kernel, strconv.Itoa(r.Threads), strconv.Itoa(r.Reps),
-			g(r.Median), g(r.Min), g(r.Max), g(gf), g(pct(gf, rf.Peak(r.Op))), g(r.GBps()), g(r.Intensity()),
-			g(rf.Bound(r.Job)), g(pct(gf, rf.Bound(r.Job))), g(r.MaxRelErr), r.Err,
+			strconv.Itoa(len(r.Rounds)), g(r.Median), g(r.Min), g(r.Max), g(r.Spread()), g(gf), g(pct(gf, rf.Peak(r.Op))), g(r.GBps()), g(r.Intensity()),
+			g(rf.Bound(r.Job)), g(pct(gf, rf.Bound(r.Job))), peer, g(qm), g(ql), g(qh), verdict,
+			strings.Join(rounds, ";"), g(r.MaxRelErr), r.Err,
 		})
 	}
 	cw.Flush()

@@ -67,7 +67,9 @@ func TestGoLibs(t *testing.T) {
 
 func TestTime(t *testing.T) {
 	calls := 0
-	ts := Time(func() { calls++; time.Sleep(100 * time.Microsecond) }, 4, 2*time.Millisecond)
+	// minTime is 500 sleeps: calls are looped unless one sleep overran by
+	// 250× (a loaded host stretches a 100 µs sleep to a few ms, not 25 ms).
+	ts := Time(func() { calls++; time.Sleep(100 * time.Microsecond) }, 4, 50*time.Millisecond)
 	if len(ts) != 4 || calls < 4*2 {
 		t.Errorf("%d times, %d calls", len(ts), calls)
 	}
@@ -75,5 +77,51 @@ func TestTime(t *testing.T) {
 		if x < 100e-6 {
 			t.Errorf("per-call time %v below the sleep", x)
 		}
+	}
+}
+
+func TestRunnerReusesOperands(t *testing.T) {
+	var seen []*float32
+	lib := Lib{Name: "naive", S: func(m, k, n int, a, b, c []float32) {
+		seen = append(seen, &a[0])
+		naive(m, k, n, a, b, c)
+	}}
+	rn := NewRunner(lib)
+	o := Options{Reps: 2, MinTime: time.Microsecond, Threads: 1}
+	j := report.Job{Kind: report.Square, Op: "sgemm", M: 7, K: 5, N: 3, Batch: 1}
+	r1 := rn.Round(j, o)
+	first := seen[0]
+	r2 := rn.Round(j, o)
+	if r1.Err != "" || r2.Err != "" || seen[len(seen)-1] != first {
+		t.Errorf("rounds of one job did not reuse A: %v %v", r1.Err, r2.Err)
+	}
+	j2 := j
+	j2.M = 11
+	if r := rn.Round(j2, o); r.Err != "" || r.M != 11 {
+		t.Errorf("new job: %+v", r)
+	}
+	if len(rn.s[0]) != 11*5 {
+		t.Errorf("operands not replaced for a new job: len(A) = %d", len(rn.s[0]))
+	}
+}
+
+func TestCollect(t *testing.T) {
+	j := report.Job{Kind: report.Square, Op: "sgemm", M: 2, K: 2, N: 2, Batch: 1}
+	rounds := []report.Result{
+		{Job: j, Library: "x", Median: 3, Min: 2, Max: 9, MaxRelErr: 1e-7},
+		{Job: j, Library: "x", Median: 1, Min: 1, Max: 1},
+		{Job: j, Library: "x", Err: "child process failed"},
+		{Job: j, Library: "x", Median: 2, Min: 2, Max: 2, MaxRelErr: 3e-7},
+	}
+	c := Collect(rounds)
+	if len(c.Rounds) != 4 || c.Rounds[2] != 0 || c.Median != 2 || c.Min != 1 || c.Max != 3 ||
+		c.Err != "child process failed" || c.MaxRelErr != 3e-7 || c.Library != "x" {
+		t.Errorf("%+v", c)
+	}
+	if c := Collect([]report.Result{{Job: j, Err: "boom"}}); c.Median != 0 || c.Err != "boom" {
+		t.Errorf("all failed: %+v", c)
+	}
+	if c := Collect(nil); c.Err == "" {
+		t.Error("no rounds gave no error")
 	}
 }

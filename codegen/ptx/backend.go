@@ -1,0 +1,248 @@
+package ptx
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"strings"
+
+	"github.com/kgen-dev/kgen/codegen"
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// Backend is the PTX backend: for each requested sub-target (ptx:sm_80, ptx:sm_90a) it writes the
+// package's kernels as one PTX module, ptx_<sub>.ptx, embedded (//go:embed) by ptx_kernels.go, which
+// also holds the table a launcher needs (ptxModules; see tableDoc). Kernels the lowering does not
+// handle yet are listed in the table with the reason instead of failing the package. No launch code:
+// the CUDA driver binding (rt/cuda) consumes the table.
+type Backend struct{}
+
+// Name implements codegen.Backend.
+func (Backend) Name() string { return "ptx" }
+
+// Generate implements codegen.Backend for one sub-target.
+func (b Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
+	return b.GenerateAll([]*codegen.Package{p})
+}
+
+// GenerateAll implements codegen.MultiBackend: ps holds one package per sub-target, each compiled by
+// that sub-target's pipeline.
+func (Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	var files []codegen.File
+	var mods []modInfo
+	seen := map[string]bool{}
+	for _, p := range ps {
+		st, err := SubTargetOf(p.Target)
+		if err != nil {
+			return nil, err
+		}
+		if seen[st.Name] {
+			return nil, fmt.Errorf("ptx: sub-target %s given twice", st.Name)
+		}
+		seen[st.Name] = true
+		var fs []*ir.Func
+		for _, k := range p.Kernels {
+			fs = append(fs, k.F)
+		}
+		mod, ks, unsup := Build(fs, st, p.Source)
+		name := "ptx_" + st.Name + ".ptx"
+		files = append(files, codegen.File{Name: name, Data: []byte(mod.Print())})
+		mods = append(mods, modInfo{st: st, file: name, kernels: ks, unsup: unsup})
+	}
+	src, err := goTable(ps[0].Name, ps[0].Source, mods)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, codegen.File{Name: "ptx_kernels.go", Data: src})
+	return files, nil
+}
+
+type modInfo struct {
+	st      SubTarget
+	file    string
+	kernels []*Kernel
+	unsup   []Unsupported
+}
+
+// tableDoc documents the generated table (printed into the generated file).
+const tableDoc = `// ptxModules holds one PTX module per sub-target kgen generated, best first in the order given to
+// kgen gen. A launcher:
+//   - picks the first module whose minCC is at most the device's compute capability (major·10+minor)
+//     and loads text with cuModuleLoadData (the driver JIT-compiles it for the device);
+//   - for a kernel, finds its ptxKernel by name (a kernel listed in unsupported has no PTX version:
+//     report the reason);
+//   - allocates every parameter of kind ptxTemp (elements: the product of its shape's dims, in
+//     bytes elemBytes each) for the duration of the call;
+//   - runs the launches in order on one stream (each depends on the previous), each as
+//     cuLaunchKernel(entry, grid..., block..., sharedBytes, stream, params): params[i] points at
+//     the value of parameter i of the kernel, in order: a device address (8 bytes) for ptxTensor and
+//     ptxTemp, the scalar's bits (bytes bytes: f32 4, f64 8, f16/bf16 2) for ptxScalar, an int64 for
+//     ptxDim;
+//   - grid(dims) takes the dims in the order of ptxKernel.dims; it skips a launch whose grid has a
+//     zero dim, and reports an error when a grid dim exceeds the hardware limit (x: 2^31−1, y and z:
+//     65535). Block dims and shared memory are constants (static shared memory, at most 48 KiB).`
+
+// goTable writes ptx_kernels.go.
+func goTable(pkg, source string, mods []modInfo) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(codegen.Header)
+	fmt.Fprintf(&b, "// Source: %s. PTX kernels and their launch table (kgen's ptx backend).\n\npackage %s\n\nimport _ \"embed\"\n\n", source, pkg)
+	for _, m := range mods {
+		fmt.Fprintf(&b, "//go:embed %s\nvar ptxText_%s string\n\n", m.file, m.st.Name)
+	}
+	b.WriteString(`// ptxParamKind says what a kernel parameter is.
+type ptxParamKind uint8
+
+const (
+	ptxTensor ptxParamKind = iota // a tensor parameter of the kernel: its device address
+	ptxTemp                       // a temporary: device memory the launcher allocates
+	ptxScalar                     // a scalar parameter, by value
+	ptxDim                        // a dim's size, int64
+)
+
+// ptxParam is one parameter of every entry of a kernel.
+type ptxParam struct {
+	name      string
+	kind      ptxParamKind
+	elem      string   // element type: f64, f32, f16, bf16, i32 (tensors, temps, scalars)
+	elemBytes int      // bytes of one element
+	shape     []string // dims of a tensor or temp, row-major; empty for one element
+	bytes     int      // bytes of the parameter's value
+}
+
+// ptxLaunch is one kernel launch.
+type ptxLaunch struct {
+	entry       string
+	grid        func(d []int64) [3]int64 // blocks along x, y, z
+	block       [3]int                   // threads along x, y, z
+	sharedBytes int
+}
+
+// ptxKernel is the PTX version of one kernel.
+type ptxKernel struct {
+	name     string
+	params   []ptxParam
+	dims     []string
+	launches []ptxLaunch
+}
+
+// ptxModule is the PTX of one sub-target.
+type ptxModule struct {
+	target      string // kgen sub-target
+	minCC       int    // lowest compute capability that runs it
+	text        string
+	kernels     []ptxKernel
+	unsupported map[string]string // kernels without a PTX version, and why
+}
+
+`)
+	b.WriteString(tableDoc)
+	b.WriteString("\nvar ptxModules = []ptxModule{\n")
+	for _, m := range mods {
+		cc := 80
+		if m.st.Name == "sm_90a" {
+			cc = 90
+		}
+		fmt.Fprintf(&b, "{target: %q, minCC: %d, text: ptxText_%s,\nkernels: []ptxKernel{\n", m.st.Name, cc, m.st.Name)
+		for _, k := range m.kernels {
+			var dims []string
+			for _, p := range k.Params {
+				if p.Kind == PDim {
+					dims = append(dims, p.Name)
+				}
+			}
+			fmt.Fprintf(&b, "{name: %q, dims: %#v,\nparams: []ptxParam{\n", k.Name, dims)
+			for _, p := range k.Params {
+				kind := [...]string{"ptxTensor", "ptxTemp", "ptxScalar", "ptxDim"}[p.Kind]
+				bytes := 8
+				if p.Kind == PScalar {
+					bytes = p.Elem.Size()
+				}
+				elem, eb := "", 0
+				if p.Kind != PDim {
+					elem, eb = p.Elem.String(), p.Elem.Size()
+				}
+				fmt.Fprintf(&b, "{name: %q, kind: %s, elem: %q, elemBytes: %d, shape: %#v, bytes: %d},\n", p.Name, kind, elem, eb, p.Shape, bytes)
+			}
+			b.WriteString("},\nlaunches: []ptxLaunch{\n")
+			for _, l := range k.Launches {
+				g := make([]string, 3)
+				for i, e := range l.Grid {
+					s, err := goIExpr(e, dims)
+					if err != nil {
+						return nil, fmt.Errorf("ptx: kernel %s launch %s: %v", k.Name, l.Entry, err)
+					}
+					g[i] = s
+				}
+				var bl [3]int
+				for i, e := range l.Block {
+					bl[i] = e.(ir.IConst).V
+				}
+				fmt.Fprintf(&b, "{entry: %q, sharedBytes: %d, block: [3]int{%d, %d, %d},\ngrid: func(d []int64) [3]int64 { return [3]int64{%s} }},\n",
+					l.Entry, l.SharedBytes, bl[0], bl[1], bl[2], strings.Join(g, ", "))
+			}
+			b.WriteString("}},\n")
+		}
+		b.WriteString("},\nunsupported: map[string]string{\n")
+		for _, u := range m.unsup {
+			fmt.Fprintf(&b, "%q: %q,\n", u.Kernel, u.Reason)
+		}
+		b.WriteString("}},\n")
+	}
+	b.WriteString("}\n\n")
+	b.WriteString(`// ptxFloorDiv is floor(a / b) for b > 0 (the IR's index division).
+func ptxFloorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+var _ = ptxFloorDiv
+`)
+	out, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("ptx: generated Go does not format: %v", err)
+	}
+	return out, nil
+}
+
+// goIExpr writes a grid expression (plan already substituted) as Go over d, the dims in order.
+func goIExpr(e ir.IExpr, dims []string) (string, error) {
+	switch x := e.(type) {
+	case ir.IConst:
+		return fmt.Sprint(x.V), nil
+	case ir.IDim:
+		for i, d := range dims {
+			if d == x.D.Name {
+				return fmt.Sprintf("d[%d]", i), nil
+			}
+		}
+		return "", fmt.Errorf("grid uses dim %s, not a dim of the kernel", x.D.Name)
+	case ir.IBin:
+		a, err := goIExpr(x.X, dims)
+		if err != nil {
+			return "", err
+		}
+		c, err := goIExpr(x.Y, dims)
+		if err != nil {
+			return "", err
+		}
+		switch x.Op {
+		case '+', '-', '*', '^', '&':
+			return "(" + a + " " + string(x.Op) + " " + c + ")", nil
+		case 'm':
+			return "min(" + a + ", " + c + ")", nil
+		case 'M':
+			return "max(" + a + ", " + c + ")", nil
+		case '/':
+			return "ptxFloorDiv(" + a + ", " + c + ")", nil
+		}
+		return "", fmt.Errorf("grid expression operator %q", x.Op)
+	}
+	return "", fmt.Errorf("grid expression %s depends on more than dims", e)
+}

@@ -1,0 +1,29 @@
+// Package ptx is kgen's PTX backend: it lowers the GPU-mapped loop IR (the ptx pipeline: fusion,
+// mmaform, gpumap, staging) to PTX text for NVIDIA GPUs, one .entry per ir.Launch, and writes it into
+// the generated Go package with a launch table.
+//
+// Layers, each a file or two:
+//   - builder.go: a typed PTX builder. Registers carry types and are declared per class, instructions
+//     are values (opcode, modifiers, types, operands, guard predicate, comment), labels are values;
+//     Module.Print is the only place text is made, stable and commented with the kdsl source lines.
+//   - lower.go, iexpr.go, expr.go, math.go, copy.go, mma.go, mma_warp.go: the lowering. Grid loops read
+//     %ctaid (the innermost grid loop is x), thread loops %tid (innermost x), other loops are loops;
+//     index arithmetic is 64-bit (floor division and modulo as the IR defines them); scalar arithmetic
+//     uses the IEEE .rn forms so that it matches the interpreter bit for bit, except exp (≤ 2 ulp,
+//     math.go); Copy nodes become cp.async.ca with zero fill (4- and 8-byte elements) or checked
+//     loads and stores; thread-scope MMA is an FFMA register tile with an unguarded full-tile path
+//     and a guarded edge path (16-byte shared vector loads on full tiles); warp-scope MMA is
+//     mma.sync.aligned.m16n8k16 (f16/bf16 → f32) with fragment positions from the IR's fragment maps
+//     and ldmatrix on full tiles; warpgroup-scope MMA (sm_90a's m64nNk16 tiles) is N/8 of those per
+//     warp. exp, log, tanh, sigmoid have accurate expansions (math.go). Anything else is reported as
+//     "not supported yet: ..." (never a panic, never partial output).
+//   - module.go, backend.go: sub-targets (sm_80: PTX 7.0, runs on sm_80/86/89/90; sm_90a: emitted as
+//     plain sm_90 PTX 7.8 until wgmma/TMA exist), and the codegen.MultiBackend writing
+//     ptx_<sub>.ptx (embedded) and ptx_kernels.go (the launch table a CUDA launcher reads).
+//
+// Tests: ptxas -v for every architecture a sub-target claims (no GEMM spills, registers fit the
+// block), a test-only emulator of the emitted instructions (emu_test.go) that runs every kernel of
+// kernels.kdsl against the reference interpreter on ragged shapes and catches planted bugs, and exp's
+// error bound. What only a GPU can show: that the hardware agrees with the emulator's reading of the
+// PTX ISA (fragment layouts, cp.async zero fill, barrier semantics) and the kernels' speed.
+package ptx

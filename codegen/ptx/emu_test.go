@@ -1,0 +1,391 @@
+package ptx
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// A test-only emulator of the PTX this backend emits: it runs the instructions of an Entry (the values
+// the printer prints, by their printed mnemonic) for every thread of every block, the threads of a
+// block one at a time between barriers. It models the state spaces (global buffers with bounds checks,
+// per-block shared arrays filled with NaN bits), cp.async groups (a copy lands when a wait_group
+// retires its group: an early read sees NaN), and reports shared-memory races between barriers
+// (a read or write of bytes another thread wrote since the last barrier, a write of bytes another
+// thread read since then). Any mnemonic it does not
+// know is an error, never a guess. It is not the project's PTX interpreter (issue 11, point 2): it
+// reads the builder's values, not PTX text, and covers only what the lowering emits.
+
+type emuBuf struct {
+	name string
+	data []byte
+}
+
+type emuCopy struct {
+	dst  uint64
+	data []byte
+}
+
+type emuThread struct {
+	pc      int
+	regs    [7][]uint64
+	tid     [3]uint64
+	pending [][]emuCopy // committed groups, oldest first
+	open    []emuCopy   // copies issued since the last commit
+	done    bool
+	barrier bool
+	coll    *Instr // the warp-collective instruction (mma.sync) the thread waits at
+	id      int
+}
+
+type emulator struct {
+	e       *Entry
+	labels  map[int]int
+	params  map[string]uint64
+	global  []*emuBuf
+	shared  []*emuBuf
+	sharedI map[string]int
+	ctaid   [3]uint64
+	ntid    [3]uint64
+	nctaid  [3]uint64
+	// race check: for each shared byte, the thread that wrote it in the current barrier epoch (+1)
+	writer [][]int32
+	reader [][]int32 // the thread that read it (+1), -1 for several
+	steps  int
+	names  map[*Instr][]string
+}
+
+const globalShift = 40
+
+func emuError(format string, args ...any) { panic(emuFault(fmt.Sprintf(format, args...))) }
+
+type emuFault string
+
+func classIndex(t Type) int {
+	c, _ := t.regClass()
+	switch c {
+	case Pred:
+		return 0
+	case B16:
+		return 1
+	case B32:
+		return 2
+	case B64:
+		return 3
+	case F32:
+		return 4
+	case F64:
+		return 5
+	}
+	return 6
+}
+
+// run executes the entry on grid×block threads. Global buffers are addressed (i+1)<<40 + offset.
+func (m *emulator) run(grid, block [3]int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(emuFault)
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("%s", string(f))
+		}
+	}()
+	m.labels = map[int]int{}
+	for pc, it := range m.e.body {
+		if l, ok := it.(labelDef); ok {
+			m.labels[l.l.n] = pc
+		}
+	}
+	for i := range 3 {
+		m.ntid[i], m.nctaid[i] = uint64(block[i]), uint64(grid[i])
+	}
+	for z := 0; z < grid[2]; z++ {
+		for y := 0; y < grid[1]; y++ {
+			for x := 0; x < grid[0]; x++ {
+				m.ctaid = [3]uint64{uint64(x), uint64(y), uint64(z)}
+				m.runBlock(block)
+			}
+		}
+	}
+	return nil
+}
+
+func (m *emulator) runBlock(block [3]int) {
+	m.shared = nil
+	m.sharedI = map[string]int{}
+	m.writer, m.reader = nil, nil
+	for i, s := range m.e.Shared {
+		b := &emuBuf{name: s.Name, data: make([]byte, s.Count*s.T.Bits()/8)}
+		for j := range b.data {
+			b.data[j] = 0xFF // NaN in every float type: undefined contents read by mistake show
+		}
+		m.shared = append(m.shared, b)
+		m.sharedI[s.Name] = i
+		m.writer = append(m.writer, make([]int32, len(b.data)))
+		m.reader = append(m.reader, make([]int32, len(b.data)))
+	}
+	var ths []*emuThread
+	for z := 0; z < block[2]; z++ {
+		for y := 0; y < block[1]; y++ {
+			for x := 0; x < block[0]; x++ {
+				th := &emuThread{tid: [3]uint64{uint64(x), uint64(y), uint64(z)}, id: len(ths)}
+				for c := range th.regs {
+					th.regs[c] = make([]uint64, 1+m.e.nregs[classType(c)])
+				}
+				ths = append(ths, th)
+			}
+		}
+	}
+	for {
+		progress := false
+		// Highest thread first: a thread that consumes what a lower thread (thread 0 folding partials)
+		// produces runs before it unless a barrier orders them, so a missing barrier shows.
+		for i := len(ths) - 1; i >= 0; i-- {
+			th := ths[i]
+			if !th.done && !th.barrier && th.coll == nil {
+				m.runThread(th)
+				progress = true
+			}
+		}
+		// A warp whose 32 threads all wait at one collective instruction executes it.
+		for w := 0; w < len(ths); w += 32 {
+			warp := ths[w:min(w+32, len(ths))]
+			in := warp[0].coll
+			all := in != nil && len(warp) == 32
+			for _, th := range warp {
+				all = all && th.coll == in
+			}
+			if all {
+				if strings.HasPrefix(in.Op, "ldmatrix") {
+					m.ldmatrix(warp, in)
+				} else {
+					m.warpMMA(warp, in)
+				}
+				for _, th := range warp {
+					th.coll = nil
+				}
+				progress = true
+			}
+		}
+		if progress {
+			continue
+		}
+		waiting, done := 0, 0
+		for _, th := range ths {
+			switch {
+			case th.done:
+				done++
+			case th.coll != nil:
+				emuError("%s: thread %d waits for lanes of its warp that never reach it", th.coll.Op, th.id)
+			case th.barrier:
+				waiting++
+			}
+		}
+		if done == len(ths) {
+			return
+		}
+		if done > 0 {
+			emuError("bar.sync: %d threads wait at a barrier that %d finished threads never reach", waiting, done)
+		}
+		for _, th := range ths {
+			th.barrier = false
+		}
+		for i := range m.writer {
+			clear(m.writer[i])
+			clear(m.reader[i])
+		}
+	}
+}
+
+func classType(c int) Type {
+	return [...]Type{Pred, B16, B32, B64, F32, F64, B64}[c]
+}
+
+func (m *emulator) reg(th *emuThread, r Reg) uint64 { return th.regs[classIndex(r.T)][r.n] }
+
+func (m *emulator) set(th *emuThread, r Reg, v uint64) { th.regs[classIndex(r.T)][r.n] = v }
+
+// value reads a source operand as bits of type t.
+func (m *emulator) value(th *emuThread, o Operand, t Type) uint64 {
+	switch x := o.(type) {
+	case Reg:
+		return m.reg(th, x)
+	case Imm:
+		return uint64(int64(x))
+	case FImm:
+		if x.T == F64 || t == F64 {
+			return math.Float64bits(x.V)
+		}
+		return uint64(math.Float32bits(float32(x.V)))
+	case Sym:
+		s := string(x)
+		if s == "%laneid" {
+			return uint64(th.id % 32)
+		}
+		for i, name := range []string{"%tid.", "%ctaid.", "%ntid.", "%nctaid."} {
+			if strings.HasPrefix(s, name) {
+				axis := strings.IndexByte("xyz", s[len(s)-1])
+				return [][3]uint64{th.tid, m.ctaid, m.ntid, m.nctaid}[i][axis]
+			}
+		}
+		if i, ok := m.sharedI[s]; ok {
+			return uint64(i+1) << 32
+		}
+		emuError("unknown symbol %s", s)
+	}
+	emuError("operand %v", o)
+	return 0
+}
+
+// mem resolves an address in a state space to a buffer, its index and the byte offset.
+func (m *emulator) mem(th *emuThread, sp string, a Addr, n int) (*emuBuf, int, int) {
+	base := m.value(th, a.Base, B64)
+	addr := base + uint64(a.Off)
+	switch sp {
+	case "global":
+		i := int(addr>>globalShift) - 1
+		off := int(addr & (1<<globalShift - 1))
+		if i < 0 || i >= len(m.global) {
+			emuError("global address %#x is in no buffer", addr)
+		}
+		b := m.global[i]
+		if off < 0 || off+n > len(b.data) {
+			emuError("global access to %s at byte %d (+%d) outside its %d bytes (thread %v of block %v)", b.name, off, n, len(b.data), th.tid, m.ctaid)
+		}
+		return b, i, off
+	case "shared":
+		i := int(addr>>32) - 1
+		off := int(addr & (1<<32 - 1))
+		if i < 0 || i >= len(m.shared) {
+			emuError("shared address %#x is in no array", addr)
+		}
+		b := m.shared[i]
+		if off < 0 || off+n > len(b.data) {
+			emuError("shared access to %s at byte %d (+%d) outside its %d bytes", b.name, off, n, len(b.data))
+		}
+		return b, i, off
+	}
+	emuError("state space %s", sp)
+	return nil, 0, 0
+}
+
+func (m *emulator) sharedAccess(th *emuThread, i, off, n int, write bool) {
+	me := int32(th.id + 1)
+	for k := off; k < off+n; k++ {
+		if w := m.writer[i][k]; w != 0 && w != me {
+			emuError("shared-memory race on %s byte %d: thread %d accesses what thread %d wrote since the last barrier", m.shared[i].name, k, th.id, w-1)
+		}
+		r := m.reader[i][k]
+		if write {
+			if r != 0 && r != me {
+				emuError("shared-memory race on %s byte %d: thread %d overwrites what another thread read since the last barrier", m.shared[i].name, k, th.id)
+			}
+			m.writer[i][k] = me
+		} else if r == 0 {
+			m.reader[i][k] = me
+		} else if r != me {
+			m.reader[i][k] = -1
+		}
+	}
+}
+
+func load(b []byte, n int) uint64 {
+	switch n {
+	case 1:
+		return uint64(b[0])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(b))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b))
+	}
+	return binary.LittleEndian.Uint64(b)
+}
+
+func storeBytes(b []byte, n int, v uint64) {
+	switch n {
+	case 1:
+		b[0] = byte(v)
+	case 2:
+		binary.LittleEndian.PutUint16(b, uint16(v))
+	case 4:
+		binary.LittleEndian.PutUint32(b, uint32(v))
+	default:
+		binary.LittleEndian.PutUint64(b, v)
+	}
+}
+
+func f32(v uint64) float32 { return math.Float32frombits(uint32(v)) }
+func b32(x float32) uint64 { return uint64(math.Float32bits(x)) }
+func f64(v uint64) float64 { return math.Float64frombits(v) }
+func b64(x float64) uint64 { return math.Float64bits(x) }
+func sext(v uint64, t Type) int64 {
+	switch t.Bits() {
+	case 32:
+		return int64(int32(v))
+	case 16:
+		return int64(int16(v))
+	}
+	return int64(v)
+}
+
+// fval reads a float operand of type t as float64.
+func fval(v uint64, t Type) float64 {
+	if t == F64 {
+		return f64(v)
+	}
+	return float64(f32(v))
+}
+
+// fbits rounds x to type t and returns its bits.
+func fbits(x float64, t Type) uint64 {
+	if t == F64 {
+		return b64(x)
+	}
+	return b32(float32(x))
+}
+
+// intBits truncates an integer result to t's width.
+func intBits(x int64, t Type) uint64 {
+	switch t.Bits() {
+	case 32:
+		return uint64(uint32(x))
+	case 16:
+		return uint64(uint16(x))
+	}
+	return uint64(x)
+}
+
+// runThread runs th until it reaches a barrier or returns.
+func (m *emulator) runThread(th *emuThread) {
+	for {
+		if th.pc >= len(m.e.body) {
+			th.done = true
+			return
+		}
+		it := m.e.body[th.pc]
+		th.pc++
+		in, ok := it.(*Instr)
+		if !ok {
+			continue
+		}
+		m.steps++
+		if m.steps > 200_000_000 {
+			emuError("more than 2e8 instructions: a loop that does not end?")
+		}
+		if in.Guard != nil {
+			p := m.reg(th, *in.Guard) != 0
+			if p == in.Neg {
+				continue
+			}
+		}
+		if strings.HasPrefix(in.Op, "mma.sync") || strings.HasPrefix(in.Op, "ldmatrix") {
+			th.coll = in
+			return
+		}
+		if m.exec(th, in) {
+			return
+		}
+	}
+}

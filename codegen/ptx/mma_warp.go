@@ -1,0 +1,196 @@
+package ptx
+
+import (
+	"fmt"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// Tensor-core MMA with mma.sync.aligned.m16n8k16.row.col, f16 or bf16 inputs and f32 accumulation
+// (sm_80, and sm_90 without wgmma):
+//   - warp scope: the accumulator is the C fragment (ir.FragSM80C: 4 f32 registers per lane), one
+//     mma.sync per MMA;
+//   - warpgroup scope (the sm_90a pipeline's m64nNk16 tiles, ir.FragWGMMAAcc): warp v of the group
+//     holds rows 16v..16v+15 and, per 8-column slab j, the C fragment of an m16n8 tile in registers
+//     4j..4j+3 — exactly N/8 mma.sync per warp, sharing the warp's A fragment. This runs the sm_90a
+//     kernels on Hopper through HMMA until the wgmma path exists.
+//
+// Each MMA loads the lane's A and B fragment elements (ir.FragSM80A, FragSM80B: which (row, col)
+// register i of lane l holds) from the operands' layouts, zero outside the valid extents, packs them
+// two per .b32 (lower index in the low half, as the PTX ISA's fragment tables give); a full tile in
+// 16-byte aligned row-major shared tiles is read with ldmatrix instead. Element positions come from
+// the IR's fragment maps, so the code is derived from the same data the interpreter runs.
+
+// laneVar binds a variable to the thread's index within an instance of scope (its lane in the warp,
+// or its thread in the warpgroup: the block's linear thread index modulo 128) and returns it.
+func (l *lowerer) laneVar(scope ir.Scope) *ir.Var {
+	if scope == ir.ScopeWarpgroup {
+		v := &ir.Var{Name: "wgthread"}
+		x := l.e.Cvt(S64, U32, "", l.e.Mov(U32, Sym("%tid.x")))
+		y := l.e.Cvt(S64, U32, "", l.e.Mov(U32, Sym("%tid.y")))
+		z := l.e.Cvt(S64, U32, "", l.e.Mov(U32, Sym("%tid.z")))
+		lin := l.e.Bin("mul.lo", S64, z, Imm(l.e.MaxTid[1]))
+		lin = l.e.Bin("add", S64, lin, y)
+		lin = l.e.Bin("mul.lo", S64, lin, Imm(l.e.MaxTid[0]))
+		lin = l.e.Bin("add", S64, lin, x)
+		l.vars[v] = l.e.Bin("and", B64, lin, Imm(127))
+		return v
+	}
+	if l.lane == nil {
+		l.lane = &ir.Var{Name: "laneid"}
+	}
+	id := l.e.Mov(U32, Sym("%laneid"))
+	l.vars[l.lane] = l.e.Cvt(S64, U32, "", id)
+	return l.lane
+}
+
+func (l *lowerer) warpAccDecl(a *ir.Accum, m, n int, t Type) {
+	ok := a.Layout != nil && t == F32
+	switch a.Scope {
+	case ir.ScopeWarp:
+		ok = ok && a.Layout.Name == ir.FragSM80C().Name && m == 16 && n == 8
+	case ir.ScopeWarpgroup:
+		f := ir.FragWGMMAAcc(n)
+		ok = ok && f != nil && a.Layout.Name == f.Name && m == 64 && l.e.Threads()%128 == 0
+	default:
+		ok = false
+	}
+	if !ok {
+		l.fail("a %s accumulator %dx%d %v with fragment %v (only the f32 m16n8 C fragment of mma.sync, or the m64nNk16 warpgroup fragment in blocks of whole warpgroups)", a.Scope, m, n, t, a.Layout)
+	}
+	acc := &accTile{m: m, n: n, t: t}
+	for i := 0; i < a.Layout.Regs; i++ {
+		acc.regs = append(acc.regs, l.e.Mov(F32, FImm{V: 0, T: F32}))
+	}
+	l.accs[a] = acc
+}
+
+func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
+	if k, ok := l.prep(n.K).(ir.IConst); !ok || k.V != 16 {
+		l.fail("a %s mma with K %s (mma.sync m16n8k16 needs 16)", n.Acc.Scope, n.K)
+	}
+	var it string
+	switch n.In {
+	case ir.F16:
+		it = ".f16"
+	case ir.BF16:
+		it = ".bf16"
+	default:
+		l.fail("a %s mma on %s inputs (f16 and bf16 only; tf32 not yet)", n.Acc.Scope, n.In)
+	}
+	lane := l.laneVar(ir.ScopeWarp)
+	lv := ir.IVar{V: lane}
+	// The warp's rows of the tile: 0 for a warp MMA, 16·(warp in the group) for a warpgroup one.
+	var row0 ir.IExpr = ir.IConst{V: 0}
+	slabs := 1
+	if n.Acc.Scope == ir.ScopeWarpgroup {
+		row0 = ir.IMul(ir.IShr(ir.IVar{V: l.laneVar(ir.ScopeWarpgroup)}, ir.IConst{V: 5}), ir.IConst{V: 16})
+		slabs = acc.n / 8
+	}
+	vm, vn, vk := l.validOr(n.ValidM, acc.m), l.validOr(n.ValidN, acc.n), l.validOr(n.ValidK, 16)
+	// frag loads the lane's registers of fragment f of operand o, its (row, col) moved by (dr, dc),
+	// zero where outside rows×cols valid, two 16-bit elements per .b32, into dst.
+	frag := func(dst Vec, f *ir.Fragment, o ir.Operand, dr, dc ir.IExpr, rows, cols Operand) {
+		var halves []Reg
+		for i := 0; i < f.Regs; i++ {
+			row, col := f.Coord(lv, ir.IConst{V: i})
+			row, col = ir.IAdd(row, dr), ir.IAdd(col, dc)
+			r, c := l.ireg(row), l.ireg(col)
+			ok := l.e.Setp("lt", S64, r, rows)
+			l.e.Emit(&Instr{Op: "setp.lt.and", Types: []Type{S64}, Args: []Operand{ok, c, cols, ok}})
+			a, sp := l.elemAddr(o.T, ir.IAdd(o.Off, o.Layout.Offset(row, col)))
+			h := l.e.Mov(B16, Imm(0))
+			l.e.Emit(&Instr{Guard: &ok, Op: "ld", Mods: []string{sp.String()}, Types: []Type{B16}, Args: []Operand{h, a}})
+			halves = append(halves, h)
+		}
+		for i := range dst {
+			l.e.Op("mov", B32, dst[i], Vec{halves[2*i], halves[2*i+1]})
+		}
+	}
+	// The a and b registers the mma.sync instructions read: filled by ldmatrix for a full tile whose
+	// shared layouts allow it, else by the guarded element loads.
+	newVec := func(n int) Vec {
+		v := make(Vec, n)
+		for i := range v {
+			v[i] = l.e.Reg(B32)
+		}
+		return v
+	}
+	a := newVec(4)
+	b := make([]Vec, slabs)
+	for j := range b {
+		b[j] = newVec(2)
+	}
+	generic := func() {
+		frag(a, ir.FragSM80A(), n.A, row0, ir.IConst{V: 0}, vm, vk)
+		for j := range b {
+			frag(b[j], ir.FragSM80B(), n.B, ir.IConst{V: 0}, ir.IConst{V: 8 * j}, vk, vn)
+		}
+	}
+	if l.rowMajor16(n.A, 8) && l.rowMajor16(n.B, 8) {
+		// Full tile (the predicate is the same for every thread of the scope, so each warp stays
+		// converged for ldmatrix and mma.sync): ldmatrix.x4 reads A (lane l gives row l%16, column
+		// 8·(l/16) of the warp's 16 rows: matrices 0..3 are a0a1, a2a3, a4a5, a6a7); ldmatrix.x2.trans
+		// reads each 16×8 slab of B stored k-major (lane l gives row k = l%16: the transposed 8×8
+		// matrices are b0b1 and b2b3).
+		full := l.e.Setp("ge", S64, l.toReg(vm), Imm(acc.m))
+		l.e.Emit(&Instr{Op: "setp.ge.and", Types: []Type{S64}, Args: []Operand{full, l.toReg(vn), Imm(acc.n), full}})
+		l.e.Emit(&Instr{Op: "setp.ge.and", Types: []Type{S64}, Args: []Operand{full, l.toReg(vk), Imm(16), full}})
+		edge, end := l.e.NewLabel(), l.e.NewLabel()
+		l.e.Bra(edge, &full, true)
+		r16 := ir.IMod(lv, ir.IConst{V: 16})
+		aa, _ := l.elemAddr(n.A.T, ir.IAdd(n.A.Off, n.A.Layout.Offset(ir.IAdd(row0, r16), ir.IMul(ir.IShr(lv, ir.IConst{V: 4}), ir.IConst{V: 8}))))
+		l.e.Emit(&Instr{Op: "ldmatrix.sync.aligned.m8n8.x4.shared.b16", Args: []Operand{a, Addr{Base: l.addrReg(aa)}}})
+		for j := range b {
+			ba, _ := l.elemAddr(n.B.T, ir.IAdd(n.B.Off, n.B.Layout.Offset(r16, ir.IConst{V: 8 * j})))
+			l.e.Emit(&Instr{Op: "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", Args: []Operand{b[j], Addr{Base: l.addrReg(ba)}}})
+		}
+		l.e.Bra(end, nil, false)
+		l.e.Place(edge)
+		generic()
+		l.e.Place(end)
+	} else {
+		generic()
+	}
+	op := "mma.sync.aligned.m16n8k16.row.col.f32" + it + it + ".f32"
+	for j := range b {
+		d := Vec(acc.regs[4*j : 4*j+4])
+		in := l.e.Emit(&Instr{Op: op, Args: []Operand{d, a, b[j], d}})
+		if slabs > 1 {
+			in.Comment = fmt.Sprintf("columns %d..%d", 8*j, 8*j+7)
+		}
+	}
+}
+
+// rowMajor16 reports whether operand o is a shared tile of 16-bit elements in a row-major layout whose
+// rows start on 16-byte boundaries (ld and offset multiples of align elements): what ldmatrix reads.
+func (l *lowerer) rowMajor16(o ir.Operand, align int) bool {
+	s, ok := o.Layout.(*ir.Strided)
+	if !ok || o.T.Space != ir.Shared || o.T.Type.Size() != 2 {
+		return false
+	}
+	cs, ok1 := l.prep(s.ColStride).(ir.IConst)
+	rs, ok2 := l.prep(s.RowStride).(ir.IConst)
+	return ok1 && ok2 && cs.V == 1 && rs.V%align == 0 && divisible(l.prep(o.Off), align)
+}
+
+// divisible reports whether e is a multiple of d for every value of its variables (a sufficient
+// syntactic check).
+func divisible(e ir.IExpr, d int) bool {
+	switch x := e.(type) {
+	case ir.IConst:
+		return x.V%d == 0
+	case ir.IBin:
+		switch x.Op {
+		case '+', '-':
+			return divisible(x.X, d) && divisible(x.Y, d)
+		case '*':
+			return divisible(x.X, d) || divisible(x.Y, d)
+		case '<':
+			if c, ok := x.Y.(ir.IConst); ok && c.V < 31 {
+				return divisible(x.X, d) || (1<<c.V)%d == 0
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,100 @@
+package ptx
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kgen-dev/kgen/ir"
+)
+
+// TestPtxasLibrary assembles the PTX of every kernel of kernels.kdsl with ptxas -v, for every
+// architecture each sub-target claims, and checks what ptxas reports: every entry assembled, GEMM
+// entries (those with an MMA) spill nothing, every entry's registers fit its block (255 at most, and
+// threads·registers within the 64K-register file so that one block fits on an SM), static shared
+// memory within 48 KiB. Kernels the lowering does not support yet must say so (not supported yet).
+func TestPtxasLibrary(t *testing.T) {
+	ptxas := ptxasPath(t)
+	for _, sub := range []string{"sm_80", "sm_90a"} {
+		st := SubTargets[sub]
+		fs := compileFile(t, "../../kernels.kdsl", "ptx:"+sub)
+		mod, ks, unsup := Build(fs, st, "kernels.kdsl")
+		for _, u := range unsup {
+			t.Errorf("%s: every kernel of kernels.kdsl has a PTX version, but %s", sub, u.Reason)
+		}
+		if len(ks)+len(unsup) != len(fs) {
+			t.Fatalf("%s: %d kernels, %d lowered and %d unsupported", sub, len(fs), len(ks), len(unsup))
+		}
+		gemm := map[string]bool{}
+		threads := map[string]int{}
+		byName := map[string]*ir.Func{}
+		for _, f := range fs {
+			byName[f.Kernel.Name] = f
+		}
+		for _, k := range ks {
+			hasMMA := false
+			ir.WalkNodes(byName[k.Name].Body, func(n ir.Node) bool {
+				_, ok := n.(*ir.MMA)
+				hasMMA = hasMMA || ok
+				return true
+			})
+			for _, e := range k.Entries {
+				threads[e.Name] = e.Threads()
+				gemm[e.Name] = hasMMA
+			}
+		}
+		if !gemm["sgemm_0"] || gemm["saxpy_0"] {
+			t.Fatalf("%s: GEMM entries not identified", sub)
+		}
+		text := mod.Print()
+		{
+			for _, name := range []string{"hgemm_0", "bgemm_0", "bgemm_bf16_0", "bgemm_tt_0"} {
+				found := false
+				for _, e := range mod.Entries {
+					if e.Name == name {
+						text := (&Module{Version: "7.0", Target: "sm_80", Entries: []*Entry{e}}).Print()
+						found = strings.Contains(text, "mma.sync.aligned.m16n8k16.row.col.f32") && strings.Contains(text, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") && strings.Contains(text, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16")
+					}
+				}
+				if !found {
+					t.Errorf("%s: %s lacks mma.sync.aligned.m16n8k16 or the ldmatrix loads", sub, name)
+				}
+			}
+		}
+		// The architectures assemble concurrently (ptxas is single-threaded).
+		results := make([]map[string]ptxasStats, len(st.Archs))
+		errs := make([]error, len(st.Archs))
+		var wg sync.WaitGroup
+		for i, arch := range st.Archs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i], errs[i] = runPtxas(ptxas, arch, text)
+			}()
+		}
+		wg.Wait()
+		for i, arch := range st.Archs {
+			if errs[i] != nil {
+				t.Fatalf("%s: %v", sub, errs[i])
+			}
+			stats := results[i]
+			for _, e := range mod.Entries {
+				s, ok := stats[e.Name]
+				if !ok {
+					t.Errorf("%s/%s: ptxas reported nothing for %s", sub, arch, e.Name)
+					continue
+				}
+				if gemm[e.Name] && (s.SpillStores != 0 || s.SpillLoads != 0) {
+					t.Errorf("%s/%s: GEMM entry %s spills (%d bytes stored, %d loaded)", sub, arch, e.Name, s.SpillStores, s.SpillLoads)
+				}
+				if limit := min(255, 65536/threads[e.Name]); s.Regs > limit {
+					t.Errorf("%s/%s: %s uses %d registers, a block of %d threads allows %d", sub, arch, e.Name, s.Regs, threads[e.Name], limit)
+				}
+				if s.Smem > 48<<10 {
+					t.Errorf("%s/%s: %s uses %d bytes of static shared memory", sub, arch, e.Name, s.Smem)
+				}
+			}
+			t.Logf("%s/%s: %d entries assembled", sub, arch, len(stats))
+		}
+	}
+}
