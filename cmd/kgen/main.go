@@ -252,7 +252,7 @@ func backends(module string, tests bool) map[string]codegen.Backend {
 		"go":    golang.Backend{Module: module, Tests: tests},
 		"amd64": amd64.Backend{},
 		"arm64": arm64.Backend{},
-		"msl":   msl.Backend{},
+		"msl":   msl.Backend{Tests: tests},
 		"llvm":  llvm.Backend{},
 		"ptx":   ptx.Backend{},
 	}

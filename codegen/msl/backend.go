@@ -16,9 +16,12 @@ import (
 // NAME.metal (every launch of every kernel it supports, one `kernel void` function each) and
 // metal.go, which embeds that source and lists the launches: function name, buffer bindings,
 // threadgroup size and grid as a Go function of the dims. Kernels it cannot emit yet are listed with
-// the reason instead, so the package still builds. The runtime that dispatches them (macOS, through
-// purego) is not part of this backend yet.
-type Backend struct{}
+// the reason instead, so the package still builds. metal.go also holds the host side (host.go):
+// OpenMetal and, per kernel with a Metal version, methods with the CPU function's parameters and
+// checks that run its launches through rt/metal. With Tests, it also writes metal_test.go.
+type Backend struct {
+	Tests bool
+}
 
 // Name implements codegen.Backend.
 func (Backend) Name() string { return "msl" }
@@ -47,7 +50,7 @@ type Source struct {
 }
 
 // Generate implements codegen.Backend.
-func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
+func (b Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	src, err := BuildSource(p)
 	if err != nil {
 		return nil, err
@@ -56,10 +59,19 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []codegen.File{
+	files := []codegen.File{
 		{Name: p.Name + ".metal", Data: []byte(src.Text)},
 		{Name: "metal.go", Data: goFile},
-	}, nil
+	}
+	if b.Tests {
+		ks, _ := hostKernels(p, src)
+		test, err := testFile(p, ks)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, codegen.File{Name: "metal_test.go", Data: test})
+	}
+	return files, nil
 }
 
 // BuildSource lowers every kernel of p (compiled by the msl pipeline) and prints one .metal file.
@@ -133,7 +145,8 @@ func goTable(p *codegen.Package, src *Source) ([]byte, error) {
 	}
 	var b strings.Builder
 	b.WriteString(codegen.Header)
-	fmt.Fprintf(&b, "\npackage %s\n\nimport _ \"embed\"\n\n", p.Name)
+	fmt.Fprintf(&b, "\npackage %s\n\nimport (\n\t_ \"embed\"\n\t\"errors\"\n\t\"fmt\"\n\t\"maps\"\n\t\"math\"\n\t\"slices\"\n\t\"unsafe\"\n\n\t%q\n\t%q\n\t%q\n)\n\n",
+		p.Name, p.KgenModule()+"/f16", p.KgenModule()+"/rt", p.KgenModule()+"/rt/metal")
 	fmt.Fprintf(&b, `// metalSource is the Metal Shading Language source of the package's kernels (%[1]s.metal). Compile
 // it with fast math off (MTLCompileOptions mathMode safe): max, min and relu keep NaN as kgen's
 // interpreter does.
@@ -217,6 +230,22 @@ var metalLaunches = []metalLaunch{
 		fmt.Fprintf(&b, "\t%q: %q,\n", k, src.Unsupported[k].Error())
 	}
 	b.WriteString("}\n")
+	version, err := Version(p.Target)
+	if err != nil {
+		return nil, err
+	}
+	lang := "metal.Metal30"
+	if version >= 310 {
+		lang = "metal.Metal31"
+	}
+	hks, why := hostKernels(p, src)
+	if err := hostNames(p, hks); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(&b, hostRuntime, lang, p.Name, methodList(hks, why))
+	if err := hostMethods(&b, hks); err != nil {
+		return nil, err
+	}
 	out, err := format.Source([]byte(b.String()))
 	if err != nil {
 		return nil, fmt.Errorf("msl: generated Go does not parse: %v", err)

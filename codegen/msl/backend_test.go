@@ -31,7 +31,7 @@ func TestGeneratedPackageBuilds(t *testing.T) {
 	if len(files) != 2 || files[0].Name != "main.metal" || files[1].Name != "metal.go" {
 		t.Fatalf("files %v", files)
 	}
-	dir := t.TempDir()
+	dir := moduleTempDir(t) // metal.go imports kgen's rt, rt/metal and f16
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
 			t.Fatal(err)
@@ -59,20 +59,20 @@ func main() {
 	fmt.Println(string(out))
 }
 `, dj)
-	for name, data := range map[string]string{"main.go": mainGo, "go.mod": "module kgenmsltest\n\ngo 1.21\n"} {
+	for name, data := range map[string]string{"main.go": mainGo} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cmd := exec.Command(goBin, "vet", ".")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go vet of the generated package: %v\n%s", err, out)
 	}
 	cmd = exec.Command(goBin, "run", ".")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go run: %v\n%s", err, out)
@@ -111,6 +111,22 @@ func main() {
 			t.Errorf("%s: Grid = %v, want %v", l.Function, got, want)
 		}
 	}
+}
+
+// moduleTempDir makes a directory under testdata, inside kgen's module (so that a generated package
+// resolves kgen's packages), removed when the test ends.
+func moduleTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("testdata", "tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }
 
 func fileExists(path string) bool {

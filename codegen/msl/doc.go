@@ -4,6 +4,21 @@
 // print.go turns into text. Backend writes NAME.metal and metal.go, which embeds it with a table of
 // launches (function, buffer bindings, threadgroup size, grid as a Go function of the dims).
 //
+// # Host side (host.go, hostrt.go, hostcheck.go, hosttest.go)
+//
+// metal.go also holds OpenMetal (rt/metal: open the device, compile the embedded source once for the
+// package's language version, build every pipeline) and, per kernel with a Metal version, two
+// methods of *Metal with the CPU function's parameters: one on *MetalTensor[T] (shared-storage
+// buffers), one ...Host on slices (upload, run, download the written tensors). Both first run
+// <kernel>MetalCheck, the CPU function's checks (dims, lengths, affine index bounds) on lengths, with
+// the same errors, then the CPU function's early return when every output is empty, then the Metal
+// limit (dims and lengths up to 2^31-1: int32 dims, int offsets); only then is the device touched.
+// A kernel's launches run in one command buffer (metal.Device.Run); temporaries are allocated per
+// call. Kernels the backend refuses get no method and are listed in Metal's doc comment. With
+// Backend.Tests, metal_test.go checks on any system that each Host method's errors equal the CPU
+// function's (on a nil *Metal), and on a Mac runs each against the interpreter (kgentest.Run),
+// skipping elsewhere saying why. None of it has run on a Mac.
+//
 // # Mapping
 //
 //   - Buffers are `device T*` (const when only read) in kernel-parameter order, scalars
