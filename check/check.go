@@ -135,6 +135,14 @@ var goReserved = map[string]bool{
 	"max": true, "fmt": true, "rt": true, "math": true, "f16": true, "os": true, "nil": true, "true": true,
 	"false": true, "int": true, "float32": true, "float64": true, "int32": true, "int8": true, "bool": true,
 	"err": true, "acc": true, "sel": true,
+	// the rest of Go's predeclared identifiers and the other packages generated files import: a dim or
+	// tensor of that name would shadow what the wrapper calls (uint(M) > rt.MaxDim)
+	"any": true, "append": true, "byte": true, "cap": true, "clear": true, "close": true, "complex": true,
+	"complex64": true, "complex128": true, "copy": true, "delete": true, "error": true, "imag": true,
+	"int16": true, "int64": true, "iota": true, "new": true, "panic": true, "print": true, "println": true,
+	"real": true, "recover": true, "rune": true, "string": true, "uint": true, "uint8": true, "uint16": true,
+	"uint32": true, "uint64": true, "uintptr": true, "comparable": true, "io": true, "strings": true,
+	"unsafe": true, "runtime": true, "embed": true, "cuda": true, "metal": true,
 }
 
 // checkName reports names that generated Go cannot use.

@@ -220,6 +220,7 @@ func TestErrors(t *testing.T) {
 		{"reserved kernel name", "kernel func(Y: out f32[N]) {\n    Y[i] = 1\n}", "1:1", "func is reserved (a Go keyword or a name the generated code uses); choose another name"},
 		{"reserved param name", "kernel f(len: f32, Y: out f32[N]) {\n    Y[i] = 1\n}", "1:10", "len is reserved"},
 		{"reserved dim name", "kernel f(X: f32[N_], Y: out f32[N]) {\n    Y[i] = 1\n}", "1:17", "N_ is reserved"},
+		{"predeclared dim name", "kernel f(X: f32[uint], Y: out f32[N]) {\n    Y[i] = 1\n}", "1:17", "uint is reserved"},
 		{"keyword LHS index", body("    Y[in] = 1"), "2:7", "in is reserved"},
 		{"reserved let target", body("    let accSlot[i] = X[i]"), "2:5", "accSlot is reserved"},
 		{"reserved reduction index", body("    Y[i] = sum(rt: Z[i, rt])"), "2:16", "rt is reserved"},
