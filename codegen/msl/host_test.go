@@ -169,7 +169,7 @@ func TestHostNameCollisions(t *testing.T) {
 		{"kernel saxpy(x: f32[N], y: inout f32[N]) {\n y[i] = x[i] + y[i]\n}\nkernel saxpy_host(x: f32[N], y: inout f32[N]) {\n y[i] = x[i] * y[i]\n}\n",
 			"kernel saxpy_host: its Metal method SaxpyHost collides with a Metal method of kernel saxpy"},
 		{"kernel open_metal(x: f32[N], y: out f32[N]) {\n y[i] = x[i]\n}\n", "kernel open_metal: its function OpenMetal collides with metal.go's OpenMetal"},
-		{"kernel close(x: f32[N], y: out f32[N]) {\n y[i] = x[i]\n}\n", "kernel close: its Metal method Close collides with (*Metal).Close"},
+		{"kernel device(x: f32[N], y: out f32[N]) {\n y[i] = x[i]\n}\n", "kernel device: its Metal method Device collides with (*Metal).Device"},
 	} {
 		p := compilePackage(t, "names.kdsl", c.src, "msl")
 		_, err := Backend{}.Generate(p)
