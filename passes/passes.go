@@ -100,7 +100,12 @@ var passes = map[string]Pass{
 	"staging": {"staging", "stage GEMM operands through shared memory with multi-stage async copies and block barriers", Staging, []string{"gpumap"}},
 	// mmalower expands the MMA nodes mmaform made into scalar register-tile loops (targets without an
 	// MMA instruction: the LLVM backend, whose optimiser vectorises them).
-	"mmalower": {"mmalower", "expand MMA nodes into scalar register-tile loops (accumulator tile, rank-1 updates, epilogue versioned on beta)", MMALower, []string{"mmaform"}},
+	// microtomma and packlower give the LLVM target the CPU pipeline's BLIS structure in loops.
+	"microtomma":     {"microtomma", "write each microkernel call as the MMA nodes it is an instance of (packed panels, the contract's epilogue)", MicroToMMA, []string{"pack", "precision"}},
+	"transposelower": {"transposelower", "expand transpose tiles into copy loops", TransposeLower, []string{"tensorize"}},
+	"mmaplan":        {"mmaplan", "size each microkernel slot's register tile by the target's MMA shape and its cache blocks by the target's caches", MMAPlan, []string{"tensorize"}},
+	"packlower":      {"packlower", "expand panel packs into copy loops (zero-padded last panel)", PackLower, []string{"pack", "precision"}},
+	"mmalower":       {"mmalower", "expand MMA nodes into scalar register-tile loops (accumulator tile, rank-1 updates, epilogue versioned on beta)", MMALower, []string{"mmaform"}},
 }
 
 // gpuPipeline is the pass order of the GPU targets.
@@ -112,7 +117,7 @@ var cpuPipeline = []string{"fusion", "tensorize", "pack", "precision", "tile", "
 // llvmPipeline is the pass order of the LLVM IR target: GEMMs stay loops (MMA register tiles expanded
 // by mmalower) that LLVM's optimiser vectorises and schedules, instead of the CPU pipeline's packed
 // microkernel calls (Micro, Pack), which only an assembly backend implements.
-var llvmPipeline = []string{"fusion", "mmaform", "mmalower", "tile", "interchange", "vectorize", "beta"}
+var llvmPipeline = []string{"fusion", "tensorize", "mmaplan", "pack", "precision", "microtomma", "mmalower", "packlower", "transposelower", "tile", "interchange", "vectorize", "beta"}
 
 // pipelines are the pass lists per target.
 var pipelines = map[string][]string{
