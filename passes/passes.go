@@ -114,9 +114,10 @@ var gpuPipeline = []string{"fusion", "mmaform", "gpumap", "staging"}
 // cpuPipeline is the pass order of the CPU targets.
 var cpuPipeline = []string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "beta"}
 
-// llvmPipeline is the pass order of the LLVM IR target: GEMMs stay loops (MMA register tiles expanded
-// by mmalower) that LLVM's optimiser vectorises and schedules, instead of the CPU pipeline's packed
-// microkernel calls (Micro, Pack), which only an assembly backend implements.
+// llvmPipeline is the pass order of the LLVM IR target: the CPU pipeline's cache blocking and packing
+// (with llvm's register tile, mmaplan), written as loops that LLVM's optimiser vectorises and schedules
+// (microtomma + mmalower for the microkernel calls, packlower and transposelower for the copies), since
+// only an assembly backend implements Micro, Pack and Transpose. No parallel: LLVM code runs serially.
 var llvmPipeline = []string{"fusion", "tensorize", "mmaplan", "pack", "precision", "microtomma", "mmalower", "packlower", "transposelower", "tile", "interchange", "vectorize", "beta"}
 
 // pipelines are the pass lists per target.
