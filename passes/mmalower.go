@@ -10,7 +10,7 @@ import (
 // reference form a backend's MMA implementation is tested against):
 //
 //   - the accumulator becomes a register-space scratch tile acc[i·N + j] (an Alloc around the
-//     accumulator's whole life, from its AccDecl to its AccStore), zeroed where the AccDecl was;
+//     accumulator's whole life, from its AccDecl to its AccStore), zeroed where the AccDecl was (row by row);
 //   - each MMA becomes rank-1 updates, p outermost as a microkernel runs them:
 //     for p < K, i < M, j < N (each cut to its valid extent): acc[i·N + j] += A(i, p)·B(p, j), the
 //     product and the sum in the accumulator type, the operands read through their layouts;
@@ -95,9 +95,13 @@ func (l *mmaLowerer) seq(body []ir.Node) ([]ir.Node, error) {
 				return nil, err
 			}
 			t := l.buf(n.Acc)
-			x := &ir.Var{Name: l.n.name("x")}
-			zero := &ir.Loop{Var: x, Lo: ir.IConst{V: 0}, Hi: t.Size, Step: ir.IConst{V: 1},
-				Body: []ir.Node{&ir.Store{T: t, Idx: []ir.IExpr{ir.IVar{V: x}}, Value: &ir.Const{Val: 0, T: t.Type}}}}
+			// zeroed row by row: loops of M and N iterations, which a backend unrolls as it unrolls
+			// the rank-1 updates (one loop over M·N elements may be too long for that)
+			zi, zj := &ir.Var{Name: l.n.name("zi")}, &ir.Var{Name: l.n.name("zj")}
+			zat := []ir.IExpr{ir.IAdd(ir.IMul(ir.IVar{V: zi}, n.Acc.N), ir.IVar{V: zj})}
+			zero := &ir.Loop{Var: zi, Lo: ir.IConst{V: 0}, Hi: n.Acc.M, Step: ir.IConst{V: 1},
+				Body: []ir.Node{&ir.Loop{Var: zj, Lo: ir.IConst{V: 0}, Hi: n.Acc.N, Step: ir.IConst{V: 1},
+					Body: []ir.Node{&ir.Store{T: t, Idx: zat, Value: &ir.Const{Val: 0, T: t.Type}}}}}}
 			ab := append([]ir.Node{zero}, inner...)
 			ab = append(ab, l.store(body[end].(*ir.AccStore)))
 			out = append(out, &ir.Alloc{T: t, Body: ab})

@@ -100,7 +100,12 @@ var passes = map[string]Pass{
 	"staging": {"staging", "stage GEMM operands through shared memory with multi-stage async copies and block barriers", Staging, []string{"gpumap"}},
 	// mmalower expands the MMA nodes mmaform made into scalar register-tile loops (targets without an
 	// MMA instruction: the LLVM backend, whose optimiser vectorises them).
-	"mmalower": {"mmalower", "expand MMA nodes into scalar register-tile loops (accumulator tile, rank-1 updates, epilogue versioned on beta)", MMALower, []string{"mmaform"}},
+	// microtomma and packlower give the LLVM target the CPU pipeline's BLIS structure in loops.
+	"microtomma":     {"microtomma", "write each microkernel call as the MMA nodes it is an instance of (packed panels, the contract's epilogue)", MicroToMMA, []string{"pack", "precision"}},
+	"transposelower": {"transposelower", "expand transpose tiles into copy loops", TransposeLower, []string{"tensorize"}},
+	"mmaplan":        {"mmaplan", "size each microkernel slot's register tile by the target's MMA shape and its cache blocks by the target's caches", MMAPlan, []string{"tensorize"}},
+	"packlower":      {"packlower", "expand panel packs into copy loops (zero-padded last panel)", PackLower, []string{"pack", "precision"}},
+	"mmalower":       {"mmalower", "expand MMA nodes into scalar register-tile loops (accumulator tile, rank-1 updates, epilogue versioned on beta)", MMALower, []string{"mmaform"}},
 }
 
 // gpuPipeline is the pass order of the GPU targets.
@@ -109,10 +114,11 @@ var gpuPipeline = []string{"fusion", "mmaform", "gpumap", "staging"}
 // cpuPipeline is the pass order of the CPU targets.
 var cpuPipeline = []string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "beta"}
 
-// llvmPipeline is the pass order of the LLVM IR target: GEMMs stay loops (MMA register tiles expanded
-// by mmalower) that LLVM's optimiser vectorises and schedules, instead of the CPU pipeline's packed
-// microkernel calls (Micro, Pack), which only an assembly backend implements.
-var llvmPipeline = []string{"fusion", "mmaform", "mmalower", "tile", "interchange", "vectorize", "beta"}
+// llvmPipeline is the pass order of the LLVM IR target: the CPU pipeline's cache blocking and packing
+// (with llvm's register tile, mmaplan), written as loops that LLVM's optimiser vectorises and schedules
+// (microtomma + mmalower for the microkernel calls, packlower and transposelower for the copies), since
+// only an assembly backend implements Micro, Pack and Transpose. No parallel: LLVM code runs serially.
+var llvmPipeline = []string{"fusion", "tensorize", "mmaplan", "pack", "precision", "microtomma", "mmalower", "packlower", "transposelower", "tile", "interchange", "vectorize", "beta"}
 
 // pipelines are the pass lists per target.
 var pipelines = map[string][]string{

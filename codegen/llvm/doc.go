@@ -6,10 +6,14 @@
 //
 // # What it consumes
 //
-// The loop IR of the "llvm" pass pipeline (passes.Pipeline): fusion, mmaform, mmalower, tile,
-// interchange, vectorize, beta. GEMMs stay loops over a register-tile accumulator (mmalower's
-// expansion of the MMA nodes) that LLVM's optimiser vectorises; there are no Micro, Pack or Transpose
-// nodes, which only the assembly backends implement (Generate rejects them with an error).
+// The loop IR of the "llvm" pass pipeline (passes.Pipeline): the CPU pipeline's BLIS structure
+// (fusion, tensorize, pack, precision) with the register tile and cache blocks of llvm's MMA shape
+// (mmaplan: 6×16 f32, 6×8 f64; plan constants in the module), then written as loops: microtomma and
+// mmalower turn each microkernel call into a register-tile accumulator updated from the packed panels,
+// packlower and transposelower turn panel packs and transpose tiles into copy loops; tile, interchange,
+// vectorize and beta follow (no parallel: the code runs serially). GEMMs are thus cache-blocked loops
+// that LLVM's optimiser vectorises; there are no Micro, Pack or Transpose nodes, which only the assembly
+// backends implement (Generate rejects them with an error).
 //
 // # The C ABI
 //
