@@ -1,0 +1,46 @@
+/* The C half of docs/perf/llvm_vs_avo.sh: kgen's kernels through the LLVM path (kernels.ll, opt/llc -O3
+   -mcpu=native), the same shapes, inputs and timing rule (best of reps) as llvm_vs_avo_driver.go.txt. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "kernels.h"
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+int main(int argc, char **argv) {
+    int64_t n = atoi(argv[1]);
+    if (argc > 2 && !strcmp(argv[2], "batch")) {
+        float *A = malloc(4 * n * n), *B = malloc(4 * n * n), *C = malloc(4 * n * n);
+        for (int64_t i = 0; i < n * n; i++) { A[i] = 1; B[i] = 0.5f; C[i] = 0; }
+        double bs = 1e9;
+        for (int r = 0; r < 5; r++) { double t = now(); for (int q = 0; q < 1000; q++) kernels_sgemm(n, n, n, A, n * n, B, n * n, C, n * n, 1, 0); t = now() - t; if (t < bs) bs = t; }
+        printf("1000x sgemm %lld^3 %.1f GFLOP/s\n", (long long)n, 2.0 * n * n * n * 1000 / bs / 1e9);
+        return 0;
+    }
+    if (argc > 2 && !strcmp(argv[2], "skinny")) {
+        int64_t K = 4096, N = 4096;
+        float *A = malloc(4 * n * K), *B = malloc(4 * K * N), *C = malloc(4 * n * N);
+        for (int64_t i = 0; i < K * N; i++) B[i] = 1.0f / (i % 5 + 1);
+        for (int64_t i = 0; i < n * K; i++) A[i] = 1;
+        double bs = 1e9;
+        for (int r = 0; r < 5; r++) { double t = now(); kernels_sgemm(n, K, N, A, n * K, B, K * N, C, n * N, 1, 0); t = now() - t; if (t < bs) bs = t; }
+        printf("sgemm %lldx4096x4096 %.2f GFLOP/s\n", (long long)n, 2.0 * n * K * N / bs / 1e9);
+        return 0;
+    }
+    if (argc > 2 && !strcmp(argv[2], "softmax")) {
+        float *X = malloc(4 * n * 1024), *Y = malloc(4 * n * 1024);
+        for (int64_t i = 0; i < n * 1024; i++) X[i] = (float)(i % 13) / 7;
+        double bs = 1e9;
+        for (int r = 0; r < 20; r++) { double t = now(); kernels_softmax(n, 1024, X, n * 1024, Y, n * 1024); t = now() - t; if (t < bs) bs = t; }
+        printf("softmax %lldx1024 %.2f ns/element\n", (long long)n, bs / (n * 1024) * 1e9);
+        return 0;
+    }
+    float *A = malloc(4 * n * n), *B = malloc(4 * n * n), *C = malloc(4 * n * n);
+    double *a = malloc(8 * n * n), *b = malloc(8 * n * n), *c = malloc(8 * n * n);
+    for (int64_t i = 0; i < n * n; i++) { a[i] = 1.0 / (i % 7 + 1); b[i] = 1.0 / (i % 5 + 1); A[i] = a[i]; B[i] = b[i]; C[i] = c[i] = 0; }
+    int reps = n >= 2048 ? 2 : (n >= 1024 ? 3 : 10);
+    double bs = 1e9, bd = 1e9;
+    for (int r = 0; r < reps; r++) { double t = now(); kernels_sgemm(n, n, n, A, n * n, B, n * n, C, n * n, 1, 0); t = now() - t; if (t < bs) bs = t; }
+    for (int r = 0; r < reps; r++) { double t = now(); kernels_dgemm(n, n, n, a, n * n, b, n * n, c, n * n, 1, 0); t = now() - t; if (t < bd) bd = t; }
+    printf("n=%lld sgemm %.1f dgemm %.1f GFLOP/s\n", (long long)n, 2.0 * n * n * n / bs / 1e9, 2.0 * n * n * n / bd / 1e9);
+    return 0;
+}
