@@ -66,6 +66,9 @@ func (l *lowerer) warpAccDecl(a *ir.Accum, m, n int, t Type) {
 }
 
 func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
+	if n.TF32 {
+		l.fail("a tf32 %s mma (precision tf32: mma.sync m16n8k8 .tf32 with cvt.rna operands is not emitted yet)", n.Acc.Scope)
+	}
 	if k, ok := l.prep(n.K).(ir.IConst); !ok || k.V != 16 {
 		l.fail("a %s mma with K %s (mma.sync m16n8k16 needs 16)", n.Acc.Scope, n.K)
 	}
