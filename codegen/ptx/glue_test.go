@@ -55,6 +55,7 @@ func TestGluePackage(t *testing.T) {
 		t.Skip("generates and builds a package of 36 kernels")
 	}
 	root, pkg := genPackage(t)
+	sameBoundsChecks(t, filepath.Join(root, filepath.FromSlash(pkg)))
 	nocgo := []string{"CGO_ENABLED=0"}
 	for _, p := range []string{"linux/amd64", "linux/arm64", "darwin/arm64", "windows/amd64"} {
 		goos, goarch, _ := strings.Cut(p, "/")
@@ -84,7 +85,7 @@ func TestGluePackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = goCmd(t, root, append(nocgo, "KGEN_MOCK_LIB="+lib), "test", "-count=1", "-v", "-run", "^TestMockGlue", pkg)
-	for _, name := range []string{"TestMockGlueOpen", "TestMockGlueLaunches"} {
+	for _, name := range []string{"TestMockGlueOpen", "TestMockGlueLaunches", "TestMockGlueSameErrors"} {
 		if !strings.Contains(out, "--- PASS: "+name) {
 			t.Errorf("%s did not pass:\n%s", name, out)
 		}
@@ -114,4 +115,42 @@ func buildMock(t *testing.T) string {
 		t.Fatalf("clang: %v\n%s", err, out)
 	}
 	return lib
+}
+
+// sameBoundsChecks checks that every affine bounds check of ptx_cuda.go is, word for word, one the
+// go backend wrote into a CPU wrapper (boundsChecks mirrors it), and that there are some (the
+// pooling and convolution kernels of kernels.kdsl have them).
+func sameBoundsChecks(t *testing.T, dir string) {
+	t.Helper()
+	glue, err := os.ReadFile(filepath.Join(dir, "ptx_cuda.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cpu strings.Builder
+	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), "ptx_") || strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu.Write(b)
+	}
+	n := 0
+	for _, l := range strings.Split(string(glue), "\n") {
+		if l = strings.TrimSpace(l); strings.Contains(l, "rt.Within(") || strings.Contains(l, "reaches outside dim") {
+			n++
+			if !strings.Contains(cpu.String(), l) {
+				t.Errorf("ptx_cuda.go checks %q, which no CPU wrapper does", l)
+			}
+		}
+	}
+	if n < 4 {
+		t.Errorf("ptx_cuda.go has %d bounds-check lines, want the pooling and convolution kernels'", n)
+	}
 }
