@@ -15,8 +15,10 @@ import (
 // also holds the table a launcher needs (ptxModules; see tableDoc). Kernels the lowering does not
 // handle yet are listed in the table with the reason instead of failing the package. ptx_cuda.go
 // (glueFile) runs them through the CUDA driver binding (rt/cuda): OpenCUDA and one method per kernel;
-// ptx_cuda_test.go checks those methods against the reference interpreter on a GPU.
-type Backend struct{}
+// ptx_cuda_test.go (when Tests) checks those methods against the reference interpreter on a GPU.
+type Backend struct {
+	Tests bool // also write ptx_cuda_test.go
+}
 
 // Name implements codegen.Backend.
 func (Backend) Name() string { return "ptx" }
@@ -28,7 +30,7 @@ func (b Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 
 // GenerateAll implements codegen.MultiBackend: ps holds one package per sub-target, each compiled by
 // that sub-target's pipeline.
-func (Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
+func (b Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
@@ -63,11 +65,13 @@ func (Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 		return nil, err
 	}
 	files = append(files, codegen.File{Name: "ptx_cuda.go", Data: glue})
-	test, err := glueTestFile(ps[0], mods)
-	if err != nil {
-		return nil, err
+	if b.Tests {
+		test, err := glueTestFile(ps[0], mods)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, codegen.File{Name: "ptx_cuda_test.go", Data: test})
 	}
-	files = append(files, codegen.File{Name: "ptx_cuda_test.go", Data: test})
 	return files, nil
 }
 
