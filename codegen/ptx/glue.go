@@ -46,7 +46,8 @@ func glueFile(p *codegen.Package, mods []modInfo) ([]byte, error) {
 	return out, nil
 }
 
-// glueMethods writes Name (device tensors) and NameHost (host slices) for kernel k.
+// glueMethods writes Name (device tensors) and NameHost (host slices) for kernel k. Its own names
+// (the receiver c_, err_, X_d, X_h) end in "_", which kdsl names never do.
 func glueMethods(b *bytes.Buffer, k *ir.Kernel) error {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
 	name := codegen.GoName(k.Name)
@@ -79,7 +80,7 @@ func glueMethods(b *bytes.Buffer, k *ir.Kernel) error {
 		if t.Kind == ir.Scalar {
 			callArgs = append(callArgs, t.Name)
 		} else {
-			callArgs = append(callArgs, "d"+t.Name)
+			callArgs = append(callArgs, t.Name+"_d")
 		}
 	}
 	bounds, err := boundsChecks(k)
@@ -103,7 +104,7 @@ func glueMethods(b *bytes.Buffer, k *ir.Kernel) error {
 			if len(ds) > 0 {
 				shape, dl = strings.Join(ds, "*"), ", "+strings.Join(ds, ", ")
 			}
-			w("if err := rt.CheckLen(%q, %q, %s, %q%s); err != nil {\nreturn err\n}", k.Name, t.Name, lenOf(t.Name), shape, dl)
+			w("if err_ := rt.CheckLen(%q, %q, %s, %q%s); err_ != nil {\nreturn err_\n}", k.Name, t.Name, lenOf(t.Name), shape, dl)
 		}
 		for _, l := range bounds {
 			w("%s", l)
@@ -126,14 +127,14 @@ func glueMethods(b *bytes.Buffer, k *ir.Kernel) error {
 	// Device method.
 	w("// %s runs kernel %s on the GPU, on device tensors: the parameters, checks and errors of the", name, k.Name)
 	w("// CPU function %s; nothing is written when an error is returned before the launch.", name)
-	w("func (c *CUDA) %s(%s) error {", name, sig(func(t string) string { return "*CUDATensor[" + t + "]" }))
+	w("func (c_ *CUDA) %s(%s) error {", name, sig(func(t string) string { return "*CUDATensor[" + t + "]" }))
 	for _, t := range k.Params {
 		if t.Kind != ir.Scalar {
-			w("if err := ptxOwn(c, %q, %q, %s); err != nil {\nreturn err\n}", k.Name, t.Name, t.Name)
+			w("if err_ := ptxOwn(c_, %q, %q, %s); err_ != nil {\nreturn err_\n}", k.Name, t.Name, t.Name)
 		}
 	}
 	checks(func(t string) string { return t + ".Len()" })
-	w("return c.ptxRun(%q, ptxArgs{", k.Name)
+	w("return c_.ptxRun(%q, ptxArgs{", k.Name)
 	w("dims: map[string]int64{")
 	for _, d := range dimNames {
 		w("%q: int64(%s),", d, d)
@@ -159,20 +160,20 @@ func glueMethods(b *bytes.Buffer, k *ir.Kernel) error {
 	// Host convenience.
 	w("// %sHost is %s on host slices: it checks them as the CPU function does, copies the inputs to the", name, name)
 	w("// device, runs the kernel and copies the outputs back; nothing is written when an error is returned.")
-	w("func (c *CUDA) %sHost(%s) (err error) {", name, sig(func(t string) string { return "[]" + t }))
+	w("func (c_ *CUDA) %sHost(%s) error {", name, sig(func(t string) string { return "[]" + t }))
 	checks(func(t string) string { return "len(" + t + ")" })
 	for _, t := range k.Params {
 		if t.Kind == ir.Scalar {
 			continue
 		}
 		if t.Kind == ir.Out {
-			w("d%s, err := NewCUDATensor[%s](c, len(%s))", t.Name, goTypes[t.Type], t.Name)
+			w("%s_d, err_ := NewCUDATensor[%s](c_, len(%s))", t.Name, goTypes[t.Type], t.Name)
 		} else {
-			w("d%s, err := CUDATensorFrom(c, %s)", t.Name, t.Name)
+			w("%s_d, err_ := CUDATensorFrom(c_, %s)", t.Name, t.Name)
 		}
-		w("if err != nil {\nreturn fmt.Errorf(\"%s: %s: %%w\", err)\n}\ndefer d%s.Free()", k.Name, t.Name, t.Name)
+		w("if err_ != nil {\nreturn fmt.Errorf(\"%s: %s: %%w\", err_)\n}\ndefer %s_d.Free()", k.Name, t.Name, t.Name)
 	}
-	w("if err := c.%s(%s); err != nil {\nreturn err\n}", name, strings.Join(callArgs, ", "))
+	w("if err_ := c_.%s(%s); err_ != nil {\nreturn err_\n}", name, strings.Join(callArgs, ", "))
 	// Download every output into a staging copy first, so that a failed copy writes nothing.
 	var outs []*ir.Tensor
 	for _, t := range k.Params {
@@ -182,13 +183,13 @@ func glueMethods(b *bytes.Buffer, k *ir.Kernel) error {
 	}
 	if len(outs) == 1 {
 		t := outs[0]
-		w("return d%s.Download(%s)", t.Name, t.Name)
+		w("return %s_d.Download(%s)", t.Name, t.Name)
 	} else {
 		for _, t := range outs {
-			w("h%s := make([]%s, len(%s))\nif err := d%s.Download(h%s); err != nil {\nreturn err\n}", t.Name, goTypes[t.Type], t.Name, t.Name, t.Name)
+			w("%s_h := make([]%s, len(%s))\nif err_ := %s_d.Download(%s_h); err_ != nil {\nreturn err_\n}", t.Name, goTypes[t.Type], t.Name, t.Name, t.Name)
 		}
 		for _, t := range outs {
-			w("copy(%s, h%s)", t.Name, t.Name)
+			w("copy(%s, %s_h)", t.Name, t.Name)
 		}
 		w("return nil")
 	}
