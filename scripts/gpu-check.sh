@@ -13,7 +13,8 @@
 #      and the device's copy bandwidth (torch), then one table.
 # Output: per step "== step" and "ok"/"FAILED"/"TIMED OUT"/"SKIPPED <why>" lines, the logs
 # gpu-check-*.log next to the binaries, the table, and "gpu-check: PASS" or "gpu-check: FAIL (...)".
-# Exit status 0 only when steps 1-3 passed (the benchmark never fails the check).
+# Exit status 0 only when steps 1-3 passed (the benchmark never fails the check, nor a sanitizer that
+# runs out of time); 2 when the binaries are missing.
 set -uo pipefail
 cd "$(dirname "$0")"
 BUDGET=${GPU_CHECK_BUDGET:-290}
@@ -78,8 +79,10 @@ if [ -z "$SAN" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ]; then SAN=/usr/
 if [ -z "$SAN" ]; then
   echo "SKIPPED: compute-sanitizer not found (PATH, /usr/local/cuda/bin)"
 else
-  MEM='^TestCUDA(Sgemm|Hgemm|BgemmBf16|Softmax|Layernorm|Conv2d|Maxpool2|Sdot|Colsum|Transpose|SumMid)$'
-  RACE='^TestCUDA(Sgemm|Hgemm|Softmax|Sdot|Colsum)$'
+  # A subset (the sanitizers slow kernels 10-100x): GEMMs through shared memory and mma.sync,
+  # block reductions, affine (pooling, convolution) indexing.
+  MEM='^TestCUDA(Sgemm|Hgemm|Softmax|Layernorm|Conv2d|Maxpool2|SumMid)$'
+  RACE='^TestCUDA(Sgemm|Hgemm|Softmax)$'
   run "memcheck" 40 gpu-check-memcheck.log env KGEN_REQUIRE_GPU=1 "$SAN" --tool memcheck --error-exitcode 1 ./kernels.test -test.run "$MEM" -test.v
   grep -E 'ERROR SUMMARY|Invalid' gpu-check-memcheck.log | head -10
   run "racecheck" 40 gpu-check-racecheck.log env KGEN_REQUIRE_GPU=1 "$SAN" --tool racecheck --error-exitcode 1 ./kernels.test -test.run "$RACE" -test.v
@@ -224,13 +227,14 @@ if [ ${#failed[@]} -eq 0 ]; then
   echo "gpu-check: PASS"
   exit 0
 fi
-# The benchmark and the peers never fail the check.
+# The benchmark and the peers never fail the check, nor does a sanitizer running out of time (that
+# finds no bug; its log says how far it got).
 hard=()
 for f in "${failed[@]}"; do
-  case "$f" in "kgen benchmark"*|"torch/Triton"*) ;; *) hard+=("$f") ;; esac
+  case "$f" in "kgen benchmark"*|"torch/Triton"*|"memcheck (timed out)"|"racecheck (timed out)") ;; *) hard+=("$f") ;; esac
 done
 if [ ${#hard[@]} -eq 0 ]; then
-  echo "gpu-check: PASS (benchmark problems: $(printf '%s; ' "${failed[@]}"))"
+  echo "gpu-check: PASS (not counted: $(printf '%s; ' "${failed[@]}"))"
   exit 0
 fi
 echo "gpu-check: FAIL ($(printf '%s; ' "${failed[@]}"))"
