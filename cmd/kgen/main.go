@@ -254,7 +254,7 @@ func backends(module string, tests bool) map[string]codegen.Backend {
 		"arm64": arm64.Backend{},
 		"msl":   msl.Backend{Tests: tests},
 		"llvm":  llvm.Backend{},
-		"ptx":   ptx.Backend{},
+		"ptx":   ptx.Backend{Tests: tests},
 	}
 }
 

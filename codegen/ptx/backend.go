@@ -13,9 +13,12 @@ import (
 // Backend is the PTX backend: for each requested sub-target (ptx:sm_80, ptx:sm_90a) it writes the
 // package's kernels as one PTX module, ptx_<sub>.ptx, embedded (//go:embed) by ptx_kernels.go, which
 // also holds the table a launcher needs (ptxModules; see tableDoc). Kernels the lowering does not
-// handle yet are listed in the table with the reason instead of failing the package. No launch code:
-// the CUDA driver binding (rt/cuda) consumes the table.
-type Backend struct{}
+// handle yet are listed in the table with the reason instead of failing the package. ptx_cuda.go
+// (glueFile) runs them through the CUDA driver binding (rt/cuda): OpenCUDA and one method per kernel;
+// ptx_cuda_test.go (when Tests) checks those methods against the reference interpreter on a GPU.
+type Backend struct {
+	Tests bool // also write ptx_cuda_test.go
+}
 
 // Name implements codegen.Backend.
 func (Backend) Name() string { return "ptx" }
@@ -27,7 +30,7 @@ func (b Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 
 // GenerateAll implements codegen.MultiBackend: ps holds one package per sub-target, each compiled by
 // that sub-target's pipeline.
-func (Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
+func (b Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
@@ -57,6 +60,18 @@ func (Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 		return nil, err
 	}
 	files = append(files, codegen.File{Name: "ptx_kernels.go", Data: src})
+	glue, err := glueFile(ps[0], mods)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, codegen.File{Name: "ptx_cuda.go", Data: glue})
+	if b.Tests {
+		test, err := glueTestFile(ps[0], mods)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, codegen.File{Name: "ptx_cuda_test.go", Data: test})
+	}
 	return files, nil
 }
 
@@ -68,16 +83,18 @@ type modInfo struct {
 }
 
 // tableDoc documents the generated table (printed into the generated file).
-const tableDoc = `// ptxModules holds one PTX module per sub-target kgen generated, best first in the order given to
-// kgen gen. A launcher:
-//   - picks the first module whose minCC is at most the device's compute capability (major·10+minor)
-//     and loads text with cuModuleLoadData (the driver JIT-compiles it for the device);
+const tableDoc = `// ptxModules holds one PTX module per sub-target kgen generated, in the order given to kgen gen.
+// A launcher (ptx_cuda.go's OpenCUDA and methods):
+//   - picks, of the modules the device runs (minCC at most its compute capability major·10+minor,
+//     and an sm_XYa target only on exactly X.Y), the one with the highest minCC, and loads text
+//     with cuModuleLoadData (the driver JIT-compiles it for the device);
 //   - for a kernel, finds its ptxKernel by name (a kernel listed in unsupported has no PTX version:
 //     report the reason);
 //   - allocates every parameter of kind ptxTemp (elements: the product of its shape's dims, in
 //     bytes elemBytes each) for the duration of the call;
 //   - runs the launches in order on one stream (each depends on the previous), each as
-//     cuLaunchKernel(entry, grid..., block..., sharedBytes, stream, params): params[i] points at
+//     cuLaunchKernel(entry, grid..., block..., 0, stream, params) — sharedBytes is the entry's
+//     static shared memory, declared in the PTX, so no dynamic shared memory is asked for; params[i] points at
 //     the value of parameter i of the kernel, in order: a device address (8 bytes) for ptxTensor and
 //     ptxTemp, the scalar's bits (bytes bytes: f32 4, f64 8, f16/bf16 2) for ptxScalar, an int64 for
 //     ptxDim;

@@ -20,10 +20,16 @@
 //   - module.go, backend.go: sub-targets (sm_80: PTX 7.0, runs on sm_80/86/89/90; sm_90a: emitted as
 //     plain sm_90 PTX 7.8 until wgmma/TMA exist), and the codegen.MultiBackend writing
 //     ptx_<sub>.ptx (embedded) and ptx_kernels.go (the launch table a CUDA launcher reads).
+//   - glue.go, glue_runtime.go, checks.go, gluetest.go: ptx_cuda.go, the launcher on rt/cuda:
+//     OpenCUDA (device 0, the sm_90a module on 9.0, else sm_80 on 8.0+, a clear error otherwise or
+//     without a driver) and per kernel a method on *CUDATensor[T] and a NameHost on slices, with the
+//     CPU wrapper's checks and errors (checks.go mirrors the go backend's affine bounds checks) before
+//     any launch; and ptx_cuda_test.go, each method against the interpreter on a GPU (skips without).
 //
 // Tests: ptxas -v for every architecture a sub-target claims (no GEMM spills, registers fit the
 // block), a test-only emulator of the emitted instructions (emu_test.go) that runs every kernel of
 // kernels.kdsl against the reference interpreter on ragged shapes and catches planted bugs, and exp's
-// error bound. What only a GPU can show: that the hardware agrees with the emulator's reading of the
+// error bound; the generated package vets for 4 platforms with CGO_ENABLED=0 and its methods' launch
+// sequences are checked against rt/cuda's mock driver (glue_test.go). What only a GPU can show: that the hardware agrees with the emulator's reading of the
 // PTX ISA (fragment layouts, cp.async zero fill, barrier semantics) and the kernels' speed.
 package ptx

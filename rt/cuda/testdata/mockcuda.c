@@ -31,7 +31,8 @@ enum {
 };
 
 #define MAXP 32
-#define MAXF 16
+#define MAXF 128
+#define MAXLOG 64
 #define MAXALLOC 4096
 #define OPTIN_SMEM 232448
 
@@ -75,6 +76,16 @@ static struct {
 	int size[MAXP];
 	unsigned char bytes[MAXP][256];
 } launch;
+// launch_log keeps the last MAXLOG launches (launch i at i % MAXLOG) (entry name, grid, block, shared
+// memory, parameter bytes), for tests of launch sequences.
+static struct {
+	char name[128];
+	unsigned grid[3], block[3], smem;
+	int nparams;
+	int size[MAXP];
+	unsigned char bytes[MAXP][64];
+} launch_log[MAXLOG];
+static int cc_major = 9, cc_minor = 0;
 static long long last_attr = -1, last_attr_value = -1, last_stream_flags = -1, last_event_flags = -1;
 
 static int failing(const char *name) {
@@ -117,6 +128,36 @@ void mock_reset(void) {
 	clock_ms = 0;
 	memset(&launch, 0, sizeof launch);
 	last_attr = last_attr_value = last_stream_flags = last_event_flags = -1;
+	cc_major = 9, cc_minor = 0;
+}
+
+// mock_set_cc sets the compute capability the device reports (9.0 after mock_reset).
+void mock_set_cc(int major, int minor) {
+	cc_major = major, cc_minor = minor;
+}
+
+// mock_launch_at describes launch i (0 = the first since mock_reset): its entry name (into name, at
+// most cap bytes with the NUL) and grid, block and shared memory (into dims[7]); it returns the
+// launch's number of parameters, or -1 when there was no such launch (or it is older than the last MAXLOG).
+int mock_launch_at(int i, char *name, int cap, unsigned *dims) {
+	if (i < 0 || i >= nlaunches || i < nlaunches - MAXLOG) return -1;
+	i %= MAXLOG;
+	snprintf(name, (size_t)cap, "%s", launch_log[i].name);
+	for (int j = 0; j < 3; j++) dims[j] = launch_log[i].grid[j], dims[3 + j] = launch_log[i].block[j];
+	dims[6] = launch_log[i].smem;
+	return launch_log[i].nparams;
+}
+
+// mock_launch_param_at copies at most cap bytes of parameter p of launch i (first 64 bytes kept) and
+// returns its size, or -1.
+int mock_launch_param_at(int i, int p, void *out, int cap) {
+	if (i < 0 || i >= nlaunches || i < nlaunches - MAXLOG) return -1;
+	i %= MAXLOG;
+	if (p < 0 || p >= launch_log[i].nparams) return -1;
+	int n = launch_log[i].size[p] < cap ? launch_log[i].size[p] : cap;
+	n = n < 64 ? n : 64;
+	memcpy(out, launch_log[i].bytes[p], n);
+	return launch_log[i].size[p];
 }
 
 long long mock_get(const char *key) {
@@ -212,8 +253,8 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice dev) {
 	case 10: *v = 32; break;           // WARP_SIZE
 	case 12: *v = 65536; break;        // MAX_REGISTERS_PER_BLOCK
 	case 16: *v = 132; break;          // MULTIPROCESSOR_COUNT
-	case 75: *v = 9; break;            // COMPUTE_CAPABILITY_MAJOR
-	case 76: *v = 0; break;            // COMPUTE_CAPABILITY_MINOR
+	case 75: *v = cc_major; break;     // COMPUTE_CAPABILITY_MAJOR
+	case 76: *v = cc_minor; break;     // COMPUTE_CAPABILITY_MINOR
 	case 81: *v = 233472; break;       // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
 	case 82: *v = 65536; break;        // MAX_REGISTERS_PER_MULTIPROCESSOR
 	case 97: *v = OPTIN_SMEM; break;   // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
@@ -581,6 +622,18 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 		if (!params[i]) return INVALID_VALUE;
 		launch.size[i] = f->size[i];
 		memcpy(launch.bytes[i], params[i], f->size[i]);
+	}
+	{
+		int l = nlaunches % MAXLOG;
+		snprintf(launch_log[l].name, sizeof launch_log[l].name, "%s", f->name);
+		memcpy(launch_log[l].grid, launch.grid, sizeof launch.grid);
+		memcpy(launch_log[l].block, launch.block, sizeof launch.block);
+		launch_log[l].smem = smem;
+		launch_log[l].nparams = f->nparams;
+		for (int i = 0; i < f->nparams; i++) {
+			launch_log[l].size[i] = f->size[i];
+			memcpy(launch_log[l].bytes[i], params[i], f->size[i] < 64 ? f->size[i] : 64);
+		}
 	}
 	nlaunches++;
 	clock_ms += 1.5;
