@@ -123,51 +123,54 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
 					if int32(M) >= int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.MC) {
-						if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(dgemmSlot.MC, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, dgemmSlot.MC, cost_) {
-							packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-							defer rt.Release64(packA)
-							for ic := 0; ic < M; ic += dgemmSlot.MC {
-								M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-								{ // pack: each panel row is a contiguous run of A (packD)
-									n_, depth_, panel_, off_ := min(dgemmSlot.MC, M-ic), min(dgemmSlot.KC, K-pc), dgemmSlot.MR, 0
-									body_ := func(lo_, hi_ int) {
-										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-											pi := p0_
-											b_ := (ic+pi)*K + pc
-											packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-										}
-									}
-									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-								}
-								for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
-									for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-										dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-									}
-								}
-							}
-						} else {
-							M, K, N, A, C, alpha, beta, packB, jc, pc := M, K, N, A, C, alpha, beta, packB, jc, pc
-							rt.ParallelFor(0, M, dgemmSlot.MC, cost_, func(lo_, hi_ int) {
+						{
+							ic_mcb := min(dgemmSlot.MC, dgemmSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*dgemmSlot.MC-1)/(rt.Workers()*dgemmSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*dgemmSlot.MC-1)/(rt.Workers()*dgemmSlot.MC)))+dgemmSlot.MR-1)/dgemmSlot.MR))
+							if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(ic_mcb, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
 								defer rt.Release64(packA)
-								for ic := lo_; ic < hi_; ic += dgemmSlot.MC {
+								for ic := 0; ic < M; ic += ic_mcb {
+									M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
-										n_, depth_, panel_, off_ := min(dgemmSlot.MC, M-ic), min(dgemmSlot.KC, K-pc), dgemmSlot.MR, 0
-										for p0_ := 0; p0_ < n_; p0_ += panel_ {
-											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-											pi := p0_
-											b_ := (ic+pi)*K + pc
-											packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+										n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(dgemmSlot.KC, K-pc), dgemmSlot.MR, 0
+										body_ := func(lo_, hi_ int) {
+											for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+												pi := p0_
+												b_ := (ic+pi)*K + pc
+												packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+											}
 										}
+										rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									}
 									for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
-										for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-											dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+										for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemmSlot.MR {
+											dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(ic_mcb, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 										}
 									}
 								}
-							})
+							} else {
+								M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
+								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+									packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
+									defer rt.Release64(packA)
+									for ic := lo_; ic < hi_; ic += ic_mcb {
+										{ // pack: each panel row is a contiguous run of A (packD)
+											n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(dgemmSlot.KC, K-pc), dgemmSlot.MR, 0
+											for p0_ := 0; p0_ < n_; p0_ += panel_ {
+												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+												pi := p0_
+												b_ := (ic+pi)*K + pc
+												packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+											}
+										}
+										for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
+											for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemmSlot.MR {
+												dgemmSlot.Micro(min(dgemmSlot.KC, K-pc), packA[ir*min(dgemmSlot.KC, K-pc):], packB[jr*min(dgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(ic_mcb, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+											}
+										}
+									}
+								})
+							}
 						}
 					} else {
 						packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))

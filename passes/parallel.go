@@ -136,12 +136,67 @@ func parallelRowBlocks(body []ir.Node) []ir.Node {
 			}
 			return true
 		})
+		bal := balanceRowBlocks(par, slot, dim)
 		par.Kind = ir.Parallel
 		par.Cost = bodyCost(par.Body, map[*ir.Var]ir.IExpr{par.Var: par.Lo})
 		cond := &ir.Binary{Op: ir.Ge, X: &ir.DimVal{D: dim.D, T: ir.I32},
 			Y: &ir.Binary{Op: ir.Mul, X: &ir.PlanVal{Name: slot + ".RowBlocks", T: ir.I32}, Y: &ir.PlanVal{Name: slot + ".MC", T: ir.I32}, T: ir.I32}, T: ir.Bool}
-		return []ir.Node{&ir.If{Cond: cond, Then: []ir.Node{par}, Else: []ir.Node{ic}}}
+		return []ir.Node{&ir.If{Cond: cond, Then: []ir.Node{bal}, Else: []ir.Node{ic}}}
 	})
+}
+
+// balanceRowBlocks gives the parallel row-block loop par (ic ⊃ alloc A ⊃ {pack A, jr ⊃ ir ⊃ Micro}) a
+// block size whose block count is a multiple of the workers: the run time splits the blocks between the
+// workers in whole blocks, and ⌈M/MC⌉ blocks over W workers leave one idle for part of the time (M = 2048,
+// MC = 448, two workers: 5 blocks, 3 and 2, 76% balance). With W = <slot>.Workers (read at run time),
+//
+//	nb = W·⌈M / (W·MC)⌉ blocks,  B = min(MC, MR·⌈⌈M / nb⌉ / MR⌉)
+//
+// replaces MC in par's step, its pack's extent and its loop and Micro bounds (the A buffer keeps its MC
+// size: B ≤ MC). Any B ≥ 1 computes the same result: each block is packed and multiplied whole. B is
+// computed once, as the variable of a one-trip loop around par (mcb = B .. B+1), which it returns.
+func balanceRowBlocks(par *ir.Loop, slot string, m ir.IDim) *ir.Loop {
+	one := ir.IConst{V: 1}
+	ceil := func(a, b ir.IExpr) ir.IExpr { return ir.IDiv(ir.IAdd(a, ir.ISub(b, one)), b) }
+	mc, mr, w := sym(slot, "MC"), sym(slot, "MR"), sym(slot, "Workers")
+	nb := ir.IMul(w, ceil(m, ir.IMul(w, mc)))
+	b := ir.IMin(mc, ir.IMul(mr, ceil(ceil(m, nb), mr)))
+	name := slot + ".MC"
+	mcb := &ir.Var{Name: par.Var.Name + "_mcb"}
+	sub := func(e ir.IExpr) ir.IExpr {
+		if e == nil {
+			return nil
+		}
+		return replaceSym(e, name, ir.IVar{V: mcb})
+	}
+	par.Step = ir.IVar{V: mcb}
+	par.Body = ir.RewriteNodes(par.Body, func(n ir.Node) []ir.Node {
+		switch x := n.(type) {
+		case *ir.Loop:
+			x.Lo, x.Hi, x.Step = sub(x.Lo), sub(x.Hi), sub(x.Step)
+		case *ir.Pack:
+			c := *x
+			c.N, c.Depth, c.DstOff, c.Panel = sub(x.N), sub(x.Depth), sub(x.DstOff), sub(x.Panel)
+			return []ir.Node{&c}
+		case *ir.Micro:
+			x.M, x.N, x.KC, x.AOff, x.BOff, x.COff = sub(x.M), sub(x.N), sub(x.KC), sub(x.AOff), sub(x.BOff), sub(x.COff)
+		}
+		return []ir.Node{n}
+	})
+	return &ir.Loop{Var: mcb, Lo: b, Hi: ir.IAdd(b, one), Step: one, Body: []ir.Node{par}}
+}
+
+// replaceSym replaces the plan symbol name in e by with.
+func replaceSym(e ir.IExpr, name string, with ir.IExpr) ir.IExpr {
+	switch x := e.(type) {
+	case ir.ISym:
+		if x.Name == name {
+			return with
+		}
+	case ir.IBin:
+		return ir.IBin{Op: x.Op, X: replaceSym(x.X, name, with), Y: replaceSym(x.Y, name, with)}
+	}
+	return e
 }
 
 // gemmPanelLoop reports whether l is the loop a GEMM version runs in parallel: jr (jr ⊃ ir ⊃ Micro), or

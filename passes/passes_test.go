@@ -45,6 +45,8 @@ func oddPlan(f *ir.Func) map[string]int {
 			odd[key] = 7
 		case "NC":
 			odd[key] = 10
+		case "Workers": // the parallel row-block version's worker count (its blocks: a multiple of it)
+			odd[key] = 3
 		case "SmallWork", "RowBlocks":
 			odd[key] = 1 // the packed version from M·N·K = 2 on, its row blocks in parallel
 		case "RowsMax":

@@ -251,6 +251,9 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 	kn := port.Knobs
 	f.Plan[slot+".SmallWork"], f.Plan[slot+".RowsMax"], f.Plan[slot+".RowsNB"] = kn.SmallGemmWork, kn.RowsMax, kn.RowsNB
 	f.Plan[slot+".RowBlocks"] = kn.RowBlocksPerCore * port.Cores
+	// Workers is a run-time symbol: generated code reads the worker count at each call (rt.Workers());
+	// the plan's value is what the interpreter uses (tests set others).
+	f.Plan[slot+".Workers"] = 1
 	for _, v := range c.Machine.Native() {
 		size := g.elem.Size()
 		if v.Pairs {

@@ -71,6 +71,10 @@ func ParallelFor(lo, hi, step, cost int, body func(lo, hi int)) {
 	wg.Wait()
 }
 
+// Workers is the number of workers ParallelFor splits a loop between (GOMAXPROCS): generated code
+// sizes the row blocks of a parallel GEMM so that their count is a multiple of it.
+func Workers() int { return runtime.GOMAXPROCS(0) }
+
 // Inline reports whether ParallelFor would run the loop on the calling goroutine: one worker, one
 // iteration, or less work than MinParallelWork. Generated code tests it first so that small loops
 // run without building a closure.

@@ -572,6 +572,9 @@ func (g *gen) iexprPrec(e ir.IExpr) (string, int) {
 		return e.D.Name, 6
 	case ir.ISym:
 		slot, field, _ := strings.Cut(e.Name, ".")
+		if field == "Workers" { // a run-time symbol (passes.balanceRowBlocks)
+			return "rt.Workers()", 6
+		}
 		return codegen.SlotVar(slot) + "." + field, 6
 	case ir.IBin:
 		x, px := g.iexprPrec(e.X)
@@ -1052,6 +1055,20 @@ func (g *gen) node(n ir.Node) error {
 			g.b = saved
 			g.closureCopies(closure, v)
 			g.b.WriteString(closure)
+			g.depth--
+			g.line("}")
+			return nil
+		} else if one, ok := ir.Simplify(ir.ISub(n.Hi, n.Lo)).(ir.IConst); ok && one.V == 1 {
+			// a one-trip loop (a value computed once, passes.balanceRowBlocks): a block binding it
+			g.line("{")
+			g.depth++
+			g.line("%s := %s", v, lo)
+			mark := len(g.scope)
+			g.scope = append(g.scope, v)
+			if err := g.nodes(n.Body); err != nil {
+				return err
+			}
+			g.scope = g.scope[:mark]
 			g.depth--
 			g.line("}")
 			return nil
