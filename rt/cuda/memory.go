@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/kgen-dev/kgen/rt"
 )
 
 // DevicePtr is a device address (CUdeviceptr), 64 bits on every platform.
@@ -108,27 +110,18 @@ func (b *Buffer) Zero() error {
 	return b.ctx.do(func(a *api) error { return check("cuMemsetD8_v2", a.cuMemsetD8(uint64(b.ptr), 0, uintptr(b.size))) })
 }
 
-// Scalar is the element types that copy to and from device memory as their in-memory bytes.
-type Scalar interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
-}
-
-func bytesOf[T Scalar](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
+// Scalar is the element types that copy to and from buffers as their in-memory bytes (rt.Scalar).
+type Scalar = rt.Scalar
 
 // Upload copies src to the start of b; src must fit.
-func Upload[T Scalar](b *Buffer, src []T) error { return b.WriteAt(bytesOf(src), 0) }
+func Upload[T Scalar](b *Buffer, src []T) error { return b.WriteAt(rt.Bytes(src), 0) }
 
 // Download fills dst from the start of b; b must hold at least len(dst) elements.
-func Download[T Scalar](dst []T, b *Buffer) error { return b.ReadAt(bytesOf(dst), 0) }
+func Download[T Scalar](dst []T, b *Buffer) error { return b.ReadAt(rt.Bytes(dst), 0) }
 
 // AllocCopy allocates a buffer of exactly src's size and uploads src (len(src) > 0).
 func AllocCopy[T Scalar](c *Context, src []T) (*Buffer, error) {
-	b, err := c.Alloc(len(bytesOf(src)))
+	b, err := c.Alloc(len(rt.Bytes(src)))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 	"unsafe"
+
+	"github.com/kgen-dev/kgen/rt"
 )
 
 // MaxArgs is the number of buffer argument-table entries a compute kernel has ([[buffer(0)]] to
@@ -32,7 +34,7 @@ func Value[T Scalar](v T) Bytes {
 // Values returns the bytes of several scalars, in order, as one Arg: e.g. a kernel's dims struct of
 // int32 fields, `constant K_dims& dims [[buffer(i)]]`. (A C struct of fields of one type has no
 // padding between them.)
-func Values[T Scalar](vs ...T) Bytes { return Bytes(append([]byte(nil), bytesOf(vs)...)) }
+func Values[T Scalar](vs ...T) Bytes { return Bytes(append([]byte(nil), rt.Bytes(vs)...)) }
 
 // Timing is a command buffer's GPUStartTime and GPUEndTime: seconds in the host's
 // CACurrentMediaTime timebase (CFTimeInterval).
