@@ -102,6 +102,8 @@ func (r *Report) SVG() []byte {
 		color, text, _ := strings.Cut(l, "|")
 		fmt.Fprintf(&b, `<text x="%d" y="%d" fill="%s">%s</text>`+"\n", svgW-right+4, svgH-bottom-16*(len(labels)-i), color, esc(text))
 	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11">dots: the rows of roofline.md by number,</text>`+"\n", svgW-right+4, top+40)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11">coloured as the line that bounds them</text>`+"\n", svgW-right+4, top+54)
 	// Points.
 	for _, row := range r.Rows {
 		if row.Intensity == 0 {
