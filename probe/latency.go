@@ -5,24 +5,23 @@ import (
 	"time"
 )
 
-// buildChase links the cache lines of buf (a working set of 64-bit words) into one random cycle for a
-// pointer chase and returns its first word's index: word i holds the index of the next word visited.
-// The order defeats the prefetchers without a permutation as large as buf: the line slots of a 4 KiB
-// page are visited in a random order, and for each slot the pages in a random order, so consecutive
-// loads land on different pages at unrelated offsets.
+// buildChase links lines of buf (a working set of 64-bit words) into one random cycle for a pointer
+// chase and returns its first word's index: word i holds the index of the next word visited. It visits
+// every other line (the spatial prefetcher fetches lines in 128-byte pairs, and would serve the other
+// line of a pair early), in random order within groups of 16 pages (64 KiB), the groups in random
+// order: no prefetcher follows the order, and a group's pages stay in the TLB while it is visited, so
+// the latency is the cache's or memory's rather than a page walk's (a chase that changes page at
+// every load shows the TLB's reach as false cache levels).
 func buildChase(buf []uint64, line int, rng *rand.Rand) int {
-	lineWords := max(line/8, 1)
-	pageWords := 4096 / 8
-	if len(buf) < pageWords {
-		pageWords = len(buf) - len(buf)%lineWords
+	step := max(2*line/8, 1) // words between visited lines
+	group := 16 * 4096 / 8
+	if len(buf) < group {
+		group = len(buf) - len(buf)%step
 	}
-	pages := len(buf) / pageWords
-	slots := rng.Perm(pageWords / lineWords)
-	order := rng.Perm(pages)
 	first, prev := -1, -1
-	for _, s := range slots {
-		for _, pg := range order {
-			cur := pg*pageWords + s*lineWords
+	for _, g := range rng.Perm(len(buf) / group) {
+		for _, s := range rng.Perm(group / step) {
+			cur := g*group + s*step
 			if first < 0 {
 				first = cur
 			} else {

@@ -178,24 +178,28 @@ func TestKernelsRun(t *testing.T) {
 	}
 }
 
-// TestChaseIsOneCycle: the chase visits every line of the working set once before it returns to the
-// start, for sizes below, at and above a page.
+// TestChaseIsOneCycle: the chase visits every other line of the working set once before it returns to
+// the start, for sizes below, at and above a 64 KiB group, and stays within one group for a group's
+// worth of loads.
 func TestChaseIsOneCycle(t *testing.T) {
-	for _, size := range []int{512, 4096, 3 * 4096, 64 << 10} {
+	for _, size := range []int{512, 4096, 64 << 10, 3 * 64 << 10} {
 		buf := make([]uint64, size/8)
 		start := buildChase(buf, 64, rand.New(rand.NewPCG(1, 2)))
-		lines := size / 64
+		visits := size / 128
 		seen := map[int]bool{}
 		i := start
-		for step := 0; step < lines; step++ {
-			if i%8 != 0 || seen[i] {
+		for step := 0; step < visits; step++ {
+			if i%16 != 0 || seen[i] {
 				t.Fatalf("size %d: step %d reaches word %d (seen %v)", size, step, i, seen[i])
+			}
+			if size > 64<<10 && i/8192 != start/8192 && step < 512 {
+				t.Fatalf("size %d: step %d leaves the first 64 KiB group", size, step)
 			}
 			seen[i] = true
 			i = chase(buf, i, 1)
 		}
-		if i != start || len(seen) != lines {
-			t.Errorf("size %d: after %d steps at %d, not back at %d (%d lines seen)", size, lines, i, start, len(seen))
+		if i != start || len(seen) != visits {
+			t.Errorf("size %d: after %d steps at %d, not back at %d (%d lines seen)", size, visits, i, start, len(seen))
 		}
 	}
 }

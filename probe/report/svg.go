@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -57,11 +58,12 @@ func (r *Report) SVG() []byte {
 	// Frame and grid.
 	for x := xmin; x <= xmax*1.0001; x *= 2 {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#e5e5e5"/>`+"\n", px(x), top, px(x), svgH-bottom)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", px(x), svgH-bottom+16, fmtTick(x))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", px(x), svgH-bottom+16, fmtTick(x, true))
 	}
-	for y := ymin; y <= ymax*1.0001; y *= 10 {
+	for e := math.Round(math.Log10(ymin)); e <= math.Round(math.Log10(ymax)); e++ {
+		y := math.Pow(10, e)
 		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e5e5e5"/>`+"\n", left, py(y), svgW-right, py(y))
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, py(y)+4, fmtTick(y))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, py(y)+4, fmtTick(y, false))
 	}
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="black"/>`+"\n", left, top, svgW-left-right, svgH-top-bottom)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">arithmetic intensity (flop/byte, compulsory traffic)</text>`+"\n", (left+svgW-right)/2, svgH-16)
@@ -94,9 +96,13 @@ func (r *Report) SVG() []byte {
 	sort.Slice(keys, func(i, j int) bool {
 		return peaks[keys[i]] > peaks[keys[j]] || peaks[keys[i]] == peaks[keys[j]] && keys[i] < keys[j]
 	})
-	for _, k := range keys {
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-dasharray="6 4"/>`+"\n", left, py(peaks[k]), svgW-right, py(peaks[k]), levelColor["compute"])
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" fill="%s">%s</text>`+"\n", svgW-right+4, py(peaks[k])+4, levelColor["compute"], esc(k+" "+fmtG(peaks[k])))
+	lastY := math.Inf(-1)
+	for _, k := range keys { // highest first; a label is pushed down below the one above it
+		y := py(peaks[k])
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-dasharray="6 4"/>`+"\n", left, y, svgW-right, y, levelColor["compute"])
+		ly := math.Max(y+4, lastY+13)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" fill="%s">%s</text>`+"\n", svgW-right+4, ly, levelColor["compute"], esc(k+" "+fmtG(peaks[k])))
+		lastY = ly
 	}
 	for i, l := range labels {
 		color, text, _ := strings.Cut(l, "|")
@@ -104,7 +110,8 @@ func (r *Report) SVG() []byte {
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11">dots: the rows of roofline.md by number,</text>`+"\n", svgW-right+4, top+40)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11">coloured as the line that bounds them</text>`+"\n", svgW-right+4, top+54)
-	// Points.
+	// Points; a number that would overprint one already drawn is left out (the dot's title keeps it).
+	var drawn [][2]float64
 	for _, row := range r.Rows {
 		if row.Intensity == 0 {
 			continue
@@ -112,17 +119,31 @@ func (r *Report) SVG() []byte {
 		x, y := px(row.Intensity), py(math.Max(row.GFLOPs, ymin))
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s" fill-opacity="0.8"><title>%s</title></circle>`+"\n", x, y, levelColor[row.Bound],
 			esc(fmt.Sprintf("#%d %s %s %s: %s GFLOP/s, %.0f%% of %s (%s)", row.N, row.Kernel, row.Shape, row.Variant, fmtG(row.GFLOPs), row.Pct, fmtG(row.Attainable), row.Bound)))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10">%d</text>`+"\n", x+5, y-4, row.N)
+		free := true
+		for _, d := range drawn {
+			if math.Abs(d[0]-x) < 16 && math.Abs(d[1]-y) < 10 {
+				free = false
+				break
+			}
+		}
+		if free {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10">%d</text>`+"\n", x+5, y-4, row.N)
+			drawn = append(drawn, [2]float64{x, y})
+		}
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
 }
 
-func fmtTick(v float64) string {
-	if v < 1 {
+// fmtTick writes an intensity tick as a fraction below 1 (1/8), a GFLOP/s tick as a decimal (0.1).
+func fmtTick(v float64, fraction bool) string {
+	switch {
+	case v >= 1:
+		return fmt.Sprintf("%.0f", v)
+	case fraction:
 		return fmt.Sprintf("1/%.0f", 1/v)
 	}
-	return fmt.Sprintf("%.0f", v)
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 func esc(s string) string {
