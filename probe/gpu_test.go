@@ -1,17 +1,16 @@
 package probe
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/rt/cuda"
+	"github.com/kgen-dev/kgen/rt/cuda/mockdriver"
 )
 
-// TestGPUMock runs probeGPUs against rt/cuda's mock driver (built with clang from its testdata): the
+// TestGPUMock runs probeGPUs against rt/cuda's mock driver (package mockdriver builds it): the
 // device's name, architecture, SM count and shared memory come through; the mock's events measure no
 // time for a memset, so the bandwidth is left out and the note says so. Without a driver at all the
 // list is empty and the note says why.
@@ -23,23 +22,7 @@ func TestGPUMock(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("the mock driver is built for linux/amd64")
 	}
-	clang := ""
-	for _, c := range []string{"clang-14", "clang"} {
-		if p, err := exec.LookPath(c); err == nil {
-			clang = p
-			break
-		}
-	}
-	if clang == "" {
-		if os.Getenv("KGEN_REQUIRE_TOOLS") == "1" {
-			t.Fatal("clang not found and KGEN_REQUIRE_TOOLS=1")
-		}
-		t.Skip("clang not installed: the mock CUDA driver cannot be built (KGEN_REQUIRE_TOOLS=1 makes this fatal)")
-	}
-	lib := filepath.Join(t.TempDir(), "libcuda.so.1")
-	if out, err := exec.Command(clang, "-shared", "-fPIC", "-O1", "-o", lib, "../rt/cuda/testdata/mockcuda.c").CombinedOutput(); err != nil {
-		t.Fatalf("clang: %v\n%s", err, out)
-	}
+	lib := mockdriver.Build(t)
 	t.Setenv(cuda.LibraryEnv, lib)
 	gpus, note := probeGPUs(true)
 	want := GPU{API: "cuda", Name: "kgen mock GPU (sm_90)", Arch: "sm_90", Units: 132, SharedBytes: 233472}

@@ -15,9 +15,9 @@ import (
 // roofline.svg in the output directory.
 func cmdReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", stderr, "-profile profile.json -bench results.txt [-base results.txt] [-o dir]")
-	prof := fs.String("profile", "", "machine profile written by kgen probe (required)")
-	bench := fs.String("bench", "", "`go test -bench` output of the generated package (required)")
-	base := fs.String("base", "", "a second result file, the untuned (default) run: adds the \"tuned vs default\" column")
+	prof := fs.String("profile", "", "machine profile `file` written by kgen probe (required)")
+	bench := fs.String("bench", "", "`file` of go test -bench output of the generated package (required)")
+	base := fs.String("base", "", "a second result `file`, the untuned (default) run: adds the \"tuned vs default\" column")
 	out := fs.String("o", ".", "output `directory` for roofline.md and roofline.svg")
 	if err := parseFlags(fs, args); err != nil {
 		return err
