@@ -140,3 +140,35 @@ func TestWarpReduceRules(t *testing.T) {
 		t.Errorf("printed: %s", s)
 	}
 }
+
+// TestWarpReduceOrdersNoMemory: a lane reduction is no barrier: a lane reading another lane's shared
+// write across it is reported as a race, and with a warp barrier added it is not.
+func TestWarpReduceOrdersNoMemory(t *testing.T) {
+	for _, withBarrier := range []bool{false, true} {
+		f, _, _ := warpReduceFunc(1, Add, 0, nil)
+		s := &Tensor{Name: "S", Type: F32, Kind: Scratch, Space: Shared, Size: IConst{32}}
+		grid := f.Body[0].(*Launch).Body[0].(*Loop)
+		nest := grid.Body[0].(*Loop)
+		lane := nest.Body[0].(*Loop)
+		body := lane.Body
+		red := body[1]
+		next := IMod(IAdd(IVar{lane.Var}, IConst{1}), IConst{32})
+		mid := []Node{red}
+		if withBarrier {
+			mid = append(mid, &Barrier{Scope: ScopeWarp})
+		}
+		lane.Body = append(append([]Node{body[0], &Store{T: s, Idx: []IExpr{IVar{lane.Var}}, Value: &Local{L: body[0].(*Decl).L}}}, mid...),
+			&Assign{L: body[0].(*Decl).L, Value: &Load{T: s, Idx: []IExpr{next}}}, body[2])
+		grid.Body = []Node{&Alloc{T: s, Body: []Node{nest}}}
+		if err := VerifyFunc(f); err != nil {
+			t.Fatal(err)
+		}
+		err := RunFunc(f, Storage, wargs(make([]float64, 32), make([]float64, 1)), nil)
+		if withBarrier && err != nil {
+			t.Errorf("with a warp barrier: %v", err)
+		}
+		if !withBarrier && (err == nil || !strings.Contains(err.Error(), "race on shared S[")) {
+			t.Errorf("a shared write read across a lane reduction: %v, want a race", err)
+		}
+	}
+}

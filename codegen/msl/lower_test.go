@@ -76,8 +76,10 @@ func TestEmittedInstructions(t *testing.T) {
 			regexp.QuoteMeta("device float* y [[buffer(1)]]"), regexp.QuoteMeta("constant const float& alpha [[buffer(2)]]")},
 		"sgemm_0": {`threadgroup float As\[768\];`, "simdgroup_float8x8 acc2 = make_filled_simdgroup_matrix<float, 8, 8>", "simdgroup_load\\(", "simdgroup_multiply_accumulate\\(acc2, ", "simdgroup_store\\(acc2, ",
 			`threadgroup_barrier\(mem_flags::mem_device \| mem_flags::mem_threadgroup\);`, `if \(beta == 0.0f\)`},
-		"softmax_0":     {"threadgroup float red\\[64\\];", "metal::exp\\(", "kg_max\\(", "threadgroup_barrier"},
-		"hgemm_0":       {"device const half\\* A", "threadgroup half As", "C\\[.*\\] = half\\(", "float\\(As\\["},
+		"softmax_0": {"threadgroup float red\\[2\\];", "metal::exp\\(", "kg_max\\(", "threadgroup_barrier",
+			regexp.QuoteMeta("acc = simd_any(metal::isnan(acc)) ? NAN : simd_max(acc);"), regexp.QuoteMeta("acc2 = acc2 + simd_shuffle_xor(acc2, 16);")},
+		"hgemm_0":       {"device const half\\* A", "threadgroup half As", "C\\[.*\\] = half\\(", "float\\(As\\[", "simdgroup_half8x8 mat_a"},
+		"bgemm_0":       {"simdgroup_bfloat8x8 mat_a", "simdgroup_multiply_accumulate\\(acc"},
 		"bgemm_bf16_0":  {"device const bfloat\\* A", "= bfloat\\("},
 		"transpose_0":   {`B\[j \* M \+ i\] = A\[i \* N \+ j\];`},
 		"layernorm_0":   {"metal::sqrt\\("},
@@ -133,7 +135,7 @@ func TestMissingPlanSymbol(t *testing.T) {
 		if _, err := Lower(k.K, k.F, "kernels.kdsl"); err != nil {
 			continue // f64: left out before its plan matters
 		}
-		for _, sym := range []string{"gpu.B1", "gpu.W", "gpu.BT"} {
+		for _, sym := range []string{"gpu.B1", "gpu.W", "gpu.RW"} {
 			if _, ok := k.F.Plan[sym]; !ok {
 				continue
 			}
