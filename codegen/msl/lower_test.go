@@ -177,3 +177,29 @@ func TestVersion(t *testing.T) {
 		t.Error("BuildSource with a bad version: no error")
 	}
 }
+
+// TestBFloatNeedsMetal31: at Metal 3.0 every bf16 kernel is left out with the reason, and the source
+// has no bfloat at all (simdgroup_bfloat8x8 included), while half GEMMs still get simdgroup_half8x8;
+// at 3.1 the bf16 GEMMs multiply simdgroup_bfloat8x8 tiles.
+func TestBFloatNeedsMetal31(t *testing.T) {
+	for _, spec := range []string{"msl", "msl:3.1"} {
+		src, err := BuildSource(compilePackage(t, "kernels.kdsl", libraryText(t), spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err30 := src.Unsupported["bgemm"]
+		if spec == "msl" {
+			if err30 == nil || !strings.Contains(err30.Error(), "bf16 needs Metal 3.1 (target msl:3.1)") {
+				t.Errorf("bgemm at Metal 3.0: %v, want it left out for bf16", err30)
+			}
+			if strings.Contains(src.Text, "bfloat") {
+				t.Error("the Metal 3.0 source names bfloat")
+			}
+		} else if err30 != nil || !strings.Contains(kernelText(t, src.Text, "bgemm_0"), "simdgroup_bfloat8x8 mat_a") {
+			t.Errorf("bgemm at Metal 3.1: %v, want simdgroup_bfloat8x8 tiles", err30)
+		}
+		if !strings.Contains(kernelText(t, src.Text, "hgemm_0"), "simdgroup_half8x8 mat_a") {
+			t.Errorf("%s: hgemm has no simdgroup_half8x8 tiles", spec)
+		}
+	}
+}
