@@ -47,6 +47,24 @@ func firstNode(body *[]ir.Node, match func(ir.Node) bool) (*[]ir.Node, int) {
 
 func isBarrier(n ir.Node) bool { _, ok := n.(*ir.Barrier); return ok }
 
+// inHalfWarp puts the first node of f that match accepts under `if lane < 16`: a simdgroup operation
+// that only half of the simdgroup's lanes reach.
+func inHalfWarp(t *testing.T, f *ir.Func, match func(ir.Node) bool) {
+	s, i := firstNode(&f.Body, match)
+	if s == nil {
+		t.Fatalf("%s has no node to plant the bug in", f.Kernel.Name)
+	}
+	var lane *ir.Var
+	ir.WalkNodes(f.Body, func(n ir.Node) bool {
+		if l, ok := n.(*ir.Loop); ok && l.Kind == ir.GPUThread {
+			lane = l.Var
+		}
+		return true
+	})
+	cond := &ir.Binary{Op: ir.Lt, X: &ir.VarVal{V: lane, T: ir.I32}, Y: &ir.Const{Val: 16, T: ir.I32}, T: ir.Bool}
+	(*s)[i] = &ir.If{Cond: cond, Then: []ir.Node{(*s)[i]}}
+}
+
 var plantedBugs = []planted{
 	{
 		// the barrier between the two reduction levels is gone: warp 0 reads the warps' partial maxima
@@ -110,19 +128,7 @@ var plantedBugs = []planted{
 		// the MMA runs in half of the simdgroup's lanes only: a simdgroup operation in divergent control flow
 		name: "divergent_simdgroup_mma", kernel: "sgemm", want: "not reached by all threads",
 		plant: func(t *testing.T, f *ir.Func) {
-			s, i := firstNode(&f.Body, func(n ir.Node) bool { _, ok := n.(*ir.MMA); return ok })
-			if s == nil {
-				t.Fatal("sgemm has no mma")
-			}
-			var lane *ir.Var
-			ir.WalkNodes(f.Body, func(n ir.Node) bool {
-				if l, ok := n.(*ir.Loop); ok && l.Kind == ir.GPUThread {
-					lane = l.Var
-				}
-				return true
-			})
-			cond := &ir.Binary{Op: ir.Lt, X: &ir.VarVal{V: lane, T: ir.I32}, Y: &ir.Const{Val: 16, T: ir.I32}, T: ir.Bool}
-			(*s)[i] = &ir.If{Cond: cond, Then: []ir.Node{(*s)[i]}}
+			inHalfWarp(t, f, func(n ir.Node) bool { _, ok := n.(*ir.MMA); return ok })
 		},
 	},
 	{
@@ -130,19 +136,7 @@ var plantedBugs = []planted{
 		// control flow
 		name: "divergent_simd_reduction", kernel: "softmax", want: "not reached by all threads",
 		plant: func(t *testing.T, f *ir.Func) {
-			s, i := firstNode(&f.Body, func(n ir.Node) bool { _, ok := n.(*ir.WarpReduce); return ok })
-			if s == nil {
-				t.Fatal("softmax has no lane reduction")
-			}
-			var lane *ir.Var
-			ir.WalkNodes(f.Body, func(n ir.Node) bool {
-				if l, ok := n.(*ir.Loop); ok && l.Kind == ir.GPUThread {
-					lane = l.Var
-				}
-				return true
-			})
-			cond := &ir.Binary{Op: ir.Lt, X: &ir.VarVal{V: lane, T: ir.I32}, Y: &ir.Const{Val: 16, T: ir.I32}, T: ir.Bool}
-			(*s)[i] = &ir.If{Cond: cond, Then: []ir.Node{(*s)[i]}}
+			inHalfWarp(t, f, func(n ir.Node) bool { _, ok := n.(*ir.WarpReduce); return ok })
 		},
 	},
 	{

@@ -4,33 +4,34 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/kgentest"
 )
 
-// rowDim returns the dim a row kernel's warps reduce along (the bound of its loops stepped by the
-// block's threads), or nil when f has no warp reduction.
+// rowDim returns the dim a row kernel reduces along — the range of the first reduction of its
+// algorithm-level statements — or nil when f's PTX has no warp reduction.
 func rowDim(f *ir.Func) *ir.Dim {
-	var d *ir.Dim
-	red := false
+	lanes := 0
 	ir.WalkNodes(f.Body, func(n ir.Node) bool {
-		switch n := n.(type) {
-		case *ir.WarpReduce:
-			red = true
-		case *ir.Loop:
-			if hi, ok := n.Hi.(ir.IDim); ok && n.Kind == ir.Serial && strings.Contains(n.Step.String(), "gpu.RW") {
-				d = hi.D
-			}
+		if _, ok := n.(*ir.WarpReduce); ok {
+			lanes++
 		}
 		return true
 	})
-	if !red {
-		return nil
+	for _, st := range f.Kernel.Stmts {
+		var d *ir.Dim
+		ir.Walk(st.Value, func(e ir.Expr) {
+			if r, ok := e.(*ir.Reduce); ok && d == nil && r.Vars[0].Range != nil {
+				d = r.Vars[0].Range
+			}
+		})
+		if d != nil && lanes > 0 {
+			return d
+		}
 	}
-	return d
+	return nil
 }
 
 // transcendental reports whether f computes exp, log, tanh or sigmoid, whose PTX expansions are within
