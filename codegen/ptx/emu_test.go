@@ -35,7 +35,7 @@ type emuThread struct {
 	open    []emuCopy   // copies issued since the last commit
 	done    bool
 	barrier bool
-	coll    *Instr // the warp-collective instruction (mma.sync) the thread waits at
+	coll    *Instr // the warp-collective instruction (mma.sync, ldmatrix, shfl.sync) the thread waits at
 	id      int
 }
 
@@ -153,12 +153,14 @@ func (m *emulator) runBlock(block [3]int) {
 		for w := 0; w < len(ths); w += 32 {
 			warp := ths[w:min(w+32, len(ths))]
 			in := warp[0].coll
-			all := in != nil && len(warp) == 32
+			all := in != nil && (len(warp) == 32 || strings.HasPrefix(in.Op, "shfl"))
 			for _, th := range warp {
 				all = all && th.coll == in
 			}
 			if all {
-				if strings.HasPrefix(in.Op, "ldmatrix") {
+				if strings.HasPrefix(in.Op, "shfl") {
+					m.shfl(warp, in)
+				} else if strings.HasPrefix(in.Op, "ldmatrix") {
 					m.ldmatrix(warp, in)
 				} else {
 					m.warpMMA(warp, in)
@@ -380,7 +382,7 @@ func (m *emulator) runThread(th *emuThread) {
 				continue
 			}
 		}
-		if strings.HasPrefix(in.Op, "mma.sync") || strings.HasPrefix(in.Op, "ldmatrix") {
+		if strings.HasPrefix(in.Op, "mma.sync") || strings.HasPrefix(in.Op, "ldmatrix") || strings.HasPrefix(in.Op, "shfl.sync") {
 			th.coll = in
 			return
 		}
