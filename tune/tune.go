@@ -416,51 +416,69 @@ type verdict struct {
 	speedup     float64 // geometric mean of the per-shape median ratios
 	noise       float64 // median of the per-shape relative spreads
 	faster      []string
+	logSum      float64
+	shapes      int
+	spreads     []float64
 }
 
 func (s *search) compare(a, b map[string]int, pairs int, all bool) (verdict, error) {
 	var v verdict
-	logSum, n := 0.0, 0
-	var spreads []float64
 	for _, sh := range s.opt.Shapes {
 		ta, tb, err := s.d.time(s.k.Name, shapeDims(s.k, sh), a, b, pairs, s.opt.Batch)
 		if err != nil {
 			return v, fmt.Errorf("shape %s: %v", sh, err)
 		}
-		var r []float64
-		up, down := 0, 0
-		for i := range ta {
-			r = append(r, ta[i]/tb[i])
-			if ta[i] > tb[i] {
-				up++
-			} else if ta[i] < tb[i] {
-				down++
-			}
-		}
-		sort.Float64s(r)
-		med := r[len(r)/2]
 		if s.opt.Trace != nil {
+			r := make([]float64, len(ta))
+			for i := range ta {
+				r[i] = ta[i] / tb[i]
+			}
+			sort.Float64s(r)
 			fmt.Fprintf(s.opt.Trace, "%s: %s: {%s} over {%s}: ratios %.3f\n", s.k.Name, sh, cfgString(b), cfgString(a), r)
 		}
-		logSum += math.Log(med)
-		n++
-		spreads = append(spreads, (r[len(r)*3/4]-r[len(r)/4])/med)
-		// Sign tests on the paired ratios: faster when all but at most one pair favour b (8 pairs:
-		// p ≈ 0.035 one-sided); slower, which rules the candidate out, already at pairs-2 (p ≈ 0.14).
-		if up >= len(r)-1 {
-			v.faster = append(v.faster, sh.String())
-		}
-		if down >= len(r)-2 {
-			v.slower = true
-			if !all {
-				break
-			}
+		if v.add(sh.String(), ta, tb) && !all {
+			break // slower on this shape: no need to time the others
 		}
 	}
-	sort.Float64s(spreads)
-	v.speedup, v.noise = math.Exp(logSum/float64(n)), spreads[len(spreads)/2]
-	v.win = !v.slower && len(v.faster) > 0 && v.speedup > 1
+	v.finish()
 	return v, nil
+}
+
+// add takes one shape's paired times of the incumbent (ta) and the candidate (tb) into v and reports
+// whether the candidate is slower there. Sign tests on the pairs: faster when all but at most one pair
+// favour the candidate (8 pairs: p ≈ 0.035 one-sided); slower, which rules it out, already when all but
+// two favour the incumbent (p ≈ 0.14).
+func (v *verdict) add(shape string, ta, tb []float64) (slower bool) {
+	r := make([]float64, len(ta))
+	up, down := 0, 0
+	for i := range ta {
+		r[i] = ta[i] / tb[i]
+		if ta[i] > tb[i] {
+			up++
+		} else if ta[i] < tb[i] {
+			down++
+		}
+	}
+	sort.Float64s(r)
+	med := r[len(r)/2]
+	v.logSum += math.Log(med)
+	v.shapes++
+	v.spreads = append(v.spreads, (r[len(r)*3/4]-r[len(r)/4])/med)
+	if up >= len(r)-1 {
+		v.faster = append(v.faster, shape)
+	}
+	if down >= len(r)-2 {
+		v.slower = true
+	}
+	return down >= len(r)-2
+}
+
+// finish computes the speed-up, the noise and the decision: a win is faster on some shape, slower on
+// none, and a geometric-mean median ratio above 1.
+func (v *verdict) finish() {
+	sort.Float64s(v.spreads)
+	v.speedup, v.noise = math.Exp(v.logSum/float64(v.shapes)), v.spreads[len(v.spreads)/2]
+	v.win = !v.slower && len(v.faster) > 0 && v.speedup > 1
 }
 
 func (s *search) progress(note string) {

@@ -145,8 +145,8 @@ func TestLockErrorsStopGen(t *testing.T) {
 	}
 }
 
-// The tuner, on a tiny GEMM whose K block is planted far too small, finds a larger one faster beyond
-// noise within a 5 s budget (searching KC alone: with the thresholds free it may as well leave the
+// The tuner, on a tiny GEMM whose K block is planted far too small (16 for K = 300 and 512), finds a
+// larger one faster beyond noise within a 5 s budget (searching KC alone: with the thresholds free it may as well leave the
 // blocked path), and rejects every candidate of a planted broken generator (a register tile
 // row count the microkernel does not compute: wrong only on the interpreter check's ragged shapes past the
 // small-problem cut-off, not on the tuning shapes) before timing it.
@@ -175,8 +175,10 @@ func TestTunePlanted(t *testing.T) {
 	}
 	r := rep.Results[0]
 	t.Logf("%d candidates, found %v, %d rejected", r.Tried, r.Found, len(r.Rejected))
-	if r.Found["mm.KC"] < 64 {
-		t.Errorf("K block %d found from a planted 16 (want at least 64)", r.Found["mm.KC"])
+	// The search moves only on a win beyond noise (a sign test on paired batches), so any larger K block
+	// was measured faster than the planted one.
+	if r.Found["mm.KC"] <= 16 {
+		t.Errorf("K block %d found from a planted 16 (want a larger one)", r.Found["mm.KC"])
 	}
 	if _, ok := r.Found["mm.MR"]; ok {
 		t.Errorf("a broken candidate was accepted: %v", r.Found)
