@@ -133,6 +133,16 @@ func verifyVariants(f *Func) error {
 				return fmt.Errorf("variant %s: host-sized symbol %s has no value", pv.Name, k)
 			}
 		}
+		for class, plan := range pv.Tuned {
+			for k, val := range plan {
+				if _, ok := f.Plan[k]; !ok {
+					return fmt.Errorf("variant %s on %s: tuned plan symbol %s has no default", pv.Name, class, k)
+				}
+				if val < 1 {
+					return fmt.Errorf("variant %s on %s: tuned plan symbol %s = %d, want at least 1", pv.Name, class, k, val)
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -22,6 +22,10 @@ type Options struct {
 	MeasureCaches bool
 	// Progress receives one call per step (nil: silent).
 	Progress *Progress
+	// GPUs finds the accelerators (nil: none is looked for). Package gpuprobe's CUDA is the one kgen
+	// probe uses; it lives apart so that the generated packages, which import probe for the machine
+	// class, do not link a GPU driver binding.
+	GPUs func(quick bool) ([]GPU, string)
 }
 
 // timer runs a measurement: a unit count calibrated to about target per run, best of reps runs.
@@ -142,7 +146,10 @@ func Measure(o Options) (*Profile, error) {
 		return fmt.Sprintf("%s loops", mem.name)
 	}})
 	steps = append(steps, step{"gpu", func() string {
-		gpus, note := probeGPUs(o.Quick)
+		gpus, note := []GPU(nil), "no GPU prober given"
+		if o.GPUs != nil {
+			gpus, note = o.GPUs(o.Quick)
+		}
 		p.GPUs = gpus
 		if len(gpus) == 0 {
 			o.Progress.Note(note + ": the profile lists no GPU")

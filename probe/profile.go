@@ -129,8 +129,18 @@ func Load(path string) (*Profile, error) {
 // Static returns what is known about this machine without measuring: OS, architecture, CPU model,
 // features, vector level, cores and cache sizes (Linux sysfs). The measured maps are empty.
 func Static() *Profile {
-	p := &Profile{Version: Version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Cores: runtime.NumCPU(), ISA: "go"}
+	p := facts()
 	p.CPU = cpuModel()
+	return p
+}
+
+// HostClass is Static().Class() without reading the CPU's model name (/proc/cpuinfo, long on machines
+// with many cores): what a generated package computes at init to pick its kgen.lock values.
+func HostClass() string { return facts().Class() }
+
+// facts is Static without the model name.
+func facts() *Profile {
+	p := &Profile{Version: Version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Cores: runtime.NumCPU(), ISA: "go"}
 	switch runtime.GOARCH {
 	case "amd64":
 		f := map[string]bool{"avx2": cpu.X86.HasAVX2, "fma": cpu.X86.HasFMA, "f16c": cpu.X86.HasF16C,

@@ -21,6 +21,9 @@ if [ -n "$(git status --porcelain -- kernels codegen)" ]; then
   echo "generated files differ from the committed ones: run go generate and commit"; exit 1
 fi
 
+step "kgen verify: kgen.lock (if any) is fresh for kernels.kdsl"
+go run ./cmd/kgen verify kernels.kdsl
+
 step "go test (amd64, every variant this CPU has)"
 go test -count=1 -timeout 25m ./...
 

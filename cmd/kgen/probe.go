@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/kgen-dev/kgen/probe"
+	"github.com/kgen-dev/kgen/probe/gpuprobe"
 )
 
 // measure is probe.Measure; the command's tests replace it to check the file handling without the
@@ -35,7 +36,7 @@ func cmdProbe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer f.abort()
-	p, err := measure(probe.Options{Quick: *quick, Cores: *cores, MeasureCaches: *measureCaches,
+	p, err := measure(probe.Options{GPUs: gpuprobe.CUDA, Quick: *quick, Cores: *cores, MeasureCaches: *measureCaches,
 		Progress: probe.NewProgress(stderr, isTerminal(stderr))})
 	if err != nil {
 		return err

@@ -1,15 +1,20 @@
-package probe
+// Package gpuprobe finds CUDA GPUs for kgen probe (probe.Options.GPUs). It is separate from package
+// probe because it links rt/cuda and purego: generated kernel packages import probe for the machine
+// class and must not pull in a GPU driver binding.
+package gpuprobe
 
 import (
 	"fmt"
+	"github.com/kgen-dev/kgen/probe"
+	"math"
 	"time"
 
 	"github.com/kgen-dev/kgen/rt/cuda"
 )
 
-// probeGPUs lists the CUDA devices with their SM count, shared memory and a measured bandwidth, and
+// CUDA lists the CUDA devices with their SM count, shared memory and a measured bandwidth, and
 // says in note what it found (or why none). No GPU is not an error: the list is then empty.
-func probeGPUs(quick bool) (gpus []GPU, note string) {
+func CUDA(quick bool) (gpus []probe.GPU, note string) {
 	drv, err := cuda.Open()
 	if err != nil {
 		if cuda.IsNoDevice(err) {
@@ -30,7 +35,7 @@ func probeGPUs(quick bool) (gpus []GPU, note string) {
 		if err != nil {
 			return gpus, fmt.Sprintf("CUDA device %d: %v", i, err)
 		}
-		g := GPU{API: "cuda", Name: props.Name, Arch: fmt.Sprintf("sm_%d", props.SM()),
+		g := probe.GPU{API: "cuda", Name: props.Name, Arch: fmt.Sprintf("sm_%d", props.SM()),
 			Units: props.Multiprocessors, SharedBytes: props.SharedMemoryPerSM}
 		g.BandwidthGBs, err = memsetBandwidth(dev, quick)
 		if err != nil {
@@ -93,5 +98,5 @@ func memsetBandwidth(dev *cuda.Device, quick bool) (float64, error) {
 	if best == 0 {
 		return 0, fmt.Errorf("the events measured no time")
 	}
-	return round3(float64(size) / best.Seconds() / 1e9), nil
+	return math.Round(1000*float64(size)/best.Seconds()/1e9) / 1000, nil
 }
