@@ -36,6 +36,10 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 	dst := func(v uint64) { m.set(th, a[0].(Reg), v) }
 	isF := t == F32 || t == F64
 	switch tok[0] {
+	case "wgmma", "fence":
+		if !m.wgThreadOp(th, in) {
+			emuError("unknown instruction %s", in.Op)
+		}
 	case "ld":
 		n := t.Bits() / 8
 		if tok[1] == "param" {

@@ -66,6 +66,10 @@ func (l *lowerer) warpAccDecl(a *ir.Accum, m, n int, t Type) {
 }
 
 func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
+	if l.wgmmaOK(n) {
+		l.wgmma(n, acc)
+		return
+	}
 	if n.TF32 {
 		l.fail("a tf32 %s mma (precision tf32: mma.sync m16n8k8 .tf32 with cvt.rna operands is not emitted yet)", n.Acc.Scope)
 	}
