@@ -91,6 +91,10 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 		}
 		dst(src(1))
 	case "cvt":
+		if in.Op == "cvt.rna.tf32.f32" {
+			dst(roundTF32(m.value(th, a[1], F32)))
+			return false
+		}
 		dst(m.cvt(tok[1:], src(1), in.Types))
 	case "add", "sub", "mul", "div", "rem", "min", "max", "fma", "neg", "abs", "sqrt", "and", "or", "xor", "shl", "shr", "copysign":
 		if t == Pred {

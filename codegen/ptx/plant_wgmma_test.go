@@ -3,18 +3,13 @@ package ptx
 import (
 	"strings"
 	"testing"
-
-	"github.com/kgen-dev/kgen/ir"
 )
 
 // TestPlantedWGMMABugs shows that the emulated differential test of the sm_90a GEMMs catches the bugs a
 // wgmma path is prone to: descriptors that misdescribe the staged tiles, tiles not on the swizzle's
 // 1024-byte period, and each missing fence or wait.
 func TestPlantedWGMMABugs(t *testing.T) {
-	fs := map[string]*ir.Func{}
-	for _, f := range compileFile(t, "../../kernels.kdsl", "ptx:sm_90a") {
-		fs[f.Kernel.Name] = f
-	}
+	fs := kernelsByName(t, "../../kernels.kdsl", "ptx:sm_90a")
 	// descBits rewrites the constant fields of every descriptor (the or with bits above 16).
 	descBits := func(change func(int64) int64) func(e *Entry) bool {
 		return func(e *Entry) bool {
@@ -68,27 +63,6 @@ func TestPlantedWGMMABugs(t *testing.T) {
 		{"missing wgmma.wait_group", "bgemm", remove("wgmma.wait_group.sync.aligned")},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := fs[c.kernel]
-			k, err := Lower(f, "sm_90a")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := checkShapes(k, f, 2); err != nil {
-				t.Fatalf("the unplanted kernel fails: %v", err)
-			}
-			changed := false
-			for _, e := range k.Entries {
-				changed = c.plant(e) || changed
-			}
-			if !changed {
-				t.Fatal("nothing to plant the bug in")
-			}
-			err = checkShapes(k, f, 2)
-			if err == nil {
-				t.Fatalf("planted bug %q in %s not detected", c.name, c.kernel)
-			}
-			t.Logf("detected: %v", err)
-		})
+		t.Run(c.name, func(t *testing.T) { expectDetected(t, fs[c.kernel], "sm_90a", 2, c.name, c.plant) })
 	}
 }
