@@ -56,11 +56,12 @@ type emulator struct {
 	// shared arrays lie at flat addresses, each only as aligned as declared (base[i]), with unmapped
 	// gaps between them; in entries with wgmma, generic[i][k] is the thread (+1) whose generic-proxy
 	// write of the byte no fence.proxy.async has covered yet
-	base    []uint64
-	generic [][]int32
-	proxy   bool
-	steps   int
-	names   map[*Instr][]string
+	base     []uint64
+	generic  [][]int32
+	inflight [][]int32 // per shared byte, the reads of wgmmas not retired yet
+	proxy    bool
+	steps    int
+	names    map[*Instr][]string
 }
 
 const globalShift = 40
@@ -125,7 +126,7 @@ func (m *emulator) run(grid, block [3]int) (err error) {
 func (m *emulator) runBlock(block [3]int) {
 	m.shared = nil
 	m.sharedI = map[string]int{}
-	m.writer, m.reader, m.base, m.generic = nil, nil, nil, nil
+	m.writer, m.reader, m.base, m.generic, m.inflight = nil, nil, nil, nil, nil
 	m.proxy = usesWGMMA(m.e)
 	next := uint64(sharedGap)
 	for i, s := range m.e.Shared {
@@ -138,6 +139,7 @@ func (m *emulator) runBlock(block [3]int) {
 		m.writer = append(m.writer, make([]int32, len(b.data)))
 		m.reader = append(m.reader, make([]int32, len(b.data)))
 		m.generic = append(m.generic, make([]int32, len(b.data)))
+		m.inflight = append(m.inflight, make([]int32, len(b.data)))
 		// an odd multiple of the alignment: no more aligned than declared
 		al := uint64(max(s.Align, 1))
 		next = (next + al - 1) / al * al

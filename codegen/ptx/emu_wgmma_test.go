@@ -35,7 +35,9 @@ import (
 //     error (the fence the ISA requires); the warpgroup's 128 threads must all reach the instruction,
 //     with the same descriptors;
 //   - shared bytes written through the generic proxy (st.shared, cp.async) are readable by wgmma only
-//     after the writing thread's fence.proxy.async (and a barrier, which the race check enforces).
+//     after the writing thread's fence.proxy.async (and a barrier, which the race check enforces);
+//     the operands a wgmma reads stay in flight until a wgmma.wait_group of the warpgroup retires its
+//     group, and a write to them before that is an error.
 //
 // Products are summed exactly (f64) per instruction and added to D, rounded once to f32.
 
@@ -46,6 +48,10 @@ type wgThread struct {
 	pending  [][]wgResult   // committed groups, oldest first
 	latest   map[Reg]uint64 // the newest in-flight result of each D register
 	unfenced [][2]int       // shared (array, byte) written through the generic proxy, not yet fenced
+	// the shared (array, byte) pairs read by the warpgroup's wgmmas (kept by its first thread): issued
+	// since the last commit, and per committed group; they stay in flight until a wait retires them
+	readOpen    [][2]int
+	readPending [][][2]int
 }
 
 // wgResult is the value an issued wgmma will leave in one D register.
@@ -92,6 +98,8 @@ func (m *emulator) wgThreadOp(th *emuThread, in *Instr) bool {
 	case "wgmma.commit_group.sync.aligned":
 		th.wg.pending = append(th.wg.pending, th.wg.open)
 		th.wg.open = nil
+		th.wg.readPending = append(th.wg.readPending, th.wg.readOpen)
+		th.wg.readOpen = nil
 	case "wgmma.wait_group.sync.aligned":
 		keep := int(in.Args[0].(Imm))
 		for len(th.wg.pending) > keep {
@@ -99,6 +107,12 @@ func (m *emulator) wgThreadOp(th *emuThread, in *Instr) bool {
 				th.regs[classIndex(r.r.T)][r.r.n] = r.v
 			}
 			th.wg.pending = th.wg.pending[1:]
+		}
+		for len(th.wg.readPending) > keep {
+			for _, x := range th.wg.readPending[0] {
+				m.inflight[x[0]][x[1]]--
+			}
+			th.wg.readPending = th.wg.readPending[1:]
 		}
 		clear(th.wg.latest)
 		for _, g := range append(th.wg.pending, th.wg.open) {
@@ -116,6 +130,9 @@ func (m *emulator) wgThreadOp(th *emuThread, in *Instr) bool {
 func (m *emulator) noteGenericWrite(th *emuThread, i, k int) {
 	if th.wg == nil {
 		return
+	}
+	if m.inflight[i][k] != 0 {
+		emuError("thread %d overwrites %s byte %d, which a wgmma still in flight reads (no wgmma.wait_group retired it)", th.id, m.shared[i].name, k)
 	}
 	m.generic[i][k] = int32(th.id + 1)
 	th.wg.unfenced = append(th.wg.unfenced, [2]int{i, k})
@@ -199,6 +216,10 @@ func (m *emulator) wgmma(group []*emuThread, in *Instr) {
 			emuError("%s reads %s byte %d, written through the generic proxy by thread %d without a fence.proxy.async since", in.Op, b.name, off, max(w, m.generic[i][off+1])-1)
 		}
 		m.sharedAccess(lead, i, off, 2, false)
+		for b := off; b < off+2; b++ {
+			m.inflight[i][b]++
+			lead.wg.readOpen = append(lead.wg.readOpen, [2]int{i, b})
+		}
 		h := uint16(load(b.data[off:], 2))
 		if bf {
 			return float64(f16.BF16(h).Float32())
