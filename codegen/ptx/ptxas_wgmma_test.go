@@ -31,8 +31,8 @@ func ptxasSupports90a(t *testing.T, path string) {
 	t.Skip(msg)
 }
 
-// TestWGMMASass assembles the sm_90a module for sm_90a and checks the machine code of its 16-bit
-// GEMMs: each issues HGMMA (wgmma) — four HGMMA.64x64x16.F32 with the transposed-B descriptor per K
+// TestWGMMASass assembles the sm_90a module of kernels.kdsl and passes/testdata/mma.kdsl for sm_90a and
+// checks the machine code of the 16-bit GEMMs (with epilogues up to bias+GELU): each issues HGMMA (wgmma) — four HGMMA.64x64x16.F32 with the transposed-B descriptor per K
 // tile —, spills nothing, and ptxas does not warn that it serialized the wgmma pipeline (C7515).
 func TestWGMMASass(t *testing.T) {
 	ptxas := ptxasPath(t)
@@ -40,7 +40,11 @@ func TestWGMMASass(t *testing.T) {
 	cuobjdump := toolPath(t, "cuobjdump", "KGEN_CUOBJDUMP")
 	st := SubTargets["sm_90a"]
 	fs := compileFile(t, "../../kernels.kdsl", "ptx:sm_90a")
-	mod, _, _ := Build(fs, st, "kernels.kdsl")
+	fs = append(fs, compileFile(t, "../../passes/testdata/mma.kdsl", "ptx:sm_90a")...)
+	mod, _, unsup := Build(fs, st, "kernels.kdsl")
+	if len(unsup) != 0 {
+		t.Fatalf("unsupported: %v", unsup)
+	}
 	text := mod.Print()
 	dir := t.TempDir()
 	src, bin := filepath.Join(dir, "k.ptx"), filepath.Join(dir, "k.cubin")
@@ -69,7 +73,7 @@ func TestWGMMASass(t *testing.T) {
 		}
 		funcs[cur] += line + "\n"
 	}
-	for _, name := range []string{"hgemm_0", "bgemm_0", "bgemm_bf16_0", "bgemm_tt_0"} {
+	for _, name := range []string{"hgemm_0", "bgemm_0", "bgemm_bf16_0", "bgemm_tt_0", "hgemm_bias_gelu_0", "bgemm_scale_residual_0"} {
 		code, ok := funcs[name]
 		if !ok {
 			t.Errorf("cuobjdump shows no function %s", name)
