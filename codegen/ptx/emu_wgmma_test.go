@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -310,5 +311,29 @@ func TestWGMMADescriptorDecode(t *testing.T) {
 				t.Fatalf("K-major unswizzled (m %d, k %d): %d, want %d", x, k, got, want)
 			}
 		}
+	}
+}
+
+// TestEmulatedWGMMAShapes runs two sm_90a wgmma GEMMs (hgemm; bgemm_tt, both operands transposed) in
+// the emulator against the interpreter on ragged shapes around the 64×64×64 tile: 17, 64+1, 130 and
+// mixed ones, a single row and a single column.
+func TestEmulatedWGMMAShapes(t *testing.T) {
+	fs := kernelsByName(t, "../../kernels.kdsl", "ptx:sm_90a")
+	mnk := [][3]int{{17, 17, 17}, {65, 65, 65}, {130, 66, 130}, {1, 130, 65}, {130, 1, 17}, {64, 64, 128}}
+	for _, name := range []string{"hgemm", "bgemm_tt"} {
+		t.Run(name, func(t *testing.T) {
+			f := fs[name]
+			k, err := Lower(f, "sm_90a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var shapes []map[string]int
+			for _, d := range mnk {
+				shapes = append(shapes, map[string]int{"M": d[0], "N": d[1], "K": d[2]})
+			}
+			if err := checkDims(k, f, shapes, rand.New(rand.NewPCG(3, 90))); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }

@@ -209,6 +209,13 @@ func checkShapes(k *Kernel, f *ir.Func, nshapes int) error {
 			shapes = append(shapes, dims)
 		}
 	}
+	return checkDims(k, f, shapes, rng)
+}
+
+// checkDims runs k on the given shapes (random arguments from rng) against the interpreter; it returns
+// the first difference or emulator error.
+func checkDims(k *Kernel, f *ir.Func, shapes []map[string]int, rng *rand.Rand) error {
+	kern := f.Kernel
 	for si, dims := range shapes {
 		args := kgentest.RandomArgs(kern, dims, rng, si)
 		ref := args.Clone()
