@@ -114,8 +114,8 @@ func (l *lowerer) wgmma(n *ir.MMA, acc *accTile) {
 		a, b := da, db
 		if s > 0 {
 			a, b = l.e.Reg(S64), l.e.Reg(S64)
-			l.e.Op("add", S64, a, da, Imm(int64(32*s/16))).Comment = "A descriptor: 32 bytes further along K"
-			l.e.Op("add", S64, b, db, Imm(int64(16*s*wgmmaRowBytes/16))).Comment = "B descriptor: 16 rows further along K"
+			l.e.Op("add", S64, a, da, Imm(int64(32*s/16))).Comment = fmt.Sprintf("A descriptor: start %d bytes further along K", 32*s)
+			l.e.Op("add", S64, b, db, Imm(int64(16*s*wgmmaRowBytes/16))).Comment = fmt.Sprintf("B descriptor: start %d rows further along K", 16*s)
 		}
 		in := l.e.Emit(&Instr{Op: op, Args: []Operand{Vec(acc.regs), a, b, scale, Imm(1), Imm(1), Imm(0), Imm(1)}})
 		in.Comment = fmt.Sprintf("k %d..%d: A K-major, B MN-major (transposed)", 16*s, 16*s+15)
