@@ -166,6 +166,9 @@ func (v *fverifier) iexpr(e IExpr) error {
 			if _, ok := v.f.Plan[e.Name]; !ok && err == nil {
 				err = fmt.Errorf("plan symbol %s has no default", e.Name)
 			}
+			if _, ok := RunTimeSyms[e.RunTimeField()]; e.RunTime && !ok && err == nil {
+				err = fmt.Errorf("run-time symbol %s is not one backends can read (ir.RunTimeSyms)", e.Name)
+			}
 		case IBin:
 			walk(e.X)
 			walk(e.Y)

@@ -4,6 +4,8 @@
 //	kgen check file.kdsl
 //	kgen ir [-level algo|loop] [-target go] [-print-after pass|all] [-kernel name] file.kdsl
 //	kgen fmt [-w] [-d] file.kdsl...
+//	kgen probe [-o profile.json] [-quick] [-cores N]
+//	kgen report -profile profile.json -bench results.txt [-base results.txt] [-o dir]
 //	kgen version
 //
 // Exit status: 0 success, 1 compile errors, 2 usage errors.
@@ -55,6 +57,8 @@ Usage:
 	kgen check file.kdsl            report errors only
 	kgen ir [flags] file.kdsl       print the IR
 	kgen fmt [-w] [-d] file.kdsl... format kdsl source
+	kgen probe [flags]              measure this machine into a profile (JSON)
+	kgen report [flags]             roofline of benchmark results against a profile
 	kgen version                    print the version
 
 Run 'kgen <command> -h' for a command's flags.
@@ -75,6 +79,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdIR(args[1:], stdout, stderr)
 	case "fmt":
 		err = cmdFmt(args[1:], stdout, stderr)
+	case "probe":
+		err = cmdProbe(args[1:], stdout, stderr)
+	case "report":
+		err = cmdReport(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "kgen %s\n", Version)
 		return 0

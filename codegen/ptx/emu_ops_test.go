@@ -79,6 +79,15 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 	case "cvta":
 		dst(src(1))
 	case "mov":
+		if v, ok := a[0].(Vec); ok {
+			// unpack: the first element from the low bits
+			bits, w := src(1), t.Bits()/len(v)
+			for _, r := range v {
+				m.set(th, r, bits&(1<<w-1))
+				bits >>= w
+			}
+			return false
+		}
 		if v, ok := a[1].(Vec); ok {
 			// pack: the first element in the low bits
 			var bits uint64

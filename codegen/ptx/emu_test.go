@@ -35,7 +35,7 @@ type emuThread struct {
 	open    []emuCopy   // copies issued since the last commit
 	done    bool
 	barrier bool
-	coll    *Instr // the warp-collective instruction (mma.sync) the thread waits at
+	coll    *Instr // the warp-collective instruction (mma.sync, ldmatrix, shfl.sync) the thread waits at
 	id      int
 	wg      *wgThread // wgmma state (emu_wgmma_test.go), in entries that issue wgmma
 }
@@ -198,12 +198,14 @@ func (m *emulator) runBlock(block [3]int) {
 			if in != nil && strings.HasPrefix(in.Op, "wgmma.") {
 				continue
 			}
-			all := in != nil && len(warp) == 32
+			all := in != nil && (len(warp) == 32 || strings.HasPrefix(in.Op, "shfl"))
 			for _, th := range warp {
 				all = all && th.coll == in
 			}
 			if all {
-				if strings.HasPrefix(in.Op, "ldmatrix") {
+				if strings.HasPrefix(in.Op, "shfl") {
+					m.shfl(warp, in)
+				} else if strings.HasPrefix(in.Op, "ldmatrix") {
 					m.ldmatrix(warp, in)
 				} else {
 					m.warpMMA(warp, in)
@@ -437,7 +439,7 @@ func (m *emulator) runThread(th *emuThread) {
 				continue
 			}
 		}
-		if strings.HasPrefix(in.Op, "mma.sync") || strings.HasPrefix(in.Op, "ldmatrix") || strings.HasPrefix(in.Op, "wgmma.mma_async") {
+		if strings.HasPrefix(in.Op, "mma.sync") || strings.HasPrefix(in.Op, "ldmatrix") || strings.HasPrefix(in.Op, "shfl.sync") || strings.HasPrefix(in.Op, "wgmma.mma_async") {
 			th.coll = in
 			return
 		}

@@ -255,7 +255,7 @@ func elements(k *ir.Kernel, dims map[string]int) int {
 // two, a K tile of 7, a 3×5 register tile, 3 warps) and runs them in the emulator: the lowering must
 // follow the plan, not assume the default tiles.
 func TestEmulatedOddPlans(t *testing.T) {
-	odd := map[string]int{"gpu.BT": 37, "gpu.B1": 33, "gpu.BX": 3, "gpu.BY": 5, "gpu.BK": 7, "gpu.W": 3}
+	odd := map[string]int{"gpu.RW": 3, "gpu.B1": 33, "gpu.BX": 3, "gpu.BY": 5, "gpu.BK": 7, "gpu.W": 3}
 	want := map[string]bool{"saxpy": true, "softmax": true, "layernorm": true, "transpose": true, "colsum": true, "sgemm": true, "dgemm_tn": true, "sgemm_nt": true, "hgemm": true, "bgemm_tt": true, "sgemv": true}
 	for _, f := range compileFile(t, "../../kernels.kdsl", "ptx:sm_80") {
 		if !want[f.Kernel.Name] {

@@ -305,6 +305,8 @@ func (l *lowerer) node(n ir.Node) {
 	case *ir.Copy:
 		l.needThread("a copy")
 		l.copyTile(n)
+	case *ir.WarpReduce:
+		l.warpReduce(n)
 	case *ir.AccDecl:
 		l.needThread("an accumulator")
 		l.accDecl(n.Acc)

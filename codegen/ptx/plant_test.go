@@ -14,7 +14,7 @@ func TestPlantedBugs(t *testing.T) {
 		name, kernel string
 		plant        func(e *Entry) bool // reports whether it changed something
 	}{
-		{"removed barrier", "softmax", func(e *Entry) bool {
+		{"removed barrier between the two reduction levels", "softmax", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool { return in.Op == "bar.sync" }, func(in *Instr) *Instr { return nil }, 1)
 		}},
 		{"removed barrier after the row maximum", "softmax", func(e *Entry) bool {
@@ -26,6 +26,23 @@ func TestPlantedBugs(t *testing.T) {
 				}
 				return false
 			}, func(in *Instr) *Instr { return nil }, 1)
+		}},
+		{"wrong shuffle lane mask", "softmax", func(e *Entry) bool {
+			// the last butterfly step pairs lanes 2 apart again instead of neighbours
+			return edit(e, func(in *Instr) bool { return in.Op == "shfl.sync.bfly" && in.Args[2] == Imm(1) },
+				func(in *Instr) *Instr {
+					c := *in
+					c.Args = []Operand{in.Args[0], in.Args[1], Imm(2), in.Args[3], in.Args[4]}
+					return &c
+				}, -1)
+		}},
+		{"shuffle member mask of half a warp", "layernorm", func(e *Entry) bool {
+			return edit(e, func(in *Instr) bool { return in.Op == "shfl.sync.bfly" },
+				func(in *Instr) *Instr {
+					c := *in
+					c.Args = []Operand{in.Args[0], in.Args[1], in.Args[2], in.Args[3], Imm(0xFFFF)}
+					return &c
+				}, 1)
 		}},
 		{"async wait retires too little", "sgemm", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool { return in.Op == "cp.async.wait_group" && in.Args[0] == Imm(1) },
