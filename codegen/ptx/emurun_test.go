@@ -209,6 +209,13 @@ func checkShapes(k *Kernel, f *ir.Func, nshapes int) error {
 			shapes = append(shapes, dims)
 		}
 	}
+	return checkDims(k, f, shapes, rng)
+}
+
+// checkDims runs k on the given shapes (random arguments from rng) against the interpreter; it returns
+// the first difference or emulator error.
+func checkDims(k *Kernel, f *ir.Func, shapes []map[string]int, rng *rand.Rand) error {
+	kern := f.Kernel
 	for si, dims := range shapes {
 		args := kgentest.RandomArgs(kern, dims, rng, si)
 		ref := args.Clone()
@@ -282,11 +289,14 @@ func TestEmulatedOddPlans(t *testing.T) {
 	}
 }
 
-// TestEmulatedWarpgroup runs the sm_90a pipeline's warpgroup GEMMs (m64nNk16 tiles, lowered to N/8
-// mma.sync per warp) in the emulator against the interpreter.
+// TestEmulatedWarpgroup runs the sm_90a pipeline's warpgroup GEMMs (the 16-bit ones of kernels.kdsl, and
+// passes/testdata/mma.kdsl's bias+GELU and scale+residual+tanh epilogues, one with B transposed: all on
+// wgmma) in the emulator against the interpreter.
 func TestEmulatedWarpgroup(t *testing.T) {
 	n := 0
-	for _, f := range compileFile(t, "../../kernels.kdsl", "ptx:sm_90a") {
+	fs := compileFile(t, "../../kernels.kdsl", "ptx:sm_90a")
+	fs = append(fs, compileFile(t, "../../passes/testdata/mma.kdsl", "ptx:sm_90a")...)
+	for _, f := range fs {
 		wg := false
 		ir.WalkNodes(f.Body, func(x ir.Node) bool {
 			if d, ok := x.(*ir.AccDecl); ok && d.Acc.Scope == ir.ScopeWarpgroup {
