@@ -104,6 +104,11 @@ var mmaTable = []MMAShape{
 	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 8, K: 1, In: ir.F64, Acc: ir.F64, Scope: ir.ScopeThread},
 	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 16, K: 1, In: ir.F16, Acc: ir.F32, Scope: ir.ScopeThread},
 	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 16, K: 1, In: ir.BF16, Acc: ir.F32, Scope: ir.ScopeThread},
+	// With 64-byte vectors (Machine.MMAKey): the AVX-512 microkernel's shape, 28 zmm accumulators.
+	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 14, N: 32, K: 1, In: ir.F32, Acc: ir.F32, Scope: ir.ScopeThread},
+	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 14, N: 16, K: 1, In: ir.F64, Acc: ir.F64, Scope: ir.ScopeThread},
+	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 14, N: 32, K: 1, In: ir.F16, Acc: ir.F32, Scope: ir.ScopeThread},
+	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 14, N: 32, K: 1, In: ir.BF16, Acc: ir.F32, Scope: ir.ScopeThread},
 	// The portable Go backend: the expansion of MMA into scalar FMAs (passes/mmalower.go).
 	{Target: "go", Insn: "scalar fma", M: 4, N: 4, K: 1, In: ir.F32, Acc: ir.F32, Scope: ir.ScopeThread},
 	{Target: "go", Insn: "scalar fma", M: 4, N: 4, K: 1, In: ir.F64, Acc: ir.F64, Scope: ir.ScopeThread},

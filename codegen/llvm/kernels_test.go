@@ -339,8 +339,8 @@ func runCalls(t *testing.T, driver string, calls []*call) {
 }
 
 // checkPackage compiles p on its own (opt verify, opt -O3, llc -O3, the C driver) and compares every
-// kernel with the interpreter on ragged shapes.
-func checkPackage(t *testing.T, p *codegen.Package, opt, llc, clang string) {
+// kernel with the interpreter on ragged shapes. flags go to opt and llc (e.g. -mcpu=native).
+func checkPackage(t *testing.T, p *codegen.Package, opt, llc, clang string, flags ...string) {
 	t.Helper()
 	files, err := Backend{}.Generate(p)
 	if err != nil {
@@ -357,8 +357,8 @@ func checkPackage(t *testing.T, p *codegen.Package, opt, llc, clang string) {
 	}
 	ll := p.Name + ".ll"
 	run(t, dir, opt, "-passes=verify", ll, "-o", "/dev/null")
-	run(t, dir, opt, "-O3", ll, "-o", "k.bc")
-	run(t, dir, llc, "-O3", "-filetype=obj", "k.bc", "-o", "k.o")
+	run(t, dir, opt, append([]string{"-O3", ll, "-o", "k.bc"}, flags...)...)
+	run(t, dir, llc, append([]string{"-O3", "-filetype=obj", "k.bc", "-o", "k.o"}, flags...)...)
 	run(t, dir, clang, "-O1", "-w", "driver.c", "k.o", "-lm", "-o", "driver")
 	rng := rand.New(rand.NewPCG(21, 8))
 	var calls []*call
