@@ -265,19 +265,93 @@ func (g *fn) uses(idx []ir.IExpr) bool {
 	return found
 }
 
-// unitStride reports whether consecutive lanes access consecutive elements of t.
+// unitStride reports whether consecutive lanes access consecutive elements of t (a register tile's
+// accesses are checked by regVector).
 func (g *fn) unitStride(t *ir.Tensor, idx []ir.IExpr) bool {
 	if _, reg := g.regs[t]; reg {
-		return false
+		return true
 	}
-	if t.Kind == ir.Scratch {
-		return len(idx) == 1 && ir.Coefficient(idx[0], g.vec.l.Var) == 1
+	if n := len(idx); n >= 2 && t.Kind != ir.Scratch {
+		// (e / d, e % d) over the last dim d addresses element e of the row-major pair (addr).
+		if e, ok := divMod(idx[n-2], idx[n-1], t.Shape[n-1]); ok {
+			idx = append(append([]ir.IExpr{}, idx[:n-2]...), e)
+		}
 	}
-	return ir.Stride(idx, g.vec.l.Var) == 1
+	for i, ix := range idx {
+		want := int64(0)
+		if i == len(idx)-1 {
+			want = 1
+		}
+		if s, ok := g.laneStride(ix); !ok || s != want {
+			return false
+		}
+	}
+	return len(idx) > 0
+}
+
+// laneStride is how much index e grows from one lane of the vector group to the next (ok false when it
+// does not grow by a constant). Besides affine expressions (ir.Coefficient), a group at a constant
+// position (a register tile's row, unrollRow) takes any index that is a constant on every lane, such
+// as the (j / NR, j % NR) of a packed panel's micro-panels, checked lane by lane.
+func (g *fn) laneStride(e ir.IExpr) (int64, bool) {
+	v := g.vec.l.Var
+	if !g.uses([]ir.IExpr{e}) {
+		return 0, true
+	}
+	if base, ok := g.konst[v]; ok {
+		var first, stride int64
+		all := true
+		for k := int64(0); k < int64(g.vec.w) && all; k++ {
+			g.konst[v] = base + k
+			x, ok := g.constIndex(e)
+			switch {
+			case !ok:
+				all = false
+			case k == 0:
+				first = x
+			case k == 1:
+				stride = x - first
+			case x != first+k*stride:
+				g.konst[v] = base
+				return 0, false
+			}
+		}
+		g.konst[v] = base
+		if all {
+			return stride, true
+		}
+	}
+	switch e := e.(type) {
+	case ir.IVar:
+		return 1, true // v itself: other variables do not use v
+	case ir.IBin:
+		x, okx := g.laneStride(e.X)
+		y, oky := g.laneStride(e.Y)
+		if !okx || !oky {
+			return 0, false
+		}
+		switch e.Op {
+		case '+':
+			return x + y, true
+		case '-':
+			return x - y, true
+		case '*':
+			if c, ok := g.constIndex(e.X); ok && x == 0 {
+				return c * y, true
+			}
+			if c, ok := g.constIndex(e.Y); ok && y == 0 {
+				return c * x, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // vecAddr is the address of the group's first lane's element, as a pointer to <W x storage>.
 func (g *fn) vecAddr(t *ir.Tensor, idx []ir.IExpr) (value.Value, error) {
+	if p, ok, err := g.regVector(t, idx); ok {
+		return p, err
+	}
 	p, err := g.addr(t, idx)
 	if err != nil {
 		return nil, err
