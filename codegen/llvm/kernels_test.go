@@ -309,14 +309,16 @@ func TestKernelsAgainstInterpreter(t *testing.T) {
 	runCalls(t, driver, calls)
 }
 
-// runCalls runs the driver once on all calls and checks each call's results.
-func runCalls(t *testing.T, driver string, calls []*call) {
+// runCalls runs the driver once on all calls and checks each call's results; wrap runs the driver
+// (qemu-aarch64 for another architecture's executable).
+func runCalls(t *testing.T, driver string, calls []*call, wrap ...string) {
 	t.Helper()
 	var in bytes.Buffer
 	for _, c := range calls {
 		c.encode(&in)
 	}
-	cmd := exec.Command(driver)
+	argv := append(append([]string{}, wrap...), driver)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -360,11 +362,17 @@ func checkPackage(t *testing.T, p *codegen.Package, opt, llc, clang string, flag
 	run(t, dir, opt, append([]string{"-O3", ll, "-o", "k.bc"}, flags...)...)
 	run(t, dir, llc, append([]string{"-O3", "-filetype=obj", "k.bc", "-o", "k.o"}, flags...)...)
 	run(t, dir, clang, "-O1", "-w", "driver.c", "k.o", "-lm", "-o", "driver")
-	rng := rand.New(rand.NewPCG(21, 8))
+	runCalls(t, filepath.Join(dir, "driver"), randomCalls(t, p, rand.New(rand.NewPCG(21, 8)), 5))
+}
+
+// randomCalls is a call of every kernel of p on each of n ragged shapes (kgentest.Shapes), with the
+// interpreter's results.
+func randomCalls(t *testing.T, p *codegen.Package, rng *rand.Rand, n int) []*call {
+	t.Helper()
 	var calls []*call
 	for i, kk := range p.Kernels {
 		k := kk.K
-		for si, dims := range kgentest.Shapes(k, rng, 5) {
+		for si, dims := range kgentest.Shapes(k, rng, n) {
 			args := kgentest.RandomArgs(k, dims, rng, si)
 			ref := args.Clone()
 			if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
@@ -373,7 +381,7 @@ func checkPackage(t *testing.T, p *codegen.Package, opt, llc, clang string, flag
 			calls = append(calls, &call{k: i, kern: k, dims: dims, in: args, ref: ref, mag: kgentest.Magnitude(k, args)})
 		}
 	}
-	runCalls(t, filepath.Join(dir, "driver"), calls)
+	return calls
 }
 
 // conversionInputs returns the inputs that check a conversion kernel exactly (nil for other kernels):
