@@ -2,7 +2,6 @@ package llvm
 
 import (
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -79,19 +78,7 @@ func TestAarch64Qemu(t *testing.T) {
 	lld := tool(t, "ld.lld", "ld.lld-14")
 	qemu := tool(t, "qemu-aarch64")
 	p := library(t)
-	files, err := Backend{}.Generate(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "driver.c"), []byte(driverWith(p, freestandingIO)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := writePackage(t, p, driverWith(p, freestandingIO))
 	const triple = "aarch64-linux-gnu"
 	run(t, dir, opt, "-O3", "-mtriple="+triple, "kt.ll", "-o", "k.bc")
 	run(t, dir, llc, "-O3", "-mtriple="+triple, "-filetype=obj", "k.bc", "-o", "k.o")

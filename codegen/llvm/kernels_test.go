@@ -24,6 +24,16 @@ import (
 // library compiles every kernel of kernels.kdsl with the llvm pipeline into package "kt".
 func library(t *testing.T) *codegen.Package {
 	t.Helper()
+	m, err := target.Lookup("llvm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compileKernels(t, "kt", m, kdslKernels(t))
+}
+
+// kdslKernels returns the checked kernels of kernels.kdsl.
+func kdslKernels(t *testing.T) []*ir.Kernel {
+	t.Helper()
 	src, err := os.ReadFile("../../kernels.kdsl")
 	if err != nil {
 		t.Fatal(err)
@@ -32,11 +42,13 @@ func library(t *testing.T) *codegen.Package {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := target.Lookup("llvm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &codegen.Package{Name: "kt", Source: "kernels.kdsl", Target: "llvm"}
+	return ks
+}
+
+// compileKernels compiles ks for machine m (the llvm pipeline) into package name.
+func compileKernels(t *testing.T, name string, m target.Machine, ks []*ir.Kernel) *codegen.Package {
+	t.Helper()
+	p := &codegen.Package{Name: name, Source: "kernels.kdsl", Target: "llvm"}
 	for _, k := range ks {
 		f, err := passes.Compile(k, m, passes.Options{})
 		if err != nil {
@@ -344,19 +356,7 @@ func runCalls(t *testing.T, driver string, calls []*call, wrap ...string) {
 // kernel with the interpreter on ragged shapes. flags go to opt and llc (e.g. -mcpu=native).
 func checkPackage(t *testing.T, p *codegen.Package, opt, llc, clang string, flags ...string) {
 	t.Helper()
-	files, err := Backend{}.Generate(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "driver.c"), []byte(driverC(p)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := writePackage(t, p, driverC(p))
 	ll := p.Name + ".ll"
 	run(t, dir, opt, "-passes=verify", ll, "-o", "/dev/null")
 	run(t, dir, opt, append([]string{"-O3", ll, "-o", "k.bc"}, flags...)...)
@@ -382,6 +382,24 @@ func randomCalls(t *testing.T, p *codegen.Package, rng *rand.Rand, n int) []*cal
 		}
 	}
 	return calls
+}
+
+// writePackage writes p's generated files and the C driver source driver.c into a temporary directory
+// and returns it.
+func writePackage(t *testing.T, p *codegen.Package, driver string) string {
+	t.Helper()
+	files, err := Backend{}.Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files = append(files, codegen.File{Name: "driver.c", Data: []byte(driver)})
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // conversionInputs returns the inputs that check a conversion kernel exactly (nil for other kernels):

@@ -1,13 +1,11 @@
 package llvm
 
 import (
-	"os"
 	"runtime"
 	"testing"
 
 	"github.com/kgen-dev/kgen/check"
-	"github.com/kgen-dev/kgen/codegen"
-	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/target"
 )
 
@@ -34,34 +32,20 @@ func wideMachine(t *testing.T) target.Machine {
 func TestWideKernels(t *testing.T) {
 	clang := tool(t, "clang-14", "clang")
 	opt, llc := tool(t, "opt", "opt-14"), tool(t, "llc", "llc-14")
-	src, err := os.ReadFile("../../kernels.kdsl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := check.File("kernels.kdsl", string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
 	extra, err := check.File("extra.kdsl", extraSrc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := wideMachine(t)
-	p := &codegen.Package{Name: "wide", Source: "kernels.kdsl", Target: "llvm"}
-	for _, k := range append(ks, extra...) {
+	var ks []*ir.Kernel
+	for _, k := range append(kdslKernels(t), extra...) {
 		switch k.Name {
 		case "sgemm", "dgemm", "hgemm", "bgemm_bf16", "sgemm_acc", "gemm_bias_relu", "dgemm_tn", "softmax",
 			"layernorm", "saxpy", "colsum", "sdot", "bmm", "bgemm", "haxpy", "sgemv", "sum_mid", "batch_stats",
 			"cvt_f32_f16", "fns", "dfns", "mixed", "rowmin":
-		default:
-			continue
+			ks = append(ks, k)
 		}
-		f, err := passes.Compile(k, m, passes.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
 	}
+	p := compileKernels(t, "wide", wideMachine(t), ks)
 	var flags []string
 	if runtime.GOARCH == "amd64" {
 		flags = append(flags, "-mcpu=native")
