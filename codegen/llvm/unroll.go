@@ -3,6 +3,7 @@ package llvm
 import (
 	"github.com/kgen-dev/kgen/ir"
 	lir "github.com/llir/llvm/ir"
+	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 )
@@ -46,6 +47,9 @@ func (g *fn) unroll(l *ir.Loop) (bool, error) {
 	lo, ok1 := g.constIndex(l.Lo)
 	hi, ok2 := g.constIndex(l.Hi)
 	step, ok3 := g.constIndex(l.Step)
+	if ok1 && !ok2 && ok3 && step > 0 {
+		return g.unrollGuarded(l, lo, step)
+	}
 	if !ok1 || !ok2 || !ok3 || step <= 0 {
 		return false, nil
 	}
@@ -98,6 +102,76 @@ func (g *fn) rollback(m mark) {
 	m.cur.Term = nil
 	g.cur = m.cur
 	g.cse = nil
+}
+
+// unrollGuarded emits a loop over the rows of an edge register tile, for v = lo; v < min(c, e), c a
+// constant: unrolled to the c iterations of a whole tile, each under the guard v < min(c, e), so that
+// the tile's accesses keep constant offsets and the tile stays in registers (the rows loop of the tile
+// update, of its zeroing and of its store; the loop over a row inside is then a constant-trip one when
+// the columns are whole). Other loops (no tile, a straight-line body, a non-constant c) report false.
+func (g *fn) unrollGuarded(l *ir.Loop, lo, step int64) (bool, error) {
+	b, ok := l.Hi.(ir.IBin)
+	if !ok || b.Op != 'm' || len(g.regs) == 0 || g.vec != nil || l.Kind == ir.Vector {
+		return false, nil
+	}
+	c, ok := g.constIndex(b.X)
+	if !ok {
+		c, ok = g.constIndex(b.Y)
+	}
+	trips := (c - lo + step - 1) / step
+	if !ok || trips < 1 || trips > unrollMax || g.unrolled*trips > unrollBudget || !g.tileRows(l.Body) {
+		return false, nil
+	}
+	hi, err := g.iexpr(l.Hi)
+	if err != nil {
+		return true, err
+	}
+	saved := g.unrolled
+	g.unrolled *= trips
+	defer func() {
+		g.unrolled = saved
+		delete(g.konst, l.Var)
+	}()
+	for x := lo; x < c; x += step {
+		then, join := g.block("row."+l.Var.Name), g.block("rowend."+l.Var.Name)
+		g.cur.NewCondBr(g.cur.NewICmp(enum.IPredSLT, i64(x), hi), then, join)
+		g.cur = then
+		g.konst[l.Var] = x
+		if err := g.nodes(l.Body); err != nil {
+			return true, err
+		}
+		g.cur.NewBr(join)
+		g.cur = join
+	}
+	return true, nil
+}
+
+// tileRows reports whether body is a loop over a row of a register tile emitted in registers (a
+// single loop whose body accesses the tile).
+func (g *fn) tileRows(body []ir.Node) bool {
+	if len(body) != 1 {
+		return false
+	}
+	inner, ok := body[0].(*ir.Loop)
+	if !ok {
+		return false
+	}
+	found := false
+	for _, n := range inner.Body {
+		ir.NodeExprs(n, func(e ir.Expr) {
+			ir.Walk(e, func(x ir.Expr) {
+				if ld, ok := x.(*ir.Load); ok {
+					_, reg := g.regs[ld.T]
+					found = found || reg
+				}
+			})
+		})
+		if st, ok := n.(*ir.Store); ok {
+			_, reg := g.regs[st.T]
+			found = found || reg
+		}
+	}
+	return found
 }
 
 // unrollRow emits a constant-trip loop over a register tile's row as one vector operation per group of
