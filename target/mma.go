@@ -106,9 +106,8 @@ var mmaTable = []MMAShape{
 	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 16, K: 1, In: ir.BF16, Acc: ir.F32, Scope: ir.ScopeThread},
 	// With 64-byte vectors (Machine.MMAKey, kgen gen -host on an AVX-512 machine): 8 rows of two zmm
 	// (f32) or two zmm of f64, 16 accumulators + 2 B̃ + 1 broadcast, which llc allocates without a spill
-	// in the k loop. Not the avo kernels' 14 rows: codegen/llvm keeps edge tiles (fewer than MR rows) in
-	// memory, and 8 divides the usual sizes where 14 leaves an edge in every column (measured in
-	// docs/PERF.md: sgemm 256 at 0.48× avo with 14×32, 0.96× with 8×32).
+	// in the k loop. Not the avo kernels' 14 rows: measured against 14×32 / 14×16 (docs/PERF.md) 8 rows
+	// won sgemm 256 and the 16-row skinny product and lost dgemm 1024, by about 10% each.
 	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 8, N: 32, K: 1, In: ir.F32, Acc: ir.F32, Scope: ir.ScopeThread},
 	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 8, N: 16, K: 1, In: ir.F64, Acc: ir.F64, Scope: ir.ScopeThread},
 	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 8, N: 32, K: 1, In: ir.F16, Acc: ir.F32, Scope: ir.ScopeThread},
