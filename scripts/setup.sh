@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh — install what kgen's tests and tools need on a fresh Debian machine (run as root or with sudo):
-# LLVM (llvm-mc checks the arm64 WORD encodings), qemu-user (runs arm64 tests), clang-14, gfortran (the LLVM backend's Fortran example), and NVIDIA's
+# LLVM (llvm-mc checks the arm64 WORD encodings), qemu-user (runs arm64 tests), clang-14, gfortran (the LLVM backend's Fortran example),
+# lld-14 (links the LLVM backend's aarch64 test driver, which has no sysroot: ld.lld -static -nostdlib), and NVIDIA's
 # ptxas into .tools/ (from Debian's non-free component, without touching the system's apt sources).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,7 @@ command -v llvm-mc >/dev/null || need+=(llvm)
 command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
 command -v clang-14 >/dev/null || need+=(clang-14)
 command -v gfortran >/dev/null || need+=(gfortran)
+command -v ld.lld >/dev/null || command -v ld.lld-14 >/dev/null || need+=(lld-14)
 if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null

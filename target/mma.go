@@ -104,6 +104,14 @@ var mmaTable = []MMAShape{
 	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 8, K: 1, In: ir.F64, Acc: ir.F64, Scope: ir.ScopeThread},
 	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 16, K: 1, In: ir.F16, Acc: ir.F32, Scope: ir.ScopeThread},
 	{Target: "llvm", Insn: "fmuladd register tile", M: 6, N: 16, K: 1, In: ir.BF16, Acc: ir.F32, Scope: ir.ScopeThread},
+	// With 64-byte vectors (Machine.MMAKey, kgen gen -host on an AVX-512 machine): 8 rows of two zmm
+	// (f32) or two zmm of f64, 16 accumulators + 2 B̃ + 1 broadcast, which llc allocates without a spill
+	// in the k loop. Not the avo kernels' 14 rows: measured against 14×32 / 14×16 (docs/PERF.md) 8 rows
+	// won sgemm 256 and the 16-row skinny product and lost dgemm 1024, by about 10% each.
+	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 8, N: 32, K: 1, In: ir.F32, Acc: ir.F32, Scope: ir.ScopeThread},
+	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 8, N: 16, K: 1, In: ir.F64, Acc: ir.F64, Scope: ir.ScopeThread},
+	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 8, N: 32, K: 1, In: ir.F16, Acc: ir.F32, Scope: ir.ScopeThread},
+	{Target: "llvm:avx512", Insn: "fmuladd register tile", M: 8, N: 32, K: 1, In: ir.BF16, Acc: ir.F32, Scope: ir.ScopeThread},
 	// The portable Go backend: the expansion of MMA into scalar FMAs (passes/mmalower.go).
 	{Target: "go", Insn: "scalar fma", M: 4, N: 4, K: 1, In: ir.F32, Acc: ir.F32, Scope: ir.ScopeThread},
 	{Target: "go", Insn: "scalar fma", M: 4, N: 4, K: 1, In: ir.F64, Acc: ir.F64, Scope: ir.ScopeThread},

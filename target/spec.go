@@ -74,10 +74,14 @@ func (m Machine) Spec() string {
 }
 
 // MMAKey is the key of m's shapes in the MMA table (MMAShapes, LookupMMA): the PTX sub-target selects
-// mma.sync (sm_80) or wgmma (sm_90a); Metal's shapes are one list for every version.
+// mma.sync (sm_80) or wgmma (sm_90a); Metal's shapes are one list for every version; llvm with
+// 64-byte vectors (Host on an AVX-512 machine) takes its AVX-512-wide tiles.
 func (m Machine) MMAKey() string {
 	if m.Name == "ptx" && m.Sub != "" {
 		return m.Spec()
+	}
+	if m.Name == "llvm" && m.VecBytes >= 64 {
+		return "llvm:avx512" // the wide register tile for 32 zmm registers
 	}
 	return m.Name
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
+	"golang.org/x/sys/cpu"
 )
 
 // Cache is one cache level.
@@ -186,7 +187,36 @@ func Lookup(spec string) (Machine, error) {
 	m := static[name]
 	m.Sub = sub
 	m.Variants = slices.Clone(m.Variants)
+	if name == "llvm" {
+		m.VecBytes, m.VecRegs = llvmVectors(sub)
+	}
 	return m, nil
+}
+
+// llvmVectors is the vector register file the llvm target's loops are shaped for on a triple: the
+// width of its vector loops (passes/vectorize: VecBytes / element size lanes) and, through MMAKey, its
+// register tile. x86-64 assumes AVX2 (x86-64-v3, 16 ymm), what the default 6×16 tile is sized for;
+// aarch64 NEON (32 q registers); other triples 16-byte vectors. Host widens x86-64 to AVX-512 when
+// this machine has it (llc -mcpu=native then emits zmm code).
+func llvmVectors(triple string) (vecBytes, vecRegs int) {
+	switch arch, _, _ := strings.Cut(triple, "-"); arch {
+	case "x86_64", "amd64":
+		return 32, 16
+	case "aarch64", "arm64", "aarch64_be":
+		return 16, 32
+	}
+	return 16, 16
+}
+
+// llvmHostArch is the GOARCH of an LLVM triple's architecture, or "".
+func llvmHostArch(triple string) string {
+	switch arch, _, _ := strings.Cut(triple, "-"); arch {
+	case "x86_64", "amd64":
+		return "amd64"
+	case "aarch64", "arm64":
+		return "arm64"
+	}
+	return ""
 }
 
 // Host returns the static model of name with the cache sizes probed from this machine when it is the
@@ -196,7 +226,16 @@ func Host(name string) (Machine, error) {
 	if err != nil {
 		return m, err
 	}
-	if m.Name != runtime.GOARCH && m.Name != "go" {
+	arch := m.Name
+	if m.Name == "llvm" {
+		// An LLVM module for this machine's architecture is compiled with -mcpu=native: it gets the
+		// host's caches and, on x86-64 with AVX-512F, 64-byte vectors and 32 registers.
+		arch = llvmHostArch(m.Sub)
+		if arch == "amd64" && runtime.GOARCH == "amd64" && cpu.X86.HasAVX512F {
+			m.VecBytes, m.VecRegs = 64, 32
+		}
+	}
+	if arch != runtime.GOARCH && m.Name != "go" {
 		return m, nil
 	}
 	for idx := 0; idx < 8; idx++ {

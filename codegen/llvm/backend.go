@@ -68,8 +68,9 @@ func BuildCommands(name, triple string) string {
 	return fmt.Sprintf(`# Build commands for %[1]s.ll (target %[2]s). Any LLVM 14 or newer works.
 # An object file (opt runs LLVM's optimiser: mem2reg, vectorisation; llc alone only generates code).
 # Name the CPU (native when building on the machine that runs the code, else its name, e.g. x86-64-v3,
-# neoverse-n1): the GEMM register tiles are sized for 256-bit vectors with FMA and run several times
-# slower on the baseline ISA of the triple.
+# neoverse-n1): the vector loops and GEMM register tiles are sized for the vector width the module was
+# generated for (256-bit with FMA on x86-64; 512-bit after kgen gen -host on an AVX-512 machine) and
+# run several times slower on the baseline ISA of the triple.
 opt -O3 -mtriple=%[2]s -mcpu=native %[1]s.ll -o %[1]s.bc
 llc -O3 -mtriple=%[2]s -mcpu=native -filetype=obj %[1]s.bc -o %[1]s.o
 # or, letting clang pick the host CPU's vector extensions (only when %[2]s is the host):

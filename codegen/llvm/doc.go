@@ -8,7 +8,8 @@
 //
 // The loop IR of the "llvm" pass pipeline (passes.Pipeline): the CPU pipeline's BLIS structure
 // (fusion, tensorize, pack, precision) with the register tile and cache blocks of llvm's MMA shape
-// (mmaplan: 6×16 f32, 6×8 f64; plan constants in the module), then written as loops: microtomma and
+// (mmaplan: 6×16 f32, 6×8 f64; 8×32 and 8×16 for a machine with 64-byte vectors, which target.Host
+// gives on an AVX-512 host: kgen gen -host; plan constants in the module), then written as loops: microtomma and
 // mmalower turn each microkernel call into a register-tile accumulator updated from the packed panels,
 // packlower and transposelower turn panel packs and transpose tiles into copy loops; tile, interchange,
 // vectorize and beta follow (no parallel: the code runs serially). GEMMs are thus cache-blocked loops
@@ -36,10 +37,11 @@
 //
 // Loops become header/body/latch blocks over an i64 counter kept in an alloca, which mem2reg (opt or
 // clang at -O1 and above; llc alone does not run it) turns into phis; index arithmetic is i64.
-// Parallel loops run serially: the module has no thread runtime. Reduction vector loops become
-// <W x T> operations where the lane body allows (vector.go); other vector loops run lane by lane, for
-// LLVM's vectoriser to widen. GEMM register tiles are versioned into whole and edge tiles, whole tiles
-// completely unrolled with the accumulator in SSA values (version.go, unroll.go).
+// Parallel loops run serially: the module has no thread runtime. Vector loops become <W x T>
+// operations where the lane body allows (vector.go; W from the target's vector width), reductions on
+// vector accumulators; others run lane by lane, for LLVM's vectoriser to widen. GEMM register tiles
+// are versioned into whole and edge tiles, whole tiles completely unrolled with the accumulator in
+// SSA vector values, one vector operation per 64-byte group of a tile row (version.go, unroll.go).
 //
 // Temporaries (let tensors) and scratch buffers whose size depends only on dims are allocated with
 // malloc once, after the argument checks and before anything is written, and freed before returning;

@@ -14,8 +14,11 @@ import (
 // as its storage form. For each call it writes the status (int32) and then every out and inout tensor's
 // elements, whatever the status. Input ends at end of file.
 func driverC(p *codegen.Package) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `#include <stdint.h>
+	return driverWith(p, hostedIO)
+}
+
+// hostedIO is the driver's input, output and memory through the C library.
+const hostedIO = `#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "%s.h"
@@ -23,20 +26,38 @@ func driverC(p *codegen.Package) string {
 static void rd(void *p, size_t n) {
 	if (n && fread(p, 1, n, stdin) != n) { fprintf(stderr, "short input\n"); exit(2); }
 }
+static int next(int32_t *which) { return fread(which, 4, 1, stdin) == 1; }
+static void wr(const void *p, size_t n) { if (n) fwrite(p, 1, n, stdout); }
+static void unknown(int32_t which) { fprintf(stderr, "unknown kernel %%d\n", which); exit(2); }
+static void done(void) {}
+`
+
+// driverWith is the driver with the given prelude (a format with the package name): it defines rd,
+// next, wr, unknown, done, malloc and free.
+func driverWith(p *codegen.Package, prelude string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, prelude, p.Name)
+	b.WriteString(`
+/* Each tensor is followed by 64 canary bytes: a kernel writing past its end makes the status 99. */
 static void *rdbuf(int64_t *len, size_t size) {
 	rd(len, 8);
-	void *p = malloc(*len * size + 1);
+	unsigned char *p = malloc(*len * size + 64);
 	rd(p, *len * size);
+	for (int i = 0; i < 64; i++) p[*len * size + i] = 0xa5;
 	return p;
 }
-static void wr(const void *p, size_t n) { if (n) fwrite(p, 1, n, stdout); }
+static int intact(const void *p, size_t n) {
+	const unsigned char *c = (const unsigned char *)p + n;
+	for (int i = 0; i < 64; i++) if (c[i] != 0xa5) return 0;
+	return 1;
+}
 
 int main(void) {
 	int32_t which;
-	while (fread(&which, 4, 1, stdin) == 1) {
+	while (next(&which)) {
 		int32_t st = -1;
 		switch (which) {
-`, p.Name)
+`)
 	for i, kk := range p.Kernels {
 		k := kk.K
 		fmt.Fprintf(&b, "\t\tcase %d: {\n", i)
@@ -55,7 +76,13 @@ int main(void) {
 			fmt.Fprintf(&b, "\t\t\tint64_t %s_len; %s *%s = rdbuf(&%s_len, sizeof(%s));\n", t.Name, ct, t.Name, t.Name, ct)
 			args = append(args, t.Name, t.Name+"_len")
 		}
-		fmt.Fprintf(&b, "\t\t\tst = %s(%s);\n\t\t\twr(&st, 4);\n", FuncName(p.Name, k.Name), strings.Join(args, ", "))
+		fmt.Fprintf(&b, "\t\t\tst = %s(%s);\n", FuncName(p.Name, k.Name), strings.Join(args, ", "))
+		for _, t := range k.Params {
+			if t.Kind != ir.Scalar {
+				fmt.Fprintf(&b, "\t\t\tif (!intact(%s, %s_len * sizeof(*%s))) st = 99;\n", t.Name, t.Name, t.Name)
+			}
+		}
+		b.WriteString("\t\t\twr(&st, 4);\n")
 		for _, t := range k.Params {
 			if t.Kind == ir.Out || t.Kind == ir.InOut {
 				fmt.Fprintf(&b, "\t\t\twr(%s, %s_len * sizeof(*%s));\n", t.Name, t.Name, t.Name)
@@ -68,6 +95,6 @@ int main(void) {
 		}
 		b.WriteString("\t\t\tbreak;\n\t\t}\n")
 	}
-	b.WriteString("\t\tdefault:\n\t\t\tfprintf(stderr, \"unknown kernel %d\\n\", which);\n\t\t\treturn 2;\n\t\t}\n\t}\n\treturn 0;\n}\n")
+	b.WriteString("\t\tdefault:\n\t\t\tunknown(which);\n\t\t}\n\t}\n\tdone();\n\treturn 0;\n}\n")
 	return b.String()
 }

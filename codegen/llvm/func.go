@@ -46,10 +46,10 @@ type fn struct {
 	// fixed holds the tile bounds min(c, e) (by their text) that the whole-tile version of a loop body
 	// is emitted for: there they are the constant c (version.go).
 	fixed map[string]int64
-	// konst holds the variables of completely unrolled loops, regs the register tiles emitted as one
-	// scalar alloca per element, unrolled the product of the unrolled loops' trip counts (unroll.go).
+	// konst holds the variables of completely unrolled loops, regs the register tiles emitted as
+	// allocas of element groups, unrolled the product of the unrolled loops' trip counts (unroll.go).
 	konst    map[*ir.Var]int64
-	regs     map[*ir.Tensor][]*lir.InstAlloca
+	regs     map[*ir.Tensor]*regTile
 	unrolled int64
 	// cse holds the index values computed in block cseBlock, by their text: straight-line code (an
 	// unrolled tile) computes each once. Stores to loop counters clear it.
@@ -64,7 +64,7 @@ func (m *module) kernel(pkg string, k codegen.Kernel) error {
 	g := &fn{m: m, k: k.K, f: k.F, dims: map[*ir.Dim]value.Value{}, ptrs: map[*ir.Tensor]value.Value{},
 		lens: map[*ir.Tensor]value.Value{}, scal: map[*ir.Tensor]value.Value{}, vars: map[*ir.Var]*lir.InstAlloca{},
 		locals: map[*ir.LocalVar]*lir.InstAlloca{}, fixed: map[string]int64{},
-		konst: map[*ir.Var]int64{}, regs: map[*ir.Tensor][]*lir.InstAlloca{}, unrolled: 1}
+		konst: map[*ir.Var]int64{}, regs: map[*ir.Tensor]*regTile{}, unrolled: 1}
 	var params []*lir.Param
 	for _, d := range g.k.Dims {
 		p := lir.NewParam(d.Name, types.I64)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,21 +66,64 @@ func randExpr(rng *rand.Rand, leaves []string, d int) string {
 	return "sqrt(abs(" + x + "))"
 }
 
-// TestDifferentialFuzz compiles random kernels (elementwise, reductions, GEMM-like) through the LLVM
-// path and compares them with the interpreter on ragged shapes. KGEN_LLVM_FUZZ_SEED picks other
-// kernels than the default seed.
-func TestDifferentialFuzz(t *testing.T) {
-	clang := tool(t, "clang-14", "clang")
-	opt, llc := tool(t, "opt", "opt-14"), tool(t, "llc", "llc-14")
-	seed := uint64(20261202)
+// FuzzDifferential compiles random kernels (elementwise, reductions, GEMM-like) from a seed through
+// both of kgen's CPU paths and compares each with the interpreter on ragged shapes: the LLVM path (opt,
+// llc, the C driver) and the Go/avo path (kgen gen -targets amd64 into a package inside the module,
+// whose generated tests check every kernel and variant against the interpreter). CI runs the seed
+// corpus (one seed, 12 kernels); go test -fuzz=FuzzDifferential tries other seeds, as does
+// KGEN_LLVM_FUZZ_SEED for one run.
+func FuzzDifferential(f *testing.F) {
+	f.Add(uint64(20261202))
 	if s := os.Getenv("KGEN_LLVM_FUZZ_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			t.Fatalf("KGEN_LLVM_FUZZ_SEED: %v", err)
+			f.Fatalf("KGEN_LLVM_FUZZ_SEED: %v", err)
 		}
-		seed = v
+		f.Add(v)
 	}
-	src := randomKernels(rand.New(rand.NewPCG(seed, 1)), 12)
-	t.Logf("seed %d:\n%s", seed, src)
-	checkPackage(t, pkg(t, src, "llvm", "llvm"), opt, llc, clang)
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		clang := tool(t, "clang-14", "clang")
+		opt, llc := tool(t, "opt", "opt-14"), tool(t, "llc", "llc-14")
+		src := randomKernels(rand.New(rand.NewPCG(seed, 1)), 12)
+		t.Logf("seed %d:\n%s", seed, src)
+		checkPackage(t, pkg(t, src, "llvm", "llvm"), opt, llc, clang)
+		if testing.Short() {
+			return // the Go/avo half builds and tests a generated package
+		}
+		goPath(t, src)
+	})
+}
+
+// goPath generates src as a Go package with the amd64 (avo) and portable backends inside the module
+// (testdata/tmp-*, so that it imports kgen's packages) and runs its generated tests, which compare
+// every kernel, and on amd64 every assembly variant this CPU runs, with the interpreter.
+func goPath(t *testing.T, src string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("testdata", "tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	in := filepath.Join(dir, "fuzz.kdsl")
+	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pkgDir := filepath.Join(dir, "fuzz")
+	for _, c := range [][]string{
+		{"go", "run", "./cmd/kgen", "gen", "-o", filepath.Join("codegen/llvm", pkgDir), "-targets", "amd64", filepath.Join("codegen/llvm", in)},
+		{"go", "test", "-count=1", "./" + filepath.ToSlash(filepath.Join("codegen/llvm", pkgDir))},
+	} {
+		cmd := exec.Command(c[0], c[1:]...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(c, " "), err, out)
+		}
+	}
 }

@@ -24,6 +24,16 @@ import (
 // library compiles every kernel of kernels.kdsl with the llvm pipeline into package "kt".
 func library(t *testing.T) *codegen.Package {
 	t.Helper()
+	m, err := target.Lookup("llvm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compileKernels(t, "kt", m, kdslKernels(t))
+}
+
+// kdslKernels returns the checked kernels of kernels.kdsl.
+func kdslKernels(t *testing.T) []*ir.Kernel {
+	t.Helper()
 	src, err := os.ReadFile("../../kernels.kdsl")
 	if err != nil {
 		t.Fatal(err)
@@ -32,11 +42,13 @@ func library(t *testing.T) *codegen.Package {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := target.Lookup("llvm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &codegen.Package{Name: "kt", Source: "kernels.kdsl", Target: "llvm"}
+	return ks
+}
+
+// compileKernels compiles ks for machine m (the llvm pipeline) into package name.
+func compileKernels(t *testing.T, name string, m target.Machine, ks []*ir.Kernel) *codegen.Package {
+	t.Helper()
+	p := &codegen.Package{Name: name, Source: "kernels.kdsl", Target: "llvm"}
 	for _, k := range ks {
 		f, err := passes.Compile(k, m, passes.Options{})
 		if err != nil {
@@ -309,14 +321,16 @@ func TestKernelsAgainstInterpreter(t *testing.T) {
 	runCalls(t, driver, calls)
 }
 
-// runCalls runs the driver once on all calls and checks each call's results.
-func runCalls(t *testing.T, driver string, calls []*call) {
+// runCalls runs the driver once on all calls and checks each call's results; wrap runs the driver
+// (qemu-aarch64 for another architecture's executable).
+func runCalls(t *testing.T, driver string, calls []*call, wrap ...string) {
 	t.Helper()
 	var in bytes.Buffer
 	for _, c := range calls {
 		c.encode(&in)
 	}
-	cmd := exec.Command(driver)
+	argv := append(append([]string{}, wrap...), driver)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -339,32 +353,26 @@ func runCalls(t *testing.T, driver string, calls []*call) {
 }
 
 // checkPackage compiles p on its own (opt verify, opt -O3, llc -O3, the C driver) and compares every
-// kernel with the interpreter on ragged shapes.
-func checkPackage(t *testing.T, p *codegen.Package, opt, llc, clang string) {
+// kernel with the interpreter on ragged shapes. flags go to opt and llc (e.g. -mcpu=native).
+func checkPackage(t *testing.T, p *codegen.Package, opt, llc, clang string, flags ...string) {
 	t.Helper()
-	files, err := Backend{}.Generate(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "driver.c"), []byte(driverC(p)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := writePackage(t, p, driverC(p))
 	ll := p.Name + ".ll"
 	run(t, dir, opt, "-passes=verify", ll, "-o", "/dev/null")
-	run(t, dir, opt, "-O3", ll, "-o", "k.bc")
-	run(t, dir, llc, "-O3", "-filetype=obj", "k.bc", "-o", "k.o")
+	run(t, dir, opt, append([]string{"-O3", ll, "-o", "k.bc"}, flags...)...)
+	run(t, dir, llc, append([]string{"-O3", "-filetype=obj", "k.bc", "-o", "k.o"}, flags...)...)
 	run(t, dir, clang, "-O1", "-w", "driver.c", "k.o", "-lm", "-o", "driver")
-	rng := rand.New(rand.NewPCG(21, 8))
+	runCalls(t, filepath.Join(dir, "driver"), randomCalls(t, p, rand.New(rand.NewPCG(21, 8)), 5))
+}
+
+// randomCalls is a call of every kernel of p on each of n ragged shapes (kgentest.Shapes), with the
+// interpreter's results.
+func randomCalls(t *testing.T, p *codegen.Package, rng *rand.Rand, n int) []*call {
+	t.Helper()
 	var calls []*call
 	for i, kk := range p.Kernels {
 		k := kk.K
-		for si, dims := range kgentest.Shapes(k, rng, 5) {
+		for si, dims := range kgentest.Shapes(k, rng, n) {
 			args := kgentest.RandomArgs(k, dims, rng, si)
 			ref := args.Clone()
 			if err := ir.RunKernel(k, ir.Storage, ref); err != nil {
@@ -373,7 +381,25 @@ func checkPackage(t *testing.T, p *codegen.Package, opt, llc, clang string) {
 			calls = append(calls, &call{k: i, kern: k, dims: dims, in: args, ref: ref, mag: kgentest.Magnitude(k, args)})
 		}
 	}
-	runCalls(t, filepath.Join(dir, "driver"), calls)
+	return calls
+}
+
+// writePackage writes p's generated files and the C driver source driver.c into a temporary directory
+// and returns it.
+func writePackage(t *testing.T, p *codegen.Package, driver string) string {
+	t.Helper()
+	files, err := Backend{}.Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files = append(files, codegen.File{Name: "driver.c", Data: []byte(driver)})
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // conversionInputs returns the inputs that check a conversion kernel exactly (nil for other kernels):

@@ -125,20 +125,28 @@ func (g *fn) loop(l *ir.Loop) error {
 	if err != nil {
 		return err
 	}
+	acc := g.vecAccInit(l)
 	ctr := g.counter(l.Var)
 	g.cur.NewStore(lo, ctr)
 	g.cse = nil // values computed from the counter before this store are stale
+	if l.Kind == ir.Vector {
+		if err := g.vecUnrolled(l, hi, acc); err != nil {
+			return err
+		}
+	}
 	head, body, latch, exit := g.block("head."+l.Var.Name), g.block("body."+l.Var.Name), g.block("latch."+l.Var.Name), g.block("exit."+l.Var.Name)
 	g.cur.NewBr(head)
 	g.cur = head
 	v := g.cur.NewLoad(types.I64, ctr)
 	g.cur.NewCondBr(g.cur.NewICmp(enum.IPredSLT, v, hi), body, exit)
 	g.cur = body
+	vector := false
 	if l.Kind == ir.Vector {
-		done, err := g.vectorBody(l)
+		done, err := g.vectorBody(l, acc)
 		if err != nil {
 			return err
 		}
+		vector = done
 		if !done {
 			if err := g.nodes(ir.ExpandLanes(l)); err != nil {
 				return err
@@ -158,6 +166,9 @@ func (g *fn) loop(l *ir.Loop) error {
 	g.cse = nil
 	g.cur.NewBr(head)
 	g.cur = exit
+	if vector && acc != nil {
+		g.vecAccFinish(l.Reduce, acc)
+	}
 	return nil
 }
 
