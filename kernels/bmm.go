@@ -105,7 +105,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 				}
 			} else {
 				packB := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
-				defer rt.Release32(packB)
 				for jc := 0; jc < N; jc += bmmSlot.NC {
 					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 						K, N, B, b, packB, jc, pc := K, N, B, b, packB, jc, pc
@@ -125,7 +124,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*bmmSlot.MC-1)/(rt.Workers()*bmmSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*bmmSlot.MC-1)/(rt.Workers()*bmmSlot.MC)))+bmmSlot.MR-1)/bmmSlot.MR))
 								if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
-									defer rt.Release32(packA)
 									for ic := 0; ic < M; ic += ic_mcb {
 										M, K, A, b, pc, ic_mcb, packA, ic := M, K, A, b, pc, ic_mcb, packA, ic
 										{ // pack: each panel row is a contiguous run of A (packD)
@@ -146,6 +144,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 											}
 										}
 									}
+									rt.Release32(packA)
 								} else {
 									M, K, N, A, C, b, packB, jc, pc, ic_mcb := M, K, N, A, C, b, packB, jc, pc, ic_mcb
 									rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -172,7 +171,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							}
 						} else {
 							packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
-							defer rt.Release32(packA)
 							for ic := 0; ic < M; ic += bmmSlot.MC {
 								M, K, A, b, pc, packA, ic := M, K, A, b, pc, packA, ic
 								{ // pack: each panel row is a contiguous run of A (packD)
@@ -204,9 +202,11 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									})
 								}
 							}
+							rt.Release32(packA)
 						}
 					}
 				}
+				rt.Release32(packB)
 			}
 		}
 	}

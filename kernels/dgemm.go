@@ -107,7 +107,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 			}
 		} else {
 			packB := rt.Scratch64(min(dgemmSlot.NC, (N+dgemmSlot.NR-1)/dgemmSlot.NR*dgemmSlot.NR) * min(dgemmSlot.KC, max(K, 1)))
-			defer rt.Release64(packB)
 			for jc := 0; jc < N; jc += dgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -127,7 +126,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							ic_mcb := min(dgemmSlot.MC, dgemmSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*dgemmSlot.MC-1)/(rt.Workers()*dgemmSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*dgemmSlot.MC-1)/(rt.Workers()*dgemmSlot.MC)))+dgemmSlot.MR-1)/dgemmSlot.MR))
 							if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(ic_mcb, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-								defer rt.Release64(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
@@ -148,6 +146,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 										}
 									}
 								}
+								rt.Release64(packA)
 							} else {
 								M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -174,7 +173,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 						}
 					} else {
 						packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-						defer rt.Release64(packA)
 						for ic := 0; ic < M; ic += dgemmSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -206,9 +204,11 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 								})
 							}
 						}
+						rt.Release64(packA)
 					}
 				}
 			}
+			rt.Release64(packB)
 		}
 	}
 }

@@ -107,7 +107,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 			}
 		} else {
 			packB := rt.Scratch64(min(dgemm_tnSlot.NC, (N+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, max(K, 1)))
-			defer rt.Release64(packB)
 			for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -127,7 +126,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							ic_mcb := min(dgemm_tnSlot.MC, dgemm_tnSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*dgemm_tnSlot.MC-1)/(rt.Workers()*dgemm_tnSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*dgemm_tnSlot.MC-1)/(rt.Workers()*dgemm_tnSlot.MC)))+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR))
 							if cost_ := (min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(ic_mcb, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(dgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
-								defer rt.Release64(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									K, M, A, pc, ic_mcb, packA, ic := K, M, A, pc, ic_mcb, packA, ic
 									{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -147,6 +145,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 										}
 									}
 								}
+								rt.Release64(packA)
 							} else {
 								K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -172,7 +171,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 					} else {
 						packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
-						defer rt.Release64(packA)
 						for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
 							K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -203,9 +201,11 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								})
 							}
 						}
+						rt.Release64(packA)
 					}
 				}
 			}
+			rt.Release64(packB)
 		}
 	}
 }

@@ -110,7 +110,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 			}
 		} else {
 			packB := rt.Scratch32(min(gemm_bias_reluSlot.NC, (N+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
-			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -130,7 +129,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							ic_mcb := min(gemm_bias_reluSlot.MC, gemm_bias_reluSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*gemm_bias_reluSlot.MC-1)/(rt.Workers()*gemm_bias_reluSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*gemm_bias_reluSlot.MC-1)/(rt.Workers()*gemm_bias_reluSlot.MC)))+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR))
 							if cost_ := (min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(ic_mcb, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
-								defer rt.Release32(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
@@ -151,6 +149,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 										}
 									}
 								}
+								rt.Release32(packA)
 							} else {
 								M, K, N, A, bias, C, packB, jc, pc, ic_mcb := M, K, N, A, bias, C, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -177,7 +176,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 						}
 					} else {
 						packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -209,9 +207,11 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 								})
 							}
 						}
+						rt.Release32(packA)
 					}
 				}
 			}
+			rt.Release32(packB)
 		}
 	}
 }

@@ -107,7 +107,6 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 			}
 		} else {
 			packB := rt.Scratch32(min(sgemmSlot.NC, (N+sgemmSlot.NR-1)/sgemmSlot.NR*sgemmSlot.NR) * min(sgemmSlot.KC, max(K, 1)))
-			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += sgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -127,7 +126,6 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 							ic_mcb := min(sgemmSlot.MC, sgemmSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*sgemmSlot.MC-1)/(rt.Workers()*sgemmSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*sgemmSlot.MC-1)/(rt.Workers()*sgemmSlot.MC)))+sgemmSlot.MR-1)/sgemmSlot.MR))
 							if cost_ := (min(sgemmSlot.NC, N-jc)+sgemmSlot.NR-1)/sgemmSlot.NR*((min(ic_mcb, M)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
-								defer rt.Release32(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
@@ -148,6 +146,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 										}
 									}
 								}
+								rt.Release32(packA)
 							} else {
 								M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -174,7 +173,6 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 						}
 					} else {
 						packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += sgemmSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -206,9 +204,11 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 								})
 							}
 						}
+						rt.Release32(packA)
 					}
 				}
 			}
+			rt.Release32(packB)
 		}
 	}
 }

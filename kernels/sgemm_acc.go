@@ -107,7 +107,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 			}
 		} else {
 			packB := rt.Scratch32(min(sgemm_accSlot.NC, (N+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*sgemm_accSlot.NR) * min(sgemm_accSlot.KC, max(K, 1)))
-			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += sgemm_accSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -127,7 +126,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							ic_mcb := min(sgemm_accSlot.MC, sgemm_accSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*sgemm_accSlot.MC-1)/(rt.Workers()*sgemm_accSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*sgemm_accSlot.MC-1)/(rt.Workers()*sgemm_accSlot.MC)))+sgemm_accSlot.MR-1)/sgemm_accSlot.MR))
 							if cost_ := (min(sgemm_accSlot.NC, N-jc)+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*((min(ic_mcb, M)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch32(min(sgemm_accSlot.MC, (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*sgemm_accSlot.MR) * min(sgemm_accSlot.KC, max(K, 1)))
-								defer rt.Release32(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
@@ -148,6 +146,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 										}
 									}
 								}
+								rt.Release32(packA)
 							} else {
 								M, K, N, A, C, packB, jc, pc, ic_mcb := M, K, N, A, C, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -174,7 +173,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 						}
 					} else {
 						packA := rt.Scratch32(min(sgemm_accSlot.MC, (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*sgemm_accSlot.MR) * min(sgemm_accSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += sgemm_accSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -206,9 +204,11 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 								})
 							}
 						}
+						rt.Release32(packA)
 					}
 				}
 			}
+			rt.Release32(packB)
 		}
 	}
 }

@@ -107,7 +107,6 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 			}
 		} else {
 			packB := rt.Scratch32(min(sgemm_tnSlot.NC, (N+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, max(K, 1)))
-			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -127,7 +126,6 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 							ic_mcb := min(sgemm_tnSlot.MC, sgemm_tnSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*sgemm_tnSlot.MC-1)/(rt.Workers()*sgemm_tnSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*sgemm_tnSlot.MC-1)/(rt.Workers()*sgemm_tnSlot.MC)))+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR))
 							if cost_ := (min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(ic_mcb, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
-								defer rt.Release32(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									K, M, A, pc, ic_mcb, packA, ic := K, M, A, pc, ic_mcb, packA, ic
 									{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -147,6 +145,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 										}
 									}
 								}
+								rt.Release32(packA)
 							} else {
 								K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -172,7 +171,6 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 					} else {
 						packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
 							K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -203,9 +201,11 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 								})
 							}
 						}
+						rt.Release32(packA)
 					}
 				}
 			}
+			rt.Release32(packB)
 		}
 	}
 }
