@@ -212,16 +212,7 @@ func (g *gemmGen) emit() {
 	c.Load(c.Param("c"), rC)
 	c.Load(c.Param("ldc"), rLdc)
 	c.SHLQ(operand.Imm(uint64(bits.TrailingZeros(uint(g.esz)))), rLdc)
-
-	c.Comment("Prefetch the C tile (first and last byte of each row).")
-	c.MOVQ(rC, rRow)
-	for i := 0; i < k.MR; i++ {
-		c.PREFETCHT0(mem(rRow, 0))
-		c.PREFETCHT0(mem(rRow, k.NR*g.esz-1))
-		if i < k.MR-1 {
-			c.ADDQ(rLdc, rRow)
-		}
-	}
+	g.prefetchC()
 
 	c.Comment(fmt.Sprintf("Zero the %d accumulators.", k.MR*g.nv))
 	for _, row := range g.acc {
@@ -232,6 +223,20 @@ func (g *gemmGen) emit() {
 
 	g.kloop()
 	g.epilogue()
+}
+
+// prefetchC prefetches the first and last byte of each row of the C tile at rC (row stride rLdc).
+func (g *gemmGen) prefetchC() {
+	c := g.c
+	c.Comment("Prefetch the C tile (first and last byte of each row).")
+	c.MOVQ(rC, rRow)
+	for i := 0; i < g.k.MR; i++ {
+		c.PREFETCHT0(mem(rRow, 0))
+		c.PREFETCHT0(mem(rRow, g.k.NR*g.esz-1))
+		if i < g.k.MR-1 {
+			c.ADDQ(rLdc, rRow)
+		}
+	}
 }
 
 // kloop emits the unrolled k loop and its remainder loop.
@@ -615,23 +620,12 @@ func (g *gemmGen) emitU() {
 	c.Load(c.Param("c"), rC)
 	c.Load(c.Param("ldc"), rLdc)
 	c.SHLQ(shift, rLdc)
-	prefetchC := func() {
-		c.Comment("Prefetch the C tile (first and last byte of each row).")
-		c.MOVQ(rC, rRow)
-		for i := 0; i < k.MR; i++ {
-			c.PREFETCHT0(mem(rRow, 0))
-			c.PREFETCHT0(mem(rRow, k.NR*g.esz-1))
-			if i < k.MR-1 {
-				c.ADDQ(rLdc, rRow)
-			}
-		}
-	}
 	zeroAll := func() {
 		c.Comment(fmt.Sprintf("Zero the %d accumulators.", k.MR*g.nv))
 		g.eachAcc(func(r reg.VecPhysical) { zero(c, g.z, r) })
 	}
 	if mode == rowRegs {
-		prefetchC()
+		g.prefetchC()
 	}
 
 	g.masks()
@@ -702,7 +696,7 @@ func (g *gemmGen) emitU() {
 		c.CMPQ(n, operand.Imm(uint64(k.NR)))
 		c.JNE(lbl("uedge"))
 		c.Comment("Full tile.")
-		prefetchC()
+		g.prefetchC()
 		zeroAll()
 		rowIndexRegs()
 		g.uLoops("full", rowIndex, g.nv, false, true)
