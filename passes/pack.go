@@ -37,7 +37,7 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 	for _, s := range sites {
 		var unpacked, rows *ir.Loop
 		if unpackable(s.u) {
-			unpacked = cloneLoop(s.loops[0])
+			unpacked = smallVersion(s.u, s.loops)
 			rows = rowsVersion(n, s.u, s.loops)
 		}
 		packMicro(n, s.u, s.loops)
@@ -102,18 +102,53 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	if u.Bias != nil {
 		r.BiasOff = ir.SubstIExpr(u.BiasOff, at)
 	}
-	// pc as a number: 0 in Beta (the first block), K in EP (pc >= K - KC holds: the last block)
-	pcAs := func(e ir.Expr, val func(t ir.DType) ir.Expr) ir.Expr {
-		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
-			if v, ok := x.(*ir.VarVal); ok && v.V == pc.Var {
-				return val(v.T)
-			}
-			return x
-		})
-	}
-	r.Beta = ir.FoldSelects(pcAs(ir.SubstVars(u.Beta, at), func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} }))
-	r.EP = ir.FoldSelects(pcAs(u.EP, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} }))
+	r.Beta = ir.FoldSelects(pcAs(ir.SubstVars(u.Beta, at), pc.Var, func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} }))
+	r.EP = ir.FoldSelects(pcAs(u.EP, pc.Var, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} }))
 	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: nb, Body: []ir.Node{&r}}
+}
+
+// smallVersion builds the unpacked version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir:
+//
+//	for jr = 0 .. N step NR { for ir = 0 .. M step MR { micro m = min(MR, M - ir), n = min(NR, N - jr), kc = K } }
+//
+// u's index expressions with jc = ic = pc = 0; Beta and EP those of the first and of the last K block.
+// It runs for problems of at most <slot>.SmallWork multiply-adds, whose operands fit the caches anyway:
+// the cache-block loops would only cost per call (three more loop levels, K split into KC blocks that
+// write C and read it back), which is what a batch of 8×8×8 products pays most of its time for.
+func smallVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
+	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
+	dimK := loopDim(pc)
+	zero := ir.IConst{V: 0}
+	at := map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, pc.Var: zero}
+	view := func(v *ir.View) *ir.View {
+		c := *v
+		c.Base0, c.K0 = ir.SubstIExpr(v.Base0, at), ir.SubstIExpr(v.K0, at)
+		return &c
+	}
+	r := *u
+	r.KC = dimK
+	r.M = ir.IMin(u.MR, ir.ISub(ic.Hi, ir.IVar{V: irl.Var}))
+	r.N = ir.IMin(u.NR, ir.ISub(jc.Hi, ir.IVar{V: jr.Var}))
+	r.AView, r.BView = view(u.AView), view(u.BView)
+	r.COff = ir.SubstIExpr(u.COff, at)
+	if u.Bias != nil {
+		r.BiasOff = ir.SubstIExpr(u.BiasOff, at)
+	}
+	r.Beta = ir.FoldSelects(pcAs(ir.SubstVars(u.Beta, at), pc.Var, func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} }))
+	r.EP = ir.FoldSelects(pcAs(u.EP, pc.Var, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} }))
+	inner := &ir.Loop{Var: irl.Var, Lo: zero, Hi: ic.Hi, Step: irl.Step, Body: []ir.Node{&r}}
+	return &ir.Loop{Var: jr.Var, Lo: zero, Hi: jc.Hi, Step: jr.Step, Body: []ir.Node{inner}}
+}
+
+// pcAs replaces the K-block variable pc in e by a value: 0 in Beta (the first block), K in EP (pc >= K
+// - KC holds: the last block).
+func pcAs(e ir.Expr, pc *ir.Var, val func(t ir.DType) ir.Expr) ir.Expr {
+	return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+		if v, ok := x.(*ir.VarVal); ok && v.V == pc {
+			return val(v.T)
+		}
+		return x
+	})
 }
 
 // loopDim is the dim a blocked loop of the GEMM nest runs over: its bound, or K in the pc loop's
