@@ -83,28 +83,14 @@ func fewRows(slot string, loops []*ir.Loop) ir.Expr {
 // last K block (the rows Micro does the whole reduction in one call).
 func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
-	dimK := loopDim(pc)
 	jb := &ir.Var{Name: n.name("jb")}
 	zero := ir.IConst{V: 0}
-	at := map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, irl.Var: zero, jr.Var: ir.IVar{V: jb}, pc.Var: zero}
-	view := func(v *ir.View) *ir.View {
-		c := *v
-		c.Base0, c.K0 = ir.SubstIExpr(v.Base0, at), ir.SubstIExpr(v.K0, at)
-		return &c
-	}
-	r := *u
+	r := wholeK(u, pc, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, irl.Var: zero, jr.Var: ir.IVar{V: jb}, pc.Var: zero})
 	r.Rows = true
 	nb := sym(u.Slot, "RowsNB")
-	r.MR, r.NR, r.KC = ic.Hi, nb, dimK
+	r.MR, r.NR = ic.Hi, nb
 	r.M, r.N = ic.Hi, ir.IMin(nb, ir.ISub(jc.Hi, ir.IVar{V: jb}))
-	r.AView, r.BView = view(u.AView), view(u.BView)
-	r.COff = ir.SubstIExpr(u.COff, at)
-	if u.Bias != nil {
-		r.BiasOff = ir.SubstIExpr(u.BiasOff, at)
-	}
-	r.Beta = ir.FoldSelects(pcAs(ir.SubstVars(u.Beta, at), pc.Var, func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} }))
-	r.EP = ir.FoldSelects(pcAs(u.EP, pc.Var, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} }))
-	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: nb, Body: []ir.Node{&r}}
+	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: nb, Body: []ir.Node{r}}
 }
 
 // smallVersion builds the unpacked version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir:
@@ -117,9 +103,19 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 // write C and read it back), which is what a batch of 8×8×8 products pays most of its time for.
 func smallVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
-	dimK := loopDim(pc)
 	zero := ir.IConst{V: 0}
-	at := map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, pc.Var: zero}
+	r := wholeK(u, pc, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, pc.Var: zero})
+	r.M = ir.IMin(u.MR, ir.ISub(ic.Hi, ir.IVar{V: irl.Var}))
+	r.N = ir.IMin(u.NR, ir.ISub(jc.Hi, ir.IVar{V: jr.Var}))
+	inner := &ir.Loop{Var: irl.Var, Lo: zero, Hi: ic.Hi, Step: irl.Step, Body: []ir.Node{r}}
+	return &ir.Loop{Var: jr.Var, Lo: zero, Hi: jc.Hi, Step: jr.Step, Body: []ir.Node{inner}}
+}
+
+// wholeK returns a copy of the view-form Micro u (inside the K-block loop pc) that does the whole
+// reduction in one call: its index expressions with the loop variables replaced as at says, kc = K, the
+// Beta of the first K block (pc = 0) and the epilogue bits of the last (pc = K: pc >= K - KC holds).
+func wholeK(u *ir.Micro, pc *ir.Loop, at map[*ir.Var]ir.IExpr) *ir.Micro {
+	dimK := loopDim(pc)
 	view := func(v *ir.View) *ir.View {
 		c := *v
 		c.Base0, c.K0 = ir.SubstIExpr(v.Base0, at), ir.SubstIExpr(v.K0, at)
@@ -127,28 +123,22 @@ func smallVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	}
 	r := *u
 	r.KC = dimK
-	r.M = ir.IMin(u.MR, ir.ISub(ic.Hi, ir.IVar{V: irl.Var}))
-	r.N = ir.IMin(u.NR, ir.ISub(jc.Hi, ir.IVar{V: jr.Var}))
 	r.AView, r.BView = view(u.AView), view(u.BView)
 	r.COff = ir.SubstIExpr(u.COff, at)
 	if u.Bias != nil {
 		r.BiasOff = ir.SubstIExpr(u.BiasOff, at)
 	}
-	r.Beta = ir.FoldSelects(pcAs(ir.SubstVars(u.Beta, at), pc.Var, func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} }))
-	r.EP = ir.FoldSelects(pcAs(u.EP, pc.Var, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} }))
-	inner := &ir.Loop{Var: irl.Var, Lo: zero, Hi: ic.Hi, Step: irl.Step, Body: []ir.Node{&r}}
-	return &ir.Loop{Var: jr.Var, Lo: zero, Hi: jc.Hi, Step: jr.Step, Body: []ir.Node{inner}}
-}
-
-// pcAs replaces the K-block variable pc in e by a value: 0 in Beta (the first block), K in EP (pc >= K
-// - KC holds: the last block).
-func pcAs(e ir.Expr, pc *ir.Var, val func(t ir.DType) ir.Expr) ir.Expr {
-	return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
-		if v, ok := x.(*ir.VarVal); ok && v.V == pc {
-			return val(v.T)
-		}
-		return x
-	})
+	pcAs := func(e ir.Expr, val func(t ir.DType) ir.Expr) ir.Expr {
+		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+			if v, ok := x.(*ir.VarVal); ok && v.V == pc.Var {
+				return val(v.T)
+			}
+			return x
+		})
+	}
+	r.Beta = ir.FoldSelects(pcAs(ir.SubstVars(u.Beta, at), func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} }))
+	r.EP = ir.FoldSelects(pcAs(u.EP, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} }))
+	return &r
 }
 
 // loopDim is the dim a blocked loop of the GEMM nest runs over: its bound, or K in the pc loop's
