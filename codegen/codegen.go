@@ -11,6 +11,7 @@ package codegen
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -166,6 +167,8 @@ type SlotPlan struct {
 	MR, NR, MC, KC, NC int
 	Host               bool
 	Knobs              Knobs
+	// Tuned are the lock's values per machine class (ir.PlanVariant.Tuned), by slot field name (KC, ...).
+	Tuned map[string]map[string]int
 }
 
 // Knobs are the thresholds of a GEMM slot's version choice (plan symbols <slot>.SmallWork, RowsMax,
@@ -203,6 +206,19 @@ func VariantSlotPlan(p *Package, slot, variant string) (SlotPlan, error) {
 			for _, f := range []string{"MC", "KC", "NC"} {
 				if !slices.Contains(pv.Host, slot+"."+f) {
 					sp.Host = false // a schedule fixed a block: all three are the plan's constants
+				}
+			}
+			for class, plan := range pv.Tuned {
+				for k, v := range plan {
+					if field, ok := strings.CutPrefix(k, slot+"."); ok {
+						if sp.Tuned == nil {
+							sp.Tuned = map[string]map[string]int{}
+						}
+						if sp.Tuned[class] == nil {
+							sp.Tuned[class] = map[string]int{}
+						}
+						sp.Tuned[class][field] = v
+					}
 				}
 			}
 			return sp, nil

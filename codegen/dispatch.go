@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
@@ -31,6 +33,10 @@ type SlotKernel struct {
 	ElemSize int
 	// Knobs are the slot's thresholds in this variant's plan (installed with the kernels).
 	Knobs Knobs
+	// Tuned are kgen.lock's values of slot fields (MC, KC, NC and the Knobs) per machine class, set over
+	// the plan's at install on a machine of that class (MachineClass); the importer must list kgen's
+	// probe package.
+	Tuned map[string]map[string]int
 }
 
 // Variant is one implementation level an assembly backend registers: its name (Use/Variants), the Go
@@ -191,6 +197,10 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			}
 		}
 	}
+	if Tuned(variants) {
+		w("// %s is this machine's class (probe.Profile.Class), which chooses the kgen.lock values installed below.\n", MachineClass)
+		w("var %s = probe.HostClass()\n\n", MachineClass)
+	}
 	// Each registration prepends, so the worst variant registers first and the best ends up first. It
 	// runs as a package variable's initializer, so before every init function: kgen.go's init then picks
 	// among all the variants (and reports an unusable KGEN_VARIANT once).
@@ -231,6 +241,7 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			}
 			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %s, KC: %s, NC: %s, %s, Micro: %sSlice, MicroU: %s, Rows: %s}\n", ind, s.Slot.Var,
 				GemmSlotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Knobs.Fields(), s.Kernel, microU, rows)
+			writeTuned(&b, ind+"\t", s)
 		}
 		for _, i := range v.VLoops {
 			w("%s\t%s = %s\n", ind, i.VLoop.Var, i.adapter())
@@ -252,6 +263,36 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 		return nil, fmt.Errorf("dispatch file: %v\n%s", err, b.String())
 	}
 	return src, nil
+}
+
+// writeTuned writes the switch on the machine class that installs a slot's kgen.lock values.
+func writeTuned(b *bytes.Buffer, ind string, s SlotKernel) {
+	if len(s.Tuned) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%sswitch %s {\n", ind, MachineClass)
+	for _, class := range slices.Sorted(maps.Keys(s.Tuned)) {
+		var lhs, rhs []string
+		for _, f := range slices.Sorted(maps.Keys(s.Tuned[class])) {
+			lhs = append(lhs, s.Slot.Var+"."+f)
+			rhs = append(rhs, fmt.Sprint(s.Tuned[class][f]))
+		}
+		fmt.Fprintf(b, "%scase %q:\n%s\t%s = %s\n", ind, class, ind, strings.Join(lhs, ", "), strings.Join(rhs, ", "))
+	}
+	fmt.Fprintf(b, "%s}\n", ind)
+}
+
+// Tuned reports whether a slot of variants has kgen.lock values (its dispatch file then imports kgen's
+// probe package).
+func Tuned(variants []Variant) bool {
+	for _, v := range variants {
+		for _, s := range v.Slots {
+			if len(s.Tuned) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // HostBlocks reports whether a slot of variants sizes its cache blocks at init (its dispatch file then

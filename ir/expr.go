@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Expr is a scalar-valued expression. The same node types serve both IR levels: Reduce appears only at
 // the algorithm level, Local only at the loop level.
@@ -165,7 +168,20 @@ type IVar struct{ V *Var }
 type IDim struct{ D *Dim }
 
 // ISym is a named plan parameter fixed when a variant is chosen (MR, NR, MC, KC, NC of a microkernel).
-type ISym struct{ Name string }
+// A RunTime symbol is not fixed at generation: generated code reads its value at each call (one of
+// RunTimeSyms, by the part of Name after the last dot); the plan's value is the one the interpreter uses.
+type ISym struct {
+	Name    string
+	RunTime bool
+}
+
+// RunTimeSyms are the run-time symbols a backend must be able to read, by field name.
+var RunTimeSyms = map[string]string{
+	"Workers": "the number of goroutines a parallel loop is split between (GOMAXPROCS may change between calls)",
+}
+
+// RunTimeField returns the field of a run-time symbol (Name after its last dot).
+func (s ISym) RunTimeField() string { return s.Name[strings.LastIndexByte(s.Name, '.')+1:] }
 
 // IBin is X op Y for op in + - * min max / (floor division, Y > 0), and the bit operations layouts need
 // (swizzles, fragment lane maps): % (floor modulo, Y > 0), ^ (xor), & (and), << and >> (shifts by

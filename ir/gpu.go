@@ -63,6 +63,7 @@ type Launch struct {
 // count differs between those threads.
 type Barrier struct {
 	Scope Scope
+	red   *WarpReduce // the interpreter's stand-in for a lane reduction: a wait that orders no memory
 }
 
 // AsyncMech names the hardware mechanism that tracks a thread's asynchronous copies. Only commit/wait
@@ -203,7 +204,7 @@ func printGPU(b *strings.Builder, n Node, depth int) bool {
 	case *Copy:
 		fmt.Fprintf(b, "%s%s\n", ind, n)
 	default:
-		return false
+		return printWarpReduce(b, ind, n)
 	}
 	return true
 }

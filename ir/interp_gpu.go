@@ -38,9 +38,10 @@ type launchState struct {
 	l        *Launch
 	grid     []int
 	nthreads int
-	depth    int                     // grid loops entered
-	blocks   int                     // blocks run so far
-	global   map[*Tensor][]globalLog // access logs of the global tensors the launch writes
+	depth    int                      // grid loops entered
+	blocks   int                      // blocks run so far
+	global   map[*Tensor][]globalLog  // access logs of the global tensors the launch writes
+	reds     map[*WarpReduce]*Barrier // the wait of each lane reduction
 }
 
 // access is one recorded access to a shared element: by which thread, after how many barriers of each
@@ -86,6 +87,7 @@ type gpuThread struct {
 	pending         []asyncCopy   // issued, not committed
 	groups          [][]asyncCopy // committed, oldest first
 	commits         int           // AsyncCommits run
+	red             float64       // at a WarpReduce: the value posted, then the result
 }
 
 type asyncCopy struct {
@@ -109,6 +111,8 @@ func (in *interp) gpuNode(n Node) bool {
 		in.syncNode(n)
 	case *Copy:
 		in.copyTile(n)
+	case *WarpReduce:
+		in.warpReduce(n)
 	case *AccDecl:
 		return in.collective(n.Acc.Scope)
 	case *AccStore:
@@ -224,8 +228,10 @@ func (in *interp) runBlock(body []Node) {
 	}()
 	barriers := false
 	WalkNodes(body, func(n Node) bool {
-		_, isBarrier := n.(*Barrier)
-		barriers = barriers || isBarrier
+		switch n.(type) {
+		case *Barrier, *WarpReduce:
+			barriers = true
+		}
 		return !barriers
 	})
 	if !barriers {
@@ -442,7 +448,7 @@ func (blk *blockRun) schedule() (err error) {
 					if _, err := blk.arrived(th, th.waiting, blk.group(th, th.waiting.Scope)); err != nil {
 						return err
 					}
-					return &RuntimeError{fmt.Sprintf("deadlock: thread %d waits at barrier %s that not every thread of its %s reaches", th.id, th.waiting.Scope, th.waiting.Scope)}
+					return &RuntimeError{fmt.Sprintf("deadlock: thread %d waits at %s that not every thread of its %s reaches", th.id, syncName(th.waiting), th.waiting.Scope)}
 				}
 			}
 		}
@@ -454,6 +460,13 @@ func (blk *blockRun) release(th *gpuThread, b *Barrier) error {
 	g := blk.group(th, b.Scope)
 	if ok, err := blk.arrived(th, b, g); !ok || err != nil {
 		return err
+	}
+	if b.red != nil {
+		reduceLanes(b.red, g)
+		for _, o := range g {
+			o.waiting = nil
+		}
+		return nil
 	}
 	for _, o := range g {
 		o.waiting = nil
@@ -476,10 +489,10 @@ func (blk *blockRun) arrived(th *gpuThread, b *Barrier, g []*gpuThread) (bool, e
 	for _, o := range g {
 		switch {
 		case o.done:
-			return false, &RuntimeError{fmt.Sprintf("barrier %s: thread %d waits at it but thread %d of its %s ended without reaching it", b.Scope, th.id, o.id, b.Scope)}
+			return false, &RuntimeError{fmt.Sprintf("%s: thread %d waits at it but thread %d of its %s ended without reaching it", syncName(b), th.id, o.id, b.Scope)}
 		case o.waiting != nil && o.waiting != b && o.waiting.Scope == b.Scope:
 			x, y := min(th.id, o.id), max(th.id, o.id)
-			return false, &RuntimeError{fmt.Sprintf("barrier %s: threads %d and %d of one %s wait at different barriers", b.Scope, x, y, b.Scope)}
+			return false, &RuntimeError{fmt.Sprintf("%s: threads %d and %d of one %s wait at different barriers (%s and %s)", syncName(b), x, y, b.Scope, syncName(b), syncName(o.waiting))}
 		case o.waiting != b:
 			all = false // still running, or waiting at a barrier of another scope (a deadlock if it stays)
 		}

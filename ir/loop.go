@@ -22,6 +22,11 @@ type PlanVariant struct {
 	// Host lists the symbols the generated package recomputes at init from the caches of the machine it
 	// runs on (target.HostGemmBlocks); Plan holds their value on the static model of the target.
 	Host []string
+	// Tuned holds plan values measured by kgen tune (kgen.lock) per machine class (probe.Profile.Class):
+	// the generated package installs Tuned[class] over Plan at init on a machine of that class and keeps
+	// Plan (and the host-sized blocks) everywhere else. Only run-time symbols appear here (cache blocks
+	// and the version thresholds of GEMM slots), never a register tile.
+	Tuned map[string]map[string]int
 }
 
 // PlanOf returns the complete plan of variant name: Plan with the variant's values over it (Plan

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -151,6 +152,11 @@ func (f *Func) String() string {
 				host = " (static model; host caches at init)"
 			}
 			fmt.Fprintf(&b, "  plan[%s] %s = %d%s\n", pv.Name, k, pv.Plan[k], host)
+		}
+		for _, class := range slices.Sorted(maps.Keys(pv.Tuned)) {
+			for _, k := range slices.Sorted(maps.Keys(pv.Tuned[class])) {
+				fmt.Fprintf(&b, "  plan[%s on %s] %s = %d (kgen.lock: at init on this machine class)\n", pv.Name, class, k, pv.Tuned[class][k])
+			}
 		}
 	}
 	printNodes(&b, f.Body, 1)

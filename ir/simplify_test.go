@@ -73,7 +73,7 @@ func (s *simplifyEnv) leaf() IExpr {
 	case 1:
 		return IDim{s.dims[s.r.Intn(len(s.dims))]}
 	case 2:
-		return ISym{s.syms[s.r.Intn(len(s.syms))]}
+		return ISym{Name: s.syms[s.r.Intn(len(s.syms))]}
 	}
 	return IVar{s.vars[s.r.Intn(len(s.vars))]}
 }

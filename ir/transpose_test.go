@@ -84,7 +84,7 @@ func TestTransposeVerifyAndPrint(t *testing.T) {
 		"alias":    func() { tr.Dst = tr.Src },
 		"input":    func() { tr.Dst.Kind = In },
 		"unbound":  func() { tr.Rows = IVar{&Var{Name: "x"}} },
-		"plan":     func() { tr.Cols = ISym{"t.CB"} },
+		"plan":     func() { tr.Cols = ISym{Name: "t.CB"} },
 	} {
 		f, tr = transposeFunc(F32, 16, 16, 0, 4, 0, 4, 4, 4)
 		mut()

@@ -133,6 +133,16 @@ func verifyVariants(f *Func) error {
 				return fmt.Errorf("variant %s: host-sized symbol %s has no value", pv.Name, k)
 			}
 		}
+		for class, plan := range pv.Tuned {
+			for k, val := range plan {
+				if _, ok := f.Plan[k]; !ok {
+					return fmt.Errorf("variant %s on %s: tuned plan symbol %s has no default", pv.Name, class, k)
+				}
+				if val < 1 {
+					return fmt.Errorf("variant %s on %s: tuned plan symbol %s = %d, want at least 1", pv.Name, class, k, val)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -165,6 +175,9 @@ func (v *fverifier) iexpr(e IExpr) error {
 		case ISym:
 			if _, ok := v.f.Plan[e.Name]; !ok && err == nil {
 				err = fmt.Errorf("plan symbol %s has no default", e.Name)
+			}
+			if _, ok := RunTimeSyms[e.RunTimeField()]; e.RunTime && !ok && err == nil {
+				err = fmt.Errorf("run-time symbol %s is not one backends can read (ir.RunTimeSyms)", e.Name)
 			}
 		case IBin:
 			walk(e.X)

@@ -12,6 +12,8 @@ import "fmt"
 //     exactly 32 lanes (0 .. 32 step 1); thread-loop bounds are the same for every thread; no thread loop,
 //     grid loop, launch or shared allocation inside a thread body, and no parallel loop;
 //   - Shared buffers are allocated only at block level, so they are used only inside their block;
+//   - a lane reduction (WarpReduce) sits in a thread body, under control uniform over each warp, and
+//     reduces a declared local with +, max or min;
 //   - a barrier is reached by every thread of its scope: it is not under an If whose condition, nor in a
 //     loop whose bounds, may differ between those threads (block scope: between any threads of the
 //     block; warp and simdgroup scope: between lanes of one warp).
@@ -81,6 +83,8 @@ func (v *fverifier) gpuNode(n Node) (done bool, err error) {
 			return true, fmt.Errorf("launch %s: copy into %s outside the thread loops (every computation runs in a thread)", v.launch.Name, n.Dst.T.Name)
 		}
 		return true, v.verifyCopy(n)
+	case *WarpReduce:
+		return true, v.verifyWarpReduce(n)
 	case *AccDecl:
 		err := v.mmaScope(n.Acc)
 		return err != nil, err
@@ -393,6 +397,9 @@ func (d *divergence) visit(body []Node, ctrl int, where []string, check bool) {
 			d.visit(n.Else, lv, w, check)
 		case *Barrier:
 			d.collective(check, ctrl, where, "barrier "+n.Scope.String(), n.Scope)
+		case *WarpReduce:
+			d.collective(check, ctrl, where, n.String(), n.Scope)
+			d.setLocal(n.L, divergent) // lane 0's result differs from the other lanes' values
 		case *AccDecl:
 			d.collective(check, ctrl, where, "acc %"+n.Acc.Name, n.Acc.Scope)
 		case *MMA:

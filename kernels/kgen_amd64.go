@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/kgen-dev/kgen/f16"
+	"github.com/kgen-dev/kgen/probe"
 	"github.com/kgen-dev/kgen/target"
 	"golang.org/x/sys/cpu"
 )
@@ -1103,6 +1104,9 @@ var sgemm6x16AVX2Blocks = target.HostGemmBlocks(6, 16, 4)
 // dgemm6x8AVX2Blocks are dgemm6x8AVX2's cache blocks for the caches of this machine, probed at init.
 var dgemm6x8AVX2Blocks = target.HostGemmBlocks(6, 8, 8)
 
+// machineClass is this machine's class (probe.Profile.Class), which chooses the kgen.lock values installed below.
+var machineClass = probe.HostClass()
+
 var _ = registerVariants()
 
 // registerVariants prepends this architecture's variants that the CPU supports to variants.
@@ -1188,7 +1192,15 @@ func registerVariants() bool {
 			packD64 = packDf64AVX2Slice
 			packPB64 = packPBf64AVX2Slice
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemmSlot.MC, sgemmSlot.SmallWork = 770, 1024000
+			}
 			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 7920, 4382036
+			}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
@@ -1262,7 +1274,15 @@ func registerVariants() bool {
 			packDBF16 = packDPairBF16
 			packPBBF16 = packPBPairBF16
 			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemmSlot.MC, sgemmSlot.SmallWork = 770, 1024000
+			}
 			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 7920, 4382036
+			}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ntSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}

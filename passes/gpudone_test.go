@@ -39,7 +39,7 @@ func TestPrintedGPUNests(t *testing.T) {
 		if s := f.String(); !strings.Contains(s, "barrier block") || !strings.Contains(s, "alloc shared") || !strings.Contains(s, c.scope) {
 			t.Fatalf("%s %s: not a staged GPU nest with %q:\n%s", c.spec, c.kernel, c.scope, s)
 		}
-		odd := withPlan(f, map[string]int{gpuW: 3, gpuBY: 3, gpuBX: 2, gpuBK: 3, gpuBT: 5, k.Name + ".mma.MR": 3, k.Name + ".mma.NR": 2})
+		odd := withPlan(f, map[string]int{gpuW: 3, gpuBY: 3, gpuBX: 2, gpuBK: 3, gpuRW: 5, k.Name + ".mma.MR": 3, k.Name + ".mma.NR": 2})
 		checkGPU(t, k, f, c.spec, []map[string]int{nil, odd}, 3)
 
 		removed := false

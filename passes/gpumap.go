@@ -62,8 +62,12 @@ func GPUMap(f *ir.Func, c *Context) (bool, error) {
 			if collective != nil {
 				return changed, fmt.Errorf("gpumap: nest %d: a %s-scope MMA (%%%s) outside the nest shape gpumap maps onto %ss (MMAForm's tile loops, at most one batch loop)", idx, collective.Scope, collective.Name, collective.Scope)
 			}
+			scope := ir.ScopeWarp
+			if c != nil && c.Machine.Name == "msl" {
+				scope = ir.ScopeSimdgroup
+			}
 			var isRow bool
-			if launch, isRow = mapRowNest(f, nest, name, nm); !isRow {
+			if launch, isRow = mapRowNest(f, nest, name, nm, scope); !isRow {
 				launch = mapNest(f, nest, name, nm)
 			}
 		}

@@ -74,7 +74,7 @@ func TestGPUMapPreservesResults(t *testing.T) {
 		if launches != len(f.Body) {
 			t.Fatalf("%s: %d launches for %d nests", k.Name, launches, len(f.Body))
 		}
-		checkGPU(t, k, f, "after gpumap", []map[string]int{nil, withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuB1: 7, gpuBT: 3})}, 2)
+		checkGPU(t, k, f, "after gpumap", []map[string]int{nil, withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuB1: 7, gpuRW: 3})}, 2)
 	}
 }
 
@@ -96,7 +96,7 @@ func TestGPUPipeline(t *testing.T) {
 			if tgt == "msl" {
 				continue // the same passes: compiling is the check
 			}
-			checkGPU(t, k, f, tgt, []map[string]int{withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuBK: 4, gpuB1: 7, gpuBT: 5})}, 2)
+			checkGPU(t, k, f, tgt, []map[string]int{withPlan(f, map[string]int{gpuBY: 3, gpuBX: 5, gpuBK: 4, gpuB1: 7, gpuRW: 5})}, 2)
 		}
 	}
 }
@@ -115,8 +115,9 @@ func TestGPUMapShapes(t *testing.T) {
 		want   []string
 	}{
 		{"sgemm", false, []string{"launch sgemm_0 grid(((M + (gpu.BY - 1)) / gpu.BY), ((N + (gpu.BX - 1)) / gpu.BX)) block(gpu.BY, gpu.BX) reads(A, B, alpha, beta, C) writes(C)", "gpu.block tj = 0 .. gpu.BX step 1", "for i = (bi + ti) .. min(((bi + ti) + 1), M) step 1"}},
-		{"softmax", true, []string{"launch softmax_0 grid(M) block(gpu.BT) reads(X, m, Y, s) writes(m, Y, s)", "alloc shared red f32[gpu.BT]",
-			"for j = ti .. N step gpu.BT", "red[ti] = %acc\n                barrier block", "for u = 1 .. gpu.BT step 1"}},
+		{"softmax", true, []string{"launch softmax_0 grid(M) block(gpu.RW, 32) reads(X, m, Y, s) writes(m, Y, s)", "alloc shared red f32[gpu.RW]",
+			"for j = ((wi * 32) + lane) .. N step (gpu.RW * 32)", "warp.reduce max %acc\n                  if (lane:i32 == 0:i32)\n                    red[wi] = %acc\n                  else\n                  barrier block",
+			"for u = lane .. gpu.RW step 32\n                      %acc = max(%acc, red[u])\n                    warp.reduce max %acc"}},
 		{"saxpy", false, []string{"block(gpu.B1)"}},
 		{"sdot", false, []string{"grid(1) block(1)"}},
 	} {
@@ -163,7 +164,7 @@ func TestGPURowRace(t *testing.T) {
 			return true
 		})
 		args := randomGPUArgs(k, 7)
-		err := ir.RunFunc(f, ir.Storage, args, withPlan(f, map[string]int{gpuBT: 3}))
+		err := ir.RunFunc(f, ir.Storage, args, withPlan(f, map[string]int{gpuRW: 3}))
 		if err == nil || !strings.Contains(err.Error(), "race on ") {
 			t.Errorf("softmax without barrier %d: %v", drop, err)
 		}

@@ -1,23 +1,29 @@
 package passes
 
 import (
+	"math"
+
 	"github.com/kgen-dev/kgen/ir"
 )
 
-// gpuBT is the plan symbol of the threads of a block that reduces one row.
-const gpuBT = "gpu.BT"
+// gpuRW is the plan symbol of the warps of a block that reduces one row (32·RW threads).
+const gpuRW = "gpu.RW"
 
 // mapRowNest maps a row nest — an independent outer loop i whose body is a sequence of row-level
 // declarations, inner loops over j and row-level stores, with at least one reduction over j (softmax,
-// layernorm, a row sum) — onto one block of BT threads per row (plan symbol gpu.BT). Every inner loop
-// is spread cyclically over the threads (thread t takes j = lo+t, lo+t+BT, ...), the same way for all of
-// them, so an element a thread writes in one loop is the element it reads in the next. A reduction
-// loop accumulates per-thread partials; before a row-level store reads the reduced value, the partials
-// meet in shared memory: each thread writes its own, a block barrier, thread 0 folds them in thread
-// order; thread 0 stores, and a barrier publishes the stored value to the row's later loops (and frees
-// the partials' buffer). The fold
-// reassociates sums (max and min are exact). ok is false when the nest is not of this form.
-func mapRowNest(f *ir.Func, nest *ir.Nest, name string, nm namer) (*ir.Launch, bool) {
+// layernorm, a row sum) — onto one block of RW warps per row (plan symbol gpu.RW; thread t = 32·w +
+// lane). Every inner loop is spread cyclically over the threads (thread t takes j = lo+t, lo+t+32·RW,
+// ...), the same way for all of them, so an element a thread writes in one loop is the element it reads
+// in the next. A reduction loop accumulates per-thread partials; before a row-level store reads the
+// reduced value, they meet in two levels: each warp reduces its lanes' partials (ir.WarpReduce of the
+// given scope: a butterfly, shfl.sync.bfly / simd_shuffle_xor, no memory), lane 0 of each warp writes
+// the warp's partial to a shared buffer of RW elements, a block barrier, then warp 0 reads them (lane u
+// folds partial u into the identity — one trip, since RW ≤ 32; the other lanes keep the identity) and reduces them the same way; its lane 0 stores, and
+// a barrier publishes the stored value to the row's later loops (and frees the buffer). The order is
+// therefore fixed by the plan: the butterfly over the 32 lanes' partials, then over the warps'
+// partials in the same tree. It reassociates sums (max and min are exact). ok is false when the nest is
+// not of this form.
+func mapRowNest(f *ir.Func, nest *ir.Nest, name string, nm namer, scope ir.Scope) (*ir.Launch, bool) {
 	row, ok := soleLoopOf(nest.Body)
 	if !ok || row.Kind != ir.Serial || !independentLoop(row) {
 		return nil, false
@@ -54,15 +60,18 @@ func mapRowNest(f *ir.Func, nest *ir.Nest, name string, nm namer) (*ir.Launch, b
 		return nil, false
 	}
 	// Build the launch.
-	bt := planSym(f, gpuBT, 64)
-	one, zero := ir.IConst{V: 1}, ir.IConst{V: 0}
-	bi, tv := &ir.Var{Name: nm.name("b" + row.Var.Name)}, &ir.Var{Name: nm.name("t" + row.Var.Name)}
-	tid := ir.IVar{V: tv}
+	rw := planSym(f, gpuRW, 2)
+	one, zero, warp := ir.IConst{V: 1}, ir.IConst{V: 0}, ir.IConst{V: 32}
+	bi := &ir.Var{Name: nm.name("b" + row.Var.Name)}
+	wv, lv := &ir.Var{Name: nm.name("w" + row.Var.Name)}, &ir.Var{Name: nm.name("lane")}
+	tid := ir.IAdd(ir.IMul(ir.IVar{V: wv}, warp), ir.IVar{V: lv})
+	is0 := func(v *ir.Var) ir.Expr {
+		return &ir.Binary{Op: ir.Eq, X: &ir.VarVal{V: v, T: ir.I32}, Y: &ir.Const{Val: 0, T: ir.I32}, T: ir.Bool}
+	}
 	var bufs []*ir.Tensor
 	var order []*ir.LocalVar // reduced locals, in the order their loops come
 	var body []ir.Node
 	partial = map[*ir.LocalVar]ir.Op{}
-	isThread0 := &ir.Binary{Op: ir.Eq, X: &ir.VarVal{V: tv, T: ir.I32}, Y: &ir.Const{Val: 0, T: ir.I32}, T: ir.Bool}
 	barrier := func() ir.Node { return &ir.Barrier{Scope: ir.ScopeBlock} }
 	for _, n := range row.Body {
 		switch n := n.(type) {
@@ -78,36 +87,42 @@ func mapRowNest(f *ir.Func, nest *ir.Nest, name string, nm namer) (*ir.Launch, b
 					partial[l] = ops[l]
 				}
 			}
-			n.Lo, n.Step = ir.IAdd(n.Lo, ir.IMul(tid, n.Step)), ir.IMul(n.Step, bt)
+			n.Lo, n.Step = ir.IAdd(n.Lo, ir.IMul(tid, n.Step)), ir.IMul(n.Step, ir.IMul(rw, warp))
 			body = append(body, n)
 		case *ir.Store:
-			var then []ir.Node // thread 0: fold the partials the store reads, then store
+			var second []ir.Node // warp 0: reduce the warps' partials the store reads, then store
 			for _, l := range order {
 				op, open := partial[l]
 				if !open || !readsLocals(n.Value, map[*ir.LocalVar]bool{l: true}) {
 					continue
 				}
-				buf := &ir.Tensor{Name: nm.name("red"), Type: l.T, Kind: ir.Scratch, Space: ir.Shared, Size: bt}
+				buf := &ir.Tensor{Name: nm.name("red"), Type: l.T, Kind: ir.Scratch, Space: ir.Shared, Size: rw}
 				bufs = append(bufs, buf)
 				u := &ir.Var{Name: nm.name("u")}
-				fold := &ir.Loop{Var: u, Lo: one, Hi: bt, Step: one, Body: []ir.Node{
-					&ir.Assign{L: l, Value: &ir.Binary{Op: op, X: &ir.Local{L: l}, Y: &ir.Load{T: buf, Idx: []ir.IExpr{ir.IVar{V: u}}}, T: l.T}},
-				}}
-				body = append(body, &ir.Store{T: buf, Idx: []ir.IExpr{tid}, Value: &ir.Local{L: l}})
-				then = append(then, fold)
+				body = append(body, &ir.WarpReduce{Op: op, L: l, Scope: scope},
+					&ir.If{Cond: is0(lv), Then: []ir.Node{&ir.Store{T: buf, Idx: []ir.IExpr{ir.IVar{V: wv}}, Value: &ir.Local{L: l}}}})
+				second = append(second,
+					&ir.Assign{L: l, Value: &ir.Const{Val: reduceIdentity(op), T: l.T}},
+					&ir.Loop{Var: u, Lo: ir.IVar{V: lv}, Hi: rw, Step: warp, Body: []ir.Node{
+						&ir.Assign{L: l, Value: &ir.Binary{Op: op, X: &ir.Local{L: l}, Y: &ir.Load{T: buf, Idx: []ir.IExpr{ir.IVar{V: u}}}, T: l.T}},
+					}},
+					&ir.WarpReduce{Op: op, L: l, Scope: scope})
 				delete(partial, l)
 			}
-			if len(then) > 0 {
-				body = append(body, barrier()) // every partial is in shared memory
+			if len(second) > 0 {
+				body = append(body, barrier()) // every warp's partial is in shared memory
 			}
-			body = append(body, &ir.If{Cond: isThread0, Then: append(then, n)}, barrier())
+			store := []ir.Node{&ir.If{Cond: is0(lv), Then: []ir.Node{n}}}
+			body = append(body, &ir.If{Cond: is0(wv), Then: append(second, store...)}, barrier())
 		}
 	}
 	// One block per row: the row loop stays, running the block's row (a uniform bound: barriers inside
 	// are reached by every thread).
 	grid := &ir.Loop{Var: bi, Lo: row.Lo, Hi: row.Hi, Step: row.Step, Kind: ir.GPUGrid}
-	thread := &ir.Loop{Var: tv, Lo: zero, Hi: bt, Step: one, Kind: ir.GPUBlock, Body: []ir.Node{
-		&ir.Loop{Var: row.Var, Lo: ir.IVar{V: bi}, Hi: ir.IAdd(ir.IVar{V: bi}, one), Step: one, Body: body},
+	thread := &ir.Loop{Var: wv, Lo: zero, Hi: rw, Step: one, Kind: ir.GPUWarp, Body: []ir.Node{
+		&ir.Loop{Var: lv, Lo: zero, Hi: warp, Step: one, Kind: ir.GPUThread, Body: []ir.Node{
+			&ir.Loop{Var: row.Var, Lo: ir.IVar{V: bi}, Hi: ir.IAdd(ir.IVar{V: bi}, one), Step: one, Body: body},
+		}},
 	}}
 	node := []ir.Node{thread}
 	for i := len(bufs) - 1; i >= 0; i-- {
@@ -115,8 +130,20 @@ func mapRowNest(f *ir.Func, nest *ir.Nest, name string, nm namer) (*ir.Launch, b
 	}
 	grid.Body = node
 	reads, writes := ir.LaunchTensors([]ir.Node{grid})
-	return &ir.Launch{Name: name, Grid: []ir.IExpr{ceilDiv(ir.ISub(row.Hi, row.Lo), row.Step)}, Block: []ir.IExpr{bt},
+	return &ir.Launch{Name: name, Grid: []ir.IExpr{ceilDiv(ir.ISub(row.Hi, row.Lo), row.Step)}, Block: []ir.IExpr{rw, warp},
 		Reads: reads, Writes: writes, Body: []ir.Node{grid}}, true
+}
+
+// reduceIdentity is the identity of a reduction operator: -0 for + (x + -0 is x for every x, -0
+// included), -Inf for max, +Inf for min.
+func reduceIdentity(op ir.Op) float64 {
+	switch op {
+	case ir.Max:
+		return math.Inf(-1)
+	case ir.Min:
+		return math.Inf(1)
+	}
+	return math.Copysign(0, -1)
 }
 
 // reductionLoop reports whether every node of l's body is `acc = acc op e` (op +, max or min) for a row

@@ -158,7 +158,8 @@ func parallelRowBlocks(body []ir.Node) []ir.Node {
 func balanceRowBlocks(par *ir.Loop, slot string, m ir.IDim) *ir.Loop {
 	one := ir.IConst{V: 1}
 	ceil := func(a, b ir.IExpr) ir.IExpr { return ir.IDiv(ir.IAdd(a, ir.ISub(b, one)), b) }
-	mc, mr, w := sym(slot, "MC"), sym(slot, "MR"), sym(slot, "Workers")
+	mc, mr := sym(slot, "MC"), sym(slot, "MR")
+	w := ir.ISym{Name: slot + ".Workers", RunTime: true}
 	nb := ir.IMul(w, ceil(m, ir.IMul(w, mc)))
 	b := ir.IMin(mc, ir.IMul(mr, ceil(ceil(m, nb), mr)))
 	name := slot + ".MC"

@@ -20,6 +20,8 @@ type Context struct {
 	// Portable are those that apply to the portable code every package carries (untargeted and
 	// `for go`): they set the default plan, which is the portable variant's on every target.
 	Portable []*ir.Directive
+	// Tuned are kgen.lock's plan values for this kernel (Options.Tuned).
+	Tuned map[string]map[string]map[string]int
 }
 
 // own returns the directives of a `for <target>` block of c's target only (nil for the portable
@@ -176,6 +178,11 @@ type Options struct {
 	Skip []string
 	// After is called after lowering and after every pass, with whether the pass changed anything.
 	After func(pass string, f *ir.Func, changed bool)
+	// Tuned are measured plan values for the kernel (kgen.lock, package tune): variant name → machine
+	// class → plan symbol → value. tensorize records those of each GEMM slot's run-time symbols (TunedSymbols)
+	// in the variant's plan (ir.PlanVariant.Tuned); the generated package installs them at init on a
+	// machine of that class. Symbols tensorize does not plan are ignored here (tune.Apply reports them).
+	Tuned map[string]map[string]map[string]int
 }
 
 // Compile lowers k and runs the pipeline of target m, verifying after each step.
@@ -187,7 +194,7 @@ func Compile(k *ir.Kernel, m target.Machine, opt Options) (*ir.Func, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Context{Machine: m, Directives: k.Directives(m.Name), Portable: k.Directives("go")}
+	c := &Context{Machine: m, Directives: k.Directives(m.Name), Portable: k.Directives("go"), Tuned: opt.Tuned}
 	f, err := Lower(k, c)
 	if err != nil {
 		return nil, err

@@ -53,11 +53,11 @@ func oddPlan(f *ir.Func) map[string]int {
 			odd[key] = 2
 		case "RowsNB":
 			odd[key] = 7
-		case "BY", "W": // GPU block rows, warps per block (gpumap)
+		case "BY", "W", "RW": // GPU block rows, warps per block (gpumap), warps per row block (gpurow)
 			odd[key] = 3
 		case "BX", "BK": // GPU block columns, staged K depth (gpumap, staging)
 			odd[key] = 2
-		case "BT", "B1": // GPU threads per row, per 1-D block
+		case "B1": // GPU threads per 1-D block
 			odd[key] = 5
 		default:
 			odd[key] = f.Plan[key]

@@ -246,6 +246,7 @@ type stagedOperand struct {
 	off                  func(k0 ir.IExpr) ir.IExpr
 	validRows, validCols func(k0 ir.IExpr) ir.IExpr
 	buf                  *ir.Tensor
+	swizzled             bool // copied in 16-byte chunks into WGMMALayout (wgmma.go)
 }
 
 // stage is the offset of a stage's tile in buf.
@@ -275,6 +276,10 @@ func stagedPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr)
 		k0 := k0Of(t)
 		var out []ir.Node
 		for _, o := range ops {
+			if o.swizzled {
+				out = append(out, swizzledCopies(nm, o, t, k0, tl, nt, stages))
+				continue
+			}
 			r := &ir.Var{Name: nm.name("r" + strings.ToLower(o.name))}
 			rv := ir.IVar{V: r}
 			rs, _ := strides(o.src)
@@ -392,6 +397,10 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 	if acc.Scope == ir.ScopeThread {
 		kc = planSym(f, gpuBK, 16)
 	}
+	wg := wgmmaStaged(acc, mma)
+	if wg {
+		kc = ir.IConst{V: WGMMATileK}
+	}
 	a := &stagedOperand{name: "A", src: mma.A, rows: ir.IMul(rowsPer, acc.M), cols: kc,
 		off:       func(k0 ir.IExpr) ir.IExpr { return at(mma.A.Off, withK(k0)) },
 		validRows: func(ir.IExpr) ir.IExpr { return at(mma.ValidM, base) },
@@ -402,6 +411,7 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		validRows: func(k0 ir.IExpr) ir.IExpr { return at(mma.ValidK, withK(k0)) },
 		validCols: func(ir.IExpr) ir.IExpr { return at(mma.ValidN, base) },
 	}
+	a.swizzled, b.swizzled = wg, wg
 	tiles := ceilDiv(p0.Hi, kc)
 	k0Of := func(kt ir.IExpr) ir.IExpr { return ir.IMul(kt, kc) }
 	rowOff, colOff := ir.IExpr(ir.IConst{V: 0}), ir.IExpr(ir.IConst{V: 0})
@@ -417,6 +427,11 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		staged.A = ir.Operand{T: a.buf, Off: ir.IAdd(a.stage(slot), rowOff), Layout: ir.RowMajor(kc)}
 		staged.B = ir.Operand{T: b.buf, Off: ir.IAdd(b.stage(slot), colOff), Layout: ir.RowMajor(b.cols)}
 		staged.K, staged.ValidK = kc, at(mma.ValidK, k0)
+		if wg {
+			// whole zero-filled tiles in the wgmma layout (wgmma.go)
+			staged.A.Layout, staged.B.Layout = WGMMALayout(), WGMMALayout()
+			staged.ValidM, staged.ValidN, staged.ValidK = nil, nil, nil
+		}
 		return []ir.Node{&staged}
 	}
 	pipe := stagedPipeline(nm, stages, tiles, k0Of, tl, launchThreads(l), []*stagedOperand{a, b}, compute)

@@ -273,8 +273,34 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 				pv.Host = append(pv.Host, slot+"."+b)
 			}
 		}
+		pv.Tuned = tunedPlan(c.Tuned[v.Name], slot)
 		addVariantPlan(f, pv)
 	}
+}
+
+// TunedSymbols are the symbols of a GEMM slot that a lock may set per machine class: the run-time ones
+// (the generated slot's fields that the loop nest reads at each call). The register tile selects the
+// microkernels at generation and is not among them.
+var TunedSymbols = []string{"MC", "KC", "NC", "SmallWork", "RowsMax", "RowsNB", "RowBlocks"}
+
+// tunedPlan returns the values of slot's TunedSymbols in a variant's tuned plans (machine class →
+// symbol → value), nil when there are none.
+func tunedPlan(classes map[string]map[string]int, slot string) map[string]map[string]int {
+	var out map[string]map[string]int
+	for class, plan := range classes {
+		for _, s := range TunedSymbols {
+			if v, ok := plan[slot+"."+s]; ok {
+				if out == nil {
+					out = map[string]map[string]int{}
+				}
+				if out[class] == nil {
+					out[class] = map[string]int{}
+				}
+				out[class][slot+"."+s] = v
+			}
+		}
+	}
+	return out
 }
 
 // bf16Operands reports whether both operands of an f32 GEMM are loads of bf16 tensors: the GEMMs a
@@ -299,6 +325,17 @@ func addVariantPlan(f *ir.Func, pv ir.PlanVariant) {
 				f.Variants[i].Plan[k] = v
 			}
 			f.Variants[i].Host = append(f.Variants[i].Host, pv.Host...)
+			for class, plan := range pv.Tuned {
+				if f.Variants[i].Tuned == nil {
+					f.Variants[i].Tuned = map[string]map[string]int{}
+				}
+				if f.Variants[i].Tuned[class] == nil {
+					f.Variants[i].Tuned[class] = map[string]int{}
+				}
+				for k, v := range plan {
+					f.Variants[i].Tuned[class][k] = v
+				}
+			}
 			return
 		}
 	}

@@ -34,10 +34,18 @@ type Profile struct {
 	Cores    int      `json:"cores"`
 	// Caches are the data/unified cache levels, L1 first.
 	Caches []Cache `json:"caches"`
+	// ClockGHz is the clock measured on a chain of dependent one-cycle integer adds (the frequency scalar
+	// code runs at; wide vector code may run slower), 0 where not measured. It bounds Peak: a core does
+	// at most (vector FMA pipes × lanes × 2) flops per cycle.
+	ClockGHz float64 `json:"clock_ghz,omitempty"`
 	// Peak is the measured FMA throughput, GFLOP/s, keyed "<isa>/<type>/<cores>c" (e.g. "avx512/f32/1c").
+	// isa is the instruction set the loop needs: avx2, avx512 (VFMADD231PS/PD), avx512bf16 (VDPBF16PS,
+	// type bf16: 4 flops per f32 lane), avx512fp16 (VFMADD231PH, type f16), neon (FMLA) or go (portable
+	// scalar Go: a multiply and an add, fused or not as the compiler chooses).
 	Peak map[string]float64 `json:"peak_gflops,omitempty"`
 	// Bandwidth is the measured bandwidth, GB/s, keyed "<level>/<kind>/<cores>c" (level L1, L2, L3, DRAM;
-	// kind read or copy).
+	// kind read or copy; copy counts the bytes read plus the bytes written). Working sets: half of L1,
+	// half of L2, half of L3 per core, 4× L3 for DRAM.
 	Bandwidth map[string]float64 `json:"bandwidth_gbs,omitempty"`
 	// LatencyNS is the measured load-to-use latency, ns, keyed by level.
 	LatencyNS map[string]float64 `json:"latency_ns,omitempty"`
@@ -121,8 +129,18 @@ func Load(path string) (*Profile, error) {
 // Static returns what is known about this machine without measuring: OS, architecture, CPU model,
 // features, vector level, cores and cache sizes (Linux sysfs). The measured maps are empty.
 func Static() *Profile {
-	p := &Profile{Version: Version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Cores: runtime.NumCPU(), ISA: "go"}
+	p := facts()
 	p.CPU = cpuModel()
+	return p
+}
+
+// HostClass is Static().Class() without reading the CPU's model name (/proc/cpuinfo, long on machines
+// with many cores): what a generated package computes at init to pick its kgen.lock values.
+func HostClass() string { return facts().Class() }
+
+// facts is Static without the model name.
+func facts() *Profile {
+	p := &Profile{Version: Version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Cores: runtime.NumCPU(), ISA: "go"}
 	switch runtime.GOARCH {
 	case "amd64":
 		f := map[string]bool{"avx2": cpu.X86.HasAVX2, "fma": cpu.X86.HasFMA, "f16c": cpu.X86.HasF16C,
@@ -148,6 +166,7 @@ func Static() *Profile {
 			p.Features = append(p.Features, "fp16")
 		}
 	}
+	p.Features = append(p.Features, extraFeatures()...)
 	sort.Strings(p.Features)
 	p.Caches = sysfsCaches()
 	return p

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -48,4 +49,21 @@ func TestStatic(t *testing.T) {
 		t.Fatalf("Static() = %+v", p)
 	}
 	t.Logf("class %s, features %v", p.Class(), p.Features)
+}
+
+// Generated kernel packages import probe for HostClass: probe must not link a GPU binding (rt/cuda and
+// purego live in probe/gpuprobe), and HostClass must be the class of Static.
+func TestNoGPUBinding(t *testing.T) {
+	if got, want := HostClass(), Static().Class(); got != want {
+		t.Errorf("HostClass() = %q, Static().Class() = %q", got, want)
+	}
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Skipf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, "purego") || strings.HasSuffix(dep, "/rt/cuda") || strings.HasSuffix(dep, "/rt/metal") {
+			t.Errorf("package probe depends on %s", dep)
+		}
+	}
 }

@@ -19,7 +19,8 @@ command -v go >/dev/null || { echo "setup: Go 1.26 is required (https://go.dev/d
 go mod download
 # ptxas: the PTX backend's tests assemble every kernel with it (and fail under KGEN_REQUIRE_TOOLS=1
 # without it), so setup fails loudly when it cannot be fetched.
-if [ ! -x .tools/ptxas ]; then
+# An older .tools (ptxas 11.8 alone) is replaced: the sm_90a tests need ptxas 12 and cuobjdump.
+if [ ! -x .tools/ptxas ] || [ ! -x .tools/cuobjdump ] || [[ $(.tools/ptxas --version) != *"release 12."* ]]; then
   ./scripts/fetch-ptxas.sh .tools >/dev/null || { echo "setup: could not fetch ptxas into .tools/ (scripts/fetch-ptxas.sh)" >&2; exit 1; }
 fi
 echo "setup: ok"

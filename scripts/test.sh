@@ -12,7 +12,7 @@ bad=$(gofmt -l $(git ls-files '*.go'))
 
 step "go vet"
 go vet ./...
-GOOS=linux GOARCH=arm64 go vet ./codegen/arm64/... ./kernels/...
+GOOS=linux GOARCH=arm64 go vet ./codegen/arm64/... ./kernels/... ./probe/...
 
 step "regenerate: committed generated files must be reproducible"
 go generate ./kernels/... ./codegen/amd64/internal/mk/... ./codegen/arm64/internal/mk/... ./codegen/amd64/emu/...
@@ -20,6 +20,9 @@ if [ -n "$(git status --porcelain -- kernels codegen)" ]; then
   git status --porcelain -- kernels codegen; git diff --stat -- kernels codegen
   echo "generated files differ from the committed ones: run go generate and commit"; exit 1
 fi
+
+step "kgen verify: kgen.lock (if any) is fresh for kernels.kdsl"
+go run ./cmd/kgen verify kernels.kdsl
 
 step "go test (amd64, every variant this CPU has)"
 go test -count=1 -timeout 25m ./...

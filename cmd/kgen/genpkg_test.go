@@ -81,15 +81,7 @@ func TestGeneratedPackagesBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests a generated package")
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("testdata", "tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	root, dir := pkgTempDir(t)
 	pkg := map[string]string{}
 	for name, src := range map[string]string{"shapes": shapesKdsl, "edges": edgesKdsl} {
 		pkgDir := filepath.Join(dir, name)
@@ -112,6 +104,22 @@ func TestGeneratedPackagesBuild(t *testing.T) {
 			t.Errorf("%s: %v\n%s", strings.Join(c, " "), err, out)
 		}
 	}
+}
+
+// pkgTempDir returns the module's root and a temporary directory inside the module (removed after the
+// test) for generated packages that import kgen's packages.
+func pkgTempDir(t *testing.T) (root, dir string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err = os.MkdirTemp("testdata", "tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return root, dir
 }
 
 // An empty or comment-only file generates nothing, with a clear message (docs/LANGUAGE.md).

@@ -18,7 +18,7 @@ func TestGoldenGPUIR(t *testing.T) {
 	}{
 		{"ptx:sm_80", "sgemm", "../../kernels.kdsl", []string{"launch sgemm_0", "gpu.grid", "gpu.block", "alloc shared", "async group", "async.commit", "async.wait", "barrier block", "thread = 0", "mma %acc"}},
 		{"ptx:sm_80", "hgemm_bias_gelu", "../../passes/testdata/mma.kdsl", []string{"launch hgemm_bias_gelu_0", "gpu.grid", "gpu.warp", "gpu.thread", "alloc shared", "async group", "async.commit", "async.wait", "barrier block", "warp sm80.m16n8k16", "mma %acc", "tanh"}},
-		{"ptx:sm_80", "softmax", "../../kernels.kdsl", []string{"launch softmax_0", "gpu.grid", "gpu.block", "alloc shared", "barrier block"}},
+		{"ptx:sm_80", "softmax", "../../kernels.kdsl", []string{"launch softmax_0", "gpu.grid", "gpu.warp", "gpu.thread", "alloc shared", "warp.reduce max %acc", "warp.reduce + %acc2", "barrier block"}},
 		{"msl", "sgemm", "../../kernels.kdsl", []string{"launch sgemm_0", "gpu.grid", "gpu.warp", "gpu.thread", "simdgroup metal.simdgroup8x8", "alloc shared", "async group", "async.commit", "async.wait", "barrier block", "mma %acc"}},
 	} {
 		code, out, errOut := runKgen("ir", "-target", c.target, "-kernel", c.kernel, c.file)

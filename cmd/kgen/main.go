@@ -4,6 +4,10 @@
 //	kgen check file.kdsl
 //	kgen ir [-level algo|loop] [-target go] [-print-after pass|all] [-kernel name] file.kdsl
 //	kgen fmt [-w] [-d] file.kdsl...
+//	kgen probe [-o profile.json] [-quick] [-cores N]
+//	kgen report -profile profile.json -bench results.txt [-base results.txt] [-o dir]
+//	kgen tune [-budget 2m] [-kernels a,b] [-shapes MxNxK,...] [-profile p.json] [-o kgen.lock] file.kdsl
+//	kgen verify [-lock kgen.lock] [-profile p.json] file.kdsl
 //	kgen version
 //
 // Exit status: 0 success, 1 compile errors, 2 usage errors.
@@ -55,6 +59,10 @@ Usage:
 	kgen check file.kdsl            report errors only
 	kgen ir [flags] file.kdsl       print the IR
 	kgen fmt [-w] [-d] file.kdsl... format kdsl source
+	kgen probe [flags]              measure this machine into a profile (JSON)
+	kgen report [flags]             roofline of benchmark results against a profile
+	kgen tune [flags] file.kdsl     measure faster plan values into kgen.lock
+	kgen verify [flags] file.kdsl   say whether kgen.lock is stale
 	kgen version                    print the version
 
 Run 'kgen <command> -h' for a command's flags.
@@ -75,6 +83,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdIR(args[1:], stdout, stderr)
 	case "fmt":
 		err = cmdFmt(args[1:], stdout, stderr)
+	case "probe":
+		err = cmdProbe(args[1:], stdout, stderr)
+	case "report":
+		err = cmdReport(args[1:], stdout, stderr)
+	case "tune":
+		err = cmdTune(args[1:], stdout, stderr)
+	case "verify":
+		err = cmdVerify(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "kgen %s\n", Version)
 		return 0
@@ -175,6 +191,7 @@ func cmdIR(args []string, stdout, stderr io.Writer) error {
 	after := fs.String("print-after", "", "print the loop IR after this pass (of the target's pipeline) or after all")
 	kname := fs.String("kernel", "", "only this kernel")
 	host := fs.Bool("host", false, "use the cache sizes probed from this machine instead of the static target model (which gen uses)")
+	lockPath := fs.String("lock", "", lockFlagHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -196,7 +213,7 @@ func cmdIR(args []string, stdout, stderr io.Writer) error {
 	if names := passes.Names(m); *after != "" && *after != "all" && !contains(names, *after) {
 		return usageError{fmt.Sprintf("-print-after: unknown pass %q (target %s runs: %s)", *after, m.Name, strings.Join(names, ", "))}
 	}
-	ks, err := load(path)
+	ks, kl, err := loadLocked(path, *lockPath)
 	if err != nil {
 		return err
 	}
@@ -223,7 +240,7 @@ func cmdIR(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stdout, "// after %s:\n%s\n", pass, f)
 			}
 		}
-		f, err := passes.Compile(k, m, opt)
+		f, err := kl.compile(k, m, opt, stderr)
 		if err != nil {
 			return err
 		}
@@ -266,6 +283,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	tests := fs.Bool("tests", true, "also write kgen_test.go, checking every kernel against the interpreter")
 	module := fs.String("module", "github.com/kgen-dev/kgen", "import path of kgen (for its rt, f16 and test packages)")
 	host := fs.Bool("host", false, "size cache blocks from this machine's probed caches (default: the static target model, so that generated files are the same on every machine)")
+	lockPath := fs.String("lock", "", lockFlagHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -311,7 +329,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 			return usageError{fmt.Sprintf("target %s takes one sub-target per package (given: %s)", b.Name(), strings.Join(bySpecs[b.Name()], ", "))}
 		}
 	}
-	ks, err := load(path)
+	ks, kl, err := loadLocked(path, *lockPath)
 	if err != nil {
 		return err
 	}
@@ -336,7 +354,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 			}
 			p := &codegen.Package{Name: name, Source: filepath.Base(path), Module: *module, Target: spec}
 			for _, k := range ks {
-				f, err := passes.Compile(k, m, passes.Options{})
+				f, err := kl.compile(k, m, passes.Options{}, stderr)
 				if err != nil {
 					return err
 				}

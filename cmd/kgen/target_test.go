@@ -19,6 +19,12 @@ func genFiles(t *testing.T, src, targets string) map[string]string {
 	if code, _, errOut := runKgen("gen", "-o", out, "-pkg", "pkg", "-tests=false", "-targets", targets, write(t, "mm.kdsl", src)); code != 0 {
 		t.Fatalf("kgen gen: exit %d: %s", code, errOut)
 	}
+	return readFiles(t, out)
+}
+
+// readFiles returns the files of directory out by name.
+func readFiles(t *testing.T, out string) map[string]string {
+	t.Helper()
 	files := map[string]string{}
 	entries, err := os.ReadDir(out)
 	if err != nil {

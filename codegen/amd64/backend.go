@@ -110,7 +110,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			ku := k
 			ku.Name, ku.Unpacked = k.Name+"U", true
 			sk := codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelU: ku.Name, KernelR: kr.Name, RowsMax: RowsMax,
-				MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC, HostBlocks: sp.Host, ElemSize: s.Elem.Size(), Knobs: sp.Knobs}
+				MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC, HostBlocks: sp.Host, ElemSize: s.Elem.Size(), Knobs: sp.Knobs, Tuned: sp.Tuned}
 			kernels := []GemmKernel{k, ku}
 			if ku.Validate() != nil {
 				// a tile the unpacked generator cannot address (MR > 14): the portable unpacked kernel runs it
@@ -155,7 +155,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 				return nil, fmt.Errorf("amd64: slot %s, variant %s: the planned tile %dx%d: %v", s.Slot.Name, v.Name, sp.MR, sp.NR, err)
 			}
 			v.Slots[i] = codegen.SlotKernel{Slot: s.Slot, Kernel: k.Name, MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC,
-				HostBlocks: sp.Host, ElemSize: 2, Knobs: sp.Knobs}
+				HostBlocks: sp.Host, ElemSize: 2, Knobs: sp.Knobs, Tuned: sp.Tuned}
 			if !have[k.Name] {
 				have[k.Name] = true
 				gemms = append(gemms, k)
@@ -173,6 +173,9 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	}
 	if codegen.HostBlocks(variants) {
 		imports = append(imports, p.KgenModule()+"/target") // HostGemmBlocks
+	}
+	if codegen.Tuned(variants) {
+		imports = append(imports, p.KgenModule()+"/probe") // the machine class of kgen.lock values
 	}
 	src, err := codegen.DispatchFile(p.Name, imports, variants)
 	if err != nil {

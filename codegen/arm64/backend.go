@@ -66,7 +66,7 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		}
 		kr := NewRowsKernel(k.Elem)
 		v.Slots = append(v.Slots, codegen.SlotKernel{Slot: s, Kernel: k.Name, KernelR: kr.Name, RowsMax: RowsMax,
-			MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC, HostBlocks: sp.Host, ElemSize: s.Elem.Size(), Knobs: sp.Knobs})
+			MR: sp.MR, NR: sp.NR, MC: sp.MC, KC: sp.KC, NC: sp.NC, HostBlocks: sp.Host, ElemSize: s.Elem.Size(), Knobs: sp.Knobs, Tuned: sp.Tuned})
 		if !have[k.Name] {
 			have[k.Name] = true
 			gemms = append(gemms, k)
@@ -105,6 +105,9 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 	}
 	if codegen.HostBlocks([]codegen.Variant{v}) {
 		imports = append(imports, p.KgenModule()+"/target") // HostGemmBlocks: caches probed at init
+	}
+	if codegen.Tuned([]codegen.Variant{v}) {
+		imports = append(imports, p.KgenModule()+"/probe") // the machine class of kgen.lock values
 	}
 	src, err := codegen.DispatchFile(p.Name, imports, []codegen.Variant{v})
 	if err != nil {

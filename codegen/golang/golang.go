@@ -386,6 +386,10 @@ func (g *gen) releaseAll(as []*ir.Alloc) {
 	}
 }
 
+// runTimeSyms are the Go expressions of the IR's run-time symbols (ir.RunTimeSyms; the verifier admits no
+// other, TestRunTimeSyms keeps the two lists equal).
+var runTimeSyms = map[string]string{"Workers": "rt.Workers()"}
+
 // iexpr renders an index expression, simplified (ir.Simplify), with only the parentheses Go needs.
 func (g *gen) iexpr(e ir.IExpr) string {
 	s, _ := g.iexprPrec(ir.Simplify(e))
@@ -402,10 +406,10 @@ func (g *gen) iexprPrec(e ir.IExpr) (string, int) {
 	case ir.IDim:
 		return e.D.Name, 6
 	case ir.ISym:
-		slot, field, _ := strings.Cut(e.Name, ".")
-		if field == "Workers" { // a run-time symbol (passes.balanceRowBlocks)
-			return "rt.Workers()", 6
+		if e.RunTime {
+			return runTimeSyms[e.RunTimeField()], 6
 		}
+		slot, field, _ := strings.Cut(e.Name, ".")
 		return codegen.SlotVar(slot) + "." + field, 6
 	case ir.IBin:
 		x, px := g.iexprPrec(e.X)

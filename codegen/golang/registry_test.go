@@ -109,3 +109,17 @@ func TestNestCommentsQuoteTheSource(t *testing.T) {
 		t.Errorf("no files %v", want)
 	}
 }
+
+// The Go backend reads every run-time symbol the IR admits, and only those.
+func TestRunTimeSyms(t *testing.T) {
+	for name := range ir.RunTimeSyms {
+		if runTimeSyms[name] == "" {
+			t.Errorf("run-time symbol %s has no Go expression", name)
+		}
+	}
+	for name := range runTimeSyms {
+		if ir.RunTimeSyms[name] == "" {
+			t.Errorf("Go expression for %s, which is no run-time symbol of ir.RunTimeSyms", name)
+		}
+	}
+}

@@ -25,6 +25,10 @@ var (
 	Bool   = Type{Name: "bool"}
 	// SimdFloat8x8 is a simdgroup's 8×8 float matrix (Metal 2.3+).
 	SimdFloat8x8 = Type{Name: "simdgroup_float8x8"}
+	// SimdHalf8x8 and SimdBFloat8x8 hold 16-bit operand tiles (bfloat: Metal 3.1); a
+	// simdgroup_multiply_accumulate of two of them adds into a float accumulator.
+	SimdHalf8x8   = Type{Name: "simdgroup_half8x8"}
+	SimdBFloat8x8 = Type{Name: "simdgroup_bfloat8x8"}
 )
 
 // PtrTo is a pointer to t in space.

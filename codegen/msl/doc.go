@@ -38,9 +38,11 @@
 //     and stores round to nearest even. f64 kernels are left out (Metal has no double) with a
 //     "not supported yet" error in the table.
 //   - A thread-scope MMA is a float register tile updated in the IR's summation order. A
-//     simdgroup-scope MMA accumulates in a simdgroup_float8x8. Each K step, whole f32 row-major tiles
+//     simdgroup-scope MMA accumulates in a simdgroup_float8x8. Each K step, whole row-major tiles
 //     (every valid extent at least 8: the interior of a staged GEMM) are simdgroup_load-ed where they
-//     lie; other tiles (edges, half and bfloat operands) are widened by the lanes into float scratch
+//     lie, in their own type (simdgroup_float8x8, simdgroup_half8x8, simdgroup_bfloat8x8 — bfloat
+//     kernels need Metal 3.1 — multiplied into the float accumulator); edge tiles are widened by the
+//     lanes into float scratch
 //     in threadgroup memory, zeros beyond the valid extents so that ragged edges read nothing out of
 //     range, and loaded from there; then simdgroup_multiply_accumulate. The accumulator leaves
 //     through simdgroup_store into scratch, and each lane stores its elements of the epilogue. No
@@ -48,6 +50,8 @@
 //   - The beta rule: an epilogue with a scaled-output term beta·C is versioned on beta == 0, and the
 //     beta == 0 version does not read C. max, min and relu keep NaN as the interpreter does (helper
 //     functions), so the runtime must compile with fast math off.
+//   - Lane reductions (ir.WarpReduce): a sum is the IR's butterfly in simd_shuffle_xor, max and min
+//     are simd_max / simd_min guarded by simd_any(isnan) (docs/DESIGN.md, "GPU reductions").
 //
 // # Validation on Linux, and its limits
 //

@@ -76,8 +76,10 @@ func TestEmittedInstructions(t *testing.T) {
 			regexp.QuoteMeta("device float* y [[buffer(1)]]"), regexp.QuoteMeta("constant const float& alpha [[buffer(2)]]")},
 		"sgemm_0": {`threadgroup float As\[768\];`, "simdgroup_float8x8 acc2 = make_filled_simdgroup_matrix<float, 8, 8>", "simdgroup_load\\(", "simdgroup_multiply_accumulate\\(acc2, ", "simdgroup_store\\(acc2, ",
 			`threadgroup_barrier\(mem_flags::mem_device \| mem_flags::mem_threadgroup\);`, `if \(beta == 0.0f\)`},
-		"softmax_0":     {"threadgroup float red\\[64\\];", "metal::exp\\(", "kg_max\\(", "threadgroup_barrier"},
-		"hgemm_0":       {"device const half\\* A", "threadgroup half As", "C\\[.*\\] = half\\(", "float\\(As\\["},
+		"softmax_0": {"threadgroup float red\\[2\\];", "metal::exp\\(", "kg_max\\(", "threadgroup_barrier",
+			regexp.QuoteMeta("acc = simd_any(metal::isnan(acc)) ? NAN : simd_max(acc);"), regexp.QuoteMeta("acc2 = acc2 + simd_shuffle_xor(acc2, 16);")},
+		"hgemm_0":       {"device const half\\* A", "threadgroup half As", "C\\[.*\\] = half\\(", "float\\(As\\[", "simdgroup_half8x8 mat_a"},
+		"bgemm_0":       {"simdgroup_bfloat8x8 mat_a", "simdgroup_multiply_accumulate\\(acc"},
 		"bgemm_bf16_0":  {"device const bfloat\\* A", "= bfloat\\("},
 		"transpose_0":   {`B\[j \* M \+ i\] = A\[i \* N \+ j\];`},
 		"layernorm_0":   {"metal::sqrt\\("},
@@ -133,7 +135,7 @@ func TestMissingPlanSymbol(t *testing.T) {
 		if _, err := Lower(k.K, k.F, "kernels.kdsl"); err != nil {
 			continue // f64: left out before its plan matters
 		}
-		for _, sym := range []string{"gpu.B1", "gpu.W", "gpu.BT"} {
+		for _, sym := range []string{"gpu.B1", "gpu.W", "gpu.RW"} {
 			if _, ok := k.F.Plan[sym]; !ok {
 				continue
 			}
@@ -173,5 +175,31 @@ func TestVersion(t *testing.T) {
 	}
 	if _, err := BuildSource(&codegen.Package{Target: "msl:abc"}); err == nil {
 		t.Error("BuildSource with a bad version: no error")
+	}
+}
+
+// TestBFloatNeedsMetal31: at Metal 3.0 every bf16 kernel is left out with the reason, and the source
+// has no bfloat at all (simdgroup_bfloat8x8 included), while half GEMMs still get simdgroup_half8x8;
+// at 3.1 the bf16 GEMMs multiply simdgroup_bfloat8x8 tiles.
+func TestBFloatNeedsMetal31(t *testing.T) {
+	for _, spec := range []string{"msl", "msl:3.1"} {
+		src, err := BuildSource(compilePackage(t, "kernels.kdsl", libraryText(t), spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err30 := src.Unsupported["bgemm"]
+		if spec == "msl" {
+			if err30 == nil || !strings.Contains(err30.Error(), "bf16 needs Metal 3.1 (target msl:3.1)") {
+				t.Errorf("bgemm at Metal 3.0: %v, want it left out for bf16", err30)
+			}
+			if strings.Contains(src.Text, "bfloat") {
+				t.Error("the Metal 3.0 source names bfloat")
+			}
+		} else if err30 != nil || !strings.Contains(kernelText(t, src.Text, "bgemm_0"), "simdgroup_bfloat8x8 mat_a") {
+			t.Errorf("bgemm at Metal 3.1: %v, want simdgroup_bfloat8x8 tiles", err30)
+		}
+		if !strings.Contains(kernelText(t, src.Text, "hgemm_0"), "simdgroup_half8x8 mat_a") {
+			t.Errorf("%s: hgemm has no simdgroup_half8x8 tiles", spec)
+		}
 	}
 }

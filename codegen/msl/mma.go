@@ -14,8 +14,10 @@ import (
 // that ragged edges read nothing out of range, then simdgroup_load those; either way
 // simdgroup_multiply_accumulate follows. The AccStore
 // goes through simdgroup_store into scratch, from which each lane stores its elements of the epilogue.
-// Half and bfloat operands widen exactly (their products are exact in float), so float tiles serve
-// every input type. The simdgroup's element-to-lane mapping is never relied on.
+// Whole half and bfloat tiles are loaded as simdgroup_half8x8 / simdgroup_bfloat8x8 (bfloat only
+// where the package targets Metal 3.1, as every bf16 kernel does) and multiplied into the float
+// accumulator; edge tiles widen exactly into the float scratch (their products are exact in float
+// either way). The simdgroup's element-to-lane mapping is never relied on.
 
 const simdTile = 8
 
@@ -175,10 +177,10 @@ func (lw *lowerer) mma(n *ir.MMA) ([]Stmt, error) {
 		load := func(m string, at, perRow Expr) Stmt {
 			return ExprStmt{Call{"simdgroup_load", []Expr{Ident{m}, AddrOf{at}, perRow}}}
 		}
-		mac := func(la, lb Stmt) []Stmt {
+		mac := func(t Type, la, lb Stmt) []Stmt {
 			return []Stmt{
-				Decl{T: SimdFloat8x8, Name: ma},
-				Decl{T: SimdFloat8x8, Name: mb},
+				Decl{T: t, Name: ma},
+				Decl{T: t, Name: mb},
 				la, lb,
 				ExprStmt{Call{"simdgroup_multiply_accumulate", []Expr{Ident{name}, Ident{ma}, Ident{mb}, Ident{name}}}},
 			}
@@ -187,16 +189,18 @@ func (lw *lowerer) mma(n *ir.MMA) ([]Stmt, error) {
 			barrierCall(ir.ScopeSimdgroup, false), // every lane is done with the previous tiles
 			For{Var: e, Lo: lw.lane, Hi: IntLit{simdTile * simdTile}, Step: IntLit{32}, Body: fill},
 			barrierCall(ir.ScopeSimdgroup, false),
-			Block{mac(load(ma, Index{Ident{lw.scratch[0]}, base}, IntLit{simdTile}), load(mb, Index{Ident{lw.scratch[1]}, base}, IntLit{simdTile}))},
+			Block{mac(SimdFloat8x8, load(ma, Index{Ident{lw.scratch[0]}, base}, IntLit{simdTile}), load(mb, Index{Ident{lw.scratch[1]}, base}, IntLit{simdTile}))},
 		}
 		lda, oka := unitRowMajor(n.A.Layout)
 		ldb, okb := unitRowMajor(n.B.Layout)
-		if n.In != ir.F32 || !oka || !okb {
+		tile, typed := map[ir.DType]Type{ir.F32: SimdFloat8x8, ir.F16: SimdHalf8x8, ir.BF16: SimdBFloat8x8}[n.In]
+		if !typed || !oka || !okb || n.A.T.Type != n.In || n.B.T.Type != n.In {
 			return append([]Stmt{doc}, widened...), nil
 		}
-		// f32 row-major operands: a whole tile (every valid extent at least 8, the same in all lanes
-		// of the simdgroup) is loaded where it lies; only edge tiles go through the scratch.
-		direct := mac(
+		// Row-major operands: a whole tile (every valid extent at least 8, the same in all lanes of
+		// the simdgroup) is loaded where it lies, in its own type; only edge tiles go through the
+		// float scratch.
+		direct := mac(tile,
 			load(ma, Index{Ident{lw.tensorName(n.A.T)}, lw.iexpr(n.A.Off)}, lw.iexpr(lda)),
 			load(mb, Index{Ident{lw.tensorName(n.B.T)}, lw.iexpr(n.B.Off)}, lw.iexpr(ldb)))
 		var whole Expr

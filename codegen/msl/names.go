@@ -73,7 +73,8 @@ var reserved = func() []string {
 		select fmax fmin isnan INFINITY NAN simdgroup_barrier threadgroup_barrier mem_flags
 		simdgroup_load simdgroup_store simdgroup_multiply_accumulate make_filled_simdgroup_matrix
 		float2 float3 float4 uint2 uint3 int2 int3 int4 half2 half4 main simd kg_max kg_min kg_relu
-		kg_sigmoid`)
+		kg_sigmoid simd_shuffle_xor simd_max simd_min simd_any simdgroup_float8x8 simdgroup_half8x8
+		simdgroup_bfloat8x8`)
 	sort.Strings(w)
 	return w
 }()

@@ -100,6 +100,8 @@ func (lw *lowerer) node(n ir.Node) ([]Stmt, error) {
 		return []Stmt{Comment{[]string{fmt.Sprintf("async.wait %d: nothing to wait for (synchronous copies)", n.N)}}}, nil
 	case *ir.Copy:
 		return lw.copyTile(n)
+	case *ir.WarpReduce:
+		return lw.warpReduce(n)
 	case *ir.AccDecl:
 		return lw.accDecl(n.Acc)
 	case *ir.MMA:

@@ -47,9 +47,28 @@ func firstNode(body *[]ir.Node, match func(ir.Node) bool) (*[]ir.Node, int) {
 
 func isBarrier(n ir.Node) bool { _, ok := n.(*ir.Barrier); return ok }
 
+// inHalfWarp puts the first node of f that match accepts under `if lane < 16`: a simdgroup operation
+// that only half of the simdgroup's lanes reach.
+func inHalfWarp(t *testing.T, f *ir.Func, match func(ir.Node) bool) {
+	s, i := firstNode(&f.Body, match)
+	if s == nil {
+		t.Fatalf("%s has no node to plant the bug in", f.Kernel.Name)
+	}
+	var lane *ir.Var
+	ir.WalkNodes(f.Body, func(n ir.Node) bool {
+		if l, ok := n.(*ir.Loop); ok && l.Kind == ir.GPUThread {
+			lane = l.Var
+		}
+		return true
+	})
+	cond := &ir.Binary{Op: ir.Lt, X: &ir.VarVal{V: lane, T: ir.I32}, Y: &ir.Const{Val: 16, T: ir.I32}, T: ir.Bool}
+	(*s)[i] = &ir.If{Cond: cond, Then: []ir.Node{(*s)[i]}}
+}
+
 var plantedBugs = []planted{
 	{
-		// thread 0 folds the partial maxima before the others have stored theirs
+		// the barrier between the two reduction levels is gone: warp 0 reads the warps' partial maxima
+		// before the other warps have stored theirs
 		name: "missing_barrier", kernel: "softmax", want: "want",
 		plant: func(t *testing.T, f *ir.Func) {
 			s, i := firstNode(&f.Body, isBarrier)
@@ -60,8 +79,8 @@ var plantedBugs = []planted{
 		},
 	},
 	{
-		// the barrier after thread 0 stores the row maximum m[i] to device memory is gone: in forward
-		// order thread 0 has stored it before the others read it, in reverse order not yet
+		// the barrier after lane 0 of warp 0 stores the row maximum m[i] to device memory is gone: in
+		// forward order thread 0 has stored it before the others read it, in reverse order not yet
 		name: "missing_barrier_before_read", kernel: "softmax", want: "a race",
 		plant: func(t *testing.T, f *ir.Func) {
 			n := 0
@@ -79,7 +98,7 @@ var plantedBugs = []planted{
 		},
 	},
 	{
-		// the first barrier moved into thread 0's branch: the others never reach it
+		// the first barrier moved into the branch of each warp's lane 0: the others never reach it
 		name: "divergent_barrier", kernel: "softmax", want: "not reached by all threads",
 		plant: func(t *testing.T, f *ir.Func) {
 			s, i := firstNode(&f.Body, isBarrier)
@@ -109,19 +128,27 @@ var plantedBugs = []planted{
 		// the MMA runs in half of the simdgroup's lanes only: a simdgroup operation in divergent control flow
 		name: "divergent_simdgroup_mma", kernel: "sgemm", want: "not reached by all threads",
 		plant: func(t *testing.T, f *ir.Func) {
-			s, i := firstNode(&f.Body, func(n ir.Node) bool { _, ok := n.(*ir.MMA); return ok })
+			inHalfWarp(t, f, func(n ir.Node) bool { _, ok := n.(*ir.MMA); return ok })
+		},
+	},
+	{
+		// the warps' first lane reduction runs in half of the lanes only: a simd function in divergent
+		// control flow
+		name: "divergent_simd_reduction", kernel: "softmax", want: "not reached by all threads",
+		plant: func(t *testing.T, f *ir.Func) {
+			inHalfWarp(t, f, func(n ir.Node) bool { _, ok := n.(*ir.WarpReduce); return ok })
+		},
+	},
+	{
+		// the first lane reduction of the row sum takes the lanes' maximum instead of their sum
+		name: "lane_reduction_wrong_operator", kernel: "layernorm", want: "want",
+		plant: func(t *testing.T, f *ir.Func) {
+			s, i := firstNode(&f.Body, func(n ir.Node) bool { _, ok := n.(*ir.WarpReduce); return ok })
 			if s == nil {
-				t.Fatal("sgemm has no mma")
+				t.Fatal("layernorm has no lane reduction")
 			}
-			var lane *ir.Var
-			ir.WalkNodes(f.Body, func(n ir.Node) bool {
-				if l, ok := n.(*ir.Loop); ok && l.Kind == ir.GPUThread {
-					lane = l.Var
-				}
-				return true
-			})
-			cond := &ir.Binary{Op: ir.Lt, X: &ir.VarVal{V: lane, T: ir.I32}, Y: &ir.Const{Val: 16, T: ir.I32}, T: ir.Bool}
-			(*s)[i] = &ir.If{Cond: cond, Then: []ir.Node{(*s)[i]}}
+			r := (*s)[i].(*ir.WarpReduce)
+			(*s)[i] = &ir.WarpReduce{Op: ir.Max, L: r.L, Scope: r.Scope}
 		},
 	},
 	{

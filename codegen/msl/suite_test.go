@@ -46,8 +46,9 @@ func renameLaunches(f *ir.Func, prefix string) {
 // loop IR is the same for both backends, so the MSL lowering of register tiles is tested on it (the
 // msl pipeline gives every f32/f16/bf16 GEMM simdgroup tiles, and its f64 ones have no Metal type).
 // extraSources are the repository's other kdsl files: GEMMs with fused epilogues (GELU, sigmoid, a
-// scaled residual), the parser's example, and kernels whose names are MSL or C++ words (renamed).
-var extraSources = []string{"../../passes/testdata/mma.kdsl", "../../parse/testdata/example.kdsl", "testdata/names.kdsl"}
+// scaled residual), the parser's example, kernels whose names are MSL or C++ words (renamed), and row
+// maxima and minima (the NaN rule of simd_max/simd_min).
+var extraSources = []string{"../../passes/testdata/mma.kdsl", "../../parse/testdata/example.kdsl", "testdata/names.kdsl", "testdata/rows.kdsl"}
 
 var regTileKernels = map[string]bool{"sgemm": true, "sgemm_tt": true, "gemm_bias_relu": true}
 
@@ -193,9 +194,10 @@ func TestPlantedBugs(t *testing.T) {
 	}
 }
 
-// TestSimdgroupWholeTiles runs sgemm (and the planted wrong tile offset) on a shape whose interior
-// tiles are whole, so that simdgroup MMAs take the direct simdgroup_load path as well as the scratch
-// path at the edges: sgemm must match, the planted kernel must not.
+// TestSimdgroupWholeTiles runs sgemm, hgemm and bgemm (and the planted wrong tile offset) on a shape
+// whose interior tiles are whole, so that simdgroup MMAs take the direct simdgroup_load path (in the
+// operands' own type: float, half, bfloat) as well as the scratch path at the edges: the GEMMs must
+// match, the planted kernel must not.
 func TestSimdgroupWholeTiles(t *testing.T) {
 	t.Parallel()
 	s := getSuite(t)
@@ -216,6 +218,16 @@ func TestSimdgroupWholeTiles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, err := range shapeErrors(s.driver, sg, launchesOf(s.src, sg), dims, rng, 1) {
 		t.Error(err)
+	}
+	// 16-bit GEMMs: whole tiles as simdgroup_half8x8 / simdgroup_bfloat8x8 into the float accumulator
+	for _, c := range []struct{ kernel, tile string }{{"hgemm", "simdgroup_half8x8"}, {"bgemm", "simdgroup_bfloat8x8"}} {
+		k := find(s.library, c.kernel)
+		if txt := kernelText(t, s.src.Text, launchesOf(s.src, k)[0].Function); !strings.Contains(txt, c.tile+" mat_a") || !strings.Contains(txt, "simdgroup_float8x8 mat_a") {
+			t.Errorf("%s: no whole-tile %s load beside the float edge path", c.kernel, c.tile)
+		}
+		for _, err := range shapeErrors(s.driver, k, launchesOf(s.src, k), dims, rng, 1) {
+			t.Error(err)
+		}
 	}
 	for i, pb := range s.plants {
 		if pb.name != "simdgroup_tile_offset" {

@@ -15,7 +15,8 @@
 //     and a guarded edge path (16-byte shared vector loads on full tiles); warp-scope MMA is
 //     mma.sync.aligned.m16n8k16 (f16/bf16 → f32) with fragment positions from the IR's fragment maps
 //     and ldmatrix on full tiles; warpgroup-scope MMA (sm_90a's m64nNk16 tiles) is N/8 of those per
-//     warp. exp, log, tanh, sigmoid have accurate expansions (math.go). Anything else is reported as
+//     warp; a lane reduction (ir.WarpReduce, row kernels) is the IR's butterfly in shfl.sync.bfly
+//     (reduce.go). exp, log, tanh, sigmoid have accurate expansions (math.go). Anything else is reported as
 //     "not supported yet: ..." (never a panic, never partial output).
 //   - module.go, backend.go: sub-targets (sm_80: PTX 7.0, runs on sm_80/86/89/90; sm_90a: emitted as
 //     plain sm_90 PTX 7.8 until wgmma/TMA exist), and the codegen.MultiBackend writing
@@ -31,5 +32,7 @@
 // kernels.kdsl against the reference interpreter on ragged shapes and catches planted bugs, and exp's
 // error bound; the generated package vets for 4 platforms with CGO_ENABLED=0 and its methods' launch
 // sequences are checked against rt/cuda's mock driver (glue_test.go). What only a GPU can show: that the hardware agrees with the emulator's reading of the
-// PTX ISA (fragment layouts, cp.async zero fill, barrier semantics) and the kernels' speed.
+// PTX ISA (fragment layouts, cp.async zero fill, barrier semantics, shfl.sync) and the kernels' speed.
+// The emulator's shfl.sync (emu_shfl_test.go) follows the ISA's pseudocode for all four modes and
+// refuses member masks that do not name exactly the lanes running it and reads of lanes outside them.
 package ptx

@@ -36,6 +36,10 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 	dst := func(v uint64) { m.set(th, a[0].(Reg), v) }
 	isF := t == F32 || t == F64
 	switch tok[0] {
+	case "wgmma", "fence":
+		if !m.wgThreadOp(th, in) {
+			emuError("unknown instruction %s", in.Op)
+		}
 	case "ld":
 		n := t.Bits() / 8
 		if tok[1] == "param" {
@@ -75,6 +79,15 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 	case "cvta":
 		dst(src(1))
 	case "mov":
+		if v, ok := a[0].(Vec); ok {
+			// unpack: the first element from the low bits
+			bits, w := src(1), t.Bits()/len(v)
+			for _, r := range v {
+				m.set(th, r, bits&(1<<w-1))
+				bits >>= w
+			}
+			return false
+		}
 		if v, ok := a[1].(Vec); ok {
 			// pack: the first element in the low bits
 			var bits uint64
@@ -87,6 +100,10 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 		}
 		dst(src(1))
 	case "cvt":
+		if in.Op == "cvt.rna.tf32.f32" {
+			dst(roundTF32(m.value(th, a[1], F32)))
+			return false
+		}
 		dst(m.cvt(tok[1:], src(1), in.Types))
 	case "add", "sub", "mul", "div", "rem", "min", "max", "fma", "neg", "abs", "sqrt", "and", "or", "xor", "shl", "shr", "copysign":
 		if t == Pred {

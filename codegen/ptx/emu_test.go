@@ -35,8 +35,9 @@ type emuThread struct {
 	open    []emuCopy   // copies issued since the last commit
 	done    bool
 	barrier bool
-	coll    *Instr // the warp-collective instruction (mma.sync) the thread waits at
+	coll    *Instr // the warp-collective instruction (mma.sync, ldmatrix, shfl.sync) the thread waits at
 	id      int
+	wg      *wgThread // wgmma state (emu_wgmma_test.go), in entries that issue wgmma
 }
 
 type emulator struct {
@@ -52,11 +53,21 @@ type emulator struct {
 	// race check: for each shared byte, the thread that wrote it in the current barrier epoch (+1)
 	writer [][]int32
 	reader [][]int32 // the thread that read it (+1), -1 for several
-	steps  int
-	names  map[*Instr][]string
+	// shared arrays lie at flat addresses, each only as aligned as declared (base[i]), with unmapped
+	// gaps between them; in entries with wgmma, generic[i][k] is the thread (+1) whose generic-proxy
+	// write of the byte no fence.proxy.async has covered yet
+	base     []uint64
+	generic  [][]int32
+	inflight [][]int32 // per shared byte, the reads of wgmmas not retired yet
+	proxy    bool
+	steps    int
+	names    map[*Instr][]string
 }
 
 const globalShift = 40
+
+// sharedGap is the unmapped space before and between the emulator's shared arrays.
+const sharedGap = 1024
 
 func emuError(format string, args ...any) { panic(emuFault(fmt.Sprintf(format, args...))) }
 
@@ -115,7 +126,9 @@ func (m *emulator) run(grid, block [3]int) (err error) {
 func (m *emulator) runBlock(block [3]int) {
 	m.shared = nil
 	m.sharedI = map[string]int{}
-	m.writer, m.reader = nil, nil
+	m.writer, m.reader, m.base, m.generic, m.inflight = nil, nil, nil, nil, nil
+	m.proxy = usesWGMMA(m.e)
+	next := uint64(sharedGap)
 	for i, s := range m.e.Shared {
 		b := &emuBuf{name: s.Name, data: make([]byte, s.Count*s.T.Bits()/8)}
 		for j := range b.data {
@@ -125,6 +138,16 @@ func (m *emulator) runBlock(block [3]int) {
 		m.sharedI[s.Name] = i
 		m.writer = append(m.writer, make([]int32, len(b.data)))
 		m.reader = append(m.reader, make([]int32, len(b.data)))
+		m.generic = append(m.generic, make([]int32, len(b.data)))
+		m.inflight = append(m.inflight, make([]int32, len(b.data)))
+		// an odd multiple of the alignment: no more aligned than declared
+		al := uint64(max(s.Align, 1))
+		next = (next + al - 1) / al * al
+		if next/al%2 == 0 {
+			next += al
+		}
+		m.base = append(m.base, next)
+		next += uint64(len(b.data)) + sharedGap
 	}
 	var ths []*emuThread
 	for z := 0; z < block[2]; z++ {
@@ -133,6 +156,9 @@ func (m *emulator) runBlock(block [3]int) {
 				th := &emuThread{tid: [3]uint64{uint64(x), uint64(y), uint64(z)}, id: len(ths)}
 				for c := range th.regs {
 					th.regs[c] = make([]uint64, 1+m.e.nregs[classType(c)])
+				}
+				if m.proxy {
+					th.wg = newWGThread(th)
 				}
 				ths = append(ths, th)
 			}
@@ -149,16 +175,37 @@ func (m *emulator) runBlock(block [3]int) {
 				progress = true
 			}
 		}
+		// A warpgroup whose 128 threads all wait at one wgmma executes it.
+		for w := 0; w+128 <= len(ths); w += 128 {
+			group := ths[w : w+128]
+			in := group[0].coll
+			all := in != nil && strings.HasPrefix(in.Op, "wgmma.")
+			for _, th := range group {
+				all = all && th.coll == in
+			}
+			if all {
+				m.wgmma(group, in)
+				for _, th := range group {
+					th.coll = nil
+				}
+				progress = true
+			}
+		}
 		// A warp whose 32 threads all wait at one collective instruction executes it.
 		for w := 0; w < len(ths); w += 32 {
 			warp := ths[w:min(w+32, len(ths))]
 			in := warp[0].coll
-			all := in != nil && len(warp) == 32
+			if in != nil && strings.HasPrefix(in.Op, "wgmma.") {
+				continue
+			}
+			all := in != nil && (len(warp) == 32 || strings.HasPrefix(in.Op, "shfl"))
 			for _, th := range warp {
 				all = all && th.coll == in
 			}
 			if all {
-				if strings.HasPrefix(in.Op, "ldmatrix") {
+				if strings.HasPrefix(in.Op, "shfl") {
+					m.shfl(warp, in)
+				} else if strings.HasPrefix(in.Op, "ldmatrix") {
 					m.ldmatrix(warp, in)
 				} else {
 					m.warpMMA(warp, in)
@@ -205,7 +252,13 @@ func classType(c int) Type {
 
 func (m *emulator) reg(th *emuThread, r Reg) uint64 { return th.regs[classIndex(r.T)][r.n] }
 
-func (m *emulator) set(th *emuThread, r Reg, v uint64) { th.regs[classIndex(r.T)][r.n] = v }
+func (m *emulator) set(th *emuThread, r Reg, v uint64) {
+	c := classIndex(r.T)
+	th.regs[c][r.n] = v
+	if th.wg != nil {
+		th.wg.written[c][r.n] = true
+	}
+}
 
 // value reads a source operand as bits of type t.
 func (m *emulator) value(th *emuThread, o Operand, t Type) uint64 {
@@ -231,7 +284,7 @@ func (m *emulator) value(th *emuThread, o Operand, t Type) uint64 {
 			}
 		}
 		if i, ok := m.sharedI[s]; ok {
-			return uint64(i+1) << 32
+			return m.base[i]
 		}
 		emuError("unknown symbol %s", s)
 	}
@@ -256,11 +309,16 @@ func (m *emulator) mem(th *emuThread, sp string, a Addr, n int) (*emuBuf, int, i
 		}
 		return b, i, off
 	case "shared":
-		i := int(addr>>32) - 1
-		off := int(addr & (1<<32 - 1))
-		if i < 0 || i >= len(m.shared) {
+		i := -1
+		for x, b := range m.base {
+			if addr >= b && addr < b+uint64(len(m.shared[x].data)) {
+				i = x
+			}
+		}
+		if i < 0 {
 			emuError("shared address %#x is in no array", addr)
 		}
+		off := int(addr - m.base[i])
 		b := m.shared[i]
 		if off < 0 || off+n > len(b.data) {
 			emuError("shared access to %s at byte %d (+%d) outside its %d bytes", b.name, off, n, len(b.data))
@@ -283,6 +341,7 @@ func (m *emulator) sharedAccess(th *emuThread, i, off, n int, write bool) {
 				emuError("shared-memory race on %s byte %d: thread %d overwrites what another thread read since the last barrier", m.shared[i].name, k, th.id)
 			}
 			m.writer[i][k] = me
+			m.noteGenericWrite(th, i, k)
 		} else if r == 0 {
 			m.reader[i][k] = me
 		} else if r != me {
@@ -380,7 +439,7 @@ func (m *emulator) runThread(th *emuThread) {
 				continue
 			}
 		}
-		if strings.HasPrefix(in.Op, "mma.sync") || strings.HasPrefix(in.Op, "ldmatrix") {
+		if strings.HasPrefix(in.Op, "mma.sync") || strings.HasPrefix(in.Op, "ldmatrix") || strings.HasPrefix(in.Op, "shfl.sync") || strings.HasPrefix(in.Op, "wgmma.mma_async") {
 			th.coll = in
 			return
 		}

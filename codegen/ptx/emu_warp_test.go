@@ -15,6 +15,10 @@ import (
 // (k = 2t+8+{0,1}, n = g); C, D c0c1 (g, 2t+{0,1}), c2c3 (g+8, 2t+{0,1}); two 16-bit elements per
 // .b32, the lower index in the low half. Products are summed exactly (f64) and rounded once to f32.
 func (m *emulator) warpMMA(warp []*emuThread, in *Instr) {
+	if in.Op == "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" {
+		m.warpMMATF32(warp)
+		return
+	}
 	if in.Op != "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" && in.Op != "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" {
 		emuError("unknown instruction %s", in.Op)
 	}

@@ -209,6 +209,13 @@ func checkShapes(k *Kernel, f *ir.Func, nshapes int) error {
 			shapes = append(shapes, dims)
 		}
 	}
+	return checkDims(k, f, shapes, rng)
+}
+
+// checkDims runs k on the given shapes (random arguments from rng) against the interpreter; it returns
+// the first difference or emulator error.
+func checkDims(k *Kernel, f *ir.Func, shapes []map[string]int, rng *rand.Rand) error {
+	kern := f.Kernel
 	for si, dims := range shapes {
 		args := kgentest.RandomArgs(kern, dims, rng, si)
 		ref := args.Clone()
@@ -248,7 +255,7 @@ func elements(k *ir.Kernel, dims map[string]int) int {
 // two, a K tile of 7, a 3×5 register tile, 3 warps) and runs them in the emulator: the lowering must
 // follow the plan, not assume the default tiles.
 func TestEmulatedOddPlans(t *testing.T) {
-	odd := map[string]int{"gpu.BT": 37, "gpu.B1": 33, "gpu.BX": 3, "gpu.BY": 5, "gpu.BK": 7, "gpu.W": 3}
+	odd := map[string]int{"gpu.RW": 3, "gpu.B1": 33, "gpu.BX": 3, "gpu.BY": 5, "gpu.BK": 7, "gpu.W": 3}
 	want := map[string]bool{"saxpy": true, "softmax": true, "layernorm": true, "transpose": true, "colsum": true, "sgemm": true, "dgemm_tn": true, "sgemm_nt": true, "hgemm": true, "bgemm_tt": true, "sgemv": true}
 	for _, f := range compileFile(t, "../../kernels.kdsl", "ptx:sm_80") {
 		if !want[f.Kernel.Name] {
@@ -282,11 +289,14 @@ func TestEmulatedOddPlans(t *testing.T) {
 	}
 }
 
-// TestEmulatedWarpgroup runs the sm_90a pipeline's warpgroup GEMMs (m64nNk16 tiles, lowered to N/8
-// mma.sync per warp) in the emulator against the interpreter.
+// TestEmulatedWarpgroup runs the sm_90a pipeline's warpgroup GEMMs (the 16-bit ones of kernels.kdsl, and
+// passes/testdata/mma.kdsl's bias+GELU and scale+residual+tanh epilogues, one with B transposed: all on
+// wgmma) in the emulator against the interpreter.
 func TestEmulatedWarpgroup(t *testing.T) {
 	n := 0
-	for _, f := range compileFile(t, "../../kernels.kdsl", "ptx:sm_90a") {
+	fs := compileFile(t, "../../kernels.kdsl", "ptx:sm_90a")
+	fs = append(fs, compileFile(t, "../../passes/testdata/mma.kdsl", "ptx:sm_90a")...)
+	for _, f := range fs {
 		wg := false
 		ir.WalkNodes(f.Body, func(x ir.Node) bool {
 			if d, ok := x.(*ir.AccDecl); ok && d.Acc.Scope == ir.ScopeWarpgroup {

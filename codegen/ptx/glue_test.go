@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/kgen-dev/kgen/rt/cuda/mockdriver"
 )
 
 // genPackage generates kernels.kdsl (the repository's) with -targets go,amd64,arm64,ptx:sm_80,sm_90a
@@ -81,7 +83,7 @@ func TestGluePackage(t *testing.T) {
 	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
 		t.Skip("the mock driver is a Linux shared library")
 	}
-	lib := buildMock(t)
+	lib := mockdriver.Build(t)
 	src, err := os.ReadFile(filepath.Join("testdata", "glue_mock_test.go.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -96,31 +98,6 @@ func TestGluePackage(t *testing.T) {
 			t.Errorf("%s did not pass:\n%s", name, out)
 		}
 	}
-}
-
-// buildMock compiles rt/cuda's mock driver with clang into a temporary libcuda.so.1.
-func buildMock(t *testing.T) string {
-	t.Helper()
-	clang := ""
-	for _, c := range []string{"clang-14", "clang"} {
-		if p, err := exec.LookPath(c); err == nil {
-			clang = p
-			break
-		}
-	}
-	if clang == "" {
-		if os.Getenv("KGEN_REQUIRE_TOOLS") == "1" {
-			t.Fatal("KGEN_REQUIRE_TOOLS=1: clang-14 (or clang) not found: the mock CUDA driver cannot be built")
-		}
-		t.Skip("clang-14 (or clang) not found: the mock CUDA driver cannot be built")
-	}
-	lib := filepath.Join(t.TempDir(), "libcuda.so.1")
-	out, err := exec.Command(clang, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-Wno-unused-parameter", "-o", lib,
-		filepath.Join("..", "..", "rt", "cuda", "testdata", "mockcuda.c")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("clang: %v\n%s", err, out)
-	}
-	return lib
 }
 
 // sameBoundsChecks checks that every affine bounds check of ptx_cuda.go is, word for word, one the

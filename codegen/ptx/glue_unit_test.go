@@ -9,8 +9,9 @@ import (
 	"github.com/kgen-dev/kgen/codegen"
 )
 
-// TestGlueMethods generates passes/testdata/mma.kdsl (whose sgemm_tf32 has no sm_80 version) for
-// sm_80 alone and for sm_80 and sm_90a: ptx_cuda.go has a device method and a Host method exactly
+// TestGlueMethods generates passes/testdata/mma.kdsl, plus kernels.kdsl's sgemm compiled for the CPU
+// (which the lowering refuses: no PTX version), for sm_80 alone and for sm_80 and sm_90a:
+// ptx_cuda.go has a device method and a Host method exactly
 // for the kernels some module holds, both generated files parse, and ptx_cuda_test.go is written
 // only with Tests.
 func TestGlueMethods(t *testing.T) {
@@ -26,6 +27,8 @@ func glueMethodsFor(t *testing.T, specs []string) {
 		for _, f := range compileFile(t, "../../passes/testdata/mma.kdsl", spec) {
 			p.Kernels = append(p.Kernels, codegen.Kernel{K: f.Kernel, F: f})
 		}
+		cpu := compileFile(t, "../../kernels.kdsl", "go")[0]
+		p.Kernels = append(p.Kernels, codegen.Kernel{K: cpu.Kernel, F: cpu})
 		ps = append(ps, p)
 	}
 	files, err := Backend{Tests: true}.GenerateAll(ps)

@@ -74,9 +74,10 @@ type lowerer struct {
 	accs    map[*ir.Accum]*accTile
 	accCur  *Reg // the AccVal being stored
 	anchors map[*ir.Tensor][]anchor
-	lane    *ir.Var     // bound to %laneid where a warp operation needs it
-	block   [3]ir.IExpr // the launch's block dims, x fastest
-	exit    Label       // the end of the entry (a block past its grid loop's bound leaves)
+	lane    *ir.Var             // bound to %laneid where a warp operation needs it
+	wgTiles map[*ir.Tensor]bool // shared tensors that wgmma reads in this entry (wgmma.go)
+	block   [3]ir.IExpr         // the launch's block dims, x fastest
+	exit    Label               // the end of the entry (a block past its grid loop's bound leaves)
 
 	gridDepth, threadDepth int
 	nGrid, nBlock          int
@@ -200,6 +201,7 @@ func (l *lowerer) launch(n *ir.Launch, line int) (*Entry, LaunchInfo) {
 	l.clearAnchors()
 	l.nGrid, l.nBlock, l.gridDepth, l.threadDepth, l.inThread = len(n.Grid), len(n.Block), 0, 0, false
 	l.prologue()
+	l.wgTiles = l.wgmmaTensors(n.Body)
 	l.nodes(n.Body)
 	l.e.Place(l.exit)
 	info.SharedBytes = l.e.SharedBytes()
@@ -296,9 +298,15 @@ func (l *lowerer) node(n ir.Node) {
 		l.e.Op0("cp.async.commit_group")
 	case *ir.AsyncWait:
 		l.e.Op0("cp.async.wait_group", Imm(n.N))
+		if len(l.wgTiles) > 0 {
+			// the landed tiles are read by wgmma, through the async proxy (wgmma.go)
+			l.e.Op0("fence.proxy.async.shared::cta")
+		}
 	case *ir.Copy:
 		l.needThread("a copy")
 		l.copyTile(n)
+	case *ir.WarpReduce:
+		l.warpReduce(n)
 	case *ir.AccDecl:
 		l.needThread("an accumulator")
 		l.accDecl(n.Acc)
@@ -335,7 +343,11 @@ func (l *lowerer) alloc(n *ir.Alloc) {
 			name = fmt.Sprintf("%s_%d", name, len(l.e.Shared))
 		}
 	}
-	l.shared[n.T] = l.e.AddShared(name, storageType(n.T.Type), size.V, 16)
+	align := 16
+	if l.wgTiles[n.T] {
+		align = wgmmaGroup // the 128-byte swizzle's pattern repeats every 1024 bytes (wgmma.go)
+	}
+	l.shared[n.T] = l.e.AddShared(name, storageType(n.T.Type), size.V, align)
 	l.nodes(n.Body)
 }
 

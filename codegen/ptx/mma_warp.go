@@ -66,8 +66,13 @@ func (l *lowerer) warpAccDecl(a *ir.Accum, m, n int, t Type) {
 }
 
 func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
+	if l.wgmmaOK(n) {
+		l.wgmma(n, acc)
+		return
+	}
 	if n.TF32 {
-		l.fail("a tf32 %s mma (precision tf32: mma.sync m16n8k8 .tf32 with cvt.rna operands is not emitted yet)", n.Acc.Scope)
+		l.tf32MMA(n, acc)
+		return
 	}
 	if k, ok := l.prep(n.K).(ir.IConst); !ok || k.V != 16 {
 		l.fail("a %s mma with K %s (mma.sync m16n8k16 needs 16)", n.Acc.Scope, n.K)
@@ -79,7 +84,7 @@ func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
 	case ir.BF16:
 		it = ".bf16"
 	default:
-		l.fail("a %s mma on %s inputs (f16 and bf16 only; tf32 not yet)", n.Acc.Scope, n.In)
+		l.fail("a %s mma on %s inputs (f16 and bf16; f32 only as tf32 under `precision tf32`)", n.Acc.Scope, n.In)
 	}
 	lane := l.laneVar(ir.ScopeWarp)
 	lv := ir.IVar{V: lane}

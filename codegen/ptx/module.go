@@ -17,11 +17,12 @@ type SubTarget struct {
 }
 
 // SubTargets are the sub-targets this backend emits. sm_80 code (PTX 7.0: cp.async, mma.sync m16n8k16,
-// min/max.NaN) runs on every GPU from Ampere on. sm_90a is emitted as plain sm_90 PTX 7.8 for now: its
-// pipeline's warpgroup tiles run as mma.sync per warp (no wgmma, TMA or mbarriers yet).
+// min/max.NaN) runs on every GPU from Ampere on. sm_90a code (PTX 8.0, .target sm_90a: Hopper only)
+// issues its pipeline's staged 16-bit warpgroup tiles as wgmma.mma_async on shared-memory descriptors
+// (wgmma.go); it needs ptxas 12.0 or later, or the driver's JIT on a Hopper GPU.
 var SubTargets = map[string]SubTarget{
 	"sm_80":  {Name: "sm_80", Version: "7.0", Target: "sm_80", Archs: []string{"sm_80", "sm_86", "sm_89", "sm_90"}},
-	"sm_90a": {Name: "sm_90a", Version: "7.8", Target: "sm_90", Archs: []string{"sm_90"}},
+	"sm_90a": {Name: "sm_90a", Version: "8.0", Target: "sm_90a", Archs: []string{"sm_90a"}},
 }
 
 // SubTargetOf returns the sub-target of a target spec ("ptx", "ptx:sm_80", "ptx:sm_90a").

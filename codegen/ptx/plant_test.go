@@ -9,15 +9,12 @@ import (
 // TestPlantedBugs shows that the emulated differential test catches the bugs a GPU backend is prone to:
 // each case lowers a kernel, plants one bug in its instructions, and expects checkShapes to fail.
 func TestPlantedBugs(t *testing.T) {
-	fs := map[string]*ir.Func{}
-	for _, f := range compileFile(t, "../../kernels.kdsl", "ptx:sm_80") {
-		fs[f.Kernel.Name] = f
-	}
+	fs := kernelsByName(t, "../../kernels.kdsl", "ptx:sm_80")
 	cases := []struct {
 		name, kernel string
 		plant        func(e *Entry) bool // reports whether it changed something
 	}{
-		{"removed barrier", "softmax", func(e *Entry) bool {
+		{"removed barrier between the two reduction levels", "softmax", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool { return in.Op == "bar.sync" }, func(in *Instr) *Instr { return nil }, 1)
 		}},
 		{"removed barrier after the row maximum", "softmax", func(e *Entry) bool {
@@ -29,6 +26,23 @@ func TestPlantedBugs(t *testing.T) {
 				}
 				return false
 			}, func(in *Instr) *Instr { return nil }, 1)
+		}},
+		{"wrong shuffle lane mask", "softmax", func(e *Entry) bool {
+			// the last butterfly step pairs lanes 2 apart again instead of neighbours
+			return edit(e, func(in *Instr) bool { return in.Op == "shfl.sync.bfly" && in.Args[2] == Imm(1) },
+				func(in *Instr) *Instr {
+					c := *in
+					c.Args = []Operand{in.Args[0], in.Args[1], Imm(2), in.Args[3], in.Args[4]}
+					return &c
+				}, -1)
+		}},
+		{"shuffle member mask of half a warp", "layernorm", func(e *Entry) bool {
+			return edit(e, func(in *Instr) bool { return in.Op == "shfl.sync.bfly" },
+				func(in *Instr) *Instr {
+					c := *in
+					c.Args = []Operand{in.Args[0], in.Args[1], in.Args[2], in.Args[3], Imm(0xFFFF)}
+					return &c
+				}, 1)
 		}},
 		{"async wait retires too little", "sgemm", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool { return in.Op == "cp.async.wait_group" && in.Args[0] == Imm(1) },
@@ -83,28 +97,41 @@ func TestPlantedBugs(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := fs[c.kernel]
-			k, err := Lower(f, "sm_80")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := checkShapes(k, f, 3); err != nil {
-				t.Fatalf("the unplanted kernel fails: %v", err)
-			}
-			changed := false
-			for _, e := range k.Entries {
-				changed = c.plant(e) || changed
-			}
-			if !changed {
-				t.Fatal("nothing to plant the bug in")
-			}
-			err = checkShapes(k, f, 3)
-			if err == nil {
-				t.Fatalf("planted bug %q in %s not detected", c.name, c.kernel)
-			}
-			t.Logf("detected: %v", err)
-		})
+		t.Run(c.name, func(t *testing.T) { expectDetected(t, fs[c.kernel], "sm_80", 3, c.name, c.plant) })
+	}
+}
+
+// kernelsByName compiles a kdsl file for a target spec and indexes its functions by kernel name.
+func kernelsByName(t *testing.T, path, spec string) map[string]*ir.Func {
+	fs := map[string]*ir.Func{}
+	for _, f := range compileFile(t, path, spec) {
+		fs[f.Kernel.Name] = f
+	}
+	return fs
+}
+
+// expectDetected lowers f for sub, checks that checkShapes (nshapes shapes) passes, plants a bug in the
+// entries with plant (which reports whether it changed something) and expects checkShapes to fail.
+func expectDetected(t *testing.T, f *ir.Func, sub string, nshapes int, name string, plant func(e *Entry) bool) {
+	t.Helper()
+	k, err := Lower(f, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkShapes(k, f, nshapes); err != nil {
+		t.Fatalf("the unplanted kernel fails: %v", err)
+	}
+	changed := false
+	for _, e := range k.Entries {
+		changed = plant(e) || changed
+	}
+	if !changed {
+		t.Fatal("nothing to plant the bug in")
+	}
+	if err := checkShapes(k, f, nshapes); err == nil {
+		t.Fatalf("planted bug %q in %s not detected", name, f.Kernel.Name)
+	} else {
+		t.Logf("detected: %v", err)
 	}
 }
 

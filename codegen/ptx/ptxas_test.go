@@ -47,7 +47,12 @@ func TestPtxasLibrary(t *testing.T) {
 			t.Fatalf("%s: GEMM entries not identified", sub)
 		}
 		text := mod.Print()
-		{
+		if sub == "sm_90a" {
+			ptxasSupports90a(t, ptxas)
+		}
+		// The 16-bit GEMMs run on tensor cores: mma.sync with ldmatrix on sm_80; on sm_90a, wgmma
+		// (TestWGMMASass checks its machine code).
+		if sub == "sm_80" {
 			for _, name := range []string{"hgemm_0", "bgemm_0", "bgemm_bf16_0", "bgemm_tt_0"} {
 				found := false
 				for _, e := range mod.Entries {
@@ -58,6 +63,14 @@ func TestPtxasLibrary(t *testing.T) {
 				}
 				if !found {
 					t.Errorf("%s: %s lacks mma.sync.aligned.m16n8k16 or the ldmatrix loads", sub, name)
+				}
+			}
+		} else {
+			for _, name := range []string{"hgemm_0", "bgemm_0", "bgemm_bf16_0", "bgemm_tt_0"} {
+				for _, e := range mod.Entries {
+					if e.Name == name && !strings.Contains((&Module{Version: st.Version, Target: st.Target, Entries: []*Entry{e}}).Print(), "wgmma.mma_async.sync.aligned.m64n64k16.f32") {
+						t.Errorf("%s: %s lacks wgmma.mma_async", sub, name)
+					}
 				}
 			}
 		}

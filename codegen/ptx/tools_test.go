@@ -12,17 +12,20 @@ import (
 
 // ptxasPath finds NVIDIA's assembler: $KGEN_PTXAS, ptxas on PATH, or the repository's .tools/ptxas
 // (scripts/setup.sh fetches it). Without one the test skips, or fails when KGEN_REQUIRE_TOOLS=1.
-func ptxasPath(t *testing.T) string {
+func ptxasPath(t *testing.T) string { return toolPath(t, "ptxas", "KGEN_PTXAS") }
+
+// toolPath finds one of NVIDIA's tools (ptxas, cuobjdump) as ptxasPath does: $env, PATH, .tools/.
+func toolPath(t *testing.T, name, env string) string {
 	t.Helper()
-	if p := os.Getenv("KGEN_PTXAS"); p != "" {
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	if p, err := exec.LookPath("ptxas"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
 	if wd, err := os.Getwd(); err == nil {
 		for d := wd; ; d = filepath.Dir(d) {
-			p := filepath.Join(d, ".tools", "ptxas")
+			p := filepath.Join(d, ".tools", name)
 			if st, err := os.Stat(p); err == nil && !st.IsDir() {
 				return p
 			}
@@ -32,9 +35,9 @@ func ptxasPath(t *testing.T) string {
 		}
 	}
 	if os.Getenv("KGEN_REQUIRE_TOOLS") == "1" {
-		t.Fatal("ptxas not found (PATH, $KGEN_PTXAS, .tools/ptxas) and KGEN_REQUIRE_TOOLS=1; run scripts/setup.sh")
+		t.Fatalf("%s not found (PATH, $%s, .tools/%s) and KGEN_REQUIRE_TOOLS=1; run scripts/setup.sh", name, env, name)
 	}
-	t.Skip("ptxas not found (run scripts/setup.sh, or set KGEN_REQUIRE_TOOLS=1 to make this fatal)")
+	t.Skipf("%s not found (run scripts/setup.sh, or set KGEN_REQUIRE_TOOLS=1 to make this fatal)", name)
 	return ""
 }
 

@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -214,6 +215,12 @@ func parent(c config) error {
 		}
 	}
 	bwSizes := []int{16 << 10, 512 << 10, 8 << 20, 256 << 20}
+	if c.skinny {
+		// the skinny shapes' footprint (B dominates): their roof is the bandwidth over that many bytes
+		bwSizes = append(bwSizes, c.skinnyNK*c.skinnyNK*4)
+		slices.Sort(bwSizes)
+		bwSizes = slices.Compact(bwSizes)
+	}
 	bwWorkers := []int{1}
 	if c.threads > 1 {
 		bwWorkers = append(bwWorkers, c.threads)
@@ -244,6 +251,11 @@ func parent(c config) error {
 	rf := report.Roof{
 		PeakF32: probe.Best(peaks, "f32", tc), PeakF64: probe.Best(peaks, "f64", tc),
 		BW: bwOf("vsum", 256<<20, c.threads), BWLabel: "vsum 256 MiB",
+	}
+	for _, s := range bwSizes {
+		if bw := bwOf("vsum", s, c.threads); bw > 0 {
+			rf.Levels = append(rf.Levels, report.BWLevel{Bytes: float64(s), GBps: bw})
+		}
 	}
 	if rf.PeakF32 == 0 { // no peak kernel runs here: fall back to the all-core figure or nothing
 		rf.PeakF32, rf.PeakF64 = probe.Best(peaks, "f32", cpuInfo.Cores), probe.Best(peaks, "f64", cpuInfo.Cores)
@@ -350,7 +362,7 @@ func parent(c config) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%%peak: against the measured FMA peak on %d core(s) (f32 %.1f, f64 %.1f GFLOP/s).\n", tc, rf.PeakF32, rf.PeakF64)
-	fmt.Fprintf(w, "GB/s: compulsory traffic (A + B read, C written) / median time; %%roof: against min(peak, intensity × %.1f GB/s (%s, %d thr)).\n\n", rf.BW, rf.BWLabel, c.threads)
+	fmt.Fprintf(w, "GB/s: compulsory traffic (A + B read, C written) / median time; %%roof: against min(peak, intensity × bandwidth), the bandwidth of vsum on %d thr over the smallest measured working set that holds the job's operands (the bandwidth table above).\n\n", c.threads)
 	if len(peerNotes) > 0 {
 		fmt.Fprintln(w, "Peer configuration (each peer's own detection first, then the best it has for the CPU's ISA):")
 		for _, n := range peerNotes {

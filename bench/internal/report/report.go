@@ -116,6 +116,31 @@ type Roof struct {
 	PeakF32, PeakF64 float64
 	BW               float64 // GB/s; 0 if unknown
 	BWLabel          string  // where BW comes from, e.g. "sum 256 MiB"
+	// Levels, when given, are bandwidths measured over working sets of several sizes (ascending); a job
+	// is bounded by the smallest one that holds its compulsory traffic (its operands), the largest when
+	// none does. A 64 MiB skinny operand on a CPU with a 260 MiB L3 streams at the L3's rate, not at
+	// the rate of a 256 MiB set; BW alone would put it above 100% of its roof.
+	Levels []BWLevel
+}
+
+// BWLevel is the bandwidth measured over one working-set size.
+type BWLevel struct {
+	Bytes float64
+	GBps  float64
+}
+
+// BWFor returns the bandwidth that bounds j and the working-set size it was measured over (0 for BW).
+func (rf Roof) BWFor(j Job) (gbps, over float64) {
+	if len(rf.Levels) == 0 {
+		return rf.BW, 0
+	}
+	for _, l := range rf.Levels {
+		if l.Bytes >= j.Bytes() {
+			return l.GBps, l.Bytes
+		}
+	}
+	l := rf.Levels[len(rf.Levels)-1]
+	return l.GBps, l.Bytes
 }
 
 // Peak returns the FMA peak for op.
@@ -129,10 +154,11 @@ func (rf Roof) Peak(op string) float64 {
 // Bound is the roofline bound min(peak, intensity × bandwidth) for j.
 func (rf Roof) Bound(j Job) float64 {
 	p := rf.Peak(j.Op)
-	if rf.BW <= 0 {
+	bw, _ := rf.BWFor(j)
+	if bw <= 0 {
 		return p
 	}
-	return math.Min(p, j.Intensity()*rf.BW)
+	return math.Min(p, j.Intensity()*bw)
 }
 
 // Median returns the median of xs (the mean of the middle two for an even

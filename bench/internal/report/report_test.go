@@ -83,6 +83,27 @@ func TestRoof(t *testing.T) {
 	if (Roof{PeakF32: 7}).Bound(sk) != 7 {
 		t.Error("without a bandwidth the bound is not the peak")
 	}
+	// With levels, the smallest working set holding the job's operands bounds it: the skinny job moves
+	// 4·(4096 + 4096² + 4096) bytes ≈ 64.03 MiB, more than 64 MiB, so the 256 MiB level (10 GB/s); a
+	// 16·… bytes one fits none below 1 GiB; the smallest jobs take the first level.
+	lv := Roof{PeakF32: 1e6, Levels: []BWLevel{{1 << 20, 100}, {64 << 20, 30}, {256 << 20, 10}}}
+	for _, c := range []struct {
+		j    Job
+		bw   float64
+		over float64
+	}{
+		{sk, 10, 256 << 20},
+		{Job{Op: "sgemm", M: 1, K: 4000, N: 4000, Batch: 1}, 30, 64 << 20},
+		{Job{Op: "sgemm", M: 8, K: 8, N: 8, Batch: 1}, 100, 1 << 20},
+		{Job{Op: "sgemm", M: 1, K: 16384, N: 16384, Batch: 1}, 10, 256 << 20},
+	} {
+		if bw, over := lv.BWFor(c.j); bw != c.bw || over != c.over {
+			t.Errorf("%s: bandwidth %v over %v bytes, want %v over %v", c.j.Shape(), bw, over, c.bw, c.over)
+		}
+		if got, want := lv.Bound(c.j), c.j.Intensity()*c.bw; got != want {
+			t.Errorf("%s: bound %v, want %v", c.j.Shape(), got, want)
+		}
+	}
 }
 
 func TestTableWrite(t *testing.T) {

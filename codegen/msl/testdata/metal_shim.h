@@ -340,6 +340,8 @@ struct simdgroup_matrix {
 	T v[R * C];
 };
 typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
+typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
 
 template <typename T, int R, int C>
 inline simdgroup_matrix<T, R, C> make_filled_simdgroup_matrix(T x) {
@@ -387,9 +389,11 @@ inline void simdgroupStore(int line, const simdgroup_matrix<T, R, C>& m, device 
 }
 #endif
 
-// d = a·b + c, summing over k in order from c (the IR's MMA order).
-template <typename T, int M, int K, int N>
-inline void simdgroupMAC(int line, simdgroup_matrix<T, M, N>& d, const simdgroup_matrix<T, M, K>& a, const simdgroup_matrix<T, K, N>& b,
+// d = a·b + c, summing over k in order from c (the IR's MMA order), in the accumulator's type T: 16-bit
+// operands (simdgroup_half8x8, simdgroup_bfloat8x8 into a float accumulator) are widened exactly, so
+// their products are exact.
+template <typename T, typename In, int M, int K, int N>
+inline void simdgroupMAC(int line, simdgroup_matrix<T, M, N>& d, const simdgroup_matrix<In, M, K>& a, const simdgroup_matrix<In, K, N>& b,
                          const simdgroup_matrix<T, M, N>& c) {
 	kg::simdSync(line, "simdgroup_multiply_accumulate");
 	simdgroup_matrix<T, M, N> out;
@@ -397,14 +401,63 @@ inline void simdgroupMAC(int line, simdgroup_matrix<T, M, N>& d, const simdgroup
 		for (int j = 0; j < N; j++) {
 			T s = c.v[i * N + j];
 			for (int k = 0; k < K; k++)
-				s = s + a.v[i * K + k] * b.v[k * N + j];
+				s = s + T(a.v[i * K + k]) * T(b.v[k * N + j]);
 			out.v[i * N + j] = s;
 		}
 	d = out;
 }
 
+// Simd-group functions: a lane exchange is two rendezvous of the simdgroup at one source line (so a
+// call from divergent control flow is reported): every lane deposits its value, then reads the lanes'
+// values once all have deposited, and the second rendezvous keeps a fast lane's next deposit from
+// overwriting a value another lane has not read yet.
+template <typename T>
+inline std::vector<T> simdGather(int line, const char* what, T x) {
+	static T slot[1024];
+	slot[kg::tid()] = x;
+	kg::simdSync(line, what);
+	int first = kg::tid() / 32 * 32, n = kg::sched.threads - first < 32 ? kg::sched.threads - first : 32;
+	std::vector<T> v(slot + first, slot + first + n);
+	kg::simdSync(line, what);
+	return v;
+}
+
+template <typename T>
+inline T simdShuffleXor(int line, T x, int mask) {
+	std::vector<T> v = simdGather(line, "simd_shuffle_xor", x);
+	int j = kg::lane() ^ mask;
+	if (mask < 0 || mask > 31 || j >= int(v.size()))
+		kg::Sched::fail("simd_shuffle_xor at line " + std::to_string(line) + ": lane " + std::to_string(kg::lane()) + " reads lane " + std::to_string(j) + ", which is not active");
+	return v[j];
+}
+
+// simd_max and simd_min fold the lanes in lane order with fmax/fmin semantics (a NaN lane is dropped,
+// as Metal may do: it does not specify NaN handling), so code that must propagate NaN checks for it.
+template <typename T>
+inline T simdFold(int line, const char* what, T x, bool isMax) {
+	std::vector<T> v = simdGather(line, what, x);
+	T r = v[0];
+	for (size_t i = 1; i < v.size(); i++)
+		r = isMax ? metal::max(r, v[i]) : metal::min(r, v[i]);
+	return r;
+}
+
+inline bool simdAny(int line, bool x) {
+	std::vector<bool> v;
+	for (char c : simdGather<char>(line, "simd_any", x))
+		v.push_back(c != 0);
+	for (bool b : v)
+		if (b)
+			return true;
+	return false;
+}
+
 } // namespace metal
 
+#define simd_shuffle_xor(...) metal::simdShuffleXor(__LINE__, __VA_ARGS__)
+#define simd_max(x) metal::simdFold(__LINE__, "simd_max", (x), true)
+#define simd_min(x) metal::simdFold(__LINE__, "simd_min", (x), false)
+#define simd_any(x) metal::simdAny(__LINE__, (x))
 #define simdgroup_load(...) metal::simdgroupLoad(__LINE__, __VA_ARGS__)
 #define simdgroup_store(...) metal::simdgroupStore(__LINE__, __VA_ARGS__)
 #define simdgroup_multiply_accumulate(...) metal::simdgroupMAC(__LINE__, __VA_ARGS__)

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kgen-dev/kgen/probe"
+	"github.com/kgen-dev/kgen/tune"
+)
+
+// cmdTune searches faster run-time plan values for the GEMM kernels of a kdsl file on this machine and
+// writes them into the lock (merged with its entries for other kernels and classes).
+func cmdTune(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("tune", stderr, "[flags] file.kdsl")
+	budget := fs.Duration("budget", 2*time.Minute, "time for the search, all kernels together (building comes first)")
+	kernels := fs.String("kernels", "", "comma-separated kernels to tune (default: every kernel with a GEMM slot)")
+	shapes := fs.String("shapes", "", "comma-separated tuning shapes MxNxK of the GEMM (default: "+shapeList(tune.DefaultShapes)+")")
+	profile := fs.String("profile", "", "machine profile from kgen probe (default: this machine's static profile)")
+	out := fs.String("o", "", "lock to write (default: kgen.lock beside the .kdsl file)")
+	variant := fs.String("variant", "", "tune this variant instead of the one the machine selects")
+	verbose := fs.Bool("v", false, "print every timed comparison's paired ratios")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	path, err := oneFile(fs)
+	if err != nil {
+		return err
+	}
+	if *budget <= 0 {
+		return usageError{"-budget must be positive"}
+	}
+	opt := tune.Options{Path: path, Budget: *budget, Target: runtime.GOARCH, Variant: *variant, Log: stderr}
+	if opt.Src, err = os.ReadFile(path); err != nil {
+		return err
+	}
+	if *verbose {
+		opt.Trace = stderr
+	}
+	if *kernels != "" {
+		opt.Kernels = strings.Split(*kernels, ",")
+	}
+	if *shapes != "" {
+		for _, s := range strings.Split(*shapes, ",") {
+			sh, err := tune.ParseShape(s)
+			if err != nil {
+				return usageError{"-shapes: " + err.Error()}
+			}
+			opt.Shapes = append(opt.Shapes, sh)
+		}
+	}
+	p := probe.Static()
+	if *profile != "" {
+		if p, err = probe.Load(*profile); err != nil {
+			return err
+		}
+	}
+	opt.Class = p.Class()
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" || p.GOARCH != runtime.GOARCH {
+		return fmt.Errorf("kgen tune measures %s variants on this machine (%s): the profile is for %s", p.GOARCH, runtime.GOARCH, p.GOARCH)
+	}
+	if f, ok := stderr.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			opt.Progress = stderr
+		}
+	}
+	opt.Generate = tuneGenerate
+	lockPath := *out
+	if lockPath == "" {
+		lockPath = filepath.Join(filepath.Dir(path), "kgen.lock")
+	}
+	lock := &tune.Lock{Path: lockPath}
+	if _, err := os.Stat(lockPath); err == nil {
+		if lock, err = tune.Load(lockPath); err != nil {
+			return err
+		}
+	}
+	hashes, err := tune.KernelHashes(path, opt.Src)
+	if err != nil {
+		return err
+	}
+	rep, err := tune.Run(opt)
+	if err != nil {
+		return err
+	}
+	entries := rep.Entries(hashes, runtime.GOARCH, opt.Class)
+	for _, e := range entries {
+		lock.Set(e)
+	}
+	if err := os.WriteFile(lockPath+".tmp", lock.Format(), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(lockPath+".tmp", lockPath); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "kgen tune: variant %s, class %s: %d of %d kernels faster; wrote %s\n", rep.Variant, opt.Class, len(entries), len(rep.Results), lockPath)
+	return nil
+}
+
+func shapeList(ss []tune.Shape) string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.String())
+	}
+	return strings.Join(out, ",")
+}
+
+// tuneGenerate is the tuner's package generator (tune.Options.Generate): kgen gen for this machine's
+// target, without tests and without a lock (the search starts from the analytical defaults).
+func tuneGenerate(kdsl, dir, pkg string) error {
+	var errb strings.Builder
+	if err := cmdGen([]string{"-o", dir, "-pkg", pkg, "-targets", "go," + runtime.GOARCH, "-tests=false", "-lock", "none", kdsl}, io.Discard, &errb); err != nil {
+		return fmt.Errorf("%v%s", err, errb.String())
+	}
+	return nil
+}

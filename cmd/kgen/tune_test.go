@@ -1,0 +1,248 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kgen-dev/kgen/probe"
+	"github.com/kgen-dev/kgen/tune"
+)
+
+// lockFor writes kgen.lock beside the kdsl file at kdsl with the given lines after the hash of mm.
+func lockFor(t *testing.T, kdsl string, lines ...string) string {
+	t.Helper()
+	src, err := os.ReadFile(kdsl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := tune.KernelHashes(kdsl, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "mm %s %s\n", h["mm"], l)
+	}
+	p := filepath.Join(filepath.Dir(kdsl), "kgen.lock")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func genInto(t *testing.T, kdsl string, args ...string) (map[string]string, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "pkg")
+	code, _, errOut := runKgen(append(append([]string{"gen", "-o", out, "-pkg", "pkg", "-tests=false", "-targets", "go,amd64,arm64"}, args...), kdsl)...)
+	if code != 0 {
+		t.Fatalf("kgen gen: exit %d: %s", code, errOut)
+	}
+	return readFiles(t, out), errOut
+}
+
+// A lock beside the .kdsl file reaches the generated dispatch files as a switch on the machine class,
+// for every class in it, and kgen ir shows its values; generation from the same lock is byte-identical,
+// and without a lock (or with -lock none, or with a stale entry) the output is the untuned one.
+func TestLockReachesGen(t *testing.T) {
+	kdsl := write(t, "mm.kdsl", mmKdsl)
+	plain, _ := genInto(t, kdsl)
+	lockFor(t, kdsl,
+		"amd64/avx512 amd64-avx512-c4-l1_48K-l2_2M mm.KC=384 mm.SmallWork=1048576 speedup=1.05 noise=0.01 shapes=64x64x64",
+		"amd64/avx512 amd64-avx512-c8-l1_32K-l2_1M mm.MC=224 speedup=1.02 noise=0.01 shapes=64x64x64",
+		"arm64/neon arm64-neon-c8-l1_64K-l2_1M mm.RowsNB=1536 speedup=1.10 noise=0.02 shapes=4x1024x1024")
+	tuned, _ := genInto(t, kdsl)
+	again, _ := genInto(t, kdsl)
+	if !maps.Equal(tuned, again) {
+		t.Error("two generations from the same lock differ")
+	}
+	for name, text := range plain {
+		if (text != tuned[name]) != (name == "kgen_amd64.go" || name == "kgen_arm64.go") {
+			t.Errorf("%s: changed %v by the lock", name, text != tuned[name])
+		}
+	}
+	for _, want := range []string{
+		"var machineClass = probe.HostClass()",
+		"case \"amd64-avx512-c4-l1_48K-l2_2M\":\n\t\t\t\tmmSlot.KC, mmSlot.SmallWork = 384, 1048576\n",
+		"case \"amd64-avx512-c8-l1_32K-l2_1M\":\n\t\t\t\tmmSlot.MC = 224\n",
+	} {
+		if !strings.Contains(tuned["kgen_amd64.go"], want) {
+			t.Errorf("kgen_amd64.go lacks %q", want)
+		}
+	}
+	if n := strings.Count(tuned["kgen_amd64.go"], "switch machineClass"); n != 1 {
+		t.Errorf("kgen_amd64.go: %d class switches, want 1 (avx512 only; avx512bf16 has no mm slot plan of its own)", n)
+	}
+	if !strings.Contains(tuned["kgen_arm64.go"], "mmSlot.RowsNB = 1536") {
+		t.Error("kgen_arm64.go lacks the neon entry")
+	}
+	if none, _ := genInto(t, kdsl, "-lock", "none"); !maps.Equal(none, plain) {
+		t.Error("-lock none differs from no lock")
+	}
+	code, out, errOut := runKgen("ir", "-target", "amd64", kdsl)
+	if code != 0 || !strings.Contains(out, "plan[avx512 on amd64-avx512-c4-l1_48K-l2_2M] mm.KC = 384 (kgen.lock: at init on this machine class)\n") {
+		t.Errorf("kgen ir -target amd64: exit %d %s\n%s", code, errOut, out)
+	}
+	if code, out, errOut := runKgen("verify", kdsl); code != 0 || !strings.Contains(out, "3 entries fresh") {
+		t.Errorf("verify of a fresh lock: exit %d: %s%s", code, out, errOut)
+	}
+	if code, _, errOut := runKgen("verify", "-profile", writeProfile(t), kdsl); code != 1 ||
+		!strings.Contains(errOut, "kgen.lock:1: mm amd64/avx512 amd64-avx512-c4-l1_48K-l2_2M: machine class amd64-avx512-c4-l1_48K-l2_2M is not the profile's (amd64-go-c1)") {
+		t.Errorf("verify with another machine's profile: exit %d: %s", code, errOut)
+	}
+
+	// The kernel changes: the entries are stale; verify fails naming each, gen warns and ignores them.
+	if err := os.WriteFile(kdsl, []byte(strings.Replace(mmKdsl, "A[i, k] * B[k, j]", "B[k, j] * A[i, k]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runKgen("verify", kdsl)
+	if code != 1 || strings.Count(errOut, "kernel mm changed since it was tuned") != 3 || !strings.Contains(errOut, "kgen.lock:3: mm arm64/neon") {
+		t.Errorf("verify of a stale lock: exit %d: %s", code, errOut)
+	}
+	stale, warn := genInto(t, kdsl)
+	if !strings.Contains(warn, "kgen.lock:1: kernel mm changed since it was tuned: entry not applied") {
+		t.Errorf("gen with a stale lock: no warning: %q", warn)
+	}
+	if strings.Contains(stale["kgen_amd64.go"], "machineClass") {
+		t.Error("a stale entry reached the package")
+	}
+}
+
+func writeProfile(t *testing.T) string {
+	p := probe.Profile{Version: probe.Version, GOOS: "linux", GOARCH: "amd64", ISA: "go", Cores: 1}
+	b, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return write(t, "p.json", string(b))
+}
+
+// A lock entry that is not a run-time plan symbol of the kernel, or a malformed line, stops gen with
+// the lock's file:line (and column) before anything is written.
+func TestLockErrorsStopGen(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"amd64/avx512 c mm.MR=8 speedup=1 noise=0 shapes=8x8x8", "kgen.lock:1: mm.MR is not a run-time plan symbol of kernel mm (variant avx512)"},
+		{"amd64/avx512 c other.KC=8 speedup=1 noise=0 shapes=8x8x8", "kgen.lock:1: other.KC is not a run-time plan symbol"},
+		{"amd64/sse c mm.KC=8 speedup=1 noise=0 shapes=8x8x8", "kgen.lock:1: kernel mm has no sse variant plan on amd64"},
+		{"amd64/avx512 c mm.KC=-8 speedup=1 noise=0 shapes=8x8x8", "kgen.lock:1:36: mm.KC=\"-8\"; want a positive integer"},
+	} {
+		kdsl := write(t, "mm.kdsl", mmKdsl)
+		lockFor(t, kdsl, tc.line)
+		out := filepath.Join(t.TempDir(), "pkg")
+		code, _, errOut := runKgen("gen", "-o", out, "-targets", "go,amd64", kdsl)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d: %s", tc.line, code, errOut)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: output written", tc.line)
+		}
+	}
+}
+
+// The tuner, on a tiny GEMM whose K block is planted far too small (16 for K = 300 and 512), finds a
+// larger one faster beyond noise within a 5 s budget (searching KC alone: with the thresholds free it may as well leave the
+// blocked path), and rejects every candidate of a planted broken generator (a register tile
+// row count the microkernel does not compute: wrong only on the interpreter check's ragged shapes past the
+// small-problem cut-off, not on the tuning shapes) before timing it.
+func TestTunePlanted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a tuning driver")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kdsl := write(t, "mm.kdsl", mmKdsl)
+	src, _ := os.ReadFile(kdsl)
+	broken := 0
+	rep, err := tune.Run(tune.Options{Path: kdsl, Src: src, Budget: 5 * time.Second, Target: "amd64", Root: root,
+		Generate: tuneGenerate, Variant: "go", Shapes: []tune.Shape{{M: 24, N: 24, K: 512}, {M: 16, N: 40, K: 300}},
+		Start: map[string]int{"mm.KC": 16}, Symbols: []string{"KC"}, Batch: 2 * time.Millisecond,
+		Extra: func(cur map[string]int) map[string]int {
+			broken++
+			c := maps.Clone(cur)
+			c["mm.MR"], c["mm.KC"] = 2, 512
+			return c
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	t.Logf("%d candidates, found %v, %d rejected", r.Tried, r.Found, len(r.Rejected))
+	// The search moves only on a win beyond noise (a sign test on paired batches), so any larger K block
+	// was measured faster than the planted one.
+	if r.Found["mm.KC"] <= 16 {
+		t.Errorf("K block %d found from a planted 16 (want a larger one)", r.Found["mm.KC"])
+	}
+	if _, ok := r.Found["mm.MR"]; ok {
+		t.Errorf("a broken candidate was accepted: %v", r.Found)
+	}
+	if broken == 0 || len(r.Rejected) == 0 {
+		t.Fatalf("%d broken candidates proposed, %d rejected", broken, len(r.Rejected))
+	}
+	for _, rej := range r.Rejected {
+		if rej.Cfg["mm.MR"] != 2 || rej.Err == "" {
+			t.Errorf("rejected %v: %s", rej.Cfg, rej.Err)
+		}
+	}
+}
+
+// The values of a lock entry for this machine's class are what the generated package's slot holds after
+// init under that variant (and only there), and the package's own interpreter tests pass with them.
+func TestTunedPackageInstallsClass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and tests a generated package")
+	}
+	if runtime.GOARCH != "amd64" {
+		t.Skip("checks the amd64 variants' slots")
+	}
+	root, dir := pkgTempDir(t)
+	kdsl := write(t, "mm.kdsl", mmKdsl)
+	class := probe.Static().Class()
+	lockFor(t, kdsl,
+		"amd64/avx512 "+class+" mm.KC=40 mm.MC=42 mm.SmallWork=100 speedup=1 noise=0 shapes=8x8x8",
+		"amd64/avx2 "+class+" mm.KC=24 mm.RowsMax=2 speedup=1 noise=0 shapes=8x8x8",
+		"amd64/avx2 other-class mm.KC=8 speedup=1 noise=0 shapes=8x8x8")
+	pkgDir := filepath.Join(dir, "tuned")
+	if code, _, errOut := runKgen("gen", "-o", pkgDir, "-targets", "go,amd64", kdsl); code != 0 {
+		t.Fatal(errOut)
+	}
+	check := `package tuned
+
+import "testing"
+
+func TestInstalled_(t *testing.T) {
+	defer Use("")
+	want := map[string][2]int{"avx512": {40, 100}, "avx512bf16": {40, 100}, "avx2": {24, 512000}}
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		w, ok := want[v]
+		if !ok {
+			continue
+		}
+		if mmSlot.KC != w[0] || mmSlot.SmallWork != w[1] {
+			t.Errorf("variant %s: KC %d, SmallWork %d; want %v", v, mmSlot.KC, mmSlot.SmallWork, w)
+		}
+		if v == "avx2" && mmSlot.RowsMax != 2 {
+			t.Errorf("avx2 RowsMax %d", mmSlot.RowsMax)
+		}
+	}
+}
+`
+	if err := os.WriteFile(filepath.Join(pkgDir, "installed_test.go"), []byte(check), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "test", "-count=1", "./"+filepath.ToSlash(filepath.Join("cmd/kgen", pkgDir)))
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("%v\n%s", err, out)
+	}
+}

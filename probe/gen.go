@@ -1,0 +1,3 @@
+package probe
+
+//go:generate go run ./internal/gen -out .

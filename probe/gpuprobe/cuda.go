@@ -1,0 +1,102 @@
+// Package gpuprobe finds CUDA GPUs for kgen probe (probe.Options.GPUs). It is separate from package
+// probe because it links rt/cuda and purego: generated kernel packages import probe for the machine
+// class and must not pull in a GPU driver binding.
+package gpuprobe
+
+import (
+	"fmt"
+	"github.com/kgen-dev/kgen/probe"
+	"math"
+	"time"
+
+	"github.com/kgen-dev/kgen/rt/cuda"
+)
+
+// CUDA lists the CUDA devices with their SM count, shared memory and a measured bandwidth, and
+// says in note what it found (or why none). No GPU is not an error: the list is then empty.
+func CUDA(quick bool) (gpus []probe.GPU, note string) {
+	drv, err := cuda.Open()
+	if err != nil {
+		if cuda.IsNoDevice(err) {
+			return nil, "no CUDA GPU (" + err.Error() + ")"
+		}
+		return nil, "CUDA driver unusable: " + err.Error()
+	}
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return nil, "CUDA device count: " + err.Error()
+	}
+	for i := 0; i < n; i++ {
+		dev, err := drv.Device(i)
+		if err != nil {
+			return gpus, fmt.Sprintf("CUDA device %d: %v", i, err)
+		}
+		props, err := dev.Props()
+		if err != nil {
+			return gpus, fmt.Sprintf("CUDA device %d: %v", i, err)
+		}
+		g := probe.GPU{API: "cuda", Name: props.Name, Arch: fmt.Sprintf("sm_%d", props.SM()),
+			Units: props.Multiprocessors, SharedBytes: props.SharedMemoryPerSM}
+		g.BandwidthGBs, err = memsetBandwidth(dev, quick)
+		if err != nil {
+			note = fmt.Sprintf("CUDA device %d: bandwidth not measured: %v; ", i, err)
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus, note + fmt.Sprintf("%d CUDA device(s)", len(gpus))
+}
+
+// memsetBandwidth times cuMemsetD8 over a 256 MiB buffer (64 MiB with quick) between two events on
+// the default stream: a write bandwidth of device memory, GB/s, the best of 5.
+func memsetBandwidth(dev *cuda.Device, quick bool) (float64, error) {
+	size := 256 << 20
+	if quick {
+		size = 64 << 20
+	}
+	ctx, err := dev.PrimaryContext()
+	if err != nil {
+		return 0, err
+	}
+	defer ctx.Close()
+	buf, err := ctx.Alloc(size)
+	if err != nil {
+		return 0, err
+	}
+	defer buf.Free()
+	start, err := ctx.NewEvent()
+	if err != nil {
+		return 0, err
+	}
+	defer start.Close()
+	end, err := ctx.NewEvent()
+	if err != nil {
+		return 0, err
+	}
+	defer end.Close()
+	best := time.Duration(0)
+	for r := 0; r < 5; r++ {
+		if err := start.Record(nil); err != nil {
+			return 0, err
+		}
+		if err := buf.Zero(); err != nil {
+			return 0, err
+		}
+		if err := end.Record(nil); err != nil {
+			return 0, err
+		}
+		if err := end.Synchronize(); err != nil {
+			return 0, err
+		}
+		d, err := cuda.Elapsed(start, end)
+		if err != nil {
+			return 0, err
+		}
+		if d > 0 && (best == 0 || d < best) {
+			best = d
+		}
+	}
+	if best == 0 {
+		return 0, fmt.Errorf("the events measured no time")
+	}
+	return math.Round(1000*float64(size)/best.Seconds()/1e9) / 1000, nil
+}
