@@ -269,6 +269,14 @@ func BenchmarkSmallBatch(b *testing.B) {
 				}
 				b.ReportMetric(2*float64(n*n*n)*count*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+			// The same batch in one call of the batched kernel (arguments checked once).
+			b.Run(fmt.Sprintf("%s/%d/bmm", v, n), func(b *testing.B) {
+				Use(v)
+				for i := 0; i < b.N; i++ {
+					Bmm(count, n, n, n, A, B, C)
+				}
+				b.ReportMetric(2*float64(n*n*n)*count*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
 		}
 	}
 }

@@ -70,7 +70,6 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 					ic_mcb := min(bgemmSlot.MC, bgemmSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*bgemmSlot.MC-1)/(rt.Workers()*bgemmSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*bgemmSlot.MC-1)/(rt.Workers()*bgemmSlot.MC)))+bgemmSlot.MR-1)/bgemmSlot.MR))
 					if cost_ := (min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(ic_mcb, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(bgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 						packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += ic_mcb {
 							M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -91,6 +90,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 								}
 							}
 						}
+						rt.Release32(packA)
 					} else {
 						M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 						rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -117,7 +117,6 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 				}
 			} else {
 				packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
-				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += bgemmSlot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A (packD)
@@ -149,6 +148,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 						})
 					}
 				}
+				rt.Release32(packA)
 			}
 		}
 	}

@@ -72,7 +72,6 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 					ic_mcb := min(bgemm_bf16Slot.MC, bgemm_bf16Slot.MR*(((M+rt.Workers()*((M+rt.Workers()*bgemm_bf16Slot.MC-1)/(rt.Workers()*bgemm_bf16Slot.MC))-1)/(rt.Workers()*((M+rt.Workers()*bgemm_bf16Slot.MC-1)/(rt.Workers()*bgemm_bf16Slot.MC)))+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR))
 					if cost_ := (min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(ic_mcb, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(bgemm_bf16Slot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 						packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += ic_mcb {
 							M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -93,6 +92,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 								}
 							}
 						}
+						rt.Release32(packA)
 					} else {
 						M, K, N, A, cwide, packB, jc, pc, ic_mcb := M, K, N, A, cwide, packB, jc, pc, ic_mcb
 						rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -119,7 +119,6 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 				}
 			} else {
 				packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
-				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += bgemm_bf16Slot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A (packD)
@@ -151,6 +150,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 						})
 					}
 				}
+				rt.Release32(packA)
 			}
 		}
 	}

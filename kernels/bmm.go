@@ -71,41 +71,34 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 			}
 		} else {
 			if float64(M)*float64(N)*float64(K) <= float64(bmmSlot.SmallWork) {
-				for jc := 0; jc < N; jc += bmmSlot.NC {
-					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
-						for ic := 0; ic < M; ic += bmmSlot.MC {
-							if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
-								for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
-									for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-										{
-											aoff_, boff_ := (b*M+ic+ir)*K+pc, (b*K+pc)*N+jc+jr
-											ars_, acs_ := K, 1
-											ldb_ := N
-											bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
-										}
-									}
-								}
-							} else {
-								M, K, N, A, B, C, b, jc, pc, ic := M, K, N, A, B, C, b, jc, pc, ic
-								rt.ParallelFor(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_, func(lo_, hi_ int) {
-									for jr := lo_; jr < hi_; jr += bmmSlot.NR {
-										for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
-											{
-												aoff_, boff_ := (b*M+ic+ir)*K+pc, (b*K+pc)*N+jc+jr
-												ars_, acs_ := K, 1
-												ldb_ := N
-												bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ic+ir)*N+jc+jr, len(C)):], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
-											}
-										}
-									}
-								})
+				if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*K+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
+					for jr := 0; jr < N; jr += bmmSlot.NR {
+						for ir := 0; ir < M; ir += bmmSlot.MR {
+							{
+								aoff_, boff_ := (b*M+ir)*K, b*K*N+jr
+								ars_, acs_ := K, 1
+								ldb_ := N
+								bmmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), float32(0), nil, 0)
 							}
 						}
 					}
+				} else {
+					M, K, N, A, B, C, b := M, K, N, A, B, C, b
+					rt.ParallelFor(0, N, bmmSlot.NR, cost_, func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+							for ir := 0; ir < M; ir += bmmSlot.MR {
+								{
+									aoff_, boff_ := (b*M+ir)*K, b*K*N+jr
+									ars_, acs_ := K, 1
+									ldb_ := N
+									bmmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), float32(0), nil, 0)
+								}
+							}
+						}
+					})
 				}
 			} else {
 				packB := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
-				defer rt.Release32(packB)
 				for jc := 0; jc < N; jc += bmmSlot.NC {
 					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
 						K, N, B, b, packB, jc, pc := K, N, B, b, packB, jc, pc
@@ -125,7 +118,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*bmmSlot.MC-1)/(rt.Workers()*bmmSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*bmmSlot.MC-1)/(rt.Workers()*bmmSlot.MC)))+bmmSlot.MR-1)/bmmSlot.MR))
 								if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
-									defer rt.Release32(packA)
 									for ic := 0; ic < M; ic += ic_mcb {
 										M, K, A, b, pc, ic_mcb, packA, ic := M, K, A, b, pc, ic_mcb, packA, ic
 										{ // pack: each panel row is a contiguous run of A (packD)
@@ -146,6 +138,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 											}
 										}
 									}
+									rt.Release32(packA)
 								} else {
 									M, K, N, A, C, b, packB, jc, pc, ic_mcb := M, K, N, A, C, b, packB, jc, pc, ic_mcb
 									rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -172,7 +165,6 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							}
 						} else {
 							packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
-							defer rt.Release32(packA)
 							for ic := 0; ic < M; ic += bmmSlot.MC {
 								M, K, A, b, pc, packA, ic := M, K, A, b, pc, packA, ic
 								{ // pack: each panel row is a contiguous run of A (packD)
@@ -204,9 +196,11 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									})
 								}
 							}
+							rt.Release32(packA)
 						}
 					}
 				}
+				rt.Release32(packB)
 			}
 		}
 	}

@@ -40,7 +40,6 @@ func colsum_accImpl(M, N int, A []float32, s []float32) {
 	// s[j] += A[i, j]
 	if cost_ := min(N, 2048)*2 + M/8*(min(N, 2048)-min(N, 2048)/4*3+1) + (M-M/8*8)*(min(N, 2048)-min(N, 2048)/4*3+1) - min(N, 2048)/4*6 + 2; rt.Inline(0, N, 2048, cost_) {
 		accrow := rt.Scratch32(2048)
-		defer rt.Release32(accrow)
 		for j := 0; j < N; j += 2048 {
 			{
 				j2 := j
@@ -107,6 +106,7 @@ func colsum_accImpl(M, N int, A []float32, s []float32) {
 				s[j2r4] += accrow[j2r4-j]
 			}
 		}
+		rt.Release32(accrow)
 	} else {
 		M, N, A, s := M, N, A, s
 		rt.ParallelFor(0, N, 2048, cost_, func(lo_, hi_ int) {

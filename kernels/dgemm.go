@@ -73,41 +73,34 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(dgemmSlot.SmallWork) {
-			for jc := 0; jc < N; jc += dgemmSlot.NC {
-				for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
-					for ic := 0; ic < M; ic += dgemmSlot.MC {
-						if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
-							for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
-								for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-									{
-										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := K, 1
-										ldb_ := N
-										dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-									}
-								}
-							}
-						} else {
-							M, K, N, A, B, C, alpha, beta, jc, pc, ic := M, K, N, A, B, C, alpha, beta, jc, pc, ic
-							rt.ParallelFor(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
-									for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-										{
-											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := K, 1
-											ldb_ := N
-											dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-										}
-									}
-								}
-							})
+			if cost_ := (M+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*K+1) + 1; rt.Inline(0, N, dgemmSlot.NR, cost_) {
+				for jr := 0; jr < N; jr += dgemmSlot.NR {
+					for ir := 0; ir < M; ir += dgemmSlot.MR {
+						{
+							aoff_, boff_ := ir*K, jr
+							ars_, acs_ := K, 1
+							ldb_ := N
+							dgemmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemmSlot.MR, M-ir), min(dgemmSlot.NR, N-jr), alpha, beta, nil, 0)
 						}
 					}
 				}
+			} else {
+				M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
+				rt.ParallelFor(0, N, dgemmSlot.NR, cost_, func(lo_, hi_ int) {
+					for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+						for ir := 0; ir < M; ir += dgemmSlot.MR {
+							{
+								aoff_, boff_ := ir*K, jr
+								ars_, acs_ := K, 1
+								ldb_ := N
+								dgemmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemmSlot.MR, M-ir), min(dgemmSlot.NR, N-jr), alpha, beta, nil, 0)
+							}
+						}
+					}
+				})
 			}
 		} else {
 			packB := rt.Scratch64(min(dgemmSlot.NC, (N+dgemmSlot.NR-1)/dgemmSlot.NR*dgemmSlot.NR) * min(dgemmSlot.KC, max(K, 1)))
-			defer rt.Release64(packB)
 			for jc := 0; jc < N; jc += dgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -127,7 +120,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 							ic_mcb := min(dgemmSlot.MC, dgemmSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*dgemmSlot.MC-1)/(rt.Workers()*dgemmSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*dgemmSlot.MC-1)/(rt.Workers()*dgemmSlot.MC)))+dgemmSlot.MR-1)/dgemmSlot.MR))
 							if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(ic_mcb, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-								defer rt.Release64(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
@@ -148,6 +140,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 										}
 									}
 								}
+								rt.Release64(packA)
 							} else {
 								M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -174,7 +167,6 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 						}
 					} else {
 						packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-						defer rt.Release64(packA)
 						for ic := 0; ic < M; ic += dgemmSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -206,9 +198,11 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 								})
 							}
 						}
+						rt.Release64(packA)
 					}
 				}
 			}
+			rt.Release64(packB)
 		}
 	}
 }

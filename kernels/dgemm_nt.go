@@ -70,7 +70,6 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 					ic_mcb := min(dgemm_ntSlot.MC, dgemm_ntSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*dgemm_ntSlot.MC-1)/(rt.Workers()*dgemm_ntSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*dgemm_ntSlot.MC-1)/(rt.Workers()*dgemm_ntSlot.MC)))+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR))
 					if cost_ := (min(dgemm_ntSlot.NC, N-jc)+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*((min(ic_mcb, M)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*(dgemm_ntSlot.MR*dgemm_ntSlot.NR*min(dgemm_ntSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 						packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
-						defer rt.Release64(packA)
 						for ic := 0; ic < M; ic += ic_mcb {
 							M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -91,6 +90,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 								}
 							}
 						}
+						rt.Release64(packA)
 					} else {
 						M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 						rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -117,7 +117,6 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 				}
 			} else {
 				packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
-				defer rt.Release64(packA)
 				for ic := 0; ic < M; ic += dgemm_ntSlot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A (packD)
@@ -149,6 +148,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 						})
 					}
 				}
+				rt.Release64(packA)
 			}
 		}
 	}

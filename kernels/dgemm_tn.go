@@ -73,41 +73,34 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(dgemm_tnSlot.SmallWork) {
-			for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
-				for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
-					for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
-						if cost_ := (min(dgemm_tnSlot.MC, M-ic)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(dgemm_tnSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_) {
-							for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
-								for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
-									{
-										aoff_, boff_ := pc*M+ic+ir, pc*N+jc+jr
-										ars_, acs_ := 1, M
-										ldb_ := N
-										dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-									}
-								}
-							}
-						} else {
-							K, M, N, A, B, C, alpha, beta, jc, pc, ic := K, M, N, A, B, C, alpha, beta, jc, pc, ic
-							rt.ParallelFor(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
-									for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
-										{
-											aoff_, boff_ := pc*M+ic+ir, pc*N+jc+jr
-											ars_, acs_ := 1, M
-											ldb_ := N
-											dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-										}
-									}
-								}
-							})
+			if cost_ := (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*K+1) + 1; rt.Inline(0, N, dgemm_tnSlot.NR, cost_) {
+				for jr := 0; jr < N; jr += dgemm_tnSlot.NR {
+					for ir := 0; ir < M; ir += dgemm_tnSlot.MR {
+						{
+							aoff_, boff_ := ir, jr
+							ars_, acs_ := 1, M
+							ldb_ := N
+							dgemm_tnSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemm_tnSlot.MR, M-ir), min(dgemm_tnSlot.NR, N-jr), alpha, beta, nil, 0)
 						}
 					}
 				}
+			} else {
+				K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
+				rt.ParallelFor(0, N, dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+					for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
+						for ir := 0; ir < M; ir += dgemm_tnSlot.MR {
+							{
+								aoff_, boff_ := ir, jr
+								ars_, acs_ := 1, M
+								ldb_ := N
+								dgemm_tnSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemm_tnSlot.MR, M-ir), min(dgemm_tnSlot.NR, N-jr), alpha, beta, nil, 0)
+							}
+						}
+					}
+				})
 			}
 		} else {
 			packB := rt.Scratch64(min(dgemm_tnSlot.NC, (N+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, max(K, 1)))
-			defer rt.Release64(packB)
 			for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -127,7 +120,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							ic_mcb := min(dgemm_tnSlot.MC, dgemm_tnSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*dgemm_tnSlot.MC-1)/(rt.Workers()*dgemm_tnSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*dgemm_tnSlot.MC-1)/(rt.Workers()*dgemm_tnSlot.MC)))+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR))
 							if cost_ := (min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(ic_mcb, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(dgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
-								defer rt.Release64(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									K, M, A, pc, ic_mcb, packA, ic := K, M, A, pc, ic_mcb, packA, ic
 									{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -147,6 +139,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 										}
 									}
 								}
+								rt.Release64(packA)
 							} else {
 								K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -172,7 +165,6 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 					} else {
 						packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
-						defer rt.Release64(packA)
 						for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
 							K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -203,9 +195,11 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								})
 							}
 						}
+						rt.Release64(packA)
 					}
 				}
 			}
+			rt.Release64(packB)
 		}
 	}
 }

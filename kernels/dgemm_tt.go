@@ -70,7 +70,6 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 					ic_mcb := min(dgemm_ttSlot.MC, dgemm_ttSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*dgemm_ttSlot.MC-1)/(rt.Workers()*dgemm_ttSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*dgemm_ttSlot.MC-1)/(rt.Workers()*dgemm_ttSlot.MC)))+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR))
 					if cost_ := (min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(ic_mcb, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 						packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
-						defer rt.Release64(packA)
 						for ic := 0; ic < M; ic += ic_mcb {
 							K, M, A, pc, ic_mcb, packA, ic := K, M, A, pc, ic_mcb, packA, ic
 							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -90,6 +89,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								}
 							}
 						}
+						rt.Release64(packA)
 					} else {
 						K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 						rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -115,7 +115,6 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 				}
 			} else {
 				packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
-				defer rt.Release64(packA)
 				for ic := 0; ic < M; ic += dgemm_ttSlot.MC {
 					K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 					{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -146,6 +145,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						})
 					}
 				}
+				rt.Release64(packA)
 			}
 		}
 	}

@@ -76,41 +76,34 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(gemm_bias_reluSlot.SmallWork) {
-			for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
-				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
-					for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
-						if cost_ := (min(gemm_bias_reluSlot.MC, M-ic)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_) {
-							for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
-								for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
-									{
-										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := K, 1
-										ldb_ := N
-										gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
-									}
-								}
-							}
-						} else {
-							M, K, N, A, B, bias, C, jc, pc, ic := M, K, N, A, B, bias, C, jc, pc, ic
-							rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
-									for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
-										{
-											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := K, 1
-											ldb_ := N
-											gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
-										}
-									}
-								}
-							})
+			if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*K+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
+				for jr := 0; jr < N; jr += gemm_bias_reluSlot.NR {
+					for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
+						{
+							aoff_, boff_ := ir*K, jr
+							ars_, acs_ := K, 1
+							ldb_ := N
+							gemm_bias_reluSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, M-ir), min(gemm_bias_reluSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 						}
 					}
 				}
+			} else {
+				M, K, N, A, B, bias, C := M, K, N, A, B, bias, C
+				rt.ParallelFor(0, N, gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
+					for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+						for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
+							{
+								aoff_, boff_ := ir*K, jr
+								ars_, acs_ := K, 1
+								ldb_ := N
+								gemm_bias_reluSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, M-ir), min(gemm_bias_reluSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+							}
+						}
+					}
+				})
 			}
 		} else {
 			packB := rt.Scratch32(min(gemm_bias_reluSlot.NC, (N+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
-			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -130,7 +123,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 							ic_mcb := min(gemm_bias_reluSlot.MC, gemm_bias_reluSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*gemm_bias_reluSlot.MC-1)/(rt.Workers()*gemm_bias_reluSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*gemm_bias_reluSlot.MC-1)/(rt.Workers()*gemm_bias_reluSlot.MC)))+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR))
 							if cost_ := (min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(ic_mcb, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
-								defer rt.Release32(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
@@ -151,6 +143,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 										}
 									}
 								}
+								rt.Release32(packA)
 							} else {
 								M, K, N, A, bias, C, packB, jc, pc, ic_mcb := M, K, N, A, bias, C, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -177,7 +170,6 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 						}
 					} else {
 						packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -209,9 +201,11 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 								})
 							}
 						}
+						rt.Release32(packA)
 					}
 				}
 			}
+			rt.Release32(packB)
 		}
 	}
 }

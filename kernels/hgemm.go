@@ -78,7 +78,6 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 					ic_mcb := min(hgemmSlot.MC, hgemmSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*hgemmSlot.MC-1)/(rt.Workers()*hgemmSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*hgemmSlot.MC-1)/(rt.Workers()*hgemmSlot.MC)))+hgemmSlot.MR-1)/hgemmSlot.MR))
 					if cost_ := (min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(ic_mcb, M)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(hgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 						packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += ic_mcb {
 							M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 							{ // pack: each panel row is a contiguous run of A, widened through cbuf_
@@ -120,6 +119,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 								}
 							}
 						}
+						rt.Release32(packA)
 					} else {
 						M, K, N, A, cwide, packB, jc, pc, ic_mcb := M, K, N, A, cwide, packB, jc, pc, ic_mcb
 						rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -167,7 +167,6 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 				}
 			} else {
 				packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
-				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += hgemmSlot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A, widened through cbuf_
@@ -220,6 +219,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 						})
 					}
 				}
+				rt.Release32(packA)
 			}
 		}
 	}

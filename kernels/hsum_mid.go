@@ -44,7 +44,6 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 	// O[i, k] = f16(sum(j: A[i, j, k]))
 	if cost_ := (K+2047)/2048*(min(K, 2048)*2+N/8*(min(K, 2048)-min(K, 2048)/4*3+1)+(N-N/8*8)*(min(K, 2048)-min(K, 2048)/4*3+1)-min(K, 2048)/4*6+2) + 1; rt.Inline(0, M, 1, cost_) {
 		accrow := rt.Scratch32(2048)
-		defer rt.Release32(accrow)
 		for i := 0; i < M; i++ {
 			for k := 0; k < K; k += 2048 {
 				{
@@ -113,6 +112,7 @@ func hsum_midImpl(M, N, K int, A []f16.F16, O []f16.F16) {
 				}
 			}
 		}
+		rt.Release32(accrow)
 	} else {
 		M, N, K, A, O := M, N, K, A, O
 		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {

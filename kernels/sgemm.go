@@ -73,41 +73,34 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(sgemmSlot.SmallWork) {
-			for jc := 0; jc < N; jc += sgemmSlot.NC {
-				for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
-					for ic := 0; ic < M; ic += sgemmSlot.MC {
-						if cost_ := (min(sgemmSlot.MC, M-ic)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_) {
-							for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
-								for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
-									{
-										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := K, 1
-										ldb_ := N
-										sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-									}
-								}
-							}
-						} else {
-							M, K, N, A, B, C, alpha, beta, jc, pc, ic := M, K, N, A, B, C, alpha, beta, jc, pc, ic
-							rt.ParallelFor(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
-									for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
-										{
-											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := K, 1
-											ldb_ := N
-											sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-										}
-									}
-								}
-							})
+			if cost_ := (M+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*K+1) + 1; rt.Inline(0, N, sgemmSlot.NR, cost_) {
+				for jr := 0; jr < N; jr += sgemmSlot.NR {
+					for ir := 0; ir < M; ir += sgemmSlot.MR {
+						{
+							aoff_, boff_ := ir*K, jr
+							ars_, acs_ := K, 1
+							ldb_ := N
+							sgemmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemmSlot.MR, M-ir), min(sgemmSlot.NR, N-jr), alpha, beta, nil, 0)
 						}
 					}
 				}
+			} else {
+				M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
+				rt.ParallelFor(0, N, sgemmSlot.NR, cost_, func(lo_, hi_ int) {
+					for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
+						for ir := 0; ir < M; ir += sgemmSlot.MR {
+							{
+								aoff_, boff_ := ir*K, jr
+								ars_, acs_ := K, 1
+								ldb_ := N
+								sgemmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemmSlot.MR, M-ir), min(sgemmSlot.NR, N-jr), alpha, beta, nil, 0)
+							}
+						}
+					}
+				})
 			}
 		} else {
 			packB := rt.Scratch32(min(sgemmSlot.NC, (N+sgemmSlot.NR-1)/sgemmSlot.NR*sgemmSlot.NR) * min(sgemmSlot.KC, max(K, 1)))
-			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += sgemmSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -127,7 +120,6 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 							ic_mcb := min(sgemmSlot.MC, sgemmSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*sgemmSlot.MC-1)/(rt.Workers()*sgemmSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*sgemmSlot.MC-1)/(rt.Workers()*sgemmSlot.MC)))+sgemmSlot.MR-1)/sgemmSlot.MR))
 							if cost_ := (min(sgemmSlot.NC, N-jc)+sgemmSlot.NR-1)/sgemmSlot.NR*((min(ic_mcb, M)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
-								defer rt.Release32(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
@@ -148,6 +140,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 										}
 									}
 								}
+								rt.Release32(packA)
 							} else {
 								M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -174,7 +167,6 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 						}
 					} else {
 						packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += sgemmSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -206,9 +198,11 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 								})
 							}
 						}
+						rt.Release32(packA)
 					}
 				}
 			}
+			rt.Release32(packB)
 		}
 	}
 }

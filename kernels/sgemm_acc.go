@@ -73,41 +73,34 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(sgemm_accSlot.SmallWork) {
-			for jc := 0; jc < N; jc += sgemm_accSlot.NC {
-				for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
-					for ic := 0; ic < M; ic += sgemm_accSlot.MC {
-						if cost_ := (min(sgemm_accSlot.MC, M-ic)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_) {
-							for jr := 0; jr < min(sgemm_accSlot.NC, N-jc); jr += sgemm_accSlot.NR {
-								for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
-									{
-										aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-										ars_, acs_ := K, 1
-										ldb_ := N
-										sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
-									}
-								}
-							}
-						} else {
-							M, K, N, A, B, C, jc, pc, ic := M, K, N, A, B, C, jc, pc, ic
-							rt.ParallelFor(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
-									for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
-										{
-											aoff_, boff_ := (ic+ir)*K+pc, pc*N+jc+jr
-											ars_, acs_ := K, 1
-											ldb_ := N
-											sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
-										}
-									}
-								}
-							})
+			if cost_ := (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*K+1) + 1; rt.Inline(0, N, sgemm_accSlot.NR, cost_) {
+				for jr := 0; jr < N; jr += sgemm_accSlot.NR {
+					for ir := 0; ir < M; ir += sgemm_accSlot.MR {
+						{
+							aoff_, boff_ := ir*K, jr
+							ars_, acs_ := K, 1
+							ldb_ := N
+							sgemm_accSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemm_accSlot.MR, M-ir), min(sgemm_accSlot.NR, N-jr), float32(1), float32(1), nil, 0)
 						}
 					}
 				}
+			} else {
+				M, K, N, A, B, C := M, K, N, A, B, C
+				rt.ParallelFor(0, N, sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
+					for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
+						for ir := 0; ir < M; ir += sgemm_accSlot.MR {
+							{
+								aoff_, boff_ := ir*K, jr
+								ars_, acs_ := K, 1
+								ldb_ := N
+								sgemm_accSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemm_accSlot.MR, M-ir), min(sgemm_accSlot.NR, N-jr), float32(1), float32(1), nil, 0)
+							}
+						}
+					}
+				})
 			}
 		} else {
 			packB := rt.Scratch32(min(sgemm_accSlot.NC, (N+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*sgemm_accSlot.NR) * min(sgemm_accSlot.KC, max(K, 1)))
-			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += sgemm_accSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -127,7 +120,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 							ic_mcb := min(sgemm_accSlot.MC, sgemm_accSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*sgemm_accSlot.MC-1)/(rt.Workers()*sgemm_accSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*sgemm_accSlot.MC-1)/(rt.Workers()*sgemm_accSlot.MC)))+sgemm_accSlot.MR-1)/sgemm_accSlot.MR))
 							if cost_ := (min(sgemm_accSlot.NC, N-jc)+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*((min(ic_mcb, M)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch32(min(sgemm_accSlot.MC, (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*sgemm_accSlot.MR) * min(sgemm_accSlot.KC, max(K, 1)))
-								defer rt.Release32(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 									{ // pack: each panel row is a contiguous run of A (packD)
@@ -148,6 +140,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 										}
 									}
 								}
+								rt.Release32(packA)
 							} else {
 								M, K, N, A, C, packB, jc, pc, ic_mcb := M, K, N, A, C, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -174,7 +167,6 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 						}
 					} else {
 						packA := rt.Scratch32(min(sgemm_accSlot.MC, (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*sgemm_accSlot.MR) * min(sgemm_accSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += sgemm_accSlot.MC {
 							M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -206,9 +198,11 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 								})
 							}
 						}
+						rt.Release32(packA)
 					}
 				}
 			}
+			rt.Release32(packB)
 		}
 	}
 }

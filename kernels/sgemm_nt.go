@@ -70,7 +70,6 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 					ic_mcb := min(sgemm_ntSlot.MC, sgemm_ntSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*sgemm_ntSlot.MC-1)/(rt.Workers()*sgemm_ntSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*sgemm_ntSlot.MC-1)/(rt.Workers()*sgemm_ntSlot.MC)))+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR))
 					if cost_ := (min(sgemm_ntSlot.NC, N-jc)+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*((min(ic_mcb, M)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(sgemm_ntSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 						packA := rt.Scratch32(min(sgemm_ntSlot.MC, (M+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*sgemm_ntSlot.MR) * min(sgemm_ntSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += ic_mcb {
 							M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 							{ // pack: each panel row is a contiguous run of A (packD)
@@ -91,6 +90,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 								}
 							}
 						}
+						rt.Release32(packA)
 					} else {
 						M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 						rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -117,7 +117,6 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 				}
 			} else {
 				packA := rt.Scratch32(min(sgemm_ntSlot.MC, (M+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*sgemm_ntSlot.MR) * min(sgemm_ntSlot.KC, max(K, 1)))
-				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += sgemm_ntSlot.MC {
 					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
 					{ // pack: each panel row is a contiguous run of A (packD)
@@ -149,6 +148,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 						})
 					}
 				}
+				rt.Release32(packA)
 			}
 		}
 	}

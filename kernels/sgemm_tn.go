@@ -73,41 +73,34 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(sgemm_tnSlot.SmallWork) {
-			for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
-				for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
-					for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
-						if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
-							for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
-								for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
-									{
-										aoff_, boff_ := pc*M+ic+ir, pc*N+jc+jr
-										ars_, acs_ := 1, M
-										ldb_ := N
-										sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-									}
-								}
-							}
-						} else {
-							K, M, N, A, B, C, alpha, beta, jc, pc, ic := K, M, N, A, B, C, alpha, beta, jc, pc, ic
-							rt.ParallelFor(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
-									for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
-										{
-											aoff_, boff_ := pc*M+ic+ir, pc*N+jc+jr
-											ars_, acs_ := 1, M
-											ldb_ := N
-											sgemm_tnSlot.MicroU(min(sgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((ic+ir)*N+jc+jr, len(C)):], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-										}
-									}
-								}
-							})
+			if cost_ := (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*K+1) + 1; rt.Inline(0, N, sgemm_tnSlot.NR, cost_) {
+				for jr := 0; jr < N; jr += sgemm_tnSlot.NR {
+					for ir := 0; ir < M; ir += sgemm_tnSlot.MR {
+						{
+							aoff_, boff_ := ir, jr
+							ars_, acs_ := 1, M
+							ldb_ := N
+							sgemm_tnSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemm_tnSlot.MR, M-ir), min(sgemm_tnSlot.NR, N-jr), alpha, beta, nil, 0)
 						}
 					}
 				}
+			} else {
+				K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
+				rt.ParallelFor(0, N, sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+					for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
+						for ir := 0; ir < M; ir += sgemm_tnSlot.MR {
+							{
+								aoff_, boff_ := ir, jr
+								ars_, acs_ := 1, M
+								ldb_ := N
+								sgemm_tnSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemm_tnSlot.MR, M-ir), min(sgemm_tnSlot.NR, N-jr), alpha, beta, nil, 0)
+							}
+						}
+					}
+				})
 			}
 		} else {
 			packB := rt.Scratch32(min(sgemm_tnSlot.NC, (N+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, max(K, 1)))
-			defer rt.Release32(packB)
 			for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
 				for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
 					K, N, B, packB, jc, pc := K, N, B, packB, jc, pc
@@ -127,7 +120,6 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 							ic_mcb := min(sgemm_tnSlot.MC, sgemm_tnSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*sgemm_tnSlot.MC-1)/(rt.Workers()*sgemm_tnSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*sgemm_tnSlot.MC-1)/(rt.Workers()*sgemm_tnSlot.MC)))+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR))
 							if cost_ := (min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(ic_mcb, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 								packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
-								defer rt.Release32(packA)
 								for ic := 0; ic < M; ic += ic_mcb {
 									K, M, A, pc, ic_mcb, packA, ic := K, M, A, pc, ic_mcb, packA, ic
 									{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -147,6 +139,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 										}
 									}
 								}
+								rt.Release32(packA)
 							} else {
 								K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -172,7 +165,6 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 					} else {
 						packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
 							K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -203,9 +195,11 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 								})
 							}
 						}
+						rt.Release32(packA)
 					}
 				}
 			}
+			rt.Release32(packB)
 		}
 	}
 }

@@ -70,7 +70,6 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 					ic_mcb := min(sgemm_ttSlot.MC, sgemm_ttSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*sgemm_ttSlot.MC-1)/(rt.Workers()*sgemm_ttSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*sgemm_ttSlot.MC-1)/(rt.Workers()*sgemm_ttSlot.MC)))+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR))
 					if cost_ := (min(sgemm_ttSlot.NC, N-jc)+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*((min(ic_mcb, M)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(sgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 						packA := rt.Scratch32(min(sgemm_ttSlot.MC, (M+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*sgemm_ttSlot.MR) * min(sgemm_ttSlot.KC, max(K, 1)))
-						defer rt.Release32(packA)
 						for ic := 0; ic < M; ic += ic_mcb {
 							K, M, A, pc, ic_mcb, packA, ic := K, M, A, pc, ic_mcb, packA, ic
 							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -90,6 +89,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 								}
 							}
 						}
+						rt.Release32(packA)
 					} else {
 						K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
 						rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
@@ -115,7 +115,6 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 				}
 			} else {
 				packA := rt.Scratch32(min(sgemm_ttSlot.MC, (M+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*sgemm_ttSlot.MR) * min(sgemm_ttSlot.KC, max(K, 1)))
-				defer rt.Release32(packA)
 				for ic := 0; ic < M; ic += sgemm_ttSlot.MC {
 					K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
 					{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
@@ -146,6 +145,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						})
 					}
 				}
+				rt.Release32(packA)
 			}
 		}
 	}

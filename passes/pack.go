@@ -37,7 +37,7 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 	for _, s := range sites {
 		var unpacked, rows *ir.Loop
 		if unpackable(s.u) {
-			unpacked = cloneLoop(s.loops[0])
+			unpacked = smallVersion(s.u, s.loops)
 			rows = rowsVersion(n, s.u, s.loops)
 		}
 		packMicro(n, s.u, s.loops)
@@ -83,26 +83,51 @@ func fewRows(slot string, loops []*ir.Loop) ir.Expr {
 // last K block (the rows Micro does the whole reduction in one call).
 func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
-	dimK := loopDim(pc)
 	jb := &ir.Var{Name: n.name("jb")}
 	zero := ir.IConst{V: 0}
-	at := map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, irl.Var: zero, jr.Var: ir.IVar{V: jb}, pc.Var: zero}
+	r := wholeK(u, pc, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, irl.Var: zero, jr.Var: ir.IVar{V: jb}, pc.Var: zero})
+	r.Rows = true
+	nb := sym(u.Slot, "RowsNB")
+	r.MR, r.NR = ic.Hi, nb
+	r.M, r.N = ic.Hi, ir.IMin(nb, ir.ISub(jc.Hi, ir.IVar{V: jb}))
+	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: nb, Body: []ir.Node{r}}
+}
+
+// smallVersion builds the unpacked version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir:
+//
+//	for jr = 0 .. N step NR { for ir = 0 .. M step MR { micro m = min(MR, M - ir), n = min(NR, N - jr), kc = K } }
+//
+// u's index expressions with jc = ic = pc = 0; Beta and EP those of the first and of the last K block.
+// It runs for problems of at most <slot>.SmallWork multiply-adds, whose operands fit the caches anyway:
+// the cache-block loops would only cost per call (three more loop levels, K split into KC blocks that
+// write C and read it back), which is what a batch of 8×8×8 products pays most of its time for.
+func smallVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
+	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
+	zero := ir.IConst{V: 0}
+	r := wholeK(u, pc, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, pc.Var: zero})
+	r.M = ir.IMin(u.MR, ir.ISub(ic.Hi, ir.IVar{V: irl.Var}))
+	r.N = ir.IMin(u.NR, ir.ISub(jc.Hi, ir.IVar{V: jr.Var}))
+	inner := &ir.Loop{Var: irl.Var, Lo: zero, Hi: ic.Hi, Step: irl.Step, Body: []ir.Node{r}}
+	return &ir.Loop{Var: jr.Var, Lo: zero, Hi: jc.Hi, Step: jr.Step, Body: []ir.Node{inner}}
+}
+
+// wholeK returns a copy of the view-form Micro u (inside the K-block loop pc) that does the whole
+// reduction in one call: its index expressions with the loop variables replaced as at says, kc = K, the
+// Beta of the first K block (pc = 0) and the epilogue bits of the last (pc = K: pc >= K - KC holds).
+func wholeK(u *ir.Micro, pc *ir.Loop, at map[*ir.Var]ir.IExpr) *ir.Micro {
+	dimK := loopDim(pc)
 	view := func(v *ir.View) *ir.View {
 		c := *v
 		c.Base0, c.K0 = ir.SubstIExpr(v.Base0, at), ir.SubstIExpr(v.K0, at)
 		return &c
 	}
 	r := *u
-	r.Rows = true
-	nb := sym(u.Slot, "RowsNB")
-	r.MR, r.NR, r.KC = ic.Hi, nb, dimK
-	r.M, r.N = ic.Hi, ir.IMin(nb, ir.ISub(jc.Hi, ir.IVar{V: jb}))
+	r.KC = dimK
 	r.AView, r.BView = view(u.AView), view(u.BView)
 	r.COff = ir.SubstIExpr(u.COff, at)
 	if u.Bias != nil {
 		r.BiasOff = ir.SubstIExpr(u.BiasOff, at)
 	}
-	// pc as a number: 0 in Beta (the first block), K in EP (pc >= K - KC holds: the last block)
 	pcAs := func(e ir.Expr, val func(t ir.DType) ir.Expr) ir.Expr {
 		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
 			if v, ok := x.(*ir.VarVal); ok && v.V == pc.Var {
@@ -113,7 +138,7 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	}
 	r.Beta = ir.FoldSelects(pcAs(ir.SubstVars(u.Beta, at), func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} }))
 	r.EP = ir.FoldSelects(pcAs(u.EP, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} }))
-	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: nb, Body: []ir.Node{&r}}
+	return &r
 }
 
 // loopDim is the dim a blocked loop of the GEMM nest runs over: its bound, or K in the pc loop's

@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/mmcloughlin/avo/attr"
@@ -69,8 +70,13 @@ type gemmGen struct {
 	iota    operand.Mem // AVX2 only
 	maskMem operand.Mem // AVX2 only: nv column masks spilled to the frame
 
-	masksReady bool        // column masks already built (unpacked kernels build them before the k loop)
-	rowTbl     operand.Mem // unpacked, index mode: MR row pointers of A spilled to the frame (edge tiles)
+	masksReady bool // column masks already built (unpacked kernels build them before the k loop)
+
+	// Unpacked edge loops in index mode: the k loop computes rows i < uRows only (0: all MR), in
+	// uSets accumulator sets (set s holds rows s*uRows..: step p of an unrolled iteration updates set
+	// p%uSets), summed into set 0 after the loop, so that a few rows still keep enough independent
+	// FMAs in flight to hide their latency.
+	uRows, uSets int
 
 	// Element-type dependent instruction builders.
 	vload, vstore func(ops ...operand.Op)
@@ -206,16 +212,7 @@ func (g *gemmGen) emit() {
 	c.Load(c.Param("c"), rC)
 	c.Load(c.Param("ldc"), rLdc)
 	c.SHLQ(operand.Imm(uint64(bits.TrailingZeros(uint(g.esz)))), rLdc)
-
-	c.Comment("Prefetch the C tile (first and last byte of each row).")
-	c.MOVQ(rC, rRow)
-	for i := 0; i < k.MR; i++ {
-		c.PREFETCHT0(mem(rRow, 0))
-		c.PREFETCHT0(mem(rRow, k.NR*g.esz-1))
-		if i < k.MR-1 {
-			c.ADDQ(rLdc, rRow)
-		}
-	}
+	g.prefetchC()
 
 	c.Comment(fmt.Sprintf("Zero the %d accumulators.", k.MR*g.nv))
 	for _, row := range g.acc {
@@ -226,6 +223,20 @@ func (g *gemmGen) emit() {
 
 	g.kloop()
 	g.epilogue()
+}
+
+// prefetchC prefetches the first and last byte of each row of the C tile at rC (row stride rLdc).
+func (g *gemmGen) prefetchC() {
+	c := g.c
+	c.Comment("Prefetch the C tile (first and last byte of each row).")
+	c.MOVQ(rC, rRow)
+	for i := 0; i < g.k.MR; i++ {
+		c.PREFETCHT0(mem(rRow, 0))
+		c.PREFETCHT0(mem(rRow, g.k.NR*g.esz-1))
+		if i < g.k.MR-1 {
+			c.ADDQ(rLdc, rRow)
+		}
+	}
 }
 
 // kloop emits the unrolled k loop and its remainder loop.
@@ -322,9 +333,18 @@ func (g *gemmGen) epilogue() {
 	c, k := g.c, g.k
 	s0 := g.scratch[0]
 
-	c.Comment("acc *= alpha")
-	g.bcst(g.paramAddr("alpha"), s0)
+	c.Comment("acc *= alpha, skipped for alpha == 1 (x*1 is x, bit for bit: accumulated NaNs are quiet already)")
+	alpha := g.paramAddr("alpha")
+	if g.esz == 8 {
+		c.MOVQ(operand.U64(math.Float64bits(1)), rTmp)
+		c.CMPQ(alpha, rTmp)
+	} else {
+		c.CMPL(alpha, operand.U32(math.Float32bits(1)))
+	}
+	c.JEQ(lbl("noalpha"))
+	g.bcst(alpha, s0)
 	g.eachAcc(func(r reg.VecPhysical) { g.mul(s0, r, r) })
+	c.Label("noalpha")
 
 	c.Load(c.Param("m"), rM)
 	c.Load(c.Param("n"), rN)
@@ -518,16 +538,11 @@ var (
 	// call; row i at step p is (P_i)(uKoff*1).
 	uRowRegs = []reg.GPPhysical{reg.R8, reg.R9, reg.R10, reg.R11, reg.R12, reg.R13}
 
-	// Index mode (MR > 6), full tiles: rows 0-6 at uA0 + {0,1,2,3,4,5,6}·ars
+	// Index mode (MR > 6): rows 0-6 at uA0 + {0,1,2,3,4,5,6}·ars
 	// and rows 7-13 at uA7 = uA0 + 7·ars + the same, from the index registers
 	// ars, 3·ars and 5·ars scaled by 1, 2 or 4; uA0 and uA7 advance with k.
 	uA0, uA7      = reg.R8, reg.R9
 	uI1, uI3, uI5 = reg.R10, reg.R11, reg.R12
-
-	// Table mode (MR > 6), edge tiles: the MR row pointers (rows i >= m
-	// pointing at row 0) live in the frame and are loaded into these,
-	// alternately, before each broadcast.
-	uTmp = []reg.GPPhysical{reg.R12, reg.R13}
 )
 
 // rowMode is how an unpacked k loop addresses the rows of A.
@@ -535,8 +550,7 @@ type rowMode int
 
 const (
 	rowRegs  rowMode = iota // MR pointer registers + shared k offset
-	rowIndex                // two bases + scaled index registers (full tiles only)
-	rowTable                // pointers in the frame + shared k offset
+	rowIndex                // two bases + scaled index registers
 )
 
 // Index register and scale of row offset o·ars, o in 0..6, in index mode.
@@ -569,8 +583,11 @@ func rowIndexOf(o int) (reg.Register, uint8) {
 //     vector q masked (VMASKMOVP / opmask zeroing load, so lanes >= n are
 //     not read), vectors > q neither loaded nor multiplied.
 //
-// Rows i >= m of A are never read: their row pointers are row 0's and their
-// accumulators are dropped by the masked store.
+// Rows i >= m of A are never read. Register-row mode (AVX2) points them at
+// row 0 and drops their accumulators in the masked store; index mode
+// (AVX-512) has one edge k loop per m, which computes rows i < m only (a
+// small product, 8×8 on a 14-row tile, would otherwise spend 14/8 of the
+// FMAs and broadcasts).
 func (g *gemmGen) emitU() {
 	c, k := g.c, g.k
 	t := goType(k.Elem)
@@ -590,9 +607,6 @@ func (g *gemmGen) emitU() {
 	if !g.z {
 		g.maskMem = c.AllocLocal(g.nv * 32)
 	}
-	if mode == rowIndex {
-		g.rowTbl = c.AllocLocal(8 * k.MR)
-	}
 	shift := operand.Imm(uint64(bits.TrailingZeros(uint(g.esz))))
 
 	c.Comment("m <= 0 or n <= 0: nothing to read or write.")
@@ -606,21 +620,19 @@ func (g *gemmGen) emitU() {
 	c.Load(c.Param("c"), rC)
 	c.Load(c.Param("ldc"), rLdc)
 	c.SHLQ(shift, rLdc)
-	c.Comment("Prefetch the C tile (first and last byte of each row).")
-	c.MOVQ(rC, rRow)
-	for i := 0; i < k.MR; i++ {
-		c.PREFETCHT0(mem(rRow, 0))
-		c.PREFETCHT0(mem(rRow, k.NR*g.esz-1))
-		if i < k.MR-1 {
-			c.ADDQ(rLdc, rRow)
-		}
+	zeroAll := func() {
+		c.Comment(fmt.Sprintf("Zero the %d accumulators.", k.MR*g.nv))
+		g.eachAcc(func(r reg.VecPhysical) { zero(c, g.z, r) })
+	}
+	if mode == rowRegs {
+		g.prefetchC()
 	}
 
 	g.masks()
 	g.masksReady = true
-
-	c.Comment(fmt.Sprintf("Zero the %d accumulators.", k.MR*g.nv))
-	g.eachAcc(func(r reg.VecPhysical) { zero(c, g.z, r) })
+	if mode == rowRegs {
+		zeroAll()
+	}
 
 	c.Load(c.Param("b"), uB)
 	c.Load(c.Param("ldb"), uLdb)
@@ -664,42 +676,42 @@ func (g *gemmGen) emitU() {
 		c.JNE(lbl("uedge"))
 		g.uLoops("full", rowRegs, g.nv, false, true)
 		c.Label("uedge")
-		g.uEdgeLoops(rowRegs)
+		g.uEdgeLoops(rowRegs, "")
 
 	case rowIndex:
+		rowIndexRegs := func() {
+			c.Comment("Rows at uA0/uA7 + {0..6}*ars from the index registers ars, 3ars, 5ars.")
+			c.Load(c.Param("a"), uA0)
+			c.Load(c.Param("ars"), uI1)
+			c.SHLQ(shift, uI1)
+			c.LEAQ(operand.Mem{Base: uI1, Index: uI1, Scale: 2}, uI3)
+			c.LEAQ(operand.Mem{Base: uI1, Index: uI1, Scale: 4}, uI5)
+			if k.MR > 7 {
+				c.LEAQ(operand.Mem{Base: uI1, Index: uI3, Scale: 2}, uA7)
+				c.ADDQ(uA0, uA7)
+			}
+		}
 		c.CMPQ(m, operand.Imm(uint64(k.MR)))
 		c.JNE(lbl("uedge"))
 		c.CMPQ(n, operand.Imm(uint64(k.NR)))
 		c.JNE(lbl("uedge"))
-		c.Comment("Full tile: rows at uA0/uA7 + {0..6}*ars from the index registers ars, 3ars, 5ars.")
-		c.Load(c.Param("a"), uA0)
-		c.Load(c.Param("ars"), uI1)
-		c.SHLQ(shift, uI1)
-		c.LEAQ(operand.Mem{Base: uI1, Index: uI1, Scale: 2}, uI3)
-		c.LEAQ(operand.Mem{Base: uI1, Index: uI1, Scale: 4}, uI5)
-		if k.MR > 7 {
-			c.LEAQ(operand.Mem{Base: uI1, Index: uI3, Scale: 2}, uA7)
-			c.ADDQ(uA0, uA7)
-		}
+		c.Comment("Full tile.")
+		g.prefetchC()
+		zeroAll()
+		rowIndexRegs()
 		g.uLoops("full", rowIndex, g.nv, false, true)
 
 		c.Label("uedge")
-		c.Comment("Edge tile: row pointers in the frame, a + i*ars for i < m, row 0 for i >= m.")
-		tA, tRun, tArs, tRow := reg.R8, reg.R9, reg.R10, reg.R12
-		c.Load(c.Param("a"), tA)
-		c.Load(c.Param("ars"), tArs)
-		c.SHLQ(shift, tArs)
-		c.MOVQ(tA, tRun)
-		c.MOVQ(tA, g.rowTbl)
-		for i := 1; i < k.MR; i++ {
-			c.ADDQ(tArs, tRun)
-			c.MOVQ(tRun, tRow)
-			c.CMPQ(m, operand.Imm(uint64(i)))
-			c.CMOVQLE(tA, tRow)
-			c.MOVQ(tRow, g.rowTbl.Offset(8*i))
+		c.Comment("Edge tile: one k loop per row count m and column vector count, each reading rows i < m only")
+		c.Comment("and zeroing only the accumulators it uses (the others are never stored); C is not prefetched.")
+		rowIndexRegs()
+		g.uDispatchM(1, k.MR)
+		for mm := 1; mm <= k.MR; mm++ {
+			c.Label(fmt.Sprintf("m%d", mm))
+			g.uRows, g.uSets = mm, uSetsFor(mm, k.MR, g.u)
+			g.uEdgeLoops(rowIndex, fmt.Sprintf("m%d_", mm))
 		}
-		c.XORQ(uKoff, uKoff)
-		g.uEdgeLoops(rowTable)
+		g.uRows, g.uSets = 0, 1
 	}
 
 	c.Label("ustore")
@@ -709,22 +721,59 @@ func (g *gemmGen) emitU() {
 	g.epilogue()
 }
 
-// uEdgeLoops dispatches on q = (n-1)/vl and emits one k loop per q.
-func (g *gemmGen) uEdgeLoops(mode rowMode) {
+// uSetsFor returns the number of accumulator sets of an m-row edge loop:
+// 4 or 2 when that many copies of the m rows fit in the MR-row tile (and
+// divide the unroll factor u), else 1.
+func uSetsFor(m, mr, u int) int {
+	for _, s := range []int{4, 2} {
+		if s*m <= mr && u%s == 0 {
+			return s
+		}
+	}
+	return 1
+}
+
+// uDispatchM jumps to label m<m> for the row count m in [lo, hi] (a binary
+// search; m > hi goes to hi's label).
+func (g *gemmGen) uDispatchM(lo, hi int) {
+	c := g.c
+	if lo == hi {
+		c.JMP(lbl(fmt.Sprintf("m%d", lo)))
+		return
+	}
+	mid := (lo + hi + 1) / 2
+	upper := fmt.Sprintf("msel%d_%d", mid, hi)
+	c.CMPQ(g.paramAddr("m"), operand.Imm(uint64(mid)))
+	c.JGE(lbl(upper))
+	g.uDispatchM(lo, mid-1)
+	c.Label(upper)
+	g.uDispatchM(mid, hi)
+}
+
+// uEdgeLoops dispatches on q = (n-1)/vl and emits one k loop per q, its
+// labels prefixed by prefix.
+func (g *gemmGen) uEdgeLoops(mode rowMode, prefix string) {
 	c := g.c
 	c.Comment("Edge columns: q = (n-1)/vl; B vectors < q whole, q masked, > q skipped.")
 	n := g.paramAddr("n")
 	for q := 0; q < g.nv-1; q++ {
 		c.CMPQ(n, operand.Imm(uint64((q+1)*g.vl)))
-		c.JLE(lbl(fmt.Sprintf("edge%d", q)))
+		c.JLE(lbl(fmt.Sprintf("%sedge%d", prefix, q)))
 	}
 	for q := g.nv - 1; q >= 0; q-- {
-		name := fmt.Sprintf("edge%d", q)
+		name := fmt.Sprintf("%sedge%d", prefix, q)
 		if q < g.nv-1 {
 			c.Label(name)
 		}
 		if !g.z {
 			c.VMOVDQU(g.maskMem.Offset(32*q), g.uMask())
+		}
+		if g.uRows > 0 {
+			for i := 0; i < g.uSets*g.uRows; i++ {
+				for j := 0; j <= q; j++ {
+					zero(c, g.z, g.acc[i][j])
+				}
+			}
 		}
 		g.uLoops(name, mode, q+1, true, false)
 	}
@@ -787,6 +836,10 @@ func (g *gemmGen) uMask() reg.VecPhysical { return g.scratch[g.nv+1] }
 // bodies), name_rem1 (remainder).
 func (g *gemmGen) uLoops(name string, mode rowMode, nvec int, masked, acs1 bool) {
 	c := g.c
+	out := "ustore"
+	if g.uSets > 1 {
+		out = name + "_sum"
+	}
 	if g.u > 1 {
 		if acs1 {
 			c.Comment(fmt.Sprintf("%s: acs == 1, k loop unrolled %d times, A offsets as displacements.", name, g.u))
@@ -803,11 +856,22 @@ func (g *gemmGen) uLoops(name string, mode rowMode, nvec int, masked, acs1 bool)
 	} else {
 		c.TESTQ(uKC, uKC)
 	}
-	c.JZ(lbl("ustore"))
+	c.JZ(lbl(out))
 	c.Label(name + "_rem1")
 	g.uStep(0, mode, false, nvec, masked)
 	c.DECQ(uKC)
 	c.JNZ(lbl(name + "_rem1"))
+	if g.uSets > 1 {
+		c.Label(out)
+		c.Comment(fmt.Sprintf("Sum the %d accumulator sets into the first.", g.uSets))
+		for s := 1; s < g.uSets; s++ {
+			for i := 0; i < g.uRows; i++ {
+				for j := 0; j < nvec; j++ {
+					g.add(g.acc[s*g.uRows+i][j], g.acc[i][j], g.acc[i][j])
+				}
+			}
+		}
+	}
 	c.JMP(lbl("ustore"))
 }
 
@@ -833,7 +897,7 @@ func (g *gemmGen) uUnrolled(name, body string, mode rowMode, acs1 bool, nvec int
 func (g *gemmGen) uAdvanceA(mode rowMode, by operand.Op) {
 	if mode == rowIndex {
 		g.c.ADDQ(by, uA0)
-		if g.k.MR > 7 {
+		if g.k.MR > 7 && (g.uRows == 0 || g.uRows > 7) {
 			g.c.ADDQ(by, uA7)
 		}
 		return
@@ -843,7 +907,7 @@ func (g *gemmGen) uAdvanceA(mode rowMode, by operand.Op) {
 
 // uRow returns the address of Ã(i, p) for step p of an unrolled iteration
 // (acs1: A offsets p*esz as displacements; otherwise the loop advances A
-// every step and p is ignored). Table mode first loads the row pointer.
+// every step and p is ignored).
 func (g *gemmGen) uRow(i, p int, mode rowMode, acs1 bool) operand.Mem {
 	disp := 0
 	if acs1 {
@@ -860,14 +924,17 @@ func (g *gemmGen) uRow(i, p int, mode rowMode, acs1 bool) operand.Mem {
 		idx, sc := rowIndexOf(i % 7)
 		return operand.Mem{Base: base, Index: idx, Scale: sc, Disp: disp}
 	}
-	t := uTmp[i%len(uTmp)]
-	g.c.MOVQ(g.rowTbl.Offset(8*i), t)
-	return operand.Mem{Base: t, Index: uKoff, Scale: 1, Disp: disp}
+	panic(fmt.Sprintf("unpacked row mode %d", mode)) // the modes are this file's constants
 }
 
 // uPrefetch returns the distance in rows at which B is prefetched (0: off)
 // and the byte offsets within a row that touch every cache line of it.
 func (g *gemmGen) uPrefetch() (int, []int) {
+	return g.uPrefetchN(g.nv)
+}
+
+// uPrefetchN is uPrefetch for the first nvec vectors of a row.
+func (g *gemmGen) uPrefetchN(nvec int) (int, []int) {
 	d := g.k.PrefetchB
 	if d == 0 {
 		d = defaultPrefetchU
@@ -875,7 +942,7 @@ func (g *gemmGen) uPrefetch() (int, []int) {
 	if d < 0 {
 		return 0, nil
 	}
-	rowBytes := g.k.NR * g.esz
+	rowBytes := nvec * g.vl * g.esz
 	var offs []int
 	for off := 0; off < rowBytes; off += 64 {
 		offs = append(offs, off)
@@ -906,16 +973,24 @@ func (g *gemmGen) uStep(p int, mode rowMode, acs1 bool, nvec int, masked bool) {
 			g.maskmov(m, g.uMask(), g.bvec[j])
 		}
 	}
-	if d, offs := g.uPrefetch(); d > 0 {
+	pfv := g.nv
+	if g.uRows > 0 {
+		pfv = nvec // index-mode edge loops: only the lines of B this loop reads
+	}
+	if d, offs := g.uPrefetchN(pfv); d > 0 {
 		for _, off := range offs {
 			c.PREFETCHT0(operand.Mem{Base: uB, Index: uPfd, Scale: 1, Disp: off})
 		}
 	}
-	for i := 0; i < k.MR; i++ {
+	rows, set := k.MR, 0
+	if g.uRows > 0 {
+		rows, set = g.uRows, p%g.uSets
+	}
+	for i := 0; i < rows; i++ {
 		r := bc[i%len(bc)]
 		g.bcst(g.uRow(i, p, mode, acs1), r)
 		for j := 0; j < nvec; j++ {
-			g.fma(g.bvec[j], r, g.acc[i][j])
+			g.fma(g.bvec[j], r, g.acc[set*rows+i][j])
 		}
 	}
 	c.ADDQ(uLdb, uB)

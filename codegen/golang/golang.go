@@ -261,7 +261,7 @@ func (g *gen) file(p *codegen.Package) ([]byte, error) {
 	for _, v := range vls {
 		g.vloops[v.Loop] = v
 	}
-	g.hoistAllocs(g.f.Body, false)
+	g.hoistAllocs(g.f.Body, false, true)
 	if err := g.nodes(g.f.Body); err != nil {
 		return nil, err
 	}
@@ -350,16 +350,22 @@ func (g *gen) boundsChecks() error {
 }
 
 // hoistAllocs marks scratch allocations whose size uses no loop variable: they are made once, at the
-// start of the function or of the enclosing parallel chunk.
-func (g *gen) hoistAllocs(body []ir.Node, inParallel bool) {
+// start of the function, of the enclosing parallel chunk or of a branch. deferred gives them back with a
+// deferred release; otherwise the caller releases the returned buffers after the body (g.releaseAll):
+// branches may sit inside loops, and one defer inside a loop makes Go run every defer of the function
+// through the run-time defer chain on every return (about 10 ns per call of an 8×8×8 sgemm, which never
+// takes the branch that allocates).
+func (g *gen) hoistAllocs(body []ir.Node, inParallel, deferred bool) []*ir.Alloc {
+	var out []*ir.Alloc
 	ir.WalkNodes(body, func(n ir.Node) bool {
 		if a, ok := n.(*ir.Alloc); ok {
 			usesVar := false
 			ir.IVars(a.T.Size, func(*ir.Var) { usesVar = true })
 			if !usesVar && !inParallel {
 				g.hoisted[a] = true
-				g.scratch(a.T.Name, a.T.Type, g.iexpr(a.T.Size), true)
+				g.scratch(a.T.Name, a.T.Type, g.iexpr(a.T.Size), deferred)
 				g.scope = append(g.scope, a.T.Name)
+				out = append(out, a)
 			}
 		}
 		if l, ok := n.(*ir.Loop); ok && l.Kind == ir.Parallel {
@@ -370,6 +376,14 @@ func (g *gen) hoistAllocs(body []ir.Node, inParallel bool) {
 		}
 		return true
 	})
+	return out
+}
+
+// releaseAll gives back the buffers hoistAllocs took without a deferred release.
+func (g *gen) releaseAll(as []*ir.Alloc) {
+	for _, a := range as {
+		g.line("%s", g.release(a.T.Name, a.T.Type))
+	}
 }
 
 // runTimeSyms are the Go expressions of the IR's run-time symbols (ir.RunTimeSyms; the verifier admits no
@@ -844,10 +858,11 @@ func (g *gen) node(n ir.Node) error {
 			mark := len(g.scope)
 			serial := *n
 			serial.Kind = ir.Serial
-			g.hoistAllocs(n.Body, false)
+			hoisted := g.hoistAllocs(n.Body, false, false)
 			if err := g.node(&serial); err != nil {
 				return err
 			}
+			g.releaseAll(hoisted)
 			g.scope = g.scope[:mark]
 			g.depth--
 			g.line("} else {")
@@ -856,7 +871,7 @@ func (g *gen) node(n ir.Node) error {
 			g.b = bytes.Buffer{}
 			g.line("rt.ParallelFor(%s, %s, %s, cost_, func(lo_, hi_ int) {", lo, hi, step)
 			g.depth++
-			g.hoistAllocs(n.Body, false)
+			g.hoistAllocs(n.Body, false, true)
 			g.line("for %s := lo_; %s < hi_; %s {", v, v, increment(v, step))
 			g.scope = append(g.scope, v)
 			g.depth++
@@ -969,18 +984,20 @@ func (g *gen) node(n ir.Node) error {
 		g.line("if %s {", g.exprTop(n.Cond))
 		g.depth++
 		mark := len(g.scope)
-		g.hoistAllocs(n.Then, false)
+		hoisted := g.hoistAllocs(n.Then, false, false)
 		if err := g.nodes(n.Then); err != nil {
 			return err
 		}
+		g.releaseAll(hoisted)
 		g.scope = g.scope[:mark]
 		g.depth--
 		g.line("} else {")
 		g.depth++
-		g.hoistAllocs(n.Else, false)
+		hoisted = g.hoistAllocs(n.Else, false, false)
 		if err := g.nodes(n.Else); err != nil {
 			return err
 		}
+		g.releaseAll(hoisted)
 		g.scope = g.scope[:mark]
 		g.depth--
 		g.line("}")

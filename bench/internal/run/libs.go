@@ -18,7 +18,7 @@ func Kgen(name, variant string) (Lib, error) {
 	return Lib{
 		Name:   name,
 		Kernel: v,
-		Detail: "kernels.Sgemm/Dgemm, variant " + v + " (kernels.Use)",
+		Detail: "kernels.Sgemm/Dgemm, variant " + v + " (kernels.Use); batches through kernels.Bmm (arguments checked once per batch)",
 		Setup:  func() { kernels.Use(v) },
 		S: func(m, k, n int, a, b, c []float32) {
 			if err := kernels.Sgemm(m, k, n, a, b, c, 1, 0); err != nil {
@@ -27,6 +27,13 @@ func Kgen(name, variant string) (Lib, error) {
 		},
 		D: func(m, k, n int, a, b, c []float64) {
 			if err := kernels.Dgemm(m, k, n, a, b, c, 1, 0); err != nil {
+				panic(err)
+			}
+		},
+		// kgen's batched entry: C[p] = A[p]·B[p] for the whole batch in one call, the operands
+		// back to back as SBatch passes them (the peers loop over their sgemm in C).
+		SBatch: func(count, m, k, n int, a, b, c []float32) {
+			if err := kernels.Bmm(count, m, k, n, a, b, c); err != nil {
 				panic(err)
 			}
 		},

@@ -15,7 +15,7 @@ import (
 // committed assembly: register FMAs on Y/Z only, NR/VL B loads per step
 // (unmasked on the full path; the last one masked on the edge paths, with
 // vectors past it neither loaded nor multiplied), MR broadcasts of A per step
-// from row pointers, B prefetches, and the common rules (no CALL, no scalar
+// from row pointers (AVX-512 edge loops: m broadcasts, one loop per m), B prefetches, and the common rules (no CALL, no scalar
 // FMA, VZEROUPPER before RET).
 func TestAsmGemmKernelsU(t *testing.T) {
 	funcs := asmFunctions(t)
@@ -77,10 +77,21 @@ func TestAsmGemmKernelsU(t *testing.T) {
 			check("full_acs1", full)
 			check("full_gen", full)
 			check("full_rem1", want{1, k.MR * nv, nv, 0, k.MR})
-			for q := 0; q < nv; q++ {
-				e := want{u, u * k.MR * (q + 1), u * q, u, u * k.MR}
-				check(fmt.Sprintf("edge%d_gen", q), e)
-				check(fmt.Sprintf("edge%d_rem1", q), want{1, k.MR * (q + 1), q, 1, k.MR})
+			if k.MR <= 6 {
+				for q := 0; q < nv; q++ {
+					e := want{u, u * k.MR * (q + 1), u * q, u, u * k.MR}
+					check(fmt.Sprintf("edge%d_gen", q), e)
+					check(fmt.Sprintf("edge%d_rem1", q), want{1, k.MR * (q + 1), q, 1, k.MR})
+				}
+			} else {
+				// Index mode: one edge loop per row count m, reading and multiplying rows i < m only.
+				for m := 1; m <= k.MR; m++ {
+					for q := 0; q < nv; q++ {
+						e := want{u, u * m * (q + 1), u * q, u, u * m}
+						check(fmt.Sprintf("m%d_edge%d_gen", m, q), e)
+						check(fmt.Sprintf("m%d_edge%d_rem1", m, q), want{1, m * (q + 1), q, 1, m})
+					}
+				}
 			}
 			// The acs == 1 loop addresses A by displacements: no per-step A
 			// pointer update, one ADDQ $u*esz per iteration.

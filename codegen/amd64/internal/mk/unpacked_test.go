@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kgen-dev/kgen/codegen/amd64"
@@ -223,6 +224,56 @@ func TestDifferentialUF32(t *testing.T) {
 func TestDifferentialUF64(t *testing.T) {
 	for _, k := range f64KernelsU {
 		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testDifferentialU(t, k.in(t, mode)) })
+	}
+}
+
+// testEveryRowU runs every row count m of the tile against every column class (one element, a vector
+// minus one, one, plus one, the tile minus one, the whole tile) and k depths around the unroll factor,
+// each with a NaN or an infinity in the last row of A (which a loop that stopped a row early would
+// miss) or in B: the AVX-512 kernels have one edge k loop per m (and per column vector count), with
+// accumulator sets for a few rows, which random shapes do not all reach.
+func testEveryRowU[T float](t *testing.T, k kernelU[T], vl int) {
+	rng := rand.New(rand.NewPCG(11, uint64(k.mr*100+k.nr)))
+	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1)}
+	var ns []int
+	for _, n := range []int{1, vl - 1, vl, vl + 1, k.nr - 1, k.nr} {
+		if n >= 1 && n <= k.nr && !slices.Contains(ns, n) {
+			ns = append(ns, n)
+		}
+	}
+	trial := 0
+	for m := 1; m <= k.mr; m++ {
+		for _, n := range ns {
+			for _, kc := range []int{0, 1, 3, 4, 5, 8, 9, 13} {
+				trial++
+				p := newProblemU[T](rng, k.mr, k.nr, kc, m, n, n+rng.IntN(3), n+rng.IntN(3), trial%numLayouts)
+				p.ep = trial % 4
+				if trial%3 == 0 {
+					p.beta = 0
+				}
+				if trial%2 == 0 {
+					p.alpha = 1
+				}
+				if kc > 0 && trial%4 != 0 {
+					s := T(specials[trial%len(specials)])
+					if trial%4 == 1 {
+						p.setB(rng.IntN(kc), rng.IntN(n), s)
+					} else {
+						p.setA(rng.IntN(kc), m-1, s)
+					}
+				}
+				p.check(t, k.name+" "+p.String(), p.runU(k, nil, nil, nil, nil))
+			}
+		}
+	}
+}
+
+func TestEveryRowU(t *testing.T) {
+	for _, k := range f32KernelsU {
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testEveryRowU(t, k.in(t, mode), amd64.VecLen(amd64.F32, k.isa)) })
+	}
+	for _, k := range f64KernelsU {
+		forModes(t, k.name, k.isa, func(t *testing.T, mode string) { testEveryRowU(t, k.in(t, mode), amd64.VecLen(amd64.F64, k.isa)) })
 	}
 }
 
