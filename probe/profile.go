@@ -168,7 +168,7 @@ func facts() *Profile {
 	}
 	p.Features = append(p.Features, extraFeatures()...)
 	sort.Strings(p.Features)
-	p.Caches = sysfsCaches()
+	p.Caches = SysfsCaches()
 	return p
 }
 

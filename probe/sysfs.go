@@ -1,57 +1,13 @@
 package probe
 
-import (
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
-)
+import "github.com/kgen-dev/kgen/target/sysfs"
 
-// sysfsCaches reads cpu0's data and unified caches from Linux sysfs (nil elsewhere).
-func sysfsCaches() []Cache {
+// SysfsCaches is cpu0's data and unified caches as Linux sysfs lists them (nil elsewhere), in the
+// profile's form.
+func SysfsCaches() []Cache {
 	var out []Cache
-	for idx := 0; idx < 8; idx++ {
-		dir := fmt.Sprintf("/sys/devices/system/cpu/cpu0/cache/index%d/", idx)
-		level, err1 := readInt(dir + "level")
-		typ, err2 := os.ReadFile(dir + "type")
-		if err1 != nil || err2 != nil {
-			break
-		}
-		if strings.TrimSpace(string(typ)) == "Instruction" {
-			continue
-		}
-		size, err := readSize(dir + "size")
-		if err != nil {
-			continue
-		}
-		ways, _ := readInt(dir + "ways_of_associativity")
-		line, _ := readInt(dir + "coherency_line_size")
-		out = append(out, Cache{Level: level, Size: size, Ways: ways, Line: line, Source: "sysfs"})
+	for _, c := range sysfs.Caches() {
+		out = append(out, Cache{Level: c.Level, Size: c.Size, Ways: c.Ways, Line: c.Line, Source: "sysfs"})
 	}
 	return out
-}
-
-func readInt(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(strings.TrimSpace(string(b)))
-}
-
-func readSize(path string) (int, error) {
-	s, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	t := strings.TrimSpace(string(s))
-	mul := 1
-	switch {
-	case strings.HasSuffix(t, "K"):
-		mul, t = 1<<10, strings.TrimSuffix(t, "K")
-	case strings.HasSuffix(t, "M"):
-		mul, t = 1<<20, strings.TrimSuffix(t, "M")
-	}
-	n, err := strconv.Atoi(t)
-	return n * mul, err
 }

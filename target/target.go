@@ -5,14 +5,12 @@
 package target
 
 import (
-	"fmt"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/target/sysfs"
 	"golang.org/x/sys/cpu"
 )
 
@@ -238,30 +236,15 @@ func Host(name string) (Machine, error) {
 	if arch != runtime.GOARCH && m.Name != "go" {
 		return m, nil
 	}
-	for idx := 0; idx < 8; idx++ {
-		dir := fmt.Sprintf("/sys/devices/system/cpu/cpu0/cache/index%d/", idx)
-		level, err1 := readInt(dir + "level")
-		typ, err2 := os.ReadFile(dir + "type")
-		if err1 != nil || err2 != nil {
-			break
+	for _, pc := range sysfs.Caches() {
+		c := Cache{pc.Size, pc.Ways, pc.Line}
+		if c.Ways <= 0 {
+			c.Ways = 8
 		}
-		if strings.TrimSpace(string(typ)) == "Instruction" {
-			continue
+		if c.Line <= 0 {
+			c.Line = 64
 		}
-		size, err := readSize(dir + "size")
-		if err != nil {
-			continue
-		}
-		ways, _ := readInt(dir + "ways_of_associativity")
-		line, _ := readInt(dir + "coherency_line_size")
-		if ways <= 0 {
-			ways = 8
-		}
-		if line <= 0 {
-			line = 64
-		}
-		c := Cache{size, ways, line}
-		switch level {
+		switch pc.Level {
 		case 1:
 			m.L1 = c
 		case 2:
@@ -272,31 +255,6 @@ func Host(name string) (Machine, error) {
 		m.Probed = true
 	}
 	return m, nil
-}
-
-func readInt(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(strings.TrimSpace(string(b)))
-}
-
-func readSize(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	s := strings.TrimSpace(string(b))
-	mul := 1
-	switch {
-	case strings.HasSuffix(s, "K"):
-		mul, s = 1<<10, strings.TrimSuffix(s, "K")
-	case strings.HasSuffix(s, "M"):
-		mul, s = 1<<20, strings.TrimSuffix(s, "M")
-	}
-	n, err := strconv.Atoi(s)
-	return n * mul, err
 }
 
 // Blocks are the GEMM cache blocks for one microkernel tile.
