@@ -6,6 +6,7 @@ import (
 	"go/format"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
@@ -34,8 +35,8 @@ type SlotKernel struct {
 	// Knobs are the slot's thresholds in this variant's plan (installed with the kernels).
 	Knobs Knobs
 	// Tuned are kgen.lock's values of slot fields (MC, KC, NC and the Knobs) per machine class, set over
-	// the plan's at install on a machine of that class (MachineClass); the importer must list kgen's
-	// probe package.
+	// the plan's at install when that class is the one chosen for the machine (MachineClass: the nearest
+	// of the file's classes, probe.Nearest); the importer must list kgen's probe package.
 	Tuned map[string]map[string]int
 }
 
@@ -198,8 +199,11 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 		}
 	}
 	if Tuned(variants) {
-		w("// %s is this machine's class (probe.Profile.Class), which chooses the kgen.lock values installed below.\n", MachineClass)
-		w("var %s = probe.HostClass()\n\n", MachineClass)
+		w("// %s are the machine classes kgen.lock has values for in this file.\n", MachineClasses)
+		w("var %s = []string{%s}\n\n", MachineClasses, quoteList(TunedClasses(variants)))
+		w("// %s is the class of %s nearest this machine's (probe.Nearest), whose kgen.lock values are\n", MachineClass, MachineClasses)
+		w("// installed below; \"\" when none shares this machine's architecture and vector level.\n")
+		w("var %s = probe.NearestHost(%s)\n\n", MachineClass, MachineClasses)
 	}
 	// Each registration prepends, so the worst variant registers first and the best ends up first. It
 	// runs as a package variable's initializer, so before every init function: kgen.go's init then picks
@@ -280,6 +284,27 @@ func writeTuned(b *bytes.Buffer, ind string, s SlotKernel) {
 		fmt.Fprintf(b, "%scase %q:\n%s\t%s = %s\n", ind, class, ind, strings.Join(lhs, ", "), strings.Join(rhs, ", "))
 	}
 	fmt.Fprintf(b, "%s}\n", ind)
+}
+
+// TunedClasses lists the machine classes of variants' kgen.lock values, sorted.
+func TunedClasses(variants []Variant) []string {
+	set := map[string]bool{}
+	for _, v := range variants {
+		for _, s := range v.Slots {
+			for c := range s.Tuned {
+				set[c] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
 }
 
 // Tuned reports whether a slot of variants has kgen.lock values (its dispatch file then imports kgen's

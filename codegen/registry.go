@@ -77,7 +77,8 @@ const (
 	ResetVLoops      = "resetVLoops"      // sets every vector-loop slot back to nil (portable loops)
 	ResetPacks       = "resetPacks"       // sets every packing variable back to its portable routine
 	RegisterVariants = "registerVariants" // a dispatch file's function prepending its variants
-	MachineClass     = "machineClass"     // a dispatch file's string: this machine's kgen.lock class
+	MachineClass     = "machineClass"     // a dispatch file's string: the kgen.lock class chosen for this machine
+	MachineClasses   = "machineClasses"   // a dispatch file's []string: the kgen.lock classes it carries
 )
 
 // VLoopVar is the variable of the n-th vector-loop slot of a kernel (VLoop).

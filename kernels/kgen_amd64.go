@@ -1104,8 +1104,12 @@ var sgemm6x16AVX2Blocks = target.HostGemmBlocks(6, 16, 4)
 // dgemm6x8AVX2Blocks are dgemm6x8AVX2's cache blocks for the caches of this machine, probed at init.
 var dgemm6x8AVX2Blocks = target.HostGemmBlocks(6, 8, 8)
 
-// machineClass is this machine's class (probe.Profile.Class), which chooses the kgen.lock values installed below.
-var machineClass = probe.HostClass()
+// machineClasses are the machine classes kgen.lock has values for in this file.
+var machineClasses = []string{"amd64-avx512bf16-c2-l1_48K-l2_2M"}
+
+// machineClass is the class of machineClasses nearest this machine's (probe.Nearest), whose kgen.lock values are
+// installed below; "" when none shares this machine's architecture and vector level.
+var machineClass = probe.NearestHost(machineClasses)
 
 var _ = registerVariants()
 

@@ -135,7 +135,7 @@ func Static() *Profile {
 }
 
 // HostClass is Static().Class() without reading the CPU's model name (/proc/cpuinfo, long on machines
-// with many cores): what a generated package computes at init to pick its kgen.lock values.
+// with many cores): the class a generated package compares with its kgen.lock classes at init (NearestHost).
 func HostClass() string { return facts().Class() }
 
 // facts is Static without the model name.

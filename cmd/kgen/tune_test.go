@@ -68,7 +68,8 @@ func TestLockReachesGen(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"var machineClass = probe.HostClass()",
+		"var machineClasses = []string{\"amd64-avx512-c4-l1_48K-l2_2M\", \"amd64-avx512-c8-l1_32K-l2_1M\"}\n",
+		"var machineClass = probe.NearestHost(machineClasses)\n",
 		"case \"amd64-avx512-c4-l1_48K-l2_2M\":\n\t\t\t\tmmSlot.KC, mmSlot.SmallWork = 384, 1048576\n",
 		"case \"amd64-avx512-c8-l1_32K-l2_1M\":\n\t\t\t\tmmSlot.MC = 224\n",
 	} {
@@ -194,7 +195,10 @@ func TestTunePlanted(t *testing.T) {
 }
 
 // The values of a lock entry for this machine's class are what the generated package's slot holds after
-// init under that variant (and only there), and the package's own interpreter tests pass with them.
+// init under that variant (and only there), and the package's own interpreter tests pass with them. A
+// machine of another class of the same vector level (played through $KGEN_MACHINE_CLASS, probe.ClassEnv)
+// gets the nearest entry's values (probe.Nearest): the one of nearest L2, though another has its core
+// count and one of another vector level has its very caches.
 func TestTunedPackageInstallsClass(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests a generated package")
@@ -205,21 +209,44 @@ func TestTunedPackageInstallsClass(t *testing.T) {
 	root, dir := pkgTempDir(t)
 	kdsl := write(t, "mm.kdsl", mmKdsl)
 	class := probe.Static().Class()
+	host, err := probe.ParseClass(class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// played is the class of the machine played; near has its L2 within a factor 2 and 8 times its
+	// cores; the host's class and far have its cores and L2 4 times off; otherISA has its very class
+	// but another vector level.
+	played, near, far, otherISA := host, host, host, host
+	played.L2 *= 4
+	near.L2, near.Cores = host.L2*2, host.Cores*8
+	far.L2 *= 16
+	otherISA.L2 *= 4
+	otherISA.ISA = map[bool]string{true: "avx2", false: "avx512"}[host.ISA != "avx2"]
 	lockFor(t, kdsl,
 		"amd64/avx512 "+class+" mm.KC=40 mm.MC=42 mm.SmallWork=100 speedup=1 noise=0 shapes=8x8x8",
 		"amd64/avx2 "+class+" mm.KC=24 mm.RowsMax=2 speedup=1 noise=0 shapes=8x8x8",
-		"amd64/avx2 other-class mm.KC=8 speedup=1 noise=0 shapes=8x8x8")
+		"amd64/avx2 other-class mm.KC=8 speedup=1 noise=0 shapes=8x8x8",
+		"amd64/avx512 "+near.String()+" mm.KC=56 mm.SmallWork=200 speedup=1 noise=0 shapes=8x8x8",
+		"amd64/avx2 "+near.String()+" mm.KC=32 speedup=1 noise=0 shapes=8x8x8",
+		"amd64/avx512 "+far.String()+" mm.KC=72 mm.SmallWork=300 speedup=1 noise=0 shapes=8x8x8",
+		"amd64/avx512 "+otherISA.String()+" mm.KC=88 mm.SmallWork=400 speedup=1 noise=0 shapes=8x8x8")
 	pkgDir := filepath.Join(dir, "tuned")
 	if code, _, errOut := runKgen("gen", "-o", pkgDir, "-targets", "go,amd64", kdsl); code != 0 {
 		t.Fatal(errOut)
 	}
 	check := `package tuned
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 func TestInstalled_(t *testing.T) {
 	defer Use("")
 	want := map[string][2]int{"avx512": {40, 100}, "avx512bf16": {40, 100}, "avx2": {24, 512000}}
+	if os.Getenv("KGEN_MACHINE_CLASS") != "" {
+		want = map[string][2]int{"avx512": {56, 200}, "avx512bf16": {56, 200}, "avx2": {32, 512000}}
+	}
 	for _, v := range Variants() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
@@ -229,10 +256,10 @@ func TestInstalled_(t *testing.T) {
 			continue
 		}
 		if mmSlot.KC != w[0] || mmSlot.SmallWork != w[1] {
-			t.Errorf("variant %s: KC %d, SmallWork %d; want %v", v, mmSlot.KC, mmSlot.SmallWork, w)
+			t.Errorf("variant %s on %s: KC %d, SmallWork %d; want %v", v, machineClass, mmSlot.KC, mmSlot.SmallWork, w)
 		}
-		if v == "avx2" && mmSlot.RowsMax != 2 {
-			t.Errorf("avx2 RowsMax %d", mmSlot.RowsMax)
+		if v == "avx2" && (mmSlot.RowsMax == 2) != (os.Getenv("KGEN_MACHINE_CLASS") == "") {
+			t.Errorf("avx2 RowsMax %d on %s", mmSlot.RowsMax, machineClass)
 		}
 	}
 }
@@ -240,9 +267,18 @@ func TestInstalled_(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(pkgDir, "installed_test.go"), []byte(check), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "test", "-count=1", "./"+filepath.ToSlash(filepath.Join("cmd/kgen", pkgDir)))
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("%v\n%s", err, out)
+	runs := []string{""}
+	if host.L1 > 0 && host.L2 > 0 {
+		runs = append(runs, played.String())
+	} else {
+		t.Logf("machine class %s names no L1/L2 sizes: nearest-class run skipped", class)
+	}
+	for _, playing := range runs {
+		cmd := exec.Command("go", "test", "-count=1", "./"+filepath.ToSlash(filepath.Join("cmd/kgen", pkgDir)))
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), probe.ClassEnv+"="+playing)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s=%s: %v\n%s", probe.ClassEnv, playing, err, out)
+		}
 	}
 }
