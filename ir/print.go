@@ -155,7 +155,7 @@ func (f *Func) String() string {
 		}
 		for _, class := range slices.Sorted(maps.Keys(pv.Tuned)) {
 			for _, k := range slices.Sorted(maps.Keys(pv.Tuned[class])) {
-				fmt.Fprintf(&b, "  plan[%s on %s] %s = %d (kgen.lock: at init on this machine class)\n", pv.Name, class, k, pv.Tuned[class][k])
+				fmt.Fprintf(&b, "  plan[%s on %s] %s = %d (kgen.lock: installed at init where this class is the nearest)\n", pv.Name, class, k, pv.Tuned[class][k])
 			}
 		}
 	}

@@ -87,7 +87,7 @@ func TestLockReachesGen(t *testing.T) {
 		t.Error("-lock none differs from no lock")
 	}
 	code, out, errOut := runKgen("ir", "-target", "amd64", kdsl)
-	if code != 0 || !strings.Contains(out, "plan[avx512 on amd64-avx512-c4-l1_48K-l2_2M] mm.KC = 384 (kgen.lock: at init on this machine class)\n") {
+	if code != 0 || !strings.Contains(out, "plan[avx512 on amd64-avx512-c4-l1_48K-l2_2M] mm.KC = 384 (kgen.lock: installed at init where this class is the nearest)\n") {
 		t.Errorf("kgen ir -target amd64: exit %d %s\n%s", code, errOut, out)
 	}
 	if code, out, errOut := runKgen("verify", kdsl); code != 0 || !strings.Contains(out, "3 entries fresh") {
