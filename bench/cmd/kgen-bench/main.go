@@ -216,8 +216,16 @@ func parent(c config) error {
 	}
 	bwSizes := []int{16 << 10, 512 << 10, 8 << 20, 256 << 20}
 	if c.skinny {
-		// the skinny shapes' footprint (B dominates): their roof is the bandwidth over that many bytes
-		bwSizes = append(bwSizes, c.skinnyNK*c.skinnyNK*4)
+		// the skinny shapes' footprint (B dominates): their roof is the bandwidth over a working set
+		// that holds the largest of them (report.Roof.BWFor takes the smallest set holding a job),
+		// rounded up to whole MiB
+		var most float64
+		for _, j := range jobs {
+			if j.Kind == report.Skinny {
+				most = max(most, j.Bytes())
+			}
+		}
+		bwSizes = append(bwSizes, (int(most)+(1<<20)-1)>>20<<20)
 		slices.Sort(bwSizes)
 		bwSizes = slices.Compact(bwSizes)
 	}
