@@ -310,24 +310,19 @@ func quoteList(ss []string) string {
 // Tuned reports whether a slot of variants has kgen.lock values (its dispatch file then imports kgen's
 // probe package).
 func Tuned(variants []Variant) bool {
-	for _, v := range variants {
-		for _, s := range v.Slots {
-			if len(s.Tuned) > 0 {
-				return true
-			}
-		}
-	}
-	return false
+	return anySlot(variants, func(s SlotKernel) bool { return len(s.Tuned) > 0 })
 }
 
 // HostBlocks reports whether a slot of variants sizes its cache blocks at init (its dispatch file then
 // imports kgen's target package).
 func HostBlocks(variants []Variant) bool {
+	return anySlot(variants, func(s SlotKernel) bool { return s.HostBlocks })
+}
+
+func anySlot(variants []Variant, f func(SlotKernel) bool) bool {
 	for _, v := range variants {
-		for _, s := range v.Slots {
-			if s.HostBlocks {
-				return true
-			}
+		if slices.ContainsFunc(v.Slots, f) {
+			return true
 		}
 	}
 	return false
