@@ -126,7 +126,9 @@ func TestMicroLayoutsAgree(t *testing.T) {
 		{"view A", func() *Micro { u := x.micro(IConst{V: mr}, IConst{V: nr}, rowA, rowB); u.A = viewA; return u }(), nil, nil},
 	} {
 		size := max(len(c.ap), len(c.bp), 1)
-		pad := func(v []float64) []float64 { return append(append([]float64(nil), v...), make([]float64, size-len(v))...) }
+		pad := func(v []float64) []float64 {
+			return append(append([]float64(nil), v...), make([]float64, size-len(v))...)
+		}
 		args := Args{
 			Tensors: map[string][]float64{"A": a, "B": b, "Ap": pad(c.ap), "Bp": pad(c.bp), "C": append([]float64(nil), c0...)},
 			Scalars: map[string]float64{"alpha": alpha, "beta": beta},
