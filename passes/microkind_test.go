@@ -12,54 +12,54 @@ import (
 // reads them in place in the register tile, and its blocked version reads packed panels; hgemm, whose
 // operands convert f16 to f32, has only the packed version (a conversion is no layout: Pack does it).
 func TestPipelinesSelectMicroKindsByLayout(t *testing.T) {
-	kernels := map[string]*ir.Kernel{}
-	for _, k := range library(t) {
-		kernels[k.Name] = k
-	}
+	all := []ir.MicroKind{ir.MicroRows, ir.MicroUnpacked, ir.MicroPacked}
+	want := map[string][]ir.MicroKind{"sgemm": all, "sgemm_tn": all, "hgemm": {ir.MicroPacked}}
 	for _, tgt := range []string{"go", "amd64", "arm64"} {
 		m, err := target.Lookup(tgt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range []struct {
-			kernel string
-			want   []ir.MicroKind
-		}{
-			{"sgemm", []ir.MicroKind{ir.MicroRows, ir.MicroUnpacked, ir.MicroPacked}},
-			{"sgemm_tn", []ir.MicroKind{ir.MicroRows, ir.MicroUnpacked, ir.MicroPacked}},
-			{"hgemm", []ir.MicroKind{ir.MicroPacked}},
-		} {
-			f, err := Compile(kernels[c.kernel], m, Options{})
+		for _, k := range library(t) {
+			kinds, ok := want[k.Name]
+			if !ok {
+				continue
+			}
+			f, err := Compile(k, m, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			seen := map[ir.MicroKind]int{}
 			ir.WalkNodes(f.Body, func(n ir.Node) bool {
-				u, ok := n.(*ir.Micro)
-				if !ok {
-					return true
-				}
-				k := u.Kind()
-				seen[k]++
-				_, strided := u.A.Layout.(*ir.Strided)
-				_, panel := u.A.Layout.(*ir.Panel)
-				switch {
-				case k == ir.MicroPacked && !panel, k != ir.MicroPacked && !strided:
-					t.Errorf("%s %s: a %s micro reads A through %s", tgt, c.kernel, k, u.A)
-				case k == ir.MicroRows && u.KC.String() != "K":
-					t.Errorf("%s %s: a rows micro does K in blocks of %s", tgt, c.kernel, u.KC)
+				if u, ok := n.(*ir.Micro); ok {
+					seen[u.Kind()]++
+					checkMicroOperands(t, tgt+" "+k.Name, u)
 				}
 				return true
 			})
-			for _, k := range c.want {
-				if seen[k] == 0 {
-					t.Errorf("%s %s: no %s micro (%v)", tgt, c.kernel, k, seen)
+			for _, kind := range kinds {
+				if seen[kind] == 0 {
+					t.Errorf("%s %s: no %s micro (%v)", tgt, k.Name, kind, seen)
 				}
-				delete(seen, k)
+				delete(seen, kind)
 			}
 			if len(seen) > 0 {
-				t.Errorf("%s %s: unexpected micros %v", tgt, c.kernel, seen)
+				t.Errorf("%s %s: unexpected micros %v", tgt, k.Name, seen)
 			}
 		}
+	}
+}
+
+// checkMicroOperands checks that a packed Micro reads panels, the others strided tiles, and that a rows
+// Micro does the whole reduction in one call.
+func checkMicroOperands(t *testing.T, what string, u *ir.Micro) {
+	t.Helper()
+	k := u.Kind()
+	_, strided := u.A.Layout.(*ir.Strided)
+	_, panel := u.A.Layout.(*ir.Panel)
+	if (k == ir.MicroPacked && !panel) || (k != ir.MicroPacked && !strided) {
+		t.Errorf("%s: a %s micro reads A through %s", what, k, u.A)
+	}
+	if k == ir.MicroRows && u.KC.String() != "K" {
+		t.Errorf("%s: a rows micro does K in blocks of %s", what, u.KC)
 	}
 }
