@@ -1,5 +1,10 @@
 package ir
 
+import (
+	"slices"
+	"strings"
+)
+
 // Func is the loop-level IR of one kernel: the statements lowered to loop nests and transformed by the
 // passes. Its parameters are the kernel's; Body may declare scratch buffers (Alloc) and locals (Decl).
 type Func struct {
@@ -23,9 +28,10 @@ type PlanVariant struct {
 	// runs on (target.HostGemmBlocks); Plan holds their value on the static model of the target.
 	Host []string
 	// Tuned holds plan values measured by kgen tune (kgen.lock) per machine class (probe.Profile.Class):
-	// the generated package installs Tuned[class] over Plan at init on a machine of that class and keeps
-	// Plan (and the host-sized blocks) everywhere else. Only run-time symbols appear here (cache blocks
-	// and the version thresholds of GEMM slots), never a register tile.
+	// the generated package installs Tuned[class] over Plan at init where that class is the nearest to
+	// the machine (cache blocks only where its L1 and L2 also match the machine's: probe.MatchingCaches)
+	// and keeps Plan (and the host-sized blocks) everywhere else. Only run-time symbols appear here (cache
+	// blocks and the version thresholds of GEMM slots), never a register tile.
 	Tuned map[string]map[string]int
 }
 
@@ -336,4 +342,14 @@ func NodeExprs(n Node, f func(Expr)) {
 	case *AccStore:
 		f(n.Value)
 	}
+}
+
+// CacheBlockFields are the GEMM slot fields sized from the caches (the BLIS blocks). A kgen.lock value of
+// one is installed only from a class whose L1 and L2 match the machine's (probe.MatchingCaches); the
+// other tuned fields (version thresholds) come from the nearest class whatever its caches.
+var CacheBlockFields = []string{"MC", "KC", "NC"}
+
+// IsCacheBlock reports whether plan symbol sym ("slot.FIELD", or a bare field) is a cache block.
+func IsCacheBlock(sym string) bool {
+	return slices.Contains(CacheBlockFields, sym[strings.LastIndex(sym, ".")+1:])
 }

@@ -155,7 +155,11 @@ func (f *Func) String() string {
 		}
 		for _, class := range slices.Sorted(maps.Keys(pv.Tuned)) {
 			for _, k := range slices.Sorted(maps.Keys(pv.Tuned[class])) {
-				fmt.Fprintf(&b, "  plan[%s on %s] %s = %d (kgen.lock: installed at init where this class is the nearest)\n", pv.Name, class, k, pv.Tuned[class][k])
+				where := "where this class is the nearest"
+				if IsCacheBlock(k) {
+					where += " and its L1 and L2 match"
+				}
+				fmt.Fprintf(&b, "  plan[%s on %s] %s = %d (kgen.lock: installed at init %s)\n", pv.Name, class, k, pv.Tuned[class][k], where)
 			}
 		}
 	}
