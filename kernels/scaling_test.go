@@ -13,9 +13,11 @@ import (
 )
 
 // scalingFloor is the least share of the host's two-core speed-up that Sgemm's must reach in
-// TestTwoCoreScaling (KGEN_SCALING_FLOOR overrides it). Session 5 measured 0.9–1.0 on a Zen 5 (docs/PERF.md,
-// "Zen 5 (issue 14, session 5)"); a path that stops running in parallel gives 0.5–0.6, one that
-// serialises its packing or adds a fork/join per cache block about 0.75.
+// TestTwoCoreScaling (KGEN_SCALING_FLOOR overrides it). It is set from the figures at hand, not from a
+// quiet-host run of this test (session 5's host was loaded throughout, docs/PERF.md "Zen 5 (issue 14,
+// session 5)"): a GEMM that stops running in parallel reaches 0.5 on a host whose threads scale 2×, and
+// the 1.68× that sgemm 2048 had on two idle Zen 5 cores in session 3 is 0.84; 0.7 (1.4×) leaves room
+// for a shared CI host.
 const scalingFloor = 0.7
 
 // refSpeedupMin is the host's two-core speed-up below which TestTwoCoreScaling skips: other jobs hold
@@ -24,7 +26,7 @@ const refSpeedupMin = 1.5
 
 // TestTwoCoreScaling guards two-core scaling of the packed GEMM. Each round it times, alternating, a
 // reference job on one goroutine and on two (independent arithmetic, no memory traffic, no
-// synchronisation: what the host gives two threads right now) and Sgemm 1024³ on one worker and on two
+// synchronisation: what the host gives two threads right now) and Sgemm 2048³ on one worker and on two
 // (GOMAXPROCS 1 and 2); each figure is the fastest of the rounds. The GEMM's speed-up must be at least
 // scalingFloor times the reference's, in one of three attempts: a ratio measured in one run against the
 // host's own parallelism, never an absolute time, so a busy CI host that gives the second core to others
@@ -46,7 +48,7 @@ func TestTwoCoreScaling(t *testing.T) {
 		floor = f
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	const n = 1024
+	const n = 2048 // the size of the session-3 figure; 1024 has fewer flops per fork/join
 	rng := rand.New(rand.NewPCG(14, 5))
 	a, b := randSlice(n*n, rng), randSlice(n*n, rng)
 	c1, c2 := make([]float32, n*n), make([]float32, n*n)
@@ -74,7 +76,7 @@ func TestTwoCoreScaling(t *testing.T) {
 	var sRef float64
 	for attempt := 0; attempt < 3; attempt++ {
 		best := [4]time.Duration{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64}
-		for round := 0; round < 9; round++ {
+		for round := 0; round < 7; round++ {
 			best[0] = min(best[0], ref(1))
 			best[1] = min(best[1], ref(2))
 			best[2] = min(best[2], gemm(1, c1))
@@ -85,8 +87,8 @@ func TestTwoCoreScaling(t *testing.T) {
 		qs = append(qs, sGemm/sRef)
 		t.Logf("reference: one goroutine %v, two %v, speed-up %.2f; sgemm %d³: one core %v, two %v, speed-up %.2f; share %.2f (floor %.2f)",
 			best[0], best[1], sRef, n, best[2], best[3], sGemm, sGemm/sRef, floor)
-		if sRef >= refSpeedupMin && sGemm/sRef >= floor {
-			break
+		if sRef >= refSpeedupMin && sGemm/sRef >= floor || sRef < 1.2 {
+			break // passed, or the host is too busy for another attempt to be worth its time
 		}
 	}
 	for i := range c1 {
@@ -105,11 +107,11 @@ func TestTwoCoreScaling(t *testing.T) {
 // spinSink keeps spinWork's result alive.
 var spinSink [2]float64
 
-// spinWork is TestTwoCoreScaling's reference job: about 8 ms of dependent floating-point arithmetic
+// spinWork is TestTwoCoreScaling's reference job: about 30 ms of dependent floating-point arithmetic
 // on one core, touching no memory.
 func spinWork(g int) {
 	x, y := 1.0, 0.5
-	for i := 0; i < 1<<22; i++ {
+	for i := 0; i < 1<<24; i++ {
 		x = x*0.9999999 + y
 		y = y*0.9999998 + 1e-9
 	}
