@@ -67,7 +67,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 			}
 			{
 				ic_w := rt.Workers()
-				if int32(bgemmSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(bgemmSlot.MC) {
+				if int32(bgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemmSlot.RowBlocks)*int32(bgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemmSlot.MC) {
 					{
 						ic_mcb := min(bgemmSlot.MC, bgemmSlot.MR*(((M+ic_w*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC))-1)/(ic_w*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)))+bgemmSlot.MR-1)/bgemmSlot.MR))
 						if cost_ := (min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(ic_mcb, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(bgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

@@ -69,7 +69,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 			}
 			{
 				ic_w := rt.Workers()
-				if int32(bgemm_bf16Slot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(bgemm_bf16Slot.MC) {
+				if int32(bgemm_bf16Slot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_bf16Slot.MC) {
 					{
 						ic_mcb := min(bgemm_bf16Slot.MC, bgemm_bf16Slot.MR*(((M+ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC))-1)/(ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)))+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR))
 						if cost_ := (min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(ic_mcb, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(bgemm_bf16Slot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

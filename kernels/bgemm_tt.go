@@ -68,7 +68,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 			}
 			{
 				ic_w := rt.Workers()
-				if int32(bgemm_ttSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(bgemm_ttSlot.MC) {
+				if int32(bgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_ttSlot.RowBlocks)*int32(bgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_ttSlot.MC) {
 					{
 						ic_mcb := min(bgemm_ttSlot.MC, bgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)))+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR))
 						if cost_ := (min(bgemm_ttSlot.NC, N-jc)+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*((min(ic_mcb, M)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(bgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

@@ -115,7 +115,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 						}
 						{
 							ic_w := rt.Workers()
-							if int32(bmmSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(bmmSlot.MC) {
+							if int32(bmmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC) {
 								{
 									ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((M+ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC))-1)/(ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)))+bmmSlot.MR-1)/bmmSlot.MR))
 									if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

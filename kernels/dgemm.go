@@ -117,7 +117,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 					}
 					{
 						ic_w := rt.Workers()
-						if int32(dgemmSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(dgemmSlot.MC) {
+						if int32(dgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemmSlot.MC) {
 							{
 								ic_mcb := min(dgemmSlot.MC, dgemmSlot.MR*(((M+ic_w*((M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC))-1)/(ic_w*((M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC)))+dgemmSlot.MR-1)/dgemmSlot.MR))
 								if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(ic_mcb, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

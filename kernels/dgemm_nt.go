@@ -67,7 +67,7 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 			}
 			{
 				ic_w := rt.Workers()
-				if int32(dgemm_ntSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(dgemm_ntSlot.MC) {
+				if int32(dgemm_ntSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemm_ntSlot.RowBlocks)*int32(dgemm_ntSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_ntSlot.MC) {
 					{
 						ic_mcb := min(dgemm_ntSlot.MC, dgemm_ntSlot.MR*(((M+ic_w*((M+ic_w*dgemm_ntSlot.MC-1)/(ic_w*dgemm_ntSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_ntSlot.MC-1)/(ic_w*dgemm_ntSlot.MC)))+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR))
 						if cost_ := (min(dgemm_ntSlot.NC, N-jc)+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*((min(ic_mcb, M)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*(dgemm_ntSlot.MR*dgemm_ntSlot.NR*min(dgemm_ntSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

@@ -117,7 +117,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 					}
 					{
 						ic_w := rt.Workers()
-						if int32(dgemm_tnSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(dgemm_tnSlot.MC) {
+						if int32(dgemm_tnSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_tnSlot.MC) {
 							{
 								ic_mcb := min(dgemm_tnSlot.MC, dgemm_tnSlot.MR*(((M+ic_w*((M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC)))+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR))
 								if cost_ := (min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(ic_mcb, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(dgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

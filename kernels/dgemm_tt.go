@@ -67,7 +67,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 			}
 			{
 				ic_w := rt.Workers()
-				if int32(dgemm_ttSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(dgemm_ttSlot.MC) {
+				if int32(dgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemm_ttSlot.RowBlocks)*int32(dgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_ttSlot.MC) {
 					{
 						ic_mcb := min(dgemm_ttSlot.MC, dgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*dgemm_ttSlot.MC-1)/(ic_w*dgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_ttSlot.MC-1)/(ic_w*dgemm_ttSlot.MC)))+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR))
 						if cost_ := (min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(ic_mcb, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

@@ -120,7 +120,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 					}
 					{
 						ic_w := rt.Workers()
-						if int32(gemm_bias_reluSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(gemm_bias_reluSlot.MC) {
+						if int32(gemm_bias_reluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(gemm_bias_reluSlot.RowBlocks)*int32(gemm_bias_reluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_bias_reluSlot.MC) {
 							{
 								ic_mcb := min(gemm_bias_reluSlot.MC, gemm_bias_reluSlot.MR*(((M+ic_w*((M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC))-1)/(ic_w*((M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC)))+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR))
 								if cost_ := (min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(ic_mcb, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

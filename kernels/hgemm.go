@@ -75,7 +75,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 			}
 			{
 				ic_w := rt.Workers()
-				if int32(hgemmSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(hgemmSlot.MC) {
+				if int32(hgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(hgemmSlot.RowBlocks)*int32(hgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hgemmSlot.MC) {
 					{
 						ic_mcb := min(hgemmSlot.MC, hgemmSlot.MR*(((M+ic_w*((M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC))-1)/(ic_w*((M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)))+hgemmSlot.MR-1)/hgemmSlot.MR))
 						if cost_ := (min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(ic_mcb, M)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(hgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

@@ -117,7 +117,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 					}
 					{
 						ic_w := rt.Workers()
-						if int32(sgemmSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(sgemmSlot.MC) {
+						if int32(sgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemmSlot.RowBlocks)*int32(sgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemmSlot.MC) {
 							{
 								ic_mcb := min(sgemmSlot.MC, sgemmSlot.MR*(((M+ic_w*((M+ic_w*sgemmSlot.MC-1)/(ic_w*sgemmSlot.MC))-1)/(ic_w*((M+ic_w*sgemmSlot.MC-1)/(ic_w*sgemmSlot.MC)))+sgemmSlot.MR-1)/sgemmSlot.MR))
 								if cost_ := (min(sgemmSlot.NC, N-jc)+sgemmSlot.NR-1)/sgemmSlot.NR*((min(ic_mcb, M)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

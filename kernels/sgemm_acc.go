@@ -117,7 +117,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 					}
 					{
 						ic_w := rt.Workers()
-						if int32(sgemm_accSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(sgemm_accSlot.MC) {
+						if int32(sgemm_accSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_accSlot.RowBlocks)*int32(sgemm_accSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_accSlot.MC) {
 							{
 								ic_mcb := min(sgemm_accSlot.MC, sgemm_accSlot.MR*(((M+ic_w*((M+ic_w*sgemm_accSlot.MC-1)/(ic_w*sgemm_accSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_accSlot.MC-1)/(ic_w*sgemm_accSlot.MC)))+sgemm_accSlot.MR-1)/sgemm_accSlot.MR))
 								if cost_ := (min(sgemm_accSlot.NC, N-jc)+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*((min(ic_mcb, M)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

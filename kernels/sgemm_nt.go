@@ -67,7 +67,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 			}
 			{
 				ic_w := rt.Workers()
-				if int32(sgemm_ntSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(sgemm_ntSlot.MC) {
+				if int32(sgemm_ntSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_ntSlot.RowBlocks)*int32(sgemm_ntSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_ntSlot.MC) {
 					{
 						ic_mcb := min(sgemm_ntSlot.MC, sgemm_ntSlot.MR*(((M+ic_w*((M+ic_w*sgemm_ntSlot.MC-1)/(ic_w*sgemm_ntSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_ntSlot.MC-1)/(ic_w*sgemm_ntSlot.MC)))+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR))
 						if cost_ := (min(sgemm_ntSlot.NC, N-jc)+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*((min(ic_mcb, M)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(sgemm_ntSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

@@ -117,7 +117,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 					}
 					{
 						ic_w := rt.Workers()
-						if int32(sgemm_tnSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(sgemm_tnSlot.MC) {
+						if int32(sgemm_tnSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_tnSlot.MC) {
 							{
 								ic_mcb := min(sgemm_tnSlot.MC, sgemm_tnSlot.MR*(((M+ic_w*((M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC)))+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR))
 								if cost_ := (min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(ic_mcb, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

@@ -67,7 +67,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 			}
 			{
 				ic_w := rt.Workers()
-				if int32(sgemm_ttSlot.RowBlocks)*int32(M)*minI32(int32(ic_w)-int32(1), int32(1)) >= int32(ic_w)*int32(sgemm_ttSlot.MC) {
+				if int32(sgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_ttSlot.RowBlocks)*int32(sgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_ttSlot.MC) {
 					{
 						ic_mcb := min(sgemm_ttSlot.MC, sgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*sgemm_ttSlot.MC-1)/(ic_w*sgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_ttSlot.MC-1)/(ic_w*sgemm_ttSlot.MC)))+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR))
 						if cost_ := (min(sgemm_ttSlot.NC, N-jc)+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*((min(ic_mcb, M)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(sgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {

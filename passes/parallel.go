@@ -101,14 +101,14 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 }
 
 // parallelRowBlocks versions every packed ic loop (ic ⊃ alloc A ⊃ {pack A, jr}) of body on the worker
-// count W = <slot>.Workers, read once (a one-trip loop around the version test): if W ≥ 2 and
-// RowBlocks·M ≥ W·MC, a copy with ic parallel and everything inside serial (BLIS's loop 3: each worker
-// packs its own A block into its own L2 and runs all its panels, one fork/join per K block for the row
-// blocks and one for the shared B̃ pack); else the loop as it is, jr parallel (two fork/joins per cache
-// block, every worker streaming the whole shared Ã). The test gives each worker at least MC/RowBlocks rows
-// (the target table's RowBlocks); it no longer asks for RowBlocks whole MC blocks, which a tuned
-// MC = 770 had put out of reach of M = 2048 on two cores. One worker always takes the loop as it is, so
-// the one-core code path is the serial nest.
+// count W = <slot>.Workers, read once (a one-trip loop around the version test), and R = <slot>.RowBlocks:
+// if W ≥ 2 and R·M ≥ W·MC (each worker gets at least MC/R rows), a copy with ic parallel and everything
+// inside serial (BLIS's loop 3: each worker packs its own A block into its own L2 and runs all its
+// panels, one fork/join per K block for the row blocks and one for the shared B̃ pack); else the loop as
+// it is, jr parallel (two fork/joins per MC block, every worker streaming the whole shared Ã). Before
+// session 5 the test was M ≥ R·MC whatever W, which a tuned MC = 770 put out of reach of M = 2048 on two
+// cores; one worker keeps that test (the copy then runs inline with balanced blocks), so the one-core
+// code takes the same blocks as before.
 func parallelRowBlocks(body []ir.Node) []ir.Node {
 	return ir.RewriteNodes(body, func(n ir.Node) []ir.Node {
 		ic, ok := n.(*ir.Loop)
@@ -144,11 +144,13 @@ func parallelRowBlocks(body []ir.Node) []ir.Node {
 		par.Kind = ir.Parallel
 		par.Cost = bodyCost(par.Body, map[*ir.Var]ir.IExpr{par.Var: par.Lo})
 		i32 := func(e ir.Expr, op ir.Op, f ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: e, Y: f, T: ir.I32} }
-		wv, one := &ir.VarVal{V: w, T: ir.I32}, &ir.Const{Val: 1, T: ir.I32}
-		// RowBlocks·M·min(W−1, 1) ≥ W·MC: false for one worker (0 ≥ MC), else RowBlocks·M ≥ W·MC
+		wv, two := &ir.VarVal{V: w, T: ir.I32}, &ir.Const{Val: 2, T: ir.I32}
+		rb := &ir.PlanVal{Name: slot + ".RowBlocks", T: ir.I32}
+		// R·M ≥ max(W, R·R·(2 − min(W, 2)))·MC: R·M ≥ W·MC on two workers or more, M ≥ R·MC on one
+		// (the test of the serial nest before session 5, which one core keeps: the same blocks)
 		cond := &ir.Binary{Op: ir.Ge,
-			X: i32(i32(&ir.PlanVal{Name: slot + ".RowBlocks", T: ir.I32}, ir.Mul, &ir.DimVal{D: dim.D, T: ir.I32}), ir.Mul, i32(i32(wv, ir.Sub, one), ir.Min, one)),
-			Y: i32(wv, ir.Mul, &ir.PlanVal{Name: slot + ".MC", T: ir.I32}), T: ir.Bool}
+			X: i32(rb, ir.Mul, &ir.DimVal{D: dim.D, T: ir.I32}),
+			Y: i32(i32(wv, ir.Max, i32(i32(rb, ir.Mul, rb), ir.Mul, i32(two, ir.Sub, i32(wv, ir.Min, two)))), ir.Mul, &ir.PlanVal{Name: slot + ".MC", T: ir.I32}), T: ir.Bool}
 		wsym := ir.ISym{Name: slot + ".Workers", RunTime: true}
 		return []ir.Node{&ir.Loop{Var: w, Lo: wsym, Hi: ir.IAdd(wsym, ir.IConst{V: 1}), Step: ir.IConst{V: 1},
 			Body: []ir.Node{&ir.If{Cond: cond, Then: []ir.Node{bal}, Else: []ir.Node{ic}}}}}

@@ -91,8 +91,8 @@ type Knobs struct {
 	// per call (slot.RowsNB).
 	RowsMax, RowsNB int
 	// RowBlocks: on W ≥ 2 workers, a packed GEMM whose rows give each worker at least MC/RowBlocks
-	// (RowBlocks·M ≥ W·MC) runs its row blocks in parallel, each worker packing its own A block
-	// (slot.RowBlocks; docs/DESIGN.md, `parallel`).
+	// (RowBlocks·M ≥ W·MC) runs its row blocks in parallel, each worker packing its own A block; on one,
+	// one with M ≥ RowBlocks·MC runs the same version inline (slot.RowBlocks; docs/DESIGN.md, `parallel`).
 	RowBlocks int
 	// MinParallelWork is the run time's cut-off (rt.MinParallelWork, which TestTableConsistent keeps
 	// equal): a parallel loop with less estimated work runs on the calling goroutine. Not a plan symbol
