@@ -120,8 +120,8 @@ func spinWork(g int) {
 
 // TestParallelRowBlocks runs Sgemm and Dgemm on shapes that take the parallel row-block version on two
 // and three workers (RowBlocks·M ≥ W·MC; ragged M, N and K, K over several K blocks, beta ≠ 0) and on one
-// worker (the serial nest, or for dgemm M = 1000 ≥ RowBlocks·MC the row-block version inline), and checks
-// every element against a float64 reference.
+// worker (the serial nest, or the row-block version inline where M ≥ RowBlocks·MC), and checks every
+// element against a float64 reference.
 func TestParallelRowBlocks(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	rng := rand.New(rand.NewPCG(14, 6))
