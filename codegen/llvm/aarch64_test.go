@@ -68,6 +68,29 @@ int main(void);
 void _start(void) { quit(main()); }
 `
 
+// freestandingPages is pages and unpages (guardedBufs) for the freestanding driver: mmap, mprotect and
+// munmap as aarch64 Linux system calls.
+const freestandingPages = `
+#define PG 4096
+static long sys6(long n, long a, long b, long c, long d, long e, long f) {
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+	return x0;
+}
+static unsigned char *pages(size_t n) {
+	long p = sys6(222, 0, (long)(n + PG), 3, 0x22, -1, 0); /* mmap read|write, private|anonymous */
+	if ((unsigned long)p > -4096UL || sys6(226, p + (long)n, PG, 0, 0, 0, 0) != 0) quit(4); /* mprotect none */
+	return (unsigned char *)p;
+}
+static void unpages(unsigned char *p, size_t n) { sys6(215, (long)p, (long)(n + PG), 0, 0, 0, 0); }
+`
+
 // TestAarch64Qemu compiles kernels.kdsl for aarch64 (opt and llc with -mtriple), links it with the
 // freestanding driver (clang --target=aarch64-linux-gnu -ffreestanding, ld.lld -static -nostdlib)
 // and runs it under qemu-aarch64 on 3 ragged shapes per kernel: every kernel against the interpreter

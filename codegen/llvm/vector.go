@@ -39,6 +39,7 @@ type vloop struct {
 	base value.Value                  // the loop variable at the group's first lane
 	own  map[*ir.LocalVar]value.Value // the body's locals, as vectors
 	acc  *lir.InstAlloca              // a reduction's vector accumulator (vecAccInit)
+	mask value.Value                  // <W x i1>: the lanes a masked tail group runs (masked.go), or nil
 }
 
 // notVector is the error of a lane body that vectorBody cannot emit as vectors.
@@ -48,8 +49,8 @@ func (e notVector) Error() string { return "not vectorisable: " + e.why }
 
 // vectorBody emits the body of a Vector loop as <W x T> operations; false means it emitted nothing
 // and the loop runs lane by lane instead (ir.ExpandLanes). acc is the reduction's vector accumulator
-// (vecAccInit), nil for an elementwise loop.
-func (g *fn) vectorBody(l *ir.Loop, acc *lir.InstAlloca) (bool, error) {
+// (vecAccInit), nil for an elementwise loop; mask, when not nil, the lanes that run (masked.go).
+func (g *fn) vectorBody(l *ir.Loop, acc *lir.InstAlloca, mask value.Value) (bool, error) {
 	if l.Width < 2 || l.Width > 64 || g.vec != nil || (l.Reduce != nil && acc == nil) {
 		return false, nil
 	}
@@ -58,7 +59,7 @@ func (g *fn) vectorBody(l *ir.Loop, acc *lir.InstAlloca) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	g.vec = &vloop{l: l, w: uint64(l.Width), base: base, own: map[*ir.LocalVar]value.Value{}, acc: acc}
+	g.vec = &vloop{l: l, w: uint64(l.Width), base: base, own: map[*ir.LocalVar]value.Value{}, acc: acc, mask: mask}
 	err = g.vecNodes(l)
 	g.vec = nil
 	if _, ok := err.(notVector); ok {
@@ -121,7 +122,7 @@ func (g *fn) vecUnrolled(l *ir.Loop, hi value.Value, acc *lir.InstAlloca) error 
 		if acc != nil {
 			a = accs[k]
 		}
-		done, err := g.vectorBody(l, a)
+		done, err := g.vectorBody(l, a, nil)
 		if err != nil {
 			return err
 		}
@@ -218,6 +219,10 @@ func (g *fn) vecNodes(l *ir.Loop) error {
 			if err != nil {
 				return err
 			}
+			if g.vec.mask != nil {
+				g.maskedStore(g.encode(v, x.T.Type), p, x.T.Type.Size())
+				continue
+			}
 			st := g.cur.NewStore(g.encode(v, x.T.Type), p)
 			st.Align = lir.Align(x.T.Type.Size())
 		default:
@@ -248,9 +253,13 @@ func (g *fn) vecReduce(r *ir.LaneReduce, a *ir.Assign) error {
 		return err
 	}
 	acc := g.vec.acc
-	res, err := g.binary(r.Op, t, g.cur.NewLoad(acc.ElemType, acc), e)
+	old := g.cur.NewLoad(acc.ElemType, acc)
+	res, err := g.binary(r.Op, t, old, e)
 	if err != nil {
 		return err
+	}
+	if g.vec.mask != nil {
+		res = g.cur.NewSelect(g.vec.mask, res, old)
 	}
 	g.cur.NewStore(res, acc)
 	return nil
@@ -349,6 +358,9 @@ func (g *fn) laneStride(e ir.IExpr) (int64, bool) {
 
 // vecAddr is the address of the group's first lane's element, as a pointer to <W x storage>.
 func (g *fn) vecAddr(t *ir.Tensor, idx []ir.IExpr) (value.Value, error) {
+	if _, reg := g.regs[t]; reg && g.vec.mask != nil {
+		return nil, notVector{"masked access to a register tile"}
+	}
 	if p, ok, err := g.regVector(t, idx); ok {
 		return p, err
 	}
@@ -376,7 +388,11 @@ func (g *fn) vecLoad(l *ir.Load) (value.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	ld := g.cur.NewLoad(types.NewVector(g.vec.w, storageType(l.T.Type)), p)
+	vt := types.NewVector(g.vec.w, storageType(l.T.Type))
+	if g.vec.mask != nil {
+		return g.decode(g.maskedLoad(p, vt, l.T.Type.Size()), l.T.Type), nil
+	}
+	ld := g.cur.NewLoad(vt, p)
 	ld.Align = lir.Align(l.T.Type.Size())
 	return g.decode(ld, l.T.Type), nil
 }
@@ -400,9 +416,14 @@ func (g *fn) broadcast(v value.Value) value.Value {
 	if _, ok := v.Type().(*types.VectorType); ok {
 		return v
 	}
-	vt := types.NewVector(g.vec.w, v.Type())
+	return g.splatN(v, g.vec.w)
+}
+
+// splatN is a vector of w copies of scalar v.
+func (g *fn) splatN(v value.Value, w uint64) value.Value {
+	vt := types.NewVector(w, v.Type())
 	ins := g.cur.NewInsertElement(constant.NewUndef(vt), v, constant.NewInt(types.I32, 0))
-	return g.cur.NewShuffleVector(ins, constant.NewUndef(vt), constant.NewZeroInitializer(types.NewVector(g.vec.w, types.I32)))
+	return g.cur.NewShuffleVector(ins, constant.NewUndef(vt), constant.NewZeroInitializer(types.NewVector(w, types.I32)))
 }
 
 // unify broadcasts scalars among vs when any of them is a vector.
