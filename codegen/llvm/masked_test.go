@@ -157,3 +157,31 @@ func TestMaskedEdges(t *testing.T) {
 		runCalls(t, filepath.Join(dir, "driver"), edgeCalls(t, p), qemu)
 	})
 }
+
+// TestPrefetch checks that the packed GEMM prefetches as the amd64 microkernels do (prefetch.go): in
+// sgemm's k loop the Ã and B̃ data prefetchDist steps ahead (one line of Ã, 8 f32 of a k step, and the
+// two lines of B̃'s 32 f32, on the wide machine) and the 8 rows of the C tile before it (first and last
+// element: 16), in both the whole-tile and the edge-tile versions; no prefetch outside GEMMs.
+func TestPrefetch(t *testing.T) {
+	p := compileKernels(t, "pf", wideMachine(t), edgeKernels(t, false))
+	files, err := Backend{}.Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ll := string(files[0].Data)
+	fn := func(name string) string {
+		body := ll[strings.Index(ll, "@pf_"+name+"("):]
+		return body[:strings.Index(body, "\n}\n")]
+	}
+	if n := strings.Count(fn("sgemm"), "call void @llvm.prefetch.p0i8"); n != 2*(3+16) {
+		t.Errorf("sgemm: %d prefetches, want %d", n, 2*(3+16))
+	}
+	if n := strings.Count(fn("sgemm"), "i32 0, i32 3, i32 1)"); n != 2*(3+16) {
+		t.Errorf("sgemm: %d read prefetches into all cache levels, want %d", n, 2*(3+16))
+	}
+	for _, k := range []string{"saxpy", "softmax", "sgemv"} {
+		if strings.Contains(fn(k), "@llvm.prefetch") {
+			t.Errorf("%s prefetches", k)
+		}
+	}
+}

@@ -176,12 +176,8 @@ func (g *fn) loopTail(l *ir.Loop, tail *ir.Loop) (bool, error) {
 				return false, err
 			}
 		}
-	} else if done, err := g.versioned(l); err != nil {
+	} else if err := g.loopBody(l); err != nil {
 		return false, err
-	} else if !done {
-		if err := g.nodes(l.Body); err != nil {
-			return false, err
-		}
 	}
 	g.cur.NewBr(latch)
 	g.cur = latch
@@ -200,6 +196,24 @@ func (g *fn) loopTail(l *ir.Loop, tail *ir.Loop) (bool, error) {
 		g.vecAccFinish(l.Reduce, acc)
 	}
 	return masked, nil
+}
+
+// loopBody emits the body of a loop other than a Vector loop: versioned into whole and edge tiles
+// (version.go), else as it is; a register tile's k loop first prefetches its panels (prefetch.go).
+func (g *fn) loopBody(l *ir.Loop) error {
+	if !g.inK {
+		if err := g.prefetchPanels(l); err != nil {
+			return err
+		}
+		if len(g.regs) > 0 {
+			g.inK = true
+			defer func() { g.inK = false }()
+		}
+	}
+	if done, err := g.versioned(l); err != nil || done {
+		return err
+	}
+	return g.nodes(l.Body)
 }
 
 // addr is the address of t[idx...]: a flat offset for scratch buffers, row-major otherwise. A pair of

@@ -23,8 +23,8 @@ import (
 //
 // W is the IR's lane count, which the vectorize pass takes from the target's vector width
 // (target.Machine.VecBytes: 32 bytes for x86-64, 64 with kgen gen -host on an AVX-512 machine), so one
-// group is one machine vector; the scalar remainder loop the pass puts after the vector loop runs the
-// last N mod W iterations.
+// group is one machine vector; the remainder loop the pass puts after the vector loop (the last N mod W
+// iterations) runs as one more group under a mask (masked.go).
 //
 // A reduction's W partial accumulators Parts[0..W-1] are the lanes of one <W x T> accumulator (an
 // alloca that mem2reg makes a vector phi): loaded from the parts before the loop, updated once per
