@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+
+	"github.com/kgen-dev/kgen/codegen"
 )
 
 // freestandingIO is the driver's prelude for a static aarch64 Linux executable without a C library
@@ -97,17 +99,26 @@ static void unpages(unsigned char *p, size_t n) { sys6(215, (long)p, (long)(n + 
 // on aarch64 code.
 func TestAarch64Qemu(t *testing.T) {
 	t.Parallel()
+	p := library(t)
+	driver, qemu := aarch64Driver(t, p, driverWith(p, freestandingIO))
+	runCalls(t, driver, randomCalls(t, p, rand.New(rand.NewPCG(13, 7)), 3), qemu)
+}
+
+// aarch64Driver builds package p and the freestanding driver source for aarch64 (opt and llc with
+// -mtriple, clang --target -ffreestanding, ld.lld -static -nostdlib) and returns the executable and
+// qemu-aarch64's path.
+func aarch64Driver(t *testing.T, p *codegen.Package, driver string) (string, string) {
+	t.Helper()
 	clang := tool(t, "clang-14", "clang")
 	opt, llc := tool(t, "opt", "opt-14"), tool(t, "llc", "llc-14")
 	lld := tool(t, "ld.lld", "ld.lld-14")
 	qemu := tool(t, "qemu-aarch64")
-	p := library(t)
-	dir := writePackage(t, p, driverWith(p, freestandingIO))
+	dir := writePackage(t, p, driver)
 	const triple = "aarch64-linux-gnu"
-	run(t, dir, opt, "-O3", "-mtriple="+triple, "kt.ll", "-o", "k.bc")
+	run(t, dir, opt, "-O3", "-mtriple="+triple, p.Name+".ll", "-o", "k.bc")
 	run(t, dir, llc, "-O3", "-mtriple="+triple, "-filetype=obj", "k.bc", "-o", "k.o")
 	run(t, dir, clang, "--target="+triple, "-O1", "-w", "-ffreestanding", "-fno-builtin", "-fno-stack-protector",
 		"-nostdlib", "-c", "driver.c", "-o", "driver.o")
 	run(t, dir, lld, "-static", "-nostdlib", "driver.o", "k.o", "-o", "driver")
-	runCalls(t, filepath.Join(dir, "driver"), randomCalls(t, p, rand.New(rand.NewPCG(13, 7)), 3), qemu)
+	return filepath.Join(dir, "driver"), qemu
 }

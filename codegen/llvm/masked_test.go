@@ -86,15 +86,26 @@ func edgeCalls(t *testing.T, p *codegen.Package) []*call {
 	return calls
 }
 
-// TestMaskedTails checks that the remainders of the vector loops run as masked groups (llvm.masked.load
-// and llvm.masked.store in the module) and that no remainder loop is left where the body vectorises.
-func TestMaskedTails(t *testing.T) {
-	p := compileKernels(t, "mt", wideMachine(t), edgeKernels(t, true))
-	files, err := Backend{}.Generate(p)
+// wideModule is the text of the module of ks compiled for the wide llvm machine as package name.
+func wideModule(t *testing.T, name string, ks []*ir.Kernel) string {
+	t.Helper()
+	files, err := Backend{}.Generate(compileKernels(t, name, wideMachine(t), ks))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ll := string(files[0].Data)
+	return string(files[0].Data)
+}
+
+// funcText is the text of function fn's definition in module text ll.
+func funcText(ll, fn string) string {
+	body := ll[strings.Index(ll, "@"+fn+"("):]
+	return body[:strings.Index(body, "\n}\n")]
+}
+
+// TestMaskedTails checks that the remainders of the vector loops run as masked groups (llvm.masked.load
+// and llvm.masked.store in the module) and that no remainder loop is left where the body vectorises.
+func TestMaskedTails(t *testing.T) {
+	ll := wideModule(t, "mt", edgeKernels(t, true))
 	for _, want := range []string{"@llvm.masked.load.v16f32.p0v16f32", "@llvm.masked.store.v16f32.p0v16f32",
 		"@llvm.masked.load.v8f64.p0v8f64", "@llvm.masked.load.v16i16.p0v16i16", "@llvm.masked.store.v16i16.p0v16i16"} {
 		if !strings.Contains(ll, want) {
@@ -102,8 +113,7 @@ func TestMaskedTails(t *testing.T) {
 		}
 	}
 	// saxpy: one vector loop, its unrolled main loop and its tail; no scalar remainder loop.
-	body := ll[strings.Index(ll, "@mt_saxpy("):]
-	body = body[:strings.Index(body, "\n}\n")]
+	body := funcText(ll, "mt_saxpy")
 	if strings.Count(body, "@llvm.masked.store") != 1 || strings.Contains(body, "head.ir") {
 		t.Errorf("saxpy: want one masked store and no remainder loop:\n%s", body)
 	}
@@ -144,17 +154,9 @@ func TestMaskedEdges(t *testing.T) {
 	host("native-wide", wide, "-mcpu=native")
 	t.Run("aarch64", func(t *testing.T) {
 		t.Parallel()
-		lld := tool(t, "ld.lld", "ld.lld-14")
-		qemu := tool(t, "qemu-aarch64")
 		p := compileKernels(t, "me", m, edgeKernels(t, false))
-		dir := writePackage(t, p, driverBufs(p, freestandingIO, freestandingPages+guardedBufs))
-		const triple = "aarch64-linux-gnu"
-		run(t, dir, opt, "-O3", "-mtriple="+triple, "me.ll", "-o", "k.bc")
-		run(t, dir, llc, "-O3", "-mtriple="+triple, "-filetype=obj", "k.bc", "-o", "k.o")
-		run(t, dir, clang, "--target="+triple, "-O1", "-w", "-ffreestanding", "-fno-builtin", "-fno-stack-protector",
-			"-nostdlib", "-c", "driver.c", "-o", "driver.o")
-		run(t, dir, lld, "-static", "-nostdlib", "driver.o", "k.o", "-o", "driver")
-		runCalls(t, filepath.Join(dir, "driver"), edgeCalls(t, p), qemu)
+		driver, qemu := aarch64Driver(t, p, driverBufs(p, freestandingIO, freestandingPages+guardedBufs))
+		runCalls(t, driver, edgeCalls(t, p), qemu)
 	})
 }
 
@@ -163,16 +165,8 @@ func TestMaskedEdges(t *testing.T) {
 // two lines of B̃'s 32 f32, on the wide machine) and the 8 rows of the C tile before it (first and last
 // element: 16), in both the whole-tile and the edge-tile versions; no prefetch outside GEMMs.
 func TestPrefetch(t *testing.T) {
-	p := compileKernels(t, "pf", wideMachine(t), edgeKernels(t, false))
-	files, err := Backend{}.Generate(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ll := string(files[0].Data)
-	fn := func(name string) string {
-		body := ll[strings.Index(ll, "@pf_"+name+"("):]
-		return body[:strings.Index(body, "\n}\n")]
-	}
+	ll := wideModule(t, "pf", edgeKernels(t, false))
+	fn := func(name string) string { return funcText(ll, "pf_"+name) }
 	if n := strings.Count(fn("sgemm"), "call void @llvm.prefetch.p0i8"); n != 2*(3+16) {
 		t.Errorf("sgemm: %d prefetches, want %d", n, 2*(3+16))
 	}

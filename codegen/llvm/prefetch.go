@@ -110,24 +110,7 @@ func (g *fn) coef(e ir.IExpr, v *ir.Var) (int64, bool) {
 	case ir.IVar:
 		return 1, true
 	case ir.IBin:
-		x, okx := g.coef(e.X, v)
-		y, oky := g.coef(e.Y, v)
-		if !okx || !oky {
-			return 0, false
-		}
-		switch e.Op {
-		case '+':
-			return x + y, true
-		case '-':
-			return x - y, true
-		case '*':
-			if c, ok := g.constIndex(e.X); ok && x == 0 {
-				return c * y, true
-			}
-			if c, ok := g.constIndex(e.Y); ok && y == 0 {
-				return c * x, true
-			}
-		}
+		return g.affineStep(e, func(x ir.IExpr) (int64, bool) { return g.coef(x, v) })
 	}
 	return 0, false
 }

@@ -334,23 +334,30 @@ func (g *fn) laneStride(e ir.IExpr) (int64, bool) {
 	case ir.IVar:
 		return 1, true // v itself: other variables do not use v
 	case ir.IBin:
-		x, okx := g.laneStride(e.X)
-		y, oky := g.laneStride(e.Y)
-		if !okx || !oky {
-			return 0, false
+		return g.affineStep(e, g.laneStride)
+	}
+	return 0, false
+}
+
+// affineStep is how much e grows per unit step of a variable, given step, how much an operand grows:
+// sums and differences add up, a product needs one constant factor; ok false otherwise.
+func (g *fn) affineStep(e ir.IBin, step func(ir.IExpr) (int64, bool)) (int64, bool) {
+	x, okx := step(e.X)
+	y, oky := step(e.Y)
+	if !okx || !oky {
+		return 0, false
+	}
+	switch e.Op {
+	case '+':
+		return x + y, true
+	case '-':
+		return x - y, true
+	case '*':
+		if c, ok := g.constIndex(e.X); ok && x == 0 {
+			return c * y, true
 		}
-		switch e.Op {
-		case '+':
-			return x + y, true
-		case '-':
-			return x - y, true
-		case '*':
-			if c, ok := g.constIndex(e.X); ok && x == 0 {
-				return c * y, true
-			}
-			if c, ok := g.constIndex(e.Y); ok && y == 0 {
-				return c * x, true
-			}
+		if c, ok := g.constIndex(e.Y); ok && y == 0 {
+			return c * x, true
 		}
 	}
 	return 0, false
