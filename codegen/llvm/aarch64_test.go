@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+
+	"github.com/kgen-dev/kgen/codegen"
 )
 
 // freestandingIO is the driver's prelude for a static aarch64 Linux executable without a C library
@@ -68,23 +70,55 @@ int main(void);
 void _start(void) { quit(main()); }
 `
 
+// freestandingPages is pages and unpages (guardedBufs) for the freestanding driver: mmap, mprotect and
+// munmap as aarch64 Linux system calls.
+const freestandingPages = `
+#define PG 4096
+static long sys6(long n, long a, long b, long c, long d, long e, long f) {
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+	return x0;
+}
+static unsigned char *pages(size_t n) {
+	long p = sys6(222, 0, (long)(n + PG), 3, 0x22, -1, 0); /* mmap read|write, private|anonymous */
+	if ((unsigned long)p > -4096UL || sys6(226, p + (long)n, PG, 0, 0, 0, 0) != 0) quit(4); /* mprotect none */
+	return (unsigned char *)p;
+}
+static void unpages(unsigned char *p, size_t n) { sys6(215, (long)p, (long)(n + PG), 0, 0, 0, 0); }
+`
+
 // TestAarch64Qemu compiles kernels.kdsl for aarch64 (opt and llc with -mtriple), links it with the
 // freestanding driver (clang --target=aarch64-linux-gnu -ffreestanding, ld.lld -static -nostdlib)
 // and runs it under qemu-aarch64 on 3 ragged shapes per kernel: every kernel against the interpreter
 // on aarch64 code.
 func TestAarch64Qemu(t *testing.T) {
 	t.Parallel()
+	p := library(t)
+	driver, qemu := aarch64Driver(t, p, driverWith(p, freestandingIO))
+	runCalls(t, driver, randomCalls(t, p, rand.New(rand.NewPCG(13, 7)), 3), qemu)
+}
+
+// aarch64Driver builds package p and the freestanding driver source for aarch64 (opt and llc with
+// -mtriple, clang --target -ffreestanding, ld.lld -static -nostdlib) and returns the executable and
+// qemu-aarch64's path.
+func aarch64Driver(t *testing.T, p *codegen.Package, driver string) (string, string) {
+	t.Helper()
 	clang := tool(t, "clang-14", "clang")
 	opt, llc := tool(t, "opt", "opt-14"), tool(t, "llc", "llc-14")
 	lld := tool(t, "ld.lld", "ld.lld-14")
 	qemu := tool(t, "qemu-aarch64")
-	p := library(t)
-	dir := writePackage(t, p, driverWith(p, freestandingIO))
+	dir := writePackage(t, p, driver)
 	const triple = "aarch64-linux-gnu"
-	run(t, dir, opt, "-O3", "-mtriple="+triple, "kt.ll", "-o", "k.bc")
+	run(t, dir, opt, "-O3", "-mtriple="+triple, p.Name+".ll", "-o", "k.bc")
 	run(t, dir, llc, "-O3", "-mtriple="+triple, "-filetype=obj", "k.bc", "-o", "k.o")
 	run(t, dir, clang, "--target="+triple, "-O1", "-w", "-ffreestanding", "-fno-builtin", "-fno-stack-protector",
 		"-nostdlib", "-c", "driver.c", "-o", "driver.o")
 	run(t, dir, lld, "-static", "-nostdlib", "driver.o", "k.o", "-o", "driver")
-	runCalls(t, filepath.Join(dir, "driver"), randomCalls(t, p, rand.New(rand.NewPCG(13, 7)), 3), qemu)
+	return filepath.Join(dir, "driver"), qemu
 }

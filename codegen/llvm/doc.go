@@ -39,9 +39,12 @@
 // clang at -O1 and above; llc alone does not run it) turns into phis; index arithmetic is i64.
 // Parallel loops run serially: the module has no thread runtime. Vector loops become <W x T>
 // operations where the lane body allows (vector.go; W from the target's vector width), reductions on
-// vector accumulators; others run lane by lane, for LLVM's vectoriser to widen. GEMM register tiles
-// are versioned into whole and edge tiles, whole tiles completely unrolled with the accumulator in
-// SSA vector values, one vector operation per 64-byte group of a tile row (version.go, unroll.go).
+// vector accumulators, and their remainders one more group under a mask (llvm.masked.load and
+// llvm.masked.store, masked.go); others run lane by lane, for LLVM's vectoriser to widen. GEMM
+// register tiles are versioned into whole and edge tiles, whole tiles completely unrolled with the
+// accumulator in SSA vector values, one vector operation per 64-byte group of a tile row (version.go,
+// unroll.go); the packed k loop prefetches its panels and the C tile as the amd64 microkernels do
+// (llvm.prefetch, prefetch.go).
 //
 // Temporaries (let tensors) and scratch buffers whose size depends only on dims are allocated with
 // malloc once, after the argument checks and before anything is written, and freed before returning;

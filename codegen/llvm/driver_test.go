@@ -33,11 +33,13 @@ static void done(void) {}
 `
 
 // driverWith is the driver with the given prelude (a format with the package name): it defines rd,
-// next, wr, unknown, done, malloc and free.
+// next, wr, unknown, done, malloc and free. The tensors are malloc'd buffers followed by canaries.
 func driverWith(p *codegen.Package, prelude string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, prelude, p.Name)
-	b.WriteString(`
+	return driverBufs(p, prelude, canaryBufs)
+}
+
+// canaryBufs places each tensor in a malloc'd buffer followed by 64 canary bytes.
+const canaryBufs = `
 /* Each tensor is followed by 64 canary bytes: a kernel writing past its end makes the status 99. */
 static void *rdbuf(int64_t *len, size_t size) {
 	rd(len, 8);
@@ -51,7 +53,50 @@ static int intact(const void *p, size_t n) {
 	for (int i = 0; i < 64; i++) if (c[i] != 0xa5) return 0;
 	return 1;
 }
+static void release(void *p, size_t n) { (void)n; free(p); }
+`
 
+// guardedBufs places each tensor at the end of its own pages, right before an inaccessible page (after
+// hostedPages or freestandingPages: pages(n) maps n read-write bytes, n a multiple of PG, and one
+// inaccessible page after them; unpages unmaps them): a read or a write past the end faults, and
+// canaries fill the first page before the tensor (a write before its start makes the status 99).
+const guardedBufs = `
+static size_t span(size_t n) { return (n + PG - 1) / PG * PG; }
+static void *rdbuf(int64_t *len, size_t size) {
+	rd(len, 8);
+	size_t n = *len * size, s = span(n);
+	unsigned char *base = pages(s), *p = base + s - n;
+	for (size_t i = 0; i < s - n; i++) base[i] = 0xa5;
+	rd(p, n);
+	return p;
+}
+static int intact(const void *p, size_t n) {
+	const unsigned char *base = (const unsigned char *)p + n - span(n);
+	for (size_t i = 0; i < span(n) - n; i++) if (base[i] != 0xa5) return 0;
+	return 1;
+}
+static void release(void *p, size_t n) { unpages((unsigned char *)p + n - span(n), span(n)); }
+`
+
+// hostedPages is pages and unpages (guardedBufs) through the C library.
+const hostedPages = `
+#include <sys/mman.h>
+#define PG 4096
+static unsigned char *pages(size_t n) {
+	unsigned char *p = mmap(0, n + PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED || mprotect(p + n, PG, PROT_NONE) != 0) { fprintf(stderr, "mmap failed\n"); exit(2); }
+	return p;
+}
+static void unpages(unsigned char *p, size_t n) { munmap(p, n + PG); }
+`
+
+// driverBufs is driverWith with the given tensor buffers (canaryBufs, guardedBufs): they define
+// rdbuf, intact and release.
+func driverBufs(p *codegen.Package, prelude, bufs string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, prelude, p.Name)
+	b.WriteString(bufs)
+	b.WriteString(`
 int main(void) {
 	int32_t which;
 	while (next(&which)) {
@@ -90,7 +135,7 @@ int main(void) {
 		}
 		for _, t := range k.Params {
 			if t.Kind != ir.Scalar {
-				fmt.Fprintf(&b, "\t\t\tfree(%s);\n", t.Name)
+				fmt.Fprintf(&b, "\t\t\trelease(%s, %s_len * sizeof(*%s));\n", t.Name, t.Name, t.Name)
 			}
 		}
 		b.WriteString("\t\t\tbreak;\n\t\t}\n")

@@ -208,14 +208,13 @@ func (g *fn) binary(op ir.Op, t ir.DType, x, y value.Value) (value.Value, error)
 	case ir.Div:
 		return b.NewFDiv(x, y), nil
 	case ir.Max, ir.Min:
-		// x if x is NaN; else y if y is NaN or y wins; else x (math.Max/Min on non-NaN values).
-		pred := enum.FPredOGT
+		// x if x is NaN; else y if y is NaN or y wins; else x (math.Max/Min on non-NaN values). "y is
+		// NaN or y wins" is one unordered compare (UGT: y > x or either is NaN; x's NaN is taken first).
+		pred := enum.FPredUGT
 		if op == ir.Min {
-			pred = enum.FPredOLT
+			pred = enum.FPredULT
 		}
-		yWins := b.NewFCmp(enum.FPredUNO, y, y)
-		yWins2 := b.NewFCmp(pred, y, x)
-		pick := b.NewSelect(b.NewOr(yWins, yWins2), y, x)
+		pick := b.NewSelect(b.NewFCmp(pred, y, x), y, x)
 		return b.NewSelect(b.NewFCmp(enum.FPredUNO, x, x), x, pick), nil
 	}
 	return nil, fmt.Errorf("operator %s is not implemented", op)

@@ -55,6 +55,8 @@ type fn struct {
 	// unrolled tile) computes each once. Stores to loop counters clear it.
 	cse      map[string]value.Value
 	cseBlock *lir.Block
+	// inK is set while the body of a register tile's k loop is emitted (prefetch.go).
+	inK bool
 	// vec is the vector loop whose body is being emitted as <W x T> operations (vector.go), or nil.
 	vec *vloop
 }

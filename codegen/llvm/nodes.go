@@ -11,9 +11,26 @@ import (
 	"github.com/llir/llvm/ir/value"
 )
 
-// nodes emits a statement list into the current block.
+// nodes emits a statement list into the current block. A Vector loop's remainder loop is left out
+// when the Vector loop runs it as a masked group (masked.go).
 func (g *fn) nodes(body []ir.Node) error {
-	for _, n := range body {
+	skip := -1
+	for i, n := range body {
+		if i == skip {
+			continue
+		}
+		if l, ok := n.(*ir.Loop); ok && l.Kind == ir.Vector {
+			if j := g.remainderAt(body, i); j > 0 {
+				done, err := g.loopTail(l, body[j].(*ir.Loop))
+				if err != nil {
+					return err
+				}
+				if done {
+					skip = j
+				}
+				continue
+			}
+		}
 		if err := g.node(n); err != nil {
 			return err
 		}
@@ -105,25 +122,32 @@ func (g *fn) counter(v *ir.Var) *lir.InstAlloca {
 // serially, unrolled loops as their replicated body; a vector loop runs as <W x T> operations when
 // vectorLoop can, else its lanes one after the other (ir.ExpandLanes).
 func (g *fn) loop(l *ir.Loop) error {
+	_, err := g.loopTail(l, nil)
+	return err
+}
+
+// loopTail emits loop l; for a Vector loop whose body runs as vectors, tail (its remainder loop, or
+// nil) runs as a masked group after it, and loopTail reports true (masked.go).
+func (g *fn) loopTail(l *ir.Loop, tail *ir.Loop) (bool, error) {
 	switch l.Kind {
 	case ir.Serial, ir.Parallel, ir.Unrolled, ir.Vector:
 	default:
-		return fmt.Errorf("%s loop %s: GPU loops are not implemented by the llvm backend", l.Kind, l.Var.Name)
+		return false, fmt.Errorf("%s loop %s: GPU loops are not implemented by the llvm backend", l.Kind, l.Var.Name)
 	}
 	if done, err := g.unroll(l); done || err != nil {
-		return err
+		return false, err
 	}
 	lo, err := g.iexpr(l.Lo)
 	if err != nil {
-		return err
+		return false, err
 	}
 	hi, err := g.iexpr(l.Hi)
 	if err != nil {
-		return err
+		return false, err
 	}
 	step, err := g.iexpr(l.Step)
 	if err != nil {
-		return err
+		return false, err
 	}
 	acc := g.vecAccInit(l)
 	ctr := g.counter(l.Var)
@@ -131,7 +155,7 @@ func (g *fn) loop(l *ir.Loop) error {
 	g.cse = nil // values computed from the counter before this store are stale
 	if l.Kind == ir.Vector {
 		if err := g.vecUnrolled(l, hi, acc); err != nil {
-			return err
+			return false, err
 		}
 	}
 	head, body, latch, exit := g.block("head."+l.Var.Name), g.block("body."+l.Var.Name), g.block("latch."+l.Var.Name), g.block("exit."+l.Var.Name)
@@ -142,22 +166,18 @@ func (g *fn) loop(l *ir.Loop) error {
 	g.cur = body
 	vector := false
 	if l.Kind == ir.Vector {
-		done, err := g.vectorBody(l, acc)
+		done, err := g.vectorBody(l, acc, nil)
 		if err != nil {
-			return err
+			return false, err
 		}
 		vector = done
 		if !done {
 			if err := g.nodes(ir.ExpandLanes(l)); err != nil {
-				return err
+				return false, err
 			}
 		}
-	} else if done, err := g.versioned(l); err != nil {
-		return err
-	} else if !done {
-		if err := g.nodes(l.Body); err != nil {
-			return err
-		}
+	} else if err := g.loopBody(l); err != nil {
+		return false, err
 	}
 	g.cur.NewBr(latch)
 	g.cur = latch
@@ -166,10 +186,34 @@ func (g *fn) loop(l *ir.Loop) error {
 	g.cse = nil
 	g.cur.NewBr(head)
 	g.cur = exit
+	masked := false
+	if vector && tail != nil {
+		if masked, err = g.maskedTail(l, hi, tail, acc); err != nil {
+			return false, err
+		}
+	}
 	if vector && acc != nil {
 		g.vecAccFinish(l.Reduce, acc)
 	}
-	return nil
+	return masked, nil
+}
+
+// loopBody emits the body of a loop other than a Vector loop: versioned into whole and edge tiles
+// (version.go), else as it is; a register tile's k loop first prefetches its panels (prefetch.go).
+func (g *fn) loopBody(l *ir.Loop) error {
+	if !g.inK {
+		if err := g.prefetchPanels(l); err != nil {
+			return err
+		}
+		if len(g.regs) > 0 {
+			g.inK = true
+			defer func() { g.inK = false }()
+		}
+	}
+	if done, err := g.versioned(l); err != nil || done {
+		return err
+	}
+	return g.nodes(l.Body)
 }
 
 // addr is the address of t[idx...]: a flat offset for scratch buffers, row-major otherwise. A pair of

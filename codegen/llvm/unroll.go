@@ -253,7 +253,15 @@ func (g *fn) alloc(a *ir.Alloc) error {
 		w /= 2
 	}
 	g.regs[a.T] = &regTile{w: w, groups: make([]*lir.InstAlloca, (n+w-1)/w)}
-	err := g.nodes(a.Body)
+	var err error
+	if loads, _ := panelLoads(a.Body); len(loads) > 0 {
+		if st, rows, cols, mr, nr, ok := g.tileStore(a.Body, a.T); ok {
+			err = g.prefetchTileC(st, rows, cols, mr, nr)
+		}
+	}
+	if err == nil {
+		err = g.nodes(a.Body)
+	}
 	delete(g.regs, a.T)
 	if nc, ok := err.(notConst); ok && nc.t == a.T {
 		g.rollback(m)

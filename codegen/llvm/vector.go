@@ -23,8 +23,8 @@ import (
 //
 // W is the IR's lane count, which the vectorize pass takes from the target's vector width
 // (target.Machine.VecBytes: 32 bytes for x86-64, 64 with kgen gen -host on an AVX-512 machine), so one
-// group is one machine vector; the scalar remainder loop the pass puts after the vector loop runs the
-// last N mod W iterations.
+// group is one machine vector; the remainder loop the pass puts after the vector loop (the last N mod W
+// iterations) runs as one more group under a mask (masked.go).
 //
 // A reduction's W partial accumulators Parts[0..W-1] are the lanes of one <W x T> accumulator (an
 // alloca that mem2reg makes a vector phi): loaded from the parts before the loop, updated once per
@@ -39,6 +39,7 @@ type vloop struct {
 	base value.Value                  // the loop variable at the group's first lane
 	own  map[*ir.LocalVar]value.Value // the body's locals, as vectors
 	acc  *lir.InstAlloca              // a reduction's vector accumulator (vecAccInit)
+	mask value.Value                  // <W x i1>: the lanes a masked tail group runs (masked.go), or nil
 }
 
 // notVector is the error of a lane body that vectorBody cannot emit as vectors.
@@ -48,8 +49,8 @@ func (e notVector) Error() string { return "not vectorisable: " + e.why }
 
 // vectorBody emits the body of a Vector loop as <W x T> operations; false means it emitted nothing
 // and the loop runs lane by lane instead (ir.ExpandLanes). acc is the reduction's vector accumulator
-// (vecAccInit), nil for an elementwise loop.
-func (g *fn) vectorBody(l *ir.Loop, acc *lir.InstAlloca) (bool, error) {
+// (vecAccInit), nil for an elementwise loop; mask, when not nil, the lanes that run (masked.go).
+func (g *fn) vectorBody(l *ir.Loop, acc *lir.InstAlloca, mask value.Value) (bool, error) {
 	if l.Width < 2 || l.Width > 64 || g.vec != nil || (l.Reduce != nil && acc == nil) {
 		return false, nil
 	}
@@ -58,7 +59,7 @@ func (g *fn) vectorBody(l *ir.Loop, acc *lir.InstAlloca) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	g.vec = &vloop{l: l, w: uint64(l.Width), base: base, own: map[*ir.LocalVar]value.Value{}, acc: acc}
+	g.vec = &vloop{l: l, w: uint64(l.Width), base: base, own: map[*ir.LocalVar]value.Value{}, acc: acc, mask: mask}
 	err = g.vecNodes(l)
 	g.vec = nil
 	if _, ok := err.(notVector); ok {
@@ -121,7 +122,7 @@ func (g *fn) vecUnrolled(l *ir.Loop, hi value.Value, acc *lir.InstAlloca) error 
 		if acc != nil {
 			a = accs[k]
 		}
-		done, err := g.vectorBody(l, a)
+		done, err := g.vectorBody(l, a, nil)
 		if err != nil {
 			return err
 		}
@@ -218,6 +219,10 @@ func (g *fn) vecNodes(l *ir.Loop) error {
 			if err != nil {
 				return err
 			}
+			if g.vec.mask != nil {
+				g.maskedStore(g.encode(v, x.T.Type), p, x.T.Type.Size())
+				continue
+			}
 			st := g.cur.NewStore(g.encode(v, x.T.Type), p)
 			st.Align = lir.Align(x.T.Type.Size())
 		default:
@@ -248,9 +253,13 @@ func (g *fn) vecReduce(r *ir.LaneReduce, a *ir.Assign) error {
 		return err
 	}
 	acc := g.vec.acc
-	res, err := g.binary(r.Op, t, g.cur.NewLoad(acc.ElemType, acc), e)
+	old := g.cur.NewLoad(acc.ElemType, acc)
+	res, err := g.binary(r.Op, t, old, e)
 	if err != nil {
 		return err
+	}
+	if g.vec.mask != nil {
+		res = g.cur.NewSelect(g.vec.mask, res, old)
 	}
 	g.cur.NewStore(res, acc)
 	return nil
@@ -325,23 +334,30 @@ func (g *fn) laneStride(e ir.IExpr) (int64, bool) {
 	case ir.IVar:
 		return 1, true // v itself: other variables do not use v
 	case ir.IBin:
-		x, okx := g.laneStride(e.X)
-		y, oky := g.laneStride(e.Y)
-		if !okx || !oky {
-			return 0, false
+		return g.affineStep(e, g.laneStride)
+	}
+	return 0, false
+}
+
+// affineStep is how much e grows per unit step of a variable, given step, how much an operand grows:
+// sums and differences add up, a product needs one constant factor; ok false otherwise.
+func (g *fn) affineStep(e ir.IBin, step func(ir.IExpr) (int64, bool)) (int64, bool) {
+	x, okx := step(e.X)
+	y, oky := step(e.Y)
+	if !okx || !oky {
+		return 0, false
+	}
+	switch e.Op {
+	case '+':
+		return x + y, true
+	case '-':
+		return x - y, true
+	case '*':
+		if c, ok := g.constIndex(e.X); ok && x == 0 {
+			return c * y, true
 		}
-		switch e.Op {
-		case '+':
-			return x + y, true
-		case '-':
-			return x - y, true
-		case '*':
-			if c, ok := g.constIndex(e.X); ok && x == 0 {
-				return c * y, true
-			}
-			if c, ok := g.constIndex(e.Y); ok && y == 0 {
-				return c * x, true
-			}
+		if c, ok := g.constIndex(e.Y); ok && y == 0 {
+			return c * x, true
 		}
 	}
 	return 0, false
@@ -349,6 +365,9 @@ func (g *fn) laneStride(e ir.IExpr) (int64, bool) {
 
 // vecAddr is the address of the group's first lane's element, as a pointer to <W x storage>.
 func (g *fn) vecAddr(t *ir.Tensor, idx []ir.IExpr) (value.Value, error) {
+	if _, reg := g.regs[t]; reg && g.vec.mask != nil {
+		return nil, notVector{"masked access to a register tile"}
+	}
 	if p, ok, err := g.regVector(t, idx); ok {
 		return p, err
 	}
@@ -376,7 +395,11 @@ func (g *fn) vecLoad(l *ir.Load) (value.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	ld := g.cur.NewLoad(types.NewVector(g.vec.w, storageType(l.T.Type)), p)
+	vt := types.NewVector(g.vec.w, storageType(l.T.Type))
+	if g.vec.mask != nil {
+		return g.decode(g.maskedLoad(p, vt, l.T.Type.Size()), l.T.Type), nil
+	}
+	ld := g.cur.NewLoad(vt, p)
 	ld.Align = lir.Align(l.T.Type.Size())
 	return g.decode(ld, l.T.Type), nil
 }
@@ -400,9 +423,14 @@ func (g *fn) broadcast(v value.Value) value.Value {
 	if _, ok := v.Type().(*types.VectorType); ok {
 		return v
 	}
-	vt := types.NewVector(g.vec.w, v.Type())
+	return g.splatN(v, g.vec.w)
+}
+
+// splatN is a vector of w copies of scalar v.
+func (g *fn) splatN(v value.Value, w uint64) value.Value {
+	vt := types.NewVector(w, v.Type())
 	ins := g.cur.NewInsertElement(constant.NewUndef(vt), v, constant.NewInt(types.I32, 0))
-	return g.cur.NewShuffleVector(ins, constant.NewUndef(vt), constant.NewZeroInitializer(types.NewVector(g.vec.w, types.I32)))
+	return g.cur.NewShuffleVector(ins, constant.NewUndef(vt), constant.NewZeroInitializer(types.NewVector(w, types.I32)))
 }
 
 // unify broadcasts scalars among vs when any of them is a vector.

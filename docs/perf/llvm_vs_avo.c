@@ -11,6 +11,7 @@ static void *amalloc(size_t n) { return aligned_alloc(64, (n + 63) / 64 * 64); }
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 int main(int argc, char **argv) {
     int64_t n = atoi(argv[1]);
+    int64_t cols = argc > 3 ? atoi(argv[3]) : 1024; /* softmax and layernorm rows */
     if (argc > 2 && !strcmp(argv[2], "batch")) {
         float *A = amalloc(4 * n * n), *B = amalloc(4 * n * n), *C = amalloc(4 * n * n);
         for (int64_t i = 0; i < n * n; i++) { A[i] = 1; B[i] = 0.5f; C[i] = 0; }
@@ -30,20 +31,20 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc > 2 && !strcmp(argv[2], "softmax")) {
-        float *X = amalloc(4 * n * 1024), *Y = amalloc(4 * n * 1024);
-        for (int64_t i = 0; i < n * 1024; i++) X[i] = (float)(i % 13) / 7;
+        float *X = amalloc(4 * n * cols), *Y = amalloc(4 * n * cols);
+        for (int64_t i = 0; i < n * cols; i++) X[i] = (float)(i % 13) / 7;
         double bs = 1e9;
-        for (int r = 0; r < 20; r++) { double t = now(); kernels_softmax(n, 1024, X, n * 1024, Y, n * 1024); t = now() - t; if (t < bs) bs = t; }
-        printf("softmax %lldx1024 %.3f ns/element\n", (long long)n, bs / (n * 1024) * 1e9);
+        for (int r = 0; r < 20; r++) { double t = now(); kernels_softmax(n, cols, X, n * cols, Y, n * cols); t = now() - t; if (t < bs) bs = t; }
+        printf("softmax %lldx%lld %.3f ns/element\n", (long long)n, (long long)cols, bs / (n * cols) * 1e9);
         return 0;
     }
     if (argc > 2 && !strcmp(argv[2], "layernorm")) {
-        float *X = amalloc(4 * n * 1024), *Y = amalloc(4 * n * 1024), *g = amalloc(4 * 1024), *b = amalloc(4 * 1024);
-        for (int64_t i = 0; i < n * 1024; i++) X[i] = (float)(i % 13) / 7;
-        for (int64_t j = 0; j < 1024; j++) { g[j] = 1 + (float)(j % 3) / 4; b[j] = (float)(j % 5) / 8; }
+        float *X = amalloc(4 * n * cols), *Y = amalloc(4 * n * cols), *g = amalloc(4 * cols), *b = amalloc(4 * cols);
+        for (int64_t i = 0; i < n * cols; i++) X[i] = (float)(i % 13) / 7;
+        for (int64_t j = 0; j < cols; j++) { g[j] = 1 + (float)(j % 3) / 4; b[j] = (float)(j % 5) / 8; }
         double bs = 1e9;
-        for (int r = 0; r < 20; r++) { double t = now(); kernels_layernorm(n, 1024, X, n * 1024, g, 1024, b, 1024, Y, n * 1024, 1e-5f); t = now() - t; if (t < bs) bs = t; }
-        printf("layernorm %lldx1024 %.3f ns/element\n", (long long)n, bs / (n * 1024) * 1e9);
+        for (int r = 0; r < 20; r++) { double t = now(); kernels_layernorm(n, cols, X, n * cols, g, cols, b, cols, Y, n * cols, 1e-5f); t = now() - t; if (t < bs) bs = t; }
+        printf("layernorm %lldx%lld %.3f ns/element\n", (long long)n, (long long)cols, bs / (n * cols) * 1e9);
         return 0;
     }
     if (argc > 2 && !strcmp(argv[2], "saxpy")) {

@@ -2,7 +2,8 @@
 # llvm_vs_avo.sh — kgen's kernels through the LLVM path (C driver, kernels.ll via opt/llc -O3
 # -mcpu=native) against kgen's own amd64 backend (Go driver, package kernels), one core, the same shapes,
 # inputs and timing rule (best of reps), interleaved for ROUNDS rounds. Usage: docs/perf/llvm_vs_avo.sh [ROUNDS]
-# CASES (optional, ';'-separated driver arguments) runs a subset, e.g. CASES="256 softmax;64 saxpy".
+# CASES (optional, ';'-separated driver arguments) runs a subset, e.g. CASES="256 softmax;64 saxpy"; softmax and
+# layernorm take the row length as a third argument (default 1024; 1000 has a remainder of 8 lanes).
 # The module is generated with -host: the vector width and register tile of this machine's CPU (the
 # llvm target row's AVX-512 variant when it has AVX-512F), as llc -mcpu=native compiles it.
 set -euo pipefail
@@ -17,7 +18,7 @@ clang-14 -O2 -I"$tmp/pkg" docs/perf/llvm_vs_avo.c "$tmp/k.o" -lm -o "$tmp/llvm"
 mkdir -p "$tmp/avo" && cp docs/perf/llvm_vs_avo_driver.go.txt "$tmp/avo/main.go"
 mkdir -p cmd/kgen/testdata/tmp-lva && cp "$tmp/avo/main.go" cmd/kgen/testdata/tmp-lva/main.go
 go build -o "$tmp/avo.bin" ./cmd/kgen/testdata/tmp-lva && rm -rf cmd/kgen/testdata/tmp-lva
-IFS=';' read -r -a cases <<<"${CASES:-256;1024;2048;32 batch;1 skinny;16 skinny;256 softmax;256 layernorm;64 saxpy}"
+IFS=";" read -r -a cases <<<"${CASES:-256;1024;2048;32 batch;1 skinny;16 skinny;256 softmax;256 layernorm;256 softmax 1000;256 layernorm 1000;64 saxpy}"
 for r in $(seq "$rounds"); do
   for args in "${cases[@]}"; do
     # shellcheck disable=SC2086
