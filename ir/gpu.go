@@ -204,7 +204,7 @@ func printGPU(b *strings.Builder, n Node, depth int) bool {
 	case *Copy:
 		fmt.Fprintf(b, "%s%s\n", ind, n)
 	default:
-		return printWarpReduce(b, ind, n)
+		return printWarpReduce(b, ind, n) || printMbar(b, ind, n)
 	}
 	return true
 }

@@ -85,6 +85,8 @@ func (v *fverifier) gpuNode(n Node) (done bool, err error) {
 		return true, v.verifyCopy(n)
 	case *WarpReduce:
 		return true, v.verifyWarpReduce(n)
+	case *MbarInit, *MbarArrive, *MbarWait:
+		return v.mbarNode(n)
 	case *AccDecl:
 		err := v.mmaScope(n.Acc)
 		return err != nil, err
@@ -178,6 +180,9 @@ func (v *fverifier) launchNode(l *Launch) error {
 		if t.Kind == In || t.Kind == Scalar {
 			return fmt.Errorf("launch %s writes input %s", l.Name, t.Name)
 		}
+	}
+	if err := mbarrierArrays(l.Body); err != nil {
+		return fmt.Errorf("launch %s: %v", l.Name, err)
 	}
 	v.gpu, v.launch, v.grids = launchLevel, l, 0
 	err := v.nodes(l.Body)
