@@ -435,7 +435,7 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		return []ir.Node{&staged}
 	}
 	if wg && f.Plan[gpuTMA] == 1 && len(grids) == 2 && tmaOperand(mma.A) && tmaOperand(mma.B) {
-		pipe, bars := tmaPipeline(nm, stages, tiles, k0Of, tl, launchThreads(l), a, b, compute) // tma.go
+		pipe, bars := tmaPipeline(nm, tmaStages(stages), tiles, k0Of, tl, launchThreads(l), a, b, compute) // tma.go
 		t1.Body = append(append([]ir.Node{decl}, pipe...), store)
 		bj.Body = []ir.Node{&ir.Alloc{T: bars, Body: allocs([]*stagedOperand{a, b}, t0)}}
 		return true

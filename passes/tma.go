@@ -32,6 +32,21 @@ const gpuTMA = "gpu.tma"
 // TMABytes is the transaction count of one stage: a 64×64 tile of A and one of B, 16-bit elements.
 const TMABytes = 2 * 64 * WGMMATileK * 2
 
+// maxStaticShared is the static shared memory a block may declare (48 KiB; more needs dynamic shared
+// memory and cuFuncSetAttribute, which the launcher does not do yet).
+const maxStaticShared = 48 << 10
+
+// tmaStages is the number of stages the TMA staging uses: at most stages, as many as fit in static
+// shared memory with their barriers (2: three 16 KiB stages fill 48 KiB, leaving no room for the
+// barriers).
+func tmaStages(stages int) int {
+	s := stages
+	for s > 2 && s*TMABytes+8*s > maxStaticShared {
+		s--
+	}
+	return s
+}
+
 // tmaOperand reports whether TMA can load operand o's tiles (see above).
 func tmaOperand(o ir.Operand) bool {
 	st, ok := o.Layout.(*ir.Strided)

@@ -104,7 +104,7 @@ func Lower(f *ir.Func, target string) (k *Kernel, err error) {
 		}
 	}()
 	k = &Kernel{Name: f.Kernel.Name}
-	l.params = kernelParams(f.Kernel)
+	l.params = append(kernelParams(f.Kernel), tmaParams(f)...) // tma.go
 	k.Params = l.params
 	for _, n := range f.Body {
 		l.host(k, n, 0)
@@ -233,6 +233,8 @@ func (l *lowerer) prologue() {
 			l.scalars[tensors[p.Name]] = l.widen(v, p.Elem)
 		case PDim:
 			l.dims[dims[p.Name]] = l.e.Ld(Param, S64, Addr{Base: sym})
+		case PTensorMap: // tma.go: read by the TMA unit in place
+			l.e.Params[len(l.e.Params)-1] = EntryParam{Name: string(tmapSym(tensors[p.Name])), Bytes: 128, Align: 64}
 		}
 	}
 }
@@ -304,6 +306,10 @@ func (l *lowerer) node(n ir.Node) {
 		}
 	case *ir.Copy:
 		l.needThread("a copy")
+		if n.Bar != nil {
+			l.bulkCopy(n) // tma.go
+			break
+		}
 		l.copyTile(n)
 	case *ir.WarpReduce:
 		l.warpReduce(n)
@@ -315,7 +321,9 @@ func (l *lowerer) node(n ir.Node) {
 	case *ir.AccStore:
 		l.accStore(n)
 	default:
-		l.fail("IR node %T in a GPU launch", n)
+		if !l.mbarNode(n) { // tma.go
+			l.fail("IR node %T in a GPU launch", n)
+		}
 	}
 }
 

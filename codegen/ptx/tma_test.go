@@ -1,0 +1,251 @@
+package ptx
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/target"
+)
+
+// tmaKernels are the kernels of kernels.kdsl whose sm_90a wgmma tiles TMA can load (passes/tma.go).
+var tmaKernels = []string{"hgemm", "bgemm", "bgemm_bf16"}
+
+// compileTMA compiles the named kernels of kernels.kdsl for ptx:sm_90a with the plan value gpu.tma = 1
+// set before staging (TMA staging on per-stage mbarriers).
+func compileTMA(t *testing.T, names ...string) []*ir.Func {
+	t.Helper()
+	m, err := target.Lookup("ptx:sm_90a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs []*ir.Func
+	for _, name := range names {
+		k := libKernel(t, name)
+		f, err := passes.Compile(k, m, passes.Options{After: func(pass string, f *ir.Func, _ bool) {
+			if pass == "gpumap" {
+				f.Plan["gpu.tma"] = 1
+			}
+		}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !strings.Contains(f.String(), "async mbarrier") {
+			t.Fatalf("%s: not staged by TMA:\n%s", name, f)
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// libKernel is kernel name of kernels.kdsl (its algorithm level).
+func libKernel(t *testing.T, name string) *ir.Kernel {
+	t.Helper()
+	for _, f := range compileFile(t, "../../kernels.kdsl", "ptx:sm_90a") {
+		if f.Kernel.Name == name {
+			return f.Kernel
+		}
+	}
+	t.Fatalf("no kernel %s", name)
+	return nil
+}
+
+// tmaShapes are the emulated shapes of the TMA GEMMs: M = 1, primes and non-multiples of the 64-wide
+// tiles; K and N multiples of 8 (the tensor maps need 16-byte rows, TMAMapOf); K up to four 64-deep
+// tiles, so that each of the two stages is refilled.
+var tmaShapes = [][3]int{{1, 8, 8}, {17, 24, 72}, {67, 136, 200}, {130, 72, 8}}
+
+// mnk names M, N, K for a GEMM kernel.
+func mnk(k *ir.Kernel, s [3]int) map[string]int {
+	d := map[string]int{}
+	for _, dim := range k.Dims {
+		switch dim.Name {
+		case "M":
+			d["M"] = s[0]
+		case "N":
+			d["N"] = s[1]
+		case "K":
+			d["K"] = s[2]
+		default:
+			d[dim.Name] = 1
+		}
+	}
+	return d
+}
+
+// checkTMA emulates the TMA GEMM f (lowered to k) on tmaShapes against the interpreter.
+func checkTMA(k *Kernel, f *ir.Func, only ...[3]int) error {
+	var shapes []map[string]int
+	if only == nil {
+		only = tmaShapes
+	}
+	for _, s := range only {
+		shapes = append(shapes, mnk(f.Kernel, s))
+	}
+	return checkDims(k, f, shapes, rand.New(rand.NewPCG(3, 5)))
+}
+
+// TestEmulatedTMA runs the TMA-staged sm_90a GEMMs (bulk tensor copies on per-stage mbarriers, the
+// host's tensor maps encoded as the mock driver does) in the emulator against the interpreter.
+func TestEmulatedTMA(t *testing.T) {
+	for _, f := range compileTMA(t, tmaKernels...) {
+		t.Run(f.Kernel.Name, func(t *testing.T) {
+			k, err := Lower(f, "sm_90a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(k.Params) == 0 || k.Params[len(k.Params)-1].Kind != PTensorMap {
+				t.Fatalf("no tensor-map parameters: %+v", k.Params)
+			}
+			if err := checkTMA(k, f); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestTMAMapOf: the map of a tensor whose rows are not 16-byte aligned is refused with the reason.
+func TestTMAMapOf(t *testing.T) {
+	p := ParamInfo{Name: "A", Kind: PTensorMap, Elem: ir.F16, Shape: []string{"M", "K"}}
+	m, err := TMAMapOf(p, map[string]int64{"M": 17, "K": 72})
+	if err != nil || m.Dims != [2]uint64{72, 17} || m.RowStride != 144 || m.Box != [2]uint32{64, 64} || m.Swizzle != 3 || m.DataType != 6 {
+		t.Fatalf("TMAMapOf = %+v, %v", m, err)
+	}
+	if _, err := TMAMapOf(p, map[string]int64{"M": 17, "K": 17}); err == nil || !strings.Contains(err.Error(), "not a multiple of 16") {
+		t.Fatalf("K = 17: %v, want a refusal", err)
+	}
+}
+
+// TestPlantedTMABugs: each broken TMA pipeline fails the emulated differential test, with the error
+// that names it.
+func TestPlantedTMABugs(t *testing.T) {
+	fs := compileTMA(t, "hgemm")
+	f := fs[0]
+	setArg := func(op string, i int, v Operand) func(e *Entry) bool {
+		return func(e *Entry) bool {
+			return edit(e, func(in *Instr) bool { return in.Op == op }, func(in *Instr) *Instr {
+				c := *in
+				c.Args = append([]Operand{}, in.Args...)
+				c.Args[i] = v
+				return &c
+			}, -1)
+		}
+	}
+	for _, c := range []struct {
+		name, want string
+		plant      func(e *Entry) bool
+		mapHook    func(*mockTensorMap)
+		four       bool // only the shape with four K tiles (the first shapes fail otherwise: NaN results)
+	}{
+		{"parity always 0", "deadlock: thread 0 waits (try_wait.parity 0)", setArg("mbarrier.try_wait.parity.shared::cta.b64", 2, Imm(0)), nil, false},
+		{"parity always 1", "deadlock", setArg("mbarrier.try_wait.parity.shared::cta.b64", 2, Imm(1)), nil, false},
+		{"missing expect_tx", "while a bulk copy into it is in flight", func(e *Entry) bool {
+			return edit(e, func(in *Instr) bool { return in.Op == "mbarrier.arrive.expect_tx.shared::cta.b64" }, func(in *Instr) *Instr {
+				return &Instr{Op: "mbarrier.arrive.shared::cta.b64", Args: in.Args[:2]}
+			}, -1)
+		}, nil, false},
+		{"expect_tx 2 bytes short", "beyond the expect_tx count", setArg("mbarrier.arrive.expect_tx.shared::cta.b64", 2, Imm(16382)), nil, false},
+		{"expect_tx 2 bytes over", "deadlock", setArg("mbarrier.arrive.expect_tx.shared::cta.b64", 2, Imm(16386)), nil, false},
+		{"no wait", "without having seen that phase complete", func(e *Entry) bool {
+			return edit(e, func(in *Instr) bool { return in.Op == "mbarrier.try_wait.parity.shared::cta.b64" }, func(in *Instr) *Instr {
+				return &Instr{Op: "setp.eq.s32", Args: []Operand{in.Args[0], Imm(0), Imm(0)}}
+			}, -1)
+		}, nil, false},
+		{"stage refilled before its wgmma completed (wgmma.wait_group 1)", "which a wgmma still in flight reads", setArg("wgmma.wait_group.sync.aligned", 0, Imm(1)), nil, true},
+		{"tensor map without swizzle, descriptors 128-byte swizzled", "|diff|", func(*Entry) bool { return true }, func(m *mockTensorMap) { m.swizzle = 0 }, false},
+		{"tensor map 64-byte swizzle", "with swizzle mode 2 are not modelled", func(*Entry) bool { return true }, func(m *mockTensorMap) { m.swizzle = 2 }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k, err := Lower(f, "sm_90a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := checkTMA(k, f); err != nil {
+				t.Fatalf("the unplanted kernel fails: %v", err)
+			}
+			changed := false
+			for _, e := range k.Entries {
+				changed = c.plant(e) || changed
+			}
+			if !changed {
+				t.Fatal("nothing to plant the bug in")
+			}
+			emuMapHook = c.mapHook
+			defer func() { emuMapHook = nil }()
+			if c.four {
+				err = checkTMA(k, f, [3]int{67, 136, 200}) // four K tiles: the stages are refilled
+			} else {
+				err = checkTMA(k, f)
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("planted bug: %v, want an error containing %q", err, c.want)
+			}
+			t.Logf("detected: %v", err)
+		})
+	}
+}
+
+// TestTMASass assembles the TMA-staged GEMMs with ptxas 12.4 for sm_90a and reads their machine code:
+// each loads its tiles with UTMALDG.2D (two per K tile: in the prologue and in the loop), synchronises
+// on mbarriers with SYNCS instructions (SYNCS.EXCH.64: init; SYNCS.ARRIVE.TRANS64: arrive.expect_tx;
+// SYNCS.PHASECHK.TRANS64.TRYWAIT: try_wait.parity), multiplies with four HGMMA.64x64x16.F32 per K tile,
+// spills nothing, declares at most 48 KiB of shared memory, and ptxas does not serialize the wgmmas.
+func TestTMASass(t *testing.T) {
+	ptxas := ptxasPath(t)
+	ptxasSupports90a(t, ptxas)
+	cuobjdump := toolPath(t, "cuobjdump", "KGEN_CUOBJDUMP")
+	mod, _, unsup := Build(compileTMA(t, tmaKernels...), SubTargets["sm_90a"], "kernels.kdsl")
+	if len(unsup) != 0 {
+		t.Fatalf("unsupported: %v", unsup)
+	}
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "k.ptx"), filepath.Join(dir, "k.cubin")
+	if err := os.WriteFile(src, []byte(mod.Print()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(ptxas, "-arch=sm_90a", "-v", "-o", bin, src).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ptxas: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "C7515") || strings.Contains(string(out), "serialized") {
+		t.Errorf("ptxas serialized a wgmma pipeline:\n%s", out)
+	}
+	stats := parsePtxasV(string(out))
+	sass, err := exec.Command(cuobjdump, "-sass", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cuobjdump -sass: %v\n%s", err, sass)
+	}
+	funcs := map[string]string{}
+	cur := ""
+	for _, line := range strings.Split(string(sass), "\n") {
+		if i := strings.Index(line, "Function : "); i >= 0 {
+			cur = strings.TrimSpace(line[i+len("Function : "):])
+			continue
+		}
+		funcs[cur] += line + "\n"
+	}
+	for _, name := range tmaKernels {
+		code := funcs[name+"_0"]
+		for _, c := range []struct {
+			insn string
+			n    int
+		}{{"UTMALDG.2D", 4}, {"SYNCS.EXCH.64", 1}, {"SYNCS.ARRIVE.TRANS64", 2}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 1}, {"HGMMA.64x64x16.F32", 4}} {
+			if got := strings.Count(code, c.insn); got < c.n {
+				t.Errorf("%s: %d %s, want at least %d:\n%s", name, got, c.insn, c.n, code)
+			}
+		}
+		if strings.Contains(code, "LDGSTS") {
+			t.Errorf("%s: still copies with cp.async (LDGSTS)", name)
+		}
+		s := stats[name+"_0"]
+		if s.SpillStores != 0 || s.SpillLoads != 0 || s.Smem > 48<<10 {
+			t.Errorf("%s: %d/%d spill bytes, %d bytes of shared memory", name, s.SpillStores, s.SpillLoads, s.Smem)
+		}
+		t.Logf("%s: UTMALDG.2D, SYNCS, 4 HGMMA.64x64x16.F32 per K tile; %d registers, %d bytes smem, 0 spills", name, s.Regs, s.Smem)
+	}
+}
