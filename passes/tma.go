@@ -26,8 +26,10 @@ import "github.com/kgen-dev/kgen/ir"
 // bounds are then the matrix's, which is what zero-fills the ragged edges), no batch. The generated
 // glue encodes the tensor maps at launch (cuTensorMapEncodeTiled), which needs 16-byte aligned rows.
 
-// gpuTMA is the plan symbol that selects TMA staging on the wgmma path.
-const gpuTMA = "gpu.tma"
+// PlanTMA is the plan symbol that selects TMA staging on the wgmma path (Options.Plan).
+const PlanTMA = "gpu.tma"
+
+const gpuTMA = PlanTMA
 
 // TMABytes is the transaction count of one stage: a 64×64 tile of A and one of B, 16-bit elements.
 const TMABytes = 2 * 64 * WGMMATileK * 2

@@ -21,11 +21,7 @@ func tmaCompiled(t *testing.T, name string) (*ir.Kernel, *ir.Func) {
 		if k.Name != name {
 			continue
 		}
-		f, err := Compile(k, m, Options{After: func(pass string, f *ir.Func, _ bool) {
-			if pass == "gpumap" {
-				f.Plan[gpuTMA] = 1
-			}
-		}})
+		f, err := Compile(k, m, Options{Plan: map[string]int{PlanTMA: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,9 @@ type Kernel struct {
 	Params   []ParamInfo // the parameters every entry of the kernel takes, in this order
 	Launches []LaunchInfo
 	Entries  []*Entry
+	// TMA (sm_90a) is the kernel with its wgmma tiles loaded by TMA (tma.go), which a launcher runs
+	// instead when the tensor maps can be encoded; nil when there is none.
+	TMA *Kernel
 }
 
 // ParamKind says what a kernel parameter is.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/target"
 )
 
 // sm_90a bulk tensor copies (TMA) and mbarriers (PTX ISA 8.0: "cp.async.bulk.tensor", "mbarrier"; the
@@ -185,4 +187,36 @@ func TMAMapOf(p ParamInfo, dims map[string]int64) (TMAMap, error) {
 		return TMAMap{}, fmt.Errorf("ptx: tensor map of %s: rows of %d bytes (%s = %d) are not a multiple of 16, which TMA requires", p.Name, stride, p.Shape[1], cols)
 	}
 	return TMAMap{DataType: dt, Dims: [2]uint64{uint64(cols), uint64(rows)}, RowStride: stride, Box: [2]uint32{TMABox, TMABox}, Swizzle: 3}, nil
+}
+
+// tmaVariant compiles k for ptx:sm_90a with its wgmma tiles staged by TMA (passes.PlanTMA) and lowers
+// it, its entries named with the suffix "_tma"; nil when no tile of k is loaded by TMA.
+func tmaVariant(k *ir.Kernel) (*Kernel, error) {
+	m, err := target.Lookup("ptx:sm_90a")
+	if err != nil {
+		return nil, err
+	}
+	f, err := passes.Compile(k, m, passes.Options{Plan: map[string]int{passes.PlanTMA: 1}})
+	if err != nil {
+		return nil, err
+	}
+	bulk := false
+	ir.WalkNodes(f.Body, func(n ir.Node) bool {
+		if c, ok := n.(*ir.Copy); ok && c.Bar != nil {
+			bulk = true
+		}
+		return !bulk
+	})
+	if !bulk {
+		return nil, nil
+	}
+	tk, err := Lower(f, "sm_90a")
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range tk.Entries {
+		e.Name += "_tma"
+		tk.Launches[i].Entry = e.Name
+	}
+	return tk, nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/passes"
+	"github.com/kgen-dev/kgen/rt/cuda"
+	"github.com/kgen-dev/kgen/rt/cuda/mockdriver"
 	"github.com/kgen-dev/kgen/target"
 )
 
@@ -27,11 +29,7 @@ func compileTMA(t *testing.T, names ...string) []*ir.Func {
 	var fs []*ir.Func
 	for _, name := range names {
 		k := libKernel(t, name)
-		f, err := passes.Compile(k, m, passes.Options{After: func(pass string, f *ir.Func, _ bool) {
-			if pass == "gpumap" {
-				f.Plan["gpu.tma"] = 1
-			}
-		}})
+		f, err := passes.Compile(k, m, passes.Options{Plan: map[string]int{passes.PlanTMA: 1}})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -247,5 +245,48 @@ func TestTMASass(t *testing.T) {
 			t.Errorf("%s: %d/%d spill bytes, %d bytes of shared memory", name, s.SpillStores, s.SpillLoads, s.Smem)
 		}
 		t.Logf("%s: UTMALDG.2D, SYNCS, 4 HGMMA.64x64x16.F32 per K tile; %d registers, %d bytes smem, 0 spills", name, s.Regs, s.Smem)
+	}
+}
+
+// TestTMAMapMockDriver: the map TMAMapOf describes, encoded by rt/cuda's EncodeTiled through the mock
+// driver (what the generated glue does at launch), is byte for byte the one the emulator's tests
+// encode (encodeMockTensorMap), and the emulator decodes from it the tensor the glue described.
+func TestTMAMapMockDriver(t *testing.T) {
+	lib := mockdriver.Build(t)
+	d, err := cuda.OpenLibrary(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := d.Device(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := dev.PrimaryContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	buf, err := ctx.Alloc(72 * 40 * 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	p := ParamInfo{Name: "B", Kind: PTensorMap, Elem: ir.BF16, Shape: []string{"K", "N"}}
+	tm, err := TMAMapOf(p, map[string]int64{"K": 40, "N": 72})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ctx.EncodeTiled(cuda.TiledMap{DataType: cuda.TensorMapDataType(tm.DataType), Global: buf.Ptr(), Dims: tm.Dims[:],
+		Strides: []uint64{tm.RowStride}, Box: tm.Box[:], Swizzle: cuda.TensorMapSwizzle(tm.Swizzle)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := encodeMockTensorMap(emuTensorMap(p, &ir.Tensor{Name: "B", Type: ir.BF16}, uint64(buf.Ptr()), map[string]int{"K": 40, "N": 72}))
+	if string(got[:]) != string(want) {
+		t.Fatalf("the mock driver's map\n%x\nis not the emulator's\n%x", got[:], want)
+	}
+	m := decodeMockTensorMap(got[:])
+	if m.global != uint64(buf.Ptr()) || m.dims[0] != 72 || m.dims[1] != 40 || m.strides[0] != 144 || m.box[0] != 64 || m.box[1] != 64 || m.swizzle != 3 || m.dtype != 9 {
+		t.Fatalf("decoded %v", m)
 	}
 }
