@@ -69,27 +69,7 @@ func TestMbarrierInterp(t *testing.T) {
 			return b
 		}, "more arrivals than its count 1"},
 	} {
-		f := mbarExchange(n, c.edit)
-		if err := VerifyFunc(f); err != nil {
-			t.Fatalf("%s: %v\n%s", c.name, err, f)
-		}
-		in := seq(n)
-		args := Args{Tensors: map[string][]float64{"In": in, "Out": make([]float64, n)}, Dims: map[string]int{"N": n}}
-		err := RunFunc(f, Storage, args, nil)
-		if c.error == "" {
-			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			for i, v := range args.Tensors["Out"] {
-				if v != in[(i+1)%n] {
-					t.Fatalf("%s: Out[%d] = %v, want %v", c.name, i, v, in[(i+1)%n])
-				}
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), c.error) {
-			t.Errorf("%s: err = %v, want %q", c.name, err, c.error)
-		}
+		checkExchange(t, c.name, mbarExchange(n, c.edit), n, c.error)
 	}
 	s := mbarExchange(n, nil).String()
 	for _, w := range []string{"mbarrier.init bar[0] count 1", "async mbarrier bar[0]", "mbarrier.arrive bar[0] expect_tx 24", "mbarrier.wait bar[0] phase 0"} {

@@ -63,20 +63,11 @@ func TestTMAStaging(t *testing.T) {
 	}
 }
 
-// gemmDims names a GEMM's M, N, K for kernel k (dims M, N, K).
-func gemmDims(k *ir.Kernel, mnk [3]int) map[string]int {
+// gemmDims names M, N, K for GEMM kernel k (whose dims are those).
+func gemmDims(k *ir.Kernel, s [3]int) map[string]int {
 	d := map[string]int{}
 	for _, dim := range k.Dims {
-		switch dim.Name {
-		case "M":
-			d["M"] = mnk[0]
-		case "N":
-			d["N"] = mnk[1]
-		case "K":
-			d["K"] = mnk[2]
-		default:
-			d[dim.Name] = 1
-		}
+		d[dim.Name] = map[string]int{"M": s[0], "N": s[1], "K": s[2]}[dim.Name]
 	}
 	return d
 }

@@ -14,6 +14,8 @@ type CUDA struct {
 	props  cuda.Props
 	fns    map[string]*cuda.Function
 	mu     sync.Mutex
+	// tmaRuns counts the calls that ran a kernel's TMA version (sm_90a), for the tests.
+	tmaRuns int
 }
 
 // OpenCUDA opens the CUDA driver, picks device 0 and loads the best PTX module of this package for
@@ -291,6 +293,7 @@ func (c *CUDA) ptxRun(kernel string, a ptxArgs) error {
 			k, tmaps = k.tma, m
 		}
 	}
+	tma := tmaps != nil
 	d := make([]int64, len(k.dims))
 	for i, n := range k.dims {
 		v, ok := a.dims[n]
@@ -315,6 +318,9 @@ func (c *CUDA) ptxRun(kernel string, a ptxArgs) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if tma {
+		c.tmaRuns++
+	}
 	args := make([]any, len(k.params))
 	var temps []*cuda.Buffer
 	defer func() {

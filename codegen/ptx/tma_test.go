@@ -2,9 +2,6 @@ package ptx
 
 import (
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,20 +55,11 @@ func libKernel(t *testing.T, name string) *ir.Kernel {
 // tiles, so that each of the two stages is refilled.
 var tmaShapes = [][3]int{{1, 8, 8}, {17, 24, 72}, {67, 136, 200}, {130, 72, 8}}
 
-// mnk names M, N, K for a GEMM kernel.
+// mnk names M, N, K for a GEMM kernel (whose dims are those).
 func mnk(k *ir.Kernel, s [3]int) map[string]int {
 	d := map[string]int{}
 	for _, dim := range k.Dims {
-		switch dim.Name {
-		case "M":
-			d["M"] = s[0]
-		case "N":
-			d["N"] = s[1]
-		case "K":
-			d["K"] = s[2]
-		default:
-			d[dim.Name] = 1
-		}
+		d[dim.Name] = map[string]int{"M": s[0], "N": s[1], "K": s[2]}[dim.Name]
 	}
 	return d
 }
@@ -201,32 +189,7 @@ func TestTMASass(t *testing.T) {
 	if len(unsup) != 0 {
 		t.Fatalf("unsupported: %v", unsup)
 	}
-	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "k.ptx"), filepath.Join(dir, "k.cubin")
-	if err := os.WriteFile(src, []byte(mod.Print()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(ptxas, "-arch=sm_90a", "-v", "-o", bin, src).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ptxas: %v\n%s", err, out)
-	}
-	if strings.Contains(string(out), "C7515") || strings.Contains(string(out), "serialized") {
-		t.Errorf("ptxas serialized a wgmma pipeline:\n%s", out)
-	}
-	stats := parsePtxasV(string(out))
-	sass, err := exec.Command(cuobjdump, "-sass", bin).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cuobjdump -sass: %v\n%s", err, sass)
-	}
-	funcs := map[string]string{}
-	cur := ""
-	for _, line := range strings.Split(string(sass), "\n") {
-		if i := strings.Index(line, "Function : "); i >= 0 {
-			cur = strings.TrimSpace(line[i+len("Function : "):])
-			continue
-		}
-		funcs[cur] += line + "\n"
-	}
+	stats, funcs := sm90aSass(t, ptxas, cuobjdump, mod.Print())
 	for _, name := range tmaKernels {
 		code := funcs[name+"_0"]
 		for _, c := range []struct {
