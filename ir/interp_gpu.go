@@ -49,6 +49,7 @@ type launchState struct {
 type access struct {
 	thread          int
 	block, warp, wg int
+	arr             int // mbarrier arrivals the thread had made (mbarrier.go)
 }
 
 // elemLog is the access history of one shared element in the current phase.
@@ -95,6 +96,8 @@ type gpuThread struct {
 	mwait           func() bool     // at an MbarWait: whether the phase completed
 	mwaitWhat       func() string   // at an MbarWait: the deadlock message
 	seen            map[mbarKey]int // per mbarrier, the phases this thread saw complete (MbarWait)
+	arrivals        int             // MbarArrives run
+	hb              map[int]int     // per thread, its arrivals that happen before this thread's point
 }
 
 type asyncCopy struct {
@@ -534,7 +537,7 @@ func (blk *blockRun) abort() {
 }
 
 func (th *gpuThread) stamp() access {
-	return access{thread: th.id, block: th.block, warp: th.warp, wg: th.wg}
+	return access{thread: th.id, block: th.block, warp: th.warp, wg: th.wg, arr: th.arrivals}
 }
 
 // ordered reports whether access a, by a thread of th's block, happens before th's current point.
@@ -545,6 +548,8 @@ func (th *gpuThread) ordered(a access) bool {
 	case a.thread/32 == th.id/32 && a.warp < th.warp:
 		return true
 	case a.thread/128 == th.id/128 && a.wg < th.wg:
+		return true
+	case a.arr < th.hb[a.thread]: // an mbarrier arrival after a, whose phase th waited for
 		return true
 	}
 	return false

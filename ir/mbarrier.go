@@ -22,6 +22,11 @@ import (
 // thread waits and when it goes on, so that a wait that would return early (the barrier two phases
 // behind) or hang (two phases ahead) is an error, not a silent wrong result.
 //
+// Arrivals also order ordinary accesses: what a thread did before an arrival happens before whatever a
+// thread does after waiting for the phase that arrival completed (mbarrier arrive has release, the
+// wait acquire semantics), so a producer may refill a stage once the consumers that read it arrived
+// on its "empty" barrier and it waited for that phase.
+//
 // Data a bulk copy writes becomes readable by a thread only after that thread waited for the phase it
 // completed on: the interpreter tags every element the copy lands with (barrier, phase), and touching
 // an element before its phase completed, or reading it without having waited for that phase, is an
@@ -196,6 +201,18 @@ func mbarrierArrays(body []Node) error {
 	return err
 }
 
+// warpgroupSplit reports whether e is w < c or w >= c for the warp index w and c a multiple of 4: the
+// same in every thread of a warpgroup (warp specialisation's producer/consumer split).
+func (d *divergence) warpgroupSplit(e Expr) bool {
+	b, ok := e.(*Binary)
+	if !ok || d.warp == nil || (b.Op != Lt && b.Op != Ge) {
+		return false
+	}
+	v, okv := b.X.(*VarVal)
+	c, okc := b.Y.(*Const)
+	return okv && okc && v.V == d.warp && c.Val == float64(int(c.Val)) && int(c.Val)%4 == 0
+}
+
 // ---- interpretation ----
 
 // mbarState is one barrier of a running block.
@@ -206,6 +223,8 @@ type mbarState struct {
 	tx      int    // bytes expected minus bytes landed, current phase
 	phase   int    // phases completed
 	flight  []mbarCopy
+	rel     map[int]int         // current phase: per arriving thread, its arrival count after arriving
+	relOf   map[int]map[int]int // per completed phase, its rel
 }
 
 // mbarCopy is one element of a bulk copy in flight on a barrier.
@@ -276,6 +295,11 @@ func (in *interp) mbarNode(n Node) bool {
 			}
 			s.tx += tx
 		}
+		th.arrivals++
+		if s.rel == nil {
+			s.rel = map[int]int{}
+		}
+		s.rel[th.id] = th.arrivals // what the thread did before arriving happens before the phase's end
 		s.pending--
 		th.blk.mbarProgress(s, k)
 	case *MbarWait:
@@ -297,6 +321,12 @@ func (in *interp) mbarNode(n Node) bool {
 			th.seen = map[mbarKey]int{}
 		}
 		th.seen[k] = max(th.seen[k], p+1)
+		if th.hb == nil {
+			th.hb = map[int]int{}
+		}
+		for t, a := range s.relOf[p] {
+			th.hb[t] = max(th.hb[t], a)
+		}
 	}
 	return true
 }
@@ -305,7 +335,7 @@ func (in *interp) mbarNode(n Node) bool {
 func (th *gpuThread) checkParity(s *mbarState, k mbarKey, p int) {
 	switch {
 	case s.phase < p:
-		fail("thread %d waits for phase %d of mbarrier %s[%d], which has completed only %d phases: the parity wait returns at once (phase %d has that parity)", th.id, p, k.bar.Name, k.idx, s.phase, p-2)
+		fail("thread %d waits for phase %d of mbarrier %s[%d], which has completed only %d phases: the parity wait returns at once (the barrier is in a phase of the other parity)", th.id, p, k.bar.Name, k.idx, s.phase)
 	case s.phase > p+1:
 		fail("thread %d waits for phase %d of mbarrier %s[%d], which has completed %d phases: the parity wait names phase %d", th.id, p, k.bar.Name, k.idx, s.phase, s.phase)
 	}
@@ -335,7 +365,11 @@ func (blk *blockRun) mbarProgress(s *mbarState, k mbarKey) {
 		}
 		m[c.off] = mbarTag{k.bar, k.idx, s.phase}
 	}
-	s.flight, s.phase, s.pending, s.tx = nil, s.phase+1, s.count, 0
+	if s.relOf == nil {
+		s.relOf = map[int]map[int]int{}
+	}
+	s.relOf[s.phase] = s.rel
+	s.flight, s.phase, s.pending, s.tx, s.rel = nil, s.phase+1, s.count, 0, nil
 }
 
 // issueBulk starts a bulk copy of vals (element offsets offs of dst) completing on barrier r.
@@ -346,8 +380,8 @@ func (in *interp) issueBulk(r MbarRef, dst *Tensor, offs []int, vals []float64) 
 		if t, ok := th.blk.mbarFlight[dst][off]; ok {
 			fail("bulk copy into %s[%d] on mbarrier %s[%d] while an earlier one on %s[%d] is in flight", dst.Name, off, k.bar.Name, k.idx, t.bar.Name, t.idx)
 		}
-		th.access(dst, off, true) // earlier readers of the element must be ordered before the issue
-		delete(th.blk.landed[dst], off)
+		delete(th.blk.landed[dst], off) // the landed data is replaced: what matters is who still reads it
+		th.access(dst, off, true)       // earlier readers of the element must be ordered before the issue
 		m := th.blk.mbarFlight[dst]
 		if m == nil {
 			m = map[int]mbarTag{}

@@ -109,3 +109,91 @@ func tmaPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir
 	loop = append(loop, compute(ktv, ir.IMod(ktv, s))...)
 	return []ir.Node{init, &ir.Barrier{Scope: ir.ScopeBlock}, prologue, &ir.Loop{Var: kt, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: loop}}, bars
 }
+
+// Warp specialisation (gpu.tma = 2): the block is two warpgroups. The first is the producer: its
+// thread 0 loads every tile, waiting before it refills a stage until the consumers released it;
+// the second is the consumer: it owns the accumulator, waits for each tile's full barrier, runs the
+// MMA and releases the stage by arriving on the stage's empty barrier (count 128: every consumer
+// thread), after the MMA (which on the GPU has waited for its wgmma):
+//
+//	thread 0: init full[s] (count 1) and empty[s] (count 128) for every stage;  barrier block
+//	if w < 4 (producer): thread 0, for t < tiles:
+//	        t ≥ S: mbarrier.wait empty[t mod S] phase t/S − 1   (the consumers are done with tile t−S)
+//	        arrive.expect_tx full[t mod S]; copy A; copy B
+//	else (consumer): acc = 0; for kt < tiles: mbarrier.wait full[kt mod S] phase kt/S; MMA;
+//	        mbarrier.arrive empty[kt mod S];  store
+//
+// There is no block barrier after the split: the stages are handed over by the barriers alone (the
+// interpreter orders the consumers' reads before the refill through the empty barrier's phase).
+
+// tmaSpecialised builds the thread body of the warp-specialised TMA staging for the warp variable w
+// of a one-warpgroup block; decl and store are the accumulator's declaration and store.
+func tmaSpecialised(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir.IExpr, tl ir.IExpr, w *ir.Var, a, b *stagedOperand,
+	decl, store ir.Node, compute func(kt, slot ir.IExpr) []ir.Node) (body []ir.Node, full, empty *ir.Tensor) {
+	one, s := ir.IConst{V: 1}, ir.IConst{V: stages}
+	for _, o := range []*stagedOperand{a, b} {
+		o.buf = &ir.Tensor{Name: nm.name(o.name + "s"), Type: o.src.T.Type, Kind: ir.Scratch, Space: ir.Shared, Size: ir.IMul(s, ir.IMul(o.rows, o.cols))}
+	}
+	full = &ir.Tensor{Name: nm.name("full"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
+	empty = &ir.Tensor{Name: nm.name("empty"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
+	nt := ir.IConst{V: 256}
+	byThread0 := func(nodes ...ir.Node) ir.Node {
+		return &ir.Loop{Var: &ir.Var{Name: nm.name("p")}, Lo: tl, Hi: one, Step: nt, Body: nodes}
+	}
+	i32 := func(v *ir.Var) ir.Expr { return &ir.VarVal{V: v, T: ir.I32} }
+	c32 := func(c int) ir.Expr { return &ir.Const{Val: float64(c), T: ir.I32} }
+	is := &ir.Var{Name: nm.name("s")}
+	init := byThread0(&ir.Loop{Var: is, Lo: ir.IConst{V: 0}, Hi: s, Step: one, Body: []ir.Node{
+		&ir.MbarInit{Bar: ir.MbarRef{T: full, Idx: ir.IVar{V: is}}, Count: 1},
+		&ir.MbarInit{Bar: ir.MbarRef{T: empty, Idx: ir.IVar{V: is}}, Count: 128},
+	}})
+	// producer
+	t := &ir.Var{Name: nm.name("t")}
+	tv := ir.IVar{V: t}
+	slot := ir.IMod(tv, s)
+	fullT := &ir.MbarRef{T: full, Idx: slot}
+	load := []ir.Node{
+		&ir.If{Cond: &ir.Binary{Op: ir.Ge, X: i32(t), Y: c32(stages), T: ir.Bool}, Then: []ir.Node{
+			&ir.MbarWait{Bar: ir.MbarRef{T: empty, Idx: slot}, Phase: ir.ISub(ir.IDiv(tv, s), one)},
+		}},
+		&ir.MbarArrive{Bar: *fullT, Tx: ir.IConst{V: TMABytes}},
+	}
+	k0 := k0Of(tv)
+	for _, o := range []*stagedOperand{a, b} {
+		load = append(load, &ir.Copy{
+			Dst:       ir.Operand{T: o.buf, Off: o.stage(slot), Layout: WGMMALayout()},
+			Src:       ir.Operand{T: o.src.T, Off: o.off(k0), Layout: o.src.Layout},
+			Rows:      o.rows,
+			Cols:      o.cols,
+			ValidRows: o.validRows(k0),
+			ValidCols: o.validCols(k0),
+			Async:     true, Bar: fullT,
+		})
+	}
+	producer := byThread0(&ir.Loop{Var: t, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: load})
+	// consumer
+	kt := &ir.Var{Name: nm.name("kt")}
+	ktv := ir.IVar{V: kt}
+	loop := []ir.Node{&ir.MbarWait{Bar: ir.MbarRef{T: full, Idx: ir.IMod(ktv, s)}, Phase: ir.IDiv(ktv, s)}}
+	loop = append(loop, compute(ktv, ir.IMod(ktv, s))...)
+	loop = append(loop, &ir.MbarArrive{Bar: ir.MbarRef{T: empty, Idx: ir.IMod(ktv, s)}})
+	consumer := []ir.Node{decl, &ir.Loop{Var: kt, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: loop}, store}
+	split := &ir.If{Cond: &ir.Binary{Op: ir.Lt, X: i32(w), Y: c32(4), T: ir.Bool}, Then: []ir.Node{producer}, Else: consumer}
+	return []ir.Node{init, &ir.Barrier{Scope: ir.ScopeBlock}, split}, full, empty
+}
+
+// oneWarpgroup reports whether l's block is the one warpgroup t0 (a gpu.warp loop 0 .. 4) runs, with
+// the warp count a block dim of its own.
+func oneWarpgroup(l *ir.Launch, t0 *ir.Loop) bool {
+	hi, ok := t0.Hi.(ir.IConst)
+	if !ok || hi.V != 4 || t0.Kind != ir.GPUWarp || !isZero(t0.Lo) {
+		return false
+	}
+	n := 0
+	for _, d := range l.Block {
+		if d == t0.Hi {
+			n++
+		}
+	}
+	return n == 1 && len(l.Block) == 2
+}

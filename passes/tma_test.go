@@ -12,6 +12,11 @@ import (
 
 // tmaCompiled compiles kernel name of the library for ptx:sm_90a with gpu.tma = 1 set before staging.
 func tmaCompiled(t *testing.T, name string) (*ir.Kernel, *ir.Func) {
+	return tmaCompiledWith(t, name, 1)
+}
+
+// tmaCompiledWith compiles kernel name of the library for ptx:sm_90a with gpu.tma = mode.
+func tmaCompiledWith(t *testing.T, name string, mode int) (*ir.Kernel, *ir.Func) {
 	t.Helper()
 	m, err := target.Lookup("ptx:sm_90a")
 	if err != nil {
@@ -21,7 +26,7 @@ func tmaCompiled(t *testing.T, name string) (*ir.Kernel, *ir.Func) {
 		if k.Name != name {
 			continue
 		}
-		f, err := Compile(k, m, Options{Plan: map[string]int{PlanTMA: 1}})
+		f, err := Compile(k, m, Options{Plan: map[string]int{PlanTMA: mode}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,6 +125,64 @@ func TestTMAPlantedBugs(t *testing.T) {
 		}},
 	} {
 		_, f := tmaCompiled(t, "hgemm")
+		f.Body = ir.RewriteNodes(f.Body, c.plant)
+		args := kgentest.RandomArgs(k, dims, rand.New(rand.NewPCG(1, 2)), 0)
+		err := ir.RunFunc(f, ir.Storage, args, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestTMASpecialised: with gpu.tma = 2 the TMA GEMMs run as a producer warpgroup (thread 0 loading,
+// waiting on the empty barriers before refilling) and a consumer warpgroup (full waits, MMA, empty
+// arrivals), equal to the algorithm level on ragged shapes; a consumer that releases its stage before
+// the MMA read it, a producer that does not wait for the release, and a wrong empty phase each fail.
+func TestTMASpecialised(t *testing.T) {
+	for _, name := range []string{"hgemm", "bgemm", "bgemm_bf16"} {
+		k, f := tmaCompiledWith(t, name, 2)
+		s := f.String()
+		for _, w := range []string{"block(8, 32)", "mbarrier.init empty", "count 128", "mbarrier.arrive empty", "mbarrier.wait empty", "if (w:i32 < 4:i32)"} {
+			if !strings.Contains(s, w) {
+				t.Fatalf("%s lacks %q:\n%s", name, w, s)
+			}
+		}
+		var shapes []map[string]int
+		for _, mnk := range [][3]int{{1, 1, 1}, {17, 13, 67}, {65, 130, 129}, {64, 64, 256}} {
+			shapes = append(shapes, gemmDims(k, mnk))
+		}
+		runPlans(t, name+" specialised", k, f, shapes, []map[string]int{nil}, rand.New(rand.NewPCG(5, 11)))
+	}
+	k, _ := tmaCompiledWith(t, "hgemm", 2)
+	dims := gemmDims(k, [3]int{70, 65, 200})
+	for _, c := range []struct {
+		name, want string
+		plant      func(n ir.Node) []ir.Node
+	}{
+		{"stage released before the MMA", "race on shared", func(n ir.Node) []ir.Node {
+			if l, ok := n.(*ir.Loop); ok && len(l.Body) == 3 {
+				if a, ok := l.Body[2].(*ir.MbarArrive); ok {
+					l.Body = []ir.Node{l.Body[0], a, l.Body[1]}
+				}
+			}
+			return []ir.Node{n}
+		}},
+		{"producer does not wait for the release", "the parity wait names phase 2", func(n ir.Node) []ir.Node {
+			if w, ok := n.(*ir.If); ok && len(w.Then) == 1 {
+				if _, ok := w.Then[0].(*ir.MbarWait); ok {
+					return nil
+				}
+			}
+			return []ir.Node{n}
+		}},
+		{"empty phase one too late", "the parity wait returns at once", func(n ir.Node) []ir.Node {
+			if w, ok := n.(*ir.MbarWait); ok && strings.HasPrefix(w.Bar.T.Name, "empty") {
+				w.Phase = ir.IAdd(w.Phase, ir.IConst{V: 1})
+			}
+			return []ir.Node{n}
+		}},
+	} {
+		_, f := tmaCompiledWith(t, "hgemm", 2)
 		f.Body = ir.RewriteNodes(f.Body, c.plant)
 		args := kgentest.RandomArgs(k, dims, rand.New(rand.NewPCG(1, 2)), 0)
 		err := ir.RunFunc(f, ir.Storage, args, nil)

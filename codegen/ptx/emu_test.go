@@ -28,18 +28,20 @@ type emuCopy struct {
 }
 
 type emuThread struct {
-	pc      int
-	regs    [7][]uint64
-	tid     [3]uint64
-	pending [][]emuCopy // committed groups, oldest first
-	open    []emuCopy   // copies issued since the last commit
-	done    bool
-	barrier bool
-	coll    *Instr // the warp-collective instruction (mma.sync, ldmatrix, shfl.sync) the thread waits at
-	id      int
-	wg      *wgThread      // wgmma state (emu_wgmma_test.go), in entries that issue wgmma
-	mwait   *emuWait       // a failed mbarrier try_wait (emu_tma_test.go)
-	seen    map[uint64]int // per mbarrier, the phases this thread saw complete
+	pc       int
+	regs     [7][]uint64
+	tid      [3]uint64
+	pending  [][]emuCopy // committed groups, oldest first
+	open     []emuCopy   // copies issued since the last commit
+	done     bool
+	barrier  bool
+	coll     *Instr // the warp-collective instruction (mma.sync, ldmatrix, shfl.sync) the thread waits at
+	id       int
+	wg       *wgThread      // wgmma state (emu_wgmma_test.go), in entries that issue wgmma
+	mwait    *emuWait       // a failed mbarrier try_wait (emu_tma_test.go)
+	seen     map[uint64]int // per mbarrier, the phases this thread saw complete
+	arrivals int            // mbarrier arrivals made
+	hb       map[int]int    // per thread, its arrivals that happen before this thread's point
 }
 
 type emulator struct {
@@ -171,6 +173,9 @@ func (m *emulator) runBlock(block [3]int) {
 				ths = append(ths, th)
 			}
 		}
+	}
+	if m.tma != nil {
+		m.tma.threads = ths
 	}
 	for {
 		progress := false
@@ -355,8 +360,11 @@ func (m *emulator) sharedAccess(th *emuThread, i, off, n int, write bool) {
 			}
 			m.writer[i][k] = me
 			m.noteGenericWrite(th, i, k)
-		} else if r == 0 {
+		} else if r == 0 || (r == me && m.tma != nil) {
 			m.reader[i][k] = me
+			if m.tma != nil {
+				m.tma.readArr[i][k] = int32(th.arrivals)
+			}
 		} else if r != me {
 			m.reader[i][k] = -1
 		}

@@ -32,12 +32,16 @@ import (
 //     bounds check. The bytes land when the barrier's phase completes: until then touching them is an
 //     error, and after it a thread (or a warpgroup's wgmma) may read them only once it has seen that
 //     phase complete through a try_wait of its own. The copy overwriting bytes another thread read since
-//     the last bar.sync, or that a wgmma still in flight reads, is an error.
+//     the last bar.sync, or that a wgmma still in flight reads, is an error, unless the reader arrived
+//     on an mbarrier after reading and the issuing thread has seen that arrival's phase complete
+//     (arrive releases, try_wait acquires: how a consumer hands a stage back to the producer).
 
 // emuMbar is one mbarrier of the running block.
 type emuMbar struct {
 	count, pending, tx, phase int
 	flight                    []emuLanding
+	rel                       map[int]int         // current phase: per arriving thread, its arrivals after arriving
+	relOf                     map[int]map[int]int // per completed phase, its rel
 }
 
 // emuLanding is one byte a bulk copy writes when its barrier's phase completes.
@@ -56,9 +60,12 @@ type emuTag struct {
 
 // tmaState is the TMA/mbarrier state of an emulated block (nil in entries without mbarriers).
 type tmaState struct {
-	bars  map[uint64]*emuMbar
-	tags  [][]emuTag
-	group []*emuThread // the warpgroup whose wgmma is reading shared memory now
+	bars    map[uint64]*emuMbar
+	tags    [][]emuTag
+	group   []*emuThread // the warpgroup whose wgmma is reading shared memory now
+	readArr [][]int32    // per shared byte, the arrivals its reader (emulator.reader) had made
+	early   [][]bool     // shared bytes a wgmma still read when a thread of its warpgroup arrived on an mbarrier
+	threads []*emuThread // the block's threads
 }
 
 // emuWait is a suspended try_wait.
@@ -86,6 +93,8 @@ func (m *emulator) newTMAState() {
 	m.tma = &tmaState{bars: map[uint64]*emuMbar{}}
 	for _, s := range m.shared {
 		m.tma.tags = append(m.tma.tags, make([]emuTag, len(s.data)))
+		m.tma.readArr = append(m.tma.readArr, make([]int32, len(s.data)))
+		m.tma.early = append(m.tma.early, make([]bool, len(s.data)))
 	}
 }
 
@@ -158,6 +167,20 @@ func (m *emulator) mbarrierOp(th *emuThread, in *Instr) bool {
 		if in.Op == "mbarrier.arrive.expect_tx.shared::cta.b64" {
 			s.tx += int(uint32(m.value(th, a[2], U32)))
 		}
+		if th.wg != nil && len(th.wg.pending)+len(th.wg.open) > 0 && m.tma.threads != nil {
+			// an arrival while this thread's wgmmas are not retired does not release what they read
+			lead := m.tma.threads[th.id/128*128]
+			for _, g := range lead.wg.readPending {
+				for _, x := range g {
+					m.tma.early[x[0]][x[1]] = true
+				}
+			}
+		}
+		th.arrivals++
+		if s.rel == nil {
+			s.rel = map[int]int{}
+		}
+		s.rel[th.id] = th.arrivals // what the thread did before arriving happens before the phase's end
 		s.pending--
 		m.mbarProgress(addr, s)
 		m.set(th, a[0].(Reg), uint64(s.phase)) // the state: opaque, unused by the backend
@@ -174,7 +197,12 @@ func (m *emulator) mbarrierOp(th *emuThread, in *Instr) bool {
 		}
 		m.set(th, a[0].(Reg), 1)
 		if th.seen == nil {
-			th.seen = map[uint64]int{}
+			th.seen, th.hb = map[uint64]int{}, map[int]int{}
+		}
+		for p := th.seen[addr]; p < s.phase; p++ { // acquire: the arrivals of the phases seen complete now
+			for t, n := range s.relOf[p] {
+				th.hb[t] = max(th.hb[t], n)
+			}
 		}
 		th.seen[addr] = max(th.seen[addr], s.phase)
 	default:
@@ -197,7 +225,11 @@ func (m *emulator) mbarProgress(addr uint64, s *emuMbar) {
 		m.shared[l.arr].data[l.off] = l.v
 		m.tma.tags[l.arr][l.off].flight = false
 	}
-	s.flight, s.phase, s.pending, s.tx = nil, s.phase+1, s.count, 0
+	if s.relOf == nil {
+		s.relOf = map[int]map[int]int{}
+	}
+	s.relOf[s.phase] = s.rel
+	s.flight, s.phase, s.pending, s.tx, s.rel = nil, s.phase+1, s.count, 0, nil
 }
 
 // bulkTensor runs cp.async.bulk.tensor (the tile load described above).
@@ -249,11 +281,14 @@ func (m *emulator) bulkTensor(th *emuThread, in *Instr) {
 				if t := m.tma.tags[i][k]; t.flight {
 					emuError("%s into %s byte %d while an earlier bulk copy into it is in flight", op, m.shared[i].name, k)
 				}
-				if r := m.reader[i][k]; r != 0 && r != me {
-					emuError("%s overwrites %s byte %d, which another thread read since the last bar.sync", op, m.shared[i].name, k)
+				if r := m.reader[i][k]; r != 0 && r != me && (r < 0 || int(m.tma.readArr[i][k]) >= th.hb[int(r-1)]) {
+					emuError("%s overwrites %s byte %d, which another thread read since the last bar.sync (and before no mbarrier arrival this thread waited for)", op, m.shared[i].name, k)
 				}
 				if m.inflight[i][k] != 0 {
 					emuError("%s overwrites %s byte %d, which a wgmma still in flight reads (no wgmma.wait_group retired it)", op, m.shared[i].name, k)
+				}
+				if m.tma.early[i][k] {
+					emuError("%s overwrites %s byte %d, which a wgmma read that was not retired (wgmma.wait_group) when its warpgroup arrived on the mbarrier releasing it", op, m.shared[i].name, k)
 				}
 				if w := m.writer[i][k]; w != 0 && w != me {
 					emuError("%s overwrites %s byte %d, which thread %d wrote since the last bar.sync", op, m.shared[i].name, k, w-1)

@@ -189,14 +189,15 @@ func TMAMapOf(p ParamInfo, dims map[string]int64) (TMAMap, error) {
 	return TMAMap{DataType: dt, Dims: [2]uint64{uint64(cols), uint64(rows)}, RowStride: stride, Box: [2]uint32{TMABox, TMABox}, Swizzle: 3}, nil
 }
 
-// tmaVariant compiles k for ptx:sm_90a with its wgmma tiles staged by TMA (passes.PlanTMA) and lowers
-// it, its entries named with the suffix "_tma"; nil when no tile of k is loaded by TMA.
+// tmaVariant compiles k for ptx:sm_90a with its wgmma tiles staged by TMA and warp-specialised
+// (passes.PlanTMA = 2: a producer and a consumer warpgroup) and lowers it, its entries named with the
+// suffix "_tma"; nil when no tile of k is loaded by TMA.
 func tmaVariant(k *ir.Kernel) (*Kernel, error) {
 	m, err := target.Lookup("ptx:sm_90a")
 	if err != nil {
 		return nil, err
 	}
-	f, err := passes.Compile(k, m, passes.Options{Plan: map[string]int{passes.PlanTMA: 1}})
+	f, err := passes.Compile(k, m, passes.Options{Plan: map[string]int{passes.PlanTMA: 2}})
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,10 @@ var tmaKernels = []string{"hgemm", "bgemm", "bgemm_bf16"}
 
 // compileTMA compiles the named kernels of kernels.kdsl for ptx:sm_90a with the plan value gpu.tma = 1
 // set before staging (TMA staging on per-stage mbarriers).
-func compileTMA(t *testing.T, names ...string) []*ir.Func {
+func compileTMA(t *testing.T, names ...string) []*ir.Func { return compileTMAWith(t, 1, names...) }
+
+// compileTMAWith is compileTMA with gpu.tma = mode (2: warp-specialised).
+func compileTMAWith(t *testing.T, mode int, names ...string) []*ir.Func {
 	t.Helper()
 	m, err := target.Lookup("ptx:sm_90a")
 	if err != nil {
@@ -26,7 +29,7 @@ func compileTMA(t *testing.T, names ...string) []*ir.Func {
 	var fs []*ir.Func
 	for _, name := range names {
 		k := libKernel(t, name)
-		f, err := passes.Compile(k, m, passes.Options{Plan: map[string]int{passes.PlanTMA: 1}})
+		f, err := passes.Compile(k, m, passes.Options{Plan: map[string]int{passes.PlanTMA: mode}})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -181,11 +184,19 @@ func TestPlantedTMABugs(t *testing.T) {
 // on mbarriers with SYNCS instructions (SYNCS.EXCH.64: init; SYNCS.ARRIVE.TRANS64: arrive.expect_tx;
 // SYNCS.PHASECHK.TRANS64.TRYWAIT: try_wait.parity), multiplies with four HGMMA.64x64x16.F32 per K tile,
 // spills nothing, declares at most 48 KiB of shared memory, and ptxas does not serialize the wgmmas.
-func TestTMASass(t *testing.T) {
+func TestTMASass(t *testing.T) { checkTMASass(t, compileTMA(t, tmaKernels...), 4) }
+
+// TestTMASpecialisedSass is TestTMASass for the warp-specialised versions (gpu.tma = 2: one loop of
+// two UTMALDG in the producer, no prologue).
+func TestTMASpecialisedSass(t *testing.T) { checkTMASass(t, compileTMAWith(t, 2, tmaKernels...), 2) }
+
+// checkTMASass assembles fs's sm_90a module and checks each TMA GEMM's machine code (loads: the
+// UTMALDG.2D count).
+func checkTMASass(t *testing.T, fs []*ir.Func, loads int) {
 	ptxas := ptxasPath(t)
 	ptxasSupports90a(t, ptxas)
 	cuobjdump := toolPath(t, "cuobjdump", "KGEN_CUOBJDUMP")
-	mod, _, unsup := Build(compileTMA(t, tmaKernels...), SubTargets["sm_90a"], "kernels.kdsl")
+	mod, _, unsup := Build(fs, SubTargets["sm_90a"], "kernels.kdsl")
 	if len(unsup) != 0 {
 		t.Fatalf("unsupported: %v", unsup)
 	}
@@ -195,7 +206,7 @@ func TestTMASass(t *testing.T) {
 		for _, c := range []struct {
 			insn string
 			n    int
-		}{{"UTMALDG.2D", 4}, {"SYNCS.EXCH.64", 1}, {"SYNCS.ARRIVE.TRANS64", 2}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 1}, {"HGMMA.64x64x16.F32", 4}} {
+		}{{"UTMALDG.2D", loads}, {"SYNCS.EXCH.64", 1}, {"SYNCS.ARRIVE.TRANS64", 2}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 1}, {"HGMMA.64x64x16.F32", 4}} {
 			if got := strings.Count(code, c.insn); got < c.n {
 				t.Errorf("%s: %d %s, want at least %d:\n%s", name, got, c.insn, c.n, code)
 			}
@@ -251,5 +262,87 @@ func TestTMAMapMockDriver(t *testing.T) {
 	m := decodeMockTensorMap(got[:])
 	if m.global != uint64(buf.Ptr()) || m.dims[0] != 72 || m.dims[1] != 40 || m.strides[0] != 144 || m.box[0] != 64 || m.box[1] != 64 || m.swizzle != 3 || m.dtype != 9 {
 		t.Fatalf("decoded %v", m)
+	}
+}
+
+// TestEmulatedTMASpecialised runs the warp-specialised TMA GEMMs (gpu.tma = 2: a producer warpgroup
+// whose thread 0 loads the tiles, a consumer warpgroup that multiplies and releases each stage on its
+// empty barrier) in the emulator against the interpreter, and assembles them: UTMALDG, SYNCS, HGMMA,
+// no spills.
+func TestEmulatedTMASpecialised(t *testing.T) {
+	fs := compileTMAWith(t, 2, tmaKernels...)
+	for _, f := range fs {
+		k, err := Lower(f, "sm_90a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkTMA(k, f); err != nil {
+			t.Errorf("%s: %v", f.Kernel.Name, err)
+		}
+	}
+}
+
+// TestPlantedTMASpecialisedBugs: a consumer that releases its stage (arrives on the empty barrier)
+// before its wgmma completed, and a producer that refills a stage without waiting for its release (the
+// tile a consumer has not read yet is overwritten: the consumer then waits for a phase that has passed,
+// forever on hardware), fail the emulated differential test.
+func TestPlantedTMASpecialisedBugs(t *testing.T) {
+	f := compileTMAWith(t, 2, "hgemm")[0]
+	for _, c := range []struct {
+		name, want string
+		plant      func(e *Entry) bool
+	}{
+		{"empty arrival before wgmma.wait_group", "which a wgmma read that was not retired (wgmma.wait_group) when its warpgroup arrived", func(e *Entry) bool {
+			// move the wait that retires the wgmmas after the empty barrier's arrival
+			wait, arrive := -1, -1
+			for i, it := range e.body {
+				if in, ok := it.(*Instr); ok {
+					switch {
+					case in.Op == "wgmma.wait_group.sync.aligned":
+						wait = i
+					case in.Op == "mbarrier.arrive.shared::cta.b64" && wait >= 0 && arrive < 0:
+						arrive = i
+					}
+				}
+			}
+			if wait < 0 || arrive < 0 {
+				return false
+			}
+			w := e.body[wait]
+			copy(e.body[wait:arrive], e.body[wait+1:arrive+1])
+			e.body[arrive] = w
+			return true
+		}},
+		{"no wait for the empty barrier", "deadlock: thread 128 waits", func(e *Entry) bool {
+			n := 0
+			return edit(e, func(in *Instr) bool {
+				if in.Op == "mbarrier.try_wait.parity.shared::cta.b64" {
+					n++
+					return n == 1 // the producer's wait (first in the code)
+				}
+				return false
+			}, func(in *Instr) *Instr {
+				return &Instr{Op: "setp.eq.s32", Args: []Operand{in.Args[0], Imm(0), Imm(0)}}
+			}, 1)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k, err := Lower(f, "sm_90a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := false
+			for _, e := range k.Entries {
+				changed = c.plant(e) || changed
+			}
+			if !changed {
+				t.Fatal("nothing to plant the bug in")
+			}
+			err = checkTMA(k, f, [3]int{67, 136, 200})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("planted bug: %v, want an error containing %q", err, c.want)
+			}
+			t.Logf("detected: %v", err)
+		})
 	}
 }
