@@ -60,8 +60,8 @@ func PairPanels(f *ir.Func) (panels map[*ir.Tensor]bool, slots map[string]bool) 
 	})
 	ok := map[string]bool{}
 	for _, u := range micros {
-		good := u.Elem == ir.F32 && u.AView == nil && u.A != nil && u.B != nil
-		for _, t := range []*ir.Tensor{u.A, u.B} {
+		good := u.Elem == ir.F32 && u.Kind() == ir.MicroPacked
+		for _, t := range []*ir.Tensor{u.A.T, u.B.T} {
 			if !good {
 				break
 			}
@@ -79,7 +79,7 @@ func PairPanels(f *ir.Func) (panels map[*ir.Tensor]bool, slots map[string]bool) 
 	for _, u := range micros {
 		if ok[u.Slot] {
 			slots[u.Slot] = true
-			panels[u.A], panels[u.B] = true, true
+			panels[u.A.T], panels[u.B.T] = true, true
 		}
 	}
 	return panels, slots

@@ -36,7 +36,8 @@ type SlotKernel struct {
 	Knobs Knobs
 	// Tuned are kgen.lock's values of slot fields (MC, KC, NC and the Knobs) per machine class, set over
 	// the plan's at install when that class is the one chosen for the machine (MachineClass: the nearest
-	// of the file's classes, probe.Nearest); the importer must list kgen's probe package.
+	// of the file's classes, probe.Nearest; for MC, KC and NC only when its caches match this machine's,
+	// CacheClass); the importer must list kgen's probe package.
 	Tuned map[string]map[string]int
 }
 
@@ -204,6 +205,11 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 		w("// %s is the class of %s nearest this machine's (probe.Nearest), whose kgen.lock values are\n", MachineClass, MachineClasses)
 		w("// installed below; \"\" when none shares this machine's architecture and vector level.\n")
 		w("var %s = probe.NearestHost(%s)\n\n", MachineClass, MachineClasses)
+		if tunedCacheBlocks(variants) {
+			w("// %s is %s when its L1 and L2 are this machine's within a factor √2 (probe.MatchingCaches),\n", CacheClass, MachineClass)
+			w("// else \"\": the class whose kgen.lock cache blocks (MC, KC, NC) are installed below.\n")
+			w("var %s = probe.MatchingCaches(%s)\n\n", CacheClass, MachineClass)
+		}
 	}
 	// Each registration prepends, so the worst variant registers first and the best ends up first. It
 	// runs as a package variable's initializer, so before every init function: kgen.go's init then picks
@@ -269,21 +275,47 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 	return src, nil
 }
 
-// writeTuned writes the switch on the machine class that installs a slot's kgen.lock values.
+// writeTuned writes the switches on the machine class that install a slot's kgen.lock values: the cache
+// blocks (ir.CacheBlockFields) on CacheClass, the other fields on MachineClass.
 func writeTuned(b *bytes.Buffer, ind string, s SlotKernel) {
-	if len(s.Tuned) == 0 {
-		return
-	}
-	fmt.Fprintf(b, "%sswitch %s {\n", ind, MachineClass)
-	for _, class := range slices.Sorted(maps.Keys(s.Tuned)) {
-		var lhs, rhs []string
-		for _, f := range slices.Sorted(maps.Keys(s.Tuned[class])) {
-			lhs = append(lhs, s.Slot.Var+"."+f)
-			rhs = append(rhs, fmt.Sprint(s.Tuned[class][f]))
+	for _, sw := range []struct {
+		on    string
+		cache bool
+	}{{MachineClass, false}, {CacheClass, true}} {
+		var cases []string
+		for _, class := range slices.Sorted(maps.Keys(s.Tuned)) {
+			var lhs, rhs []string
+			for _, f := range slices.Sorted(maps.Keys(s.Tuned[class])) {
+				if ir.IsCacheBlock(f) != sw.cache {
+					continue
+				}
+				lhs = append(lhs, s.Slot.Var+"."+f)
+				rhs = append(rhs, fmt.Sprint(s.Tuned[class][f]))
+			}
+			if len(lhs) > 0 {
+				cases = append(cases, fmt.Sprintf("%scase %q:\n%s\t%s = %s\n", ind, class, ind, strings.Join(lhs, ", "), strings.Join(rhs, ", ")))
+			}
 		}
-		fmt.Fprintf(b, "%scase %q:\n%s\t%s = %s\n", ind, class, ind, strings.Join(lhs, ", "), strings.Join(rhs, ", "))
+		if len(cases) > 0 {
+			fmt.Fprintf(b, "%sswitch %s {\n%s%s}\n", ind, sw.on, strings.Join(cases, ""), ind)
+		}
 	}
-	fmt.Fprintf(b, "%s}\n", ind)
+}
+
+// tunedCacheBlocks reports whether some slot of variants has kgen.lock values of a cache field.
+func tunedCacheBlocks(variants []Variant) bool {
+	for _, v := range variants {
+		for _, s := range v.Slots {
+			for _, fields := range s.Tuned {
+				for f := range fields {
+					if ir.IsCacheBlock(f) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // TunedClasses lists the machine classes of variants' kgen.lock values, sorted.

@@ -79,6 +79,7 @@ const (
 	RegisterVariants = "registerVariants" // a dispatch file's function prepending its variants
 	MachineClass     = "machineClass"     // a dispatch file's string: the kgen.lock class chosen for this machine
 	MachineClasses   = "machineClasses"   // a dispatch file's []string: the kgen.lock classes it carries
+	CacheClass       = "cacheClass"       // a dispatch file's string: MachineClass when its caches match this machine's, else ""
 )
 
 // VLoopVar is the variable of the n-th vector-loop slot of a kernel (VLoop).

@@ -144,16 +144,15 @@ func NodeTensors(n Node, read, write func(*Tensor)) {
 	case *Pack:
 		write(n.Dst)
 	case *Micro:
-		for _, t := range []*Tensor{n.A, n.B, n.Bias} {
-			if t != nil {
-				read(t)
+		for _, o := range []MicroOperand{n.A, n.B} {
+			if o.View != nil {
+				nodeViewReads(o.View, read)
+			} else if o.T != nil {
+				read(o.T)
 			}
 		}
-		if n.AView != nil {
-			nodeViewReads(n.AView, read)
-		}
-		if n.BView != nil {
-			nodeViewReads(n.BView, read)
+		if n.Bias != nil {
+			read(n.Bias)
 		}
 		read(n.C)
 		write(n.C)

@@ -513,17 +513,14 @@ func (in *interp) micro(u *Micro) {
 	co, ldc := in.ival(u.COff), in.ival(u.LDC)
 	alpha, beta := in.eval(u.Alpha), in.eval(u.Beta)
 	ep := int(in.eval(u.EP))
-	a, ao := in.operand(u.A, u.AOff, u.AView, mr, m, kc, false)
-	b, bo := in.operand(u.B, u.BOff, u.BView, nr, n, kc, true)
-	if ao+kc*mr > len(a) || bo+kc*nr > len(b) {
-		fail("micro %s: packed panel out of range", u.Slot)
-	}
+	a := in.microOperand(u, u.A, mr, m, kc, false)
+	b := in.microOperand(u, u.B, nr, n, kc, true)
 	t := u.Elem
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			acc := 0.0
 			for p := 0; p < kc; p++ {
-				acc = in.round(t, acc+in.round(t, a[ao+p*mr+i]*b[bo+p*nr+j]))
+				acc = in.round(t, acc+in.round(t, a[p*mr+i]*b[p*nr+j]))
 			}
 			at := co + i*ldc + j
 			if at < 0 || at >= len(c) {
@@ -564,20 +561,56 @@ func (in *interp) transpose(t *Transpose) {
 	}
 }
 
-// operand returns the micro-panel of a Micro operand: the packed buffer, or one built from its View.
-func (in *interp) operand(t *Tensor, off IExpr, v *View, panel, valid, kc int, isB bool) ([]float64, int) {
-	if v == nil {
-		return in.bufs[t], in.ival(off)
+// microOperand returns the valid part of a Micro operand as a micro-panel (element (x, p) at p·width + x,
+// x the row of A or the column of B): read through its layout, or evaluated from its View.
+func (in *interp) microOperand(u *Micro, o MicroOperand, width, valid, kc int, isB bool) []float64 {
+	buf := make([]float64, width*kc)
+	if v := o.View; v != nil {
+		base, k0 := in.ival(v.Base0), in.ival(v.K0)
+		for x := 0; x < valid; x++ {
+			for p := 0; p < kc; p++ {
+				in.vars[v.P], in.vars[v.D] = base+x, k0+p
+				buf[p*width+x] = in.eval(v.Value)
+			}
+		}
+		delete(in.vars, v.P)
+		delete(in.vars, v.D)
+		return buf
 	}
-	base, k0 := in.ival(v.Base0), in.ival(v.K0)
-	buf := make([]float64, panel*kc)
+	if o.T == nil || o.Layout == nil || o.Off == nil {
+		fail("micro %s: an operand has no tensor, offset or layout", u.Slot)
+	}
+	src := in.bufs[o.T]
+	off := in.ival(o.Off)
+	// the layouts microkernels read, with their parameters evaluated once; any other through layoutAt
+	elem := func(x, p int) int {
+		if isB {
+			return in.layoutAt(o.Layout, p, x)
+		}
+		return in.layoutAt(o.Layout, x, p)
+	}
+	switch l := o.Layout.(type) {
+	case *Panel:
+		w, d := in.ival(l.Width), in.ival(l.Depth)
+		if w <= 0 || l.ByCol != isB {
+			fail("micro %s: operand %s has the layout %s", u.Slot, o.T.Name, l)
+		}
+		elem = func(x, p int) int { return (x/w)*w*d + p*w + x%w }
+	case *Strided:
+		rs, cs := in.ival(l.RowStride), in.ival(l.ColStride)
+		if isB {
+			rs, cs = cs, rs
+		}
+		elem = func(x, p int) int { return x*rs + p*cs }
+	}
 	for x := 0; x < valid; x++ {
 		for p := 0; p < kc; p++ {
-			in.vars[v.P], in.vars[v.D] = base+x, k0+p
-			buf[p*panel+x] = in.eval(v.Value)
+			at := off + elem(x, p)
+			if at < 0 || at >= len(src) {
+				fail("micro %s: %s offset %d out of range [0, %d)", u.Slot, o.T.Name, at, len(src))
+			}
+			buf[p*width+x] = src[at]
 		}
 	}
-	delete(in.vars, v.P)
-	delete(in.vars, v.D)
-	return buf, 0
+	return buf
 }

@@ -1,5 +1,10 @@
 package ir
 
+import (
+	"slices"
+	"strings"
+)
+
 // Func is the loop-level IR of one kernel: the statements lowered to loop nests and transformed by the
 // passes. Its parameters are the kernel's; Body may declare scratch buffers (Alloc) and locals (Decl).
 type Func struct {
@@ -23,9 +28,10 @@ type PlanVariant struct {
 	// runs on (target.HostGemmBlocks); Plan holds their value on the static model of the target.
 	Host []string
 	// Tuned holds plan values measured by kgen tune (kgen.lock) per machine class (probe.Profile.Class):
-	// the generated package installs Tuned[class] over Plan at init on a machine of that class and keeps
-	// Plan (and the host-sized blocks) everywhere else. Only run-time symbols appear here (cache blocks
-	// and the version thresholds of GEMM slots), never a register tile.
+	// the generated package installs Tuned[class] over Plan at init where that class is the nearest to
+	// the machine (cache blocks only where its L1 and L2 also match the machine's: probe.MatchingCaches)
+	// and keeps Plan (and the host-sized blocks) everywhere else. Only run-time symbols appear here (cache
+	// blocks and the version thresholds of GEMM slots), never a register tile.
 	Tuned map[string]map[string]int
 }
 
@@ -140,34 +146,97 @@ type Pack struct {
 }
 
 // Micro is one register-tile update through a backend's microkernel (the tensorize intrinsic): with
-// Ã = A[AOff:] packed MR×KC by columns and B̃ = B[BOff:] packed KC×NR by rows, it computes for i < M,
-// j < N:
+// Ã(i, p) the element (i, p) of operand A (an MR×KC tile) and B̃(p, j) that of B (KC×NR), it computes for
+// i < M, j < N:
 //
-//	v = Alpha·Σ_p Ã[p·MR+i]·B̃[p·NR+j]; if Beta ≠ 0 { v += Beta·C[COff+i·LDC+j] }
+//	v = Alpha·Σ_p Ã(i, p)·B̃(p, j); if Beta ≠ 0 { v += Beta·C[COff+i·LDC+j] }
 //	if EP&1 { v += Bias[BiasOff+j] }; if EP&2 { v = max(v, 0) }; C[COff+i·LDC+j] = v
 //
-// accumulating in Elem. C is addressed as a flat row-major buffer. docs/MICROKERNEL.md is the contract.
+// accumulating in Elem. C is addressed as a flat row-major buffer. The operands' layouts decide which
+// implementation runs (Kind): packed panels the register-tile microkernel, tiles read in place the
+// unpacked ("U") microkernel, and a tile of the whole problem (MR = M, all of K) the "rows" kernel, which
+// streams B. docs/MICROKERNEL.md is the contract. In MMA terms (AsMMA) a Micro is one MMA on an MR×NR
+// thread-scope accumulator with its epilogue.
 type Micro struct {
-	Slot       string // the kernel family ("sgemm", "dgemm"): one microkernel per Slot and variant
-	Elem       DType
-	MR, NR     IExpr
-	KC         IExpr
-	A, B       *Tensor // packed panels; nil while the operand is still a View
-	AOff, BOff IExpr
-	// AView and BView give the operands before packing: Ã(i, p) = AView at (Row0+i, K0+p) and
-	// B̃(p, j) = BView at (K0+p, Col0+j). The pack pass replaces them by packed panels.
-	AView, BView *View
-	C            *Tensor
-	COff, LDC    IExpr
-	M, N         IExpr
-	Alpha, Beta  Expr
-	Bias         *Tensor // nil when there is no bias
-	BiasOff      IExpr
-	EP           Expr // i32: epilogue bits
-	// Rows marks a Micro that covers a whole few-row problem: M rows (at most a handful), N columns and
-	// the whole reduction in one call, operands as views. Same semantics; MR and NR are then just
-	// bounds on M and N, and a backend runs its "rows" kernel (docs/MICROKERNEL.md), which streams B.
-	Rows bool
+	Slot        string // the kernel family ("sgemm", "dgemm"): one microkernel per Slot and variant
+	Elem        DType
+	MR, NR      IExpr
+	KC          IExpr
+	A, B        MicroOperand
+	C           *Tensor
+	COff, LDC   IExpr
+	M, N        IExpr
+	Alpha, Beta Expr
+	Bias        *Tensor // nil when there is no bias
+	BiasOff     IExpr
+	EP          Expr // i32: epilogue bits
+}
+
+// MicroOperand is an input tile of a Micro: A is MR×KC (rows i, reduction p), B is KC×NR. In memory it
+// is an Operand — T at Off through Layout, a Panel for BLIS packed panels (what Pack writes), a Strided
+// layout for a tile read in place — and T has the type Elem. Before the pack pass stages it, it is a
+// View instead (Operand zero): the element as an expression of the source tensors, which may convert
+// (f16 or bf16 to Elem), transpose, gather or compute, so it is no layout. No microkernel reads a View;
+// the interpreter evaluates it, and Pack turns it into a panel or, where the view is a plain strided
+// load of Elem, into a Strided operand.
+type MicroOperand struct {
+	Operand
+	View *View
+}
+
+// MicroKind is the implementation of a Micro that its operands' layouts select (Micro.Kind).
+type MicroKind int
+
+const (
+	// MicroUnbound: an operand is still a View, or its layout is one no microkernel reads.
+	MicroUnbound MicroKind = iota
+	// MicroPacked: both operands are Panel layouts of the tile's width (MR for A, NR for B) and depth KC.
+	MicroPacked
+	// MicroUnpacked: both operands are Strided with B's columns contiguous (ColStride 1), in a register
+	// tile (MR and NR constants or plan symbols): the "U" microkernel reads them in place.
+	MicroUnpacked
+	// MicroRows: strided operands as for MicroUnpacked, in a tile whose height is no register tile but
+	// the problem's rows (MR = M, a run-time extent; KC all of K): the rows kernel, which streams B.
+	MicroRows
+)
+
+func (k MicroKind) String() string {
+	return [...]string{"unbound", "packed", "unpacked", "rows"}[k]
+}
+
+// Kind is the implementation u's operand layouts select: the one place that decides between the packed,
+// unpacked and rows kernels.
+func (u *Micro) Kind() MicroKind {
+	if u.A.View != nil || u.B.View != nil || u.A.T == nil || u.B.T == nil {
+		return MicroUnbound
+	}
+	pa, okA := u.A.Layout.(*Panel)
+	pb, okB := u.B.Layout.(*Panel)
+	if okA && okB {
+		if !pa.ByCol && pb.ByCol && SameIExpr(pa.Width, u.MR) && SameIExpr(pb.Width, u.NR) && SameIExpr(pa.Depth, u.KC) && SameIExpr(pb.Depth, u.KC) {
+			return MicroPacked
+		}
+		return MicroUnbound
+	}
+	_, okA = u.A.Layout.(*Strided)
+	sb, okB := u.B.Layout.(*Strided)
+	if !okA || !okB || !SameIExpr(sb.ColStride, IConst{V: 1}) {
+		return MicroUnbound
+	}
+	if registerExtent(u.MR) && registerExtent(u.NR) {
+		return MicroUnpacked
+	}
+	return MicroRows
+}
+
+// registerExtent reports whether e can size a register tile: a constant or a plan symbol, fixed when the
+// kernel is compiled.
+func registerExtent(e IExpr) bool {
+	switch e.(type) {
+	case IConst, ISym:
+		return true
+	}
+	return false
 }
 
 // Transpose is one tile of a transpose copy through a backend's transpose routine (the tensorize
@@ -273,4 +342,14 @@ func NodeExprs(n Node, f func(Expr)) {
 	case *AccStore:
 		f(n.Value)
 	}
+}
+
+// CacheBlockFields are the GEMM slot fields sized from the caches (the BLIS blocks). A kgen.lock value of
+// one is installed only from a class whose L1 and L2 match the machine's (probe.MatchingCaches); the
+// other tuned fields (version thresholds) come from the nearest class whatever its caches.
+var CacheBlockFields = []string{"MC", "KC", "NC"}
+
+// IsCacheBlock reports whether plan symbol sym ("slot.FIELD", or a bare field) is a cache block.
+func IsCacheBlock(sym string) bool {
+	return slices.Contains(CacheBlockFields, sym[strings.LastIndex(sym, ".")+1:])
 }

@@ -20,15 +20,16 @@ func FlatIndex(t *Tensor, off IExpr) []IExpr {
 	return idx
 }
 
-// microOperand is a Micro operand as an MMA operand: the packed panel, or the view's load.
-func microOperand(t *Tensor, off, width, kc IExpr, v *View, isB bool) (Operand, bool) {
-	if t != nil {
-		l := &Panel{Width: width, Depth: kc}
-		if isB {
-			l.ByCol = true
-		}
-		return Operand{T: t, Off: off, Layout: l}, true
+// SameIExpr reports whether a and b are the same index expression once simplified.
+func SameIExpr(a, b IExpr) bool { return a == b || Simplify(a) == Simplify(b) }
+
+// mmaOperand is a Micro operand as an MMA operand: the operand in memory as it is, or the view's load
+// read through its strided layout (false for a view that converts or computes).
+func mmaOperand(o MicroOperand, isB bool) (Operand, bool) {
+	if o.View == nil {
+		return o.Operand, o.T != nil
 	}
+	v := o.View
 	ld, ok := v.Value.(*Load)
 	if !ok {
 		return Operand{}, false
@@ -40,13 +41,12 @@ func microOperand(t *Tensor, off, width, kc IExpr, v *View, isB bool) (Operand, 
 		x, k = c, r
 	}
 	sub := map[*Var]IExpr{v.P: IAdd(v.Base0, IVar{V: x}), v.D: IAdd(v.K0, IVar{V: k})}
-	op, ok := LoadOperand(SubstVars(ld, sub).(*Load), r, c)
-	return op, ok
+	return LoadOperand(SubstVars(ld, sub).(*Load), r, c)
 }
 
 // AsMMA writes the microkernel call u as the MMA nodes it is an instance of (docs/MICROKERNEL.md in MMA
-// terms): AccDecl of an MR×NR thread-scope tile; one MMA over the KC block whose operands are the packed
-// panels (Panel layouts: element (i, p) of Ã at AOff + p·MR + i) or the views' loads (strided layouts);
+// terms): AccDecl of an MR×NR thread-scope tile; one MMA over the KC block on u's operands as they are
+// (Panel or Strided layouts) or, for a View, its load through a strided layout;
 // AccStore of the contract's epilogue as an expression of the accumulator,
 //
 //	v = Alpha·acc; v = Beta == 0 ? v : v + Beta·C; v = EP&1 ? v + Bias[BiasOff + j] : v; EP&2 ? relu(v) : v
@@ -56,8 +56,8 @@ func microOperand(t *Tensor, off, width, kc IExpr, v *View, isB bool) (Operand, 
 // microkernel is emitted from these nodes (codegen/golang), and passes.MicroToMMA uses them to state the
 // contract in the IR.
 func (u *Micro) AsMMA(name func(base string) string) []Node {
-	a, okA := microOperand(u.A, u.AOff, u.MR, u.KC, u.AView, false)
-	b, okB := microOperand(u.B, u.BOff, u.NR, u.KC, u.BView, true)
+	a, okA := mmaOperand(u.A, false)
+	b, okB := mmaOperand(u.B, true)
 	if !okA || !okB || a.T.Type != b.T.Type || !Widens(a.T.Type, u.Elem) {
 		return nil
 	}
@@ -84,4 +84,25 @@ func (u *Micro) AsMMA(name func(base string) string) []Node {
 	v = &Select{C: bin(Ge, u.EP, i32(2), Bool), A: &Unary{Op: Relu, X: v, T: t}, B: v}
 	store := &AccStore{Acc: acc, I: i, J: j, M: u.M, N: u.N, Out: u.C, Idx: cIdx, Value: v}
 	return []Node{&AccDecl{Acc: acc}, mma, store}
+}
+
+// MapIExprs returns o with f applied to its index expressions (offset and layout parameters, or the
+// view's origin); o is not changed.
+func (o MicroOperand) MapIExprs(f func(IExpr) IExpr) MicroOperand {
+	if o.View != nil {
+		v := *o.View
+		v.Base0, v.K0 = f(v.Base0), f(v.K0)
+		o.View = &v
+		return o
+	}
+	if o.Off != nil {
+		o.Off = f(o.Off)
+	}
+	switch l := o.Layout.(type) {
+	case *Panel:
+		o.Layout = &Panel{Width: f(l.Width), Depth: f(l.Depth), ByCol: l.ByCol}
+	case *Strided:
+		o.Layout = &Strided{RowStride: f(l.RowStride), ColStride: f(l.ColStride)}
+	}
+	return o
 }

@@ -155,7 +155,11 @@ func (f *Func) String() string {
 		}
 		for _, class := range slices.Sorted(maps.Keys(pv.Tuned)) {
 			for _, k := range slices.Sorted(maps.Keys(pv.Tuned[class])) {
-				fmt.Fprintf(&b, "  plan[%s on %s] %s = %d (kgen.lock: installed at init where this class is the nearest)\n", pv.Name, class, k, pv.Tuned[class][k])
+				where := "where this class is the nearest"
+				if IsCacheBlock(k) {
+					where += " and its L1 and L2 match"
+				}
+				fmt.Fprintf(&b, "  plan[%s on %s] %s = %d (kgen.lock: installed at init %s)\n", pv.Name, class, k, pv.Tuned[class][k], where)
 			}
 		}
 	}
@@ -211,11 +215,11 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 				bias = fmt.Sprintf(", bias %s+%s", n.Bias.Name, n.BiasOff)
 			}
 			kind := "micro"
-			if n.Rows {
+			if n.Kind() == MicroRows {
 				kind = "micro rows"
 			}
 			fmt.Fprintf(b, "%s%s %s %s %sx%s kc=%s A=%s B=%s C=%s+%s ldc=%s m=%s n=%s alpha=%s beta=%s%s ep=%s\n",
-				ind, kind, n.Slot, n.Elem, n.MR, n.NR, n.KC, operandString(n.A, n.AOff, n.AView), operandString(n.B, n.BOff, n.BView), n.C.Name, n.COff, n.LDC, n.M, n.N,
+				ind, kind, n.Slot, n.Elem, n.MR, n.NR, n.KC, n.A, n.B, n.C.Name, n.COff, n.LDC, n.M, n.N,
 				FormatExpr(n.Alpha), FormatExpr(n.Beta), bias, FormatExpr(n.EP))
 		case *Transpose:
 			fmt.Fprintf(b, "%stranspose %s %s rows=%s cols=%s %s+%s lds=%s -> %s+%s ldd=%s\n", ind, n.Slot, n.Elem, n.Rows, n.Cols,
@@ -228,9 +232,13 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 	}
 }
 
-func operandString(t *Tensor, off IExpr, v *View) string {
-	if t != nil {
-		return t.Name + "+" + off.String()
+func (o MicroOperand) String() string {
+	v := o.View
+	if v == nil {
+		if o.T == nil || o.Off == nil || o.Layout == nil {
+			return "?"
+		}
+		return o.Operand.String()
 	}
 	return fmt.Sprintf("view(%s=%s.., %s=%s..: %s)", v.P.Name, v.Base0, v.D.Name, v.K0, FormatExpr(v.Value))
 }

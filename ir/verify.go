@@ -321,33 +321,39 @@ func (v *fverifier) plainNode(n Node) error {
 		if err := v.tensor(n.C); err != nil {
 			return err
 		}
-		for _, op := range []struct {
-			t    *Tensor
-			off  IExpr
-			view *View
-		}{{n.A, n.AOff, n.AView}, {n.B, n.BOff, n.BView}} {
-			if (op.t == nil) == (op.view == nil) {
-				return fmt.Errorf("micro %s: an operand must be either packed or a view", n.Slot)
+		for _, op := range []MicroOperand{n.A, n.B} {
+			if (op.T == nil) == (op.View == nil) {
+				return fmt.Errorf("micro %s: an operand must be either in memory or a view", n.Slot)
 			}
-			if op.t != nil {
-				if err := v.tensor(op.t); err != nil {
+			if op.T != nil {
+				if err := v.tensor(op.T); err != nil {
 					return err
 				}
-				if err := v.iexpr(op.off); err != nil {
+				if op.Off == nil || op.Layout == nil {
+					return fmt.Errorf("micro %s: operand %s needs an offset and a layout", n.Slot, op.T.Name)
+				}
+				if op.T.Type != n.Elem {
+					return fmt.Errorf("micro %s: operand %s is %s, the microkernel reads %s", n.Slot, op.T.Name, op.T.Type, n.Elem)
+				}
+				if err := v.iexpr(op.Off); err != nil {
+					return err
+				}
+				if err := v.iexpr(op.Layout.Offset(IConst{0}, IConst{0})); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := v.iexpr(op.view.Base0); err != nil {
+			view := op.View
+			if err := v.iexpr(view.Base0); err != nil {
 				return err
 			}
-			if err := v.iexpr(op.view.K0); err != nil {
+			if err := v.iexpr(view.K0); err != nil {
 				return err
 			}
-			v.bound[op.view.P], v.bound[op.view.D] = true, true
-			err := v.expr(op.view.Value)
-			delete(v.bound, op.view.P)
-			delete(v.bound, op.view.D)
+			v.bound[view.P], v.bound[view.D] = true, true
+			err := v.expr(view.Value)
+			delete(v.bound, view.P)
+			delete(v.bound, view.D)
 			if err != nil {
 				return err
 			}

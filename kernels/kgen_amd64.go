@@ -1111,6 +1111,10 @@ var machineClasses = []string{"amd64-avx512bf16-c2-l1_48K-l2_2M"}
 // installed below; "" when none shares this machine's architecture and vector level.
 var machineClass = probe.NearestHost(machineClasses)
 
+// cacheClass is machineClass when its L1 and L2 are this machine's within a factor √2 (probe.MatchingCaches),
+// else "": the class whose kgen.lock cache blocks (MC, KC, NC) are installed below.
+var cacheClass = probe.MatchingCaches(machineClass)
+
 var _ = registerVariants()
 
 // registerVariants prepends this architecture's variants that the CPU supports to variants.
@@ -1198,7 +1202,11 @@ func registerVariants() bool {
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemmSlot.MC, sgemmSlot.SmallWork = 770, 1024000
+				sgemmSlot.SmallWork = 1024000
+			}
+			switch cacheClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemmSlot.MC = 770
 			}
 			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
@@ -1280,7 +1288,11 @@ func registerVariants() bool {
 			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemmSlot.MC, sgemmSlot.SmallWork = 770, 1024000
+				sgemmSlot.SmallWork = 1024000
+			}
+			switch cacheClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemmSlot.MC = 770
 			}
 			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {

@@ -27,7 +27,7 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 			case *ir.Loop:
 				walk(x.Body, append(stack[:len(stack):len(stack)], x))
 			case *ir.Micro:
-				if x.AView != nil && len(stack) >= 5 {
+				if x.A.View != nil && x.B.View != nil && len(stack) >= 5 {
 					sites = append(sites, site{x, stack[len(stack)-5:]})
 				}
 			}
@@ -77,16 +77,17 @@ func fewRows(slot string, loops []*ir.Loop) ir.Expr {
 
 // rowsVersion builds the rows version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir:
 //
-//	for jb = 0 .. N step <slot>.RowsNB { micro(rows) m = M, n = min(<slot>.RowsNB, N - jb), kc = K }
+//	for jb = 0 .. N step <slot>.RowsNB { micro M×RowsNB tile, m = M, n = min(<slot>.RowsNB, N - jb), kc = K }
 //
-// u's index expressions with ic = ir = jc = 0 and jr = jb; Beta and EP are those of the first and of the
-// last K block (the rows Micro does the whole reduction in one call).
+// u's index expressions with ic = ir = jc = 0 and jr = jb, its operands read in place (strided layouts);
+// Beta and EP are those of the first and of the last K block (the call does the whole reduction). The
+// tile is M rows high, no register tile, which with the strided operands selects the rows kernel
+// (ir.MicroRows).
 func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
 	jb := &ir.Var{Name: n.name("jb")}
 	zero := ir.IConst{V: 0}
 	r := wholeK(u, pc, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, irl.Var: zero, jr.Var: ir.IVar{V: jb}, pc.Var: zero})
-	r.Rows = true
 	nb := sym(u.Slot, "RowsNB")
 	r.MR, r.NR = ic.Hi, nb
 	r.M, r.N = ic.Hi, ir.IMin(nb, ir.ISub(jc.Hi, ir.IVar{V: jb}))
@@ -97,7 +98,8 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 //
 //	for jr = 0 .. N step NR { for ir = 0 .. M step MR { micro m = min(MR, M - ir), n = min(NR, N - jr), kc = K } }
 //
-// u's index expressions with jc = ic = pc = 0; Beta and EP those of the first and of the last K block.
+// u's index expressions with jc = ic = pc = 0, its operands read in place (strided layouts: the unpacked
+// microkernel, ir.MicroUnpacked); Beta and EP those of the first and of the last K block.
 // It runs for problems of at most <slot>.SmallWork multiply-adds, whose operands fit the caches anyway:
 // the cache-block loops would only cost per call (three more loop levels, K split into KC blocks that
 // write C and read it back), which is what a batch of 8×8×8 products pays most of its time for.
@@ -112,18 +114,15 @@ func smallVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 }
 
 // wholeK returns a copy of the view-form Micro u (inside the K-block loop pc) that does the whole
-// reduction in one call: its index expressions with the loop variables replaced as at says, kc = K, the
+// reduction in one call on its operands read in place (u must be unpackable): its index expressions with
+// the loop variables replaced as at says, kc = K, the
 // Beta of the first K block (pc = 0) and the epilogue bits of the last (pc = K: pc >= K - KC holds).
 func wholeK(u *ir.Micro, pc *ir.Loop, at map[*ir.Var]ir.IExpr) *ir.Micro {
 	dimK := loopDim(pc)
-	view := func(v *ir.View) *ir.View {
-		c := *v
-		c.Base0, c.K0 = ir.SubstIExpr(v.Base0, at), ir.SubstIExpr(v.K0, at)
-		return &c
-	}
+	subst := func(e ir.IExpr) ir.IExpr { return ir.SubstIExpr(e, at) }
 	r := *u
 	r.KC = dimK
-	r.AView, r.BView = view(u.AView), view(u.BView)
+	r.A, r.B = inPlace(u.A.MapIExprs(subst).View, false), inPlace(u.B.MapIExprs(subst).View, true)
 	r.COff = ir.SubstIExpr(u.COff, at)
 	if u.Bias != nil {
 		r.BiasOff = ir.SubstIExpr(u.BiasOff, at)
@@ -160,17 +159,74 @@ func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 }
 
 // unpackable reports whether the microkernel can read the operands in place: both are plain loads of
-// the element type, and B's rows are contiguous along the tile's columns (A may have any strides).
+// the element type, linear in the tile position and the reduction (constant strides), and B's rows are
+// contiguous along the tile's columns (A may have any strides).
 func unpackable(u *ir.Micro) bool {
-	a, ok1 := u.AView.Value.(*ir.Load)
-	b, ok2 := u.BView.Value.(*ir.Load)
+	a, ok1 := u.A.View.Value.(*ir.Load)
+	b, ok2 := u.B.View.Value.(*ir.Load)
 	if !ok1 || !ok2 || a.T.Type != u.Elem || b.T.Type != u.Elem || a.T.Kind == ir.Scratch || b.T.Kind == ir.Scratch {
+		return false
+	}
+	if inPlace(u.A.View, false).T == nil || inPlace(u.B.View, true).T == nil {
 		return false
 	}
 	// B rows contiguous along the tile's columns, and the reduction not moving along them
 	dInLast := false
-	ir.IVars(b.Idx[len(b.Idx)-1], func(v *ir.Var) { dInLast = dInLast || v == u.BView.D })
-	return ir.Stride(b.Idx, u.BView.P) == 1 && !dInLast
+	ir.IVars(b.Idx[len(b.Idx)-1], func(v *ir.Var) { dInLast = dInLast || v == u.B.View.D })
+	return ir.Stride(b.Idx, u.B.View.P) == 1 && !dInLast
+}
+
+// inPlace is the view v (a plain load of a non-scratch tensor) as an operand read in place: the tensor at
+// the flat offset of the tile's first element, with a Strided layout whose strides are the flat
+// distances of one step along the tile (rows of A, columns of B) and one along the reduction. The zero
+// operand when the load is of another kind or a distance is not constant. The expressions are built as
+// the flat offset of an index list (row-major, Horner's rule), so a backend prints them as it prints
+// any offset.
+func inPlace(v *ir.View, isB bool) ir.MicroOperand {
+	ld, ok := v.Value.(*ir.Load)
+	if !ok || ld.T.Kind == ir.Scratch || ld.T.Kind == ir.Scalar {
+		return ir.MicroOperand{}
+	}
+	at := func(dp, dd int) []ir.IExpr {
+		m := map[*ir.Var]ir.IExpr{v.P: ir.IAdd(v.Base0, ir.IConst{V: dp}), v.D: ir.IAdd(v.K0, ir.IConst{V: dd})}
+		idx := make([]ir.IExpr, len(ld.Idx))
+		for i, ix := range ld.Idx {
+			idx[i] = ir.SubstIExpr(ix, m)
+		}
+		return idx
+	}
+	var off ir.IExpr = ir.IConst{V: 0}
+	if from := at(0, 0); len(from) > 0 {
+		off = from[0]
+		for i := 1; i < len(from); i++ {
+			off = ir.IAdd(ir.IMul(off, ir.IDim{D: ld.T.Shape[i]}), from[i])
+		}
+	}
+	// dist is Σ (to[i] - from[i]) · Π shape[i+1:] by Horner's rule, nil unless every difference is constant
+	dist := func(dp, dd int) ir.IExpr {
+		from, to := at(0, 0), at(dp, dd)
+		var s ir.IExpr = ir.IConst{V: 0}
+		for i := range from {
+			c, ok := ir.Simplify(ir.ISub(to[i], from[i])).(ir.IConst)
+			if !ok {
+				return nil
+			}
+			if i > 0 {
+				s = ir.IMul(s, ir.IDim{D: ld.T.Shape[i]})
+			}
+			s = ir.IAdd(s, c)
+		}
+		return s
+	}
+	step, depth := dist(1, 0), dist(0, 1)
+	if step == nil || depth == nil {
+		return ir.MicroOperand{}
+	}
+	l := &ir.Strided{RowStride: step, ColStride: depth}
+	if isB {
+		l = &ir.Strided{RowStride: depth, ColStride: step}
+	}
+	return ir.MicroOperand{Operand: ir.Operand{T: ld.T, Off: off, Layout: l}}
 }
 
 // cloneLoop copies a loop nest (loops, Micro and Alloc nodes; expressions are shared, never mutated).
@@ -227,14 +283,13 @@ func packMicro(n namer, u *ir.Micro, loops []*ir.Loop) {
 	ap := &ir.Tensor{Name: n.name("packA"), Type: elem, Kind: ir.Scratch, Space: ir.Packed,
 		Size: ir.IMul(ir.IMin(sym(slot, "MC"), roundUp(ic.Hi, sym(slot, "MR"))), kcMax)}
 
-	bv, av := u.BView, u.AView
+	bv, av := u.B.View, u.A.View
 	packB := &ir.Pack{Dst: bp, DstOff: ir.IConst{V: 0}, N: nc, Depth: kc, Panel: sym(slot, "NR"), P: bv.P, D: bv.D,
 		Value: ir.SubstVars(bv.Value, map[*ir.Var]ir.IExpr{bv.P: ir.IAdd(ir.IVar{V: jc.Var}, ir.IVar{V: bv.P}), bv.D: ir.IAdd(ir.IVar{V: pc.Var}, ir.IVar{V: bv.D})})}
 	packA := &ir.Pack{Dst: ap, DstOff: ir.IConst{V: 0}, N: mc, Depth: kc, Panel: sym(slot, "MR"), P: av.P, D: av.D,
 		Value: ir.SubstVars(av.Value, map[*ir.Var]ir.IExpr{av.P: ir.IAdd(ir.IVar{V: ic.Var}, ir.IVar{V: av.P}), av.D: ir.IAdd(ir.IVar{V: pc.Var}, ir.IVar{V: av.D})})}
-	u.AView, u.BView = nil, nil
-	u.A, u.AOff = ap, ir.IMul(ir.IVar{V: irl.Var}, kc)
-	u.B, u.BOff = bp, ir.IMul(ir.IVar{V: jr.Var}, kc)
+	u.A = ir.MicroOperand{Operand: ir.Operand{T: ap, Off: ir.IMul(ir.IVar{V: irl.Var}, kc), Layout: &ir.Panel{Width: sym(slot, "MR"), Depth: kc}}}
+	u.B = ir.MicroOperand{Operand: ir.Operand{T: bp, Off: ir.IMul(ir.IVar{V: jr.Var}, kc), Layout: &ir.Panel{Width: sym(slot, "NR"), Depth: kc, ByCol: true}}}
 
 	// pc body: pack B, then the ic loop. ic body: alloc A { pack A; jr loop }.
 	pc.Body = append([]ir.Node{packB}, pc.Body...)

@@ -180,7 +180,8 @@ func balanceRowBlocks(par *ir.Loop, slot string, m ir.IDim) *ir.Loop {
 			c.N, c.Depth, c.DstOff, c.Panel = sub(x.N), sub(x.Depth), sub(x.DstOff), sub(x.Panel)
 			return []ir.Node{&c}
 		case *ir.Micro:
-			x.M, x.N, x.KC, x.AOff, x.BOff, x.COff = sub(x.M), sub(x.N), sub(x.KC), sub(x.AOff), sub(x.BOff), sub(x.COff)
+			x.M, x.N, x.KC, x.COff = sub(x.M), sub(x.N), sub(x.KC), sub(x.COff)
+			x.A, x.B = x.A.MapIExprs(sub), x.B.MapIExprs(sub)
 		}
 		return []ir.Node{n}
 	})
@@ -207,7 +208,7 @@ func gemmPanelLoop(l *ir.Loop) bool {
 		return false
 	}
 	if u, ok := l.Body[0].(*ir.Micro); ok {
-		return u.Rows
+		return u.Kind() == ir.MicroRows
 	}
 	if inner, ok := l.Body[0].(*ir.Loop); ok && len(inner.Body) == 1 {
 		_, ok := inner.Body[0].(*ir.Micro)

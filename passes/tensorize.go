@@ -389,9 +389,9 @@ func blisNest(g *gemm, slot string, n namer) []ir.Node {
 	micro := &ir.Micro{
 		Slot: slot, Elem: g.elem,
 		MR: sym(slot, "MR"), NR: sym(slot, "NR"), KC: kc,
-		AView: &ir.View{P: pA, D: dA, Value: ir.SubstVars(g.x, map[*ir.Var]ir.IExpr{g.i: ir.IVar{V: pA}, g.k: ir.IVar{V: dA}}), Base0: row, K0: ir.IVar{V: pc}},
-		BView: &ir.View{P: pB, D: dB, Value: ir.SubstVars(g.y, map[*ir.Var]ir.IExpr{g.j: ir.IVar{V: pB}, g.k: ir.IVar{V: dB}}), Base0: col, K0: ir.IVar{V: pc}},
-		C:     out, COff: off, LDC: dimN,
+		A: ir.MicroOperand{View: &ir.View{P: pA, D: dA, Value: ir.SubstVars(g.x, map[*ir.Var]ir.IExpr{g.i: ir.IVar{V: pA}, g.k: ir.IVar{V: dA}}), Base0: row, K0: ir.IVar{V: pc}}},
+		B: ir.MicroOperand{View: &ir.View{P: pB, D: dB, Value: ir.SubstVars(g.y, map[*ir.Var]ir.IExpr{g.j: ir.IVar{V: pB}, g.k: ir.IVar{V: dB}}), Base0: col, K0: ir.IVar{V: pc}}},
+		C: out, COff: off, LDC: dimN,
 		M:     ir.IMin(sym(slot, "MR"), ir.ISub(mc, ir.IVar{V: irr})),
 		N:     ir.IMin(sym(slot, "NR"), ir.ISub(nc, ir.IVar{V: jr})),
 		Alpha: g.alpha,

@@ -38,8 +38,3 @@ func copyAVX512(dst *byte, src *byte, n int, reps int)
 //
 //go:noescape
 func clockLoop(iters int)
-
-// cpuid executes CPUID with EAX = leaf, ECX = sub.
-//
-//go:noescape
-func cpuid(leaf uint32, sub uint32) (a uint32, b uint32, c uint32, d uint32)

@@ -2,7 +2,10 @@
 
 package probe
 
-import "golang.org/x/sys/cpu"
+import (
+	"github.com/kgen-dev/kgen/target/hostcpu"
+	"golang.org/x/sys/cpu"
+)
 
 // The flops per iteration of the generated peak kernels (the doc comments of fma_amd64.go and
 // kern_amd64.go; TestPeakTable checks them against codegen/amd64 and the EVEX table).
@@ -38,10 +41,10 @@ func hasAVX512FP16() bool {
 	if !cpu.X86.HasAVX512F {
 		return false
 	}
-	if maxLeaf, _, _, _ := cpuid(0, 0); maxLeaf < 7 {
+	if maxLeaf, _, _, _ := hostcpu.CPUID(0, 0); maxLeaf < 7 {
 		return false
 	}
-	_, _, _, edx := cpuid(7, 0)
+	_, _, _, edx := hostcpu.CPUID(7, 0)
 	return edx&(1<<23) != 0
 }
 

@@ -92,6 +92,18 @@ type step struct {
 	run  func() string
 }
 
+// measureClock measures the core clock in GHz with the dependent-add loop (0 where there is none). Many
+// short runs: a run slowed by a neighbour only lowers the clock (and a low clock makes the peak bound of
+// the tests too tight), and on a loaded machine a 0.5 ms run fits between two preemptions far more often
+// than a 10 ms one.
+func measureClock() float64 {
+	run, adds := hostClock()
+	if run == nil {
+		return 0
+	}
+	return round3(timer{500 * time.Microsecond, 60}.rate(1, func(_, n int) { run(n) }) * float64(adds) / 1e9)
+}
+
 // Measure probes this machine: Static's facts, then the clock, the FMA peaks, the bandwidth and latency
 // per cache level and DRAM, and the GPUs. Steps run one after the other (the figures of one would be
 // disturbed by another running beside it).
@@ -103,12 +115,9 @@ func Measure(o Options) (*Profile, error) {
 	}
 	t := o.timer()
 	var steps []step
-	if run, adds := hostClock(); run != nil {
+	if run, _ := hostClock(); run != nil {
 		steps = append(steps, step{"clock", func() string {
-			// Many short runs: a run slowed by a neighbour only lowers the clock (and a low clock
-			// makes the peak bound of the tests too tight), and on a loaded machine a 0.5 ms run
-			// fits between two preemptions far more often than a 10 ms one.
-			p.ClockGHz = round3(timer{500 * time.Microsecond, 60}.rate(1, func(_, n int) { run(n) }) * float64(adds) / 1e9)
+			p.ClockGHz = measureClock()
 			return fmt.Sprintf("%.2f GHz", p.ClockGHz)
 		}})
 	}

@@ -62,6 +62,15 @@ func TestQuickProfileSane(t *testing.T) {
 			// can start per cycle.
 			perCycle := float64(k.flops) / float64(k.instr) * float64(k.issue)
 			bound := perCycle * p.ClockGHz * float64(w) * 1.2
+			// The clock, measured once, may have been slowed by a neighbour (2.57 GHz was seen on a
+			// 3.4 GHz Zen 5 under a load of 10 on 2 cores): before failing, measure it again a few
+			// times; the fastest measurement is the nearest to the true clock.
+			for try := 0; got > bound && try < 5; try++ {
+				if c := measureClock(); c > p.ClockGHz {
+					p.ClockGHz = c
+					bound = perCycle * p.ClockGHz * float64(w) * 1.2
+				}
+			}
 			if got > bound {
 				t.Errorf("peak %s = %.1f GFLOP/s exceeds the bound %.1f (%.0f flops/cycle at %.2f GHz × %d)",
 					key, got, bound, perCycle, p.ClockGHz, w)

@@ -160,3 +160,41 @@ func NearestHost(classes []string) string {
 	}
 	return Nearest(host, classes)
 }
+
+// CacheRatioMax is how far apart (as |log2| of the size ratio) two classes' L1 sizes, and their L2
+// sizes, may be for cache blocks tuned on one to be installed on the other: a factor √2. MC, KC and NC
+// are sized to fill L2 and L1 (target.GemmBlocks), so a block tuned for a 2 MiB L2 overflows a 1 MiB
+// one: the Xeon's tuned sgemm MC = 770 on a Zen 5 with 1 MiB L2 moved sgemm 2048 on two cores off the
+// row-block path (docs/PERF.md). Thresholds between versions (small, few-rows, parallel) transfer to
+// the nearest class whatever its caches.
+const CacheRatioMax = 0.5
+
+// MatchingCaches returns class when its L1 and L2 sizes are each within CacheRatioMax of this machine's
+// (HostClass, or $KGEN_MACHINE_CLASS where set, as in NearestHost), else "": the class whose kgen.lock
+// cache blocks a generated package installs (its other values come from NearestHost's class). A class
+// or a host that does not name both sizes matches only itself.
+func MatchingCaches(class string) string {
+	host := os.Getenv(ClassEnv)
+	if host == "" {
+		host = HostClass()
+	}
+	if CachesMatch(host, class) {
+		return class
+	}
+	return ""
+}
+
+// CachesMatch reports whether classes a and b may share cache blocks: the same class, or the same
+// architecture and vector level with L1 and L2 each within CacheRatioMax.
+func CachesMatch(a, b string) bool {
+	if a == b {
+		return a != ""
+	}
+	p, err1 := ParseClass(a)
+	q, err2 := ParseClass(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	d := ClassDistance(p, q)
+	return d[0] == 0 && d[1] <= CacheRatioMax && d[2] <= CacheRatioMax
+}

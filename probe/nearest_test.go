@@ -127,3 +127,37 @@ func TestNearestHostEnv(t *testing.T) {
 		t.Errorf("NearestHost = %q, want the host's class %q", got, want)
 	}
 }
+
+// Cache blocks transfer between classes whose L1 and L2 are within a factor √2; thresholds are not
+// asked about here.
+func TestCachesMatch(t *testing.T) {
+	const host = "amd64-avx512-c2-l1_48K-l2_1M"
+	for _, tc := range []struct {
+		class string
+		want  bool
+	}{
+		{host, true},
+		{"amd64-avx512-c64-l1_48K-l2_1M", true},   // cores do not matter
+		{"amd64-avx512-c2-l1_48K-l2_1280K", true}, // 1.25 MiB: log2 1.25 = 0.32
+		{"amd64-avx512-c2-l1_32K-l2_1M", false},   // L1 48/32 = 1.5: |log2| 0.58
+		{"amd64-avx512-c2-l1_48K-l2_2M", false},   // the Xeon's L2 against a Zen 5's
+		{"amd64-avx512-c2-l1_48K-l2_512K", false},
+		{"amd64-avx2-c2-l1_48K-l2_1M", false}, // another vector level
+		{"amd64-avx512-c2", false},            // names no caches
+		{"garbage", false},
+	} {
+		if got := CachesMatch(host, tc.class); got != tc.want {
+			t.Errorf("CachesMatch(%s, %s) = %v, want %v", host, tc.class, got, tc.want)
+		}
+	}
+	if CachesMatch("amd64-avx512-c2", "amd64-avx512-c2") != true || CachesMatch("", "") {
+		t.Errorf("a class matches itself, even one naming no caches; \"\" matches nothing")
+	}
+	t.Setenv(ClassEnv, host)
+	if got := MatchingCaches("amd64-avx512-c8-l1_48K-l2_1M"); got != "amd64-avx512-c8-l1_48K-l2_1M" {
+		t.Errorf("MatchingCaches = %q, want the class (same caches as the played host)", got)
+	}
+	if got := MatchingCaches("amd64-avx512-c2-l1_48K-l2_2M"); got != "" {
+		t.Errorf("MatchingCaches = %q, want \"\" (L2 twice the played host's)", got)
+	}
+}

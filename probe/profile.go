@@ -59,7 +59,7 @@ type Cache struct {
 	Size  int `json:"size_bytes"`
 	Ways  int `json:"ways"`
 	Line  int `json:"line_bytes"`
-	// Source says where the size came from: "sysfs" or "measured".
+	// Source says where the size came from: "sysfs", "cpuid" or "measured".
 	Source string `json:"source"`
 }
 
@@ -127,7 +127,7 @@ func Load(path string) (*Profile, error) {
 }
 
 // Static returns what is known about this machine without measuring: OS, architecture, CPU model,
-// features, vector level, cores and cache sizes (Linux sysfs). The measured maps are empty.
+// features, vector level, cores and cache sizes (Linux sysfs, else CPUID). The measured maps are empty.
 func Static() *Profile {
 	p := facts()
 	p.CPU = cpuModel()
@@ -168,7 +168,7 @@ func facts() *Profile {
 	}
 	p.Features = append(p.Features, extraFeatures()...)
 	sort.Strings(p.Features)
-	p.Caches = SysfsCaches()
+	p.Caches = HostCaches()
 	return p
 }
 

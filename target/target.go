@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/target/sysfs"
+	"github.com/kgen-dev/kgen/target/hostcpu"
 	"golang.org/x/sys/cpu"
 )
 
@@ -218,7 +218,7 @@ func llvmHostArch(triple string) string {
 }
 
 // Host returns the static model of name with the cache sizes probed from this machine when it is the
-// host's architecture (Linux sysfs; other systems keep the defaults).
+// host's architecture (Linux sysfs, else CPUID on x86-64: package hostcpu; other systems keep the defaults).
 func Host(name string) (Machine, error) {
 	m, err := Lookup(name)
 	if err != nil {
@@ -236,7 +236,8 @@ func Host(name string) (Machine, error) {
 	if arch != runtime.GOARCH && m.Name != "go" {
 		return m, nil
 	}
-	for _, pc := range sysfs.Caches() {
+	cs, _ := hostcpu.Caches()
+	for _, pc := range cs {
 		c := Cache{pc.Size, pc.Ways, pc.Line}
 		if c.Ways <= 0 {
 			c.Ways = 8
@@ -297,7 +298,7 @@ func GemmBlocks(m Machine, mr, nr, elem int) Blocks {
 const MinKC = 256
 
 // HostGemmBlocks returns the blocks for a tile on the machine this program runs on: the model of its
-// architecture with the cache sizes probed at run time (Linux sysfs; the static model elsewhere).
+// architecture with the cache sizes probed at run time (Linux sysfs or CPUID, package hostcpu; the static model elsewhere).
 // Generated packages call it once, at init, for every assembly microkernel.
 func HostGemmBlocks(mr, nr, elem int) Blocks {
 	m, err := Host(runtime.GOARCH)

@@ -70,8 +70,10 @@ func TestLockReachesGen(t *testing.T) {
 	for _, want := range []string{
 		"var machineClasses = []string{\"amd64-avx512-c4-l1_48K-l2_2M\", \"amd64-avx512-c8-l1_32K-l2_1M\"}\n",
 		"var machineClass = probe.NearestHost(machineClasses)\n",
-		"case \"amd64-avx512-c4-l1_48K-l2_2M\":\n\t\t\t\tmmSlot.KC, mmSlot.SmallWork = 384, 1048576\n",
-		"case \"amd64-avx512-c8-l1_32K-l2_1M\":\n\t\t\t\tmmSlot.MC = 224\n",
+		"var cacheClass = probe.MatchingCaches(machineClass)\n",
+		// thresholds switch on the nearest class, cache blocks on the nearest whose caches match
+		"switch machineClass {\n\t\t\tcase \"amd64-avx512-c4-l1_48K-l2_2M\":\n\t\t\t\tmmSlot.SmallWork = 1048576\n\t\t\t}\n",
+		"switch cacheClass {\n\t\t\tcase \"amd64-avx512-c4-l1_48K-l2_2M\":\n\t\t\t\tmmSlot.KC = 384\n\t\t\tcase \"amd64-avx512-c8-l1_32K-l2_1M\":\n\t\t\t\tmmSlot.MC = 224\n",
 	} {
 		if !strings.Contains(tuned["kgen_amd64.go"], want) {
 			t.Errorf("kgen_amd64.go lacks %q", want)
@@ -87,7 +89,7 @@ func TestLockReachesGen(t *testing.T) {
 		t.Error("-lock none differs from no lock")
 	}
 	code, out, errOut := runKgen("ir", "-target", "amd64", kdsl)
-	if code != 0 || !strings.Contains(out, "plan[avx512 on amd64-avx512-c4-l1_48K-l2_2M] mm.KC = 384 (kgen.lock: installed at init where this class is the nearest)\n") {
+	if code != 0 || !strings.Contains(out, "plan[avx512 on amd64-avx512-c4-l1_48K-l2_2M] mm.KC = 384 (kgen.lock: installed at init where this class is the nearest and its L1 and L2 match)\n") {
 		t.Errorf("kgen ir -target amd64: exit %d %s\n%s", code, errOut, out)
 	}
 	if code, out, errOut := runKgen("verify", kdsl); code != 0 || !strings.Contains(out, "3 entries fresh") {
@@ -198,7 +200,9 @@ func TestTunePlanted(t *testing.T) {
 // init under that variant (and only there), and the package's own interpreter tests pass with them. A
 // machine of another class of the same vector level (played through $KGEN_MACHINE_CLASS, probe.ClassEnv)
 // gets the nearest entry's values (probe.Nearest): the one of nearest L2, though another has its core
-// count and one of another vector level has its very caches.
+// count and one of another vector level has its very caches. Cache blocks come only from a nearest class
+// whose L1 and L2 match (probe.MatchingCaches): a machine whose nearest class has half its L2 takes that
+// class's thresholds but keeps its own blocks.
 func TestTunedPackageInstallsClass(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests a generated package")
@@ -213,23 +217,31 @@ func TestTunedPackageInstallsClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// played is the class of the machine played; near has its L2 within a factor 2 and 8 times its
-	// cores; the host's class and far have its cores and L2 4 times off; otherISA has its very class
-	// but another vector level.
-	played, near, far, otherISA := host, host, host, host
+	// played is the class of the machine played; near has its L2 within a factor 4/3 (caches that
+	// match) and 8 times its cores; the host's class and far have its cores and L2 4 times off; otherISA
+	// has its very class but another vector level. playedFar has twice far's L2: far is its nearest,
+	// but with caches that do not match.
+	played, near, far, otherISA, playedFar := host, host, host, host, host
 	played.L2 *= 4
-	near.L2, near.Cores = host.L2*2, host.Cores*8
+	near.L2, near.Cores = host.L2*3, host.Cores*8
+	playedFar.L2 *= 32
 	far.L2 *= 16
 	otherISA.L2 *= 4
 	otherISA.ISA = map[bool]string{true: "avx2", false: "avx512"}[host.ISA != "avx2"]
-	lockFor(t, kdsl,
-		"amd64/avx512 "+class+" mm.KC=40 mm.MC=42 mm.SmallWork=100 speedup=1 noise=0 shapes=8x8x8",
-		"amd64/avx2 "+class+" mm.KC=24 mm.RowsMax=2 speedup=1 noise=0 shapes=8x8x8",
+	entries := []string{
+		"amd64/avx512 " + class + " mm.KC=40 mm.MC=42 mm.SmallWork=100 speedup=1 noise=0 shapes=8x8x8",
+		"amd64/avx2 " + class + " mm.KC=24 mm.RowsMax=2 speedup=1 noise=0 shapes=8x8x8",
 		"amd64/avx2 other-class mm.KC=8 speedup=1 noise=0 shapes=8x8x8",
-		"amd64/avx512 "+near.String()+" mm.KC=56 mm.SmallWork=200 speedup=1 noise=0 shapes=8x8x8",
-		"amd64/avx2 "+near.String()+" mm.KC=32 speedup=1 noise=0 shapes=8x8x8",
-		"amd64/avx512 "+far.String()+" mm.KC=72 mm.SmallWork=300 speedup=1 noise=0 shapes=8x8x8",
-		"amd64/avx512 "+otherISA.String()+" mm.KC=88 mm.SmallWork=400 speedup=1 noise=0 shapes=8x8x8")
+	}
+	if host.L1 > 0 && host.L2 > 0 {
+		// near, far and otherISA differ from the host's class only in the caches it names
+		entries = append(entries,
+			"amd64/avx512 "+near.String()+" mm.KC=56 mm.SmallWork=200 speedup=1 noise=0 shapes=8x8x8",
+			"amd64/avx2 "+near.String()+" mm.KC=32 speedup=1 noise=0 shapes=8x8x8",
+			"amd64/avx512 "+far.String()+" mm.KC=72 mm.SmallWork=300 speedup=1 noise=0 shapes=8x8x8",
+			"amd64/avx512 "+otherISA.String()+" mm.KC=88 mm.SmallWork=400 speedup=1 noise=0 shapes=8x8x8")
+	}
+	lockFor(t, kdsl, entries...)
 	pkgDir := filepath.Join(dir, "tuned")
 	if code, _, errOut := runKgen("gen", "-o", pkgDir, "-targets", "go,amd64", kdsl); code != 0 {
 		t.Fatal(errOut)
@@ -247,6 +259,10 @@ func TestInstalled_(t *testing.T) {
 	if os.Getenv("KGEN_MACHINE_CLASS") != "" {
 		want = map[string][2]int{"avx512": {56, 200}, "avx512bf16": {56, 200}, "avx2": {32, 512000}}
 	}
+	if os.Getenv("KGEN_TEST_PLAYED_FAR") != "" {
+		// far's thresholds, not its KC (72): the blocks stay this machine's own (KC 0 here: any but 72)
+		want = map[string][2]int{"avx512": {0, 300}, "avx512bf16": {0, 300}}
+	}
 	for _, v := range Variants() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
@@ -255,10 +271,10 @@ func TestInstalled_(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if mmSlot.KC != w[0] || mmSlot.SmallWork != w[1] {
+		if (w[0] == 0 && mmSlot.KC == 72) || (w[0] != 0 && mmSlot.KC != w[0]) || mmSlot.SmallWork != w[1] {
 			t.Errorf("variant %s on %s: KC %d, SmallWork %d; want %v", v, machineClass, mmSlot.KC, mmSlot.SmallWork, w)
 		}
-		if v == "avx2" && (mmSlot.RowsMax == 2) != (os.Getenv("KGEN_MACHINE_CLASS") == "") {
+		if v == "avx2" && (mmSlot.RowsMax == 2) != (os.Getenv("KGEN_MACHINE_CLASS") == "") && os.Getenv("KGEN_TEST_PLAYED_FAR") == "" {
 			t.Errorf("avx2 RowsMax %d on %s", mmSlot.RowsMax, machineClass)
 		}
 	}
@@ -269,7 +285,7 @@ func TestInstalled_(t *testing.T) {
 	}
 	runs := []string{""}
 	if host.L1 > 0 && host.L2 > 0 {
-		runs = append(runs, played.String())
+		runs = append(runs, played.String(), playedFar.String())
 	} else {
 		t.Logf("machine class %s names no L1/L2 sizes: nearest-class run skipped", class)
 	}
@@ -277,6 +293,9 @@ func TestInstalled_(t *testing.T) {
 		cmd := exec.Command("go", "test", "-count=1", "./"+filepath.ToSlash(filepath.Join("cmd/kgen", pkgDir)))
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), probe.ClassEnv+"="+playing)
+		if playing == playedFar.String() {
+			cmd.Env = append(cmd.Env, "KGEN_TEST_PLAYED_FAR=1")
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s=%s: %v\n%s", probe.ClassEnv, playing, err, out)
 		}

@@ -1002,18 +1002,18 @@ func (g *gen) node(n ir.Node) error {
 		g.depth--
 		g.line("}")
 	case *ir.Micro:
-		if n.AView != nil || n.BView != nil {
+		switch n.Kind() {
+		case ir.MicroUnpacked, ir.MicroRows:
 			return g.microU(n)
-		}
-		if n.A == nil || n.B == nil {
-			return fmt.Errorf("micro %s: operands are not packed (run the pack pass)", n.Slot)
+		case ir.MicroUnbound:
+			return fmt.Errorf("micro %s: no microkernel reads the operands A=%s B=%s (run the pack pass)", n.Slot, n.A, n.B)
 		}
 		bias := "nil"
 		if n.Bias != nil {
 			bias = n.Bias.Name + "[" + g.iexpr(n.BiasOff) + ":]"
 		}
 		g.line("%s.Micro(%s, %s[%s:], %s[%s:], %s[%s:], %s, %s, %s, %s, %s, %s, %s)", codegen.SlotVar(n.Slot),
-			g.iexpr(n.KC), n.A.Name, g.iexpr(n.AOff), n.B.Name, g.iexpr(n.BOff), n.C.Name, g.iexpr(n.COff),
+			g.iexpr(n.KC), n.A.T.Name, g.iexpr(n.A.Off), n.B.T.Name, g.iexpr(n.B.Off), n.C.Name, g.iexpr(n.COff),
 			g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N), g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.epArg(n.EP))
 	case *ir.Transpose:
 		g.transpose(n)
@@ -1366,38 +1366,23 @@ func (g *gen) packFast(p *ir.Pack) bool {
 	return true
 }
 
-// microU emits a Micro whose operands are still views as a call of the slot's unpacked microkernel: the
-// views must be plain loads (the pack pass only leaves such ones unpacked), so each is a base offset and
-// strides, evaluated from the view's index expressions at the tile origin and one step away.
+// microU emits a Micro whose operands are read in place (strided layouts; B's columns contiguous) as a
+// call of the slot's unpacked microkernel, or of its rows kernel for a whole-problem tile (ir.MicroRows):
+// each operand is a base offset and strides.
 func (g *gen) microU(n *ir.Micro) error {
-	a, ok1 := n.AView.Value.(*ir.Load)
-	b, ok2 := n.BView.Value.(*ir.Load)
-	if !ok1 || !ok2 {
-		return fmt.Errorf("micro %s: unpacked operands must be plain loads", n.Slot)
-	}
-	idxAt := func(l *ir.Load, v *ir.View, dp, dd int) []ir.IExpr {
-		idx := make([]ir.IExpr, len(l.Idx))
-		m := map[*ir.Var]ir.IExpr{v.P: ir.IAdd(v.Base0, ir.IConst{V: dp}), v.D: ir.IAdd(v.K0, ir.IConst{V: dd})}
-		for i, ix := range l.Idx {
-			idx[i] = ir.SubstIExpr(ix, m)
-		}
-		return idx
-	}
-	// stride is the distance in elements between the operand element at (dp, dd) and the one at (0, 0).
-	stride := func(l *ir.Load, v *ir.View, dp, dd int, base string) string {
-		return g.distance(l.T, idxAt(l, v, 0, 0), idxAt(l, v, dp, dd), base)
-	}
+	a, b := n.A, n.B
+	al, bl := a.Layout.(*ir.Strided), b.Layout.(*ir.Strided)
 	g.line("{")
 	g.depth++
-	g.line("aoff_, boff_ := %s, %s", g.offset(a.T, idxAt(a, n.AView, 0, 0)), g.offset(b.T, idxAt(b, n.BView, 0, 0)))
-	g.line("ars_, acs_ := %s, %s", stride(a, n.AView, 1, 0, "aoff_"), stride(a, n.AView, 0, 1, "aoff_"))
-	g.line("ldb_ := %s", stride(b, n.BView, 0, 1, "boff_"))
+	g.line("aoff_, boff_ := %s, %s", g.iexpr(a.Off), g.iexpr(b.Off))
+	g.line("ars_, acs_ := %s, %s", g.iexpr(al.RowStride), g.iexpr(al.ColStride))
+	g.line("ldb_ := %s", g.iexpr(bl.RowStride))
 	bias := "nil"
 	if n.Bias != nil {
 		bias = n.Bias.Name + "[" + g.iexpr(n.BiasOff) + ":]"
 	}
 	fn := "MicroU"
-	if n.Rows {
+	if n.Kind() == ir.MicroRows {
 		fn = "Rows"
 	}
 	// The operands are sliced at min(offset, len): when the reduction is empty (K = 0) A and B are not

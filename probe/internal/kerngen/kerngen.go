@@ -5,7 +5,8 @@
 //     amd64 code generator (codegen/amd64 PeakKernel), so the probe measures the instruction mix the
 //     generated GEMMs run on;
 //   - kern_amd64.s, kern_amd64.go: the bf16 dot (VDPBF16PS) and f16 FMA (VFMADD231PH) peaks, read and
-//     copy loops on ymm and zmm, a dependent-add clock loop and CPUID, built with avo here;
+//     copy loops on ymm and zmm, and a dependent-add clock loop, built with avo here
+//     (CPUID is package target/hostcpu's);
 //   - kern_arm64.s, kern_arm64.go: the NEON FMLA peaks, read and copy loops and the clock loop, written
 //     as Go assembler text (avo has no arm64).
 //
@@ -58,7 +59,6 @@ func amd64Kernels() (asm, stubs []byte, err error) {
 		memLoop(c, z, true)
 	}
 	clock(c)
-	cpuid(c)
 	f, err := c.Result()
 	if err != nil {
 		return nil, nil, err
@@ -187,19 +187,6 @@ func clock(c *build.Context) {
 	c.DECQ(reg.RCX)
 	c.JNZ(operand.LabelRef("loop"))
 	c.Label("done")
-	c.RET()
-}
-
-func cpuid(c *build.Context) {
-	header(c, "cpuid", "func(leaf, sub uint32) (a, b, c, d uint32)",
-		"cpuid executes CPUID with EAX = leaf, ECX = sub.")
-	c.Load(c.Param("leaf"), reg.EAX)
-	c.Load(c.Param("sub"), reg.ECX)
-	c.CPUID()
-	c.Store(reg.EAX, c.Return("a"))
-	c.Store(reg.EBX, c.Return("b"))
-	c.Store(reg.ECX, c.Return("c"))
-	c.Store(reg.EDX, c.Return("d"))
 	c.RET()
 }
 
