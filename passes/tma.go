@@ -60,6 +60,24 @@ func tmaOperand(o ir.Operand) bool {
 	return ok && cs.V == 1 && okr && rs.D == o.T.Shape[1]
 }
 
+// tmaLoads are the bulk copies of the K tile starting at k0 of a and b into stage slot (whole 64×64
+// tiles in WGMMALayout, zero-filled past the matrices' edges), completing on bar.
+func tmaLoads(a, b *stagedOperand, slot, k0 ir.IExpr, bar *ir.MbarRef) []ir.Node {
+	var out []ir.Node
+	for _, o := range []*stagedOperand{a, b} {
+		out = append(out, &ir.Copy{
+			Dst:       ir.Operand{T: o.buf, Off: o.stage(slot), Layout: WGMMALayout()},
+			Src:       ir.Operand{T: o.src.T, Off: o.off(k0), Layout: o.src.Layout},
+			Rows:      o.rows,
+			Cols:      o.cols,
+			ValidRows: o.validRows(k0),
+			ValidCols: o.validCols(k0),
+			Async:     true, Bar: bar,
+		})
+	}
+	return out
+}
+
 // tmaPipeline builds the thread body of the TMA staging (see above) for the wgmma operands a and b:
 // their buffers and the stage barriers are made here; alloc wraps the block level in their allocations.
 func tmaPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir.IExpr, tl, nt ir.IExpr, a, b *stagedOperand,
@@ -80,18 +98,7 @@ func tmaPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir
 		slot := ir.IMod(tv, s)
 		bar := &ir.MbarRef{T: bars, Idx: slot}
 		nodes := []ir.Node{&ir.MbarArrive{Bar: *bar, Tx: ir.IConst{V: TMABytes}}}
-		k0 := k0Of(tv)
-		for _, o := range []*stagedOperand{a, b} {
-			nodes = append(nodes, &ir.Copy{
-				Dst:       ir.Operand{T: o.buf, Off: o.stage(slot), Layout: WGMMALayout()},
-				Src:       ir.Operand{T: o.src.T, Off: o.off(k0), Layout: o.src.Layout},
-				Rows:      o.rows,
-				Cols:      o.cols,
-				ValidRows: o.validRows(k0),
-				ValidCols: o.validCols(k0),
-				Async:     true, Bar: bar,
-			})
-		}
+		nodes = append(nodes, tmaLoads(a, b, slot, k0Of(tv), bar)...)
 		return &ir.Loop{Var: t, Lo: x, Hi: ir.IMin(ir.IAdd(x, one), tiles), Step: one, Body: nodes}
 	}
 	is := &ir.Var{Name: nm.name("s")}
@@ -158,18 +165,7 @@ func tmaSpecialised(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr)
 		}},
 		&ir.MbarArrive{Bar: *fullT, Tx: ir.IConst{V: TMABytes}},
 	}
-	k0 := k0Of(tv)
-	for _, o := range []*stagedOperand{a, b} {
-		load = append(load, &ir.Copy{
-			Dst:       ir.Operand{T: o.buf, Off: o.stage(slot), Layout: WGMMALayout()},
-			Src:       ir.Operand{T: o.src.T, Off: o.off(k0), Layout: o.src.Layout},
-			Rows:      o.rows,
-			Cols:      o.cols,
-			ValidRows: o.validRows(k0),
-			ValidCols: o.validCols(k0),
-			Async:     true, Bar: fullT,
-		})
-	}
+	load = append(load, tmaLoads(a, b, slot, k0Of(tv), fullT)...)
 	producer := byThread0(&ir.Loop{Var: t, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: load})
 	// consumer
 	kt := &ir.Var{Name: nm.name("kt")}
