@@ -181,14 +181,12 @@ func (v *fverifier) verifyCopy(n *Copy) error {
 	switch {
 	case v.gpu != threadLevel:
 		return fmt.Errorf("async copy into %s outside a GPU thread body", n.Dst.T.Name)
-	case n.Bar != nil:
-		if err := v.verifyBulkCopy(n); err != nil {
-			return err
-		}
-	case n.Group == nil:
+	case n.Group == nil && n.Bar == nil:
 		return fmt.Errorf("async copy into %s has no group", n.Dst.T.Name)
 	case n.Dst.T.Space != Shared || n.Src.T.Space == Shared:
 		return fmt.Errorf("async copy from %s %s into %s %s: async copies go from global into shared memory", n.Src.T.Space, n.Src.T.Name, n.Dst.T.Space, n.Dst.T.Name)
+	case n.Bar != nil:
+		return v.verifyBulkCopy(n) // mbarrier.go
 	}
 	return nil
 }

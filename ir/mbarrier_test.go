@@ -92,6 +92,11 @@ func TestVerifyMbarrier(t *testing.T) {
 		}, "load of mbarrier array bar"},
 		{"group and barrier", func(b []Node, _ *Tensor) []Node { b[2].(*Copy).Group = IConst{0}; return b }, "one mechanism or the other"},
 		{"synchronous copy on a barrier", func(b []Node, _ *Tensor) []Node { b[2].(*Copy).Async = false; return b }, "a synchronous copy in a commit group"},
+		{"bulk copy into global memory", func(b []Node, _ *Tensor) []Node {
+			cp := b[2].(*Copy)
+			cp.Dst = Operand{T: b[5].(*Store).T, Off: cp.Dst.Off, Layout: cp.Dst.Layout}
+			return b
+		}, "async copies go from global into shared memory"},
 		{"count 0", func(b []Node, _ *Tensor) []Node { b[0].(*Loop).Body[0].(*MbarInit).Count = 0; return b }, "count 0 (want ≥ 1)"},
 		{"4-byte barriers", func(b []Node, bar *Tensor) []Node { bar.Type = F32; return b }, "not a shared scratch array of 8-byte mbarriers"},
 	} {
