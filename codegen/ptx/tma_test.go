@@ -346,3 +346,39 @@ func TestPlantedTMASpecialisedBugs(t *testing.T) {
 		})
 	}
 }
+
+// TestEmulatedTMAEpilogue: of passes/testdata/mma.kdsl's GEMMs with fused epilogues, hgemm_bias_gelu
+// (A K-major, B N-major) gets the warp-specialised TMA staging and equals the interpreter in the
+// emulator (bias + GELU after the consumer's accumulator); bgemm_scale_residual (B stored N×K: its
+// rows are not N-contiguous) keeps cp.async.
+func TestEmulatedTMAEpilogue(t *testing.T) {
+	m, err := target.Lookup("ptx:sm_90a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := compileFile(t, "../../passes/testdata/mma.kdsl", "ptx:sm_90a")
+	got := map[string]bool{}
+	for _, g := range fs {
+		if g.Kernel.Name != "hgemm_bias_gelu" && g.Kernel.Name != "bgemm_scale_residual" {
+			continue
+		}
+		f, err := passes.Compile(g.Kernel, m, passes.Options{Plan: map[string]int{passes.PlanTMA: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[g.Kernel.Name] = strings.Contains(f.String(), "async mbarrier")
+		if !got[g.Kernel.Name] {
+			continue
+		}
+		k, err := Lower(f, "sm_90a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkTMA(k, f); err != nil {
+			t.Errorf("%s: %v", g.Kernel.Name, err)
+		}
+	}
+	if !got["hgemm_bias_gelu"] || got["bgemm_scale_residual"] {
+		t.Errorf("TMA staging: %v, want hgemm_bias_gelu only", got)
+	}
+}
