@@ -65,46 +65,26 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= int32(bgemmSlot.RowBlocks)*int32(bgemmSlot.MC) {
-				{
-					ic_mcb := min(bgemmSlot.MC, bgemmSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*bgemmSlot.MC-1)/(rt.Workers()*bgemmSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*bgemmSlot.MC-1)/(rt.Workers()*bgemmSlot.MC)))+bgemmSlot.MR-1)/bgemmSlot.MR))
-					if cost_ := (min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(ic_mcb, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(bgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
-						packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
-						for ic := 0; ic < M; ic += ic_mcb {
-							M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
-							{ // pack: each panel row is a contiguous run of A (packD)
-								n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(bgemmSlot.KC, K-pc), bgemmSlot.MR, 0
-								body_ := func(lo_, hi_ int) {
-									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-										pi := p0_
-										b_ := (ic+pi)*K + pc
-										packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-									}
-								}
-								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-							}
-							for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
-								for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemmSlot.MR {
-									bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(ic_mcb, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-								}
-							}
-						}
-						rt.Release32(packA)
-					} else {
-						M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
-						rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+			{
+				ic_w := rt.Workers()
+				if int32(bgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemmSlot.RowBlocks)*int32(bgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemmSlot.MC) {
+					{
+						ic_mcb := min(bgemmSlot.MC, bgemmSlot.MR*(((M+ic_w*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC))-1)/(ic_w*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)))+bgemmSlot.MR-1)/bgemmSlot.MR))
+						if cost_ := (min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(ic_mcb, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(bgemmSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 							packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
-							defer rt.Release32(packA)
-							for ic := lo_; ic < hi_; ic += ic_mcb {
+							for ic := 0; ic < M; ic += ic_mcb {
+								M, K, A, pc, ic_mcb, packA, ic := M, K, A, pc, ic_mcb, packA, ic
 								{ // pack: each panel row is a contiguous run of A (packD)
 									n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(bgemmSlot.KC, K-pc), bgemmSlot.MR, 0
-									for p0_ := 0; p0_ < n_; p0_ += panel_ {
-										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-										pi := p0_
-										b_ := (ic+pi)*K + pc
-										packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+									body_ := func(lo_, hi_ int) {
+										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := (ic+pi)*K + pc
+											packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+										}
 									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
 								for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
 									for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemmSlot.MR {
@@ -112,43 +92,66 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 									}
 								}
 							}
-						})
-					}
-				}
-			} else {
-				packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
-				for ic := 0; ic < M; ic += bgemmSlot.MC {
-					M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
-					{ // pack: each panel row is a contiguous run of A (packD)
-						n_, depth_, panel_, off_ := min(bgemmSlot.MC, M-ic), min(bgemmSlot.KC, K-pc), bgemmSlot.MR, 0
-						body_ := func(lo_, hi_ int) {
-							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-								pi := p0_
-								b_ := (ic+pi)*K + pc
-								packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-							}
+							rt.Release32(packA)
+						} else {
+							M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
+							rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+								packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
+								defer rt.Release32(packA)
+								for ic := lo_; ic < hi_; ic += ic_mcb {
+									{ // pack: each panel row is a contiguous run of A (packD)
+										n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(bgemmSlot.KC, K-pc), bgemmSlot.MR, 0
+										for p0_ := 0; p0_ < n_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := (ic+pi)*K + pc
+											packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+										}
+									}
+									for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
+										for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemmSlot.MR {
+											bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(ic_mcb, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+										}
+									}
+								}
+							})
 						}
-						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if cost_ := (min(bgemmSlot.MC, M-ic)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(bgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_) {
-						for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
-							for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
-								bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+				} else {
+					packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
+					for ic := 0; ic < M; ic += bgemmSlot.MC {
+						M, K, A, pc, packA, ic := M, K, A, pc, packA, ic
+						{ // pack: each panel row is a contiguous run of A (packD)
+							n_, depth_, panel_, off_ := min(bgemmSlot.MC, M-ic), min(bgemmSlot.KC, K-pc), bgemmSlot.MR, 0
+							body_ := func(lo_, hi_ int) {
+								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+									dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+									pi := p0_
+									b_ := (ic+pi)*K + pc
+									packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+								}
 							}
+							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-					} else {
-						M, K, N, C, alpha, beta, packB, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
-						rt.ParallelFor(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_, func(lo_, hi_ int) {
-							for jr := lo_; jr < hi_; jr += bgemmSlot.NR {
+						if cost_ := (min(bgemmSlot.MC, M-ic)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(bgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_) {
+							for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
 								for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
 									bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 								}
 							}
-						})
+						} else {
+							M, K, N, C, alpha, beta, packB, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, jc, pc, packA, ic
+							rt.ParallelFor(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_, func(lo_, hi_ int) {
+								for jr := lo_; jr < hi_; jr += bgemmSlot.NR {
+									for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
+										bgemmSlot.Micro(min(bgemmSlot.KC, K-pc), packA[ir*min(bgemmSlot.KC, K-pc):], packB[jr*min(bgemmSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+									}
+								}
+							})
+						}
 					}
+					rt.Release32(packA)
 				}
-				rt.Release32(packA)
 			}
 		}
 	}

@@ -65,44 +65,25 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 				}
 				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 			}
-			if int32(M) >= int32(dgemm_ttSlot.RowBlocks)*int32(dgemm_ttSlot.MC) {
-				{
-					ic_mcb := min(dgemm_ttSlot.MC, dgemm_ttSlot.MR*(((M+rt.Workers()*((M+rt.Workers()*dgemm_ttSlot.MC-1)/(rt.Workers()*dgemm_ttSlot.MC))-1)/(rt.Workers()*((M+rt.Workers()*dgemm_ttSlot.MC-1)/(rt.Workers()*dgemm_ttSlot.MC)))+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR))
-					if cost_ := (min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(ic_mcb, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
-						packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
-						for ic := 0; ic < M; ic += ic_mcb {
-							K, M, A, pc, ic_mcb, packA, ic := K, M, A, pc, ic_mcb, packA, ic
-							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-								n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.MR, 0
-								body_ := func(lo_, hi_ int) {
-									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-										pi := p0_
-										b_ := pc*M + ic + pi
-										packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-									}
-								}
-								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-							}
-							for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
-								for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemm_ttSlot.MR {
-									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(ic_mcb, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-								}
-							}
-						}
-						rt.Release64(packA)
-					} else {
-						K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
-						rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+			{
+				ic_w := rt.Workers()
+				if int32(dgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemm_ttSlot.RowBlocks)*int32(dgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_ttSlot.MC) {
+					{
+						ic_mcb := min(dgemm_ttSlot.MC, dgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*dgemm_ttSlot.MC-1)/(ic_w*dgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_ttSlot.MC-1)/(ic_w*dgemm_ttSlot.MC)))+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR))
+						if cost_ := (min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(ic_mcb, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 							packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
-							defer rt.Release64(packA)
-							for ic := lo_; ic < hi_; ic += ic_mcb {
+							for ic := 0; ic < M; ic += ic_mcb {
+								K, M, A, pc, ic_mcb, packA, ic := K, M, A, pc, ic_mcb, packA, ic
 								{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 									n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.MR, 0
-									for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-										pi := p0_
-										b_ := pc*M + ic + pi
-										packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+									body_ := func(lo_, hi_ int) {
+										for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+											pi := p0_
+											b_ := pc*M + ic + pi
+											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+										}
 									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
 								for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
 									for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemm_ttSlot.MR {
@@ -110,42 +91,64 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 									}
 								}
 							}
-						})
-					}
-				}
-			} else {
-				packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
-				for ic := 0; ic < M; ic += dgemm_ttSlot.MC {
-					K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
-					{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-						n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, M-ic), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.MR, 0
-						body_ := func(lo_, hi_ int) {
-							for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-								pi := p0_
-								b_ := pc*M + ic + pi
-								packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-							}
+							rt.Release64(packA)
+						} else {
+							K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, jc, pc, ic_mcb
+							rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+								packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
+								defer rt.Release64(packA)
+								for ic := lo_; ic < hi_; ic += ic_mcb {
+									{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+										n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.MR, 0
+										for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+											pi := p0_
+											b_ := pc*M + ic + pi
+											packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+										}
+									}
+									for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
+										for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemm_ttSlot.MR {
+											dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(ic_mcb, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+										}
+									}
+								}
+							})
 						}
-						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 					}
-					if cost_ := (min(dgemm_ttSlot.MC, M-ic)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_) {
-						for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
-							for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
-								dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+				} else {
+					packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
+					for ic := 0; ic < M; ic += dgemm_ttSlot.MC {
+						K, M, A, pc, packA, ic := K, M, A, pc, packA, ic
+						{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+							n_, depth_, panel_, off_ := min(dgemm_ttSlot.MC, M-ic), min(dgemm_ttSlot.KC, K-pc), dgemm_ttSlot.MR, 0
+							body_ := func(lo_, hi_ int) {
+								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+									pi := p0_
+									b_ := pc*M + ic + pi
+									packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+								}
 							}
+							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-					} else {
-						K, M, N, C, alpha, beta, packB, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
-						rt.ParallelFor(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
-							for jr := lo_; jr < hi_; jr += dgemm_ttSlot.NR {
+						if cost_ := (min(dgemm_ttSlot.MC, M-ic)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(dgemm_ttSlot.KC, K-pc)+1) + 1; rt.Inline(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_) {
+							for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
 								for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
 									dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 								}
 							}
-						})
+						} else {
+							K, M, N, C, alpha, beta, packB, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, jc, pc, packA, ic
+							rt.ParallelFor(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
+								for jr := lo_; jr < hi_; jr += dgemm_ttSlot.NR {
+									for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
+										dgemm_ttSlot.Micro(min(dgemm_ttSlot.KC, K-pc), packA[ir*min(dgemm_ttSlot.KC, K-pc):], packB[jr*min(dgemm_ttSlot.KC, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+									}
+								}
+							})
+						}
 					}
+					rt.Release64(packA)
 				}
-				rt.Release64(packA)
 			}
 		}
 	}

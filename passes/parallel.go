@@ -100,12 +100,15 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 	return changed, nil
 }
 
-// parallelRowBlocks versions every packed ic loop (ic ⊃ alloc A ⊃ {pack A, jr}) of body:
-// If M >= <slot>.RowBlocks·MC, a copy with ic parallel and everything inside serial; else the loop as it
-// is, jr parallel. With that many MC-row blocks (the target table's RowBlocksPerCore per core of the
-// machine it was tuned on: target.Knobs) each worker packs its own A block into its own L2 and runs all
-// its panels, with two fork/joins per K block (B pack, row blocks) instead of two per cache block
-// (BLIS's loop-3 parallelism); fewer blocks would leave a core idle.
+// parallelRowBlocks versions every packed ic loop (ic ⊃ alloc A ⊃ {pack A, jr}) of body on the worker
+// count W = <slot>.Workers, read once (a one-trip loop around the version test), and R = <slot>.RowBlocks:
+// if W ≥ 2 and R·M ≥ W·MC (each worker gets at least MC/R rows), a copy with ic parallel and everything
+// inside serial (BLIS's loop 3: each worker packs its own A block into its own L2 and runs all its
+// panels, one fork/join per K block for the row blocks and one for the shared B̃ pack); else the loop as
+// it is, jr parallel (two fork/joins per MC block, every worker streaming the whole shared Ã). Before
+// session 5 the test was M ≥ R·MC whatever W, which a tuned MC = 770 put out of reach of M = 2048 on two
+// cores; one worker keeps that test (the copy then runs inline with balanced blocks), so the one-core
+// code takes the same blocks as before.
 func parallelRowBlocks(body []ir.Node) []ir.Node {
 	return ir.RewriteNodes(body, func(n ir.Node) []ir.Node {
 		ic, ok := n.(*ir.Loop)
@@ -136,30 +139,39 @@ func parallelRowBlocks(body []ir.Node) []ir.Node {
 			}
 			return true
 		})
-		bal := balanceRowBlocks(par, slot, dim)
+		w := &ir.Var{Name: ic.Var.Name + "_w"}
+		bal := balanceRowBlocks(par, slot, dim, ir.IVar{V: w})
 		par.Kind = ir.Parallel
 		par.Cost = bodyCost(par.Body, map[*ir.Var]ir.IExpr{par.Var: par.Lo})
-		cond := &ir.Binary{Op: ir.Ge, X: &ir.DimVal{D: dim.D, T: ir.I32},
-			Y: &ir.Binary{Op: ir.Mul, X: &ir.PlanVal{Name: slot + ".RowBlocks", T: ir.I32}, Y: &ir.PlanVal{Name: slot + ".MC", T: ir.I32}, T: ir.I32}, T: ir.Bool}
-		return []ir.Node{&ir.If{Cond: cond, Then: []ir.Node{bal}, Else: []ir.Node{ic}}}
+		i32 := func(e ir.Expr, op ir.Op, f ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: e, Y: f, T: ir.I32} }
+		wv, two := &ir.VarVal{V: w, T: ir.I32}, &ir.Const{Val: 2, T: ir.I32}
+		rb := &ir.PlanVal{Name: slot + ".RowBlocks", T: ir.I32}
+		// R·M ≥ max(W, R·R·(2 − min(W, 2)))·MC: R·M ≥ W·MC on two workers or more, M ≥ R·MC on one
+		// (the test of the serial nest before session 5, which one core keeps: the same blocks)
+		cond := &ir.Binary{Op: ir.Ge,
+			X: i32(rb, ir.Mul, &ir.DimVal{D: dim.D, T: ir.I32}),
+			Y: i32(i32(wv, ir.Max, i32(i32(rb, ir.Mul, rb), ir.Mul, i32(two, ir.Sub, i32(wv, ir.Min, two)))), ir.Mul, &ir.PlanVal{Name: slot + ".MC", T: ir.I32}), T: ir.Bool}
+		wsym := ir.ISym{Name: slot + ".Workers", RunTime: true}
+		return []ir.Node{&ir.Loop{Var: w, Lo: wsym, Hi: ir.IAdd(wsym, ir.IConst{V: 1}), Step: ir.IConst{V: 1},
+			Body: []ir.Node{&ir.If{Cond: cond, Then: []ir.Node{bal}, Else: []ir.Node{ic}}}}}
 	})
 }
 
 // balanceRowBlocks gives the parallel row-block loop par (ic ⊃ alloc A ⊃ {pack A, jr ⊃ ir ⊃ Micro}) a
 // block size whose block count is a multiple of the workers: the run time splits the blocks between the
 // workers in whole blocks, and ⌈M/MC⌉ blocks over W workers leave one idle for part of the time (M = 2048,
-// MC = 448, two workers: 5 blocks, 3 and 2, 76% balance). With W = <slot>.Workers (read at run time),
+// MC = 448, two workers: 5 blocks, 3 and 2, 76% balance). With w the worker count (<slot>.Workers, read
+// at run time by the caller),
 //
 //	nb = W·⌈M / (W·MC)⌉ blocks,  B = min(MC, MR·⌈⌈M / nb⌉ / MR⌉)
 //
 // replaces MC in par's step, its pack's extent and its loop and Micro bounds (the A buffer keeps its MC
 // size: B ≤ MC). Any B ≥ 1 computes the same result: each block is packed and multiplied whole. B is
 // computed once, as the variable of a one-trip loop around par (mcb = B .. B+1), which it returns.
-func balanceRowBlocks(par *ir.Loop, slot string, m ir.IDim) *ir.Loop {
+func balanceRowBlocks(par *ir.Loop, slot string, m ir.IDim, w ir.IExpr) *ir.Loop {
 	one := ir.IConst{V: 1}
 	ceil := func(a, b ir.IExpr) ir.IExpr { return ir.IDiv(ir.IAdd(a, ir.ISub(b, one)), b) }
 	mc, mr := sym(slot, "MC"), sym(slot, "MR")
-	w := ir.ISym{Name: slot + ".Workers", RunTime: true}
 	nb := ir.IMul(w, ceil(m, ir.IMul(w, mc)))
 	b := ir.IMin(mc, ir.IMul(mr, ceil(ceil(m, nb), mr)))
 	name := slot + ".MC"

@@ -47,8 +47,10 @@ func oddPlan(f *ir.Func) map[string]int {
 			odd[key] = 10
 		case "Workers": // the parallel row-block version's worker count (its blocks: a multiple of it)
 			odd[key] = 3
-		case "SmallWork", "RowBlocks":
-			odd[key] = 1 // the packed version from M·N·K = 2 on, its row blocks in parallel
+		case "SmallWork":
+			odd[key] = 1 // the packed version from M·N·K = 2 on
+		case "RowBlocks":
+			odd[key] = 18 // row blocks in parallel from M = 1 on (RowBlocks·M ≥ Workers·MC = 3·6)
 		case "RowsMax":
 			odd[key] = 2
 		case "RowsNB":

@@ -250,7 +250,7 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 	// the thresholds that choose among the versions pack and parallel make (one set per slot)
 	kn := port.Knobs
 	f.Plan[slot+".SmallWork"], f.Plan[slot+".RowsMax"], f.Plan[slot+".RowsNB"] = kn.SmallGemmWork, kn.RowsMax, kn.RowsNB
-	f.Plan[slot+".RowBlocks"] = kn.RowBlocksPerCore * port.Cores
+	f.Plan[slot+".RowBlocks"] = kn.RowBlocks
 	// Workers is a run-time symbol: generated code reads the worker count at each call (rt.Workers());
 	// the plan's value is what the interpreter uses (tests set others).
 	f.Plan[slot+".Workers"] = 1

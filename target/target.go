@@ -90,9 +90,10 @@ type Knobs struct {
 	// RowsMax: a GEMM of at most this many rows runs as rows kernels (slot.RowsMax), RowsNB columns
 	// per call (slot.RowsNB).
 	RowsMax, RowsNB int
-	// RowBlocksPerCore: a packed GEMM with at least this many MC-row blocks per core (of Cores) runs its
-	// row blocks in parallel (slot.RowBlocks = RowBlocksPerCore·Cores).
-	RowBlocksPerCore int
+	// RowBlocks: on W ≥ 2 workers, a packed GEMM whose rows give each worker at least MC/RowBlocks
+	// (RowBlocks·M ≥ W·MC) runs its row blocks in parallel, each worker packing its own A block; on one,
+	// one with M ≥ RowBlocks·MC runs the same version inline (slot.RowBlocks; docs/DESIGN.md, `parallel`).
+	RowBlocks int
 	// MinParallelWork is the run time's cut-off (rt.MinParallelWork, which TestTableConsistent keeps
 	// equal): a parallel loop with less estimated work runs on the calling goroutine. Not a plan symbol
 	// yet: the tuner sets rt.MinParallelWork.
@@ -115,7 +116,7 @@ var (
 )
 
 // cpuKnobs are the thresholds measured on the CPU targets (docs/PERF.md).
-var cpuKnobs = Knobs{SmallGemmWork: 80 * 80 * 80, RowsMax: 4, RowsNB: 4096, RowBlocksPerCore: 2, MinParallelWork: 1 << 16}
+var cpuKnobs = Knobs{SmallGemmWork: 80 * 80 * 80, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, MinParallelWork: 1 << 16}
 
 // Static defaults for cross-generation: the target table. amd64 is sized for AVX2 (the variant every
 // x86-64-v3 machine runs); the AVX-512 variant's register file is in its Variant.
