@@ -31,7 +31,8 @@ type Copy struct {
 	Rows, Cols           IExpr
 	ValidRows, ValidCols IExpr // nil: Rows, Cols
 	Async                bool
-	Group                IExpr // Async only
+	Group                IExpr    // Async only, commit groups (cp.async)
+	Bar                  *MbarRef // Async only: a bulk copy completing on this mbarrier (mbarrier.go)
 }
 
 func (*Copy) node() {}
@@ -49,7 +50,10 @@ func (c *Copy) String() string {
 		}
 		fmt.Fprintf(&b, " valid %sx%s", vr, vc)
 	}
-	if c.Async {
+	switch {
+	case c.Async && c.Bar != nil:
+		fmt.Fprintf(&b, " async mbarrier %s", c.Bar)
+	case c.Async:
 		fmt.Fprintf(&b, " async group %s", c.Group)
 	}
 	return b.String()
@@ -169,7 +173,7 @@ func (v *fverifier) verifyCopy(n *Copy) error {
 		return fmt.Errorf("copy into %s: no tile size", n.Dst.T.Name)
 	}
 	if !n.Async {
-		if n.Group != nil {
+		if n.Group != nil || n.Bar != nil {
 			return fmt.Errorf("copy into %s: a synchronous copy in a commit group", n.Dst.T.Name)
 		}
 		return nil
@@ -177,10 +181,12 @@ func (v *fverifier) verifyCopy(n *Copy) error {
 	switch {
 	case v.gpu != threadLevel:
 		return fmt.Errorf("async copy into %s outside a GPU thread body", n.Dst.T.Name)
-	case n.Group == nil:
+	case n.Group == nil && n.Bar == nil:
 		return fmt.Errorf("async copy into %s has no group", n.Dst.T.Name)
 	case n.Dst.T.Space != Shared || n.Src.T.Space == Shared:
 		return fmt.Errorf("async copy from %s %s into %s %s: async copies go from global into shared memory", n.Src.T.Space, n.Src.T.Name, n.Dst.T.Space, n.Dst.T.Name)
+	case n.Bar != nil:
+		return v.verifyBulkCopy(n) // mbarrier.go
 	}
 	return nil
 }
@@ -198,7 +204,9 @@ func (in *interp) copyTile(n *Copy) {
 	if n.ValidCols != nil {
 		vc = in.ival(n.ValidCols)
 	}
-	if n.Async {
+	var offs []int
+	var vals []float64
+	if n.Async && n.Bar == nil {
 		if g := in.ival(n.Group); g != in.th.commits {
 			fail("async copy into %s labelled group %d joins group %d (thread %d has committed %d groups)", n.Dst.T.Name, g, in.th.commits, in.th.id, in.th.commits)
 		}
@@ -226,10 +234,17 @@ func (in *interp) copyTile(n *Copy) {
 				if in.mode == Storage || !n.Dst.T.Type.IsFloat() {
 					v = n.Dst.T.Type.Round(v)
 				}
+				if n.Bar != nil {
+					offs, vals = append(offs, d), append(vals, v)
+					continue
+				}
 				in.th.issueAsync(n.Dst.T, d, v)
 			} else {
 				in.store(n.Dst.T, d, v)
 			}
 		}
+	}
+	if n.Bar != nil {
+		in.issueBulk(*n.Bar, n.Dst.T, offs, vals)
 	}
 }

@@ -171,27 +171,33 @@ func TestAsyncCopy(t *testing.T) {
 			return append([]Node{&AsyncCommit{}, &AsyncCommit{}}, b...)
 		}, ""},
 	} {
-		f := asyncExchange(n, c.edit)
-		if err := VerifyFunc(f); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
+		checkExchange(t, c.name, asyncExchange(n, c.edit), n, c.error)
+	}
+}
+
+// checkExchange verifies and runs an exchange of n threads (Out[t] = In[t+1 mod n]): it must fail with
+// an error containing want, or (want "") compute the exchange.
+func checkExchange(t *testing.T, name string, f *Func, n int, want string) {
+	t.Helper()
+	if err := VerifyFunc(f); err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, f)
+	}
+	in := seq(n)
+	args := Args{Tensors: map[string][]float64{"In": in, "Out": make([]float64, n)}, Dims: map[string]int{"N": n}}
+	err := RunFunc(f, Storage, args, nil)
+	if want == "" {
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
-		in := seq(n)
-		args := Args{Tensors: map[string][]float64{"In": in, "Out": make([]float64, n)}, Dims: map[string]int{"N": n}}
-		err := RunFunc(f, Storage, args, nil)
-		if c.error == "" {
-			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
+		for i, v := range args.Tensors["Out"] {
+			if v != in[(i+1)%n] {
+				t.Fatalf("%s: Out[%d] = %v, want %v", name, i, v, in[(i+1)%n])
 			}
-			for i, v := range args.Tensors["Out"] {
-				if v != in[(i+1)%n] {
-					t.Fatalf("%s: Out[%d] = %v, want %v", c.name, i, v, in[(i+1)%n])
-				}
-			}
-			continue
 		}
-		if err == nil || !strings.Contains(err.Error(), c.error) {
-			t.Errorf("%s: err = %v, want %q", c.name, err, c.error)
-		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: err = %v, want %q", name, err, want)
 	}
 }
 

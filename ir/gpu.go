@@ -66,10 +66,9 @@ type Barrier struct {
 	red   *WarpReduce // the interpreter's stand-in for a lane reduction: a wait that orders no memory
 }
 
-// AsyncMech names the hardware mechanism that tracks a thread's asynchronous copies. Only commit/wait
-// groups (sm_80 cp.async) exist today. Hopper's bulk copies complete on an mbarrier instead: they will
-// add a mechanism whose wait names a barrier buffer and a phase (new fields on AsyncWait, or a node of
-// their own), without changing the meaning of the groups below.
+// AsyncMech names the hardware mechanism that tracks a thread's asynchronous copies: commit/wait
+// groups (sm_80 cp.async; the nodes below), or an mbarrier (AsyncMbarrier: Hopper's bulk copies, whose
+// Copy names the barrier and whose wait is an MbarWait on a phase; mbarrier.go).
 type AsyncMech uint8
 
 const (
@@ -203,7 +202,7 @@ func printGPU(b *strings.Builder, n Node, depth int) bool {
 	case *Copy:
 		fmt.Fprintf(b, "%s%s\n", ind, n)
 	default:
-		return printWarpReduce(b, ind, n)
+		return printWarpReduce(b, ind, n) || printMbar(b, ind, n)
 	}
 	return true
 }

@@ -49,6 +49,7 @@ type launchState struct {
 type access struct {
 	thread          int
 	block, warp, wg int
+	arr             int // mbarrier arrivals the thread had made (mbarrier.go)
 }
 
 // elemLog is the access history of one shared element in the current phase.
@@ -60,17 +61,21 @@ type elemLog struct {
 
 // blockRun is the state of one running block.
 type blockRun struct {
-	id       int // in run order
-	nthreads int
-	threads  []*gpuThread
-	log      map[*Tensor][]elemLog
-	inflight map[*Tensor]map[int]int // element offset → issuing thread, for async copies not yet landed
-	yield    chan threadEvent
+	id         int // in run order
+	nthreads   int
+	threads    []*gpuThread
+	log        map[*Tensor][]elemLog
+	inflight   map[*Tensor]map[int]int     // element offset → issuing thread, for async copies not yet landed
+	mbars      map[mbarKey]*mbarState      // mbarrier.go
+	mbarFlight map[*Tensor]map[int]mbarTag // bulk copies in flight, by the phase they complete on
+	landed     map[*Tensor]map[int]mbarTag // elements bulk copies landed, by the phase that landed them
+	yield      chan threadEvent
 }
 
 type threadEvent struct {
 	t       *gpuThread
-	barrier *Barrier // nil: the thread ended
+	barrier *Barrier // nil: the thread ended, or waits on an mbarrier
+	mwait   bool     // the thread waits on an mbarrier phase (gpuThread.mwait)
 	err     error
 	bug     any // a panic that is not a RuntimeError: rethrown on the interpreter's goroutine
 }
@@ -84,10 +89,15 @@ type gpuThread struct {
 	block, warp, wg int       // barriers passed, by scope
 	waiting         *Barrier
 	done            bool
-	pending         []asyncCopy   // issued, not committed
-	groups          [][]asyncCopy // committed, oldest first
-	commits         int           // AsyncCommits run
-	red             float64       // at a WarpReduce: the value posted, then the result
+	pending         []asyncCopy     // issued, not committed
+	groups          [][]asyncCopy   // committed, oldest first
+	commits         int             // AsyncCommits run
+	red             float64         // at a WarpReduce: the value posted, then the result
+	mwait           func() bool     // at an MbarWait: whether the phase completed
+	mwaitWhat       func() string   // at an MbarWait: the deadlock message
+	seen            map[mbarKey]int // per mbarrier, the phases this thread saw complete (MbarWait)
+	arrivals        int             // MbarArrives run
+	hb              map[int]int     // per thread, its arrivals that happen before this thread's point
 }
 
 type asyncCopy struct {
@@ -113,6 +123,8 @@ func (in *interp) gpuNode(n Node) bool {
 		in.copyTile(n)
 	case *WarpReduce:
 		in.warpReduce(n)
+	case *MbarInit, *MbarArrive, *MbarWait:
+		in.mbarNode(n)
 	case *AccDecl:
 		return in.collective(n.Acc.Scope)
 	case *AccStore:
@@ -213,7 +225,8 @@ func (in *interp) gridLoop(n *Loop) {
 // runBlock runs one thread block: body is the block level (shared allocations and thread nests).
 func (in *interp) runBlock(body []Node) {
 	ls := in.launch
-	blk := &blockRun{id: ls.blocks, nthreads: ls.nthreads, log: map[*Tensor][]elemLog{}, inflight: map[*Tensor]map[int]int{}, yield: make(chan threadEvent)}
+	blk := &blockRun{id: ls.blocks, nthreads: ls.nthreads, log: map[*Tensor][]elemLog{}, inflight: map[*Tensor]map[int]int{}, yield: make(chan threadEvent),
+		mbars: map[mbarKey]*mbarState{}, mbarFlight: map[*Tensor]map[int]mbarTag{}, landed: map[*Tensor]map[int]mbarTag{}}
 	ls.blocks++
 	saved := map[*Tensor][]float64{}
 	in.allocShared(body, saved)
@@ -229,7 +242,7 @@ func (in *interp) runBlock(body []Node) {
 	barriers := false
 	WalkNodes(body, func(n Node) bool {
 		switch n.(type) {
-		case *Barrier, *WarpReduce:
+		case *Barrier, *WarpReduce, *MbarWait:
 			barriers = true
 		}
 		return !barriers
@@ -241,6 +254,7 @@ func (in *interp) runBlock(body []Node) {
 			th.in = in.fork(th)
 			th.runAll(body)
 		}
+		blk.mbarEnd()
 		return
 	}
 	for id := 0; id < blk.nthreads; id++ {
@@ -252,6 +266,7 @@ func (in *interp) runBlock(body []Node) {
 	if err := blk.schedule(); err != nil {
 		panic(err)
 	}
+	blk.mbarEnd()
 }
 
 // allocShared allocates the shared buffers of a block level, remembering what they shadowed.
@@ -416,9 +431,10 @@ func (blk *blockRun) schedule() (err error) {
 				continue
 			}
 			alive = true
-			if th.waiting != nil {
+			if th.waiting != nil || (th.mwait != nil && !th.mwait()) {
 				continue
 			}
+			th.mwait = nil
 			progress = true
 			th.resume <- true
 			ev := <-blk.yield
@@ -430,6 +446,9 @@ func (blk *blockRun) schedule() (err error) {
 			if ev.err != nil {
 				th.done = true
 				return ev.err
+			}
+			if ev.mwait {
+				continue
 			}
 			if ev.barrier == nil {
 				th.done = true
@@ -443,6 +462,11 @@ func (blk *blockRun) schedule() (err error) {
 			return nil
 		}
 		if !progress {
+			for _, th := range blk.threads {
+				if !th.done && th.mwait != nil {
+					return &RuntimeError{"deadlock: " + th.mwaitWhat()}
+				}
+			}
 			for _, th := range blk.threads {
 				if th.waiting != nil {
 					if _, err := blk.arrived(th, th.waiting, blk.group(th, th.waiting.Scope)); err != nil {
@@ -513,7 +537,7 @@ func (blk *blockRun) abort() {
 }
 
 func (th *gpuThread) stamp() access {
-	return access{thread: th.id, block: th.block, warp: th.warp, wg: th.wg}
+	return access{thread: th.id, block: th.block, warp: th.warp, wg: th.wg, arr: th.arrivals}
 }
 
 // ordered reports whether access a, by a thread of th's block, happens before th's current point.
@@ -524,6 +548,8 @@ func (th *gpuThread) ordered(a access) bool {
 	case a.thread/32 == th.id/32 && a.warp < th.warp:
 		return true
 	case a.thread/128 == th.id/128 && a.wg < th.wg:
+		return true
+	case a.arr < th.hb[a.thread]: // an mbarrier arrival after a, whose phase th waited for
 		return true
 	}
 	return false
@@ -537,6 +563,7 @@ func (th *gpuThread) access(t *Tensor, off int, write bool) {
 		return
 	}
 	blk := th.blk
+	th.mbarCheck(t, off, write)
 	if who, ok := blk.inflight[t][off]; ok {
 		fail("%s[%d]: thread %d %s it while thread %d's async copy into it is in flight (async.wait missing or too late)", t.Name, off, th.id, verb(write), who)
 	}

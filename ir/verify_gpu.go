@@ -30,9 +30,10 @@ const (
 
 // Divergence levels: how far a value may differ between the threads of a block.
 const (
-	uniform     = 0 // the same in every thread of the block
-	warpUniform = 1 // the same in the 32 lanes of a warp
-	divergent   = 2 // may differ between lanes
+	uniform          = 0 // the same in every thread of the block
+	warpgroupUniform = 1 // the same in the 128 threads of a warpgroup (mbarrier.go: w < 4k)
+	warpUniform      = 2 // the same in the 32 lanes of a warp
+	divergent        = 3 // may differ between lanes
 )
 
 // gpuNode checks where n may appear and handles the GPU nodes and loops completely; it reports
@@ -85,6 +86,8 @@ func (v *fverifier) gpuNode(n Node) (done bool, err error) {
 		return true, v.verifyCopy(n)
 	case *WarpReduce:
 		return true, v.verifyWarpReduce(n)
+	case *MbarInit, *MbarArrive, *MbarWait:
+		return v.mbarNode(n)
 	case *AccDecl:
 		err := v.mmaScope(n.Acc)
 		return err != nil, err
@@ -179,6 +182,9 @@ func (v *fverifier) launchNode(l *Launch) error {
 			return fmt.Errorf("launch %s writes input %s", l.Name, t.Name)
 		}
 	}
+	if err := mbarrierArrays(l.Body); err != nil {
+		return fmt.Errorf("launch %s: %v", l.Name, err)
+	}
 	v.gpu, v.launch, v.grids = launchLevel, l, 0
 	err := v.nodes(l.Body)
 	v.gpu, v.launch = hostLevel, nil
@@ -252,6 +258,9 @@ func (v *fverifier) gpuLoop(n *Loop) error {
 		div.vars[l.Var] = divergent
 		if l.Kind == GPUWarp {
 			div.vars[l.Var] = warpUniform
+			if isConst(l.Lo, 0) && isConst(l.Step, 1) {
+				div.warp = l.Var // the warp index: thread / 32
+			}
 		}
 	}
 	for div.walk(body, uniform, nil) {
@@ -314,6 +323,7 @@ func usesVar(e IExpr, v *Var) bool {
 type divergence struct {
 	vars    map[*Var]int
 	locals  map[*LocalVar]int
+	warp    *Var // the warp index of a gpu.warp nest from 0 by 1, if any
 	changed bool
 	err     error
 }
@@ -325,6 +335,9 @@ func (d *divergence) iexpr(e IExpr) int {
 }
 
 func (d *divergence) expr(e Expr) int {
+	if d.warpgroupSplit(e) {
+		return warpgroupUniform
+	}
 	lv := uniform
 	Walk(e, func(x Expr) {
 		switch x := x.(type) {
@@ -419,6 +432,8 @@ func (d *divergence) collective(check bool, ctrl int, where []string, what strin
 		return
 	case ScopeWarp, ScopeSimdgroup:
 		limit = warpUniform
+	case ScopeWarpgroup:
+		limit = warpgroupUniform
 	}
 	if check && ctrl > limit && d.err == nil {
 		d.err = fmt.Errorf("%s under %s: not every thread of the %s reaches it", what, where[len(where)-1], s)

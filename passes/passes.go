@@ -183,6 +183,9 @@ type Options struct {
 	// in the variant's plan (ir.PlanVariant.Tuned); the generated package installs them at init on a
 	// machine of that class. Symbols tensorize does not plan are ignored here (tune.Apply reports them).
 	Tuned map[string]map[string]map[string]int
+	// Plan are plan values set on the function after lowering, before the pipeline's passes (for
+	// example PlanTMA = 1: the sm_90a wgmma tiles staged by TMA, tma.go).
+	Plan map[string]int
 }
 
 // Compile lowers k and runs the pipeline of target m, verifying after each step.
@@ -201,6 +204,9 @@ func Compile(k *ir.Kernel, m target.Machine, opt Options) (*ir.Func, error) {
 	}
 	if err := ir.VerifyFunc(f); err != nil {
 		return nil, fmt.Errorf("after lower: %v", err)
+	}
+	for k, v := range opt.Plan {
+		f.Plan[k] = v
 	}
 	if opt.After != nil {
 		opt.After("lower", f, true)

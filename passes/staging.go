@@ -434,6 +434,25 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		}
 		return []ir.Node{&staged}
 	}
+	if wg && f.Plan[gpuTMA] == 2 && len(grids) == 2 && tmaOperand(mma.A) && tmaOperand(mma.B) && oneWarpgroup(l, t0) {
+		// tma.go: a producer warpgroup and a consumer warpgroup
+		pipe, full, empty := tmaSpecialised(nm, tmaStages(stages), tiles, k0Of, tl, t0.Var, a, b, decl, store, compute)
+		t1.Body = pipe
+		for i, d := range l.Block {
+			if d == t0.Hi {
+				l.Block[i] = ir.IConst{V: 8}
+			}
+		}
+		t0.Hi = ir.IConst{V: 8}
+		bj.Body = []ir.Node{&ir.Alloc{T: full, Body: []ir.Node{&ir.Alloc{T: empty, Body: allocs([]*stagedOperand{a, b}, t0)}}}}
+		return true
+	}
+	if wg && f.Plan[gpuTMA] >= 1 && len(grids) == 2 && tmaOperand(mma.A) && tmaOperand(mma.B) {
+		pipe, bars := tmaPipeline(nm, tmaStages(stages), tiles, k0Of, tl, launchThreads(l), a, b, compute) // tma.go
+		t1.Body = append(append([]ir.Node{decl}, pipe...), store)
+		bj.Body = []ir.Node{&ir.Alloc{T: bars, Body: allocs([]*stagedOperand{a, b}, t0)}}
+		return true
+	}
 	pipe := stagedPipeline(nm, stages, tiles, k0Of, tl, launchThreads(l), []*stagedOperand{a, b}, compute)
 	t1.Body = append(append([]ir.Node{decl}, pipe...), store)
 	bj.Body = allocs([]*stagedOperand{a, b}, t0)

@@ -4,10 +4,13 @@
 # script). Finishes in under 5 minutes (every step has a time limit cut to what is left of 290 s).
 #   1. rt/cuda on the real driver (cuda.test: TestGPUVectorAdd, JIT log, TMA descriptor);
 #   2. every PTX kernel's method against the reference interpreter on ragged shapes
-#      (kernels.test -test.run ^TestCUDA, KGEN_REQUIRE_GPU=1: a missing GPU fails instead of skipping);
+#      (kernels.test -test.run ^TestCUDA, KGEN_REQUIRE_GPU=1: a missing GPU fails instead of skipping),
+#      including, on sm_90a, TestCUDATMA<GEMM>: the TMA versions (cp.async.bulk.tensor on mbarriers,
+#      tensor maps encoded at launch) on shapes whose rows TMA loads;
 #   3. the same for a subset under compute-sanitizer --tool memcheck and --tool racecheck, when
 #      compute-sanitizer is on PATH or in /usr/local/cuda/bin;
-#   4. kgen's benchmark (kernels.test -test.run ^TestGPUBench$): GEMM f16/bf16 4096³ and 8192³,
+#   4. kgen's benchmark (kernels.test -test.run ^TestGPUBench$): GEMM f16/bf16 4096³ and 8192³
+#      (TMA versions on sm_90a; gemm_f16_4096_cpasync: the cp.async version, KGEN_PTX_TMA=0),
 #      softmax and layernorm 8192², the launch overhead of one small call;
 #   5. the same cases with torch (cuBLAS) and Triton's matmul tutorial kernel when python3 has them,
 #      and the device's copy bandwidth (torch), then one table.
@@ -72,6 +75,7 @@ echo "== 2/5 every PTX kernel against the reference interpreter (ragged shapes)"
 run "PTX kernels vs reference" 100 gpu-check-kernels.log env KGEN_REQUIRE_GPU=1 ./kernels.test -test.run '^TestCUDA' -test.v
 echo "$(grep -c -- '--- PASS: TestCUDA' gpu-check-kernels.log) kernels passed, $(grep -c -- '--- FAIL: TestCUDA' gpu-check-kernels.log) failed, $(grep -c -- '--- SKIP: TestCUDA' gpu-check-kernels.log) skipped"
 grep -- '--- FAIL: TestCUDA' gpu-check-kernels.log | head -40
+echo "TMA versions (sm_90a): $(grep -c -- '--- PASS: TestCUDATMA' gpu-check-kernels.log) passed, $(grep -c -- '--- FAIL: TestCUDATMA' gpu-check-kernels.log) failed, $(grep -c -- '--- SKIP: TestCUDATMA' gpu-check-kernels.log) skipped"
 
 echo "== 3/5 compute-sanitizer"
 SAN=$(command -v compute-sanitizer || true)
@@ -81,8 +85,8 @@ if [ -z "$SAN" ]; then
 else
   # A subset (the sanitizers slow kernels 10-100x): GEMMs through shared memory and mma.sync,
   # block reductions, affine (pooling, convolution) indexing.
-  MEM='^TestCUDA(Sgemm|Hgemm|Softmax|Layernorm|Conv2d|Maxpool2|SumMid)$'
-  RACE='^TestCUDA(Sgemm|Hgemm|Softmax)$'
+  MEM='^TestCUDA(Sgemm|Hgemm|TMAHgemm|Softmax|Layernorm|Conv2d|Maxpool2|SumMid)$'
+  RACE='^TestCUDA(Sgemm|Hgemm|TMAHgemm|Softmax)$'
   run "memcheck" 40 gpu-check-memcheck.log env KGEN_REQUIRE_GPU=1 "$SAN" --tool memcheck --error-exitcode 1 ./kernels.test -test.run "$MEM" -test.v
   grep -E 'ERROR SUMMARY|Invalid' gpu-check-memcheck.log | head -10
   run "racecheck" 40 gpu-check-racecheck.log env KGEN_REQUIRE_GPU=1 "$SAN" --tool racecheck --error-exitcode 1 ./kernels.test -test.run "$RACE" -test.v

@@ -51,6 +51,24 @@ func (b Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 			fs = append(fs, k.F)
 		}
 		mod, ks, unsup := Build(fs, st, p.Source)
+		if st.Name == "sm_90a" {
+			// the TMA versions of the wgmma GEMMs, which the launcher prefers where it can (tma.go)
+			for i, k := range ks {
+				for _, pk := range p.Kernels {
+					if pk.K.Name != k.Name {
+						continue
+					}
+					tk, err := tmaVariant(pk.K)
+					if err != nil {
+						return nil, fmt.Errorf("ptx: kernel %s, TMA version: %v", k.Name, err)
+					}
+					if tk != nil {
+						ks[i].TMA = tk
+						mod.Entries = append(mod.Entries, tk.Entries...)
+					}
+				}
+			}
+		}
 		name := "ptx_" + st.Name + ".ptx"
 		files = append(files, codegen.File{Name: name, Data: []byte(mod.Print())})
 		mods = append(mods, modInfo{st: st, file: name, kernels: ks, unsup: unsup})
@@ -118,6 +136,7 @@ const (
 	ptxTemp                       // a temporary: device memory the launcher allocates
 	ptxScalar                     // a scalar parameter, by value
 	ptxDim                        // a dim's size, int64
+	ptxTensorMap                  // a TMA tensor map of a tensor parameter (128 bytes), encoded at launch
 )
 
 // ptxParam is one parameter of every entry of a kernel.
@@ -128,6 +147,7 @@ type ptxParam struct {
 	elemBytes int      // bytes of one element
 	shape     []string // dims of a tensor or temp, row-major; empty for one element
 	bytes     int      // bytes of the parameter's value
+	box       int      // ptxTensorMap: the box side (elements; the map is the 2-D tensor's, 128-byte swizzle)
 }
 
 // ptxLaunch is one kernel launch.
@@ -144,6 +164,7 @@ type ptxKernel struct {
 	params   []ptxParam
 	dims     []string
 	launches []ptxLaunch
+	tma      *ptxKernel // sm_90a: the version whose tiles TMA loads, run when its tensor maps encode
 }
 
 // ptxModule is the PTX of one sub-target.
@@ -165,43 +186,10 @@ type ptxModule struct {
 		}
 		fmt.Fprintf(&b, "{target: %q, minCC: %d, text: ptxText_%s,\nkernels: []ptxKernel{\n", m.st.Name, cc, m.st.Name)
 		for _, k := range m.kernels {
-			var dims []string
-			for _, p := range k.Params {
-				if p.Kind == PDim {
-					dims = append(dims, p.Name)
-				}
+			if err := writeKernel(&b, k, "{"); err != nil {
+				return nil, err
 			}
-			fmt.Fprintf(&b, "{name: %q, dims: %#v,\nparams: []ptxParam{\n", k.Name, dims)
-			for _, p := range k.Params {
-				kind := [...]string{"ptxTensor", "ptxTemp", "ptxScalar", "ptxDim"}[p.Kind]
-				bytes := 8
-				if p.Kind == PScalar {
-					bytes = p.Elem.Size()
-				}
-				elem, eb := "", 0
-				if p.Kind != PDim {
-					elem, eb = p.Elem.String(), p.Elem.Size()
-				}
-				fmt.Fprintf(&b, "{name: %q, kind: %s, elem: %q, elemBytes: %d, shape: %#v, bytes: %d},\n", p.Name, kind, elem, eb, p.Shape, bytes)
-			}
-			b.WriteString("},\nlaunches: []ptxLaunch{\n")
-			for _, l := range k.Launches {
-				g := make([]string, 3)
-				for i, e := range l.Grid {
-					s, err := goIExpr(e, dims)
-					if err != nil {
-						return nil, fmt.Errorf("ptx: kernel %s launch %s: %v", k.Name, l.Entry, err)
-					}
-					g[i] = s
-				}
-				var bl [3]int
-				for i, e := range l.Block {
-					bl[i] = e.(ir.IConst).V
-				}
-				fmt.Fprintf(&b, "{entry: %q, sharedBytes: %d, block: [3]int{%d, %d, %d},\ngrid: func(d []int64) [3]int64 { return [3]int64{%s} }},\n",
-					l.Entry, l.SharedBytes, bl[0], bl[1], bl[2], strings.Join(g, ", "))
-			}
-			b.WriteString("}},\n")
+			b.WriteString(",\n")
 		}
 		b.WriteString("},\nunsupported: map[string]string{\n")
 		for _, u := range m.unsup {
@@ -226,6 +214,63 @@ var _ = ptxFloorDiv
 		return nil, fmt.Errorf("ptx: generated Go does not format: %v", err)
 	}
 	return out, nil
+}
+
+// writeKernel writes the ptxKernel literal of k after open ("{" in the table, "&ptxKernel{" for a
+// TMA version), without a trailing comma.
+func writeKernel(b *bytes.Buffer, k *Kernel, open string) error {
+	var dims []string
+	for _, p := range k.Params {
+		if p.Kind == PDim {
+			dims = append(dims, p.Name)
+		}
+	}
+	fmt.Fprintf(b, "%sname: %q, dims: %#v,\nparams: []ptxParam{\n", open, k.Name, dims)
+	for _, p := range k.Params {
+		kind := [...]string{"ptxTensor", "ptxTemp", "ptxScalar", "ptxDim", "ptxTensorMap"}[p.Kind]
+		bytes, box := 8, 0
+		switch p.Kind {
+		case PScalar:
+			bytes = p.Elem.Size()
+		case PTensorMap:
+			bytes, box = 128, TMABox
+		}
+		elem, eb := "", 0
+		if p.Kind != PDim {
+			elem, eb = p.Elem.String(), p.Elem.Size()
+		}
+		if box > 0 {
+			fmt.Fprintf(b, "{name: %q, kind: %s, elem: %q, elemBytes: %d, shape: %#v, bytes: %d, box: %d},\n", p.Name, kind, elem, eb, p.Shape, bytes, box)
+		} else {
+			fmt.Fprintf(b, "{name: %q, kind: %s, elem: %q, elemBytes: %d, shape: %#v, bytes: %d},\n", p.Name, kind, elem, eb, p.Shape, bytes)
+		}
+	}
+	b.WriteString("},\nlaunches: []ptxLaunch{\n")
+	for _, l := range k.Launches {
+		g := make([]string, 3)
+		for i, e := range l.Grid {
+			s, err := goIExpr(e, dims)
+			if err != nil {
+				return fmt.Errorf("ptx: kernel %s launch %s: %v", k.Name, l.Entry, err)
+			}
+			g[i] = s
+		}
+		var bl [3]int
+		for i, e := range l.Block {
+			bl[i] = e.(ir.IConst).V
+		}
+		fmt.Fprintf(b, "{entry: %q, sharedBytes: %d, block: [3]int{%d, %d, %d},\ngrid: func(d []int64) [3]int64 { return [3]int64{%s} }},\n",
+			l.Entry, l.SharedBytes, bl[0], bl[1], bl[2], strings.Join(g, ", "))
+	}
+	b.WriteString("}")
+	if k.TMA != nil {
+		b.WriteString(",\ntma: ")
+		if err := writeKernel(b, k.TMA, "&ptxKernel{"); err != nil {
+			return err
+		}
+	}
+	b.WriteString("}")
+	return nil
 }
 
 // goIExpr writes a grid expression (plan already substituted) as Go over d, the dims in order.

@@ -133,13 +133,14 @@ type Vec []Reg
 // Label is a branch target inside one entry.
 type Label struct{ n int }
 
-func (Reg) operand()   {}
-func (Imm) operand()   {}
-func (FImm) operand()  {}
-func (Sym) operand()   {}
-func (Addr) operand()  {}
-func (Vec) operand()   {}
-func (Label) operand() {}
+func (Reg) operand()       {}
+func (Imm) operand()       {}
+func (FImm) operand()      {}
+func (Sym) operand()       {}
+func (Addr) operand()      {}
+func (Vec) operand()       {}
+func (TensorRef) operand() {}
+func (Label) operand()     {}
 
 func (r Reg) String() string {
 	_, p := r.T.regClass()
@@ -176,6 +177,15 @@ func (v Vec) String() string {
 }
 
 func (l Label) String() string { return "$L" + strconv.Itoa(l.n) }
+
+// TensorRef is the tensor operand of cp.async.bulk.tensor: a tensor map's address and the box's
+// coordinates, innermost first ([map, {x, y}]).
+type TensorRef struct {
+	Map    Reg
+	Coords Vec
+}
+
+func (t TensorRef) String() string { return "[" + t.Map.String() + ", " + t.Coords.String() + "]" }
 
 // Instr is one instruction: Op with its modifiers (".lo", ".global", ".rn") and type suffixes, its
 // arguments (destination first), an optional guard predicate (@p or @!p) and a comment.
@@ -240,6 +250,9 @@ func (c comment) print(b *strings.Builder) {
 type EntryParam struct {
 	Name string
 	T    Type
+	// Bytes > 0: an opaque byte array of that size aligned to Align (.param .align A .b8 name[Bytes]),
+	// such as a TMA tensor map (T unused).
+	Bytes, Align int
 }
 
 // SharedArray is a block-level .shared array of Count elements of type T, aligned to Align bytes.
@@ -413,6 +426,10 @@ func (e *Entry) print(b *strings.Builder) {
 	for i, p := range e.Params {
 		if i > 0 {
 			b.WriteByte(',')
+		}
+		if p.Bytes > 0 {
+			fmt.Fprintf(b, "\n\t.param .align %d .b8 %s[%d]", p.Align, p.Name, p.Bytes)
+			continue
 		}
 		b.WriteString("\n\t.param " + p.T.String() + " " + p.Name)
 	}

@@ -36,6 +36,8 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 	dst := func(v uint64) { m.set(th, a[0].(Reg), v) }
 	isF := t == F32 || t == F64
 	switch tok[0] {
+	case "mbarrier":
+		return m.mbarrierOp(th, in) // emu_tma_test.go
 	case "wgmma", "fence":
 		if !m.wgThreadOp(th, in) {
 			emuError("unknown instruction %s", in.Op)
@@ -156,6 +158,8 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 			}
 			dstAddr := m.value(th, a[0].(Addr).Base, B64) + uint64(a[0].(Addr).Off)
 			th.open = append(th.open, emuCopy{dst: dstAddr, data: data})
+		case "bulk":
+			m.bulkTensor(th, in) // emu_tma_test.go
 		case "commit_group":
 			th.pending = append(th.pending, th.open)
 			th.open = nil

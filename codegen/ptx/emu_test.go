@@ -28,16 +28,20 @@ type emuCopy struct {
 }
 
 type emuThread struct {
-	pc      int
-	regs    [7][]uint64
-	tid     [3]uint64
-	pending [][]emuCopy // committed groups, oldest first
-	open    []emuCopy   // copies issued since the last commit
-	done    bool
-	barrier bool
-	coll    *Instr // the warp-collective instruction (mma.sync, ldmatrix, shfl.sync) the thread waits at
-	id      int
-	wg      *wgThread // wgmma state (emu_wgmma_test.go), in entries that issue wgmma
+	pc       int
+	regs     [7][]uint64
+	tid      [3]uint64
+	pending  [][]emuCopy // committed groups, oldest first
+	open     []emuCopy   // copies issued since the last commit
+	done     bool
+	barrier  bool
+	coll     *Instr // the warp-collective instruction (mma.sync, ldmatrix, shfl.sync) the thread waits at
+	id       int
+	wg       *wgThread      // wgmma state (emu_wgmma_test.go), in entries that issue wgmma
+	mwait    *emuWait       // a failed mbarrier try_wait (emu_tma_test.go)
+	seen     map[uint64]int // per mbarrier, the phases this thread saw complete
+	arrivals int            // mbarrier arrivals made
+	hb       map[int]int    // per thread, its arrivals that happen before this thread's point
 }
 
 type emulator struct {
@@ -62,6 +66,8 @@ type emulator struct {
 	proxy    bool
 	steps    int
 	names    map[*Instr][]string
+	tma      *tmaState         // mbarriers and bulk copies (emu_tma_test.go)
+	tmaps    map[string][]byte // tensor-map parameters by name
 }
 
 const globalShift = 40
@@ -149,6 +155,10 @@ func (m *emulator) runBlock(block [3]int) {
 		m.base = append(m.base, next)
 		next += uint64(len(b.data)) + sharedGap
 	}
+	m.tma = nil
+	if usesMbarrier(m.e) {
+		m.newTMAState()
+	}
 	var ths []*emuThread
 	for z := 0; z < block[2]; z++ {
 		for y := 0; y < block[1]; y++ {
@@ -164,13 +174,16 @@ func (m *emulator) runBlock(block [3]int) {
 			}
 		}
 	}
+	if m.tma != nil {
+		m.tma.threads = ths
+	}
 	for {
 		progress := false
 		// Highest thread first: a thread that consumes what a lower thread (thread 0 folding partials)
 		// produces runs before it unless a barrier orders them, so a missing barrier shows.
 		for i := len(ths) - 1; i >= 0; i-- {
 			th := ths[i]
-			if !th.done && !th.barrier && th.coll == nil {
+			if !th.done && !th.barrier && th.coll == nil && !m.mwaiting(th) {
 				m.runThread(th)
 				progress = true
 			}
@@ -230,6 +243,7 @@ func (m *emulator) runBlock(block [3]int) {
 				waiting++
 			}
 		}
+		m.tmaDeadlock(ths, done == len(ths))
 		if done == len(ths) {
 			return
 		}
@@ -286,6 +300,9 @@ func (m *emulator) value(th *emuThread, o Operand, t Type) uint64 {
 		if i, ok := m.sharedI[s]; ok {
 			return m.base[i]
 		}
+		if a, ok := m.tmapParam(s); ok {
+			return a
+		}
 		emuError("unknown symbol %s", s)
 	}
 	emuError("operand %v", o)
@@ -330,6 +347,7 @@ func (m *emulator) mem(th *emuThread, sp string, a Addr, n int) (*emuBuf, int, i
 }
 
 func (m *emulator) sharedAccess(th *emuThread, i, off, n int, write bool) {
+	m.bulkCheck(th, i, off, n, write)
 	me := int32(th.id + 1)
 	for k := off; k < off+n; k++ {
 		if w := m.writer[i][k]; w != 0 && w != me {
@@ -342,8 +360,11 @@ func (m *emulator) sharedAccess(th *emuThread, i, off, n int, write bool) {
 			}
 			m.writer[i][k] = me
 			m.noteGenericWrite(th, i, k)
-		} else if r == 0 {
+		} else if r == 0 || (r == me && m.tma != nil) {
 			m.reader[i][k] = me
+			if m.tma != nil {
+				m.tma.readArr[i][k] = int32(th.arrivals)
+			}
 		} else if r != me {
 			m.reader[i][k] = -1
 		}

@@ -203,6 +203,10 @@ func (m *emulator) wgmma(group []*emuThread, in *Instr) {
 	}
 	bf := tok[6] == "bf16"
 	lead := group[0]
+	if m.tma != nil {
+		m.tma.group = group // bytes landed by bulk copies: every thread of the warpgroup must have waited
+		defer func() { m.tma.group = nil }()
+	}
 	descA, descB := m.value(lead, in.Args[1], B64), m.value(lead, in.Args[2], B64)
 	scaleD := m.value(lead, in.Args[3], Pred) != 0
 	for _, th := range group {

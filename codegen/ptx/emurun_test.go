@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,6 +79,7 @@ func emulate(k *Kernel, f *ir.Func, args ir.Args) error {
 		tensors[t.Name] = t
 	}
 	params := map[string]uint64{}
+	tmaps := map[string][]byte{}
 	var global []*emuBuf
 	byName := map[string]*emuBuf{}
 	for _, p := range k.Params {
@@ -108,6 +110,12 @@ func emulate(k *Kernel, f *ir.Func, args ir.Args) error {
 			params["p_"+p.Name] = bits
 		case PDim:
 			params["p_"+p.Name] = uint64(args.Dims[p.Name])
+		case PTensorMap:
+			tm := emuTensorMap(p, tensors[p.Name], uint64(slices.Index(global, byName[p.Name])+1)<<globalShift, args.Dims)
+			if emuMapHook != nil {
+				emuMapHook(&tm)
+			}
+			tmaps[string(tmapSym(tensors[p.Name]))] = encodeMockTensorMap(tm)
 		}
 	}
 	for i, e := range k.Entries {
@@ -126,7 +134,7 @@ func emulate(k *Kernel, f *ir.Func, args ir.Args) error {
 		if empty {
 			continue
 		}
-		m := &emulator{e: e, params: params, global: global}
+		m := &emulator{e: e, params: params, global: global, tmaps: tmaps}
 		if err := m.run(grid, block); err != nil {
 			return fmt.Errorf("%s grid %v block %v: %v", e.Name, grid, block, err)
 		}

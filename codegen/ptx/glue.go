@@ -29,7 +29,7 @@ func glueFile(p *codegen.Package, mods []modInfo) ([]byte, error) {
 	b.WriteString(codegen.Header)
 	mod := p.KgenModule()
 	fmt.Fprintf(&b, "// Source: %s. Go methods that run the PTX kernels on a GPU (kgen's ptx backend).\n\npackage %s\n\n", p.Source, p.Name)
-	fmt.Fprintf(&b, "import (\n\"fmt\"\n\"math\"\n\"strings\"\n\"sync\"\n\"unsafe\"\n\n%q\n%q\n%q\n)\n\n", mod+"/f16", mod+"/rt", mod+"/rt/cuda")
+	fmt.Fprintf(&b, "import (\n\"fmt\"\n\"math\"\n\"os\"\n\"strings\"\n\"sync\"\n\"unsafe\"\n\n%q\n%q\n%q\n)\n\n", mod+"/f16", mod+"/rt", mod+"/rt/cuda")
 	b.WriteString(strings.ReplaceAll(glueRuntime, "PKG", p.Name))
 	for _, k := range p.Kernels {
 		if !have[k.K.Name] {

@@ -14,6 +14,8 @@ type CUDA struct {
 	props  cuda.Props
 	fns    map[string]*cuda.Function
 	mu     sync.Mutex
+	// tmaRuns counts the calls that ran a kernel's TMA version (sm_90a), for the tests.
+	tmaRuns int
 }
 
 // OpenCUDA opens the CUDA driver, picks device 0 and loads the best PTX module of this package for
@@ -57,7 +59,11 @@ func (c *CUDA) load() error {
 	}
 	c.mod = mod
 	for _, k := range c.table.kernels {
-		for _, l := range k.launches {
+		ls := k.launches
+		if k.tma != nil {
+			ls = append(append([]ptxLaunch{}, ls...), k.tma.launches...)
+		}
+		for _, l := range ls {
 			f, err := mod.Function(l.entry)
 			if err != nil {
 				return fmt.Errorf("PKG: OpenCUDA: %w", err)
@@ -228,6 +234,35 @@ func ptxOwn[T CUDAElem](c *CUDA, kernel, name string, t *CUDATensor[T]) error {
 	return nil
 }
 
+// tensorMaps encodes the TMA tensor maps kernel k takes (one per ptxTensorMap parameter: the 2-D
+// row-major tensor as dims {cols, rows}, its row stride, a box×box box, 128-byte swizzle, zero fill
+// out of bounds; codegen/ptx's TMAMapOf); false when one cannot be encoded.
+func (c *CUDA) tensorMaps(k *ptxKernel, a ptxArgs) (map[string]cuda.TensorMap, bool) {
+	maps := map[string]cuda.TensorMap{}
+	for _, p := range k.params {
+		if p.kind != ptxTensorMap {
+			continue
+		}
+		ptr, ok := a.tensors[p.name]
+		dt := map[string]cuda.TensorMapDataType{"f16": cuda.TensorFloat16, "bf16": cuda.TensorBfloat16}[p.elem]
+		if !ok || dt == 0 || len(p.shape) != 2 {
+			return nil, false
+		}
+		rows, cols := a.dims[p.shape[0]], a.dims[p.shape[1]]
+		stride := uint64(cols) * uint64(p.elemBytes)
+		if rows <= 0 || cols <= 0 || stride%16 != 0 || ptr%16 != 0 {
+			return nil, false
+		}
+		m, err := c.ctx.EncodeTiled(cuda.TiledMap{DataType: dt, Global: ptr, Dims: []uint64{uint64(cols), uint64(rows)},
+			Strides: []uint64{stride}, Box: []uint32{uint32(p.box), uint32(p.box)}, Swizzle: cuda.Swizzle128B})
+		if err != nil {
+			return nil, false
+		}
+		maps[p.name] = m
+	}
+	return maps, true
+}
+
 // ptxArgs is what a method passes to ptxRun: the kernel's dims, tensors and scalars by name.
 type ptxArgs struct {
 	dims    map[string]int64
@@ -250,6 +285,15 @@ func (c *CUDA) ptxRun(kernel string, a ptxArgs) error {
 		}
 		return rt.Errorf(kernel, "no PTX version for %s", c.table.target)
 	}
+	// sm_90a: the version whose tiles TMA loads, when every tensor map it takes can be encoded (rows
+	// of a multiple of 16 bytes, 16-byte aligned tensors); KGEN_PTX_TMA=0 turns it off.
+	var tmaps map[string]cuda.TensorMap
+	if k.tma != nil && os.Getenv("KGEN_PTX_TMA") != "0" {
+		if m, ok := c.tensorMaps(k.tma, a); ok {
+			k, tmaps = k.tma, m
+		}
+	}
+	tma := tmaps != nil
 	d := make([]int64, len(k.dims))
 	for i, n := range k.dims {
 		v, ok := a.dims[n]
@@ -274,6 +318,9 @@ func (c *CUDA) ptxRun(kernel string, a ptxArgs) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if tma {
+		c.tmaRuns++
+	}
 	args := make([]any, len(k.params))
 	var temps []*cuda.Buffer
 	defer func() {
@@ -315,6 +362,8 @@ func (c *CUDA) ptxRun(kernel string, a ptxArgs) error {
 			args[i] = v
 		case ptxDim:
 			args[i] = a.dims[p.name]
+		case ptxTensorMap:
+			args[i] = tmaps[p.name]
 		}
 	}
 	for i, l := range k.launches {

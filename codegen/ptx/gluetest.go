@@ -29,7 +29,19 @@ func glueTestFile(p *codegen.Package, mods []modInfo) ([]byte, error) {
 	mod := p.KgenModule()
 	b.WriteString(codegen.Header)
 	w("\npackage %s\n", p.Name)
-	w("import (\n\"os\"\n\"sync\"\n\"testing\"\n\n%q\n%q\n)\n", mod+"/f16", mod+"/kgentest")
+	tma := map[string]bool{} // kernels with a TMA version (sm_90a)
+	for _, m := range mods {
+		for _, k := range m.kernels {
+			if k.TMA != nil {
+				tma[k.Name] = true
+			}
+		}
+	}
+	if len(tma) > 0 {
+		w("import (\n\"math/rand/v2\"\n\"os\"\n\"sync\"\n\"testing\"\n\n%q\n%q\n%q\n%q\n)\n", mod+"/check", mod+"/f16", mod+"/ir", mod+"/kgentest")
+	} else {
+		w("import (\n\"os\"\n\"sync\"\n\"testing\"\n\n%q\n%q\n)\n", mod+"/f16", mod+"/kgentest")
+	}
 	w(`var (
 	cudaOnce_ sync.Once
 	cudaDev_  *CUDA
@@ -112,6 +124,12 @@ func cudaRun_(t *testing.T, name string) {
 		}
 		w("return out, err\n}},")
 		fmt.Fprintf(&tests, "// TestCUDA%s compares the GPU's %sHost with the reference interpreter.\nfunc TestCUDA%s(t *testing.T) { cudaRun_(t, %q) }\n\n", name, name, name, k.Name)
+		if tma[k.Name] {
+			fmt.Fprintf(&tests, "// TestCUDATMA%s runs %sHost's TMA version (sm_90a) on shapes whose rows TMA loads, against the\n// reference interpreter.\nfunc TestCUDATMA%s(t *testing.T) { cudaRunTMA_(t, %q) }\n\n", name, name, name, k.Name)
+		}
+	}
+	if len(tma) > 0 {
+		tests.WriteString(tmaTestHelper)
 	}
 	w("}\n")
 	b.Write(tests.Bytes())
@@ -121,6 +139,55 @@ func cudaRun_(t *testing.T, name string) {
 	}
 	return src, nil
 }
+
+// tmaTestHelper runs a kernel's TMA version (written into ptx_cuda_test.go when some kernel has one).
+const tmaTestHelper = `// cudaRunTMA_ runs kernel name on the GPU on shapes whose tensor rows are multiples of 16 bytes (the
+// TMA version runs; M, N, K = 1, primes and non-multiples of the 64-wide tiles elsewhere) against the
+// reference interpreter, and checks that the TMA version ran. It skips on GPUs without sm_90a.
+func cudaRunTMA_(t *testing.T, name string) {
+	c := cudaFor_(t)
+	if c.Target() != "sm_90a" {
+		t.Skipf("TMA versions run on sm_90a; this GPU runs %s", c.Target())
+	}
+	k := cudaKernels_[name]
+	ks, err := check.File("k.kdsl", k.source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kern := ks[0]
+	rng := rand.New(rand.NewPCG(7, 11))
+	before := c.tmaRuns
+	for si, mnk := range [][3]int{{1, 8, 8}, {17, 24, 72}, {67, 136, 200}, {130, 72, 8}, {257, 264, 520}} {
+		dims := map[string]int{}
+		for _, d := range kern.Dims {
+			dims[d.Name] = map[string]int{"M": mnk[0], "N": mnk[1], "K": mnk[2]}[d.Name]
+			if dims[d.Name] == 0 {
+				dims[d.Name] = 3
+			}
+		}
+		args := kgentest.RandomArgs(kern, dims, rng, si)
+		ref := args.Clone()
+		if err := ir.RunKernel(kern, ir.Storage, ref); err != nil {
+			t.Fatal(err)
+		}
+		mag := kgentest.Magnitude(kern, args)
+		out, err := k.call(c, dims, args.Clone().Tensors, args.Scalars)
+		if err != nil {
+			t.Fatalf("%v: %v", dims, err)
+		}
+		for _, p := range kern.Params {
+			if p.Kind == ir.Out || p.Kind == ir.InOut {
+				if err := kgentest.Compare(kern, dims, p, out[p.Name], ref.Tensors[p.Name], mag[p.Name]); err != nil {
+					t.Errorf("%v: %v", dims, err)
+				}
+			}
+		}
+	}
+	if c.tmaRuns == before && os.Getenv("KGEN_PTX_TMA") != "0" {
+		t.Errorf("the TMA version of %s never ran", name)
+	}
+}
+`
 
 func joinComma(s []string) string {
 	var b bytes.Buffer

@@ -26,6 +26,9 @@ type Kernel struct {
 	Params   []ParamInfo // the parameters every entry of the kernel takes, in this order
 	Launches []LaunchInfo
 	Entries  []*Entry
+	// TMA (sm_90a) is the kernel with its wgmma tiles loaded by TMA (tma.go), which a launcher runs
+	// instead when the tensor maps can be encoded; nil when there is none.
+	TMA *Kernel
 }
 
 // ParamKind says what a kernel parameter is.
@@ -104,7 +107,7 @@ func Lower(f *ir.Func, target string) (k *Kernel, err error) {
 		}
 	}()
 	k = &Kernel{Name: f.Kernel.Name}
-	l.params = kernelParams(f.Kernel)
+	l.params = append(kernelParams(f.Kernel), tmaParams(f)...) // tma.go
 	k.Params = l.params
 	for _, n := range f.Body {
 		l.host(k, n, 0)
@@ -233,6 +236,8 @@ func (l *lowerer) prologue() {
 			l.scalars[tensors[p.Name]] = l.widen(v, p.Elem)
 		case PDim:
 			l.dims[dims[p.Name]] = l.e.Ld(Param, S64, Addr{Base: sym})
+		case PTensorMap: // tma.go: read by the TMA unit in place
+			l.e.Params[len(l.e.Params)-1] = EntryParam{Name: string(tmapSym(tensors[p.Name])), Bytes: 128, Align: 64}
 		}
 	}
 }
@@ -304,6 +309,10 @@ func (l *lowerer) node(n ir.Node) {
 		}
 	case *ir.Copy:
 		l.needThread("a copy")
+		if n.Bar != nil {
+			l.bulkCopy(n) // tma.go
+			break
+		}
 		l.copyTile(n)
 	case *ir.WarpReduce:
 		l.warpReduce(n)
@@ -315,7 +324,9 @@ func (l *lowerer) node(n ir.Node) {
 	case *ir.AccStore:
 		l.accStore(n)
 	default:
-		l.fail("IR node %T in a GPU launch", n)
+		if !l.mbarNode(n) { // tma.go
+			l.fail("IR node %T in a GPU launch", n)
+		}
 	}
 }
 

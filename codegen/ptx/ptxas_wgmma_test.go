@@ -45,34 +45,7 @@ func TestWGMMASass(t *testing.T) {
 	if len(unsup) != 0 {
 		t.Fatalf("unsupported: %v", unsup)
 	}
-	text := mod.Print()
-	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "k.ptx"), filepath.Join(dir, "k.cubin")
-	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(ptxas, "-arch=sm_90a", "-v", "-o", bin, src).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ptxas: %v\n%s", err, out)
-	}
-	if strings.Contains(string(out), "C7515") || strings.Contains(string(out), "serialized") {
-		t.Errorf("ptxas serialized a wgmma pipeline:\n%s", out)
-	}
-	stats := parsePtxasV(string(out))
-	sass, err := exec.Command(cuobjdump, "-sass", bin).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cuobjdump -sass: %v\n%s", err, sass)
-	}
-	// Split the listing into functions ("Function : name").
-	funcs := map[string]string{}
-	cur := ""
-	for _, line := range strings.Split(string(sass), "\n") {
-		if i := strings.Index(line, "Function : "); i >= 0 {
-			cur = strings.TrimSpace(line[i+len("Function : "):])
-			continue
-		}
-		funcs[cur] += line + "\n"
-	}
+	stats, funcs := sm90aSass(t, ptxas, cuobjdump, mod.Print())
 	for _, name := range []string{"hgemm_0", "bgemm_0", "bgemm_bf16_0", "bgemm_tt_0", "hgemm_bias_gelu_0", "bgemm_scale_residual_0"} {
 		code, ok := funcs[name]
 		if !ok {
@@ -94,4 +67,38 @@ func TestWGMMASass(t *testing.T) {
 		}
 		t.Logf("%s: 4 HGMMA.64x64x16.F32 per K tile, %d registers, %d bytes smem, 0 spills", name, s.Regs, s.Smem)
 	}
+}
+
+// sm90aSass assembles text for sm_90a with ptxas -v and returns the per-entry statistics and
+// cuobjdump -sass's listing split by function; a ptxas warning that it serialized a wgmma pipeline
+// (C7515) is an error.
+func sm90aSass(t *testing.T, ptxas, cuobjdump, text string) (map[string]ptxasStats, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "k.ptx"), filepath.Join(dir, "k.cubin")
+	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(ptxas, "-arch=sm_90a", "-v", "-o", bin, src).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ptxas: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "C7515") || strings.Contains(string(out), "serialized") {
+		t.Errorf("ptxas serialized a wgmma pipeline:\n%s", out)
+	}
+	sass, err := exec.Command(cuobjdump, "-sass", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cuobjdump -sass: %v\n%s", err, sass)
+	}
+	// Split the listing into functions ("Function : name").
+	funcs := map[string]string{}
+	cur := ""
+	for _, line := range strings.Split(string(sass), "\n") {
+		if i := strings.Index(line, "Function : "); i >= 0 {
+			cur = strings.TrimSpace(line[i+len("Function : "):])
+			continue
+		}
+		funcs[cur] += line + "\n"
+	}
+	return parsePtxasV(string(out)), funcs
 }

@@ -83,7 +83,7 @@ static struct {
 	unsigned grid[3], block[3], smem;
 	int nparams;
 	int size[MAXP];
-	unsigned char bytes[MAXP][64];
+	unsigned char bytes[MAXP][128];
 } launch_log[MAXLOG];
 static int cc_major = 9, cc_minor = 0;
 static long long last_attr = -1, last_attr_value = -1, last_stream_flags = -1, last_event_flags = -1;
@@ -148,14 +148,14 @@ int mock_launch_at(int i, char *name, int cap, unsigned *dims) {
 	return launch_log[i].nparams;
 }
 
-// mock_launch_param_at copies at most cap bytes of parameter p of launch i (first 64 bytes kept) and
+// mock_launch_param_at copies at most cap bytes of parameter p of launch i (first 128 bytes kept: a whole CUtensorMap) and
 // returns its size, or -1.
 int mock_launch_param_at(int i, int p, void *out, int cap) {
 	if (i < 0 || i >= nlaunches || i < nlaunches - MAXLOG) return -1;
 	i %= MAXLOG;
 	if (p < 0 || p >= launch_log[i].nparams) return -1;
 	int n = launch_log[i].size[p] < cap ? launch_log[i].size[p] : cap;
-	n = n < 64 ? n : 64;
+	n = n < 128 ? n : 128;
 	memcpy(out, launch_log[i].bytes[p], n);
 	return launch_log[i].size[p];
 }
@@ -632,7 +632,7 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 		launch_log[l].nparams = f->nparams;
 		for (int i = 0; i < f->nparams; i++) {
 			launch_log[l].size[i] = f->size[i];
-			memcpy(launch_log[l].bytes[i], params[i], f->size[i] < 64 ? f->size[i] : 64);
+			memcpy(launch_log[l].bytes[i], params[i], f->size[i] < 128 ? f->size[i] : 128);
 		}
 	}
 	nlaunches++;
