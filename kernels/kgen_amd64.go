@@ -1105,7 +1105,7 @@ var sgemm6x16AVX2Blocks = target.HostGemmBlocks(6, 16, 4)
 var dgemm6x8AVX2Blocks = target.HostGemmBlocks(6, 8, 8)
 
 // machineClasses are the machine classes kgen.lock has values for in this file.
-var machineClasses = []string{"amd64-avx512bf16-c2-l1_48K-l2_2M"}
+var machineClasses = []string{"amd64-avx512bf16-c2-l1_48K-l2_1M", "amd64-avx512bf16-c2-l1_48K-l2_2M"}
 
 // machineClass is the class of machineClasses nearest this machine's (probe.Nearest), whose kgen.lock values are
 // installed below; "" when none shares this machine's architecture and vector level.
@@ -1201,17 +1201,27 @@ func registerVariants() bool {
 			packPB64 = packPBf64AVX2Slice
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
+				sgemmSlot.RowBlocks, sgemmSlot.RowsMax, sgemmSlot.SmallWork = 23, 5, 2648128
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.SmallWork = 1024000
 			}
 			switch cacheClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
+				sgemmSlot.NC = 1024
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MC = 770
 			}
 			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
+				dgemmSlot.RowBlocks, dgemmSlot.RowsNB, dgemmSlot.SmallWork = 48, 6208, 30101774
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 7920, 4382036
+			}
+			switch cacheClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
+				dgemmSlot.KC, dgemmSlot.NC = 320, 1024
 			}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
@@ -1287,17 +1297,27 @@ func registerVariants() bool {
 			packPBBF16 = packPBPairBF16
 			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
+				sgemmSlot.RowBlocks, sgemmSlot.RowsMax, sgemmSlot.SmallWork = 23, 5, 2648128
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.SmallWork = 1024000
 			}
 			switch cacheClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
+				sgemmSlot.NC = 1024
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MC = 770
 			}
 			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
+				dgemmSlot.RowBlocks, dgemmSlot.RowsNB, dgemmSlot.SmallWork = 48, 6208, 30101774
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 7920, 4382036
+			}
+			switch cacheClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
+				dgemmSlot.KC, dgemmSlot.NC = 320, 1024
 			}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ntSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}

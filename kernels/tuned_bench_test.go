@@ -14,7 +14,7 @@ import (
 // the one generated without it, interleaved.
 func BenchmarkTuned(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, s := range [][3]int{{64, 64, 64}, {100, 100, 100}, {4, 1024, 1024}, {256, 256, 256}, {768, 768, 768}} {
+	for _, s := range [][3]int{{64, 64, 64}, {100, 100, 100}, {128, 128, 128}, {4, 1024, 1024}, {16, 1024, 1024}, {256, 256, 256}, {768, 768, 768}, {1024, 1024, 1024}} {
 		m, n, k := s[0], s[1], s[2]
 		flops := 2 * float64(m) * float64(n) * float64(k)
 		a32, b32, c32 := randSlice(m*k, rng), randSlice(k*n, rng), make([]float32, m*n)

@@ -155,3 +155,29 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("bare name line: %v, %v", res, err)
 	}
 }
+
+// BenchmarkTuned's points: 2MNK flops and each operand once at the kernel's element sizes, worked by hand
+// for 4×1024×1024 (M×N×K); the variant is the profile's vector level.
+func TestTunedWork(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		flops, bytes float64
+		typ          string
+	}{
+		{"Tuned/sgemm/4x1024x1024", 8388608, 4*4096 + 4*1048576 + 4*4096, "f32"},
+		{"Tuned/dgemm/4x1024x1024", 8388608, 8*4096 + 8*1048576 + 8*4096, "f64"},
+		{"Tuned/bgemm/4x1024x1024", 8388608, 2*4096 + 2*1048576 + 4*4096, "f32"},
+		{"Tuned/hgemm/4x1024x1024", 8388608, 2*4096 + 2*1048576 + 2*4096, "f32"},
+	} {
+		ws, ok, err := lookup(tc.name)
+		if err != nil || !ok || len(ws) != 1 {
+			t.Fatalf("%s: %v %v %v", tc.name, ws, ok, err)
+		}
+		if w := ws[0]; w.Flops != tc.flops || w.Bytes != tc.bytes || w.Type != tc.typ || w.Variant != "host" {
+			t.Errorf("%s: %+v, want flops %v bytes %v type %s variant host", tc.name, w, tc.flops, tc.bytes, tc.typ)
+		}
+	}
+	if _, _, err := lookup("Tuned/zgemm/4x4x4"); err == nil {
+		t.Error("an unknown kernel is accepted")
+	}
+}

@@ -124,7 +124,11 @@ func place(p *probe.Profile, w Work, res Result, ns float64) (Row, string) {
 		row.Pct = 100 * row.GBs / bw
 		return row, ""
 	}
-	isa := variantISA(w.Variant, w.Type)
+	v := w.Variant
+	if v == "host" { // a benchmark under the variant the machine selects: the profile's vector level
+		v = p.ISA
+	}
+	isa := variantISA(v, w.Type)
 	peak, peakKey := figure(p.Peak, isa+"/"+w.Type, res.Procs)
 	if peak == 0 {
 		return row, "the profile has no peak " + peakKey

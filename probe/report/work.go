@@ -69,6 +69,25 @@ var table = []entry{
 	// BenchmarkF16Hgemm: f16 A, B, C (2 bytes each), widened to f32 for the arithmetic: 2n³ flops,
 	// 3·2n² bytes. The variant "<v>-goconv" is v with the portable conversions.
 	{"F16Hgemm", "hgemm n³", func(p []string) ([]Work, error) { return square(p, "hgemm", 1, 6, "f32") }},
+	// BenchmarkTuned: kernel/MxNxK under the variant the machine selects (kgen tune's shapes, the
+	// tuned-vs-default comparison): 2MNK flops; A (MK) and B (KN) read, C (MN) written, at the
+	// kernel's element sizes: sgemm 4, dgemm 8, bgemm 2 (A, B) and 4 (C), hgemm 2. bgemm is held to the
+	// f32 peak: the name does not say whether the avx512bf16 variant ran.
+	{"Tuned", "tuned GEMMs", func(p []string) ([]Work, error) {
+		n, err := dims(p, 2, 3)
+		if err != nil {
+			return nil, err
+		}
+		el, ok := map[string][3]float64{"sgemm": {4, 4, 4}, "dgemm": {8, 8, 8}, "bgemm": {2, 2, 4}, "hgemm": {2, 2, 2}}[p[1]]
+		if !ok {
+			return nil, fmt.Errorf("unknown kernel %q (want sgemm, dgemm, bgemm or hgemm)", p[1])
+		}
+		m, nn, k := n[0], n[1], n[2]
+		b := el[0]*m*k + el[1]*k*nn + el[2]*m*nn
+		typ := map[bool]string{true: "f64", false: "f32"}[p[1] == "dgemm"]
+		return []Work{{Kernel: p[1], Shape: p[2], Variant: "host", Flops: 2 * m * nn * k, Bytes: b, WorkingSet: b,
+			Type: typ, Kind: "read", Metric: "ns/op"}}, nil
+	}},
 	// BenchmarkVLoop: kernel/size/variant with n = 16 Ki (size L2) or 16 Mi (size mem) elements per
 	// operand; flops and bytes as the benchmark counts them: sdot 2n flops over x, y (8n bytes); saxpy
 	// 2n over x read, y read and written (12n); sgemv 2n over the matrix (4n); softmax 5n (max, sub,
