@@ -1202,26 +1202,26 @@ func registerVariants() bool {
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.RowBlocks, sgemmSlot.RowsMax, sgemmSlot.SmallWork = 23, 5, 2648128
+				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 30816, 9852387
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.SmallWork = 1024000
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.NC = 1024
+				sgemmSlot.KC = 320
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MC = 770
 			}
 			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				dgemmSlot.RowBlocks, dgemmSlot.RowsNB, dgemmSlot.SmallWork = 48, 6208, 30101774
+				dgemmSlot.RowsMax, dgemmSlot.RowsNB, dgemmSlot.SmallWork = 8, 6208, 1024000
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 7920, 4382036
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				dgemmSlot.KC, dgemmSlot.NC = 320, 1024
+				dgemmSlot.MC = 224
 			}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
@@ -1298,26 +1298,26 @@ func registerVariants() bool {
 			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.RowBlocks, sgemmSlot.RowsMax, sgemmSlot.SmallWork = 23, 5, 2648128
+				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 30816, 9852387
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.SmallWork = 1024000
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.NC = 1024
+				sgemmSlot.KC = 320
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MC = 770
 			}
 			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				dgemmSlot.RowBlocks, dgemmSlot.RowsNB, dgemmSlot.SmallWork = 48, 6208, 30101774
+				dgemmSlot.RowsMax, dgemmSlot.RowsNB, dgemmSlot.SmallWork = 8, 6208, 1024000
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 7920, 4382036
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				dgemmSlot.KC, dgemmSlot.NC = 320, 1024
+				dgemmSlot.MC = 224
 			}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ntSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
