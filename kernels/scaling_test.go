@@ -36,6 +36,9 @@ func TestTwoCoreScaling(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test: skipped with -short")
 	}
+	if emulated() {
+		t.Skip("user-mode emulation (qemu): a timing ratio measures the emulator, not the kernels")
+	}
 	if runtime.NumCPU() < 2 {
 		t.Skipf("two-core scaling needs two CPUs; this machine has %d", runtime.NumCPU())
 	}
