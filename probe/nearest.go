@@ -153,12 +153,14 @@ const ClassEnv = "KGEN_MACHINE_CLASS"
 
 // NearestHost is Nearest(HostClass(), classes), with $KGEN_MACHINE_CLASS in place of HostClass where set:
 // what a generated package calls once at init to choose its kgen.lock values.
-func NearestHost(classes []string) string {
-	host := os.Getenv(ClassEnv)
-	if host == "" {
-		host = HostClass()
+func NearestHost(classes []string) string { return Nearest(playedHost(), classes) }
+
+// playedHost is this machine's class, or $KGEN_MACHINE_CLASS where set (the class a test plays).
+func playedHost() string {
+	if host := os.Getenv(ClassEnv); host != "" {
+		return host
 	}
-	return Nearest(host, classes)
+	return HostClass()
 }
 
 // CacheRatioMax is how far apart (as |log2| of the size ratio) two classes' L1 sizes, and their L2
@@ -174,11 +176,7 @@ const CacheRatioMax = 0.5
 // cache blocks a generated package installs (its other values come from NearestHost's class). A class
 // or a host that does not name both sizes matches only itself.
 func MatchingCaches(class string) string {
-	host := os.Getenv(ClassEnv)
-	if host == "" {
-		host = HostClass()
-	}
-	if CachesMatch(host, class) {
+	if CachesMatch(playedHost(), class) {
 		return class
 	}
 	return ""
