@@ -39,6 +39,26 @@ type SlotKernel struct {
 	// of the file's classes, probe.Nearest; for MC, KC and NC only when its caches match this machine's,
 	// CacheClass); the importer must list kgen's probe package.
 	Tuned map[string]map[string]int
+	// Classes are the microkernels generated for the machine classes whose kgen.lock values set kernel
+	// fields (ir.KernelFields: tile, unroll, prefetch): installed with their tile (and, with HostBlocks,
+	// their own probed blocks) in that class's case before its other values.
+	Classes map[string]ClassKernel
+}
+
+// ClassKernel is a slot's microkernel pair for one machine class (SlotKernel.Classes).
+type ClassKernel struct {
+	Kernel, KernelU string // KernelU "": the portable unpacked kernel
+	MR, NR          int
+}
+
+// kernels lists the packed microkernels s installs: its own, then its classes' in class order, with
+// their unpacked twins and tiles.
+func (s SlotKernel) kernels() []ClassKernel {
+	out := []ClassKernel{{Kernel: s.Kernel, KernelU: s.KernelU, MR: s.MR, NR: s.NR}}
+	for _, c := range slices.Sorted(maps.Keys(s.Classes)) {
+		out = append(out, s.Classes[c])
+	}
+	return out
 }
 
 // Variant is one implementation level an assembly backend registers: its name (Use/Variants), the Go
@@ -133,28 +153,32 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 	adapted := map[string]bool{}
 	for _, v := range variants {
 		for _, s := range v.Slots {
-			if adapted[s.Kernel] {
-				continue
+			for _, k := range s.kernels() {
+				if adapted[k.Kernel] {
+					continue
+				}
+				adapted[k.Kernel] = true
+				t := goFloat(s.Slot.Elem)
+				w("// %sSlice adapts %s (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest\n", k.Kernel, k.Kernel)
+				w("// guarantees m, n >= 1 and that every touched element lies inside the slices.\n")
+				w("func %sSlice(kc int, a, b, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep int) {\n", k.Kernel, t, t, t)
+				w("\t%s(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)\n}\n\n", k.Kernel)
 			}
-			adapted[s.Kernel] = true
-			t := goFloat(s.Slot.Elem)
-			w("// %sSlice adapts %s (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest\n", s.Kernel, s.Kernel)
-			w("// guarantees m, n >= 1 and that every touched element lies inside the slices.\n")
-			w("func %sSlice(kc int, a, b, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep int) {\n", s.Kernel, t, t, t)
-			w("\t%s(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)\n}\n\n", s.Kernel)
 		}
 	}
 	for _, v := range variants {
 		for _, s := range v.Slots {
-			if s.KernelU == "" || adapted[s.KernelU] {
-				continue
+			for _, k := range s.kernels() {
+				if k.KernelU == "" || adapted[k.KernelU] {
+					continue
+				}
+				adapted[k.KernelU] = true
+				t := goFloat(s.Slot.Elem)
+				w("// %sSlice adapts the unpacked microkernel %s to the slot's slice signature; the loop nest\n", k.KernelU, k.KernelU)
+				w("// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.\n")
+				w("func %sSlice(kc int, a []%s, ars, acs int, b []%s, ldb int, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep int) {\n", k.KernelU, t, t, t, t, t)
+				w("\t%s(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)\n}\n\n", k.KernelU)
 			}
-			adapted[s.KernelU] = true
-			t := goFloat(s.Slot.Elem)
-			w("// %sSlice adapts the unpacked microkernel %s to the slot's slice signature; the loop nest\n", s.KernelU, s.KernelU)
-			w("// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.\n")
-			w("func %sSlice(kc int, a []%s, ars, acs int, b []%s, ldb int, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep int) {\n", s.KernelU, t, t, t, t, t)
-			w("\t%s(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)\n}\n\n", s.KernelU)
 		}
 	}
 	for _, v := range variants {
@@ -205,10 +229,20 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 	probed := map[string]bool{}
 	for _, v := range variants {
 		for _, s := range v.Slots {
-			if s.HostBlocks && !probed[s.Kernel] {
-				probed[s.Kernel] = true
-				w("// %sBlocks are %s's cache blocks for the caches of this machine, probed at init.\n", s.Kernel, s.Kernel)
-				w("var %sBlocks = target.HostGemmBlocks(%d, %d, %d)\n\n", s.Kernel, s.MR, s.NR, s.ElemSize)
+			for _, k := range s.kernels() {
+				if s.HostBlocks && !probed[k.Kernel] {
+					probed[k.Kernel] = true
+					w("// %sBlocks are %s's cache blocks for the caches of this machine, probed at init.\n", k.Kernel, k.Kernel)
+					w("var %sBlocks = target.HostGemmBlocks(%d, %d, %d)\n\n", k.Kernel, k.MR, k.NR, s.ElemSize)
+				}
+			}
+			for class, fields := range s.Tuned {
+				for f := range fields {
+					if _, ok := s.Classes[class]; ir.IsKernelField(f) && !ok {
+						return nil, fmt.Errorf("dispatch file: variant %s, slot %s: kgen.lock sets %s for class %s, but the backend generated no kernel for it (kernel fields are tuned on amd64 only)",
+							v.Name, s.Slot.Name, f, class)
+					}
+				}
 			}
 		}
 	}
@@ -297,16 +331,33 @@ func writeTuned(b *bytes.Buffer, ind string, s SlotKernel) {
 	}{{MachineClass, false}, {CacheClass, true}} {
 		var cases []string
 		for _, class := range slices.Sorted(maps.Keys(s.Tuned)) {
+			var body string
+			if k, ok := s.Classes[class]; ok && !sw.cache {
+				// The class's own microkernels first, with their tile and blocks; its values below.
+				microU := MicroUGo(s.Slot.Elem)
+				if k.KernelU != "" {
+					microU = k.KernelU + "Slice"
+				}
+				body += fmt.Sprintf("%s	%s.MR, %s.NR, %s.Micro, %s.MicroU = %d, %d, %sSlice, %s\n", ind, s.Slot.Var, s.Slot.Var, s.Slot.Var, s.Slot.Var,
+					k.MR, k.NR, k.Kernel, microU)
+				if s.HostBlocks {
+					body += fmt.Sprintf("%s	%s.MC, %s.KC, %s.NC = %sBlocks.MC, %sBlocks.KC, %sBlocks.NC\n", ind, s.Slot.Var, s.Slot.Var, s.Slot.Var,
+						k.Kernel, k.Kernel, k.Kernel)
+				}
+			}
 			var lhs, rhs []string
 			for _, f := range slices.Sorted(maps.Keys(s.Tuned[class])) {
-				if ir.IsCacheBlock(f) != sw.cache {
+				if ir.IsCacheBlock(f) != sw.cache || ir.IsKernelField(f) {
 					continue
 				}
 				lhs = append(lhs, s.Slot.Var+"."+f)
 				rhs = append(rhs, fmt.Sprint(s.Tuned[class][f]))
 			}
 			if len(lhs) > 0 {
-				cases = append(cases, fmt.Sprintf("%scase %q:\n%s\t%s = %s\n", ind, class, ind, strings.Join(lhs, ", "), strings.Join(rhs, ", ")))
+				body += fmt.Sprintf("%s\t%s = %s\n", ind, strings.Join(lhs, ", "), strings.Join(rhs, ", "))
+			}
+			if body != "" {
+				cases = append(cases, fmt.Sprintf("%scase %q:\n%s", ind, class, body))
 			}
 		}
 		if len(cases) > 0 {

@@ -353,3 +353,15 @@ var CacheBlockFields = []string{"MC", "KC", "NC"}
 func IsCacheBlock(sym string) bool {
 	return slices.Contains(CacheBlockFields, sym[strings.LastIndex(sym, ".")+1:])
 }
+
+// KernelFields are the GEMM slot symbols that choose the microkernel itself: the register tile (MR, NR),
+// the packed kernel's k unroll (KU) and prefetch distances in k steps for Ã and B̃ (PFA, PFB; -1: off),
+// and the unpacked kernel's B prefetch distance in rows (PFU; -1: off). A kgen.lock value of one makes
+// the backend generate that microkernel beside the default one and install it for the class, with the
+// other kernel fields at their defaults (0 in the backend's terms).
+var KernelFields = []string{"MR", "NR", "KU", "PFA", "PFB", "PFU"}
+
+// IsKernelField reports whether plan symbol sym ("slot.FIELD", or a bare field) is a kernel field.
+func IsKernelField(sym string) bool {
+	return slices.Contains(KernelFields, sym[strings.LastIndex(sym, ".")+1:])
+}

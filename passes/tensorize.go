@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/target"
@@ -279,8 +280,9 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 }
 
 // TunedSymbols are the symbols of a GEMM slot that a lock may set per machine class: the run-time ones
-// (the generated slot's fields that the loop nest reads at each call). The register tile selects the
-// microkernels at generation and is not among them.
+// (the generated slot's fields that the loop nest reads at each call). The microkernel's own symbols
+// (ir.KernelFields: tile, unroll, prefetch) are tuned too, but they select generated kernels (a class's
+// kernel is generated beside the default one); tunedPlan carries both.
 var TunedSymbols = []string{"MC", "KC", "NC", "SmallWork", "RowsMax", "RowsNB", "RowBlocks"}
 
 // tunedPlan returns the values of slot's TunedSymbols in a variant's tuned plans (machine class →
@@ -288,7 +290,7 @@ var TunedSymbols = []string{"MC", "KC", "NC", "SmallWork", "RowsMax", "RowsNB", 
 func tunedPlan(classes map[string]map[string]int, slot string) map[string]map[string]int {
 	var out map[string]map[string]int
 	for class, plan := range classes {
-		for _, s := range TunedSymbols {
+		for _, s := range slices.Concat(TunedSymbols, ir.KernelFields) {
 			if v, ok := plan[slot+"."+s]; ok {
 				if out == nil {
 					out = map[string]map[string]int{}

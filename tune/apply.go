@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kgen-dev/kgen/ir"
 )
@@ -33,8 +34,8 @@ func (l *Lock) Tuned(kernel, hash, target string) (map[string]map[string]map[str
 }
 
 // Check says which fresh entry of l for f's kernel on target names a symbol that the compiled f does not
-// carry as a tuned value of that variant (a variant without that slot, a symbol that is not a run-time
-// one: passes.TunedSymbols).
+// carry as a tuned value of that variant (a variant without that slot, a symbol that is neither a
+// run-time one, passes.TunedSymbols, nor a kernel field, ir.KernelFields).
 func (l *Lock) Check(f *ir.Func, hash, target string) error {
 	for _, e := range l.Entries {
 		if e.Kernel != f.Kernel.Name || e.Target != target || e.Hash != hash {
@@ -46,8 +47,8 @@ func (l *Lock) Check(f *ir.Func, hash, target string) error {
 		}
 		for k, v := range e.Values {
 			if got, ok := f.Variants[i].Tuned[e.Class][k]; !ok || got != v {
-				return fmt.Errorf("%s:%d: %s is not a run-time plan symbol of kernel %s (variant %s): want a GEMM slot's MC, KC, NC, SmallWork, RowsMax, RowsNB or RowBlocks",
-					l.Path, e.Line, k, e.Kernel, e.Variant)
+				return fmt.Errorf("%s:%d: %s is not a tuned plan symbol of kernel %s (variant %s): want a GEMM slot's MC, KC, NC, SmallWork, RowsMax, RowsNB or RowBlocks, or a kernel field (%s)",
+					l.Path, e.Line, k, e.Kernel, e.Variant, strings.Join(ir.KernelFields, ", "))
 			}
 		}
 	}

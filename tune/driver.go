@@ -24,11 +24,11 @@ import (
 // Every answer may carry "err". After each request the slots get their defaults back.
 
 // driverSource returns the driver for the kernels of package pkg, whose GEMM slots are slots[kernel].
-func driverSource(pkg, mod string, ks []*ir.Kernel, slots map[string][]string) ([]byte, error) {
+func driverSource(pkg, mod string, ks []*ir.Kernel, slots map[string][]string, classes bool) ([]byte, error) {
 	var b bytes.Buffer
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("package %s\n\nimport (\n", pkg)
-	for _, imp := range []string{"bufio", "encoding/json", "fmt", "math", "math/rand/v2", "os", "reflect", "testing", "time",
+	for _, imp := range []string{"bufio", "encoding/json", "fmt", "math", "math/rand/v2", "os", "reflect", "strings", "testing", "time",
 		mod + "/check", mod + "/f16", mod + "/ir", mod + "/kgentest"} {
 		w("\t%q\n", imp)
 	}
@@ -65,6 +65,13 @@ func driverSource(pkg, mod string, ks []*ir.Kernel, slots map[string][]string) (
 		w("\t\t\t\tfunc() map[string][]float64 { return map[string][]float64{%s} }\n\t\t},\n\t},\n", strings.Join(outs, ", "))
 	}
 	w("}\n\n")
+	// useClass_ installs the running variant under a candidate's machine class (kernels.go); the
+	// package has the class switches only when the tuner gave it candidates.
+	if classes {
+		w("func useClass_(class string) error {\n\tv := Variant()\n\tmachineClass = class\n\tdefer func() { machineClass = \"\" }()\n\treturn Use(v)\n}\n\n")
+	} else {
+		w("func useClass_(class string) error { return fmt.Errorf(\"no microkernel candidates in this package (class %%s)\", class) }\n\n")
+	}
 	b.WriteString(driverBody)
 	src, err := format.Source(b.Bytes())
 	if err != nil {
@@ -148,9 +155,20 @@ func (st *tuneState_) restore() {
 	}
 }
 
-// set installs cfg (slot.Field → value) in the slots of kernel k.
+// set installs cfg (slot.Field → value) in the slots of kernel k: first the microkernel candidates
+// (slot.Kernel = i: the variant installed again under candidate i's class), then the fields.
 func (st *tuneState_) set(k tuneKernel_, cfg map[string]int) error {
 	for sym, v := range cfg {
+		if slot, ok := strings.CutSuffix(sym, ".Kernel"); ok && v > 0 {
+			if err := useClass_(fmt.Sprintf("tune-%s-k%d", slot, v)); err != nil {
+				return err
+			}
+		}
+	}
+	for sym, v := range cfg {
+		if strings.HasSuffix(sym, ".Kernel") {
+			continue
+		}
 		slot, field := sym, ""
 		for i := len(sym) - 1; i >= 0; i-- {
 			if sym[i] == '.' {

@@ -41,8 +41,9 @@ type Options struct {
 	// Target is the target whose variants are tuned: the machine's architecture (amd64, arm64).
 	Target string
 	// Generate writes the Go package for the kdsl file kdsl into dir with package name pkg for the
-	// targets go and Target, without tests and without a lock (cmd/kgen passes its gen command).
-	Generate func(kdsl, dir, pkg string) error
+	// targets go and Target, without tests, with the lock file lock ("": none; the tuner's own lock of
+	// microkernel candidates, kernels.go) (cmd/kgen passes its gen command).
+	Generate func(kdsl, dir, pkg, lock string) error
 	// Root is the directory of kgen's module, where the scratch package is built (it imports kgen's
 	// packages); empty: found with go list.
 	Root string
@@ -150,6 +151,8 @@ func Run(opt Options) (*Report, error) {
 	var ks []*ir.Kernel
 	funcs := map[string]*ir.Func{}
 	slots := map[string][]string{}
+	isa := kernelISA(opt.Target, opt.Variant, opt.Class)
+	cands := map[string]map[string][]map[string]int{} // kernel → slot → microkernel candidates
 	for _, k := range all {
 		if len(opt.Kernels) > 0 && !slices.Contains(opt.Kernels, k.Name) {
 			continue
@@ -174,6 +177,9 @@ func Run(opt Options) (*Report, error) {
 		}
 		sort.Strings(slots[k.Name])
 		ks, funcs[k.Name] = append(ks, k), fn
+		if c := slotCandidates(fn, isa); len(c) > 0 {
+			cands[k.Name] = c
+		}
 	}
 	for _, name := range opt.Kernels {
 		if funcs[name] == nil {
@@ -183,7 +189,7 @@ func Run(opt Options) (*Report, error) {
 	if len(ks) == 0 {
 		return nil, fmt.Errorf("%s: no kernel with a GEMM slot: nothing to tune", opt.Path)
 	}
-	d, err := startDriver(opt, f, ks, slots)
+	d, err := startDriver(opt, f, ks, slots, isa, cands)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +213,8 @@ func Run(opt Options) (*Report, error) {
 	for i, k := range ks {
 		left := time.Until(deadline)
 		s := &search{opt: opt, d: d, k: k, rng: rng, start: start, deadline: deadline,
-			until: time.Now().Add(left / time.Duration(len(ks)-i)), slots: slots[k.Name], info: info, done: i, total: len(ks)}
+			until: time.Now().Add(left / time.Duration(len(ks)-i)), slots: slots[k.Name], info: info, done: i, total: len(ks),
+			cands: cands[k.Name]}
 		res, err := s.run()
 		if err != nil {
 			return nil, fmt.Errorf("kernel %s: %v", k.Name, err)
@@ -301,8 +308,9 @@ type search struct {
 	info            driverInfo
 	done, total     int
 	tried           int
-	maxShape        Shape   // the largest M, N and K of the tuning shapes
-	span            float64 // widening of the random moves (log2) when the search is stuck
+	cands           map[string][]map[string]int // slot → microkernel candidates (kernels.go)
+	maxShape        Shape                       // the largest M, N and K of the tuning shapes
+	span            float64                     // widening of the random moves (log2) when the search is stuck
 	best            float64
 }
 
@@ -508,9 +516,45 @@ func (s *search) run() (*Result, error) {
 	if cur == nil {
 		cur = map[string]int{}
 	}
+	bestSpeed := 1.0
+	// The microkernel first (its tile and prefetch change what the blocks should be): every candidate
+	// checked, then timed against the plan's kernel; the fastest winner stays for the search below.
+	for _, slot := range slices.Sorted(maps.Keys(s.cands)) {
+		bestI := 0
+		for i := range s.cands[slot] {
+			if i > 0 && time.Now().After(s.until) {
+				break // out of this kernel's share of the budget
+			}
+			cand := maps.Clone(cur)
+			cand[slot+"."+kernelField] = i + 1
+			s.tried++
+			res.Tried = s.tried
+			s.progress(fmt.Sprintf("microkernel %d/%d, %d rejected", i+1, len(s.cands[slot]), len(res.Rejected)))
+			if err := s.check(cand); err != nil {
+				s.reject(res, cand, err)
+				continue
+			}
+			v, err := s.compare(cur, cand, s.opt.Pairs, false)
+			if errors.Is(err, errCrashed) {
+				s.reject(res, cand, err)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if s.opt.Log != nil && s.opt.Trace != nil {
+				fmt.Fprintf(s.opt.Log, "%s: microkernel %v: %.3f× (win %v)\n", s.k.Name, s.cands[slot][i], v.speedup, v.win)
+			}
+			if v.win && v.speedup > bestSpeed {
+				bestI, bestSpeed = i+1, v.speedup
+			}
+		}
+		if bestI > 0 {
+			cur[slot+"."+kernelField] = bestI
+		}
+	}
 	seen := map[string]bool{s.key(cur): true}
 	queue := s.neighbours(cur)
-	bestSpeed := 1.0
 	stuck := 0
 	for step := 0; step == 0 || time.Now().Before(s.until); step++ {
 		var cand map[string]int
@@ -568,6 +612,7 @@ func (s *search) run() (*Result, error) {
 		}
 	}
 	if len(best) == 0 {
+		res.Found = kernelValues(res.Found, s.cands)
 		return res, nil
 	}
 	def := maps.Clone(res.Default)
@@ -577,8 +622,9 @@ func (s *search) run() (*Result, error) {
 	}
 	res.Speedup, res.Noise, res.Faster = v.speedup, v.noise, v.faster
 	if v.win {
-		res.Best = best
+		res.Best = kernelValues(best, s.cands)
 	}
+	res.Found = kernelValues(res.Found, s.cands)
 	return res, nil
 }
 
@@ -637,7 +683,7 @@ type driverInfo struct {
 }
 
 // startDriver generates the scratch package of the kernels under Root, builds the driver and starts it.
-func startDriver(opt Options, f *parse.File, ks []*ir.Kernel, slots map[string][]string) (*driver, error) {
+func startDriver(opt Options, f *parse.File, ks []*ir.Kernel, slots map[string][]string, isa string, cands map[string]map[string][]map[string]int) (*driver, error) {
 	root := opt.Root
 	if root == "" {
 		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kgen-dev/kgen").Output()
@@ -663,14 +709,26 @@ func startDriver(opt Options, f *parse.File, ks []*ir.Kernel, slots map[string][
 		names = append(names, k.Name)
 	}
 	kdsl := filepath.Join(dir, "tune.kdsl")
-	if err := os.WriteFile(kdsl, []byte(parse.Print(KernelFile(f, names...))), 0o644); err != nil {
+	text := parse.Print(KernelFile(f, names...))
+	if err := os.WriteFile(kdsl, []byte(text), 0o644); err != nil {
 		return nil, err
 	}
+	lock := ""
+	if len(cands) > 0 {
+		hashes, err := KernelHashes(kdsl, []byte(text))
+		if err != nil {
+			return nil, err
+		}
+		lock = filepath.Join(dir, "tune.lock")
+		if err := os.WriteFile(lock, candidateLock(lock, hashes, isa, cands).Format(), 0o644); err != nil {
+			return nil, err
+		}
+	}
 	pkg := filepath.Join(dir, "tunepkg")
-	if err := opt.Generate(kdsl, pkg, "tunepkg"); err != nil {
+	if err := opt.Generate(kdsl, pkg, "tunepkg", lock); err != nil {
 		return nil, fmt.Errorf("generating the scratch package: %v", err)
 	}
-	src, err := driverSource("tunepkg", "github.com/kgen-dev/kgen", ks, slots)
+	src, err := driverSource("tunepkg", "github.com/kgen-dev/kgen", ks, slots, len(cands) > 0)
 	if err != nil {
 		return nil, err
 	}

@@ -110,10 +110,14 @@ func shapeList(ss []tune.Shape) string {
 }
 
 // tuneGenerate is the tuner's package generator (tune.Options.Generate): kgen gen for this machine's
-// target, without tests and without a lock (the search starts from the analytical defaults).
-func tuneGenerate(kdsl, dir, pkg string) error {
+// target, without tests, with the tuner's own lock of microkernel candidates or none (the search starts from
+// the analytical defaults, never from kgen.lock's values).
+func tuneGenerate(kdsl, dir, pkg, lock string) error {
 	var errb strings.Builder
-	if err := cmdGen([]string{"-o", dir, "-pkg", pkg, "-targets", "go," + runtime.GOARCH, "-tests=false", "-lock", "none", kdsl}, io.Discard, &errb); err != nil {
+	if lock == "" {
+		lock = "none"
+	}
+	if err := cmdGen([]string{"-o", dir, "-pkg", pkg, "-targets", "go," + runtime.GOARCH, "-tests=false", "-lock", lock, kdsl}, io.Discard, &errb); err != nil {
 		return fmt.Errorf("%v%s", err, errb.String())
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgen-dev/kgen/codegen/amd64"
+	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/probe"
 	"github.com/kgen-dev/kgen/tune"
 )
@@ -126,12 +128,15 @@ func writeProfile(t *testing.T) string {
 	return write(t, "p.json", string(b))
 }
 
-// A lock entry that is not a run-time plan symbol of the kernel, or a malformed line, stops gen with
-// the lock's file:line (and column) before anything is written.
+// A lock entry that is not a tuned plan symbol of the kernel (a run-time one or a kernel field), a
+// kernel the backend cannot generate, or a malformed line, stops gen with the lock's file:line (and
+// column) or the slot and class before anything is written.
 func TestLockErrorsStopGen(t *testing.T) {
 	for _, tc := range []struct{ line, want string }{
-		{"amd64/avx512 c mm.MR=8 speedup=1 noise=0 shapes=8x8x8", "kgen.lock:1: mm.MR is not a run-time plan symbol of kernel mm (variant avx512)"},
-		{"amd64/avx512 c other.KC=8 speedup=1 noise=0 shapes=8x8x8", "kgen.lock:1: other.KC is not a run-time plan symbol"},
+		{"amd64/avx512 c mm.Foo=8 speedup=1 noise=0 shapes=8x8x8", "kgen.lock:1: mm.Foo is not a tuned plan symbol of kernel mm (variant avx512)"},
+		{"amd64/avx512 c mm.MR=40 speedup=1 noise=0 shapes=8x8x8", "slot mm, class c: kgen.lock's kernel: gemm kernel sgemm40x32AVX512: tile 40x32 needs 80 accumulators"},
+		{"amd64/avx512 c mm.KU=-1 speedup=1 noise=0 shapes=8x8x8", "mm.KU=\"-1\"; want a positive integer (-1 for a prefetch distance: off)"},
+		{"amd64/avx512 c other.KC=8 speedup=1 noise=0 shapes=8x8x8", "kgen.lock:1: other.KC is not a tuned plan symbol"},
 		{"amd64/sse c mm.KC=8 speedup=1 noise=0 shapes=8x8x8", "kgen.lock:1: kernel mm has no sse variant plan on amd64"},
 		{"amd64/avx512 c mm.KC=-8 speedup=1 noise=0 shapes=8x8x8", "kgen.lock:1:36: mm.KC=\"-8\"; want a positive integer"},
 	} {
@@ -310,6 +315,131 @@ func TestInstalled_(t *testing.T) {
 		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s=%s: %v\n%s", probe.ClassEnv, playing, err, out)
+		}
+	}
+}
+
+// TestTunedKernelFields: kgen.lock entries that set a slot's kernel fields (tile, unroll, prefetch:
+// ir.KernelFields) make kgen gen generate those microkernels beside the plan's and install them, with
+// their tile, when the entry's class is the machine's; the generated package's own tests (the
+// interpreter's ragged shapes, NaN/Inf, beta = 0) then run them. Played under another class, the
+// plan's kernels stay.
+func TestTunedKernelFields(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and tests a generated package")
+	}
+	if runtime.GOARCH != "amd64" {
+		t.Skip("kernel fields are tuned on amd64 only")
+	}
+	root, dir := pkgTempDir(t)
+	kdsl := write(t, "mm.kdsl", mmKdsl)
+	class := probe.Static().Class()
+	lockFor(t, kdsl,
+		"amd64/avx512 "+class+" mm.MR=8 mm.KU=2 mm.PFA=-1 mm.PFU=16 mm.KC=64 speedup=1 noise=0 shapes=8x8x8",
+		"amd64/avx2 "+class+" mm.MR=4 mm.NR=24 mm.PFB=16 speedup=1 noise=0 shapes=8x8x8")
+	pkgDir := filepath.Join(dir, "tuned")
+	if code, _, errOut := runKgen("gen", "-o", pkgDir, "-targets", "go,amd64", kdsl); code != 0 {
+		t.Fatal(errOut)
+	}
+	src, err := os.ReadFile(filepath.Join(pkgDir, "kgen_amd64.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"mmSlot.MR, mmSlot.NR, mmSlot.Micro, mmSlot.MicroU = 8, 32, sgemm8x32AVX512_u2_paoffSlice, sgemm8x32AVX512U_pu16Slice",
+		"mmSlot.MC, mmSlot.KC, mmSlot.NC = sgemm8x32AVX512_u2_paoffBlocks.MC",
+		"mmSlot.MR, mmSlot.NR, mmSlot.Micro, mmSlot.MicroU = 4, 24, sgemm4x24AVX2_pb16Slice, microUGo32", // 4×24 unpacked needs 17 ymm: the portable one,
+	} {
+		if !strings.Contains(string(src), want) {
+			var got []string
+			for _, l := range strings.Split(string(src), "\n") {
+				if strings.Contains(l, "mmSlot.MR,") {
+					got = append(got, l)
+				}
+			}
+			t.Errorf("dispatch file lacks %q; its class kernels:\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+	check := `package tuned
+
+import (
+	"os"
+	"testing"
+)
+
+func TestKernelInstalled_(t *testing.T) {
+	defer Use("")
+	want := map[string][2]int{"avx512": {8, 32}, "avx512bf16": {8, 32}, "avx2": {4, 24}}
+	if os.Getenv("KGEN_MACHINE_CLASS") != "" {
+		want = map[string][2]int{"avx512": {14, 32}, "avx512bf16": {14, 32}, "avx2": {6, 16}}
+	}
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		if w, ok := want[v]; ok && (mmSlot.MR != w[0] || mmSlot.NR != w[1]) {
+			t.Errorf("variant %s on %q: tile %dx%d, want %v", v, machineClass, mmSlot.MR, mmSlot.NR, w)
+		}
+		if v == "avx512" && os.Getenv("KGEN_MACHINE_CLASS") == "" && mmSlot.KC != 64 {
+			t.Errorf("avx512: KC %d, want the lock's 64 over the class kernel's blocks", mmSlot.KC)
+		}
+	}
+}
+`
+	if err := os.WriteFile(filepath.Join(pkgDir, "installed_test.go"), []byte(check), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, playing := range []string{"", "amd64-avx2-c64-l1_8K-l2_64K"} {
+		cmd := exec.Command("go", "test", "-count=1", "./"+filepath.ToSlash(filepath.Join("cmd/kgen", pkgDir)))
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), probe.ClassEnv+"="+playing)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s=%q: %v\n%s", probe.ClassEnv, playing, err, out)
+		}
+	}
+}
+
+// TestTuneKernelCandidates: on this machine's vector level the tuner generates every microkernel
+// candidate of the slot (tiles, unrolls, prefetch distances: amd64.KernelCandidates) into its scratch
+// package and checks each against the interpreter on ragged shapes before timing it: none may be
+// rejected (a wrong candidate kernel would be), and whatever is kept names only candidate fields.
+func TestTuneKernelCandidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a tuning driver")
+	}
+	class := probe.Static().Class()
+	isa := ""
+	switch {
+	case runtime.GOARCH != "amd64":
+	case strings.HasPrefix(class, "amd64-avx512"):
+		isa = "avx512"
+	case strings.HasPrefix(class, "amd64-avx2"):
+		isa = "avx2"
+	}
+	if isa == "" {
+		t.Skipf("machine class %s: microkernel candidates are amd64 AVX2/AVX-512 kernels", class)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kdsl := write(t, "mm.kdsl", mmKdsl)
+	src, _ := os.ReadFile(kdsl)
+	rep, err := tune.Run(tune.Options{Path: kdsl, Src: src, Budget: 4 * time.Second, Target: "amd64", Root: root, Class: class,
+		Generate: tuneGenerate, Shapes: []tune.Shape{{M: 24, N: 40, K: 64}}, Symbols: []string{"KC"}, Pairs: 4,
+		Batch: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	want := len(amd64.KernelCandidates(amd64.F32, isa))
+	t.Logf("variant %s: %d candidates (%d microkernels), found %v", rep.Variant, r.Tried, want, r.Found)
+	if r.Tried < want || len(r.Rejected) > 0 {
+		t.Errorf("%d candidates tried (want at least the %d microkernels), rejected: %v", r.Tried, want, r.Rejected)
+	}
+	for k := range r.Found {
+		if _, f, _ := strings.Cut(k, "."); f != "KC" && !ir.IsKernelField(f) {
+			t.Errorf("found %s: neither the searched KC nor a kernel field", k)
 		}
 	}
 }

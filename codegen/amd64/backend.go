@@ -125,6 +125,9 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 				// a tile the unpacked generator cannot address (MR > 14): the portable unpacked kernel runs it
 				sk.KernelU, kernels = "", kernels[:1]
 			}
+			if err := addClassKernels(&sk, elem, isa, func(g GemmKernel) { kernels = append(kernels, g) }); err != nil {
+				return nil, fmt.Errorf("amd64: variant %s: %v", isa, err)
+			}
 			v.Slots = append(v.Slots, sk)
 			for _, g := range kernels {
 				if !have[g.Name] {
