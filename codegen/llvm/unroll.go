@@ -221,21 +221,32 @@ func (g *fn) rowWidth(l *ir.Loop) int64 {
 			w = r.w
 		}
 	}
-	for _, n := range l.Body {
-		switch n := n.(type) {
-		case *ir.Store:
-			tile(n.T, n.Idx)
-		case *ir.Decl, *ir.Assign:
-		default:
-			return 0
-		}
-		ir.NodeExprs(n, func(e ir.Expr) {
-			ir.Walk(e, func(x ir.Expr) {
-				if ld, ok := x.(*ir.Load); ok {
-					tile(ld.T, ld.Idx)
+	var visit func(body []ir.Node) bool
+	visit = func(body []ir.Node) bool {
+		for _, n := range body {
+			switch n := n.(type) {
+			case *ir.Store:
+				tile(n.T, n.Idx)
+			case *ir.If:
+				if !visit(n.Then) || !visit(n.Else) {
+					return false
 				}
+			case *ir.Decl, *ir.Assign:
+			default:
+				return false
+			}
+			ir.NodeExprs(n, func(e ir.Expr) {
+				ir.Walk(e, func(x ir.Expr) {
+					if ld, ok := x.(*ir.Load); ok {
+						tile(ld.T, ld.Idx)
+					}
+				})
 			})
-		})
+		}
+		return true
+	}
+	if !visit(l.Body) {
+		return 0
 	}
 	return w
 }
