@@ -3,6 +3,7 @@ package llvm
 import (
 	"github.com/kgen-dev/kgen/ir"
 	lir "github.com/llir/llvm/ir"
+	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
@@ -48,7 +49,10 @@ func (g *fn) unroll(l *ir.Loop) (bool, error) {
 	hi, ok2 := g.constIndex(l.Hi)
 	step, ok3 := g.constIndex(l.Step)
 	if ok1 && !ok2 && ok3 && step > 0 {
-		return g.unrollGuarded(l, lo, step)
+		if done, err := g.unrollGuarded(l, lo, step); done || err != nil {
+			return done, err
+		}
+		return g.unrollMasked(l, lo, step)
 	}
 	if !ok1 || !ok2 || !ok3 || step <= 0 {
 		return false, nil
@@ -146,6 +150,70 @@ func (g *fn) unrollGuarded(l *ir.Loop, lo, step int64) (bool, error) {
 	return true, nil
 }
 
+// unrollMasked emits a loop over a row of an edge register tile with fewer columns than a whole one,
+// for v = lo; v < min(c, e), c a constant: one vector operation per group of the tile's width up to c
+// (as unrollRow), each under the mask lane < min(c, e) and run only when its first lane is: loads and
+// stores of tensors are masked (llvm.masked.load with a zero passthrough, llvm.masked.store), the
+// tile's masked-off lanes keep their values. The tile's accesses thus keep constant offsets and the
+// edge tile stays in registers. Other loops report false, emitting nothing.
+func (g *fn) unrollMasked(l *ir.Loop, lo, step int64) (bool, error) {
+	b, ok := l.Hi.(ir.IBin)
+	if !ok || b.Op != 'm' || step != 1 || len(g.regs) == 0 || g.vec != nil || l.Kind == ir.Vector {
+		return false, nil
+	}
+	c, ok := g.constIndex(b.X)
+	if !ok {
+		c, ok = g.constIndex(b.Y)
+	}
+	w := g.rowWidth(l)
+	if !ok || w < 2 || c <= lo || lo%w != 0 || (c-lo)%w != 0 {
+		return false, nil
+	}
+	groups := (c - lo) / w
+	if groups > unrollMax || g.unrolled*groups > unrollBudget {
+		return false, nil
+	}
+	m := g.mark()
+	hi, err := g.iexpr(l.Hi)
+	if err != nil {
+		return true, err
+	}
+	saved := g.unrolled
+	g.unrolled *= groups
+	defer func() {
+		g.unrolled = saved
+		delete(g.konst, l.Var)
+	}()
+	lanes := make([]constant.Constant, w)
+	for k := range lanes {
+		lanes[k] = i64(int64(k))
+	}
+	limit := g.splatN(hi, uint64(w))
+	end := g.block("rowend." + l.Var.Name)
+	row := &ir.Loop{Var: l.Var, Lo: l.Lo, Hi: l.Hi, Step: ir.IConst{V: int(w)}, Kind: ir.Vector, Width: int(w), Body: l.Body}
+	for x := lo; x < c; x += w {
+		run := g.block("cols." + l.Var.Name)
+		g.cur.NewCondBr(g.cur.NewICmp(enum.IPredSLT, i64(x), hi), run, end)
+		g.cur = run
+		first := g.cur.NewAdd(g.splatN(i64(x), uint64(w)), constant.NewVector(types.NewVector(uint64(w), types.I64), lanes...))
+		g.konst[l.Var] = x
+		g.vec = &vloop{l: row, w: uint64(w), base: i64(x), own: map[*ir.LocalVar]value.Value{},
+			mask: g.cur.NewICmp(enum.IPredSLT, first, limit)}
+		err := g.vecNodes(row)
+		g.vec = nil
+		if _, ok := err.(notVector); ok {
+			g.rollback(m)
+			return false, nil
+		}
+		if err != nil {
+			return true, err
+		}
+	}
+	g.cur.NewBr(end)
+	g.cur = end
+	return true, nil
+}
+
 // tileRows reports whether body is a loop over a row of a register tile emitted in registers (a
 // single loop whose body accesses the tile).
 func (g *fn) tileRows(body []ir.Node) bool {
@@ -157,7 +225,7 @@ func (g *fn) tileRows(body []ir.Node) bool {
 		return false
 	}
 	found := false
-	for _, n := range inner.Body {
+	ir.WalkNodes(inner.Body, func(n ir.Node) bool {
 		ir.NodeExprs(n, func(e ir.Expr) {
 			ir.Walk(e, func(x ir.Expr) {
 				if ld, ok := x.(*ir.Load); ok {
@@ -170,7 +238,8 @@ func (g *fn) tileRows(body []ir.Node) bool {
 			_, reg := g.regs[st.T]
 			found = found || reg
 		}
-	}
+		return true
+	})
 	return found
 }
 
