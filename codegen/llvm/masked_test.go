@@ -210,7 +210,7 @@ func TestTilesInRegisters(t *testing.T) {
 				t.Errorf("%s %s: no tile array (the test no longer finds what it checks)", mach, k)
 			}
 			for _, a := range found {
-				if n := len(regexp.MustCompile(regexp.QuoteMeta(a[1]) + `\b`).FindAllString(body, -1)); n != 1 {
+				if n := len(regexp.MustCompile(regexp.QuoteMeta(a[1])+`\b`).FindAllString(body, -1)); n != 1 {
 					t.Errorf("%s %s: the tile array %s [%s x %s] is used %d times", mach, k, a[1], a[3], a[2], n-1)
 				}
 			}
