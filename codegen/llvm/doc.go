@@ -55,8 +55,9 @@
 // f16 and bf16 values are widened to float when loaded and rounded to nearest even when stored or cast,
 // with integer code (f16.go) rather than LLVM's half type, so no target needs a conversion library
 // call. The f32 exp is the SIMD backends' expansion (exp.go), with no libm call and a short path for
-// groups that need no subnormal or overflow handling; sqrt and fabs are LLVM intrinsics; the f64 exp and every log call llvm.exp / llvm.log (libm on CPUs; NVPTX has no such
-// routine, so kernels using them compile only for CPUs); sigmoid is 1/(1+exp(−x)) and tanh an expansion
+// groups that need no subnormal or overflow handling; sqrt and fabs are LLVM intrinsics; the f64 exp
+// and every log call llvm.exp / llvm.log (libm on CPUs; NVPTX has no such routine, so kernels using
+// them compile only for CPUs); sigmoid is 1/(1+exp(−x)) and tanh an expansion
 // over exp (computed in double for f32); max and min propagate NaN as the interpreter does (selects,
 // not llvm.maxnum). No fast-math flags are set. Results round as the interpreter's storage mode says,
 // except that x + y·z is llvm.fmuladd (the target may fuse it into one FMA, as the assembly backends
