@@ -41,10 +41,10 @@
 // operations where the lane body allows (vector.go; W from the target's vector width), reductions on
 // vector accumulators, and their remainders one more group under a mask (llvm.masked.load and
 // llvm.masked.store, masked.go); others run lane by lane, for LLVM's vectoriser to widen. GEMM
-// register tiles are versioned into whole and edge tiles, whole tiles completely unrolled with the
-// accumulator in SSA vector values, one vector operation per 64-byte group of a tile row (version.go,
-// unroll.go); the packed k loop prefetches its panels and the C tile as the amd64 microkernels do
-// (llvm.prefetch, prefetch.go).
+// register tiles are versioned into whole and edge tiles, completely unrolled with the accumulator in
+// SSA vector values, one vector operation per 64-byte group of a tile row (version.go, unroll.go): an
+// edge tile's missing rows are skipped by guards, its missing columns masked; the packed k loop
+// prefetches its panels and the C tile as the amd64 microkernels do (llvm.prefetch, prefetch.go).
 //
 // Temporaries (let tensors) and scratch buffers whose size depends only on dims are allocated with
 // malloc once, after the argument checks and before anything is written, and freed before returning;
@@ -54,9 +54,10 @@
 //
 // f16 and bf16 values are widened to float when loaded and rounded to nearest even when stored or cast,
 // with integer code (f16.go) rather than LLVM's half type, so no target needs a conversion library
-// call. The f32 exp is the SIMD backends' expansion (exp.go), with no libm call; sqrt and fabs are LLVM
-// intrinsics; the f64 exp and every log call llvm.exp / llvm.log (libm on CPUs; NVPTX has no such
-// routine, so kernels using them compile only for CPUs); sigmoid is 1/(1+exp(−x)) and tanh an expansion
+// call. The f32 exp is the SIMD backends' expansion (exp.go), with no libm call and a short path for
+// groups that need no subnormal or overflow handling; sqrt and fabs are LLVM intrinsics; the f64 exp
+// and every log call llvm.exp / llvm.log (libm on CPUs; NVPTX has no such routine, so kernels using
+// them compile only for CPUs); sigmoid is 1/(1+exp(−x)) and tanh an expansion
 // over exp (computed in double for f32); max and min propagate NaN as the interpreter does (selects,
 // not llvm.maxnum). No fast-math flags are set. Results round as the interpreter's storage mode says,
 // except that x + y·z is llvm.fmuladd (the target may fuse it into one FMA, as the assembly backends

@@ -252,8 +252,8 @@ func (g *fn) unary(op ir.Op, t ir.DType, x value.Value) (value.Value, error) {
 		// max(x, 0) with NaN kept: x < 0 ? 0 : x.
 		return b.NewSelect(b.NewFCmp(enum.FPredOLT, x, g.splat(ty, 0)), g.splat(ty, 0), x), nil
 	case ir.Sigmoid:
-		e, _ := g.unary(ir.Exp, t, b.NewFNeg(x))
-		return b.NewFDiv(one, b.NewFAdd(one, e)), nil
+		e, _ := g.unary(ir.Exp, t, b.NewFNeg(x)) // may end in another block (expF32)
+		return g.cur.NewFDiv(one, g.cur.NewFAdd(one, e)), nil
 	case ir.Tanh:
 		return g.tanh(x), nil
 	}

@@ -26,8 +26,12 @@ func randomKernels(rng *rand.Rand, n int) string {
 		case 1:
 			red := []string{"sum", "max", "min"}[rng.IntN(3)]
 			leaves := []string{"X[i, j]", "X[i, j]", "w[j]", "2"}
+			body := randExpr(rng, leaves, 2)
+			if !strings.Contains(body, "j]") { // kdsl infers j's range from its use as an index
+				body = "(" + body + " * X[i, j])"
+			}
 			fmt.Fprintf(&b, "kernel red%d(X: %s[M, N], w: %s[N], s: out %s[M]) {\n    s[i] = %s(j: %s) * 0.5 + w[0]\n}\n",
-				k, t, t, t, red, randExpr(rng, leaves, 2))
+				k, t, t, t, red, body)
 		default:
 			a := []string{"A[i, k]", "A[k, i]"}[rng.IntN(2)]
 			bb := []string{"B[k, j]", "B[j, k]"}[rng.IntN(2)]

@@ -3,6 +3,7 @@ package llvm
 import (
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -163,19 +164,56 @@ func TestMaskedEdges(t *testing.T) {
 // TestPrefetch checks that the packed GEMM prefetches as the amd64 microkernels do (prefetch.go): in
 // sgemm's k loop the Ã and B̃ data prefetchDist steps ahead (one line of Ã, 8 f32 of a k step, and the
 // two lines of B̃'s 32 f32, on the wide machine) and the 8 rows of the C tile before it (first and last
-// element: 16), in both the whole-tile and the edge-tile versions; no prefetch outside GEMMs.
+// element: 16), in the four versions of the tile (whole, fewer rows, fewer columns, both: all in
+// registers); no prefetch outside GEMMs.
 func TestPrefetch(t *testing.T) {
 	ll := wideModule(t, "pf", edgeKernels(t, false))
 	fn := func(name string) string { return funcText(ll, "pf_"+name) }
-	if n := strings.Count(fn("sgemm"), "call void @llvm.prefetch.p0i8"); n != 2*(3+16) {
-		t.Errorf("sgemm: %d prefetches, want %d", n, 2*(3+16))
+	if n := strings.Count(fn("sgemm"), "call void @llvm.prefetch.p0i8"); n != 4*(3+16) {
+		t.Errorf("sgemm: %d prefetches, want %d", n, 4*(3+16))
 	}
-	if n := strings.Count(fn("sgemm"), "i32 0, i32 3, i32 1)"); n != 2*(3+16) {
-		t.Errorf("sgemm: %d read prefetches into all cache levels, want %d", n, 2*(3+16))
+	if n := strings.Count(fn("sgemm"), "i32 0, i32 3, i32 1)"); n != 4*(3+16) {
+		t.Errorf("sgemm: %d read prefetches into all cache levels, want %d", n, 4*(3+16))
 	}
 	for _, k := range []string{"saxpy", "softmax", "sgemv"} {
 		if strings.Contains(fn(k), "@llvm.prefetch") {
 			t.Errorf("%s prefetches", k)
+		}
+	}
+}
+
+// TestTilesInRegisters checks that every version of sgemm's and dgemm's register tiles (whole tiles,
+// fewer rows: guarded rows, fewer columns: masked groups; the small-product and the packed forms) is
+// emitted as vector groups: the scratch array a tile falls back to when an access has no constant
+// offset (unroll.go) is never used, on the default and the wide machine.
+func TestTilesInRegisters(t *testing.T) {
+	var ks []*ir.Kernel
+	for _, k := range kdslKernels(t) {
+		if k.Name == "sgemm" || k.Name == "dgemm" {
+			ks = append(ks, k)
+		}
+	}
+	m, err := target.Lookup("llvm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Backend{}.Generate(compileKernels(t, "tr", m, ks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr := regexp.MustCompile(`(?m)^\t(%\d+) = alloca (float|double), i64 (\d+)`)
+	for mach, ll := range map[string]string{"default": string(files[0].Data), "wide": wideModule(t, "tr", ks)} {
+		for _, k := range []string{"sgemm", "dgemm"} {
+			body := funcText(ll, "tr_"+k)
+			found := arr.FindAllStringSubmatch(body, -1)
+			if len(found) == 0 {
+				t.Errorf("%s %s: no tile array (the test no longer finds what it checks)", mach, k)
+			}
+			for _, a := range found {
+				if n := len(regexp.MustCompile(regexp.QuoteMeta(a[1])+`\b`).FindAllString(body, -1)); n != 1 {
+					t.Errorf("%s %s: the tile array %s [%s x %s] is used %d times", mach, k, a[1], a[3], a[2], n-1)
+				}
+			}
 		}
 	}
 }

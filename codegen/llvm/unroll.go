@@ -3,6 +3,7 @@ package llvm
 import (
 	"github.com/kgen-dev/kgen/ir"
 	lir "github.com/llir/llvm/ir"
+	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
@@ -48,7 +49,10 @@ func (g *fn) unroll(l *ir.Loop) (bool, error) {
 	hi, ok2 := g.constIndex(l.Hi)
 	step, ok3 := g.constIndex(l.Step)
 	if ok1 && !ok2 && ok3 && step > 0 {
-		return g.unrollGuarded(l, lo, step)
+		if done, err := g.unrollGuarded(l, lo, step); done || err != nil {
+			return done, err
+		}
+		return g.unrollMasked(l, lo, step)
 	}
 	if !ok1 || !ok2 || !ok3 || step <= 0 {
 		return false, nil
@@ -64,12 +68,7 @@ func (g *fn) unroll(l *ir.Loop) (bool, error) {
 	if l.Kind == ir.Vector {
 		body = ir.ExpandLanes(l)
 	}
-	saved := g.unrolled
-	g.unrolled *= max(trips, 1)
-	defer func() {
-		g.unrolled = saved
-		delete(g.konst, l.Var)
-	}()
+	defer g.unrolling(l, max(trips, 1))()
 	for x := lo; x < hi; x += step {
 		g.konst[l.Var] = x
 		if err := g.nodes(body); err != nil {
@@ -110,28 +109,19 @@ func (g *fn) rollback(m mark) {
 // update, of its zeroing and of its store; the loop over a row inside is then a constant-trip one when
 // the columns are whole). Other loops (no tile, a straight-line body, a non-constant c) report false.
 func (g *fn) unrollGuarded(l *ir.Loop, lo, step int64) (bool, error) {
-	b, ok := l.Hi.(ir.IBin)
-	if !ok || b.Op != 'm' || len(g.regs) == 0 || g.vec != nil || l.Kind == ir.Vector {
+	c, ok := g.minConst(l.Hi)
+	if !ok || len(g.regs) == 0 || g.vec != nil || l.Kind == ir.Vector {
 		return false, nil
 	}
-	c, ok := g.constIndex(b.X)
-	if !ok {
-		c, ok = g.constIndex(b.Y)
-	}
 	trips := (c - lo + step - 1) / step
-	if !ok || trips < 1 || trips > unrollMax || g.unrolled*trips > unrollBudget || !g.tileRows(l.Body) {
+	if trips < 1 || trips > unrollMax || g.unrolled*trips > unrollBudget || !g.tileRows(l.Body) {
 		return false, nil
 	}
 	hi, err := g.iexpr(l.Hi)
 	if err != nil {
 		return true, err
 	}
-	saved := g.unrolled
-	g.unrolled *= trips
-	defer func() {
-		g.unrolled = saved
-		delete(g.konst, l.Var)
-	}()
+	defer g.unrolling(l, trips)()
 	for x := lo; x < c; x += step {
 		then, join := g.block("row."+l.Var.Name), g.block("rowend."+l.Var.Name)
 		g.cur.NewCondBr(g.cur.NewICmp(enum.IPredSLT, i64(x), hi), then, join)
@@ -146,6 +136,79 @@ func (g *fn) unrollGuarded(l *ir.Loop, lo, step int64) (bool, error) {
 	return true, nil
 }
 
+// unrollMasked emits a loop over a row of an edge register tile with fewer columns than a whole one,
+// for v = lo; v < min(c, e), c a constant: one vector operation per group of the tile's width up to c
+// (as unrollRow), each under the mask lane < min(c, e) and run only when its first lane is: loads and
+// stores of tensors are masked (llvm.masked.load with a zero passthrough, llvm.masked.store), the
+// tile's masked-off lanes keep their values. The tile's accesses thus keep constant offsets and the
+// edge tile stays in registers. Other loops report false, emitting nothing.
+func (g *fn) unrollMasked(l *ir.Loop, lo, step int64) (bool, error) {
+	c, ok := g.minConst(l.Hi)
+	if !ok || step != 1 || len(g.regs) == 0 || g.vec != nil || l.Kind == ir.Vector {
+		return false, nil
+	}
+	w := g.rowWidth(l)
+	if w < 2 || c <= lo || lo%w != 0 || (c-lo)%w != 0 {
+		return false, nil
+	}
+	groups := (c - lo) / w
+	if groups > unrollMax || g.unrolled*groups > unrollBudget {
+		return false, nil
+	}
+	m := g.mark()
+	hi, err := g.iexpr(l.Hi)
+	if err != nil {
+		return true, err
+	}
+	defer g.unrolling(l, groups)()
+	lanes := make([]constant.Constant, w)
+	for k := range lanes {
+		lanes[k] = i64(int64(k))
+	}
+	limit := g.splatN(hi, uint64(w))
+	end := g.block("rowend." + l.Var.Name)
+	row := &ir.Loop{Var: l.Var, Lo: l.Lo, Hi: l.Hi, Step: ir.IConst{V: int(w)}, Kind: ir.Vector, Width: int(w), Body: l.Body}
+	for x := lo; x < c; x += w {
+		run := g.block("cols." + l.Var.Name)
+		g.cur.NewCondBr(g.cur.NewICmp(enum.IPredSLT, i64(x), hi), run, end)
+		g.cur = run
+		first := g.cur.NewAdd(g.splatN(i64(x), uint64(w)), constant.NewVector(types.NewVector(uint64(w), types.I64), lanes...))
+		if err := g.rowGroup(row, x, w, g.cur.NewICmp(enum.IPredSLT, first, limit)); err != nil {
+			if _, ok := err.(notVector); ok {
+				g.rollback(m)
+				return false, nil
+			}
+			return true, err
+		}
+	}
+	g.cur.NewBr(end)
+	g.cur = end
+	return true, nil
+}
+
+// minConst returns c of an index min(c, e) (either order) with a constant c.
+func (g *fn) minConst(e ir.IExpr) (int64, bool) {
+	b, ok := e.(ir.IBin)
+	if !ok || b.Op != 'm' {
+		return 0, false
+	}
+	if c, ok := g.constIndex(b.X); ok {
+		return c, true
+	}
+	return g.constIndex(b.Y)
+}
+
+// unrolling multiplies the trip product of the unrolled loops by n while loop l is emitted unrolled;
+// the function it returns undoes that and forgets l's variable.
+func (g *fn) unrolling(l *ir.Loop, n int64) func() {
+	saved := g.unrolled
+	g.unrolled *= n
+	return func() {
+		g.unrolled = saved
+		delete(g.konst, l.Var)
+	}
+}
+
 // tileRows reports whether body is a loop over a row of a register tile emitted in registers (a
 // single loop whose body accesses the tile).
 func (g *fn) tileRows(body []ir.Node) bool {
@@ -157,7 +220,7 @@ func (g *fn) tileRows(body []ir.Node) bool {
 		return false
 	}
 	found := false
-	for _, n := range inner.Body {
+	ir.WalkNodes(inner.Body, func(n ir.Node) bool {
 		ir.NodeExprs(n, func(e ir.Expr) {
 			ir.Walk(e, func(x ir.Expr) {
 				if ld, ok := x.(*ir.Load); ok {
@@ -170,7 +233,8 @@ func (g *fn) tileRows(body []ir.Node) bool {
 			_, reg := g.regs[st.T]
 			found = found || reg
 		}
-	}
+		return true
+	})
 	return found
 }
 
@@ -189,27 +253,28 @@ func (g *fn) unrollRow(l *ir.Loop, lo, hi, step int64) (bool, error) {
 		return false, nil
 	}
 	m := g.mark()
-	saved := g.unrolled
-	g.unrolled *= groups
-	defer func() {
-		g.unrolled = saved
-		delete(g.konst, l.Var)
-	}()
+	defer g.unrolling(l, groups)()
 	row := &ir.Loop{Var: l.Var, Lo: l.Lo, Hi: l.Hi, Step: ir.IConst{V: int(w)}, Kind: ir.Vector, Width: int(w), Body: l.Body}
 	for x := lo; x < hi; x += w {
-		g.konst[l.Var] = x
-		g.vec = &vloop{l: row, w: uint64(w), base: i64(x), own: map[*ir.LocalVar]value.Value{}}
-		err := g.vecNodes(row)
-		g.vec = nil
-		if _, ok := err.(notVector); ok {
-			g.rollback(m)
-			return false, nil
-		}
-		if err != nil {
+		if err := g.rowGroup(row, x, w, nil); err != nil {
+			if _, ok := err.(notVector); ok {
+				g.rollback(m)
+				return false, nil
+			}
 			return true, err
 		}
 	}
 	return true, nil
+}
+
+// rowGroup emits the group of w lanes at x of a row loop made a Vector loop of width w (unrollRow,
+// unrollMasked), its variable the constant x, under mask when it is not nil.
+func (g *fn) rowGroup(row *ir.Loop, x, w int64, mask value.Value) error {
+	g.konst[row.Var] = x
+	g.vec = &vloop{l: row, w: uint64(w), base: i64(x), own: map[*ir.LocalVar]value.Value{}, mask: mask}
+	err := g.vecNodes(row)
+	g.vec = nil
+	return err
 }
 
 // rowWidth is the group width of the register tile that loop l's straight-line body accesses with unit
@@ -221,21 +286,32 @@ func (g *fn) rowWidth(l *ir.Loop) int64 {
 			w = r.w
 		}
 	}
-	for _, n := range l.Body {
-		switch n := n.(type) {
-		case *ir.Store:
-			tile(n.T, n.Idx)
-		case *ir.Decl, *ir.Assign:
-		default:
-			return 0
-		}
-		ir.NodeExprs(n, func(e ir.Expr) {
-			ir.Walk(e, func(x ir.Expr) {
-				if ld, ok := x.(*ir.Load); ok {
-					tile(ld.T, ld.Idx)
+	var visit func(body []ir.Node) bool
+	visit = func(body []ir.Node) bool {
+		for _, n := range body {
+			switch n := n.(type) {
+			case *ir.Store:
+				tile(n.T, n.Idx)
+			case *ir.If:
+				if !visit(n.Then) || !visit(n.Else) {
+					return false
 				}
+			case *ir.Decl, *ir.Assign:
+			default:
+				return false
+			}
+			ir.NodeExprs(n, func(e ir.Expr) {
+				ir.Walk(e, func(x ir.Expr) {
+					if ld, ok := x.(*ir.Load); ok {
+						tile(ld.T, ld.Idx)
+					}
+				})
 			})
-		})
+		}
+		return true
+	}
+	if !visit(l.Body) {
+		return 0
 	}
 	return w
 }

@@ -186,9 +186,19 @@ func (g *fn) vecAccFinish(r *ir.LaneReduce, acc *lir.InstAlloca) {
 	}
 }
 
-func (g *fn) vecNodes(l *ir.Loop) error {
-	for i, n := range l.Body {
+func (g *fn) vecNodes(l *ir.Loop) error { return g.vecList(l.Body, true) }
+
+// vecList emits a statement list of the vector body: the body itself (top), or a branch of an If whose
+// condition is the same on every lane (a scalar branch around vector code; only Decl, Store and If
+// inside, so every local the code after the If reads has one value).
+func (g *fn) vecList(body []ir.Node, top bool) error {
+	l := g.vec.l
+	for i, n := range body {
 		switch x := n.(type) {
+		case *ir.If:
+			if err := g.vecIf(x); err != nil {
+				return err
+			}
 		case *ir.Decl:
 			v, err := g.vecValue(x.Init, x.L.T.Compute())
 			if err != nil {
@@ -196,7 +206,10 @@ func (g *fn) vecNodes(l *ir.Loop) error {
 			}
 			g.vec.own[x.L] = v
 		case *ir.Assign:
-			if r := l.Reduce; r != nil && x.L == r.Acc && i == len(l.Body)-1 {
+			if !top {
+				return notVector{"assignment in a branch"}
+			}
+			if r := l.Reduce; r != nil && x.L == r.Acc && i == len(body)-1 {
 				return g.vecReduce(r, x)
 			}
 			v, err := g.vecValue(x.Value, x.L.T.Compute())
@@ -219,6 +232,12 @@ func (g *fn) vecNodes(l *ir.Loop) error {
 			if err != nil {
 				return err
 			}
+			if _, reg := g.regs[x.T]; reg && g.vec.mask != nil {
+				// masked-off lanes of a register tile keep their values
+				v = g.cur.NewSelect(g.vec.mask, g.encode(v, x.T.Type), g.cur.NewLoad(types.NewVector(g.vec.w, storageType(x.T.Type)), p))
+				g.cur.NewStore(v, p)
+				continue
+			}
 			if g.vec.mask != nil {
 				g.maskedStore(g.encode(v, x.T.Type), p, x.T.Type.Size())
 				continue
@@ -229,6 +248,53 @@ func (g *fn) vecNodes(l *ir.Loop) error {
 			return notVector{"lane body node"}
 		}
 	}
+	return nil
+}
+
+// vecIf emits an If in a vector body whose condition does not depend on the lane: a branch on the
+// scalar condition, each side's statements as vectors; the locals declared in a side end with it.
+func (g *fn) vecIf(n *ir.If) error {
+	uniform := true
+	ir.Walk(n.Cond, func(x ir.Expr) {
+		switch x := x.(type) {
+		case *ir.Load:
+			uniform = uniform && !g.uses(x.Idx)
+		case *ir.VarVal:
+			uniform = uniform && x.V != g.vec.l.Var
+		case *ir.Local:
+			_, own := g.vec.own[x.L]
+			uniform = uniform && !own
+		}
+	})
+	if !uniform {
+		return notVector{"condition varying across lanes"}
+	}
+	c, err := g.expr(n.Cond)
+	if err != nil {
+		return err
+	}
+	if _, vec := c.Type().(*types.VectorType); vec {
+		return notVector{"vector condition"}
+	}
+	c = g.conv(c, n.Cond.Type(), ir.Bool)
+	then, els, join := g.block("vthen"), g.block("velse"), g.block("vendif")
+	g.cur.NewCondBr(c, then, els)
+	for _, side := range []struct {
+		b    *lir.Block
+		body []ir.Node
+	}{{then, n.Then}, {els, n.Else}} {
+		g.cur = side.b
+		own := make(map[*ir.LocalVar]value.Value, len(g.vec.own))
+		for k, v := range g.vec.own {
+			own[k] = v
+		}
+		if err := g.vecList(side.body, false); err != nil {
+			return err
+		}
+		g.vec.own = own
+		g.cur.NewBr(join)
+	}
+	g.cur = join
 	return nil
 }
 
@@ -365,9 +431,6 @@ func (g *fn) affineStep(e ir.IBin, step func(ir.IExpr) (int64, bool)) (int64, bo
 
 // vecAddr is the address of the group's first lane's element, as a pointer to <W x storage>.
 func (g *fn) vecAddr(t *ir.Tensor, idx []ir.IExpr) (value.Value, error) {
-	if _, reg := g.regs[t]; reg && g.vec.mask != nil {
-		return nil, notVector{"masked access to a register tile"}
-	}
 	if p, ok, err := g.regVector(t, idx); ok {
 		return p, err
 	}
@@ -396,7 +459,7 @@ func (g *fn) vecLoad(l *ir.Load) (value.Value, error) {
 		return nil, err
 	}
 	vt := types.NewVector(g.vec.w, storageType(l.T.Type))
-	if g.vec.mask != nil {
+	if _, reg := g.regs[l.T]; !reg && g.vec.mask != nil {
 		return g.decode(g.maskedLoad(p, vt, l.T.Type.Size()), l.T.Type), nil
 	}
 	ld := g.cur.NewLoad(vt, p)

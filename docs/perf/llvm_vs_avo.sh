@@ -6,15 +6,21 @@
 # layernorm take the row length as a third argument (default 1024; 1000 has a remainder of 8 lanes).
 # The module is generated with -host: the vector width and register tile of this machine's CPU (the
 # llvm target row's AVX-512 variant when it has AVX-512F), as llc -mcpu=native compiles it.
+# BASE (optional, another checkout of kgen, e.g. a worktree of main) adds that tree's LLVM path built the
+# same way ("base" rows, driver from this tree), interleaved: a before/after of a change in one run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go run ./cmd/kgen gen -host -o "$tmp/pkg" -pkg kernels -targets llvm -tests=false kernels.kdsl >/dev/null
-opt -O3 -mcpu=native "$tmp/pkg/kernels.ll" -o "$tmp/k.bc"
-llc -O3 -mcpu=native -filetype=obj "$tmp/k.bc" -o "$tmp/k.o"
-clang-14 -O2 -I"$tmp/pkg" docs/perf/llvm_vs_avo.c "$tmp/k.o" -lm -o "$tmp/llvm"
+llvmpath() { # llvmpath TREE NAME: TREE's kernels.ll through opt/llc into the C driver $tmp/NAME
+  (cd "$1" && go run ./cmd/kgen gen -host -o "$tmp/$2.pkg" -pkg kernels -targets llvm -tests=false kernels.kdsl >/dev/null)
+  opt -O3 -mcpu=native "$tmp/$2.pkg/kernels.ll" -o "$tmp/$2.bc"
+  llc -O3 -mcpu=native -filetype=obj "$tmp/$2.bc" -o "$tmp/$2.o"
+  clang-14 -O2 -I"$tmp/$2.pkg" docs/perf/llvm_vs_avo.c "$tmp/$2.o" -lm -o "$tmp/$2"
+}
+llvmpath . llvm
+if [ -n "${BASE:-}" ]; then llvmpath "$BASE" base; fi
 mkdir -p "$tmp/avo" && cp docs/perf/llvm_vs_avo_driver.go.txt "$tmp/avo/main.go"
 mkdir -p cmd/kgen/testdata/tmp-lva && cp "$tmp/avo/main.go" cmd/kgen/testdata/tmp-lva/main.go
 go build -o "$tmp/avo.bin" ./cmd/kgen/testdata/tmp-lva && rm -rf cmd/kgen/testdata/tmp-lva
@@ -23,6 +29,8 @@ for r in $(seq "$rounds"); do
   for args in "${cases[@]}"; do
     # shellcheck disable=SC2086
     echo "round $r llvm $("$tmp/llvm" $args)"
+    # shellcheck disable=SC2086
+    if [ -n "${BASE:-}" ]; then echo "round $r base $("$tmp/base" $args)"; fi
     # shellcheck disable=SC2086
     echo "round $r avo  $(GOMAXPROCS=1 "$tmp/avo.bin" $args)"
   done
