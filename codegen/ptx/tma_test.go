@@ -283,6 +283,7 @@ func TestEmulatedTMASpecialised(t *testing.T) {
 }
 
 // TestPlantedTMASpecialisedBugs: a consumer that releases its stage (arrives on the empty barrier)
+// (its wgmma read completes only at the wait that retires it, after the arrival)
 // before its wgmma completed, and a producer that refills a stage without waiting for its release (the
 // tile a consumer has not read yet is overwritten: the consumer then waits for a phase that has passed,
 // forever on hardware), fail the emulated differential test.
@@ -292,7 +293,7 @@ func TestPlantedTMASpecialisedBugs(t *testing.T) {
 		name, want string
 		plant      func(e *Entry) bool
 	}{
-		{"empty arrival before wgmma.wait_group", "which a wgmma read that was not retired (wgmma.wait_group) when its warpgroup arrived", func(e *Entry) bool {
+		{"empty arrival before wgmma.wait_group", "read since the last bar.sync (and before no mbarrier arrival this thread waited for)", func(e *Entry) bool {
 			// move the wait that retires the wgmmas after the empty barrier's arrival
 			wait, arrive := -1, -1
 			for i, it := range e.body {
