@@ -51,6 +51,7 @@ func (b Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 			fs = append(fs, k.F)
 		}
 		mod, ks, unsup := Build(fs, st, p.Source)
+		var prodEntries []*Entry // after every other entry: the module's earlier text stays as it was
 		if st.Name == "sm_90a" {
 			// the TMA versions of the wgmma GEMMs, which the launcher prefers where it can (tma.go)
 			for i, k := range ks {
@@ -72,11 +73,12 @@ func (b Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 					}
 					if pv != nil && tk != nil {
 						ks[i].Prod = pv
-						mod.Entries = append(mod.Entries, pv.Entries...)
+						prodEntries = append(prodEntries, pv.Entries...)
 					}
 				}
 			}
 		}
+		mod.Entries = append(mod.Entries, prodEntries...)
 		name := "ptx_" + st.Name + ".ptx"
 		files = append(files, codegen.File{Name: name, Data: []byte(mod.Print())})
 		mods = append(mods, modInfo{st: st, file: name, kernels: ks, unsup: unsup})

@@ -293,9 +293,9 @@ func (c *CUDA) ptxRun(kernel string, a ptxArgs) error {
 	}
 	// sm_90a: the version whose tiles TMA loads, when every tensor map it takes can be encoded (rows
 	// of a multiple of 16 bytes, 16-byte aligned tensors); KGEN_PTX_TMA=0 turns it off.
-	// The production version (128×128 tiles, dynamic shared memory) instead when its maps encode
+	// The production version (128×256 tiles, dynamic shared memory) instead when its maps encode
 	// too, its grid has a block for every SM at least and the device's opt-in shared memory holds its
-	// stages; KGEN_PTX_PROD=0 turns it off.
+	// stages; KGEN_PTX_PROD=0 turns it off, KGEN_PTX_PROD=1 drops the grid condition (tests).
 	var tmaps map[string]cuda.TensorMap
 	prod := false
 	if k.tma != nil && os.Getenv("KGEN_PTX_TMA") != "0" {
@@ -418,7 +418,8 @@ func (c *CUDA) prodFits(p *ptxKernel, a ptxArgs) bool {
 	}
 	for _, l := range p.launches {
 		g := l.grid(d)
-		if g[0]*g[1]*g[2] < int64(max(c.props.Multiprocessors, 1)) || l.sharedBytes+l.dynShared > c.props.SharedMemoryPerBlockOptin {
+		small := g[0]*g[1]*g[2] < int64(max(c.props.Multiprocessors, 1)) && os.Getenv("KGEN_PTX_PROD") != "1"
+		if small || l.sharedBytes+l.dynShared > c.props.SharedMemoryPerBlockOptin {
 			return false
 		}
 	}
