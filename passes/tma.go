@@ -138,35 +138,16 @@ func tmaPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir
 func tmaSpecialised(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir.IExpr, tl ir.IExpr, w *ir.Var, a, b *stagedOperand,
 	decl, store ir.Node, compute func(kt, slot ir.IExpr) []ir.Node) (body []ir.Node, full, empty *ir.Tensor) {
 	one, s := ir.IConst{V: 1}, ir.IConst{V: stages}
-	for _, o := range []*stagedOperand{a, b} {
-		o.buf = &ir.Tensor{Name: nm.name(o.name + "s"), Type: o.src.T.Type, Kind: ir.Scratch, Space: ir.Shared, Size: ir.IMul(s, ir.IMul(o.rows, o.cols))}
-	}
-	full = &ir.Tensor{Name: nm.name("full"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
-	empty = &ir.Tensor{Name: nm.name("empty"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
+	full, empty, bars := tmaBarriers(nm, stages, 128, a, b)
 	nt := ir.IConst{V: 256}
 	byThread0 := func(nodes ...ir.Node) ir.Node {
 		return &ir.Loop{Var: &ir.Var{Name: nm.name("p")}, Lo: tl, Hi: one, Step: nt, Body: nodes}
 	}
-	i32 := func(v *ir.Var) ir.Expr { return &ir.VarVal{V: v, T: ir.I32} }
-	c32 := func(c int) ir.Expr { return &ir.Const{Val: float64(c), T: ir.I32} }
-	is := &ir.Var{Name: nm.name("s")}
-	init := byThread0(&ir.Loop{Var: is, Lo: ir.IConst{V: 0}, Hi: s, Step: one, Body: []ir.Node{
-		&ir.MbarInit{Bar: ir.MbarRef{T: full, Idx: ir.IVar{V: is}}, Count: 1},
-		&ir.MbarInit{Bar: ir.MbarRef{T: empty, Idx: ir.IVar{V: is}}, Count: 128},
-	}})
-	// producer
-	t := &ir.Var{Name: nm.name("t")}
-	tv := ir.IVar{V: t}
-	slot := ir.IMod(tv, s)
-	fullT := &ir.MbarRef{T: full, Idx: slot}
-	load := []ir.Node{
-		&ir.If{Cond: &ir.Binary{Op: ir.Ge, X: i32(t), Y: c32(stages), T: ir.Bool}, Then: []ir.Node{
-			&ir.MbarWait{Bar: ir.MbarRef{T: empty, Idx: slot}, Phase: ir.ISub(ir.IDiv(tv, s), one)},
-		}},
-		&ir.MbarArrive{Bar: *fullT, Tx: ir.IConst{V: TMABytes}},
-	}
-	load = append(load, tmaLoads(a, b, slot, k0Of(tv), fullT)...)
-	producer := byThread0(&ir.Loop{Var: t, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: load})
+	i32, c32 := i32Of, c32Of
+	init := byThread0(bars)
+	producer := byThread0(tmaProducer(nm, stages, tiles, full, empty, TMABytes, func(slot, t ir.IExpr, bar *ir.MbarRef) []ir.Node {
+		return tmaLoads(a, b, slot, k0Of(t), bar)
+	}))
 	// consumer
 	kt := &ir.Var{Name: nm.name("kt")}
 	ktv := ir.IVar{V: kt}
@@ -224,37 +205,19 @@ func tmaProdBytes(g, n int) int { return (64*g*WGMMATileK + WGMMATileK*n) * 2 }
 func tmaProduction(nm namer, stages, g int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir.IExpr, tl ir.IExpr, w *ir.Var, a, b *stagedOperand,
 	decl, store ir.Node, compute func(kt, slot ir.IExpr) []ir.Node) (body []ir.Node, full, empty *ir.Tensor) {
 	one, zero, s := ir.IConst{V: 1}, ir.IConst{V: 0}, ir.IConst{V: stages}
-	for _, o := range []*stagedOperand{a, b} {
-		o.buf = &ir.Tensor{Name: nm.name(o.name + "s"), Type: o.src.T.Type, Kind: ir.Scratch, Space: ir.Shared, Size: ir.IMul(s, ir.IMul(o.rows, o.cols))}
-	}
-	full = &ir.Tensor{Name: nm.name("full"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
-	empty = &ir.Tensor{Name: nm.name("empty"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
+	full, empty, bars := tmaBarriers(nm, stages, 128*g, a, b)
 	nt := ir.IConst{V: 128 * (g + 1)}
 	// first runs nodes in the thread whose index is from (a loop from tl−from .. 1 step nt has one trip
 	// there and none in the threads after it; the callers run it where no thread before it gets there)
 	first := func(from int, nodes ...ir.Node) ir.Node {
 		return &ir.Loop{Var: &ir.Var{Name: nm.name("p")}, Lo: ir.ISub(tl, ir.IConst{V: from}), Hi: one, Step: nt, Body: nodes}
 	}
-	i32 := func(v *ir.Var) ir.Expr { return &ir.VarVal{V: v, T: ir.I32} }
-	c32 := func(c int) ir.Expr { return &ir.Const{Val: float64(c), T: ir.I32} }
-	is := &ir.Var{Name: nm.name("s")}
-	init := first(0, &ir.Loop{Var: is, Lo: zero, Hi: s, Step: one, Body: []ir.Node{
-		&ir.MbarInit{Bar: ir.MbarRef{T: full, Idx: ir.IVar{V: is}}, Count: 1},
-		&ir.MbarInit{Bar: ir.MbarRef{T: empty, Idx: ir.IVar{V: is}}, Count: 128 * g},
-	}})
+	i32, c32 := i32Of, c32Of
+	init := first(0, bars)
 	// producer: the boxes of tile t into stage t mod S
-	t := &ir.Var{Name: nm.name("t")}
-	tv := ir.IVar{V: t}
-	slot := ir.IMod(tv, s)
-	fullT := &ir.MbarRef{T: full, Idx: slot}
-	load := []ir.Node{
-		&ir.If{Cond: &ir.Binary{Op: ir.Ge, X: i32(t), Y: c32(stages), T: ir.Bool}, Then: []ir.Node{
-			&ir.MbarWait{Bar: ir.MbarRef{T: empty, Idx: slot}, Phase: ir.ISub(ir.IDiv(tv, s), one)},
-		}},
-		&ir.MbarArrive{Bar: *fullT, Tx: ir.IConst{V: tmaProdBytes(g, b.cols.(ir.IConst).V)}},
-	}
-	load = append(load, tmaBoxes(a, b, slot, k0Of(tv), fullT)...)
-	producer := first(128*g, &ir.Loop{Var: t, Lo: zero, Hi: tiles, Step: one, Body: load})
+	producer := first(128*g, tmaProducer(nm, stages, tiles, full, empty, tmaProdBytes(g, b.cols.(ir.IConst).V), func(slot, t ir.IExpr, bar *ir.MbarRef) []ir.Node {
+		return tmaBoxes(a, b, slot, k0Of(t), bar)
+	}))
 	// consumers
 	kt := &ir.Var{Name: nm.name("kt")}
 	ktv := ir.IVar{V: kt}
@@ -296,3 +259,43 @@ func tmaBoxes(a, b *stagedOperand, slot, k0 ir.IExpr, bar *ir.MbarRef) []ir.Node
 
 // TMABox is the side of the boxes the TMA stagings load (64 16-bit elements: one 128-byte swizzle row).
 const TMABox = 64
+
+// tmaBarriers makes what the warp-specialised stagings share before their split: the stage buffers of
+// a and b, the full (count 1) and empty (count emptyCount) barrier of each stage, and the loop that
+// initialises them (for one thread to run).
+func tmaBarriers(nm namer, stages, emptyCount int, a, b *stagedOperand) (full, empty *ir.Tensor, init ir.Node) {
+	one, s := ir.IConst{V: 1}, ir.IConst{V: stages}
+	for _, o := range []*stagedOperand{a, b} {
+		o.buf = &ir.Tensor{Name: nm.name(o.name + "s"), Type: o.src.T.Type, Kind: ir.Scratch, Space: ir.Shared, Size: ir.IMul(s, ir.IMul(o.rows, o.cols))}
+	}
+	full = &ir.Tensor{Name: nm.name("full"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
+	empty = &ir.Tensor{Name: nm.name("empty"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
+	is := &ir.Var{Name: nm.name("s")}
+	init = &ir.Loop{Var: is, Lo: ir.IConst{V: 0}, Hi: s, Step: one, Body: []ir.Node{
+		&ir.MbarInit{Bar: ir.MbarRef{T: full, Idx: ir.IVar{V: is}}, Count: 1},
+		&ir.MbarInit{Bar: ir.MbarRef{T: empty, Idx: ir.IVar{V: is}}, Count: emptyCount},
+	}}
+	return full, empty, init
+}
+
+// tmaProducer is the producer's loop (for one thread to run) over the tiles t: from t = S on, wait for
+// phase t/S − 1 of empty[t mod S] (the consumers released tile t−S), then arrive.expect_tx full[t mod S]
+// of tx bytes and issue loads(slot, t, full[t mod S]).
+func tmaProducer(nm namer, stages int, tiles ir.IExpr, full, empty *ir.Tensor, tx int, loads func(slot, t ir.IExpr, bar *ir.MbarRef) []ir.Node) ir.Node {
+	one, s := ir.IConst{V: 1}, ir.IConst{V: stages}
+	t := &ir.Var{Name: nm.name("t")}
+	tv := ir.IVar{V: t}
+	slot := ir.IMod(tv, s)
+	fullT := &ir.MbarRef{T: full, Idx: slot}
+	load := []ir.Node{
+		&ir.If{Cond: &ir.Binary{Op: ir.Ge, X: i32Of(t), Y: c32Of(stages), T: ir.Bool}, Then: []ir.Node{
+			&ir.MbarWait{Bar: ir.MbarRef{T: empty, Idx: slot}, Phase: ir.ISub(ir.IDiv(tv, s), one)},
+		}},
+		&ir.MbarArrive{Bar: *fullT, Tx: ir.IConst{V: tx}},
+	}
+	load = append(load, loads(slot, tv, fullT)...)
+	return &ir.Loop{Var: t, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: load}
+}
+
+func i32Of(v *ir.Var) ir.Expr { return &ir.VarVal{V: v, T: ir.I32} }
+func c32Of(c int) ir.Expr     { return &ir.Const{Val: float64(c), T: ir.I32} }

@@ -7,28 +7,13 @@ import (
 
 	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/kgentest"
-	"github.com/kgen-dev/kgen/target"
 )
 
 // prodCompiled compiles kernel name of the library for ptx:sm_90a as the production version: g
 // consumer warpgroups, wgmma N = n, the given stages.
 func prodCompiled(t *testing.T, name string, g, n, stages int) (*ir.Kernel, *ir.Func) {
 	t.Helper()
-	m, err := target.Lookup("ptx:sm_90a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range library(t) {
-		if k.Name == name {
-			f, err := Compile(k, m, Options{Plan: map[string]int{PlanTMA: 3, PlanWG: g, PlanWGN: n, PlanStages: stages}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return k, f
-		}
-	}
-	t.Fatalf("no kernel %s", name)
-	return nil, nil
+	return compiledWithPlan(t, name, map[string]int{PlanTMA: 3, PlanWG: g, PlanWGN: n, PlanStages: stages})
 }
 
 // TestTMAProduction: the production staging (two consumer warpgroups of 64×128 or 64×256 tiles, a

@@ -11,7 +11,8 @@ import (
 )
 
 // compileProd compiles the named kernels of kernels.kdsl for ptx:sm_90a with plan (ProdPlan or a
-// variation of it: the production version).
+// variation of it for the production version; gpu.tma alone for the other TMA versions), each of
+// which must be staged by TMA.
 func compileProd(t *testing.T, plan map[string]int, names ...string) []*ir.Func {
 	t.Helper()
 	m, err := target.Lookup("ptx:sm_90a")
@@ -121,36 +122,13 @@ func TestProdSass(t *testing.T) {
 // a launch passing less dynamic shared memory than the entry uses.
 func TestPlantedProdBugs(t *testing.T) {
 	plan := map[string]int{passes.PlanTMA: 3, passes.PlanWG: 2, passes.PlanWGN: 128, passes.PlanStages: 3}
-	f := compileProd(t, plan, "hgemm")[0]
-	for _, c := range []struct {
-		name, want string
-		plant      func(e *Entry) bool
-	}{
+	runPlanted(t, compileProd(t, plan, "hgemm")[0], [3]int{136, 136, 200}, []plantCase{
 		{"full barrier waited on the wrong parity", "deadlock: thread 0 waits", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool { return in.Op == "mbarrier.try_wait.parity.shared::cta.b64" }, func(in *Instr) *Instr {
 				return &Instr{Op: in.Op, Args: []Operand{in.Args[0], in.Args[1], Imm(1)}}
 			}, 1) // the consumers' wait comes first in the code
 		}},
-		{"stage released before wgmma.wait_group 1", "overwrites", func(e *Entry) bool {
-			wait, arrive := -1, -1
-			for i, it := range e.body {
-				if in, ok := it.(*Instr); ok {
-					switch {
-					case in.Op == "wgmma.wait_group.sync.aligned" && wait < 0:
-						wait = i
-					case in.Op == "mbarrier.arrive.shared::cta.b64" && wait >= 0 && arrive < 0:
-						arrive = i
-					}
-				}
-			}
-			if wait < 0 || arrive < 0 {
-				return false
-			}
-			w := e.body[wait]
-			copy(e.body[wait:arrive], e.body[wait+1:arrive+1])
-			e.body[arrive] = w
-			return true
-		}},
+		{"stage released before wgmma.wait_group 1", "overwrites", waitAfterArrive},
 		{"accumulator drained with wait_group 1", "C[0] = ", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool {
 				return in.Op == "wgmma.wait_group.sync.aligned" && in.Args[0] == Imm(0)
@@ -167,24 +145,5 @@ func TestPlantedProdBugs(t *testing.T) {
 			}
 			return false
 		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			k, err := Lower(f, "sm_90a")
-			if err != nil {
-				t.Fatal(err)
-			}
-			changed := false
-			for _, e := range k.Entries {
-				changed = c.plant(e) || changed
-			}
-			if !changed {
-				t.Fatal("nothing to plant the bug in")
-			}
-			err = checkTMA(k, f, [3]int{136, 136, 200})
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("planted bug: %v, want an error containing %q", err, c.want)
-			}
-			t.Logf("detected: %v", err)
-		})
-	}
+	})
 }
