@@ -309,6 +309,10 @@ func mapMMANest(f *ir.Func, nest *ir.Nest, name string, nm namer) (*ir.Launch, b
 		rowsPer = nw
 		if acc.Scope == ir.ScopeWarpgroup {
 			nw, rows, rowsPer = ir.IConst{V: 4}, zero, one
+			if g := f.Plan[PlanWG]; g > 1 {
+				// g warpgroups, tiles stacked along M (the production sm_90a version, wgmma.go)
+				nw, rows, rowsPer = ir.IConst{V: 4 * g}, ir.IMul(ir.IDiv(ir.IVar{V: w}, ir.IConst{V: 4}), acc.M), ir.IConst{V: g}
+			}
 		}
 		threads = []*ir.Loop{loop(w, zero, nw, one, ir.GPUWarp), loop(lane, zero, ir.IConst{V: 32}, one, ir.GPUThread)}
 		colsPer, blockDims = one, []ir.IExpr{nw, ir.IConst{V: 32}}

@@ -146,7 +146,7 @@ type mmaTile struct {
 	tf32    bool         // the shape rounds f32 inputs to tf32 (`precision tf32`)
 }
 
-func pickTile(c *Context, in, acc ir.DType) mmaTile {
+func pickTile(c *Context, in, acc ir.DType, plan map[string]int) mmaTile {
 	tf32 := false
 	for _, d := range c.directive("precision") {
 		for _, a := range d.Args {
@@ -163,6 +163,9 @@ func pickTile(c *Context, in, acc ir.DType) mmaTile {
 	n := s.N
 	if s.NStep > 0 {
 		n = min(s.N, 64) // a wgmma N that keeps the test tiles small; gpumap will choose per problem
+		if w := plan[PlanWGN]; w > 0 && w <= s.N && w%s.NStep == 0 {
+			n = w // the production sm_90a version's wider tile (wgmma.go)
+		}
 	}
 	return mmaTile{scope: s.Scope, m: s.M, n: n, k: s.K, acc: s.AccLayout(n), tf32: s.TF32}
 }
@@ -196,7 +199,7 @@ func MMAForm(f *ir.Func, c *Context) (bool, error) {
 			continue
 		}
 		slot := n.name(f.Kernel.Name + ".mma")
-		t := pickTile(c, m.in, m.accT)
+		t := pickTile(c, m.in, m.accT, f.Plan)
 		if t.scope == ir.ScopeThread {
 			// a register tile is not wider than the problem's missing dimension (GEMV, dot product)
 			if m.i == nil {

@@ -362,7 +362,7 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		return false
 	}
 	// Which thread variable moves along M and which along N, and how many tiles a block holds.
-	var rowVar, colVar *ir.Var
+	var rowVar, colVar, wgVar *ir.Var
 	var rowsPer, colsPer ir.IExpr = ir.IConst{V: 1}, ir.IConst{V: 1}
 	var tl ir.IExpr
 	switch {
@@ -374,12 +374,15 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		tl = ir.IAdd(ir.IMul(ir.IVar{V: t0.Var}, ir.IConst{V: 32}), ir.IVar{V: t1.Var})
 	case t0.Kind == ir.GPUWarp && acc.Scope == ir.ScopeWarpgroup:
 		tl = ir.IAdd(ir.IMul(ir.IVar{V: t0.Var}, ir.IConst{V: 32}), ir.IVar{V: t1.Var})
+		if hi, ok := t0.Hi.(ir.IConst); ok && hi.V > 4 {
+			wgVar, rowsPer = t0.Var, ir.IConst{V: hi.V / 4} // warpgroup w/4's tile at rows 64·(w/4) (gpumap)
+		}
 	default:
 		return false
 	}
 	at := func(e ir.IExpr, m map[*ir.Var]ir.IExpr) ir.IExpr { return ir.SubstIExpr(e, m) }
 	base := map[*ir.Var]ir.IExpr{}
-	for _, v := range []*ir.Var{rowVar, colVar} {
+	for _, v := range []*ir.Var{rowVar, colVar, wgVar} {
 		if v != nil {
 			base[v] = ir.IConst{V: 0}
 		}
@@ -401,6 +404,11 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 	if wg {
 		kc = ir.IConst{V: WGMMATileK}
 	}
+	// the production sm_90a version (wgmma.go): several consumer warpgroups, a wider N, TMA
+	prod := wg && f.Plan[gpuTMA] == 3 && len(grids) == 2 && tmaOperand(mma.A) && tmaOperand(mma.B)
+	if wg && !prod && (wgVar != nil || acc.N.(ir.IConst).V != 64) {
+		return false // only the production staging handles wide warpgroup blocks
+	}
 	a := &stagedOperand{name: "A", src: mma.A, rows: ir.IMul(rowsPer, acc.M), cols: kc,
 		off:       func(k0 ir.IExpr) ir.IExpr { return at(mma.A.Off, withK(k0)) },
 		validRows: func(ir.IExpr) ir.IExpr { return at(mma.ValidM, base) },
@@ -421,6 +429,9 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 	if colVar != nil {
 		colOff = ir.IMul(ir.IVar{V: colVar}, acc.N)
 	}
+	if wgVar != nil {
+		rowOff = ir.IMul(ir.IDiv(ir.IVar{V: wgVar}, ir.IConst{V: 4}), ir.IMul(acc.M, kc))
+	}
 	compute := func(kt, slot ir.IExpr) []ir.Node {
 		k0 := map[*ir.Var]ir.IExpr{p0.Var: k0Of(kt)}
 		staged := *mma
@@ -429,10 +440,31 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		staged.K, staged.ValidK = kc, at(mma.ValidK, k0)
 		if wg {
 			// whole zero-filled tiles in the wgmma layout (wgmma.go)
-			staged.A.Layout, staged.B.Layout = WGMMALayout(), WGMMALayout()
+			staged.A.Layout, staged.B.Layout = WGMMALayout(), WGMMALayoutB(acc.N.(ir.IConst).V)
 			staged.ValidM, staged.ValidN, staged.ValidK = nil, nil, nil
 		}
 		return []ir.Node{&staged}
+	}
+	if prod {
+		// tma.go: consumer warpgroups 0 .. G−1, the producer warpgroup G
+		g := 1
+		if wgVar != nil {
+			g = t0.Hi.(ir.IConst).V / 4
+		}
+		st := f.Plan[PlanStages]
+		if st < 2 {
+			st = 4
+		}
+		pipe, full, empty := tmaProduction(nm, st, g, tiles, k0Of, tl, t0.Var, a, b, decl, store, compute)
+		t1.Body = pipe
+		for i, d := range l.Block {
+			if d == t0.Hi {
+				l.Block[i] = ir.IConst{V: 4*g + 4}
+			}
+		}
+		t0.Hi = ir.IConst{V: 4*g + 4}
+		bj.Body = []ir.Node{&ir.Alloc{T: full, Body: []ir.Node{&ir.Alloc{T: empty, Body: allocs([]*stagedOperand{a, b}, t0)}}}}
+		return true
 	}
 	if wg && f.Plan[gpuTMA] == 2 && len(grids) == 2 && tmaOperand(mma.A) && tmaOperand(mma.B) && oneWarpgroup(l, t0) {
 		// tma.go: a producer warpgroup and a consumer warpgroup

@@ -138,35 +138,16 @@ func tmaPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir
 func tmaSpecialised(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir.IExpr, tl ir.IExpr, w *ir.Var, a, b *stagedOperand,
 	decl, store ir.Node, compute func(kt, slot ir.IExpr) []ir.Node) (body []ir.Node, full, empty *ir.Tensor) {
 	one, s := ir.IConst{V: 1}, ir.IConst{V: stages}
-	for _, o := range []*stagedOperand{a, b} {
-		o.buf = &ir.Tensor{Name: nm.name(o.name + "s"), Type: o.src.T.Type, Kind: ir.Scratch, Space: ir.Shared, Size: ir.IMul(s, ir.IMul(o.rows, o.cols))}
-	}
-	full = &ir.Tensor{Name: nm.name("full"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
-	empty = &ir.Tensor{Name: nm.name("empty"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
+	full, empty, bars := tmaBarriers(nm, stages, 128, a, b)
 	nt := ir.IConst{V: 256}
 	byThread0 := func(nodes ...ir.Node) ir.Node {
 		return &ir.Loop{Var: &ir.Var{Name: nm.name("p")}, Lo: tl, Hi: one, Step: nt, Body: nodes}
 	}
-	i32 := func(v *ir.Var) ir.Expr { return &ir.VarVal{V: v, T: ir.I32} }
-	c32 := func(c int) ir.Expr { return &ir.Const{Val: float64(c), T: ir.I32} }
-	is := &ir.Var{Name: nm.name("s")}
-	init := byThread0(&ir.Loop{Var: is, Lo: ir.IConst{V: 0}, Hi: s, Step: one, Body: []ir.Node{
-		&ir.MbarInit{Bar: ir.MbarRef{T: full, Idx: ir.IVar{V: is}}, Count: 1},
-		&ir.MbarInit{Bar: ir.MbarRef{T: empty, Idx: ir.IVar{V: is}}, Count: 128},
-	}})
-	// producer
-	t := &ir.Var{Name: nm.name("t")}
-	tv := ir.IVar{V: t}
-	slot := ir.IMod(tv, s)
-	fullT := &ir.MbarRef{T: full, Idx: slot}
-	load := []ir.Node{
-		&ir.If{Cond: &ir.Binary{Op: ir.Ge, X: i32(t), Y: c32(stages), T: ir.Bool}, Then: []ir.Node{
-			&ir.MbarWait{Bar: ir.MbarRef{T: empty, Idx: slot}, Phase: ir.ISub(ir.IDiv(tv, s), one)},
-		}},
-		&ir.MbarArrive{Bar: *fullT, Tx: ir.IConst{V: TMABytes}},
-	}
-	load = append(load, tmaLoads(a, b, slot, k0Of(tv), fullT)...)
-	producer := byThread0(&ir.Loop{Var: t, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: load})
+	i32, c32 := i32Of, c32Of
+	init := byThread0(bars)
+	producer := byThread0(tmaProducer(nm, stages, tiles, full, empty, TMABytes, func(slot, t ir.IExpr, bar *ir.MbarRef) []ir.Node {
+		return tmaLoads(a, b, slot, k0Of(t), bar)
+	}))
 	// consumer
 	kt := &ir.Var{Name: nm.name("kt")}
 	ktv := ir.IVar{V: kt}
@@ -193,3 +174,128 @@ func oneWarpgroup(l *ir.Launch, t0 *ir.Loop) bool {
 	}
 	return n == 1 && len(l.Block) == 2
 }
+
+// The production version (gpu.tma = 3, wgmma.go's plan values): G consumer warpgroups (warps
+// 0 .. 4G−1, warpgroup c owning rows 64c .. 64c+63 of the block's 64G×N tile) and a producer
+// warpgroup (warps 4G .. 4G+3, the last, so that the consumers keep gpumap's warp numbering), S stages
+// of a 64G×64 tile of A and a 64×N tile of B, each loaded as 64×64 boxes (G of A along M, N/64 of B
+// along N), one expect_tx of all their bytes per stage:
+//
+//	thread 0: init full[s] (count 1) and empty[s] (count 128·G) for every stage;  barrier block
+//	if w < 4G (consumer): acc = 0; for kt < tiles:
+//	        mbarrier.wait full[kt mod S] phase kt/S; MMA on stage kt mod S;
+//	        kt ≥ 1: mbarrier.arrive empty[(kt−1) mod S]     (tile kt−1's stage is released one step late)
+//	    store
+//	else (producer): its thread 0, for t < tiles:
+//	        t ≥ S: mbarrier.wait empty[t mod S] phase t/S − 1; arrive.expect_tx full[t mod S]; the boxes
+//
+// Releasing tile kt−1 after the MMA of tile kt is what lets the PTX keep one wgmma group in flight:
+// there the MMA of tile kt is issued and committed, then wgmma.wait_group 1 retires tile kt−1's group
+// (whose stage the arrival releases) while tile kt's still runs; the accumulator is read after a
+// wgmma.wait_group 0 at the store. The interpreter runs the MMA synchronously, so for it the late
+// release is merely later than needed; the emulator checks the PTX's reading. The last tile's stage
+// is never released: no load waits for it. Producer deadlock-freedom: tile t ≥ S waits for tile
+// t−S's release, which the consumers make at step t−S+1, which waits only for tile t−S+1 < t.
+
+// tmaProdBytes is the transaction count of one production stage.
+func tmaProdBytes(g, n int) int { return (64*g*WGMMATileK + WGMMATileK*n) * 2 }
+
+// tmaProduction builds the thread body of the production staging for warp variable w (blocks of
+// 4G+4 warps); decl and store are the accumulator's declaration and store.
+func tmaProduction(nm namer, stages, g int, tiles ir.IExpr, k0Of func(kt ir.IExpr) ir.IExpr, tl ir.IExpr, w *ir.Var, a, b *stagedOperand,
+	decl, store ir.Node, compute func(kt, slot ir.IExpr) []ir.Node) (body []ir.Node, full, empty *ir.Tensor) {
+	one, zero, s := ir.IConst{V: 1}, ir.IConst{V: 0}, ir.IConst{V: stages}
+	full, empty, bars := tmaBarriers(nm, stages, 128*g, a, b)
+	nt := ir.IConst{V: 128 * (g + 1)}
+	// first runs nodes in the thread whose index is from (a loop from tl−from .. 1 step nt has one trip
+	// there and none in the threads after it; the callers run it where no thread before it gets there)
+	first := func(from int, nodes ...ir.Node) ir.Node {
+		return &ir.Loop{Var: &ir.Var{Name: nm.name("p")}, Lo: ir.ISub(tl, ir.IConst{V: from}), Hi: one, Step: nt, Body: nodes}
+	}
+	i32, c32 := i32Of, c32Of
+	init := first(0, bars)
+	// producer: the boxes of tile t into stage t mod S
+	producer := first(128*g, tmaProducer(nm, stages, tiles, full, empty, tmaProdBytes(g, b.cols.(ir.IConst).V), func(slot, t ir.IExpr, bar *ir.MbarRef) []ir.Node {
+		return tmaBoxes(a, b, slot, k0Of(t), bar)
+	}))
+	// consumers
+	kt := &ir.Var{Name: nm.name("kt")}
+	ktv := ir.IVar{V: kt}
+	loop := []ir.Node{&ir.MbarWait{Bar: ir.MbarRef{T: full, Idx: ir.IMod(ktv, s)}, Phase: ir.IDiv(ktv, s)}}
+	loop = append(loop, compute(ktv, ir.IMod(ktv, s))...)
+	loop = append(loop, &ir.If{Cond: &ir.Binary{Op: ir.Ge, X: i32(kt), Y: c32(1), T: ir.Bool}, Then: []ir.Node{
+		&ir.MbarArrive{Bar: ir.MbarRef{T: empty, Idx: ir.IMod(ir.ISub(ktv, one), s)}},
+	}})
+	consumer := []ir.Node{decl, &ir.Loop{Var: kt, Lo: zero, Hi: tiles, Step: one, Body: loop}, store}
+	split := &ir.If{Cond: &ir.Binary{Op: ir.Lt, X: i32(w), Y: c32(4 * g), T: ir.Bool}, Then: consumer, Else: []ir.Node{producer}}
+	return []ir.Node{init, &ir.Barrier{Scope: ir.ScopeBlock}, split}, full, empty
+}
+
+// tmaBoxes are the bulk copies of the K tile starting at k0 into stage slot as 64×64 boxes: A's
+// rows/64 boxes along M (box r at element 4096·r of the stage: WGMMALayout rows are 64 wide), B's
+// cols/64 along N (box j at element 4096·j: WGMMALayoutB's column blocks), each zero-filled past the
+// matrices' edges, completing on bar.
+func tmaBoxes(a, b *stagedOperand, slot, k0 ir.IExpr, bar *ir.MbarRef) []ir.Node {
+	var out []ir.Node
+	box := ir.IConst{V: TMABox}
+	for _, o := range []*stagedOperand{a, b} {
+		rs, cs := strides(o.src)
+		nr, nc := o.rows.(ir.IConst).V/TMABox, o.cols.(ir.IConst).V/TMABox
+		for i := 0; i < nr*nc; i++ {
+			r, c := ir.IConst{V: TMABox * (i / nc)}, ir.IConst{V: TMABox * (i % nc)}
+			out = append(out, &ir.Copy{
+				Dst:       ir.Operand{T: o.buf, Off: ir.IAdd(o.stage(slot), ir.IConst{V: i * TMABox * TMABox}), Layout: WGMMALayout()},
+				Src:       ir.Operand{T: o.src.T, Off: ir.IAdd(o.off(k0), ir.IAdd(ir.IMul(r, rs), ir.IMul(c, cs))), Layout: o.src.Layout},
+				Rows:      box,
+				Cols:      box,
+				ValidRows: ir.ISub(o.validRows(k0), r),
+				ValidCols: ir.ISub(o.validCols(k0), c),
+				Async:     true, Bar: bar,
+			})
+		}
+	}
+	return out
+}
+
+// TMABox is the side of the boxes the TMA stagings load (64 16-bit elements: one 128-byte swizzle row).
+const TMABox = 64
+
+// tmaBarriers makes what the warp-specialised stagings share before their split: the stage buffers of
+// a and b, the full (count 1) and empty (count emptyCount) barrier of each stage, and the loop that
+// initialises them (for one thread to run).
+func tmaBarriers(nm namer, stages, emptyCount int, a, b *stagedOperand) (full, empty *ir.Tensor, init ir.Node) {
+	one, s := ir.IConst{V: 1}, ir.IConst{V: stages}
+	for _, o := range []*stagedOperand{a, b} {
+		o.buf = &ir.Tensor{Name: nm.name(o.name + "s"), Type: o.src.T.Type, Kind: ir.Scratch, Space: ir.Shared, Size: ir.IMul(s, ir.IMul(o.rows, o.cols))}
+	}
+	full = &ir.Tensor{Name: nm.name("full"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
+	empty = &ir.Tensor{Name: nm.name("empty"), Type: ir.F64, Kind: ir.Scratch, Space: ir.Shared, Size: s}
+	is := &ir.Var{Name: nm.name("s")}
+	init = &ir.Loop{Var: is, Lo: ir.IConst{V: 0}, Hi: s, Step: one, Body: []ir.Node{
+		&ir.MbarInit{Bar: ir.MbarRef{T: full, Idx: ir.IVar{V: is}}, Count: 1},
+		&ir.MbarInit{Bar: ir.MbarRef{T: empty, Idx: ir.IVar{V: is}}, Count: emptyCount},
+	}}
+	return full, empty, init
+}
+
+// tmaProducer is the producer's loop (for one thread to run) over the tiles t: from t = S on, wait for
+// phase t/S − 1 of empty[t mod S] (the consumers released tile t−S), then arrive.expect_tx full[t mod S]
+// of tx bytes and issue loads(slot, t, full[t mod S]).
+func tmaProducer(nm namer, stages int, tiles ir.IExpr, full, empty *ir.Tensor, tx int, loads func(slot, t ir.IExpr, bar *ir.MbarRef) []ir.Node) ir.Node {
+	one, s := ir.IConst{V: 1}, ir.IConst{V: stages}
+	t := &ir.Var{Name: nm.name("t")}
+	tv := ir.IVar{V: t}
+	slot := ir.IMod(tv, s)
+	fullT := &ir.MbarRef{T: full, Idx: slot}
+	load := []ir.Node{
+		&ir.If{Cond: &ir.Binary{Op: ir.Ge, X: i32Of(t), Y: c32Of(stages), T: ir.Bool}, Then: []ir.Node{
+			&ir.MbarWait{Bar: ir.MbarRef{T: empty, Idx: slot}, Phase: ir.ISub(ir.IDiv(tv, s), one)},
+		}},
+		&ir.MbarArrive{Bar: *fullT, Tx: ir.IConst{V: tx}},
+	}
+	load = append(load, loads(slot, tv, fullT)...)
+	return &ir.Loop{Var: t, Lo: ir.IConst{V: 0}, Hi: tiles, Step: one, Body: load}
+}
+
+func i32Of(v *ir.Var) ir.Expr { return &ir.VarVal{V: v, T: ir.I32} }
+func c32Of(c int) ir.Expr     { return &ir.Const{Val: float64(c), T: ir.I32} }

@@ -18,6 +18,12 @@ func tmaCompiled(t *testing.T, name string) (*ir.Kernel, *ir.Func) {
 // tmaCompiledWith compiles kernel name of the library for ptx:sm_90a with gpu.tma = mode.
 func tmaCompiledWith(t *testing.T, name string, mode int) (*ir.Kernel, *ir.Func) {
 	t.Helper()
+	return compiledWithPlan(t, name, map[string]int{PlanTMA: mode})
+}
+
+// compiledWithPlan compiles kernel name of the library for ptx:sm_90a with plan.
+func compiledWithPlan(t *testing.T, name string, plan map[string]int) (*ir.Kernel, *ir.Func) {
+	t.Helper()
 	m, err := target.Lookup("ptx:sm_90a")
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +32,7 @@ func tmaCompiledWith(t *testing.T, name string, mode int) (*ir.Kernel, *ir.Func)
 		if k.Name != name {
 			continue
 		}
-		f, err := Compile(k, m, Options{Plan: map[string]int{PlanTMA: mode}})
+		f, err := Compile(k, m, Options{Plan: plan})
 		if err != nil {
 			t.Fatal(err)
 		}

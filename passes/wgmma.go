@@ -23,19 +23,44 @@ import "github.com/kgen-dev/kgen/ir"
 // WGMMATileK is the K depth of one staged wgmma tile.
 const WGMMATileK = 64
 
-// wgmmaStaged reports whether a warpgroup MMA is staged for wgmma: a 64×64 f32 accumulator over f16 or
-// bf16 inputs, one instruction K (16) per step.
+// wgmmaStaged reports whether a warpgroup MMA is staged for wgmma: a 64×N f32 accumulator over f16 or
+// bf16 inputs (N = 64, or 128 or 256 in the production version below), one instruction K (16) per step.
 func wgmmaStaged(acc *ir.Accum, mma *ir.MMA) bool {
 	m, okm := acc.M.(ir.IConst)
 	n, okn := acc.N.(ir.IConst)
 	k, okk := mma.K.(ir.IConst)
 	return acc.Scope == ir.ScopeWarpgroup && acc.T == ir.F32 && (mma.In == ir.F16 || mma.In == ir.BF16) &&
-		okm && okn && okk && m.V == 64 && n.V == 64 && k.V == 16 && !mma.TF32
+		okm && okn && okk && m.V == 64 && (n.V == 64 || n.V == 128 || n.V == 256) && k.V == 16 && !mma.TF32
 }
 
 // WGMMALayout is the layout of a staged wgmma tile: 64 16-bit elements (128 bytes) a row, 128-byte
 // swizzle.
 func WGMMALayout() *ir.Swizzle { return ir.Swizzle128B(ir.IConst{V: 64}, 2) }
+
+// WGMMALayoutB is the layout of a staged 64×n tile of B (n a multiple of 64): n/64 column blocks of 64
+// (one 128-byte swizzle atom wide), block j a whole 64×64 WGMMALayout tile at element 4096·j — the
+// MN-major canonical layout whose leading byte offset (between atoms along N) is 8192 bytes. For
+// n = 64 it is WGMMALayout.
+func WGMMALayoutB(n int) *ir.Swizzle {
+	if n == 64 {
+		return WGMMALayout()
+	}
+	return ir.NewSwizzle(&ir.Panel{Width: ir.IConst{V: 64}, Depth: ir.IConst{V: WGMMATileK}, ByCol: true}, 3, 3, 3)
+}
+
+// The production sm_90a version (plan values, set together by the ptx backend's prodVariant):
+//
+//   - PlanWG = G consumer warpgroups per block (gpumap stacks their 64-row tiles along M: a block
+//     covers 64·G rows);
+//   - PlanWGN = the wgmma N of each (MMAForm's tile width: 128 or 256 instead of 64);
+//   - PlanTMA = 3: the warp-specialised TMA staging of tma.go with the producer as the last
+//     warpgroup, PlanStages stages, 64×64 boxes, and the consumers releasing a stage one K tile late
+//     (the backend keeps one wgmma group in flight: wgmma.wait_group 1).
+const (
+	PlanWG     = "gpu.WG"
+	PlanWGN    = "gpu.wgN"
+	PlanStages = "gpu.tmaS"
+)
 
 // swizzledCopies issues the copies of operand o's tile for K tile t (first k k0) into stage t mod
 // stages, in 16-byte chunks placed by WGMMALayout, thread tl of nt taking every nt-th chunk.

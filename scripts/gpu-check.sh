@@ -6,11 +6,15 @@
 #   2. every PTX kernel's method against the reference interpreter on ragged shapes
 #      (kernels.test -test.run ^TestCUDA, KGEN_REQUIRE_GPU=1: a missing GPU fails instead of skipping),
 #      including, on sm_90a, TestCUDATMA<GEMM>: the TMA versions (cp.async.bulk.tensor on mbarriers,
-#      tensor maps encoded at launch) on shapes whose rows TMA loads;
+#      tensor maps encoded at launch) on shapes whose rows TMA loads, and TestCUDAProd<GEMM>: the
+#      production versions (128×256 tiles, two consumer warpgroups, dynamic shared memory, wgmma
+#      wait_group 1; KGEN_PTX_PROD=1 forces them onto the same small shapes);
 #   3. the same for a subset under compute-sanitizer --tool memcheck and --tool racecheck, when
 #      compute-sanitizer is on PATH or in /usr/local/cuda/bin;
 #   4. kgen's benchmark (kernels.test -test.run ^TestGPUBench$): GEMM f16/bf16 4096³ and 8192³
-#      (TMA versions on sm_90a; gemm_f16_4096_cpasync: the cp.async version, KGEN_PTX_TMA=0),
+#      (production versions on sm_90a; gemm_f16_N_tma64: the 64×64 TMA version, KGEN_PTX_PROD=0;
+#      gemm_f16_4096_cpasync: the cp.async version, KGEN_PTX_TMA=0; kgen/ref of these against torch's
+#      gemm_f16_N),
 #      softmax and layernorm 8192², the launch overhead of one small call;
 #   5. the same cases with torch (cuBLAS) and Triton's matmul tutorial kernel when python3 has them,
 #      and the device's copy bandwidth (torch), then one table.
@@ -76,6 +80,7 @@ run "PTX kernels vs reference" 100 gpu-check-kernels.log env KGEN_REQUIRE_GPU=1 
 echo "$(grep -c -- '--- PASS: TestCUDA' gpu-check-kernels.log) kernels passed, $(grep -c -- '--- FAIL: TestCUDA' gpu-check-kernels.log) failed, $(grep -c -- '--- SKIP: TestCUDA' gpu-check-kernels.log) skipped"
 grep -- '--- FAIL: TestCUDA' gpu-check-kernels.log | head -40
 echo "TMA versions (sm_90a): $(grep -c -- '--- PASS: TestCUDATMA' gpu-check-kernels.log) passed, $(grep -c -- '--- FAIL: TestCUDATMA' gpu-check-kernels.log) failed, $(grep -c -- '--- SKIP: TestCUDATMA' gpu-check-kernels.log) skipped"
+echo "production versions (sm_90a): $(grep -c -- '--- PASS: TestCUDAProd' gpu-check-kernels.log) passed, $(grep -c -- '--- FAIL: TestCUDAProd' gpu-check-kernels.log) failed, $(grep -c -- '--- SKIP: TestCUDAProd' gpu-check-kernels.log) skipped"
 
 echo "== 3/5 compute-sanitizer"
 SAN=$(command -v compute-sanitizer || true)
@@ -85,8 +90,8 @@ if [ -z "$SAN" ]; then
 else
   # A subset (the sanitizers slow kernels 10-100x): GEMMs through shared memory and mma.sync,
   # block reductions, affine (pooling, convolution) indexing.
-  MEM='^TestCUDA(Sgemm|Hgemm|TMAHgemm|Softmax|Layernorm|Conv2d|Maxpool2|SumMid)$'
-  RACE='^TestCUDA(Sgemm|Hgemm|TMAHgemm|Softmax)$'
+  MEM='^TestCUDA(Sgemm|Hgemm|TMAHgemm|ProdHgemm|Softmax|Layernorm|Conv2d|Maxpool2|SumMid)$'
+  RACE='^TestCUDA(Sgemm|Hgemm|TMAHgemm|ProdHgemm|Softmax)$'
   run "memcheck" 40 gpu-check-memcheck.log env KGEN_REQUIRE_GPU=1 "$SAN" --tool memcheck --error-exitcode 1 ./kernels.test -test.run "$MEM" -test.v
   grep -E 'ERROR SUMMARY|Invalid' gpu-check-memcheck.log | head -10
   run "racecheck" 40 gpu-check-racecheck.log env KGEN_REQUIRE_GPU=1 "$SAN" --tool racecheck --error-exitcode 1 ./kernels.test -test.run "$RACE" -test.v
@@ -210,7 +215,8 @@ cat gpu-check-bench.log gpu-check-peers.log 2>/dev/null | awk '
     for (i = 1; i <= n; i++) {
       c = order[i]; ratio = "-"; goal = ""
       if (c ~ /^gemm/) {
-        if (tv[c] > 0) ratio = sprintf("%.0f%%", 100 * kv[c] / tv[c])
+        ref = c; sub(/_(tma64|cpasync)$/, "", ref)
+        if (tv[ref] > 0) ratio = sprintf("%.0f%%", 100 * kv[c] / tv[ref])
         goal = ">= 90% of cuBLAS on wgmma, >= 60% on mma.sync (ref: torch)"
       } else if (c ~ /^(softmax|layernorm)/) {
         if (bw > 0) ratio = sprintf("%.0f%%", 100 * kv[c] / bw)

@@ -51,6 +51,7 @@ func (b Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 			fs = append(fs, k.F)
 		}
 		mod, ks, unsup := Build(fs, st, p.Source)
+		var prodEntries []*Entry // after every other entry: the module's earlier text stays as it was
 		if st.Name == "sm_90a" {
 			// the TMA versions of the wgmma GEMMs, which the launcher prefers where it can (tma.go)
 			for i, k := range ks {
@@ -66,9 +67,18 @@ func (b Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 						ks[i].TMA = tk
 						mod.Entries = append(mod.Entries, tk.Entries...)
 					}
+					pv, err := prodVariant(pk.K, ProdPlan)
+					if err != nil {
+						return nil, fmt.Errorf("ptx: kernel %s, production version: %v", k.Name, err)
+					}
+					if pv != nil && tk != nil {
+						ks[i].Prod = pv
+						prodEntries = append(prodEntries, pv.Entries...)
+					}
 				}
 			}
 		}
+		mod.Entries = append(mod.Entries, prodEntries...)
 		name := "ptx_" + st.Name + ".ptx"
 		files = append(files, codegen.File{Name: name, Data: []byte(mod.Print())})
 		mods = append(mods, modInfo{st: st, file: name, kernels: ks, unsup: unsup})
@@ -111,14 +121,16 @@ const tableDoc = `// ptxModules holds one PTX module per sub-target kgen generat
 //   - allocates every parameter of kind ptxTemp (elements: the product of its shape's dims, in
 //     bytes elemBytes each) for the duration of the call;
 //   - runs the launches in order on one stream (each depends on the previous), each as
-//     cuLaunchKernel(entry, grid..., block..., 0, stream, params) — sharedBytes is the entry's
-//     static shared memory, declared in the PTX, so no dynamic shared memory is asked for; params[i] points at
+//     cuLaunchKernel(entry, grid..., block..., dynShared, stream, params) — sharedBytes is the entry's
+//     static shared memory, declared in the PTX; dynShared > 0 is the dynamic shared memory the entry
+//     uses (its extern array), which needs cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) first
+//     above 48 KiB and a device whose opt-in limit allows it; params[i] points at
 //     the value of parameter i of the kernel, in order: a device address (8 bytes) for ptxTensor and
 //     ptxTemp, the scalar's bits (bytes bytes: f32 4, f64 8, f16/bf16 2) for ptxScalar, an int64 for
 //     ptxDim;
 //   - grid(dims) takes the dims in the order of ptxKernel.dims; it skips a launch whose grid has a
 //     zero dim, and reports an error when a grid dim exceeds the hardware limit (x: 2^31−1, y and z:
-//     65535). Block dims and shared memory are constants (static shared memory, at most 48 KiB).`
+//     65535). Block dims and shared memory sizes are constants.`
 
 // goTable writes ptx_kernels.go.
 func goTable(pkg, source string, mods []modInfo) ([]byte, error) {
@@ -156,6 +168,7 @@ type ptxLaunch struct {
 	grid        func(d []int64) [3]int64 // blocks along x, y, z
 	block       [3]int                   // threads along x, y, z
 	sharedBytes int
+	dynShared   int // dynamic shared memory to pass (0: none; the entry opts in above 48 KiB)
 }
 
 // ptxKernel is the PTX version of one kernel.
@@ -165,6 +178,7 @@ type ptxKernel struct {
 	dims     []string
 	launches []ptxLaunch
 	tma      *ptxKernel // sm_90a: the version whose tiles TMA loads, run when its tensor maps encode
+	prod     *ptxKernel // sm_90a: the production TMA version, run instead for GEMMs that fill the GPU
 }
 
 // ptxModule is the PTX of one sub-target.
@@ -259,13 +273,23 @@ func writeKernel(b *bytes.Buffer, k *Kernel, open string) error {
 		for i, e := range l.Block {
 			bl[i] = e.(ir.IConst).V
 		}
-		fmt.Fprintf(b, "{entry: %q, sharedBytes: %d, block: [3]int{%d, %d, %d},\ngrid: func(d []int64) [3]int64 { return [3]int64{%s} }},\n",
-			l.Entry, l.SharedBytes, bl[0], bl[1], bl[2], strings.Join(g, ", "))
+		dyn := ""
+		if l.DynSharedBytes > 0 {
+			dyn = fmt.Sprintf(", dynShared: %d", l.DynSharedBytes)
+		}
+		fmt.Fprintf(b, "{entry: %q, sharedBytes: %d%s, block: [3]int{%d, %d, %d},\ngrid: func(d []int64) [3]int64 { return [3]int64{%s} }},\n",
+			l.Entry, l.SharedBytes, dyn, bl[0], bl[1], bl[2], strings.Join(g, ", "))
 	}
 	b.WriteString("}")
 	if k.TMA != nil {
 		b.WriteString(",\ntma: ")
 		if err := writeKernel(b, k.TMA, "&ptxKernel{"); err != nil {
+			return err
+		}
+	}
+	if k.Prod != nil {
+		b.WriteString(",\nprod: ")
+		if err := writeKernel(b, k.Prod, "&ptxKernel{"); err != nil {
 			return err
 		}
 	}

@@ -256,11 +256,15 @@ type EntryParam struct {
 }
 
 // SharedArray is a block-level .shared array of Count elements of type T, aligned to Align bytes.
+// Extern marks the entry's dynamic shared memory: the module declares it once, unsized
+// (.extern .shared .align Align .b8 Name[]), Count is the number of bytes the entry uses of it,
+// which a launch must pass as its dynamic shared memory size, and T is unused.
 type SharedArray struct {
-	Name  string
-	T     Type
-	Count int
-	Align int
+	Name   string
+	T      Type
+	Count  int
+	Align  int
+	Extern bool
 }
 
 // Entry is one .entry function being built.
@@ -291,6 +295,14 @@ func (e *Entry) AddShared(name string, t Type, count, align int) Sym {
 	return Sym(name)
 }
 
+// Bytes is the size of the array.
+func (s SharedArray) Bytes() int {
+	if s.Extern {
+		return s.Count
+	}
+	return s.Count * s.T.Bits() / 8
+}
+
 // Threads is the number of threads of a block (the product of MaxTid; 0 when unset).
 func (e *Entry) Threads() int { return e.MaxTid[0] * max(e.MaxTid[1], 1) * max(e.MaxTid[2], 1) }
 
@@ -298,7 +310,20 @@ func (e *Entry) Threads() int { return e.MaxTid[0] * max(e.MaxTid[1], 1) * max(e
 func (e *Entry) SharedBytes() int {
 	n := 0
 	for _, s := range e.Shared {
-		n = (n+s.Align-1)/s.Align*s.Align + s.Count*s.T.Bits()/8
+		if !s.Extern {
+			n = (n+s.Align-1)/s.Align*s.Align + s.Count*s.T.Bits()/8
+		}
+	}
+	return n
+}
+
+// DynamicSharedBytes is the dynamic shared memory the entry uses (0: none).
+func (e *Entry) DynamicSharedBytes() int {
+	n := 0
+	for _, s := range e.Shared {
+		if s.Extern {
+			n += s.Count
+		}
 	}
 	return n
 }
@@ -409,6 +434,22 @@ func (m *Module) Print() string {
 		}
 	}
 	fmt.Fprintf(&b, ".version %s\n.target %s\n.address_size 64\n", m.Version, m.Target)
+	// dynamic shared memory: one unsized declaration per name, at module scope (ptxas refuses
+	// .extern .shared inside an entry), at the largest alignment an entry asks for
+	align, order := map[string]int{}, []string(nil)
+	for _, e := range m.Entries {
+		for _, s := range e.Shared {
+			if s.Extern {
+				if _, ok := align[s.Name]; !ok {
+					order = append(order, s.Name)
+				}
+				align[s.Name] = max(align[s.Name], s.Align)
+			}
+		}
+	}
+	for _, n := range order {
+		fmt.Fprintf(&b, ".extern .shared .align %d .b8 %s[];\n", align[n], n)
+	}
 	for _, e := range m.Entries {
 		b.WriteByte('\n')
 		e.print(&b)
@@ -448,7 +489,9 @@ func (e *Entry) print(b *strings.Builder) {
 		}
 	}
 	for _, s := range e.Shared {
-		fmt.Fprintf(b, "\t.shared .align %d %s %s[%d];\n", s.Align, s.T, s.Name, s.Count)
+		if !s.Extern {
+			fmt.Fprintf(b, "\t.shared .align %d %s %s[%d];\n", s.Align, s.T, s.Name, s.Count)
+		}
 	}
 	for _, it := range e.body {
 		it.print(b)

@@ -136,7 +136,7 @@ func (m *emulator) runBlock(block [3]int) {
 	m.proxy = usesWGMMA(m.e)
 	next := uint64(sharedGap)
 	for i, s := range m.e.Shared {
-		b := &emuBuf{name: s.Name, data: make([]byte, s.Count*s.T.Bits()/8)}
+		b := &emuBuf{name: s.Name, data: make([]byte, s.Bytes())} // dynamic: exactly the bytes the launch passes
 		for j := range b.data {
 			b.data[j] = 0xFF // NaN in every float type: undefined contents read by mistake show
 		}
@@ -256,6 +256,9 @@ func (m *emulator) runBlock(block [3]int) {
 		for i := range m.writer {
 			clear(m.writer[i])
 			clear(m.reader[i])
+			if m.tma != nil {
+				clear(m.tma.rd[i])
+			}
 		}
 	}
 }
@@ -352,6 +355,9 @@ func (m *emulator) sharedAccess(th *emuThread, i, off, n int, write bool) {
 	for k := off; k < off+n; k++ {
 		if w := m.writer[i][k]; w != 0 && w != me {
 			emuError("shared-memory race on %s byte %d: thread %d accesses what thread %d wrote since the last barrier", m.shared[i].name, k, th.id, w-1)
+		}
+		if !write && m.tma != nil {
+			m.tma.noteRead(th, i, k)
 		}
 		r := m.reader[i][k]
 		if write {

@@ -66,6 +66,25 @@ type tmaState struct {
 	readArr [][]int32    // per shared byte, the arrivals its reader (emulator.reader) had made
 	early   [][]bool     // shared bytes a wgmma still read when a thread of its warpgroup arrived on an mbarrier
 	threads []*emuThread // the block's threads
+	// rd: per shared byte, every thread that read it since the last bar.sync and the arrivals it had
+	// made when the read completed (a wgmma's read completes when wgmma.wait_group retires it): a bulk
+	// copy may overwrite the byte once the issuer acquired a later arrival of each (several consumer
+	// warpgroups read the same B tile)
+	rd [][][]emuRead
+}
+
+// emuRead is one reader of a shared byte.
+type emuRead struct{ thread, arrivals int }
+
+// noteRead records th's read of shared byte k of array i, complete now.
+func (s *tmaState) noteRead(th *emuThread, i, k int) {
+	for j := range s.rd[i][k] {
+		if s.rd[i][k][j].thread == th.id {
+			s.rd[i][k][j].arrivals = th.arrivals
+			return
+		}
+	}
+	s.rd[i][k] = append(s.rd[i][k], emuRead{th.id, th.arrivals})
 }
 
 // emuWait is a suspended try_wait.
@@ -95,6 +114,7 @@ func (m *emulator) newTMAState() {
 		m.tma.tags = append(m.tma.tags, make([]emuTag, len(s.data)))
 		m.tma.readArr = append(m.tma.readArr, make([]int32, len(s.data)))
 		m.tma.early = append(m.tma.early, make([]bool, len(s.data)))
+		m.tma.rd = append(m.tma.rd, make([][]emuRead, len(s.data)))
 	}
 }
 
@@ -281,8 +301,10 @@ func (m *emulator) bulkTensor(th *emuThread, in *Instr) {
 				if t := m.tma.tags[i][k]; t.flight {
 					emuError("%s into %s byte %d while an earlier bulk copy into it is in flight", op, m.shared[i].name, k)
 				}
-				if r := m.reader[i][k]; r != 0 && r != me && (r < 0 || int(m.tma.readArr[i][k]) >= th.hb[int(r-1)]) {
-					emuError("%s overwrites %s byte %d, which another thread read since the last bar.sync (and before no mbarrier arrival this thread waited for)", op, m.shared[i].name, k)
+				for _, r := range m.tma.rd[i][k] {
+					if r.thread != th.id && r.arrivals >= th.hb[r.thread] {
+						emuError("%s overwrites %s byte %d, which thread %d read since the last bar.sync (and before no mbarrier arrival this thread waited for)", op, m.shared[i].name, k, r.thread)
+					}
 				}
 				if m.inflight[i][k] != 0 {
 					emuError("%s overwrites %s byte %d, which a wgmma still in flight reads (no wgmma.wait_group retired it)", op, m.shared[i].name, k)

@@ -112,6 +112,11 @@ func (m *emulator) wgThreadOp(th *emuThread, in *Instr) bool {
 		for len(th.wg.readPending) > keep {
 			for _, x := range th.wg.readPending[0] {
 				m.inflight[x[0]][x[1]]--
+				if m.tma != nil {
+					// the read completes now: only arrivals from here on release it
+					m.tma.noteRead(th, x[0], x[1])
+					m.tma.early[x[0]][x[1]] = false
+				}
 			}
 			th.wg.readPending = th.wg.readPending[1:]
 		}

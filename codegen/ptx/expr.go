@@ -431,6 +431,9 @@ func (l *lowerer) flatOffset(t *ir.Tensor, idx []ir.IExpr) ir.IExpr {
 // base is the base address register of a tensor and its state space.
 func (l *lowerer) base(t *ir.Tensor) (Reg, Space) {
 	if s, ok := l.shared[t]; ok {
+		if off := l.sharedOff[t]; off != 0 {
+			return l.e.Bin("add", S64, l.e.Mov(U64, s), Imm(off)), Shared
+		}
 		return l.e.Mov(U64, s), Shared
 	}
 	if t.Space == ir.Shared {

@@ -14,8 +14,11 @@ type CUDA struct {
 	props  cuda.Props
 	fns    map[string]*cuda.Function
 	mu     sync.Mutex
-	// tmaRuns counts the calls that ran a kernel's TMA version (sm_90a), for the tests.
-	tmaRuns int
+	// tmaRuns counts the calls that ran a kernel's TMA version (sm_90a), prodRuns those that ran its
+	// production version, for the tests.
+	tmaRuns, prodRuns int
+	// dynSet holds the entries whose dynamic shared memory limit was raised (cuFuncSetAttribute).
+	dynSet map[string]bool
 }
 
 // OpenCUDA opens the CUDA driver, picks device 0 and loads the best PTX module of this package for
@@ -62,6 +65,9 @@ func (c *CUDA) load() error {
 		ls := k.launches
 		if k.tma != nil {
 			ls = append(append([]ptxLaunch{}, ls...), k.tma.launches...)
+		}
+		if k.prod != nil {
+			ls = append(append([]ptxLaunch{}, ls...), k.prod.launches...)
 		}
 		for _, l := range ls {
 			f, err := mod.Function(l.entry)
@@ -287,10 +293,21 @@ func (c *CUDA) ptxRun(kernel string, a ptxArgs) error {
 	}
 	// sm_90a: the version whose tiles TMA loads, when every tensor map it takes can be encoded (rows
 	// of a multiple of 16 bytes, 16-byte aligned tensors); KGEN_PTX_TMA=0 turns it off.
+	// The production version (128×256 tiles, dynamic shared memory) instead when its maps encode
+	// too, its grid has a block for every SM at least and the device's opt-in shared memory holds its
+	// stages; KGEN_PTX_PROD=0 turns it off, KGEN_PTX_PROD=1 drops the grid condition (tests).
 	var tmaps map[string]cuda.TensorMap
+	prod := false
 	if k.tma != nil && os.Getenv("KGEN_PTX_TMA") != "0" {
-		if m, ok := c.tensorMaps(k.tma, a); ok {
-			k, tmaps = k.tma, m
+		if p := k.prod; p != nil && os.Getenv("KGEN_PTX_PROD") != "0" && c.prodFits(p, a) {
+			if m, ok := c.tensorMaps(p, a); ok {
+				k, tmaps, prod = p, m, true
+			}
+		}
+		if !prod {
+			if m, ok := c.tensorMaps(k.tma, a); ok {
+				k, tmaps = k.tma, m
+			}
 		}
 	}
 	tma := tmaps != nil
@@ -320,6 +337,9 @@ func (c *CUDA) ptxRun(kernel string, a ptxArgs) error {
 	defer c.mu.Unlock()
 	if tma {
 		c.tmaRuns++
+	}
+	if prod {
+		c.prodRuns++
 	}
 	args := make([]any, len(k.params))
 	var temps []*cuda.Buffer
@@ -371,9 +391,13 @@ func (c *CUDA) ptxRun(kernel string, a ptxArgs) error {
 		if g[0] == 0 || g[1] == 0 || g[2] == 0 {
 			continue
 		}
-		// Shared memory is declared statically in the PTX (l.sharedBytes of it): no dynamic shared memory.
+		// Static shared memory is declared in the PTX (l.sharedBytes); an entry with an extern array
+		// takes l.dynShared bytes of dynamic shared memory, allowed once per entry beforehand.
+		if err := c.allowDynShared(kernel, l); err != nil {
+			return err
+		}
 		err := c.fns[l.entry].LaunchOn(c.stream, cuda.D3(int(g[0]), int(g[1]), int(g[2])),
-			cuda.D3(l.block[0], l.block[1], l.block[2]), 0, args...)
+			cuda.D3(l.block[0], l.block[1], l.block[2]), l.dynShared, args...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", kernel, err)
 		}
@@ -381,6 +405,43 @@ func (c *CUDA) ptxRun(kernel string, a ptxArgs) error {
 	if err := c.stream.Synchronize(); err != nil {
 		return fmt.Errorf("%s: %w", kernel, err)
 	}
+	return nil
+}
+
+// prodFits reports whether kernel version p suits the call: every launch's grid has a block for each
+// multiprocessor at least (smaller GEMMs keep more, smaller blocks) and its dynamic shared memory fits
+// the device's opt-in limit.
+func (c *CUDA) prodFits(p *ptxKernel, a ptxArgs) bool {
+	d := make([]int64, len(p.dims))
+	for i, n := range p.dims {
+		d[i] = a.dims[n]
+	}
+	for _, l := range p.launches {
+		g := l.grid(d)
+		small := g[0]*g[1]*g[2] < int64(max(c.props.Multiprocessors, 1)) && os.Getenv("KGEN_PTX_PROD") != "1"
+		if small || l.sharedBytes+l.dynShared > c.props.SharedMemoryPerBlockOptin {
+			return false
+		}
+	}
+	return true
+}
+
+// allowDynShared raises the dynamic shared memory limit of l's entry to l.dynShared (once), with a
+// clear error when the device's opt-in limit is smaller. Called with c.mu held.
+func (c *CUDA) allowDynShared(kernel string, l ptxLaunch) error {
+	if l.dynShared == 0 || c.dynSet[l.entry] {
+		return nil
+	}
+	if lim := c.props.SharedMemoryPerBlockOptin; l.sharedBytes+l.dynShared > lim {
+		return rt.Errorf(kernel, "launch %s needs %d bytes of shared memory, more than the %d bytes a block of %s may opt in to", l.entry, l.sharedBytes+l.dynShared, lim, c.props.Name)
+	}
+	if err := c.fns[l.entry].SetMaxDynamicSharedMemory(l.dynShared); err != nil {
+		return fmt.Errorf("%s: %w", kernel, err)
+	}
+	if c.dynSet == nil {
+		c.dynSet = map[string]bool{}
+	}
+	c.dynSet[l.entry] = true
 	return nil
 }
 `

@@ -29,11 +29,15 @@ func glueTestFile(p *codegen.Package, mods []modInfo) ([]byte, error) {
 	mod := p.KgenModule()
 	b.WriteString(codegen.Header)
 	w("\npackage %s\n", p.Name)
-	tma := map[string]bool{} // kernels with a TMA version (sm_90a)
+	tma := map[string]bool{}  // kernels with a TMA version (sm_90a)
+	prod := map[string]bool{} // kernels with a production version (sm_90a)
 	for _, m := range mods {
 		for _, k := range m.kernels {
 			if k.TMA != nil {
 				tma[k.Name] = true
+			}
+			if k.Prod != nil {
+				prod[k.Name] = true
 			}
 		}
 	}
@@ -125,7 +129,10 @@ func cudaRun_(t *testing.T, name string) {
 		w("return out, err\n}},")
 		fmt.Fprintf(&tests, "// TestCUDA%s compares the GPU's %sHost with the reference interpreter.\nfunc TestCUDA%s(t *testing.T) { cudaRun_(t, %q) }\n\n", name, name, name, k.Name)
 		if tma[k.Name] {
-			fmt.Fprintf(&tests, "// TestCUDATMA%s runs %sHost's TMA version (sm_90a) on shapes whose rows TMA loads, against the\n// reference interpreter.\nfunc TestCUDATMA%s(t *testing.T) { cudaRunTMA_(t, %q) }\n\n", name, name, name, k.Name)
+			fmt.Fprintf(&tests, "// TestCUDATMA%s runs %sHost's TMA version (sm_90a) on shapes whose rows TMA loads, against the\n// reference interpreter.\nfunc TestCUDATMA%s(t *testing.T) { cudaRunTMA_(t, %q, false) }\n\n", name, name, name, k.Name)
+		}
+		if prod[k.Name] {
+			fmt.Fprintf(&tests, "// TestCUDAProd%s runs %sHost's production version (sm_90a; forced onto small shapes) on shapes\n// whose rows TMA loads, against the reference interpreter.\nfunc TestCUDAProd%s(t *testing.T) { cudaRunTMA_(t, %q, true) }\n\n", name, name, name, k.Name)
 		}
 	}
 	if len(tma) > 0 {
@@ -143,12 +150,20 @@ func cudaRun_(t *testing.T, name string) {
 // tmaTestHelper runs a kernel's TMA version (written into ptx_cuda_test.go when some kernel has one).
 const tmaTestHelper = `// cudaRunTMA_ runs kernel name on the GPU on shapes whose tensor rows are multiples of 16 bytes (the
 // TMA version runs; M, N, K = 1, primes and non-multiples of the 64-wide tiles elsewhere) against the
-// reference interpreter, and checks that the TMA version ran. It skips on GPUs without sm_90a.
-func cudaRunTMA_(t *testing.T, name string) {
+// reference interpreter, and checks that the TMA version ran: the production one (KGEN_PTX_PROD=1
+// forces it onto shapes smaller than the GPU) when prod, else the 64×64 one (KGEN_PTX_PROD=0). It
+// skips on GPUs without sm_90a.
+func cudaRunTMA_(t *testing.T, name string, prod bool) {
 	c := cudaFor_(t)
 	if c.Target() != "sm_90a" {
 		t.Skipf("TMA versions run on sm_90a; this GPU runs %s", c.Target())
 	}
+	if prod {
+		t.Setenv("KGEN_PTX_PROD", "1")
+	} else {
+		t.Setenv("KGEN_PTX_PROD", "0")
+	}
+	prodBefore := c.prodRuns
 	k := cudaKernels_[name]
 	ks, err := check.File("k.kdsl", k.source)
 	if err != nil {
@@ -185,6 +200,9 @@ func cudaRunTMA_(t *testing.T, name string) {
 	}
 	if c.tmaRuns == before && os.Getenv("KGEN_PTX_TMA") != "0" {
 		t.Errorf("the TMA version of %s never ran", name)
+	}
+	if ran := c.prodRuns != prodBefore; ran != (prod && os.Getenv("KGEN_PTX_TMA") != "0") {
+		t.Errorf("the production version of %s ran: %v", name, ran)
 	}
 }
 `

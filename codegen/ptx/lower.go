@@ -29,6 +29,10 @@ type Kernel struct {
 	// TMA (sm_90a) is the kernel with its wgmma tiles loaded by TMA (tma.go), which a launcher runs
 	// instead when the tensor maps can be encoded; nil when there is none.
 	TMA *Kernel
+	// Prod (sm_90a) is the production version (ProdPlan: 128×128 block tiles, two consumer
+	// warpgroups, four stages in dynamic shared memory), which a launcher runs for GEMMs large enough
+	// to fill the GPU with its blocks; nil when there is none.
+	Prod *Kernel
 }
 
 // ParamKind says what a kernel parameter is.
@@ -56,7 +60,10 @@ type LaunchInfo struct {
 	Entry       string
 	Grid, Block [3]ir.IExpr
 	SharedBytes int
-	Line        int // the kdsl source line of the launch's statement (0: unknown)
+	// DynSharedBytes is the dynamic shared memory a launch must pass (0: none): above
+	// MaxStaticShared, the entry's shared arrays lie in dynamic shared memory
+	DynSharedBytes int
+	Line           int // the kdsl source line of the launch's statement (0: unknown)
 }
 
 // lowerer holds the state of lowering one kernel.
@@ -71,16 +78,23 @@ type lowerer struct {
 	scalars map[*ir.Tensor]Reg // scalar parameters: value in the compute type
 	dims    map[*ir.Dim]Reg    // dim sizes, .s64
 	shared  map[*ir.Tensor]Sym // shared arrays of the current entry
-	vars    map[*ir.Var]Reg    // bound loop variables (.s64)
-	consts  map[*ir.Var]int    // loop variables unrolled to constants
-	locals  map[*ir.LocalVar]Reg
-	accs    map[*ir.Accum]*accTile
-	accCur  *Reg // the AccVal being stored
-	anchors map[*ir.Tensor][]anchor
-	lane    *ir.Var             // bound to %laneid where a warp operation needs it
-	wgTiles map[*ir.Tensor]bool // shared tensors that wgmma reads in this entry (wgmma.go)
-	block   [3]ir.IExpr         // the launch's block dims, x fastest
-	exit    Label               // the end of the entry (a block past its grid loop's bound leaves)
+	// dynamic shared memory (entries needing more than the 48 KiB of static shared memory): the
+	// arrays lie at byte offsets sharedOff of the one extern array DynSharedSym
+	dynShared bool
+	sharedOff map[*ir.Tensor]int64
+	vars      map[*ir.Var]Reg // bound loop variables (.s64)
+	consts    map[*ir.Var]int // loop variables unrolled to constants
+	locals    map[*ir.LocalVar]Reg
+	accs      map[*ir.Accum]*accTile
+	accCur    *Reg // the AccVal being stored
+	anchors   map[*ir.Tensor][]anchor
+	lane      *ir.Var             // bound to %laneid where a warp operation needs it
+	wgTiles   map[*ir.Tensor]bool // shared tensors that wgmma reads in this entry (wgmma.go)
+	// a wgmma group may be in flight (the production version's wait_group 1): wgmmaDrain before the
+	// accumulator is read
+	wgInFlight bool
+	block      [3]ir.IExpr // the launch's block dims, x fastest
+	exit       Label       // the end of the entry (a block past its grid loop's bound leaves)
 
 	gridDepth, threadDepth int
 	nGrid, nBlock          int
@@ -204,10 +218,11 @@ func (l *lowerer) launch(n *ir.Launch, line int) (*Entry, LaunchInfo) {
 	l.clearAnchors()
 	l.nGrid, l.nBlock, l.gridDepth, l.threadDepth, l.inThread = len(n.Grid), len(n.Block), 0, 0, false
 	l.prologue()
-	l.wgTiles = l.wgmmaTensors(n.Body)
+	l.wgTiles, l.wgInFlight = l.wgmmaTensors(n.Body), false
+	l.dynShared, l.sharedOff = l.sharedTotal(n.Body) > MaxStaticShared, map[*ir.Tensor]int64{}
 	l.nodes(n.Body)
 	l.e.Place(l.exit)
-	info.SharedBytes = l.e.SharedBytes()
+	info.SharedBytes, info.DynSharedBytes = l.e.SharedBytes(), l.e.DynamicSharedBytes()
 	return l.e, info
 }
 
@@ -354,12 +369,53 @@ func (l *lowerer) alloc(n *ir.Alloc) {
 			name = fmt.Sprintf("%s_%d", name, len(l.e.Shared))
 		}
 	}
-	align := 16
-	if l.wgTiles[n.T] {
-		align = wgmmaGroup // the 128-byte swizzle's pattern repeats every 1024 bytes (wgmma.go)
+	align := l.sharedAlign(n.T)
+	if l.dynShared {
+		// the next aligned offset of the extern array, which is 1024-byte aligned itself
+		if len(l.e.Shared) == 0 || !l.e.Shared[0].Extern {
+			l.e.Shared = append([]SharedArray{{Name: DynSharedSym, T: B16, Align: wgmmaGroup, Extern: true}}, l.e.Shared...)
+		}
+		d := &l.e.Shared[0]
+		off := (d.Count + align - 1) / align * align
+		d.Count = off + size.V*storageType(n.T.Type).Bits()/8
+		l.shared[n.T], l.sharedOff[n.T] = Sym(d.Name), int64(off)
+		l.nodes(n.Body)
+		return
 	}
 	l.shared[n.T] = l.e.AddShared(name, storageType(n.T.Type), size.V, align)
 	l.nodes(n.Body)
+}
+
+// MaxStaticShared is the most static shared memory a block may declare (48 KiB); an entry needing
+// more declares its arrays in dynamic shared memory, which the launcher sizes at launch
+// (cuFuncSetAttribute MAX_DYNAMIC_SHARED_SIZE_BYTES, then sharedMemBytes of cuLaunchKernel).
+const MaxStaticShared = 48 << 10
+
+// DynSharedSym is the module-level extern array of the entries' dynamic shared memory.
+const DynSharedSym = "kgen_smem"
+
+// sharedAlign is the alignment of shared array t.
+func (l *lowerer) sharedAlign(t *ir.Tensor) int {
+	if l.wgTiles[t] {
+		return wgmmaGroup // the 128-byte swizzle's pattern repeats every 1024 bytes (wgmma.go)
+	}
+	return 16
+}
+
+// sharedTotal is the shared memory the allocations of a launch body take, laid out in order as the
+// static declarations would be (a size that is not constant counts 0: alloc refuses it).
+func (l *lowerer) sharedTotal(body []ir.Node) int {
+	n := 0
+	ir.WalkNodes(body, func(x ir.Node) bool {
+		if a, ok := x.(*ir.Alloc); ok && a.T.Space == ir.Shared {
+			if size, ok := l.prep(a.T.Size).(ir.IConst); ok && size.V > 0 {
+				al := l.sharedAlign(a.T)
+				n = (n+al-1)/al*al + size.V*storageType(a.T.Type).Bits()/8
+			}
+		}
+		return true
+	})
+	return n
 }
 
 // loop lowers a loop: grid loops read %ctaid, thread loops %tid, other loops run serially.

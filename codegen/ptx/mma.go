@@ -305,6 +305,7 @@ func (l *lowerer) accStore(n *ir.AccStore) {
 		l.fail("store of undeclared accumulator %%%s", n.Acc.Name)
 	}
 	l.e.Comment(fmt.Sprintf("accstore %%%s: %s[%s] = %s", n.Acc.Name, n.Out.Name, joinIExprs(n.Idx), ir.FormatExpr(n.Value)))
+	l.wgmmaDrain()
 	fs := ir.BetaFactors(n.Value, n.Out)
 	if len(fs) > 1 {
 		l.fail("an epilogue with %d scaled-output factors", len(fs))

@@ -189,15 +189,37 @@ func TMAMapOf(p ParamInfo, dims map[string]int64) (TMAMap, error) {
 	return TMAMap{DataType: dt, Dims: [2]uint64{uint64(cols), uint64(rows)}, RowStride: stride, Box: [2]uint32{TMABox, TMABox}, Swizzle: 3}, nil
 }
 
+// ProdPlan is the plan of the production sm_90a version (passes/wgmma.go's plan values): two
+// consumer warpgroups of 64×256 wgmma tiles (a 128×256 block tile), a producer warpgroup, four
+// stages of 48 KiB in dynamic shared memory, one wgmma group in flight. ptxas 12.4: 160 registers
+// (≤ 168 = 65536 / 384, so no setmaxnreg is needed), 0 spills; 128×128 tiles (PlanWGN 128) take 101.
+var ProdPlan = map[string]int{passes.PlanTMA: 3, passes.PlanWG: 2, passes.PlanWGN: 256, passes.PlanStages: 4}
+
+// prodVariant compiles k for ptx:sm_90a with plan (ProdPlan or a variation of it) and lowers it, its
+// entries named with the suffix "_prod"; nil when no tile of k is loaded by TMA.
+func prodVariant(k *ir.Kernel, plan map[string]int) (*Kernel, error) {
+	return stagedVariant(k, plan, "_prod")
+}
+
 // tmaVariant compiles k for ptx:sm_90a with its wgmma tiles staged by TMA and warp-specialised
 // (passes.PlanTMA = 2: a producer and a consumer warpgroup) and lowers it, its entries named with the
 // suffix "_tma"; nil when no tile of k is loaded by TMA.
 func tmaVariant(k *ir.Kernel) (*Kernel, error) {
+	return stagedVariant(k, map[string]int{passes.PlanTMA: 2}, "_tma")
+}
+
+// stagedVariant compiles k for ptx:sm_90a with plan and lowers it, its entries named with suffix; nil
+// when no tile of k is loaded by TMA.
+func stagedVariant(k *ir.Kernel, plan map[string]int, suffix string) (*Kernel, error) {
 	m, err := target.Lookup("ptx:sm_90a")
 	if err != nil {
 		return nil, err
 	}
-	f, err := passes.Compile(k, m, passes.Options{Plan: map[string]int{passes.PlanTMA: 2}})
+	p := map[string]int{}
+	for n, v := range plan {
+		p[n] = v
+	}
+	f, err := passes.Compile(k, m, passes.Options{Plan: p})
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +238,7 @@ func tmaVariant(k *ir.Kernel) (*Kernel, error) {
 		return nil, err
 	}
 	for i, e := range tk.Entries {
-		e.Name += "_tma"
+		e.Name += suffix
 		tk.Launches[i].Entry = e.Name
 	}
 	return tk, nil

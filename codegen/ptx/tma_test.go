@@ -22,23 +22,7 @@ func compileTMA(t *testing.T, names ...string) []*ir.Func { return compileTMAWit
 // compileTMAWith is compileTMA with gpu.tma = mode (2: warp-specialised).
 func compileTMAWith(t *testing.T, mode int, names ...string) []*ir.Func {
 	t.Helper()
-	m, err := target.Lookup("ptx:sm_90a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fs []*ir.Func
-	for _, name := range names {
-		k := libKernel(t, name)
-		f, err := passes.Compile(k, m, passes.Options{Plan: map[string]int{passes.PlanTMA: mode}})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if !strings.Contains(f.String(), "async mbarrier") {
-			t.Fatalf("%s: not staged by TMA:\n%s", name, f)
-		}
-		fs = append(fs, f)
-	}
-	return fs
+	return compileProd(t, map[string]int{passes.PlanTMA: mode}, names...)
 }
 
 // libKernel is kernel name of kernels.kdsl (its algorithm level).
@@ -283,36 +267,13 @@ func TestEmulatedTMASpecialised(t *testing.T) {
 }
 
 // TestPlantedTMASpecialisedBugs: a consumer that releases its stage (arrives on the empty barrier)
-// before its wgmma completed, and a producer that refills a stage without waiting for its release (the
+// before its wgmma completed (its wgmma read completes only at the wait that retires it, after the
+// arrival), and a producer that refills a stage without waiting for its release (the
 // tile a consumer has not read yet is overwritten: the consumer then waits for a phase that has passed,
 // forever on hardware), fail the emulated differential test.
 func TestPlantedTMASpecialisedBugs(t *testing.T) {
-	f := compileTMAWith(t, 2, "hgemm")[0]
-	for _, c := range []struct {
-		name, want string
-		plant      func(e *Entry) bool
-	}{
-		{"empty arrival before wgmma.wait_group", "which a wgmma read that was not retired (wgmma.wait_group) when its warpgroup arrived", func(e *Entry) bool {
-			// move the wait that retires the wgmmas after the empty barrier's arrival
-			wait, arrive := -1, -1
-			for i, it := range e.body {
-				if in, ok := it.(*Instr); ok {
-					switch {
-					case in.Op == "wgmma.wait_group.sync.aligned":
-						wait = i
-					case in.Op == "mbarrier.arrive.shared::cta.b64" && wait >= 0 && arrive < 0:
-						arrive = i
-					}
-				}
-			}
-			if wait < 0 || arrive < 0 {
-				return false
-			}
-			w := e.body[wait]
-			copy(e.body[wait:arrive], e.body[wait+1:arrive+1])
-			e.body[arrive] = w
-			return true
-		}},
+	runPlanted(t, compileTMAWith(t, 2, "hgemm")[0], [3]int{67, 136, 200}, []plantCase{
+		{"empty arrival before wgmma.wait_group", "read since the last bar.sync (and before no mbarrier arrival this thread waited for)", waitAfterArrive},
 		{"no wait for the empty barrier", "deadlock: thread 128 waits", func(e *Entry) bool {
 			n := 0
 			return edit(e, func(in *Instr) bool {
@@ -325,7 +286,20 @@ func TestPlantedTMASpecialisedBugs(t *testing.T) {
 				return &Instr{Op: "setp.eq.s32", Args: []Operand{in.Args[0], Imm(0), Imm(0)}}
 			}, 1)
 		}},
-	} {
+	})
+}
+
+// plantCase is a bug planted into a lowered kernel's entries, and the emulator's error it must cause.
+type plantCase struct {
+	name, want string
+	plant      func(e *Entry) bool
+}
+
+// runPlanted lowers f for sm_90a once per case, plants the case's bug and runs the emulated
+// differential test at shape (M, N, K), which must fail with the case's error.
+func runPlanted(t *testing.T, f *ir.Func, shape [3]int, cases []plantCase) {
+	t.Helper()
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			k, err := Lower(f, "sm_90a")
 			if err != nil {
@@ -338,13 +312,37 @@ func TestPlantedTMASpecialisedBugs(t *testing.T) {
 			if !changed {
 				t.Fatal("nothing to plant the bug in")
 			}
-			err = checkTMA(k, f, [3]int{67, 136, 200})
+			err = checkTMA(k, f, shape)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("planted bug: %v, want an error containing %q", err, c.want)
 			}
 			t.Logf("detected: %v", err)
 		})
 	}
+}
+
+// waitAfterArrive moves the first wgmma.wait_group after the empty barrier's arrival that follows it
+// (a consumer releasing its stage before its wgmmas retired).
+func waitAfterArrive(e *Entry) bool {
+	// move the wait that retires the wgmmas after the empty barrier's arrival
+	wait, arrive := -1, -1
+	for i, it := range e.body {
+		if in, ok := it.(*Instr); ok {
+			switch {
+			case in.Op == "wgmma.wait_group.sync.aligned" && arrive < 0:
+				wait = i
+			case in.Op == "mbarrier.arrive.shared::cta.b64" && wait >= 0 && arrive < 0:
+				arrive = i
+			}
+		}
+	}
+	if wait < 0 || arrive < 0 {
+		return false
+	}
+	w := e.body[wait]
+	copy(e.body[wait:arrive], e.body[wait+1:arrive+1])
+	e.body[arrive] = w
+	return true
 }
 
 // TestEmulatedTMAEpilogue: of passes/testdata/mma.kdsl's GEMMs with fused epilogues, hgemm_bias_gelu

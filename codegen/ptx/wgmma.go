@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/passes"
 )
 
 // sm_90a warpgroup MMA with wgmma.mma_async (PTX ISA 8.0, "Asynchronous Warpgroup Level Matrix
@@ -53,11 +54,34 @@ func (l *lowerer) wgmmaOK(n *ir.MMA) bool {
 	m, okm := l.prep(n.Acc.M).(ir.IConst)
 	nn, okn := l.prep(n.Acc.N).(ir.IConst)
 	k, okk := l.prep(n.K).(ir.IConst)
-	if !okm || !okn || !okk || m.V != 64 || nn.V != 64 || k.V%16 != 0 || k.V <= 0 || k.V > 64 {
+	if !okm || !okn || !okk || m.V != 64 || (nn.V != 64 && nn.V != 128 && nn.V != 256) || k.V%16 != 0 || k.V <= 0 || k.V > 64 {
 		return false
+	}
+	if nn.V > 64 {
+		return l.swizzledTile(n.A) && l.panelTile(n.B)
 	}
 	return l.swizzledTile(n.A) && l.swizzledTile(n.B)
 }
+
+// panelTile reports whether o is a staged B tile wider than 64 (passes.WGMMALayoutB): 64-column
+// blocks of 64 rows, each a swizzled 64×64 tile, on a 1024-byte boundary. Its descriptor's leading
+// byte offset is the distance between the blocks, wgmmaAtomBytes.
+func (l *lowerer) panelTile(o ir.Operand) bool {
+	s, ok := o.Layout.(*ir.Swizzle)
+	if !ok || s.B != 3 || s.M != 3 || s.S != 3 || o.T.Space != ir.Shared || o.T.Type.Size() != 2 {
+		return false
+	}
+	p, ok := s.Of.(*ir.Panel)
+	if !ok || !p.ByCol {
+		return false
+	}
+	w, ok1 := l.prep(p.Width).(ir.IConst)
+	d, ok2 := l.prep(p.Depth).(ir.IConst)
+	return ok1 && ok2 && w.V == 64 && d.V == 64 && divisible(l.prep(o.Off), wgmmaGroup/2)
+}
+
+// wgmmaAtomBytes is the distance between the 64-column blocks of a wide B tile (64 rows of 128 bytes).
+const wgmmaAtomBytes = 64 * wgmmaRowBytes
 
 // swizzledTile reports whether o is a shared tile of 16-bit elements, 64 a row with the 128-byte
 // swizzle, at an offset that keeps it on a 1024-byte boundary of its (1024-byte aligned) array.
@@ -105,7 +129,11 @@ func (l *lowerer) wgmma(n *ir.MMA, acc *accTile) {
 		return l.e.Bin("or", B64, f, Imm(hi))
 	}
 	da := desc(n.A, 16, wgmmaGroup)
-	db := desc(n.B, 16, wgmmaGroup)
+	lbo := 16
+	if acc.n > 64 {
+		lbo = wgmmaAtomBytes
+	}
+	db := desc(n.B, lbo, wgmmaGroup)
 	scale := l.e.Reg(Pred)
 	l.e.Op("setp.ne", S32, scale, l.e.Mov(S32, Imm(1)), Imm(0)).Comment = "scale-d: D = A·B + D"
 	l.e.Op0("wgmma.fence.sync.aligned")
@@ -121,5 +149,20 @@ func (l *lowerer) wgmma(n *ir.MMA, acc *accTile) {
 		in.Comment = fmt.Sprintf("k %d..%d: A K-major, B MN-major (transposed)", 16*s, 16*s+15)
 	}
 	l.e.Op0("wgmma.commit_group.sync.aligned")
+	if l.plan[passes.PlanTMA] == 3 {
+		// the production version (passes/tma.go): the previous K tile's group retires, this one stays
+		// in flight; its stage is released one step later, and the store waits for all (accStore)
+		l.e.Op0("wgmma.wait_group.sync.aligned", Imm(1)).Comment = "the previous K tile's wgmmas retired: its stage may be released"
+		l.wgInFlight = true
+		return
+	}
 	l.e.Op0("wgmma.wait_group.sync.aligned", Imm(0))
+}
+
+// wgmmaDrain retires every wgmma group in flight (before the accumulator registers are read).
+func (l *lowerer) wgmmaDrain() {
+	if l.wgInFlight {
+		l.e.Op0("wgmma.wait_group.sync.aligned", Imm(0)).Comment = "every wgmma retired: the accumulator is final"
+		l.wgInFlight = false
+	}
 }
