@@ -586,6 +586,16 @@ func vloop_linear_residual_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []fl
 	return lo + n
 }
 
+// vloop_gemm_sigmoid_0AVX512Slot runs vloop_gemm_sigmoid_0 (a Vector loop of the loop IR) through vloop_gemm_sigmoid_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_gemm_sigmoid_0AVX512Slot(lo, hi int, t0 []float32, o0 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_gemm_sigmoid_0AVX512(n, &t0[o0])
+	return lo + n
+}
+
 // vloop_gelu_0AVX512Slot runs vloop_gelu_0 (a Vector loop of the loop IR) through vloop_gelu_0AVX512, 16 lanes at a time and the rest under a mask.
 func vloop_gelu_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32, c1 float32, c2 float32) int {
 	n := hi - lo
@@ -1069,6 +1079,16 @@ func vloop_linear_residual_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []floa
 	return lo + n*8
 }
 
+// vloop_gemm_sigmoid_0AVX2Slot runs vloop_gemm_sigmoid_0 (a Vector loop of the loop IR) through vloop_gemm_sigmoid_0AVX2, 8 lanes at a time.
+func vloop_gemm_sigmoid_0AVX2Slot(lo, hi int, t0 []float32, o0 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_gemm_sigmoid_0AVX2(n, &t0[o0])
+	return lo + n*8
+}
+
 // vloop_gelu_0AVX2Slot runs vloop_gelu_0 (a Vector loop of the loop IR) through vloop_gelu_0AVX2, 8 lanes at a time.
 func vloop_gelu_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32, c1 float32, c2 float32) int {
 	n := (hi - lo) / 8
@@ -1273,6 +1293,7 @@ func registerVariants() bool {
 			vloop_linear_gelu_0 = vloop_linear_gelu_0AVX2Slot
 			vloop_hlinear_gelu_0 = vloop_hlinear_gelu_0AVX2Slot
 			vloop_linear_residual_0 = vloop_linear_residual_0AVX2Slot
+			vloop_gemm_sigmoid_0 = vloop_gemm_sigmoid_0AVX2Slot
 			vloop_gelu_0 = vloop_gelu_0AVX2Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
 			transposeSlot.Name, transposeSlot.T = "avx2", transposeF32AVX2Slice
@@ -1375,6 +1396,7 @@ func registerVariants() bool {
 			vloop_linear_gelu_0 = vloop_linear_gelu_0AVX512Slot
 			vloop_hlinear_gelu_0 = vloop_hlinear_gelu_0AVX512Slot
 			vloop_linear_residual_0 = vloop_linear_residual_0AVX512Slot
+			vloop_gemm_sigmoid_0 = vloop_gemm_sigmoid_0AVX512Slot
 			vloop_gelu_0 = vloop_gelu_0AVX512Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX512Slot
 			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX512Slice
@@ -1479,6 +1501,7 @@ func registerVariants() bool {
 			vloop_linear_gelu_0 = vloop_linear_gelu_0AVX512Slot
 			vloop_hlinear_gelu_0 = vloop_hlinear_gelu_0AVX512Slot
 			vloop_linear_residual_0 = vloop_linear_residual_0AVX512Slot
+			vloop_gemm_sigmoid_0 = vloop_gemm_sigmoid_0AVX512Slot
 			vloop_gelu_0 = vloop_gelu_0AVX512Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX512Slot
 			transposeSlot.Name, transposeSlot.T = "avx512bf16", transposeF32AVX512Slice

@@ -535,6 +535,16 @@ func vloop_linear_residual_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []floa
 	return lo + n*4
 }
 
+// vloop_gemm_sigmoid_0NEONSlot runs vloop_gemm_sigmoid_0 (a Vector loop of the loop IR) through vloop_gemm_sigmoid_0NEON, 4 lanes at a time.
+func vloop_gemm_sigmoid_0NEONSlot(lo, hi int, t0 []float32, o0 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_gemm_sigmoid_0NEON(n, &t0[o0])
+	return lo + n*4
+}
+
 // vloop_gelu_0NEONSlot runs vloop_gelu_0 (a Vector loop of the loop IR) through vloop_gelu_0NEON, 4 lanes at a time.
 func vloop_gelu_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32, c1 float32, c2 float32) int {
 	n := (hi - lo) / 4
@@ -702,6 +712,7 @@ func registerVariants() bool {
 		vloop_linear_gelu_0 = vloop_linear_gelu_0NEONSlot
 		vloop_hlinear_gelu_0 = vloop_hlinear_gelu_0NEONSlot
 		vloop_linear_residual_0 = vloop_linear_residual_0NEONSlot
+		vloop_gemm_sigmoid_0 = vloop_gemm_sigmoid_0NEONSlot
 		vloop_gelu_0 = vloop_gelu_0NEONSlot
 		vloop_cvtF16F32 = vloop_cvtF16F32NEONSlot
 		transposeSlot.Name, transposeSlot.T = "neon", transposeF32NEONSlice

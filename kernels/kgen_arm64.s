@@ -4246,6 +4246,226 @@ vloop_linear_residual_0NEON_loop1:
 vloop_linear_residual_0NEON_done:
 	RET
 
+// func vloop_gemm_sigmoid_0NEON(n int, p0 *float32)
+// vloop_gemm_sigmoid_0NEON runs n groups of 4 iterations of vloop_gemm_sigmoid_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_gemm_sigmoid_0NEON(SB), NOSPLIT, $0-16
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	$1118961664, R1
+	VDUP	R1, V0.S4
+	MOVD	$3268411392, R1
+	VDUP	R1, V1.S4
+	MOVD	$1069066811, R1
+	VDUP	R1, V2.S4
+	MOVD	$1060208640, R1
+	VDUP	R1, V3.S4
+	MOVD	$3109978243, R1
+	VDUP	R1, V4.S4
+	MOVD	$961571175, R1
+	VDUP	R1, V5.S4
+	MOVD	$985088974, R1
+	VDUP	R1, V6.S4
+	MOVD	$1007192328, R1
+	VDUP	R1, V7.S4
+	MOVD	$1026206145, R1
+	VDUP	R1, V8.S4
+	MOVD	$1042983594, R1
+	VDUP	R1, V9.S4
+	MOVD	$1056964608, R1
+	VDUP	R1, V10.S4
+	MOVD	$1065353216, R1
+	VDUP	R1, V11.S4
+	MOVD	$127, R1
+	VDUP	R1, V12.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_gemm_sigmoid_0NEON_tail
+vloop_gemm_sigmoid_0NEON_loop:
+	VLD1	(R2), [V13.S4]
+	WORD	$0x6ea0f9ad // fneg v13.4s, v13.4s
+	WORD	$0x4ea0f5ad // fmin v13.4s, v13.4s, v0.4s
+	WORD	$0x4e21f5ad // fmax v13.4s, v13.4s, v1.4s
+	WORD	$0x6e22ddae // fmul v14.4s, v13.4s, v2.4s
+	WORD	$0x4e2189ce // frintn v14.4s, v14.4s
+	VFMLS	V3.S4, V14.S4, V13.S4
+	VFMLS	V4.S4, V14.S4, V13.S4
+	VMOV	V5.B16, V15.B16
+	VMOV	V6.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	VMOV	V7.B16, V15.B16
+	VFMLA	V13.S4, V16.S4, V15.S4
+	VMOV	V8.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V13.S4, V16.S4, V15.S4
+	VMOV	V10.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	WORD	$0x6e2dde10 // fmul v16.4s, v16.4s, v13.4s
+	VFMLA	V16.S4, V13.S4, V13.S4
+	WORD	$0x4e2bd5ad // fadd v13.4s, v13.4s, v11.4s
+	WORD	$0x4ea1b9ce // fcvtzs v14.4s, v14.4s
+	WORD	$0x4f3f05cf // sshr v15.4s, v14.4s, #1
+	VSUB	V15.S4, V14.S4, V14.S4
+	VADD	V12.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	VADD	V12.S4, V14.S4, V14.S4
+	VSHL	$23, V14.S4, V14.S4
+	WORD	$0x6e2fddad // fmul v13.4s, v13.4s, v15.4s
+	WORD	$0x6e2eddad // fmul v13.4s, v13.4s, v14.4s
+	WORD	$0x4e2bd5ad // fadd v13.4s, v13.4s, v11.4s
+	VMOV	V11.B16, V16.B16
+	WORD	$0x6e2dfe10 // fdiv v16.4s, v16.4s, v13.4s
+	VST1.P	[V16.S4], 16(R2)
+	VLD1	(R2), [V16.S4]
+	WORD	$0x6ea0fa10 // fneg v16.4s, v16.4s
+	WORD	$0x4ea0f610 // fmin v16.4s, v16.4s, v0.4s
+	WORD	$0x4e21f610 // fmax v16.4s, v16.4s, v1.4s
+	WORD	$0x6e22de0d // fmul v13.4s, v16.4s, v2.4s
+	WORD	$0x4e2189ad // frintn v13.4s, v13.4s
+	VFMLS	V3.S4, V13.S4, V16.S4
+	VFMLS	V4.S4, V13.S4, V16.S4
+	VMOV	V5.B16, V15.B16
+	VMOV	V6.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	VMOV	V7.B16, V15.B16
+	VFMLA	V16.S4, V14.S4, V15.S4
+	VMOV	V8.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V16.S4, V14.S4, V15.S4
+	VMOV	V10.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	VFMLA	V14.S4, V16.S4, V16.S4
+	WORD	$0x4e2bd610 // fadd v16.4s, v16.4s, v11.4s
+	WORD	$0x4ea1b9ad // fcvtzs v13.4s, v13.4s
+	WORD	$0x4f3f05af // sshr v15.4s, v13.4s, #1
+	VSUB	V15.S4, V13.S4, V13.S4
+	VADD	V12.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	VADD	V12.S4, V13.S4, V13.S4
+	VSHL	$23, V13.S4, V13.S4
+	WORD	$0x6e2fde10 // fmul v16.4s, v16.4s, v15.4s
+	WORD	$0x6e2dde10 // fmul v16.4s, v16.4s, v13.4s
+	WORD	$0x4e2bd610 // fadd v16.4s, v16.4s, v11.4s
+	VMOV	V11.B16, V14.B16
+	WORD	$0x6e30fdce // fdiv v14.4s, v14.4s, v16.4s
+	VST1.P	[V14.S4], 16(R2)
+	VLD1	(R2), [V14.S4]
+	WORD	$0x6ea0f9ce // fneg v14.4s, v14.4s
+	WORD	$0x4ea0f5ce // fmin v14.4s, v14.4s, v0.4s
+	WORD	$0x4e21f5ce // fmax v14.4s, v14.4s, v1.4s
+	WORD	$0x6e22ddd0 // fmul v16.4s, v14.4s, v2.4s
+	WORD	$0x4e218a10 // frintn v16.4s, v16.4s
+	VFMLS	V3.S4, V16.S4, V14.S4
+	VFMLS	V4.S4, V16.S4, V14.S4
+	VMOV	V5.B16, V15.B16
+	VMOV	V6.B16, V13.B16
+	VFMLA	V14.S4, V15.S4, V13.S4
+	VMOV	V7.B16, V15.B16
+	VFMLA	V14.S4, V13.S4, V15.S4
+	VMOV	V8.B16, V13.B16
+	VFMLA	V14.S4, V15.S4, V13.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V14.S4, V13.S4, V15.S4
+	VMOV	V10.B16, V13.B16
+	VFMLA	V14.S4, V15.S4, V13.S4
+	WORD	$0x6e2eddad // fmul v13.4s, v13.4s, v14.4s
+	VFMLA	V13.S4, V14.S4, V14.S4
+	WORD	$0x4e2bd5ce // fadd v14.4s, v14.4s, v11.4s
+	WORD	$0x4ea1ba10 // fcvtzs v16.4s, v16.4s
+	WORD	$0x4f3f060f // sshr v15.4s, v16.4s, #1
+	VSUB	V15.S4, V16.S4, V16.S4
+	VADD	V12.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	VADD	V12.S4, V16.S4, V16.S4
+	VSHL	$23, V16.S4, V16.S4
+	WORD	$0x6e2fddce // fmul v14.4s, v14.4s, v15.4s
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	WORD	$0x4e2bd5ce // fadd v14.4s, v14.4s, v11.4s
+	VMOV	V11.B16, V13.B16
+	WORD	$0x6e2efdad // fdiv v13.4s, v13.4s, v14.4s
+	VST1.P	[V13.S4], 16(R2)
+	VLD1	(R2), [V13.S4]
+	WORD	$0x6ea0f9ad // fneg v13.4s, v13.4s
+	WORD	$0x4ea0f5ad // fmin v13.4s, v13.4s, v0.4s
+	WORD	$0x4e21f5ad // fmax v13.4s, v13.4s, v1.4s
+	WORD	$0x6e22ddae // fmul v14.4s, v13.4s, v2.4s
+	WORD	$0x4e2189ce // frintn v14.4s, v14.4s
+	VFMLS	V3.S4, V14.S4, V13.S4
+	VFMLS	V4.S4, V14.S4, V13.S4
+	VMOV	V5.B16, V15.B16
+	VMOV	V6.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	VMOV	V7.B16, V15.B16
+	VFMLA	V13.S4, V16.S4, V15.S4
+	VMOV	V8.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V13.S4, V16.S4, V15.S4
+	VMOV	V10.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	WORD	$0x6e2dde10 // fmul v16.4s, v16.4s, v13.4s
+	VFMLA	V16.S4, V13.S4, V13.S4
+	WORD	$0x4e2bd5ad // fadd v13.4s, v13.4s, v11.4s
+	WORD	$0x4ea1b9ce // fcvtzs v14.4s, v14.4s
+	WORD	$0x4f3f05cf // sshr v15.4s, v14.4s, #1
+	VSUB	V15.S4, V14.S4, V14.S4
+	VADD	V12.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	VADD	V12.S4, V14.S4, V14.S4
+	VSHL	$23, V14.S4, V14.S4
+	WORD	$0x6e2fddad // fmul v13.4s, v13.4s, v15.4s
+	WORD	$0x6e2eddad // fmul v13.4s, v13.4s, v14.4s
+	WORD	$0x4e2bd5ad // fadd v13.4s, v13.4s, v11.4s
+	VMOV	V11.B16, V16.B16
+	WORD	$0x6e2dfe10 // fdiv v16.4s, v16.4s, v13.4s
+	VST1.P	[V16.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_gemm_sigmoid_0NEON_loop
+vloop_gemm_sigmoid_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_gemm_sigmoid_0NEON_done
+vloop_gemm_sigmoid_0NEON_loop1:
+	VLD1	(R2), [V16.S4]
+	WORD	$0x6ea0fa10 // fneg v16.4s, v16.4s
+	WORD	$0x4ea0f610 // fmin v16.4s, v16.4s, v0.4s
+	WORD	$0x4e21f610 // fmax v16.4s, v16.4s, v1.4s
+	WORD	$0x6e22de0d // fmul v13.4s, v16.4s, v2.4s
+	WORD	$0x4e2189ad // frintn v13.4s, v13.4s
+	VFMLS	V3.S4, V13.S4, V16.S4
+	VFMLS	V4.S4, V13.S4, V16.S4
+	VMOV	V5.B16, V15.B16
+	VMOV	V6.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	VMOV	V7.B16, V15.B16
+	VFMLA	V16.S4, V14.S4, V15.S4
+	VMOV	V8.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V16.S4, V14.S4, V15.S4
+	VMOV	V10.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	VFMLA	V14.S4, V16.S4, V16.S4
+	WORD	$0x4e2bd610 // fadd v16.4s, v16.4s, v11.4s
+	WORD	$0x4ea1b9ad // fcvtzs v13.4s, v13.4s
+	WORD	$0x4f3f05af // sshr v15.4s, v13.4s, #1
+	VSUB	V15.S4, V13.S4, V13.S4
+	VADD	V12.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	VADD	V12.S4, V13.S4, V13.S4
+	VSHL	$23, V13.S4, V13.S4
+	WORD	$0x6e2fde10 // fmul v16.4s, v16.4s, v15.4s
+	WORD	$0x6e2dde10 // fmul v16.4s, v16.4s, v13.4s
+	WORD	$0x4e2bd610 // fadd v16.4s, v16.4s, v11.4s
+	VMOV	V11.B16, V14.B16
+	WORD	$0x6e30fdce // fdiv v14.4s, v14.4s, v16.4s
+	VST1.P	[V14.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_gemm_sigmoid_0NEON_loop1
+vloop_gemm_sigmoid_0NEON_done:
+	RET
+
 // func vloop_gelu_0NEON(n int, p0 *float32, p1 *float32, c0 float32, c1 float32, c2 float32)
 // vloop_gelu_0NEON runs n groups of 4 iterations of vloop_gelu_0 (codegen.VLoop contract), neon, unrolled 4.
 TEXT ·vloop_gelu_0NEON(SB), NOSPLIT, $0-36

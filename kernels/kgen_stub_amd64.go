@@ -346,6 +346,11 @@ func vloop_hlinear_gelu_0AVX2(n int, p0 *float32, p1 *uint16, c0 float32, c1 flo
 //go:noescape
 func vloop_linear_residual_0AVX2(n int, p0 *float32, p1 *float32)
 
+// vloop_gemm_sigmoid_0AVX2 runs n groups of 8 iterations of vloop_gemm_sigmoid_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_gemm_sigmoid_0AVX2(n int, p0 *float32)
+
 // vloop_gelu_0AVX2 runs n groups of 8 iterations of vloop_gelu_0 (codegen.VLoop contract), avx2, unrolled 4.
 //
 //go:noescape
@@ -590,6 +595,11 @@ func vloop_hlinear_gelu_0AVX512(n int, p0 *float32, p1 *uint16, c0 float32, c1 f
 //
 //go:noescape
 func vloop_linear_residual_0AVX512(n int, p0 *float32, p1 *float32)
+
+// vloop_gemm_sigmoid_0AVX512 runs n iterations of vloop_gemm_sigmoid_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_gemm_sigmoid_0AVX512(n int, p0 *float32)
 
 // vloop_gelu_0AVX512 runs n iterations of vloop_gelu_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
 //

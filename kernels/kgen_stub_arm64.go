@@ -259,6 +259,11 @@ func vloop_hlinear_gelu_0NEON(n int, p0 *float32, p1 *uint16, c0 float32, c1 flo
 //go:noescape
 func vloop_linear_residual_0NEON(n int, p0 *float32, p1 *float32)
 
+// vloop_gemm_sigmoid_0NEON runs n groups of 4 iterations of vloop_gemm_sigmoid_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_gemm_sigmoid_0NEON(n int, p0 *float32)
+
 // vloop_gelu_0NEON runs n groups of 4 iterations of vloop_gelu_0 (codegen.VLoop contract), neon, unrolled 4.
 //
 //go:noescape
