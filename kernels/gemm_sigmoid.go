@@ -208,22 +208,46 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 			rt.Release32(packB)
 		}
 	}
-	for i := 0; i < M; i++ {
-		{
-			j := 0
-			if vloop_gemm_sigmoid_0 != nil && j < N/4*4 {
-				j = vloop_gemm_sigmoid_0(j, N/4*4, C, i*N+j)
+	// C[i, j] = sigmoid(alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j])
+	if cost_ := N - N/4*3 + 1; rt.Inline(0, M, 1, cost_) {
+		for i := 0; i < M; i++ {
+			{
+				j := 0
+				if vloop_gemm_sigmoid_0 != nil && j < N/4*4 {
+					j = vloop_gemm_sigmoid_0(j, N/4*4, C, i*N+j)
+				}
+				for ; j < N/4*4; j += 4 {
+					C[i*N+j] = sigmoid32(C[i*N+j])
+					C[i*N+j+1] = sigmoid32(C[i*N+j+1])
+					C[i*N+j+2] = sigmoid32(C[i*N+j+2])
+					C[i*N+j+3] = sigmoid32(C[i*N+j+3])
+				}
 			}
-			for ; j < N/4*4; j += 4 {
-				C[i*N+j] = sigmoid32(C[i*N+j])
-				C[i*N+j+1] = sigmoid32(C[i*N+j+1])
-				C[i*N+j+2] = sigmoid32(C[i*N+j+2])
-				C[i*N+j+3] = sigmoid32(C[i*N+j+3])
+			for jr3 := N / 4 * 4; jr3 < N; jr3++ {
+				C[i*N+jr3] = sigmoid32(C[i*N+jr3])
 			}
 		}
-		for jr3 := N / 4 * 4; jr3 < N; jr3++ {
-			C[i*N+jr3] = sigmoid32(C[i*N+jr3])
-		}
+	} else {
+		M, N, C := M, N, C
+		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
+			for i := lo_; i < hi_; i++ {
+				{
+					j := 0
+					if vloop_gemm_sigmoid_0 != nil && j < N/4*4 {
+						j = vloop_gemm_sigmoid_0(j, N/4*4, C, i*N+j)
+					}
+					for ; j < N/4*4; j += 4 {
+						C[i*N+j] = sigmoid32(C[i*N+j])
+						C[i*N+j+1] = sigmoid32(C[i*N+j+1])
+						C[i*N+j+2] = sigmoid32(C[i*N+j+2])
+						C[i*N+j+3] = sigmoid32(C[i*N+j+3])
+					}
+				}
+				for jr3 := N / 4 * 4; jr3 < N; jr3++ {
+					C[i*N+jr3] = sigmoid32(C[i*N+jr3])
+				}
+			}
+		})
 	}
 }
 

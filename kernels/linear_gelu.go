@@ -213,22 +213,46 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 			rt.Release32(packB)
 		}
 	}
-	for i := 0; i < M; i++ {
-		{
-			j := 0
-			if vloop_linear_gelu_0 != nil && j < N/4*4 {
-				j = vloop_linear_gelu_0(j, N/4*4, Y, i*N+j, float32(1), float32(-1.5957691216), float32(0.044715))
+	// Y[i, j] = (sum(k: X[i, k] * W[k, j]) + bias[j]) / (1 + exp(-1.5957691216 * ((sum(k: X[i, k] * W[k, j]) + bias[j]) + 0.044715 * (sum(k: X[i, k] * W[k, j]) + bias[j]) * (sum(k: X[i, k] * W[k, j]) + bias[j]) * (sum(k: X[i, k] * W[k, j]) + bias[j]))))
+	if cost_ := N - N/4*3 + 1; rt.Inline(0, M, 1, cost_) {
+		for i := 0; i < M; i++ {
+			{
+				j := 0
+				if vloop_linear_gelu_0 != nil && j < N/4*4 {
+					j = vloop_linear_gelu_0(j, N/4*4, Y, i*N+j, float32(1), float32(-1.5957691216), float32(0.044715))
+				}
+				for ; j < N/4*4; j += 4 {
+					Y[i*N+j] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j]+float32(0.044715)*Y[i*N+j]*Y[i*N+j]*Y[i*N+j]))))
+					Y[i*N+j+1] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+1]+float32(0.044715)*Y[i*N+j+1]*Y[i*N+j+1]*Y[i*N+j+1]))))
+					Y[i*N+j+2] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+2]+float32(0.044715)*Y[i*N+j+2]*Y[i*N+j+2]*Y[i*N+j+2]))))
+					Y[i*N+j+3] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+3]+float32(0.044715)*Y[i*N+j+3]*Y[i*N+j+3]*Y[i*N+j+3]))))
+				}
 			}
-			for ; j < N/4*4; j += 4 {
-				Y[i*N+j] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j]+float32(0.044715)*Y[i*N+j]*Y[i*N+j]*Y[i*N+j]))))
-				Y[i*N+j+1] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+1]+float32(0.044715)*Y[i*N+j+1]*Y[i*N+j+1]*Y[i*N+j+1]))))
-				Y[i*N+j+2] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+2]+float32(0.044715)*Y[i*N+j+2]*Y[i*N+j+2]*Y[i*N+j+2]))))
-				Y[i*N+j+3] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+3]+float32(0.044715)*Y[i*N+j+3]*Y[i*N+j+3]*Y[i*N+j+3]))))
+			for jr3 := N / 4 * 4; jr3 < N; jr3++ {
+				Y[i*N+jr3] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+jr3]+float32(0.044715)*Y[i*N+jr3]*Y[i*N+jr3]*Y[i*N+jr3]))))
 			}
 		}
-		for jr3 := N / 4 * 4; jr3 < N; jr3++ {
-			Y[i*N+jr3] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+jr3]+float32(0.044715)*Y[i*N+jr3]*Y[i*N+jr3]*Y[i*N+jr3]))))
-		}
+	} else {
+		M, N, Y := M, N, Y
+		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
+			for i := lo_; i < hi_; i++ {
+				{
+					j := 0
+					if vloop_linear_gelu_0 != nil && j < N/4*4 {
+						j = vloop_linear_gelu_0(j, N/4*4, Y, i*N+j, float32(1), float32(-1.5957691216), float32(0.044715))
+					}
+					for ; j < N/4*4; j += 4 {
+						Y[i*N+j] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j]+float32(0.044715)*Y[i*N+j]*Y[i*N+j]*Y[i*N+j]))))
+						Y[i*N+j+1] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+1]+float32(0.044715)*Y[i*N+j+1]*Y[i*N+j+1]*Y[i*N+j+1]))))
+						Y[i*N+j+2] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+2]+float32(0.044715)*Y[i*N+j+2]*Y[i*N+j+2]*Y[i*N+j+2]))))
+						Y[i*N+j+3] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+3]+float32(0.044715)*Y[i*N+j+3]*Y[i*N+j+3]*Y[i*N+j+3]))))
+					}
+				}
+				for jr3 := N / 4 * 4; jr3 < N; jr3++ {
+					Y[i*N+jr3] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+jr3]+float32(0.044715)*Y[i*N+jr3]*Y[i*N+jr3]*Y[i*N+jr3]))))
+				}
+			}
+		})
 	}
 }
 

@@ -216,22 +216,46 @@ func linear_residualImpl(M, K, N int, X []float32, W []float32, bias []float32, 
 			rt.Release32(packB)
 		}
 	}
-	for i := 0; i < M; i++ {
-		{
-			j := 0
-			if vloop_linear_residual_0 != nil && j < N/4*4 {
-				j = vloop_linear_residual_0(j, N/4*4, Y, i*N+j, R, i*N+j)
+	// Y[i, j] = sum(k: X[i, k] * W[k, j]) + bias[j] + R[i, j]
+	if cost_ := N - N/4*3 + 1; rt.Inline(0, M, 1, cost_) {
+		for i := 0; i < M; i++ {
+			{
+				j := 0
+				if vloop_linear_residual_0 != nil && j < N/4*4 {
+					j = vloop_linear_residual_0(j, N/4*4, Y, i*N+j, R, i*N+j)
+				}
+				for ; j < N/4*4; j += 4 {
+					Y[i*N+j] += R[i*N+j]
+					Y[i*N+j+1] += R[i*N+j+1]
+					Y[i*N+j+2] += R[i*N+j+2]
+					Y[i*N+j+3] += R[i*N+j+3]
+				}
 			}
-			for ; j < N/4*4; j += 4 {
-				Y[i*N+j] += R[i*N+j]
-				Y[i*N+j+1] += R[i*N+j+1]
-				Y[i*N+j+2] += R[i*N+j+2]
-				Y[i*N+j+3] += R[i*N+j+3]
+			for jr3 := N / 4 * 4; jr3 < N; jr3++ {
+				Y[i*N+jr3] += R[i*N+jr3]
 			}
 		}
-		for jr3 := N / 4 * 4; jr3 < N; jr3++ {
-			Y[i*N+jr3] += R[i*N+jr3]
-		}
+	} else {
+		M, N, R, Y := M, N, R, Y
+		rt.ParallelFor(0, M, 1, cost_, func(lo_, hi_ int) {
+			for i := lo_; i < hi_; i++ {
+				{
+					j := 0
+					if vloop_linear_residual_0 != nil && j < N/4*4 {
+						j = vloop_linear_residual_0(j, N/4*4, Y, i*N+j, R, i*N+j)
+					}
+					for ; j < N/4*4; j += 4 {
+						Y[i*N+j] += R[i*N+j]
+						Y[i*N+j+1] += R[i*N+j+1]
+						Y[i*N+j+2] += R[i*N+j+2]
+						Y[i*N+j+3] += R[i*N+j+3]
+					}
+				}
+				for jr3 := N / 4 * 4; jr3 < N; jr3++ {
+					Y[i*N+jr3] += R[i*N+jr3]
+				}
+			}
+		})
 	}
 }
 

@@ -290,7 +290,9 @@ func Tensorize(f *ir.Func, c *Context) (bool, error) {
 	changed := false
 	n := funcNamer(f)
 	count := 0
-	for bi, node := range f.Body {
+	var body []ir.Node
+	for _, node := range f.Body {
+		body = append(body, node)
 		nest, ok := node.(*ir.Nest)
 		if !ok || len(nest.Stmts) != 1 {
 			continue
@@ -302,7 +304,7 @@ func Tensorize(f *ir.Func, c *Context) (bool, error) {
 		if t := matchTranspose(nest.Stmts[0]); t != nil {
 			count++
 			transposePlan(f, c, t, slot)
-			f.Body[bi] = &ir.Nest{Stmts: nest.Stmts, Body: transposeNest(t, slot, n)}
+			body[len(body)-1] = &ir.Nest{Stmts: nest.Stmts, Body: transposeNest(t, slot, n)}
 			changed = true
 			continue
 		}
@@ -312,9 +314,15 @@ func Tensorize(f *ir.Func, c *Context) (bool, error) {
 		}
 		count++
 		defaultPlan(f, c, g, slot)
-		f.Body[bi] = &ir.Nest{Stmts: nest.Stmts, Body: blisNest(g, slot, n)}
+		gemmBody, epi := blisNest(g, slot, n)
+		body[len(body)-1] = &ir.Nest{Stmts: nest.Stmts, Body: gemmBody}
+		if epi != nil {
+			// an in-place epilogue is a nest of its own: parallel then runs its rows on the workers
+			body = append(body, &ir.Nest{Stmts: nest.Stmts, Body: epi})
+		}
 		changed = true
 	}
+	f.Body = body
 	return changed, nil
 }
 
@@ -446,7 +454,9 @@ func addVariantPlan(f *ir.Func, pv ir.PlanVariant) {
 
 func sym(slot, name string) ir.IExpr { return ir.ISym{Name: slot + "." + name} }
 
-func blisNest(g *gemm, slot string, n namer) []ir.Node {
+// blisNest builds the GEMM nest of g, and the nest of its epilogue when that runs in place on out (nil
+// otherwise: a narrowing or scratch epilogue shares the scratch buffer's Alloc with the GEMM).
+func blisNest(g *gemm, slot string, n namer) (gemmBody, epi []ir.Node) {
 	out := g.s.Out
 	batch := g.batch
 	var wide *ir.Tensor
@@ -534,15 +544,22 @@ func blisNest(g *gemm, slot string, n namer) []ir.Node {
 		idx = append(idx, ir.IVar{V: i2}, ir.IVar{V: j2})
 		store := &ir.Store{T: g.s.Out, Idx: idx, Value: value}
 		ep := fullLoop(i2, []ir.Node{fullLoop(j2, []ir.Node{store})})
-		body = []ir.Node{nest, ep}
 		if wide != nil {
-			body = []ir.Node{&ir.Alloc{T: wide, Body: body}}
+			body = []ir.Node{&ir.Alloc{T: wide, Body: []ir.Node{nest, ep}}}
+		} else {
+			epi = []ir.Node{ep}
 		}
 	}
-	for d := len(g.batch) - 1; d >= 0; d-- {
-		body = []ir.Node{fullLoop(g.batch[d], body)}
+	batchLoops := func(body []ir.Node) []ir.Node {
+		for d := len(g.batch) - 1; d >= 0; d-- {
+			body = []ir.Node{fullLoop(g.batch[d], body)}
+		}
+		return body
 	}
-	return body
+	if epi != nil {
+		epi = batchLoops(epi) // the statement's batch loops again, around the epilogue
+	}
+	return batchLoops(body), epi
 }
 
 // transposeStmt is a statement recognised as out[j, i] = src[i, j]: a pure 2-D transpose copy.
