@@ -74,6 +74,9 @@ type PackImpl struct {
 	// Slice: Func is a Go function with the slot variable's own slice signature (the bf16 pair packers
 	// of the support file), installed as it is, without an adapter.
 	Slice bool
+	// Pair: for Elem BF16, Func packs bf16 pair panels (bf16.go), and the adapter falls back to the
+	// portable pair routine; otherwise a bf16 routine packs f32 panels.
+	Pair bool
 }
 
 // Var is the generated variable the routine replaces.
@@ -86,11 +89,21 @@ func writePackAdapter(b *bytes.Buffer, p PackImpl) {
 	if p.D {
 		cond = "w < 1 || w > panel || depth < 1 || ld < 0 || len(dst) < panel*depth || (w-1)*ld+depth > len(src)"
 	}
+	// A bf16 routine takes its source as 16-bit words (f16.BF16's underlying type) and writes f32 or
+	// pair panels into float32 words; a pair panel uses a part of the room of the f32 one, so the f32
+	// bounds cover it.
+	params, src, fallback := fmt.Sprintf("dst, src []%s", t), "&src[0]", PackGo(p.D, p.Elem)
+	if p.Elem == ir.BF16 {
+		params, src = "dst []float32, src []f16.BF16", "(*uint16)(&src[0])"
+		if p.Pair {
+			fallback = PackPairBF16(p.D)
+		}
+	}
 	w("// %sSlice checks what %s needs and runs it; anything else goes to the portable routine.\n", p.Func, p.Func)
-	w("func %sSlice(dst, src []%s, ld, w, panel, depth int) {\n", p.Func, t)
+	w("func %sSlice(%s, ld, w, panel, depth int) {\n", p.Func, params)
 	w("\tif %s {\n", cond)
-	w("\t\t%s(dst, src, ld, w, panel, depth)\n\t\treturn\n\t}\n", PackGo(p.D, p.Elem))
-	w("\t%s(&dst[0], &src[0], ld, w, panel, depth)\n}\n\n", p.Func)
+	w("\t\t%s(dst, src, ld, w, panel, depth)\n\t\treturn\n\t}\n", fallback)
+	w("\t%s(&dst[0], %s, ld, w, panel, depth)\n}\n\n", p.Func, src)
 }
 
 // DispatchFile emits the Go half of an assembly backend (build tag !purego; the caller gives it an

@@ -5,10 +5,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kgen-dev/kgen/f16"
+	"github.com/kgen-dev/kgen/kgentest"
 )
 
 // bf16 GEMMs across variants. The generated TestBgemm/TestBgemmBf16 run the interpreter's shapes (ones,
@@ -251,5 +253,71 @@ func BenchmarkBgemmRatio(b *testing.B) {
 			b.ReportMetric(times[1][0]/times[0][0], "ratio-best")
 			b.ReportMetric(times[1][len(times[1])/2]/times[0][len(times[0])/2], "ratio-median")
 		})
+	}
+}
+
+// TestBF16PackPB checks the packPBBF16 each variant installs (f32 panels, or bf16 pair panels in the
+// variants named …bf16, whose microkernels take pairs) against its definition: every panel word for
+// panel widths with and without an 8-column tail, partial last panels, odd and even depths and padded
+// rows, the source ending at a guard page (a read past it faults), the destination pre-filled with a
+// sentinel that only the words the format defines may overwrite.
+func TestBF16PackPB(t *testing.T) {
+	defer Use("")
+	rng := rand.New(rand.NewPCG(3, 9))
+	const sentinel = 0xdeadbeef
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		pair := strings.HasSuffix(v, "bf16")
+		for _, panel := range []int{1, 3, 8, 14, 16, 17, 32} {
+			for _, n := range []int{1, 7, panel - 1, panel, panel + 1, 3*panel + 5, 41} {
+				if n < 1 {
+					continue
+				}
+				np := (n + panel - 1) / panel
+				for _, depth := range []int{1, 2, 3, 8, 33} {
+					for _, pad := range []int{0, 5} {
+						ld := n + pad
+						src, freeSrc := kgentest.Guarded[f16.BF16]((depth-1)*ld+n, true)
+						for i := range src {
+							src[i] = f16.BF16(rng.Uint32())
+						}
+						dst := make([]float32, np*panel*depth)
+						for i := range dst {
+							dst[i] = math.Float32frombits(sentinel)
+						}
+						packPBBF16(dst, src, ld, n, panel, depth)
+						h := (depth + 1) / 2
+						for p := 0; p < np; p++ {
+							for d := 0; d < depth; d++ {
+								for q := 0; q < panel; q++ {
+									col := p*panel + q
+									want := uint32(sentinel)
+									switch {
+									case pair && d < h && col < n:
+										want = uint32(src[2*d*ld+col])
+										if 2*d+1 < depth {
+											want |= uint32(src[(2*d+1)*ld+col]) << 16
+										}
+									case pair && d < h:
+										want = 0
+									case !pair && col < n:
+										want = uint32(src[d*ld+col]) << 16
+									case !pair:
+										want = 0
+									}
+									if got := math.Float32bits(dst[p*panel*depth+d*panel+q]); got != want {
+										t.Fatalf("%s (pair %v): packPBBF16 panel %d n %d depth %d ld %d: panel %d row %d col %d = %08x, want %08x",
+											v, pair, panel, n, depth, ld, p, d, q, got, want)
+									}
+								}
+							}
+						}
+						freeSrc()
+					}
+				}
+			}
+		}
 	}
 }

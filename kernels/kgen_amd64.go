@@ -1167,6 +1167,24 @@ func packPBf64AVX2Slice(dst, src []float64, ld, w, panel, depth int) {
 	packPBf64AVX2(&dst[0], &src[0], ld, w, panel, depth)
 }
 
+// packPBbf16PairAVX2Slice checks what packPBbf16PairAVX2 needs and runs it; anything else goes to the portable routine.
+func packPBbf16PairAVX2Slice(dst []float32, src []f16.BF16, ld, w, panel, depth int) {
+	if w < 1 || panel < 1 || depth < 1 || ld < 0 || len(dst) < (w+panel-1)/panel*panel*depth || (depth-1)*ld+w > len(src) {
+		packPBPairBF16(dst, src, ld, w, panel, depth)
+		return
+	}
+	packPBbf16PairAVX2(&dst[0], (*uint16)(&src[0]), ld, w, panel, depth)
+}
+
+// packPBbf16AVX2Slice checks what packPBbf16AVX2 needs and runs it; anything else goes to the portable routine.
+func packPBbf16AVX2Slice(dst []float32, src []f16.BF16, ld, w, panel, depth int) {
+	if w < 1 || panel < 1 || depth < 1 || ld < 0 || len(dst) < (w+panel-1)/panel*panel*depth || (depth-1)*ld+w > len(src) {
+		packPBGoBF16(dst, src, ld, w, panel, depth)
+		return
+	}
+	packPBbf16AVX2(&dst[0], (*uint16)(&src[0]), ld, w, panel, depth)
+}
+
 // transposeF32AVX2Slice adapts transposeF32AVX2 to the transpose slot's slice signature (codegen.TransposeSlot). The
 // routine reads src[r*lds+c] and writes dst[c*ldd+r] for r < rows, c < cols: unless all of them are inside
 // the slices, the portable routine runs instead and the assembly touches nothing.
@@ -1227,6 +1245,7 @@ func registerVariants() bool {
 			packPB32 = packPBf32AVX2Slice
 			packD64 = packDf64AVX2Slice
 			packPB64 = packPBf64AVX2Slice
+			packPBBF16 = packPBbf16AVX2Slice
 			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, Rows: dgemmRowsAVX2Slice}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
@@ -1308,6 +1327,7 @@ func registerVariants() bool {
 			packPB32 = packPBf32AVX2Slice
 			packD64 = packDf64AVX2Slice
 			packPB64 = packPBf64AVX2Slice
+			packPBBF16 = packPBbf16AVX2Slice
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
@@ -1412,7 +1432,7 @@ func registerVariants() bool {
 			packD64 = packDf64AVX2Slice
 			packPB64 = packPBf64AVX2Slice
 			packDBF16 = packDPairBF16
-			packPBBF16 = packPBPairBF16
+			packPBBF16 = packPBbf16PairAVX2Slice
 			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":

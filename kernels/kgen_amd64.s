@@ -17876,6 +17876,277 @@ packPBf64AVX2_next:
 	VZEROUPPER
 	RET
 
+// func packPBbf16AVX2(dst *float32, src *uint16, ld int, n int, panel int, depth int)
+// Requires: AVX, AVX2
+TEXT ·packPBbf16AVX2(SB), NOSPLIT, $0-48
+	MOVQ  panel+32(FP), R8
+	MOVQ  n+24(FP), AX
+	XORQ  DX, DX
+	DIVQ  R8
+	MOVQ  AX, R10
+	MOVQ  DX, R11
+	MOVQ  depth+40(FP), R9
+	MOVQ  R8, R12
+	SHLQ  $0x02, R12
+	IMULQ R9, R12
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  ld+16(FP), R13
+	SHLQ  $0x01, R13
+
+packPBbf16AVX2_row:
+	MOVQ  SI, R14
+	MOVQ  DI, R15
+	MOVQ  R10, BX
+	TESTQ BX, BX
+	JZ    packPBbf16AVX2_w_part
+
+packPBbf16AVX2_w_panel:
+	XORQ CX, CX
+
+packPBbf16AVX2_w_fv:
+	LEAQ      8(CX), DX
+	CMPQ      DX, R8
+	JG        packPBbf16AVX2_w_fs
+	VPMOVZXWD (R14)(CX*2), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVDQU   Y0, (R15)(CX*4)
+	MOVQ      DX, CX
+	JMP       packPBbf16AVX2_w_fv
+
+packPBbf16AVX2_w_fs:
+	CMPQ    CX, R8
+	JGE     packPBbf16AVX2_w_fe
+	MOVWLZX (R14)(CX*2), DX
+	SHLL    $0x10, DX
+	MOVL    DX, (R15)(CX*4)
+	INCQ    CX
+	JMP     packPBbf16AVX2_w_fs
+
+packPBbf16AVX2_w_fe:
+	LEAQ (R14)(R8*2), R14
+	ADDQ R12, R15
+	DECQ BX
+	JNZ  packPBbf16AVX2_w_panel
+
+packPBbf16AVX2_w_part:
+	TESTQ R11, R11
+	JZ    packPBbf16AVX2_w_done
+	XORQ  CX, CX
+
+packPBbf16AVX2_w_pv:
+	LEAQ      8(CX), DX
+	CMPQ      DX, R11
+	JG        packPBbf16AVX2_w_ps
+	VPMOVZXWD (R14)(CX*2), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVDQU   Y0, (R15)(CX*4)
+	MOVQ      DX, CX
+	JMP       packPBbf16AVX2_w_pv
+
+packPBbf16AVX2_w_ps:
+	CMPQ    CX, R11
+	JGE     packPBbf16AVX2_w_pe
+	MOVWLZX (R14)(CX*2), DX
+	SHLL    $0x10, DX
+	MOVL    DX, (R15)(CX*4)
+	INCQ    CX
+	JMP     packPBbf16AVX2_w_ps
+
+packPBbf16AVX2_w_pe:
+	XORL DX, DX
+
+packPBbf16AVX2_w_z:
+	CMPQ CX, R8
+	JGE  packPBbf16AVX2_w_done
+	MOVL DX, (R15)(CX*4)
+	INCQ CX
+	JMP  packPBbf16AVX2_w_z
+
+packPBbf16AVX2_w_done:
+	ADDQ R13, SI
+	LEAQ (DI)(R8*4), DI
+	DECQ R9
+	JNZ  packPBbf16AVX2_row
+	VZEROUPPER
+	RET
+
+// func packPBbf16PairAVX2(dst *float32, src *uint16, ld int, n int, panel int, depth int)
+// Requires: AVX, AVX2
+TEXT ·packPBbf16PairAVX2(SB), NOSPLIT, $0-48
+	MOVQ  panel+32(FP), R8
+	MOVQ  n+24(FP), AX
+	XORQ  DX, DX
+	DIVQ  R8
+	MOVQ  AX, R10
+	MOVQ  DX, R11
+	MOVQ  depth+40(FP), R9
+	MOVQ  R8, R12
+	SHLQ  $0x02, R12
+	IMULQ R9, R12
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  ld+16(FP), R13
+	SHLQ  $0x01, R13
+	SHRQ  $0x01, R9
+	JZ    packPBbf16PairAVX2_odd
+
+packPBbf16PairAVX2_pair:
+	LEAQ  (SI)(R13*1), AX
+	MOVQ  SI, R14
+	MOVQ  DI, R15
+	MOVQ  R10, BX
+	TESTQ BX, BX
+	JZ    packPBbf16PairAVX2_p_part
+
+packPBbf16PairAVX2_p_panel:
+	XORQ CX, CX
+
+packPBbf16PairAVX2_p_fv:
+	LEAQ      8(CX), DX
+	CMPQ      DX, R8
+	JG        packPBbf16PairAVX2_p_fs
+	VPMOVZXWD (R14)(CX*2), Y0
+	VPMOVZXWD (AX)(CX*2), Y1
+	VPSLLD    $0x10, Y1, Y1
+	VPOR      Y1, Y0, Y0
+	VMOVDQU   Y0, (R15)(CX*4)
+	MOVQ      DX, CX
+	JMP       packPBbf16PairAVX2_p_fv
+
+packPBbf16PairAVX2_p_fs:
+	CMPQ    CX, R8
+	JGE     packPBbf16PairAVX2_p_fe
+	MOVWLZX (AX)(CX*2), DX
+	SHLL    $0x10, DX
+	MOVW    (R14)(CX*2), DX
+	MOVL    DX, (R15)(CX*4)
+	INCQ    CX
+	JMP     packPBbf16PairAVX2_p_fs
+
+packPBbf16PairAVX2_p_fe:
+	LEAQ (R14)(R8*2), R14
+	LEAQ (AX)(R8*2), AX
+	ADDQ R12, R15
+	DECQ BX
+	JNZ  packPBbf16PairAVX2_p_panel
+
+packPBbf16PairAVX2_p_part:
+	TESTQ R11, R11
+	JZ    packPBbf16PairAVX2_p_done
+	XORQ  CX, CX
+
+packPBbf16PairAVX2_p_pv:
+	LEAQ      8(CX), DX
+	CMPQ      DX, R11
+	JG        packPBbf16PairAVX2_p_ps
+	VPMOVZXWD (R14)(CX*2), Y0
+	VPMOVZXWD (AX)(CX*2), Y1
+	VPSLLD    $0x10, Y1, Y1
+	VPOR      Y1, Y0, Y0
+	VMOVDQU   Y0, (R15)(CX*4)
+	MOVQ      DX, CX
+	JMP       packPBbf16PairAVX2_p_pv
+
+packPBbf16PairAVX2_p_ps:
+	CMPQ    CX, R11
+	JGE     packPBbf16PairAVX2_p_pe
+	MOVWLZX (AX)(CX*2), DX
+	SHLL    $0x10, DX
+	MOVW    (R14)(CX*2), DX
+	MOVL    DX, (R15)(CX*4)
+	INCQ    CX
+	JMP     packPBbf16PairAVX2_p_ps
+
+packPBbf16PairAVX2_p_pe:
+	XORL DX, DX
+
+packPBbf16PairAVX2_p_z:
+	CMPQ CX, R8
+	JGE  packPBbf16PairAVX2_p_done
+	MOVL DX, (R15)(CX*4)
+	INCQ CX
+	JMP  packPBbf16PairAVX2_p_z
+
+packPBbf16PairAVX2_p_done:
+	LEAQ (SI)(R13*2), SI
+	LEAQ (DI)(R8*4), DI
+	DECQ R9
+	JNZ  packPBbf16PairAVX2_pair
+
+packPBbf16PairAVX2_odd:
+	MOVQ  depth+40(FP), R9
+	TESTB $0x01, R9
+	JZ    packPBbf16PairAVX2_end
+	MOVQ  SI, R14
+	MOVQ  DI, R15
+	MOVQ  R10, BX
+	TESTQ BX, BX
+	JZ    packPBbf16PairAVX2_o_part
+
+packPBbf16PairAVX2_o_panel:
+	XORQ CX, CX
+
+packPBbf16PairAVX2_o_fv:
+	LEAQ      8(CX), DX
+	CMPQ      DX, R8
+	JG        packPBbf16PairAVX2_o_fs
+	VPMOVZXWD (R14)(CX*2), Y0
+	VMOVDQU   Y0, (R15)(CX*4)
+	MOVQ      DX, CX
+	JMP       packPBbf16PairAVX2_o_fv
+
+packPBbf16PairAVX2_o_fs:
+	CMPQ    CX, R8
+	JGE     packPBbf16PairAVX2_o_fe
+	MOVWLZX (R14)(CX*2), DX
+	MOVL    DX, (R15)(CX*4)
+	INCQ    CX
+	JMP     packPBbf16PairAVX2_o_fs
+
+packPBbf16PairAVX2_o_fe:
+	LEAQ (R14)(R8*2), R14
+	ADDQ R12, R15
+	DECQ BX
+	JNZ  packPBbf16PairAVX2_o_panel
+
+packPBbf16PairAVX2_o_part:
+	TESTQ R11, R11
+	JZ    packPBbf16PairAVX2_o_done
+	XORQ  CX, CX
+
+packPBbf16PairAVX2_o_pv:
+	LEAQ      8(CX), DX
+	CMPQ      DX, R11
+	JG        packPBbf16PairAVX2_o_ps
+	VPMOVZXWD (R14)(CX*2), Y0
+	VMOVDQU   Y0, (R15)(CX*4)
+	MOVQ      DX, CX
+	JMP       packPBbf16PairAVX2_o_pv
+
+packPBbf16PairAVX2_o_ps:
+	CMPQ    CX, R11
+	JGE     packPBbf16PairAVX2_o_pe
+	MOVWLZX (R14)(CX*2), DX
+	MOVL    DX, (R15)(CX*4)
+	INCQ    CX
+	JMP     packPBbf16PairAVX2_o_ps
+
+packPBbf16PairAVX2_o_pe:
+	XORL DX, DX
+
+packPBbf16PairAVX2_o_z:
+	CMPQ CX, R8
+	JGE  packPBbf16PairAVX2_o_done
+	MOVL DX, (R15)(CX*4)
+	INCQ CX
+	JMP  packPBbf16PairAVX2_o_z
+
+packPBbf16PairAVX2_o_done:
+packPBbf16PairAVX2_end:
+	VZEROUPPER
+	RET
+
 // func sgemmRowsAVX512(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
 // Requires: AVX, AVX512F
 TEXT ·sgemmRowsAVX512(SB), NOSPLIT, $40-80

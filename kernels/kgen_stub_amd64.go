@@ -87,6 +87,18 @@ func packDf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth in
 //go:noescape
 func packPBf64AVX2(dst *float64, src *float64, ld int, n int, panel int, depth int)
 
+// packPBbf16AVX2 packs the panels of a block of bf16 rows as f32 panels: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q] widened,
+// for q < n; the last panel is zero-padded. The caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packPBbf16AVX2(dst *float32, src *uint16, ld int, n int, panel int, depth int)
+
+// packPBbf16PairAVX2 packs the panels of a block of bf16 rows as bf16 pair panels: word d2*panel + q%panel of panel q/panel = src[2*d2*ld+q] | src[(2*d2+1)*ld+q]<<16,
+// for q < n; the last panel is zero-padded. The caller checks the bounds (codegen.PackImpl).
+//
+//go:noescape
+func packPBbf16PairAVX2(dst *float32, src *uint16, ld int, n int, panel int, depth int)
+
 // sgemmRowsAVX512 is the rows kernel (codegen/amd64/rows.go): C[i*ldc+j] = Σ_p a[i*ars+p*acs]·b[p*ldb+j]
 // for i < m, j < n, streaming B row by row; 1 <= m <= 4.
 //

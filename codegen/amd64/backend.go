@@ -82,6 +82,15 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 			}
 		}
 	}
+	// GEMMs with bf16 operands pack B through packPBBF16: f32 panels in the avx2 and avx512 variants,
+	// pair panels in avx512bf16 (below); both are generated routines (packbf16.go).
+	var pairPB PackKernel
+	if codegen.HasPairSlots(p) {
+		widen := NewBF16PackKernel(false)
+		pairPB = NewBF16PackKernel(true)
+		packs = append(packs, widen, pairPB)
+		packImpls = append(packImpls, bf16PackImpl(widen))
+	}
 	for _, isa := range []string{AVX512, AVX2} {
 		// The vector loops with f16 accesses use F16C (VCVTPH2PS/VCVTPS2PH), which every AVX2 CPU has
 		// (Intel since Ivy Bridge, AMD since Piledriver); their zmm forms are AVX-512F. F16C joins the
@@ -137,9 +146,15 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		v.Name = AVX512 + "bf16"
 		v.Cond += " && cpu.X86.HasAVX512BF16"
 		v.Slots = append([]codegen.SlotKernel(nil), v.Slots...)
-		v.Packs = append(append([]codegen.PackImpl(nil), v.Packs...),
+		v.Packs = nil
+		for _, pk := range variants[0].Packs {
+			if pk.Elem != ir.BF16 { // the f32-panel bf16 routine gives way to the pair ones
+				v.Packs = append(v.Packs, pk)
+			}
+		}
+		v.Packs = append(v.Packs,
 			codegen.PackImpl{D: true, Elem: ir.BF16, Func: codegen.PackPairBF16(true), Slice: true},
-			codegen.PackImpl{Elem: ir.BF16, Func: codegen.PackPairBF16(false), Slice: true})
+			bf16PackImpl(pairPB))
 		for i, s := range v.Slots {
 			if !s.Slot.BF16Pairs {
 				continue
@@ -168,8 +183,8 @@ func (Backend) Generate(p *codegen.Package) ([]codegen.File, error) {
 		return nil, err
 	}
 	imports := []string{"golang.org/x/sys/cpu"}
-	if codegen.ImplsNeedF16(vimpls) {
-		imports = append(imports, p.KgenModule()+"/f16") // adapters of the f16 vector loops
+	if codegen.ImplsNeedF16(vimpls) || codegen.HasPairSlots(p) {
+		imports = append(imports, p.KgenModule()+"/f16") // adapters of the f16 vector loops and bf16 packers
 	}
 	if codegen.HostBlocks(variants) {
 		imports = append(imports, p.KgenModule()+"/target") // HostGemmBlocks

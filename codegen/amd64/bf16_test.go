@@ -128,7 +128,7 @@ kernel sg(A: f32[M, K], B: f32[K, N], C: out f32[M, N]) {
 		}
 	}
 	body := src[i : i+strings.Index(src[i:], "}}}")]
-	for _, want := range []string{"packDBF16 = packDPairBF16", "packPBBF16 = packPBPairBF16",
+	for _, want := range []string{"packDBF16 = packDPairBF16", "packPBBF16 = packPBbf16PairAVX2Slice",
 		`*bgSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32`, "Micro: bgemm14x32AVX512Slice",
 		`*mixedSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC`,
 		`*sgSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC`} {
@@ -136,7 +136,8 @@ kernel sg(A: f32[M, K], B: f32[K, N], C: out f32[M, N]) {
 			t.Errorf("avx512bf16 variant lacks %q:\n%s", want, body)
 		}
 	}
-	if strings.Count(src, "bgemm14x32AVX512Slice,") != 1 || strings.Count(src, "packDPairBF16") != 1 {
+	if strings.Count(src, "bgemm14x32AVX512Slice,") != 1 || strings.Count(src, "packDPairBF16") != 1 ||
+		strings.Count(src, "packPBBF16 = packPBbf16PairAVX2Slice") != 1 {
 		t.Errorf("the VDPBF16PS kernel or the pair packers are installed outside the avx512bf16 variant:\n%s", src)
 	}
 	if other := gen(`

@@ -30,6 +30,8 @@ type PackKernel struct {
 	// D: packD (A-like); otherwise packPB, all the panels of a block of n columns, row by row (one call
 	// per block or per worker's chunk): dst panel p starts at p*panel*depth; the last one is zero-padded.
 	D bool
+	// Pair: the bf16 pair-panel format (Elem BF16 only; packbf16.go).
+	Pair bool
 }
 
 // NewPackKernel names the routine of an element type and layout.
@@ -38,6 +40,10 @@ func NewPackKernel(elem string, d bool) PackKernel {
 }
 
 func emitPack(c *build.Context, k PackKernel) {
+	if k.Elem == BF16 {
+		emitPackPBBF16(c, k)
+		return
+	}
 	if !k.D {
 		emitPackPB(c, k)
 		return
