@@ -407,20 +407,25 @@ func IVars(e IExpr, f func(*Var)) {
 // Walk calls f for e and every sub-expression, parents first.
 func Walk(e Expr, f func(Expr)) {
 	f(e)
+	Children(e, func(c Expr) { Walk(c, f) })
+}
+
+// Children calls f for each direct sub-expression of e, in order.
+func Children(e Expr, f func(Expr)) {
 	switch e := e.(type) {
 	case *Unary:
-		Walk(e.X, f)
+		f(e.X)
 	case *Binary:
-		Walk(e.X, f)
-		Walk(e.Y, f)
+		f(e.X)
+		f(e.Y)
 	case *Select:
-		Walk(e.C, f)
-		Walk(e.A, f)
-		Walk(e.B, f)
+		f(e.C)
+		f(e.A)
+		f(e.B)
 	case *Cast:
-		Walk(e.X, f)
+		f(e.X)
 	case *Reduce:
-		Walk(e.X, f)
+		f(e.X)
 	}
 }
 

@@ -712,6 +712,18 @@ var bgemm_bf16SlotGo = *bgemm_bf16Slot
 var bgemm_ttSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
 var bgemm_ttSlotGo = *bgemm_ttSlot
 
+var linear_geluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
+var linear_geluSlotGo = *linear_geluSlot
+
+var hlinear_geluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
+var hlinear_geluSlotGo = *hlinear_geluSlot
+
+var linear_residualSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
+var linear_residualSlotGo = *linear_residualSlot
+
+var gemm_sigmoidSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, Rows: rowsGo32}
+var gemm_sigmoidSlotGo = *gemm_sigmoidSlot
+
 // transposeSlot32 is one tensorized transpose (ir.Transpose, codegen.TransposeSlot): the block sizes
 // and the tile routine T, which sets dst[c*ldd+r] = src[r*lds+c] for r < rows, c < cols.
 type transposeSlot32 struct {
@@ -840,6 +852,10 @@ var variants = []variant{{"go", func() {
 	*bgemmSlot = bgemmSlotGo
 	*bgemm_bf16Slot = bgemm_bf16SlotGo
 	*bgemm_ttSlot = bgemm_ttSlotGo
+	*linear_geluSlot = linear_geluSlotGo
+	*hlinear_geluSlot = hlinear_geluSlotGo
+	*linear_residualSlot = linear_residualSlotGo
+	*gemm_sigmoidSlot = gemm_sigmoidSlotGo
 	*transposeSlot = transposeSlotGo
 	*dtransposeSlot = dtransposeSlotGo
 	resetVLoops()
@@ -901,6 +917,11 @@ func resetVLoops() {
 	vloop_batch_stats_5 = nil
 	vloop_batch_stats_6 = nil
 	vloop_batch_stats_7 = nil
+	vloop_linear_gelu_0 = nil
+	vloop_hlinear_gelu_0 = nil
+	vloop_linear_residual_0 = nil
+	vloop_gemm_sigmoid_0 = nil
+	vloop_gelu_0 = nil
 	vloop_cvtF16F32 = nil
 }
 

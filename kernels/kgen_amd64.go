@@ -556,6 +556,56 @@ func vloop_batch_stats_7AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32)
 	return lo + n
 }
 
+// vloop_linear_gelu_0AVX512Slot runs vloop_linear_gelu_0 (a Vector loop of the loop IR) through vloop_linear_gelu_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_linear_gelu_0AVX512Slot(lo, hi int, t0 []float32, o0 int, c0 float32, c1 float32, c2 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_linear_gelu_0AVX512(n, &t0[o0], c0, c1, c2)
+	return lo + n
+}
+
+// vloop_hlinear_gelu_0AVX512Slot runs vloop_hlinear_gelu_0 (a Vector loop of the loop IR) through vloop_hlinear_gelu_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_hlinear_gelu_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int, c0 float32, c1 float32, c2 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_hlinear_gelu_0AVX512(n, &t0[o0], (*uint16)(&t1[o1]), c0, c1, c2)
+	return lo + n
+}
+
+// vloop_linear_residual_0AVX512Slot runs vloop_linear_residual_0 (a Vector loop of the loop IR) through vloop_linear_residual_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_linear_residual_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_linear_residual_0AVX512(n, &t0[o0], &t1[o1])
+	return lo + n
+}
+
+// vloop_gemm_sigmoid_0AVX512Slot runs vloop_gemm_sigmoid_0 (a Vector loop of the loop IR) through vloop_gemm_sigmoid_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_gemm_sigmoid_0AVX512Slot(lo, hi int, t0 []float32, o0 int) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) {
+		return lo
+	}
+	vloop_gemm_sigmoid_0AVX512(n, &t0[o0])
+	return lo + n
+}
+
+// vloop_gelu_0AVX512Slot runs vloop_gelu_0 (a Vector loop of the loop IR) through vloop_gelu_0AVX512, 16 lanes at a time and the rest under a mask.
+func vloop_gelu_0AVX512Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32, c1 float32, c2 float32) int {
+	n := hi - lo
+	if n <= 0 || o0 < 0 || o0+n > len(t0) || o1 < 0 || o1+n > len(t1) {
+		return lo
+	}
+	vloop_gelu_0AVX512(n, &t0[o0], &t1[o1], c0, c1, c2)
+	return lo + n
+}
+
 // vloop_cvtF16F32AVX512Slot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32AVX512, 16 lanes at a time and the rest under a mask.
 func vloop_cvtF16F32AVX512Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
 	n := hi - lo
@@ -999,6 +1049,56 @@ func vloop_batch_stats_7AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32) i
 	return lo + n*8
 }
 
+// vloop_linear_gelu_0AVX2Slot runs vloop_linear_gelu_0 (a Vector loop of the loop IR) through vloop_linear_gelu_0AVX2, 8 lanes at a time.
+func vloop_linear_gelu_0AVX2Slot(lo, hi int, t0 []float32, o0 int, c0 float32, c1 float32, c2 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_linear_gelu_0AVX2(n, &t0[o0], c0, c1, c2)
+	return lo + n*8
+}
+
+// vloop_hlinear_gelu_0AVX2Slot runs vloop_hlinear_gelu_0 (a Vector loop of the loop IR) through vloop_hlinear_gelu_0AVX2, 8 lanes at a time.
+func vloop_hlinear_gelu_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int, c0 float32, c1 float32, c2 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_hlinear_gelu_0AVX2(n, &t0[o0], (*uint16)(&t1[o1]), c0, c1, c2)
+	return lo + n*8
+}
+
+// vloop_linear_residual_0AVX2Slot runs vloop_linear_residual_0 (a Vector loop of the loop IR) through vloop_linear_residual_0AVX2, 8 lanes at a time.
+func vloop_linear_residual_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_linear_residual_0AVX2(n, &t0[o0], &t1[o1])
+	return lo + n*8
+}
+
+// vloop_gemm_sigmoid_0AVX2Slot runs vloop_gemm_sigmoid_0 (a Vector loop of the loop IR) through vloop_gemm_sigmoid_0AVX2, 8 lanes at a time.
+func vloop_gemm_sigmoid_0AVX2Slot(lo, hi int, t0 []float32, o0 int) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) {
+		return lo
+	}
+	vloop_gemm_sigmoid_0AVX2(n, &t0[o0])
+	return lo + n*8
+}
+
+// vloop_gelu_0AVX2Slot runs vloop_gelu_0 (a Vector loop of the loop IR) through vloop_gelu_0AVX2, 8 lanes at a time.
+func vloop_gelu_0AVX2Slot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32, c1 float32, c2 float32) int {
+	n := (hi - lo) / 8
+	if n <= 0 || o0 < 0 || o0+n*8 > len(t0) || o1 < 0 || o1+n*8 > len(t1) {
+		return lo
+	}
+	vloop_gelu_0AVX2(n, &t0[o0], &t1[o1], c0, c1, c2)
+	return lo + n*8
+}
+
 // vloop_cvtF16F32AVX2Slot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32AVX2, 8 lanes at a time.
 func vloop_cvtF16F32AVX2Slot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
 	n := (hi - lo) / 8
@@ -1161,6 +1261,10 @@ func registerVariants() bool {
 			*bgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			*bgemm_bf16Slot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			*bgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*linear_geluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*hlinear_geluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*linear_residualSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*gemm_sigmoidSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
@@ -1205,6 +1309,11 @@ func registerVariants() bool {
 			vloop_batch_stats_5 = vloop_batch_stats_5AVX2Slot
 			vloop_batch_stats_6 = vloop_batch_stats_6AVX2Slot
 			vloop_batch_stats_7 = vloop_batch_stats_7AVX2Slot
+			vloop_linear_gelu_0 = vloop_linear_gelu_0AVX2Slot
+			vloop_hlinear_gelu_0 = vloop_hlinear_gelu_0AVX2Slot
+			vloop_linear_residual_0 = vloop_linear_residual_0AVX2Slot
+			vloop_gemm_sigmoid_0 = vloop_gemm_sigmoid_0AVX2Slot
+			vloop_gelu_0 = vloop_gelu_0AVX2Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX2Slot
 			transposeSlot.Name, transposeSlot.T = "avx2", transposeF32AVX2Slice
 			dtransposeSlot.Name, dtransposeSlot.T = "avx2", transposeF64AVX2Slice
@@ -1256,6 +1365,10 @@ func registerVariants() bool {
 			*bgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*bgemm_bf16Slot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*bgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*linear_geluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*hlinear_geluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*linear_residualSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*gemm_sigmoidSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX512Slot
 			vloop_sdot_0 = vloop_sdot_0AVX512Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX512Slot
@@ -1300,6 +1413,11 @@ func registerVariants() bool {
 			vloop_batch_stats_5 = vloop_batch_stats_5AVX512Slot
 			vloop_batch_stats_6 = vloop_batch_stats_6AVX512Slot
 			vloop_batch_stats_7 = vloop_batch_stats_7AVX512Slot
+			vloop_linear_gelu_0 = vloop_linear_gelu_0AVX512Slot
+			vloop_hlinear_gelu_0 = vloop_hlinear_gelu_0AVX512Slot
+			vloop_linear_residual_0 = vloop_linear_residual_0AVX512Slot
+			vloop_gemm_sigmoid_0 = vloop_gemm_sigmoid_0AVX512Slot
+			vloop_gelu_0 = vloop_gelu_0AVX512Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX512Slot
 			transposeSlot.Name, transposeSlot.T = "avx512", transposeF32AVX512Slice
 			dtransposeSlot.Name, dtransposeSlot.T = "avx512", transposeF64AVX512Slice
@@ -1352,6 +1470,10 @@ func registerVariants() bool {
 			*bgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
 			*bgemm_bf16Slot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
 			*bgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
+			*linear_geluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*hlinear_geluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*linear_residualSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*gemm_sigmoidSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX512Slot
 			vloop_sdot_0 = vloop_sdot_0AVX512Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX512Slot
@@ -1396,6 +1518,11 @@ func registerVariants() bool {
 			vloop_batch_stats_5 = vloop_batch_stats_5AVX512Slot
 			vloop_batch_stats_6 = vloop_batch_stats_6AVX512Slot
 			vloop_batch_stats_7 = vloop_batch_stats_7AVX512Slot
+			vloop_linear_gelu_0 = vloop_linear_gelu_0AVX512Slot
+			vloop_hlinear_gelu_0 = vloop_hlinear_gelu_0AVX512Slot
+			vloop_linear_residual_0 = vloop_linear_residual_0AVX512Slot
+			vloop_gemm_sigmoid_0 = vloop_gemm_sigmoid_0AVX512Slot
+			vloop_gelu_0 = vloop_gelu_0AVX512Slot
 			vloop_cvtF16F32 = vloop_cvtF16F32AVX512Slot
 			transposeSlot.Name, transposeSlot.T = "avx512bf16", transposeF32AVX512Slice
 			dtransposeSlot.Name, dtransposeSlot.T = "avx512bf16", transposeF64AVX512Slice

@@ -23575,6 +23575,893 @@ done:
 	VZEROUPPER
 	RET
 
+// func vloop_linear_gelu_0AVX2(n int, p0 *float32, c0 float32, c1 float32, c2 float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·vloop_linear_gelu_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Y0
+	VBROADCASTSS c1+20(FP), Y1
+	VBROADCASTSS c2+24(FP), Y2
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS      (SI)(AX*1), Y3
+	VMOVUPS      (SI)(AX*1), Y4
+	VMULPS       (SI)(AX*1), Y2, Y5
+	VMULPS       (SI)(AX*1), Y5, Y5
+	VFMADD231PS  (SI)(AX*1), Y5, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS vloopExpF32<>+96(SB), Y5, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y5, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y7
+	VPSUBD       Y7, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y5, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMOVUPS      Y3, (SI)(AX*1)
+	VMOVUPS      32(SI)(AX*1), Y3
+	VMOVUPS      32(SI)(AX*1), Y4
+	VMULPS       32(SI)(AX*1), Y2, Y7
+	VMULPS       32(SI)(AX*1), Y7, Y7
+	VFMADD231PS  32(SI)(AX*1), Y7, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y7
+	VROUNDPS     $0x00, Y7, Y7
+	VFNMADD231PS vloopExpF32<>+96(SB), Y7, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y7, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y7, Y7
+	VPSRAD       $0x01, Y7, Y5
+	VPSUBD       Y5, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VMULPS       Y5, Y6, Y6
+	VMULPS       Y7, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 32(SI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Y3
+	VMOVUPS      64(SI)(AX*1), Y4
+	VMULPS       64(SI)(AX*1), Y2, Y5
+	VMULPS       64(SI)(AX*1), Y5, Y5
+	VFMADD231PS  64(SI)(AX*1), Y5, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS vloopExpF32<>+96(SB), Y5, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y5, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y7
+	VPSUBD       Y7, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y5, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 64(SI)(AX*1)
+	VMOVUPS      96(SI)(AX*1), Y3
+	VMOVUPS      96(SI)(AX*1), Y4
+	VMULPS       96(SI)(AX*1), Y2, Y7
+	VMULPS       96(SI)(AX*1), Y7, Y7
+	VFMADD231PS  96(SI)(AX*1), Y7, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y7
+	VROUNDPS     $0x00, Y7, Y7
+	VFNMADD231PS vloopExpF32<>+96(SB), Y7, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y7, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y7, Y7
+	VPSRAD       $0x01, Y7, Y5
+	VPSUBD       Y5, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VMULPS       Y5, Y6, Y6
+	VMULPS       Y7, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 96(SI)(AX*1)
+	ADDQ         $0x00000080, AX
+	DECQ         DX
+	JNZ          loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS      (SI)(AX*1), Y3
+	VMOVUPS      (SI)(AX*1), Y4
+	VMULPS       (SI)(AX*1), Y2, Y5
+	VMULPS       (SI)(AX*1), Y5, Y5
+	VFMADD231PS  (SI)(AX*1), Y5, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS vloopExpF32<>+96(SB), Y5, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y5, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y7
+	VPSUBD       Y7, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y5, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMOVUPS      Y3, (SI)(AX*1)
+	ADDQ         $0x00000020, AX
+	DECQ         CX
+	JNZ          loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hlinear_gelu_0AVX2(n int, p0 *float32, p1 *uint16, c0 float32, c1 float32, c2 float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·vloop_hlinear_gelu_0AVX2(SB), NOSPLIT, $0-36
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Y0
+	VBROADCASTSS c1+28(FP), Y1
+	VBROADCASTSS c2+32(FP), Y2
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS      (SI)(AX*2), Y3
+	VMOVUPS      (SI)(AX*2), Y4
+	VMULPS       (SI)(AX*2), Y2, Y5
+	VMULPS       (SI)(AX*2), Y5, Y5
+	VFMADD231PS  (SI)(AX*2), Y5, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS vloopExpF32<>+96(SB), Y5, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y5, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y7
+	VPSUBD       Y7, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y5, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VCMPPS       $0x03, Y3, Y3, Y7
+	VPSRLD       $0x16, Y3, Y4
+	VPSLLD       $0x16, Y4, Y4
+	VORPS        vloopF16Quiet<>+0(SB), Y4, Y4
+	VBLENDVPS    Y7, Y4, Y3, Y4
+	VCVTPS2PH    $0x00, Y4, (DI)(AX*1)
+	VMOVUPS      32(SI)(AX*2), Y3
+	VMOVUPS      32(SI)(AX*2), Y4
+	VMULPS       32(SI)(AX*2), Y2, Y7
+	VMULPS       32(SI)(AX*2), Y7, Y7
+	VFMADD231PS  32(SI)(AX*2), Y7, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y7
+	VROUNDPS     $0x00, Y7, Y7
+	VFNMADD231PS vloopExpF32<>+96(SB), Y7, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y7, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y7, Y7
+	VPSRAD       $0x01, Y7, Y5
+	VPSUBD       Y5, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VMULPS       Y5, Y6, Y6
+	VMULPS       Y7, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VCMPPS       $0x03, Y3, Y3, Y5
+	VPSRLD       $0x16, Y3, Y4
+	VPSLLD       $0x16, Y4, Y4
+	VORPS        vloopF16Quiet<>+0(SB), Y4, Y4
+	VBLENDVPS    Y5, Y4, Y3, Y4
+	VCVTPS2PH    $0x00, Y4, 16(DI)(AX*1)
+	VMOVUPS      64(SI)(AX*2), Y3
+	VMOVUPS      64(SI)(AX*2), Y4
+	VMULPS       64(SI)(AX*2), Y2, Y5
+	VMULPS       64(SI)(AX*2), Y5, Y5
+	VFMADD231PS  64(SI)(AX*2), Y5, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS vloopExpF32<>+96(SB), Y5, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y5, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y7
+	VPSUBD       Y7, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y5, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VCMPPS       $0x03, Y3, Y3, Y7
+	VPSRLD       $0x16, Y3, Y4
+	VPSLLD       $0x16, Y4, Y4
+	VORPS        vloopF16Quiet<>+0(SB), Y4, Y4
+	VBLENDVPS    Y7, Y4, Y3, Y4
+	VCVTPS2PH    $0x00, Y4, 32(DI)(AX*1)
+	VMOVUPS      96(SI)(AX*2), Y3
+	VMOVUPS      96(SI)(AX*2), Y4
+	VMULPS       96(SI)(AX*2), Y2, Y7
+	VMULPS       96(SI)(AX*2), Y7, Y7
+	VFMADD231PS  96(SI)(AX*2), Y7, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y7
+	VROUNDPS     $0x00, Y7, Y7
+	VFNMADD231PS vloopExpF32<>+96(SB), Y7, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y7, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y7, Y7
+	VPSRAD       $0x01, Y7, Y5
+	VPSUBD       Y5, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VMULPS       Y5, Y6, Y6
+	VMULPS       Y7, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VCMPPS       $0x03, Y3, Y3, Y5
+	VPSRLD       $0x16, Y3, Y4
+	VPSLLD       $0x16, Y4, Y4
+	VORPS        vloopF16Quiet<>+0(SB), Y4, Y4
+	VBLENDVPS    Y5, Y4, Y3, Y4
+	VCVTPS2PH    $0x00, Y4, 48(DI)(AX*1)
+	ADDQ         $0x00000040, AX
+	DECQ         DX
+	JNZ          loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS      (SI)(AX*2), Y3
+	VMOVUPS      (SI)(AX*2), Y4
+	VMULPS       (SI)(AX*2), Y2, Y5
+	VMULPS       (SI)(AX*2), Y5, Y5
+	VFMADD231PS  (SI)(AX*2), Y5, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS vloopExpF32<>+96(SB), Y5, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y5, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y7
+	VPSUBD       Y7, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y5, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VCMPPS       $0x03, Y3, Y3, Y7
+	VPSRLD       $0x16, Y3, Y4
+	VPSLLD       $0x16, Y4, Y4
+	VORPS        vloopF16Quiet<>+0(SB), Y4, Y4
+	VBLENDVPS    Y7, Y4, Y3, Y4
+	VCVTPS2PH    $0x00, Y4, (DI)(AX*1)
+	ADDQ         $0x00000010, AX
+	DECQ         CX
+	JNZ          loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_linear_residual_0AVX2(n int, p0 *float32, p1 *float32)
+// Requires: AVX
+TEXT ·vloop_linear_residual_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	VMOVUPS 32(SI)(AX*1), Y0
+	VADDPS  32(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 32(SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Y0
+	VADDPS  64(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 64(SI)(AX*1)
+	VMOVUPS 96(SI)(AX*1), Y0
+	VADDPS  96(DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, 96(SI)(AX*1)
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS  (DI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*1)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JNZ     loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_gemm_sigmoid_0AVX2(n int, p0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·vloop_gemm_sigmoid_0AVX2(SB), NOSPLIT, $0-16
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x02, DX
+	JZ   tail
+
+loop:
+	VMOVUPS      (SI)(AX*1), Y0
+	VPCMPEQD     Y1, Y1, Y1
+	VPSLLD       $0x1f, Y1, Y1
+	VXORPS       Y1, Y0, Y0
+	VMOVUPS      vloopExpF32<>+0(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMOVUPS      vloopExpF32<>+32(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMULPS       vloopExpF32<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS vloopExpF32<>+96(SB), Y1, Y0
+	VFNMADD231PS vloopExpF32<>+128(SB), Y1, Y0
+	VMOVUPS      vloopExpF32<>+160(SB), Y2
+	VFMADD213PS  vloopExpF32<>+192(SB), Y0, Y2
+	VFMADD213PS  vloopExpF32<>+224(SB), Y0, Y2
+	VFMADD213PS  vloopExpF32<>+256(SB), Y0, Y2
+	VFMADD213PS  vloopExpF32<>+288(SB), Y0, Y2
+	VFMADD213PS  vloopExpF32<>+320(SB), Y0, Y2
+	VMULPS       Y0, Y2, Y2
+	VFMADD213PS  Y0, Y0, Y2
+	VADDPS       vloopExpF32<>+352(SB), Y2, Y2
+	VCVTPS2DQ    Y1, Y1
+	VPSRAD       $0x01, Y1, Y3
+	VPSUBD       Y3, Y1, Y1
+	VPADDD       vloopExpF32<>+384(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VPADDD       vloopExpF32<>+384(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y0
+	VADDPS       vloopExpF32<>+352(SB), Y0, Y0
+	VMOVUPS      vloopExpF32<>+352(SB), Y3
+	VDIVPS       Y0, Y3, Y3
+	VMOVUPS      Y3, (SI)(AX*1)
+	VMOVUPS      32(SI)(AX*1), Y3
+	VPCMPEQD     Y0, Y0, Y0
+	VPSLLD       $0x1f, Y0, Y0
+	VXORPS       Y0, Y3, Y3
+	VMOVUPS      vloopExpF32<>+0(SB), Y2
+	VMINPS       Y3, Y2, Y3
+	VMOVUPS      vloopExpF32<>+32(SB), Y2
+	VMAXPS       Y3, Y2, Y3
+	VMULPS       vloopExpF32<>+64(SB), Y3, Y0
+	VROUNDPS     $0x00, Y0, Y0
+	VFNMADD231PS vloopExpF32<>+96(SB), Y0, Y3
+	VFNMADD231PS vloopExpF32<>+128(SB), Y0, Y3
+	VMOVUPS      vloopExpF32<>+160(SB), Y2
+	VFMADD213PS  vloopExpF32<>+192(SB), Y3, Y2
+	VFMADD213PS  vloopExpF32<>+224(SB), Y3, Y2
+	VFMADD213PS  vloopExpF32<>+256(SB), Y3, Y2
+	VFMADD213PS  vloopExpF32<>+288(SB), Y3, Y2
+	VFMADD213PS  vloopExpF32<>+320(SB), Y3, Y2
+	VMULPS       Y3, Y2, Y2
+	VFMADD213PS  Y3, Y3, Y2
+	VADDPS       vloopExpF32<>+352(SB), Y2, Y2
+	VCVTPS2DQ    Y0, Y0
+	VPSRAD       $0x01, Y0, Y1
+	VPSUBD       Y1, Y0, Y0
+	VPADDD       vloopExpF32<>+384(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VPADDD       vloopExpF32<>+384(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y1, Y2, Y2
+	VMULPS       Y0, Y2, Y3
+	VADDPS       vloopExpF32<>+352(SB), Y3, Y3
+	VMOVUPS      vloopExpF32<>+352(SB), Y1
+	VDIVPS       Y3, Y1, Y1
+	VMOVUPS      Y1, 32(SI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Y1
+	VPCMPEQD     Y3, Y3, Y3
+	VPSLLD       $0x1f, Y3, Y3
+	VXORPS       Y3, Y1, Y1
+	VMOVUPS      vloopExpF32<>+0(SB), Y2
+	VMINPS       Y1, Y2, Y1
+	VMOVUPS      vloopExpF32<>+32(SB), Y2
+	VMAXPS       Y1, Y2, Y1
+	VMULPS       vloopExpF32<>+64(SB), Y1, Y3
+	VROUNDPS     $0x00, Y3, Y3
+	VFNMADD231PS vloopExpF32<>+96(SB), Y3, Y1
+	VFNMADD231PS vloopExpF32<>+128(SB), Y3, Y1
+	VMOVUPS      vloopExpF32<>+160(SB), Y2
+	VFMADD213PS  vloopExpF32<>+192(SB), Y1, Y2
+	VFMADD213PS  vloopExpF32<>+224(SB), Y1, Y2
+	VFMADD213PS  vloopExpF32<>+256(SB), Y1, Y2
+	VFMADD213PS  vloopExpF32<>+288(SB), Y1, Y2
+	VFMADD213PS  vloopExpF32<>+320(SB), Y1, Y2
+	VMULPS       Y1, Y2, Y2
+	VFMADD213PS  Y1, Y1, Y2
+	VADDPS       vloopExpF32<>+352(SB), Y2, Y2
+	VCVTPS2DQ    Y3, Y3
+	VPSRAD       $0x01, Y3, Y0
+	VPSUBD       Y0, Y3, Y3
+	VPADDD       vloopExpF32<>+384(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VPADDD       vloopExpF32<>+384(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y0, Y2, Y2
+	VMULPS       Y3, Y2, Y1
+	VADDPS       vloopExpF32<>+352(SB), Y1, Y1
+	VMOVUPS      vloopExpF32<>+352(SB), Y0
+	VDIVPS       Y1, Y0, Y0
+	VMOVUPS      Y0, 64(SI)(AX*1)
+	VMOVUPS      96(SI)(AX*1), Y0
+	VPCMPEQD     Y1, Y1, Y1
+	VPSLLD       $0x1f, Y1, Y1
+	VXORPS       Y1, Y0, Y0
+	VMOVUPS      vloopExpF32<>+0(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMOVUPS      vloopExpF32<>+32(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMULPS       vloopExpF32<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS vloopExpF32<>+96(SB), Y1, Y0
+	VFNMADD231PS vloopExpF32<>+128(SB), Y1, Y0
+	VMOVUPS      vloopExpF32<>+160(SB), Y2
+	VFMADD213PS  vloopExpF32<>+192(SB), Y0, Y2
+	VFMADD213PS  vloopExpF32<>+224(SB), Y0, Y2
+	VFMADD213PS  vloopExpF32<>+256(SB), Y0, Y2
+	VFMADD213PS  vloopExpF32<>+288(SB), Y0, Y2
+	VFMADD213PS  vloopExpF32<>+320(SB), Y0, Y2
+	VMULPS       Y0, Y2, Y2
+	VFMADD213PS  Y0, Y0, Y2
+	VADDPS       vloopExpF32<>+352(SB), Y2, Y2
+	VCVTPS2DQ    Y1, Y1
+	VPSRAD       $0x01, Y1, Y3
+	VPSUBD       Y3, Y1, Y1
+	VPADDD       vloopExpF32<>+384(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VPADDD       vloopExpF32<>+384(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y0
+	VADDPS       vloopExpF32<>+352(SB), Y0, Y0
+	VMOVUPS      vloopExpF32<>+352(SB), Y3
+	VDIVPS       Y0, Y3, Y3
+	VMOVUPS      Y3, 96(SI)(AX*1)
+	ADDQ         $0x00000080, AX
+	DECQ         DX
+	JNZ          loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS      (SI)(AX*1), Y3
+	VPCMPEQD     Y0, Y0, Y0
+	VPSLLD       $0x1f, Y0, Y0
+	VXORPS       Y0, Y3, Y3
+	VMOVUPS      vloopExpF32<>+0(SB), Y2
+	VMINPS       Y3, Y2, Y3
+	VMOVUPS      vloopExpF32<>+32(SB), Y2
+	VMAXPS       Y3, Y2, Y3
+	VMULPS       vloopExpF32<>+64(SB), Y3, Y0
+	VROUNDPS     $0x00, Y0, Y0
+	VFNMADD231PS vloopExpF32<>+96(SB), Y0, Y3
+	VFNMADD231PS vloopExpF32<>+128(SB), Y0, Y3
+	VMOVUPS      vloopExpF32<>+160(SB), Y2
+	VFMADD213PS  vloopExpF32<>+192(SB), Y3, Y2
+	VFMADD213PS  vloopExpF32<>+224(SB), Y3, Y2
+	VFMADD213PS  vloopExpF32<>+256(SB), Y3, Y2
+	VFMADD213PS  vloopExpF32<>+288(SB), Y3, Y2
+	VFMADD213PS  vloopExpF32<>+320(SB), Y3, Y2
+	VMULPS       Y3, Y2, Y2
+	VFMADD213PS  Y3, Y3, Y2
+	VADDPS       vloopExpF32<>+352(SB), Y2, Y2
+	VCVTPS2DQ    Y0, Y0
+	VPSRAD       $0x01, Y0, Y1
+	VPSUBD       Y1, Y0, Y0
+	VPADDD       vloopExpF32<>+384(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VPADDD       vloopExpF32<>+384(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y1, Y2, Y2
+	VMULPS       Y0, Y2, Y3
+	VADDPS       vloopExpF32<>+352(SB), Y3, Y3
+	VMOVUPS      vloopExpF32<>+352(SB), Y1
+	VDIVPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (SI)(AX*1)
+	ADDQ         $0x00000020, AX
+	DECQ         CX
+	JNZ          loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_gelu_0AVX2(n int, p0 *float32, p1 *float32, c0 float32, c1 float32, c2 float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·vloop_gelu_0AVX2(SB), NOSPLIT, $0-36
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Y0
+	VBROADCASTSS c1+28(FP), Y1
+	VBROADCASTSS c2+32(FP), Y2
+	MOVQ         CX, DX
+	SHRQ         $0x02, DX
+	JZ           tail
+
+loop:
+	VMOVUPS      (SI)(AX*1), Y3
+	VMOVUPS      (SI)(AX*1), Y4
+	VMULPS       (SI)(AX*1), Y2, Y5
+	VMULPS       (SI)(AX*1), Y5, Y5
+	VFMADD231PS  (SI)(AX*1), Y5, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS vloopExpF32<>+96(SB), Y5, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y5, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y7
+	VPSUBD       Y7, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y5, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMOVUPS      Y3, (DI)(AX*1)
+	VMOVUPS      32(SI)(AX*1), Y3
+	VMOVUPS      32(SI)(AX*1), Y4
+	VMULPS       32(SI)(AX*1), Y2, Y7
+	VMULPS       32(SI)(AX*1), Y7, Y7
+	VFMADD231PS  32(SI)(AX*1), Y7, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y7
+	VROUNDPS     $0x00, Y7, Y7
+	VFNMADD231PS vloopExpF32<>+96(SB), Y7, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y7, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y7, Y7
+	VPSRAD       $0x01, Y7, Y5
+	VPSUBD       Y5, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VMULPS       Y5, Y6, Y6
+	VMULPS       Y7, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 32(DI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Y3
+	VMOVUPS      64(SI)(AX*1), Y4
+	VMULPS       64(SI)(AX*1), Y2, Y5
+	VMULPS       64(SI)(AX*1), Y5, Y5
+	VFMADD231PS  64(SI)(AX*1), Y5, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS vloopExpF32<>+96(SB), Y5, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y5, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y7
+	VPSUBD       Y7, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y5, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 64(DI)(AX*1)
+	VMOVUPS      96(SI)(AX*1), Y3
+	VMOVUPS      96(SI)(AX*1), Y4
+	VMULPS       96(SI)(AX*1), Y2, Y7
+	VMULPS       96(SI)(AX*1), Y7, Y7
+	VFMADD231PS  96(SI)(AX*1), Y7, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y7
+	VROUNDPS     $0x00, Y7, Y7
+	VFNMADD231PS vloopExpF32<>+96(SB), Y7, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y7, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y7, Y7
+	VPSRAD       $0x01, Y7, Y5
+	VPSUBD       Y5, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VMULPS       Y5, Y6, Y6
+	VMULPS       Y7, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 96(DI)(AX*1)
+	ADDQ         $0x00000080, AX
+	DECQ         DX
+	JNZ          loop
+
+tail:
+	ANDQ $0x00000003, CX
+	JZ   done
+
+loop1:
+	VMOVUPS      (SI)(AX*1), Y3
+	VMOVUPS      (SI)(AX*1), Y4
+	VMULPS       (SI)(AX*1), Y2, Y5
+	VMULPS       (SI)(AX*1), Y5, Y5
+	VFMADD231PS  (SI)(AX*1), Y5, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVUPS      vloopExpF32<>+0(SB), Y6
+	VMINPS       Y4, Y6, Y4
+	VMOVUPS      vloopExpF32<>+32(SB), Y6
+	VMAXPS       Y4, Y6, Y4
+	VMULPS       vloopExpF32<>+64(SB), Y4, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS vloopExpF32<>+96(SB), Y5, Y4
+	VFNMADD231PS vloopExpF32<>+128(SB), Y5, Y4
+	VMOVUPS      vloopExpF32<>+160(SB), Y6
+	VFMADD213PS  vloopExpF32<>+192(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+224(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+256(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+288(SB), Y4, Y6
+	VFMADD213PS  vloopExpF32<>+320(SB), Y4, Y6
+	VMULPS       Y4, Y6, Y6
+	VFMADD213PS  Y4, Y4, Y6
+	VADDPS       vloopExpF32<>+352(SB), Y6, Y6
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y7
+	VPSUBD       Y7, Y5, Y5
+	VPADDD       vloopExpF32<>+384(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       vloopExpF32<>+384(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y5, Y6, Y4
+	VADDPS       Y4, Y0, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMOVUPS      Y3, (DI)(AX*1)
+	ADDQ         $0x00000020, AX
+	DECQ         CX
+	JNZ          loop1
+
+done:
+	VZEROUPPER
+	RET
+
 // func vloop_cvtF16F32AVX2(n int, p0 *uint16, p1 *float32)
 // Requires: AVX, F16C
 TEXT ·vloop_cvtF16F32AVX2(SB), NOSPLIT, $0-24
@@ -27347,6 +28234,908 @@ tail:
 	VMOVUPS.Z (SI)(AX*1), K1, Z1
 	VDIVPS    Z0, Z1, Z1
 	VMOVUPS   Z1, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_linear_gelu_0AVX512(n int, p0 *float32, c0 float32, c1 float32, c2 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_linear_gelu_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	XORQ         AX, AX
+	VBROADCASTSS c0+16(FP), Z0
+	VBROADCASTSS c1+20(FP), Z1
+	VBROADCASTSS c2+24(FP), Z2
+	VMOVUPS      vloopExpF32Z<>+0(SB), Z3
+	VMOVUPS      vloopExpF32Z<>+64(SB), Z4
+	VMOVUPS      vloopExpF32Z<>+128(SB), Z5
+	VMOVUPS      vloopExpF32Z<>+192(SB), Z6
+	VMOVUPS      vloopExpF32Z<>+256(SB), Z7
+	VMOVUPS      vloopExpF32Z<>+320(SB), Z8
+	VMOVUPS      vloopExpF32Z<>+384(SB), Z9
+	VMOVUPS      vloopExpF32Z<>+448(SB), Z10
+	VMOVUPS      vloopExpF32Z<>+512(SB), Z11
+	VMOVUPS      vloopExpF32Z<>+576(SB), Z12
+	VMOVUPS      vloopExpF32Z<>+640(SB), Z13
+	VMOVUPS      vloopExpF32Z<>+704(SB), Z14
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS      (SI)(AX*1), Z15
+	VMOVUPS      (SI)(AX*1), Z16
+	VMULPS       (SI)(AX*1), Z2, Z17
+	VMULPS       (SI)(AX*1), Z17, Z17
+	VFMADD231PS  (SI)(AX*1), Z17, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z17
+	VRNDSCALEPS  $0x00, Z17, Z17
+	VFNMADD231PS Z6, Z17, Z16
+	VFNMADD231PS Z7, Z17, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z17, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, (SI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z15
+	VMOVUPS      64(SI)(AX*1), Z16
+	VMULPS       64(SI)(AX*1), Z2, Z19
+	VMULPS       64(SI)(AX*1), Z19, Z19
+	VFMADD231PS  64(SI)(AX*1), Z19, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z19
+	VRNDSCALEPS  $0x00, Z19, Z19
+	VFNMADD231PS Z6, Z19, Z16
+	VFNMADD231PS Z7, Z19, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z19, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 64(SI)(AX*1)
+	VMOVUPS      128(SI)(AX*1), Z15
+	VMOVUPS      128(SI)(AX*1), Z16
+	VMULPS       128(SI)(AX*1), Z2, Z17
+	VMULPS       128(SI)(AX*1), Z17, Z17
+	VFMADD231PS  128(SI)(AX*1), Z17, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z17
+	VRNDSCALEPS  $0x00, Z17, Z17
+	VFNMADD231PS Z6, Z17, Z16
+	VFNMADD231PS Z7, Z17, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z17, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 128(SI)(AX*1)
+	VMOVUPS      192(SI)(AX*1), Z15
+	VMOVUPS      192(SI)(AX*1), Z16
+	VMULPS       192(SI)(AX*1), Z2, Z19
+	VMULPS       192(SI)(AX*1), Z19, Z19
+	VFMADD231PS  192(SI)(AX*1), Z19, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z19
+	VRNDSCALEPS  $0x00, Z19, Z19
+	VFNMADD231PS Z6, Z19, Z16
+	VFNMADD231PS Z7, Z19, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z19, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 192(SI)(AX*1)
+	ADDQ         $0x00000100, AX
+	DECQ         DX
+	JNZ          loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS      (SI)(AX*1), Z15
+	VMOVUPS      (SI)(AX*1), Z16
+	VMULPS       (SI)(AX*1), Z2, Z17
+	VMULPS       (SI)(AX*1), Z17, Z17
+	VFMADD231PS  (SI)(AX*1), Z17, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z17
+	VRNDSCALEPS  $0x00, Z17, Z17
+	VFNMADD231PS Z6, Z17, Z16
+	VFNMADD231PS Z7, Z17, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z17, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, (SI)(AX*1)
+	ADDQ         $0x00000040, AX
+	DECQ         DX
+	JNZ          loop1
+
+tail:
+	ANDQ         $0x0000000f, CX
+	JZ           done
+	MOVL         $0x00000001, DX
+	SHLL         CL, DX
+	DECL         DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (SI)(AX*1), K1, Z15
+	VMOVUPS.Z    (SI)(AX*1), K1, Z16
+	VMOVUPS.Z    (SI)(AX*1), K1, Z19
+	VMULPS       Z19, Z2, Z19
+	VMOVUPS.Z    (SI)(AX*1), K1, Z18
+	VMULPS       Z18, Z19, Z19
+	VMOVUPS.Z    (SI)(AX*1), K1, Z18
+	VFMADD231PS  Z18, Z19, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z18
+	VRNDSCALEPS  $0x00, Z18, Z18
+	VFNMADD231PS Z6, Z18, Z16
+	VFNMADD231PS Z7, Z18, Z16
+	VMOVUPS      Z8, Z19
+	VFMADD213PS  Z9, Z16, Z19
+	VFMADD213PS  Z10, Z16, Z19
+	VFMADD213PS  Z11, Z16, Z19
+	VFMADD213PS  Z12, Z16, Z19
+	VFMADD213PS  Z13, Z16, Z19
+	VMULPS       Z16, Z19, Z19
+	VFMADD213PS  Z16, Z16, Z19
+	VADDPS       Z14, Z19, Z19
+	VSCALEFPS    Z18, Z19, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_hlinear_gelu_0AVX512(n int, p0 *float32, p1 *uint16, c0 float32, c1 float32, c2 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_hlinear_gelu_0AVX512(SB), NOSPLIT, $0-36
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Z0
+	VBROADCASTSS c1+28(FP), Z1
+	VBROADCASTSS c2+32(FP), Z2
+	VMOVUPS      vloopExpF32Z<>+0(SB), Z3
+	VMOVUPS      vloopExpF32Z<>+64(SB), Z4
+	VMOVUPS      vloopExpF32Z<>+128(SB), Z5
+	VMOVUPS      vloopExpF32Z<>+192(SB), Z6
+	VMOVUPS      vloopExpF32Z<>+256(SB), Z7
+	VMOVUPS      vloopExpF32Z<>+320(SB), Z8
+	VMOVUPS      vloopExpF32Z<>+384(SB), Z9
+	VMOVUPS      vloopExpF32Z<>+448(SB), Z10
+	VMOVUPS      vloopExpF32Z<>+512(SB), Z11
+	VMOVUPS      vloopExpF32Z<>+576(SB), Z12
+	VMOVUPS      vloopExpF32Z<>+640(SB), Z13
+	VMOVUPS      vloopExpF32Z<>+704(SB), Z14
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS      (SI)(AX*2), Z15
+	VMOVUPS      (SI)(AX*2), Z16
+	VMULPS       (SI)(AX*2), Z2, Z17
+	VMULPS       (SI)(AX*2), Z17, Z17
+	VFMADD231PS  (SI)(AX*2), Z17, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z17
+	VRNDSCALEPS  $0x00, Z17, Z17
+	VFNMADD231PS Z6, Z17, Z16
+	VFNMADD231PS Z7, Z17, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z17, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VCMPPS       $0x03, Z15, Z15, K2
+	VPSRLD       $0x16, Z15, Z16
+	VPSLLD       $0x16, Z16, Z16
+	VPORD        vloopF16QuietZ<>+0(SB), Z16, Z16
+	VBLENDMPS    Z16, Z15, K2, Z16
+	VCVTPS2PH    $0x00, Z16, (DI)(AX*1)
+	VMOVUPS      64(SI)(AX*2), Z15
+	VMOVUPS      64(SI)(AX*2), Z16
+	VMULPS       64(SI)(AX*2), Z2, Z19
+	VMULPS       64(SI)(AX*2), Z19, Z19
+	VFMADD231PS  64(SI)(AX*2), Z19, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z19
+	VRNDSCALEPS  $0x00, Z19, Z19
+	VFNMADD231PS Z6, Z19, Z16
+	VFNMADD231PS Z7, Z19, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z19, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VCMPPS       $0x03, Z15, Z15, K2
+	VPSRLD       $0x16, Z15, Z16
+	VPSLLD       $0x16, Z16, Z16
+	VPORD        vloopF16QuietZ<>+0(SB), Z16, Z16
+	VBLENDMPS    Z16, Z15, K2, Z16
+	VCVTPS2PH    $0x00, Z16, 32(DI)(AX*1)
+	VMOVUPS      128(SI)(AX*2), Z15
+	VMOVUPS      128(SI)(AX*2), Z16
+	VMULPS       128(SI)(AX*2), Z2, Z17
+	VMULPS       128(SI)(AX*2), Z17, Z17
+	VFMADD231PS  128(SI)(AX*2), Z17, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z17
+	VRNDSCALEPS  $0x00, Z17, Z17
+	VFNMADD231PS Z6, Z17, Z16
+	VFNMADD231PS Z7, Z17, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z17, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VCMPPS       $0x03, Z15, Z15, K2
+	VPSRLD       $0x16, Z15, Z16
+	VPSLLD       $0x16, Z16, Z16
+	VPORD        vloopF16QuietZ<>+0(SB), Z16, Z16
+	VBLENDMPS    Z16, Z15, K2, Z16
+	VCVTPS2PH    $0x00, Z16, 64(DI)(AX*1)
+	VMOVUPS      192(SI)(AX*2), Z15
+	VMOVUPS      192(SI)(AX*2), Z16
+	VMULPS       192(SI)(AX*2), Z2, Z19
+	VMULPS       192(SI)(AX*2), Z19, Z19
+	VFMADD231PS  192(SI)(AX*2), Z19, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z19
+	VRNDSCALEPS  $0x00, Z19, Z19
+	VFNMADD231PS Z6, Z19, Z16
+	VFNMADD231PS Z7, Z19, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z19, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VCMPPS       $0x03, Z15, Z15, K2
+	VPSRLD       $0x16, Z15, Z16
+	VPSLLD       $0x16, Z16, Z16
+	VPORD        vloopF16QuietZ<>+0(SB), Z16, Z16
+	VBLENDMPS    Z16, Z15, K2, Z16
+	VCVTPS2PH    $0x00, Z16, 96(DI)(AX*1)
+	ADDQ         $0x00000080, AX
+	DECQ         DX
+	JNZ          loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS      (SI)(AX*2), Z15
+	VMOVUPS      (SI)(AX*2), Z16
+	VMULPS       (SI)(AX*2), Z2, Z17
+	VMULPS       (SI)(AX*2), Z17, Z17
+	VFMADD231PS  (SI)(AX*2), Z17, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z17
+	VRNDSCALEPS  $0x00, Z17, Z17
+	VFNMADD231PS Z6, Z17, Z16
+	VFNMADD231PS Z7, Z17, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z17, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VCMPPS       $0x03, Z15, Z15, K2
+	VPSRLD       $0x16, Z15, Z16
+	VPSLLD       $0x16, Z16, Z16
+	VPORD        vloopF16QuietZ<>+0(SB), Z16, Z16
+	VBLENDMPS    Z16, Z15, K2, Z16
+	VCVTPS2PH    $0x00, Z16, (DI)(AX*1)
+	ADDQ         $0x00000020, AX
+	DECQ         DX
+	JNZ          loop1
+
+tail:
+	ANDQ         $0x0000000f, CX
+	JZ           done
+	MOVL         $0x00000001, DX
+	SHLL         CL, DX
+	DECL         DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (SI)(AX*2), K1, Z15
+	VMOVUPS.Z    (SI)(AX*2), K1, Z16
+	VMOVUPS.Z    (SI)(AX*2), K1, Z19
+	VMULPS       Z19, Z2, Z19
+	VMOVUPS.Z    (SI)(AX*2), K1, Z18
+	VMULPS       Z18, Z19, Z19
+	VMOVUPS.Z    (SI)(AX*2), K1, Z18
+	VFMADD231PS  Z18, Z19, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z18
+	VRNDSCALEPS  $0x00, Z18, Z18
+	VFNMADD231PS Z6, Z18, Z16
+	VFNMADD231PS Z7, Z18, Z16
+	VMOVUPS      Z8, Z19
+	VFMADD213PS  Z9, Z16, Z19
+	VFMADD213PS  Z10, Z16, Z19
+	VFMADD213PS  Z11, Z16, Z19
+	VFMADD213PS  Z12, Z16, Z19
+	VFMADD213PS  Z13, Z16, Z19
+	VMULPS       Z16, Z19, Z19
+	VFMADD213PS  Z16, Z16, Z19
+	VADDPS       Z14, Z19, Z19
+	VSCALEFPS    Z18, Z19, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VCMPPS       $0x03, Z15, Z15, K2
+	VPSRLD       $0x16, Z15, Z16
+	VPSLLD       $0x16, Z16, Z16
+	VPORD        vloopF16QuietZ<>+0(SB), Z16, Z16
+	VBLENDMPS    Z16, Z15, K2, Z16
+	VCVTPS2PH    $0x00, Z16, K1, (DI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_linear_residual_0AVX512(n int, p0 *float32, p1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_linear_residual_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ p0+8(FP), SI
+	MOVQ p1+16(FP), DI
+	XORQ AX, AX
+	MOVQ CX, DX
+	SHRQ $0x06, DX
+	JZ   rest
+
+loop:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	VMOVUPS 64(SI)(AX*1), Z0
+	VADDPS  64(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 64(SI)(AX*1)
+	VMOVUPS 128(SI)(AX*1), Z0
+	VADDPS  128(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 128(SI)(AX*1)
+	VMOVUPS 192(SI)(AX*1), Z0
+	VADDPS  192(DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, 192(SI)(AX*1)
+	ADDQ    $0x00000100, AX
+	DECQ    DX
+	JNZ     loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS (SI)(AX*1), Z0
+	VADDPS  (DI)(AX*1), Z0, Z0
+	VMOVUPS Z0, (SI)(AX*1)
+	ADDQ    $0x00000040, AX
+	DECQ    DX
+	JNZ     loop1
+
+tail:
+	ANDQ      $0x0000000f, CX
+	JZ        done
+	MOVL      $0x00000001, DX
+	SHLL      CL, DX
+	DECL      DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (SI)(AX*1), K1, Z0
+	VMOVUPS.Z (DI)(AX*1), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_gemm_sigmoid_0AVX512(n int, p0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_gemm_sigmoid_0AVX512(SB), NOSPLIT, $0-16
+	MOVQ    n+0(FP), CX
+	MOVQ    p0+8(FP), SI
+	XORQ    AX, AX
+	VMOVUPS vloopExpF32Z<>+0(SB), Z0
+	VMOVUPS vloopExpF32Z<>+64(SB), Z1
+	VMOVUPS vloopExpF32Z<>+128(SB), Z2
+	VMOVUPS vloopExpF32Z<>+192(SB), Z3
+	VMOVUPS vloopExpF32Z<>+256(SB), Z4
+	VMOVUPS vloopExpF32Z<>+320(SB), Z5
+	VMOVUPS vloopExpF32Z<>+384(SB), Z6
+	VMOVUPS vloopExpF32Z<>+448(SB), Z7
+	VMOVUPS vloopExpF32Z<>+512(SB), Z8
+	VMOVUPS vloopExpF32Z<>+576(SB), Z9
+	VMOVUPS vloopExpF32Z<>+640(SB), Z10
+	VMOVUPS vloopExpF32Z<>+704(SB), Z11
+	MOVQ    CX, DX
+	SHRQ    $0x06, DX
+	JZ      rest
+
+loop:
+	VMOVUPS      (SI)(AX*1), Z12
+	VPTERNLOGD   $0xff, Z13, Z13, Z13
+	VPSLLD       $0x1f, Z13, Z13
+	VPXORD       Z13, Z12, Z12
+	VMINPS       Z12, Z0, Z12
+	VMAXPS       Z12, Z1, Z12
+	VMULPS       Z2, Z12, Z13
+	VRNDSCALEPS  $0x00, Z13, Z13
+	VFNMADD231PS Z3, Z13, Z12
+	VFNMADD231PS Z4, Z13, Z12
+	VMOVUPS      Z5, Z14
+	VFMADD213PS  Z6, Z12, Z14
+	VFMADD213PS  Z7, Z12, Z14
+	VFMADD213PS  Z8, Z12, Z14
+	VFMADD213PS  Z9, Z12, Z14
+	VFMADD213PS  Z10, Z12, Z14
+	VMULPS       Z12, Z14, Z14
+	VFMADD213PS  Z12, Z12, Z14
+	VADDPS       Z11, Z14, Z14
+	VSCALEFPS    Z13, Z14, Z12
+	VADDPS       Z11, Z12, Z12
+	VMOVUPS      Z11, Z15
+	VDIVPS       Z12, Z15, Z15
+	VMOVUPS      Z15, (SI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z15
+	VPTERNLOGD   $0xff, Z12, Z12, Z12
+	VPSLLD       $0x1f, Z12, Z12
+	VPXORD       Z12, Z15, Z15
+	VMINPS       Z15, Z0, Z15
+	VMAXPS       Z15, Z1, Z15
+	VMULPS       Z2, Z15, Z12
+	VRNDSCALEPS  $0x00, Z12, Z12
+	VFNMADD231PS Z3, Z12, Z15
+	VFNMADD231PS Z4, Z12, Z15
+	VMOVUPS      Z5, Z14
+	VFMADD213PS  Z6, Z15, Z14
+	VFMADD213PS  Z7, Z15, Z14
+	VFMADD213PS  Z8, Z15, Z14
+	VFMADD213PS  Z9, Z15, Z14
+	VFMADD213PS  Z10, Z15, Z14
+	VMULPS       Z15, Z14, Z14
+	VFMADD213PS  Z15, Z15, Z14
+	VADDPS       Z11, Z14, Z14
+	VSCALEFPS    Z12, Z14, Z15
+	VADDPS       Z11, Z15, Z15
+	VMOVUPS      Z11, Z13
+	VDIVPS       Z15, Z13, Z13
+	VMOVUPS      Z13, 64(SI)(AX*1)
+	VMOVUPS      128(SI)(AX*1), Z13
+	VPTERNLOGD   $0xff, Z15, Z15, Z15
+	VPSLLD       $0x1f, Z15, Z15
+	VPXORD       Z15, Z13, Z13
+	VMINPS       Z13, Z0, Z13
+	VMAXPS       Z13, Z1, Z13
+	VMULPS       Z2, Z13, Z15
+	VRNDSCALEPS  $0x00, Z15, Z15
+	VFNMADD231PS Z3, Z15, Z13
+	VFNMADD231PS Z4, Z15, Z13
+	VMOVUPS      Z5, Z14
+	VFMADD213PS  Z6, Z13, Z14
+	VFMADD213PS  Z7, Z13, Z14
+	VFMADD213PS  Z8, Z13, Z14
+	VFMADD213PS  Z9, Z13, Z14
+	VFMADD213PS  Z10, Z13, Z14
+	VMULPS       Z13, Z14, Z14
+	VFMADD213PS  Z13, Z13, Z14
+	VADDPS       Z11, Z14, Z14
+	VSCALEFPS    Z15, Z14, Z13
+	VADDPS       Z11, Z13, Z13
+	VMOVUPS      Z11, Z12
+	VDIVPS       Z13, Z12, Z12
+	VMOVUPS      Z12, 128(SI)(AX*1)
+	VMOVUPS      192(SI)(AX*1), Z12
+	VPTERNLOGD   $0xff, Z13, Z13, Z13
+	VPSLLD       $0x1f, Z13, Z13
+	VPXORD       Z13, Z12, Z12
+	VMINPS       Z12, Z0, Z12
+	VMAXPS       Z12, Z1, Z12
+	VMULPS       Z2, Z12, Z13
+	VRNDSCALEPS  $0x00, Z13, Z13
+	VFNMADD231PS Z3, Z13, Z12
+	VFNMADD231PS Z4, Z13, Z12
+	VMOVUPS      Z5, Z14
+	VFMADD213PS  Z6, Z12, Z14
+	VFMADD213PS  Z7, Z12, Z14
+	VFMADD213PS  Z8, Z12, Z14
+	VFMADD213PS  Z9, Z12, Z14
+	VFMADD213PS  Z10, Z12, Z14
+	VMULPS       Z12, Z14, Z14
+	VFMADD213PS  Z12, Z12, Z14
+	VADDPS       Z11, Z14, Z14
+	VSCALEFPS    Z13, Z14, Z12
+	VADDPS       Z11, Z12, Z12
+	VMOVUPS      Z11, Z15
+	VDIVPS       Z12, Z15, Z15
+	VMOVUPS      Z15, 192(SI)(AX*1)
+	ADDQ         $0x00000100, AX
+	DECQ         DX
+	JNZ          loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS      (SI)(AX*1), Z15
+	VPTERNLOGD   $0xff, Z12, Z12, Z12
+	VPSLLD       $0x1f, Z12, Z12
+	VPXORD       Z12, Z15, Z15
+	VMINPS       Z15, Z0, Z15
+	VMAXPS       Z15, Z1, Z15
+	VMULPS       Z2, Z15, Z12
+	VRNDSCALEPS  $0x00, Z12, Z12
+	VFNMADD231PS Z3, Z12, Z15
+	VFNMADD231PS Z4, Z12, Z15
+	VMOVUPS      Z5, Z14
+	VFMADD213PS  Z6, Z15, Z14
+	VFMADD213PS  Z7, Z15, Z14
+	VFMADD213PS  Z8, Z15, Z14
+	VFMADD213PS  Z9, Z15, Z14
+	VFMADD213PS  Z10, Z15, Z14
+	VMULPS       Z15, Z14, Z14
+	VFMADD213PS  Z15, Z15, Z14
+	VADDPS       Z11, Z14, Z14
+	VSCALEFPS    Z12, Z14, Z15
+	VADDPS       Z11, Z15, Z15
+	VMOVUPS      Z11, Z13
+	VDIVPS       Z15, Z13, Z13
+	VMOVUPS      Z13, (SI)(AX*1)
+	ADDQ         $0x00000040, AX
+	DECQ         DX
+	JNZ          loop1
+
+tail:
+	ANDQ         $0x0000000f, CX
+	JZ           done
+	MOVL         $0x00000001, DX
+	SHLL         CL, DX
+	DECL         DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (SI)(AX*1), K1, Z13
+	VPTERNLOGD   $0xff, Z15, Z15, Z15
+	VPSLLD       $0x1f, Z15, Z15
+	VPXORD       Z15, Z13, Z13
+	VMINPS       Z13, Z0, Z13
+	VMAXPS       Z13, Z1, Z13
+	VMULPS       Z2, Z13, Z15
+	VRNDSCALEPS  $0x00, Z15, Z15
+	VFNMADD231PS Z3, Z15, Z13
+	VFNMADD231PS Z4, Z15, Z13
+	VMOVUPS      Z5, Z14
+	VFMADD213PS  Z6, Z13, Z14
+	VFMADD213PS  Z7, Z13, Z14
+	VFMADD213PS  Z8, Z13, Z14
+	VFMADD213PS  Z9, Z13, Z14
+	VFMADD213PS  Z10, Z13, Z14
+	VMULPS       Z13, Z14, Z14
+	VFMADD213PS  Z13, Z13, Z14
+	VADDPS       Z11, Z14, Z14
+	VSCALEFPS    Z15, Z14, Z13
+	VADDPS       Z11, Z13, Z13
+	VMOVUPS      Z11, Z12
+	VDIVPS       Z13, Z12, Z12
+	VMOVUPS      Z12, K1, (SI)(AX*1)
+
+done:
+	VZEROUPPER
+	RET
+
+// func vloop_gelu_0AVX512(n int, p0 *float32, p1 *float32, c0 float32, c1 float32, c2 float32)
+// Requires: AVX, AVX512F
+TEXT ·vloop_gelu_0AVX512(SB), NOSPLIT, $0-36
+	MOVQ         n+0(FP), CX
+	MOVQ         p0+8(FP), SI
+	MOVQ         p1+16(FP), DI
+	XORQ         AX, AX
+	VBROADCASTSS c0+24(FP), Z0
+	VBROADCASTSS c1+28(FP), Z1
+	VBROADCASTSS c2+32(FP), Z2
+	VMOVUPS      vloopExpF32Z<>+0(SB), Z3
+	VMOVUPS      vloopExpF32Z<>+64(SB), Z4
+	VMOVUPS      vloopExpF32Z<>+128(SB), Z5
+	VMOVUPS      vloopExpF32Z<>+192(SB), Z6
+	VMOVUPS      vloopExpF32Z<>+256(SB), Z7
+	VMOVUPS      vloopExpF32Z<>+320(SB), Z8
+	VMOVUPS      vloopExpF32Z<>+384(SB), Z9
+	VMOVUPS      vloopExpF32Z<>+448(SB), Z10
+	VMOVUPS      vloopExpF32Z<>+512(SB), Z11
+	VMOVUPS      vloopExpF32Z<>+576(SB), Z12
+	VMOVUPS      vloopExpF32Z<>+640(SB), Z13
+	VMOVUPS      vloopExpF32Z<>+704(SB), Z14
+	MOVQ         CX, DX
+	SHRQ         $0x06, DX
+	JZ           rest
+
+loop:
+	VMOVUPS      (SI)(AX*1), Z15
+	VMOVUPS      (SI)(AX*1), Z16
+	VMULPS       (SI)(AX*1), Z2, Z17
+	VMULPS       (SI)(AX*1), Z17, Z17
+	VFMADD231PS  (SI)(AX*1), Z17, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z17
+	VRNDSCALEPS  $0x00, Z17, Z17
+	VFNMADD231PS Z6, Z17, Z16
+	VFNMADD231PS Z7, Z17, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z17, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, (DI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z15
+	VMOVUPS      64(SI)(AX*1), Z16
+	VMULPS       64(SI)(AX*1), Z2, Z19
+	VMULPS       64(SI)(AX*1), Z19, Z19
+	VFMADD231PS  64(SI)(AX*1), Z19, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z19
+	VRNDSCALEPS  $0x00, Z19, Z19
+	VFNMADD231PS Z6, Z19, Z16
+	VFNMADD231PS Z7, Z19, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z19, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 64(DI)(AX*1)
+	VMOVUPS      128(SI)(AX*1), Z15
+	VMOVUPS      128(SI)(AX*1), Z16
+	VMULPS       128(SI)(AX*1), Z2, Z17
+	VMULPS       128(SI)(AX*1), Z17, Z17
+	VFMADD231PS  128(SI)(AX*1), Z17, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z17
+	VRNDSCALEPS  $0x00, Z17, Z17
+	VFNMADD231PS Z6, Z17, Z16
+	VFNMADD231PS Z7, Z17, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z17, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 128(DI)(AX*1)
+	VMOVUPS      192(SI)(AX*1), Z15
+	VMOVUPS      192(SI)(AX*1), Z16
+	VMULPS       192(SI)(AX*1), Z2, Z19
+	VMULPS       192(SI)(AX*1), Z19, Z19
+	VFMADD231PS  192(SI)(AX*1), Z19, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z19
+	VRNDSCALEPS  $0x00, Z19, Z19
+	VFNMADD231PS Z6, Z19, Z16
+	VFNMADD231PS Z7, Z19, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z19, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, 192(DI)(AX*1)
+	ADDQ         $0x00000100, AX
+	DECQ         DX
+	JNZ          loop
+
+rest:
+	MOVQ CX, DX
+	SHRQ $0x04, DX
+	ANDQ $0x00000003, DX
+	JZ   tail
+
+loop1:
+	VMOVUPS      (SI)(AX*1), Z15
+	VMOVUPS      (SI)(AX*1), Z16
+	VMULPS       (SI)(AX*1), Z2, Z17
+	VMULPS       (SI)(AX*1), Z17, Z17
+	VFMADD231PS  (SI)(AX*1), Z17, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z17
+	VRNDSCALEPS  $0x00, Z17, Z17
+	VFNMADD231PS Z6, Z17, Z16
+	VFNMADD231PS Z7, Z17, Z16
+	VMOVUPS      Z8, Z18
+	VFMADD213PS  Z9, Z16, Z18
+	VFMADD213PS  Z10, Z16, Z18
+	VFMADD213PS  Z11, Z16, Z18
+	VFMADD213PS  Z12, Z16, Z18
+	VFMADD213PS  Z13, Z16, Z18
+	VMULPS       Z16, Z18, Z18
+	VFMADD213PS  Z16, Z16, Z18
+	VADDPS       Z14, Z18, Z18
+	VSCALEFPS    Z17, Z18, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, (DI)(AX*1)
+	ADDQ         $0x00000040, AX
+	DECQ         DX
+	JNZ          loop1
+
+tail:
+	ANDQ         $0x0000000f, CX
+	JZ           done
+	MOVL         $0x00000001, DX
+	SHLL         CL, DX
+	DECL         DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (SI)(AX*1), K1, Z15
+	VMOVUPS.Z    (SI)(AX*1), K1, Z16
+	VMOVUPS.Z    (SI)(AX*1), K1, Z19
+	VMULPS       Z19, Z2, Z19
+	VMOVUPS.Z    (SI)(AX*1), K1, Z18
+	VMULPS       Z18, Z19, Z19
+	VMOVUPS.Z    (SI)(AX*1), K1, Z18
+	VFMADD231PS  Z18, Z19, Z16
+	VMULPS       Z16, Z1, Z16
+	VMINPS       Z16, Z3, Z16
+	VMAXPS       Z16, Z4, Z16
+	VMULPS       Z5, Z16, Z18
+	VRNDSCALEPS  $0x00, Z18, Z18
+	VFNMADD231PS Z6, Z18, Z16
+	VFNMADD231PS Z7, Z18, Z16
+	VMOVUPS      Z8, Z19
+	VFMADD213PS  Z9, Z16, Z19
+	VFMADD213PS  Z10, Z16, Z19
+	VFMADD213PS  Z11, Z16, Z19
+	VFMADD213PS  Z12, Z16, Z19
+	VFMADD213PS  Z13, Z16, Z19
+	VMULPS       Z16, Z19, Z19
+	VFMADD213PS  Z16, Z16, Z19
+	VADDPS       Z14, Z19, Z19
+	VSCALEFPS    Z18, Z19, Z16
+	VADDPS       Z16, Z0, Z16
+	VDIVPS       Z16, Z15, Z15
+	VMOVUPS      Z15, K1, (DI)(AX*1)
 
 done:
 	VZEROUPPER

@@ -505,6 +505,56 @@ func vloop_batch_stats_7NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32) i
 	return lo + n*4
 }
 
+// vloop_linear_gelu_0NEONSlot runs vloop_linear_gelu_0 (a Vector loop of the loop IR) through vloop_linear_gelu_0NEON, 4 lanes at a time.
+func vloop_linear_gelu_0NEONSlot(lo, hi int, t0 []float32, o0 int, c0 float32, c1 float32, c2 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_linear_gelu_0NEON(n, &t0[o0], c0, c1, c2)
+	return lo + n*4
+}
+
+// vloop_hlinear_gelu_0NEONSlot runs vloop_hlinear_gelu_0 (a Vector loop of the loop IR) through vloop_hlinear_gelu_0NEON, 4 lanes at a time.
+func vloop_hlinear_gelu_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []f16.F16, o1 int, c0 float32, c1 float32, c2 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_hlinear_gelu_0NEON(n, &t0[o0], (*uint16)(&t1[o1]), c0, c1, c2)
+	return lo + n*4
+}
+
+// vloop_linear_residual_0NEONSlot runs vloop_linear_residual_0 (a Vector loop of the loop IR) through vloop_linear_residual_0NEON, 4 lanes at a time.
+func vloop_linear_residual_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_linear_residual_0NEON(n, &t0[o0], &t1[o1])
+	return lo + n*4
+}
+
+// vloop_gemm_sigmoid_0NEONSlot runs vloop_gemm_sigmoid_0 (a Vector loop of the loop IR) through vloop_gemm_sigmoid_0NEON, 4 lanes at a time.
+func vloop_gemm_sigmoid_0NEONSlot(lo, hi int, t0 []float32, o0 int) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) {
+		return lo
+	}
+	vloop_gemm_sigmoid_0NEON(n, &t0[o0])
+	return lo + n*4
+}
+
+// vloop_gelu_0NEONSlot runs vloop_gelu_0 (a Vector loop of the loop IR) through vloop_gelu_0NEON, 4 lanes at a time.
+func vloop_gelu_0NEONSlot(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0 float32, c1 float32, c2 float32) int {
+	n := (hi - lo) / 4
+	if n <= 0 || o0 < 0 || o0+n*4 > len(t0) || o1 < 0 || o1+n*4 > len(t1) {
+		return lo
+	}
+	vloop_gelu_0NEON(n, &t0[o0], &t1[o1], c0, c1, c2)
+	return lo + n*4
+}
+
 // vloop_cvtF16F32NEONSlot runs vloop_cvtF16F32 (a Vector loop of the loop IR) through vloop_cvtF16F32NEON, 4 lanes at a time.
 func vloop_cvtF16F32NEONSlot(lo, hi int, t0 []f16.F16, o0 int, t1 []float32, o1 int) int {
 	n := (hi - lo) / 4
@@ -605,6 +655,10 @@ func registerVariants() bool {
 		*bgemmSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
 		*bgemm_bf16Slot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
 		*bgemm_ttSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*linear_geluSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*hlinear_geluSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*linear_residualSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
+		*gemm_sigmoidSlot = gemmSlot32{Name: "neon", MR: 8, NR: 12, MC: sgemm8x12NEONBlocks.MC, KC: sgemm8x12NEONBlocks.KC, NC: sgemm8x12NEONBlocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm8x12NEONSlice, MicroU: microUGo32, Rows: sgemmRowsNEONSlice}
 		vloop_sgemv_0 = vloop_sgemv_0NEONSlot
 		vloop_sdot_0 = vloop_sdot_0NEONSlot
 		vloop_saxpy_0 = vloop_saxpy_0NEONSlot
@@ -655,6 +709,11 @@ func registerVariants() bool {
 		vloop_batch_stats_5 = vloop_batch_stats_5NEONSlot
 		vloop_batch_stats_6 = vloop_batch_stats_6NEONSlot
 		vloop_batch_stats_7 = vloop_batch_stats_7NEONSlot
+		vloop_linear_gelu_0 = vloop_linear_gelu_0NEONSlot
+		vloop_hlinear_gelu_0 = vloop_hlinear_gelu_0NEONSlot
+		vloop_linear_residual_0 = vloop_linear_residual_0NEONSlot
+		vloop_gemm_sigmoid_0 = vloop_gemm_sigmoid_0NEONSlot
+		vloop_gelu_0 = vloop_gelu_0NEONSlot
 		vloop_cvtF16F32 = vloop_cvtF16F32NEONSlot
 		transposeSlot.Name, transposeSlot.T = "neon", transposeF32NEONSlice
 		dtransposeSlot.Name, dtransposeSlot.T = "neon", transposeF64NEONSlice

@@ -3691,6 +3691,1023 @@ vloop_batch_stats_7NEON_loop1:
 vloop_batch_stats_7NEON_done:
 	RET
 
+// func vloop_linear_gelu_0NEON(n int, p0 *float32, c0 float32, c1 float32, c2 float32)
+// vloop_linear_gelu_0NEON runs n groups of 4 iterations of vloop_linear_gelu_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_linear_gelu_0NEON(SB), NOSPLIT, $0-28
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	FMOVS	c0+16(FP), F0
+	VDUP	V0.S[0], V0.S4
+	FMOVS	c1+20(FP), F1
+	VDUP	V1.S[0], V1.S4
+	FMOVS	c2+24(FP), F2
+	VDUP	V2.S[0], V2.S4
+	MOVD	$1118961664, R1
+	VDUP	R1, V3.S4
+	MOVD	$3268411392, R1
+	VDUP	R1, V4.S4
+	MOVD	$1069066811, R1
+	VDUP	R1, V5.S4
+	MOVD	$1060208640, R1
+	VDUP	R1, V6.S4
+	MOVD	$3109978243, R1
+	VDUP	R1, V7.S4
+	MOVD	$961571175, R1
+	VDUP	R1, V8.S4
+	MOVD	$985088974, R1
+	VDUP	R1, V9.S4
+	MOVD	$1007192328, R1
+	VDUP	R1, V10.S4
+	MOVD	$1026206145, R1
+	VDUP	R1, V11.S4
+	MOVD	$1042983594, R1
+	VDUP	R1, V12.S4
+	MOVD	$1056964608, R1
+	VDUP	R1, V13.S4
+	MOVD	$1065353216, R1
+	VDUP	R1, V14.S4
+	MOVD	$127, R1
+	VDUP	R1, V15.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_linear_gelu_0NEON_tail
+vloop_linear_gelu_0NEON_loop:
+	VLD1	(R2), [V16.S4]
+	VMOV	V16.B16, V17.B16
+	WORD	$0x6e30dc52 // fmul v18.4s, v2.4s, v16.4s
+	WORD	$0x6e30de52 // fmul v18.4s, v18.4s, v16.4s
+	VFMLA	V16.S4, V18.S4, V17.S4
+	WORD	$0x6e31dc31 // fmul v17.4s, v1.4s, v17.4s
+	WORD	$0x4ea3f631 // fmin v17.4s, v17.4s, v3.4s
+	WORD	$0x4e24f631 // fmax v17.4s, v17.4s, v4.4s
+	WORD	$0x6e25de32 // fmul v18.4s, v17.4s, v5.4s
+	WORD	$0x4e218a52 // frintn v18.4s, v18.4s
+	VFMLS	V6.S4, V18.S4, V17.S4
+	VFMLS	V7.S4, V18.S4, V17.S4
+	VMOV	V8.B16, V19.B16
+	VMOV	V9.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V10.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V11.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V12.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V13.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	WORD	$0x6e31de94 // fmul v20.4s, v20.4s, v17.4s
+	VFMLA	V20.S4, V17.S4, V17.S4
+	WORD	$0x4e2ed631 // fadd v17.4s, v17.4s, v14.4s
+	WORD	$0x4ea1ba52 // fcvtzs v18.4s, v18.4s
+	WORD	$0x4f3f0653 // sshr v19.4s, v18.4s, #1
+	VSUB	V19.S4, V18.S4, V18.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	VADD	V15.S4, V18.S4, V18.S4
+	VSHL	$23, V18.S4, V18.S4
+	WORD	$0x6e33de31 // fmul v17.4s, v17.4s, v19.4s
+	WORD	$0x6e32de31 // fmul v17.4s, v17.4s, v18.4s
+	WORD	$0x4e31d411 // fadd v17.4s, v0.4s, v17.4s
+	WORD	$0x6e31fe11 // fdiv v17.4s, v16.4s, v17.4s
+	VST1.P	[V17.S4], 16(R2)
+	VLD1	(R2), [V16.S4]
+	VMOV	V16.B16, V17.B16
+	WORD	$0x6e30dc54 // fmul v20.4s, v2.4s, v16.4s
+	WORD	$0x6e30de94 // fmul v20.4s, v20.4s, v16.4s
+	VFMLA	V16.S4, V20.S4, V17.S4
+	WORD	$0x6e31dc31 // fmul v17.4s, v1.4s, v17.4s
+	WORD	$0x4ea3f631 // fmin v17.4s, v17.4s, v3.4s
+	WORD	$0x4e24f631 // fmax v17.4s, v17.4s, v4.4s
+	WORD	$0x6e25de34 // fmul v20.4s, v17.4s, v5.4s
+	WORD	$0x4e218a94 // frintn v20.4s, v20.4s
+	VFMLS	V6.S4, V20.S4, V17.S4
+	VFMLS	V7.S4, V20.S4, V17.S4
+	VMOV	V8.B16, V19.B16
+	VMOV	V9.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	VMOV	V10.B16, V19.B16
+	VFMLA	V17.S4, V18.S4, V19.S4
+	VMOV	V11.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	VMOV	V12.B16, V19.B16
+	VFMLA	V17.S4, V18.S4, V19.S4
+	VMOV	V13.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	WORD	$0x6e31de52 // fmul v18.4s, v18.4s, v17.4s
+	VFMLA	V18.S4, V17.S4, V17.S4
+	WORD	$0x4e2ed631 // fadd v17.4s, v17.4s, v14.4s
+	WORD	$0x4ea1ba94 // fcvtzs v20.4s, v20.4s
+	WORD	$0x4f3f0693 // sshr v19.4s, v20.4s, #1
+	VSUB	V19.S4, V20.S4, V20.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	VADD	V15.S4, V20.S4, V20.S4
+	VSHL	$23, V20.S4, V20.S4
+	WORD	$0x6e33de31 // fmul v17.4s, v17.4s, v19.4s
+	WORD	$0x6e34de31 // fmul v17.4s, v17.4s, v20.4s
+	WORD	$0x4e31d411 // fadd v17.4s, v0.4s, v17.4s
+	WORD	$0x6e31fe11 // fdiv v17.4s, v16.4s, v17.4s
+	VST1.P	[V17.S4], 16(R2)
+	VLD1	(R2), [V16.S4]
+	VMOV	V16.B16, V17.B16
+	WORD	$0x6e30dc52 // fmul v18.4s, v2.4s, v16.4s
+	WORD	$0x6e30de52 // fmul v18.4s, v18.4s, v16.4s
+	VFMLA	V16.S4, V18.S4, V17.S4
+	WORD	$0x6e31dc31 // fmul v17.4s, v1.4s, v17.4s
+	WORD	$0x4ea3f631 // fmin v17.4s, v17.4s, v3.4s
+	WORD	$0x4e24f631 // fmax v17.4s, v17.4s, v4.4s
+	WORD	$0x6e25de32 // fmul v18.4s, v17.4s, v5.4s
+	WORD	$0x4e218a52 // frintn v18.4s, v18.4s
+	VFMLS	V6.S4, V18.S4, V17.S4
+	VFMLS	V7.S4, V18.S4, V17.S4
+	VMOV	V8.B16, V19.B16
+	VMOV	V9.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V10.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V11.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V12.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V13.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	WORD	$0x6e31de94 // fmul v20.4s, v20.4s, v17.4s
+	VFMLA	V20.S4, V17.S4, V17.S4
+	WORD	$0x4e2ed631 // fadd v17.4s, v17.4s, v14.4s
+	WORD	$0x4ea1ba52 // fcvtzs v18.4s, v18.4s
+	WORD	$0x4f3f0653 // sshr v19.4s, v18.4s, #1
+	VSUB	V19.S4, V18.S4, V18.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	VADD	V15.S4, V18.S4, V18.S4
+	VSHL	$23, V18.S4, V18.S4
+	WORD	$0x6e33de31 // fmul v17.4s, v17.4s, v19.4s
+	WORD	$0x6e32de31 // fmul v17.4s, v17.4s, v18.4s
+	WORD	$0x4e31d411 // fadd v17.4s, v0.4s, v17.4s
+	WORD	$0x6e31fe11 // fdiv v17.4s, v16.4s, v17.4s
+	VST1.P	[V17.S4], 16(R2)
+	VLD1	(R2), [V16.S4]
+	VMOV	V16.B16, V17.B16
+	WORD	$0x6e30dc54 // fmul v20.4s, v2.4s, v16.4s
+	WORD	$0x6e30de94 // fmul v20.4s, v20.4s, v16.4s
+	VFMLA	V16.S4, V20.S4, V17.S4
+	WORD	$0x6e31dc31 // fmul v17.4s, v1.4s, v17.4s
+	WORD	$0x4ea3f631 // fmin v17.4s, v17.4s, v3.4s
+	WORD	$0x4e24f631 // fmax v17.4s, v17.4s, v4.4s
+	WORD	$0x6e25de34 // fmul v20.4s, v17.4s, v5.4s
+	WORD	$0x4e218a94 // frintn v20.4s, v20.4s
+	VFMLS	V6.S4, V20.S4, V17.S4
+	VFMLS	V7.S4, V20.S4, V17.S4
+	VMOV	V8.B16, V19.B16
+	VMOV	V9.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	VMOV	V10.B16, V19.B16
+	VFMLA	V17.S4, V18.S4, V19.S4
+	VMOV	V11.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	VMOV	V12.B16, V19.B16
+	VFMLA	V17.S4, V18.S4, V19.S4
+	VMOV	V13.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	WORD	$0x6e31de52 // fmul v18.4s, v18.4s, v17.4s
+	VFMLA	V18.S4, V17.S4, V17.S4
+	WORD	$0x4e2ed631 // fadd v17.4s, v17.4s, v14.4s
+	WORD	$0x4ea1ba94 // fcvtzs v20.4s, v20.4s
+	WORD	$0x4f3f0693 // sshr v19.4s, v20.4s, #1
+	VSUB	V19.S4, V20.S4, V20.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	VADD	V15.S4, V20.S4, V20.S4
+	VSHL	$23, V20.S4, V20.S4
+	WORD	$0x6e33de31 // fmul v17.4s, v17.4s, v19.4s
+	WORD	$0x6e34de31 // fmul v17.4s, v17.4s, v20.4s
+	WORD	$0x4e31d411 // fadd v17.4s, v0.4s, v17.4s
+	WORD	$0x6e31fe11 // fdiv v17.4s, v16.4s, v17.4s
+	VST1.P	[V17.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_linear_gelu_0NEON_loop
+vloop_linear_gelu_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_linear_gelu_0NEON_done
+vloop_linear_gelu_0NEON_loop1:
+	VLD1	(R2), [V16.S4]
+	VMOV	V16.B16, V17.B16
+	WORD	$0x6e30dc52 // fmul v18.4s, v2.4s, v16.4s
+	WORD	$0x6e30de52 // fmul v18.4s, v18.4s, v16.4s
+	VFMLA	V16.S4, V18.S4, V17.S4
+	WORD	$0x6e31dc31 // fmul v17.4s, v1.4s, v17.4s
+	WORD	$0x4ea3f631 // fmin v17.4s, v17.4s, v3.4s
+	WORD	$0x4e24f631 // fmax v17.4s, v17.4s, v4.4s
+	WORD	$0x6e25de32 // fmul v18.4s, v17.4s, v5.4s
+	WORD	$0x4e218a52 // frintn v18.4s, v18.4s
+	VFMLS	V6.S4, V18.S4, V17.S4
+	VFMLS	V7.S4, V18.S4, V17.S4
+	VMOV	V8.B16, V19.B16
+	VMOV	V9.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V10.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V11.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V12.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V13.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	WORD	$0x6e31de94 // fmul v20.4s, v20.4s, v17.4s
+	VFMLA	V20.S4, V17.S4, V17.S4
+	WORD	$0x4e2ed631 // fadd v17.4s, v17.4s, v14.4s
+	WORD	$0x4ea1ba52 // fcvtzs v18.4s, v18.4s
+	WORD	$0x4f3f0653 // sshr v19.4s, v18.4s, #1
+	VSUB	V19.S4, V18.S4, V18.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	VADD	V15.S4, V18.S4, V18.S4
+	VSHL	$23, V18.S4, V18.S4
+	WORD	$0x6e33de31 // fmul v17.4s, v17.4s, v19.4s
+	WORD	$0x6e32de31 // fmul v17.4s, v17.4s, v18.4s
+	WORD	$0x4e31d411 // fadd v17.4s, v0.4s, v17.4s
+	WORD	$0x6e31fe11 // fdiv v17.4s, v16.4s, v17.4s
+	VST1.P	[V17.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_linear_gelu_0NEON_loop1
+vloop_linear_gelu_0NEON_done:
+	RET
+
+// func vloop_hlinear_gelu_0NEON(n int, p0 *float32, p1 *uint16, c0 float32, c1 float32, c2 float32)
+// vloop_hlinear_gelu_0NEON runs n groups of 4 iterations of vloop_hlinear_gelu_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_hlinear_gelu_0NEON(SB), NOSPLIT, $0-36
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	FMOVS	c0+24(FP), F0
+	VDUP	V0.S[0], V0.S4
+	FMOVS	c1+28(FP), F1
+	VDUP	V1.S[0], V1.S4
+	FMOVS	c2+32(FP), F2
+	VDUP	V2.S[0], V2.S4
+	MOVD	$1118961664, R1
+	VDUP	R1, V3.S4
+	MOVD	$3268411392, R1
+	VDUP	R1, V4.S4
+	MOVD	$1069066811, R1
+	VDUP	R1, V5.S4
+	MOVD	$1060208640, R1
+	VDUP	R1, V6.S4
+	MOVD	$3109978243, R1
+	VDUP	R1, V7.S4
+	MOVD	$961571175, R1
+	VDUP	R1, V8.S4
+	MOVD	$985088974, R1
+	VDUP	R1, V9.S4
+	MOVD	$1007192328, R1
+	VDUP	R1, V10.S4
+	MOVD	$1026206145, R1
+	VDUP	R1, V11.S4
+	MOVD	$1042983594, R1
+	VDUP	R1, V12.S4
+	MOVD	$1056964608, R1
+	VDUP	R1, V13.S4
+	MOVD	$1065353216, R1
+	VDUP	R1, V14.S4
+	MOVD	$127, R1
+	VDUP	R1, V15.S4
+	MOVD	$4194304, R1
+	VDUP	R1, V16.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_hlinear_gelu_0NEON_tail
+vloop_hlinear_gelu_0NEON_loop:
+	VLD1.P	16(R2), [V17.S4]
+	VMOV	V17.B16, V18.B16
+	WORD	$0x6e31dc53 // fmul v19.4s, v2.4s, v17.4s
+	WORD	$0x6e31de73 // fmul v19.4s, v19.4s, v17.4s
+	VFMLA	V17.S4, V19.S4, V18.S4
+	WORD	$0x6e32dc32 // fmul v18.4s, v1.4s, v18.4s
+	WORD	$0x4ea3f652 // fmin v18.4s, v18.4s, v3.4s
+	WORD	$0x4e24f652 // fmax v18.4s, v18.4s, v4.4s
+	WORD	$0x6e25de53 // fmul v19.4s, v18.4s, v5.4s
+	WORD	$0x4e218a73 // frintn v19.4s, v19.4s
+	VFMLS	V6.S4, V19.S4, V18.S4
+	VFMLS	V7.S4, V19.S4, V18.S4
+	VMOV	V8.B16, V20.B16
+	VMOV	V9.B16, V21.B16
+	VFMLA	V18.S4, V20.S4, V21.S4
+	VMOV	V10.B16, V20.B16
+	VFMLA	V18.S4, V21.S4, V20.S4
+	VMOV	V11.B16, V21.B16
+	VFMLA	V18.S4, V20.S4, V21.S4
+	VMOV	V12.B16, V20.B16
+	VFMLA	V18.S4, V21.S4, V20.S4
+	VMOV	V13.B16, V21.B16
+	VFMLA	V18.S4, V20.S4, V21.S4
+	WORD	$0x6e32deb5 // fmul v21.4s, v21.4s, v18.4s
+	VFMLA	V21.S4, V18.S4, V18.S4
+	WORD	$0x4e2ed652 // fadd v18.4s, v18.4s, v14.4s
+	WORD	$0x4ea1ba73 // fcvtzs v19.4s, v19.4s
+	WORD	$0x4f3f0674 // sshr v20.4s, v19.4s, #1
+	VSUB	V20.S4, V19.S4, V19.S4
+	VADD	V15.S4, V20.S4, V20.S4
+	VSHL	$23, V20.S4, V20.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	WORD	$0x6e34de52 // fmul v18.4s, v18.4s, v20.4s
+	WORD	$0x6e33de52 // fmul v18.4s, v18.4s, v19.4s
+	WORD	$0x4e32d412 // fadd v18.4s, v0.4s, v18.4s
+	WORD	$0x6e32fe32 // fdiv v18.4s, v17.4s, v18.4s
+	WORD	$0x4e32e654 // fcmeq v20.4s, v18.4s, v18.4s
+	VUSHR	$22, V18.S4, V21.S4
+	VSHL	$22, V21.S4, V21.S4
+	VORR	V16.B16, V21.B16, V21.B16
+	VBIT	V20.B16, V18.B16, V21.B16
+	WORD	$0x0e216ab5 // fcvtn v21.4h, v21.4s
+	VST1.P	[V21.H4], 8(R3)
+	VLD1.P	16(R2), [V17.S4]
+	VMOV	V17.B16, V18.B16
+	WORD	$0x6e31dc55 // fmul v21.4s, v2.4s, v17.4s
+	WORD	$0x6e31deb5 // fmul v21.4s, v21.4s, v17.4s
+	VFMLA	V17.S4, V21.S4, V18.S4
+	WORD	$0x6e32dc32 // fmul v18.4s, v1.4s, v18.4s
+	WORD	$0x4ea3f652 // fmin v18.4s, v18.4s, v3.4s
+	WORD	$0x4e24f652 // fmax v18.4s, v18.4s, v4.4s
+	WORD	$0x6e25de55 // fmul v21.4s, v18.4s, v5.4s
+	WORD	$0x4e218ab5 // frintn v21.4s, v21.4s
+	VFMLS	V6.S4, V21.S4, V18.S4
+	VFMLS	V7.S4, V21.S4, V18.S4
+	VMOV	V8.B16, V20.B16
+	VMOV	V9.B16, V19.B16
+	VFMLA	V18.S4, V20.S4, V19.S4
+	VMOV	V10.B16, V20.B16
+	VFMLA	V18.S4, V19.S4, V20.S4
+	VMOV	V11.B16, V19.B16
+	VFMLA	V18.S4, V20.S4, V19.S4
+	VMOV	V12.B16, V20.B16
+	VFMLA	V18.S4, V19.S4, V20.S4
+	VMOV	V13.B16, V19.B16
+	VFMLA	V18.S4, V20.S4, V19.S4
+	WORD	$0x6e32de73 // fmul v19.4s, v19.4s, v18.4s
+	VFMLA	V19.S4, V18.S4, V18.S4
+	WORD	$0x4e2ed652 // fadd v18.4s, v18.4s, v14.4s
+	WORD	$0x4ea1bab5 // fcvtzs v21.4s, v21.4s
+	WORD	$0x4f3f06b4 // sshr v20.4s, v21.4s, #1
+	VSUB	V20.S4, V21.S4, V21.S4
+	VADD	V15.S4, V20.S4, V20.S4
+	VSHL	$23, V20.S4, V20.S4
+	VADD	V15.S4, V21.S4, V21.S4
+	VSHL	$23, V21.S4, V21.S4
+	WORD	$0x6e34de52 // fmul v18.4s, v18.4s, v20.4s
+	WORD	$0x6e35de52 // fmul v18.4s, v18.4s, v21.4s
+	WORD	$0x4e32d412 // fadd v18.4s, v0.4s, v18.4s
+	WORD	$0x6e32fe32 // fdiv v18.4s, v17.4s, v18.4s
+	WORD	$0x4e32e654 // fcmeq v20.4s, v18.4s, v18.4s
+	VUSHR	$22, V18.S4, V19.S4
+	VSHL	$22, V19.S4, V19.S4
+	VORR	V16.B16, V19.B16, V19.B16
+	VBIT	V20.B16, V18.B16, V19.B16
+	WORD	$0x0e216a73 // fcvtn v19.4h, v19.4s
+	VST1.P	[V19.H4], 8(R3)
+	VLD1.P	16(R2), [V17.S4]
+	VMOV	V17.B16, V18.B16
+	WORD	$0x6e31dc53 // fmul v19.4s, v2.4s, v17.4s
+	WORD	$0x6e31de73 // fmul v19.4s, v19.4s, v17.4s
+	VFMLA	V17.S4, V19.S4, V18.S4
+	WORD	$0x6e32dc32 // fmul v18.4s, v1.4s, v18.4s
+	WORD	$0x4ea3f652 // fmin v18.4s, v18.4s, v3.4s
+	WORD	$0x4e24f652 // fmax v18.4s, v18.4s, v4.4s
+	WORD	$0x6e25de53 // fmul v19.4s, v18.4s, v5.4s
+	WORD	$0x4e218a73 // frintn v19.4s, v19.4s
+	VFMLS	V6.S4, V19.S4, V18.S4
+	VFMLS	V7.S4, V19.S4, V18.S4
+	VMOV	V8.B16, V20.B16
+	VMOV	V9.B16, V21.B16
+	VFMLA	V18.S4, V20.S4, V21.S4
+	VMOV	V10.B16, V20.B16
+	VFMLA	V18.S4, V21.S4, V20.S4
+	VMOV	V11.B16, V21.B16
+	VFMLA	V18.S4, V20.S4, V21.S4
+	VMOV	V12.B16, V20.B16
+	VFMLA	V18.S4, V21.S4, V20.S4
+	VMOV	V13.B16, V21.B16
+	VFMLA	V18.S4, V20.S4, V21.S4
+	WORD	$0x6e32deb5 // fmul v21.4s, v21.4s, v18.4s
+	VFMLA	V21.S4, V18.S4, V18.S4
+	WORD	$0x4e2ed652 // fadd v18.4s, v18.4s, v14.4s
+	WORD	$0x4ea1ba73 // fcvtzs v19.4s, v19.4s
+	WORD	$0x4f3f0674 // sshr v20.4s, v19.4s, #1
+	VSUB	V20.S4, V19.S4, V19.S4
+	VADD	V15.S4, V20.S4, V20.S4
+	VSHL	$23, V20.S4, V20.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	WORD	$0x6e34de52 // fmul v18.4s, v18.4s, v20.4s
+	WORD	$0x6e33de52 // fmul v18.4s, v18.4s, v19.4s
+	WORD	$0x4e32d412 // fadd v18.4s, v0.4s, v18.4s
+	WORD	$0x6e32fe32 // fdiv v18.4s, v17.4s, v18.4s
+	WORD	$0x4e32e654 // fcmeq v20.4s, v18.4s, v18.4s
+	VUSHR	$22, V18.S4, V21.S4
+	VSHL	$22, V21.S4, V21.S4
+	VORR	V16.B16, V21.B16, V21.B16
+	VBIT	V20.B16, V18.B16, V21.B16
+	WORD	$0x0e216ab5 // fcvtn v21.4h, v21.4s
+	VST1.P	[V21.H4], 8(R3)
+	VLD1.P	16(R2), [V17.S4]
+	VMOV	V17.B16, V18.B16
+	WORD	$0x6e31dc55 // fmul v21.4s, v2.4s, v17.4s
+	WORD	$0x6e31deb5 // fmul v21.4s, v21.4s, v17.4s
+	VFMLA	V17.S4, V21.S4, V18.S4
+	WORD	$0x6e32dc32 // fmul v18.4s, v1.4s, v18.4s
+	WORD	$0x4ea3f652 // fmin v18.4s, v18.4s, v3.4s
+	WORD	$0x4e24f652 // fmax v18.4s, v18.4s, v4.4s
+	WORD	$0x6e25de55 // fmul v21.4s, v18.4s, v5.4s
+	WORD	$0x4e218ab5 // frintn v21.4s, v21.4s
+	VFMLS	V6.S4, V21.S4, V18.S4
+	VFMLS	V7.S4, V21.S4, V18.S4
+	VMOV	V8.B16, V20.B16
+	VMOV	V9.B16, V19.B16
+	VFMLA	V18.S4, V20.S4, V19.S4
+	VMOV	V10.B16, V20.B16
+	VFMLA	V18.S4, V19.S4, V20.S4
+	VMOV	V11.B16, V19.B16
+	VFMLA	V18.S4, V20.S4, V19.S4
+	VMOV	V12.B16, V20.B16
+	VFMLA	V18.S4, V19.S4, V20.S4
+	VMOV	V13.B16, V19.B16
+	VFMLA	V18.S4, V20.S4, V19.S4
+	WORD	$0x6e32de73 // fmul v19.4s, v19.4s, v18.4s
+	VFMLA	V19.S4, V18.S4, V18.S4
+	WORD	$0x4e2ed652 // fadd v18.4s, v18.4s, v14.4s
+	WORD	$0x4ea1bab5 // fcvtzs v21.4s, v21.4s
+	WORD	$0x4f3f06b4 // sshr v20.4s, v21.4s, #1
+	VSUB	V20.S4, V21.S4, V21.S4
+	VADD	V15.S4, V20.S4, V20.S4
+	VSHL	$23, V20.S4, V20.S4
+	VADD	V15.S4, V21.S4, V21.S4
+	VSHL	$23, V21.S4, V21.S4
+	WORD	$0x6e34de52 // fmul v18.4s, v18.4s, v20.4s
+	WORD	$0x6e35de52 // fmul v18.4s, v18.4s, v21.4s
+	WORD	$0x4e32d412 // fadd v18.4s, v0.4s, v18.4s
+	WORD	$0x6e32fe32 // fdiv v18.4s, v17.4s, v18.4s
+	WORD	$0x4e32e654 // fcmeq v20.4s, v18.4s, v18.4s
+	VUSHR	$22, V18.S4, V19.S4
+	VSHL	$22, V19.S4, V19.S4
+	VORR	V16.B16, V19.B16, V19.B16
+	VBIT	V20.B16, V18.B16, V19.B16
+	WORD	$0x0e216a73 // fcvtn v19.4h, v19.4s
+	VST1.P	[V19.H4], 8(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_hlinear_gelu_0NEON_loop
+vloop_hlinear_gelu_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_hlinear_gelu_0NEON_done
+vloop_hlinear_gelu_0NEON_loop1:
+	VLD1.P	16(R2), [V17.S4]
+	VMOV	V17.B16, V18.B16
+	WORD	$0x6e31dc53 // fmul v19.4s, v2.4s, v17.4s
+	WORD	$0x6e31de73 // fmul v19.4s, v19.4s, v17.4s
+	VFMLA	V17.S4, V19.S4, V18.S4
+	WORD	$0x6e32dc32 // fmul v18.4s, v1.4s, v18.4s
+	WORD	$0x4ea3f652 // fmin v18.4s, v18.4s, v3.4s
+	WORD	$0x4e24f652 // fmax v18.4s, v18.4s, v4.4s
+	WORD	$0x6e25de53 // fmul v19.4s, v18.4s, v5.4s
+	WORD	$0x4e218a73 // frintn v19.4s, v19.4s
+	VFMLS	V6.S4, V19.S4, V18.S4
+	VFMLS	V7.S4, V19.S4, V18.S4
+	VMOV	V8.B16, V20.B16
+	VMOV	V9.B16, V21.B16
+	VFMLA	V18.S4, V20.S4, V21.S4
+	VMOV	V10.B16, V20.B16
+	VFMLA	V18.S4, V21.S4, V20.S4
+	VMOV	V11.B16, V21.B16
+	VFMLA	V18.S4, V20.S4, V21.S4
+	VMOV	V12.B16, V20.B16
+	VFMLA	V18.S4, V21.S4, V20.S4
+	VMOV	V13.B16, V21.B16
+	VFMLA	V18.S4, V20.S4, V21.S4
+	WORD	$0x6e32deb5 // fmul v21.4s, v21.4s, v18.4s
+	VFMLA	V21.S4, V18.S4, V18.S4
+	WORD	$0x4e2ed652 // fadd v18.4s, v18.4s, v14.4s
+	WORD	$0x4ea1ba73 // fcvtzs v19.4s, v19.4s
+	WORD	$0x4f3f0674 // sshr v20.4s, v19.4s, #1
+	VSUB	V20.S4, V19.S4, V19.S4
+	VADD	V15.S4, V20.S4, V20.S4
+	VSHL	$23, V20.S4, V20.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	WORD	$0x6e34de52 // fmul v18.4s, v18.4s, v20.4s
+	WORD	$0x6e33de52 // fmul v18.4s, v18.4s, v19.4s
+	WORD	$0x4e32d412 // fadd v18.4s, v0.4s, v18.4s
+	WORD	$0x6e32fe32 // fdiv v18.4s, v17.4s, v18.4s
+	WORD	$0x4e32e654 // fcmeq v20.4s, v18.4s, v18.4s
+	VUSHR	$22, V18.S4, V21.S4
+	VSHL	$22, V21.S4, V21.S4
+	VORR	V16.B16, V21.B16, V21.B16
+	VBIT	V20.B16, V18.B16, V21.B16
+	WORD	$0x0e216ab5 // fcvtn v21.4h, v21.4s
+	VST1.P	[V21.H4], 8(R3)
+	SUBS	$1, R0, R0
+	BNE	vloop_hlinear_gelu_0NEON_loop1
+vloop_hlinear_gelu_0NEON_done:
+	RET
+
+// func vloop_linear_residual_0NEON(n int, p0 *float32, p1 *float32)
+// vloop_linear_residual_0NEON runs n groups of 4 iterations of vloop_linear_residual_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_linear_residual_0NEON(SB), NOSPLIT, $0-24
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_linear_residual_0NEON_tail
+vloop_linear_residual_0NEON_loop:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_linear_residual_0NEON_loop
+vloop_linear_residual_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_linear_residual_0NEON_done
+vloop_linear_residual_0NEON_loop1:
+	VLD1	(R2), [V0.S4]
+	VLD1.P	16(R3), [V1.S4]
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	VST1.P	[V0.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_linear_residual_0NEON_loop1
+vloop_linear_residual_0NEON_done:
+	RET
+
+// func vloop_gemm_sigmoid_0NEON(n int, p0 *float32)
+// vloop_gemm_sigmoid_0NEON runs n groups of 4 iterations of vloop_gemm_sigmoid_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_gemm_sigmoid_0NEON(SB), NOSPLIT, $0-16
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	$1118961664, R1
+	VDUP	R1, V0.S4
+	MOVD	$3268411392, R1
+	VDUP	R1, V1.S4
+	MOVD	$1069066811, R1
+	VDUP	R1, V2.S4
+	MOVD	$1060208640, R1
+	VDUP	R1, V3.S4
+	MOVD	$3109978243, R1
+	VDUP	R1, V4.S4
+	MOVD	$961571175, R1
+	VDUP	R1, V5.S4
+	MOVD	$985088974, R1
+	VDUP	R1, V6.S4
+	MOVD	$1007192328, R1
+	VDUP	R1, V7.S4
+	MOVD	$1026206145, R1
+	VDUP	R1, V8.S4
+	MOVD	$1042983594, R1
+	VDUP	R1, V9.S4
+	MOVD	$1056964608, R1
+	VDUP	R1, V10.S4
+	MOVD	$1065353216, R1
+	VDUP	R1, V11.S4
+	MOVD	$127, R1
+	VDUP	R1, V12.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_gemm_sigmoid_0NEON_tail
+vloop_gemm_sigmoid_0NEON_loop:
+	VLD1	(R2), [V13.S4]
+	WORD	$0x6ea0f9ad // fneg v13.4s, v13.4s
+	WORD	$0x4ea0f5ad // fmin v13.4s, v13.4s, v0.4s
+	WORD	$0x4e21f5ad // fmax v13.4s, v13.4s, v1.4s
+	WORD	$0x6e22ddae // fmul v14.4s, v13.4s, v2.4s
+	WORD	$0x4e2189ce // frintn v14.4s, v14.4s
+	VFMLS	V3.S4, V14.S4, V13.S4
+	VFMLS	V4.S4, V14.S4, V13.S4
+	VMOV	V5.B16, V15.B16
+	VMOV	V6.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	VMOV	V7.B16, V15.B16
+	VFMLA	V13.S4, V16.S4, V15.S4
+	VMOV	V8.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V13.S4, V16.S4, V15.S4
+	VMOV	V10.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	WORD	$0x6e2dde10 // fmul v16.4s, v16.4s, v13.4s
+	VFMLA	V16.S4, V13.S4, V13.S4
+	WORD	$0x4e2bd5ad // fadd v13.4s, v13.4s, v11.4s
+	WORD	$0x4ea1b9ce // fcvtzs v14.4s, v14.4s
+	WORD	$0x4f3f05cf // sshr v15.4s, v14.4s, #1
+	VSUB	V15.S4, V14.S4, V14.S4
+	VADD	V12.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	VADD	V12.S4, V14.S4, V14.S4
+	VSHL	$23, V14.S4, V14.S4
+	WORD	$0x6e2fddad // fmul v13.4s, v13.4s, v15.4s
+	WORD	$0x6e2eddad // fmul v13.4s, v13.4s, v14.4s
+	WORD	$0x4e2bd5ad // fadd v13.4s, v13.4s, v11.4s
+	VMOV	V11.B16, V16.B16
+	WORD	$0x6e2dfe10 // fdiv v16.4s, v16.4s, v13.4s
+	VST1.P	[V16.S4], 16(R2)
+	VLD1	(R2), [V16.S4]
+	WORD	$0x6ea0fa10 // fneg v16.4s, v16.4s
+	WORD	$0x4ea0f610 // fmin v16.4s, v16.4s, v0.4s
+	WORD	$0x4e21f610 // fmax v16.4s, v16.4s, v1.4s
+	WORD	$0x6e22de0d // fmul v13.4s, v16.4s, v2.4s
+	WORD	$0x4e2189ad // frintn v13.4s, v13.4s
+	VFMLS	V3.S4, V13.S4, V16.S4
+	VFMLS	V4.S4, V13.S4, V16.S4
+	VMOV	V5.B16, V15.B16
+	VMOV	V6.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	VMOV	V7.B16, V15.B16
+	VFMLA	V16.S4, V14.S4, V15.S4
+	VMOV	V8.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V16.S4, V14.S4, V15.S4
+	VMOV	V10.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	VFMLA	V14.S4, V16.S4, V16.S4
+	WORD	$0x4e2bd610 // fadd v16.4s, v16.4s, v11.4s
+	WORD	$0x4ea1b9ad // fcvtzs v13.4s, v13.4s
+	WORD	$0x4f3f05af // sshr v15.4s, v13.4s, #1
+	VSUB	V15.S4, V13.S4, V13.S4
+	VADD	V12.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	VADD	V12.S4, V13.S4, V13.S4
+	VSHL	$23, V13.S4, V13.S4
+	WORD	$0x6e2fde10 // fmul v16.4s, v16.4s, v15.4s
+	WORD	$0x6e2dde10 // fmul v16.4s, v16.4s, v13.4s
+	WORD	$0x4e2bd610 // fadd v16.4s, v16.4s, v11.4s
+	VMOV	V11.B16, V14.B16
+	WORD	$0x6e30fdce // fdiv v14.4s, v14.4s, v16.4s
+	VST1.P	[V14.S4], 16(R2)
+	VLD1	(R2), [V14.S4]
+	WORD	$0x6ea0f9ce // fneg v14.4s, v14.4s
+	WORD	$0x4ea0f5ce // fmin v14.4s, v14.4s, v0.4s
+	WORD	$0x4e21f5ce // fmax v14.4s, v14.4s, v1.4s
+	WORD	$0x6e22ddd0 // fmul v16.4s, v14.4s, v2.4s
+	WORD	$0x4e218a10 // frintn v16.4s, v16.4s
+	VFMLS	V3.S4, V16.S4, V14.S4
+	VFMLS	V4.S4, V16.S4, V14.S4
+	VMOV	V5.B16, V15.B16
+	VMOV	V6.B16, V13.B16
+	VFMLA	V14.S4, V15.S4, V13.S4
+	VMOV	V7.B16, V15.B16
+	VFMLA	V14.S4, V13.S4, V15.S4
+	VMOV	V8.B16, V13.B16
+	VFMLA	V14.S4, V15.S4, V13.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V14.S4, V13.S4, V15.S4
+	VMOV	V10.B16, V13.B16
+	VFMLA	V14.S4, V15.S4, V13.S4
+	WORD	$0x6e2eddad // fmul v13.4s, v13.4s, v14.4s
+	VFMLA	V13.S4, V14.S4, V14.S4
+	WORD	$0x4e2bd5ce // fadd v14.4s, v14.4s, v11.4s
+	WORD	$0x4ea1ba10 // fcvtzs v16.4s, v16.4s
+	WORD	$0x4f3f060f // sshr v15.4s, v16.4s, #1
+	VSUB	V15.S4, V16.S4, V16.S4
+	VADD	V12.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	VADD	V12.S4, V16.S4, V16.S4
+	VSHL	$23, V16.S4, V16.S4
+	WORD	$0x6e2fddce // fmul v14.4s, v14.4s, v15.4s
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	WORD	$0x4e2bd5ce // fadd v14.4s, v14.4s, v11.4s
+	VMOV	V11.B16, V13.B16
+	WORD	$0x6e2efdad // fdiv v13.4s, v13.4s, v14.4s
+	VST1.P	[V13.S4], 16(R2)
+	VLD1	(R2), [V13.S4]
+	WORD	$0x6ea0f9ad // fneg v13.4s, v13.4s
+	WORD	$0x4ea0f5ad // fmin v13.4s, v13.4s, v0.4s
+	WORD	$0x4e21f5ad // fmax v13.4s, v13.4s, v1.4s
+	WORD	$0x6e22ddae // fmul v14.4s, v13.4s, v2.4s
+	WORD	$0x4e2189ce // frintn v14.4s, v14.4s
+	VFMLS	V3.S4, V14.S4, V13.S4
+	VFMLS	V4.S4, V14.S4, V13.S4
+	VMOV	V5.B16, V15.B16
+	VMOV	V6.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	VMOV	V7.B16, V15.B16
+	VFMLA	V13.S4, V16.S4, V15.S4
+	VMOV	V8.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V13.S4, V16.S4, V15.S4
+	VMOV	V10.B16, V16.B16
+	VFMLA	V13.S4, V15.S4, V16.S4
+	WORD	$0x6e2dde10 // fmul v16.4s, v16.4s, v13.4s
+	VFMLA	V16.S4, V13.S4, V13.S4
+	WORD	$0x4e2bd5ad // fadd v13.4s, v13.4s, v11.4s
+	WORD	$0x4ea1b9ce // fcvtzs v14.4s, v14.4s
+	WORD	$0x4f3f05cf // sshr v15.4s, v14.4s, #1
+	VSUB	V15.S4, V14.S4, V14.S4
+	VADD	V12.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	VADD	V12.S4, V14.S4, V14.S4
+	VSHL	$23, V14.S4, V14.S4
+	WORD	$0x6e2fddad // fmul v13.4s, v13.4s, v15.4s
+	WORD	$0x6e2eddad // fmul v13.4s, v13.4s, v14.4s
+	WORD	$0x4e2bd5ad // fadd v13.4s, v13.4s, v11.4s
+	VMOV	V11.B16, V16.B16
+	WORD	$0x6e2dfe10 // fdiv v16.4s, v16.4s, v13.4s
+	VST1.P	[V16.S4], 16(R2)
+	SUBS	$1, R1, R1
+	BNE	vloop_gemm_sigmoid_0NEON_loop
+vloop_gemm_sigmoid_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_gemm_sigmoid_0NEON_done
+vloop_gemm_sigmoid_0NEON_loop1:
+	VLD1	(R2), [V16.S4]
+	WORD	$0x6ea0fa10 // fneg v16.4s, v16.4s
+	WORD	$0x4ea0f610 // fmin v16.4s, v16.4s, v0.4s
+	WORD	$0x4e21f610 // fmax v16.4s, v16.4s, v1.4s
+	WORD	$0x6e22de0d // fmul v13.4s, v16.4s, v2.4s
+	WORD	$0x4e2189ad // frintn v13.4s, v13.4s
+	VFMLS	V3.S4, V13.S4, V16.S4
+	VFMLS	V4.S4, V13.S4, V16.S4
+	VMOV	V5.B16, V15.B16
+	VMOV	V6.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	VMOV	V7.B16, V15.B16
+	VFMLA	V16.S4, V14.S4, V15.S4
+	VMOV	V8.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	VMOV	V9.B16, V15.B16
+	VFMLA	V16.S4, V14.S4, V15.S4
+	VMOV	V10.B16, V14.B16
+	VFMLA	V16.S4, V15.S4, V14.S4
+	WORD	$0x6e30ddce // fmul v14.4s, v14.4s, v16.4s
+	VFMLA	V14.S4, V16.S4, V16.S4
+	WORD	$0x4e2bd610 // fadd v16.4s, v16.4s, v11.4s
+	WORD	$0x4ea1b9ad // fcvtzs v13.4s, v13.4s
+	WORD	$0x4f3f05af // sshr v15.4s, v13.4s, #1
+	VSUB	V15.S4, V13.S4, V13.S4
+	VADD	V12.S4, V15.S4, V15.S4
+	VSHL	$23, V15.S4, V15.S4
+	VADD	V12.S4, V13.S4, V13.S4
+	VSHL	$23, V13.S4, V13.S4
+	WORD	$0x6e2fde10 // fmul v16.4s, v16.4s, v15.4s
+	WORD	$0x6e2dde10 // fmul v16.4s, v16.4s, v13.4s
+	WORD	$0x4e2bd610 // fadd v16.4s, v16.4s, v11.4s
+	VMOV	V11.B16, V14.B16
+	WORD	$0x6e30fdce // fdiv v14.4s, v14.4s, v16.4s
+	VST1.P	[V14.S4], 16(R2)
+	SUBS	$1, R0, R0
+	BNE	vloop_gemm_sigmoid_0NEON_loop1
+vloop_gemm_sigmoid_0NEON_done:
+	RET
+
+// func vloop_gelu_0NEON(n int, p0 *float32, p1 *float32, c0 float32, c1 float32, c2 float32)
+// vloop_gelu_0NEON runs n groups of 4 iterations of vloop_gelu_0 (codegen.VLoop contract), neon, unrolled 4.
+TEXT ·vloop_gelu_0NEON(SB), NOSPLIT, $0-36
+	MOVD	n+0(FP), R0
+	MOVD	p0+8(FP), R2
+	MOVD	p1+16(FP), R3
+	FMOVS	c0+24(FP), F0
+	VDUP	V0.S[0], V0.S4
+	FMOVS	c1+28(FP), F1
+	VDUP	V1.S[0], V1.S4
+	FMOVS	c2+32(FP), F2
+	VDUP	V2.S[0], V2.S4
+	MOVD	$1118961664, R1
+	VDUP	R1, V3.S4
+	MOVD	$3268411392, R1
+	VDUP	R1, V4.S4
+	MOVD	$1069066811, R1
+	VDUP	R1, V5.S4
+	MOVD	$1060208640, R1
+	VDUP	R1, V6.S4
+	MOVD	$3109978243, R1
+	VDUP	R1, V7.S4
+	MOVD	$961571175, R1
+	VDUP	R1, V8.S4
+	MOVD	$985088974, R1
+	VDUP	R1, V9.S4
+	MOVD	$1007192328, R1
+	VDUP	R1, V10.S4
+	MOVD	$1026206145, R1
+	VDUP	R1, V11.S4
+	MOVD	$1042983594, R1
+	VDUP	R1, V12.S4
+	MOVD	$1056964608, R1
+	VDUP	R1, V13.S4
+	MOVD	$1065353216, R1
+	VDUP	R1, V14.S4
+	MOVD	$127, R1
+	VDUP	R1, V15.S4
+	LSR	$2, R0, R1
+	CBZ	R1, vloop_gelu_0NEON_tail
+vloop_gelu_0NEON_loop:
+	VLD1.P	16(R2), [V16.S4]
+	VMOV	V16.B16, V17.B16
+	WORD	$0x6e30dc52 // fmul v18.4s, v2.4s, v16.4s
+	WORD	$0x6e30de52 // fmul v18.4s, v18.4s, v16.4s
+	VFMLA	V16.S4, V18.S4, V17.S4
+	WORD	$0x6e31dc31 // fmul v17.4s, v1.4s, v17.4s
+	WORD	$0x4ea3f631 // fmin v17.4s, v17.4s, v3.4s
+	WORD	$0x4e24f631 // fmax v17.4s, v17.4s, v4.4s
+	WORD	$0x6e25de32 // fmul v18.4s, v17.4s, v5.4s
+	WORD	$0x4e218a52 // frintn v18.4s, v18.4s
+	VFMLS	V6.S4, V18.S4, V17.S4
+	VFMLS	V7.S4, V18.S4, V17.S4
+	VMOV	V8.B16, V19.B16
+	VMOV	V9.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V10.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V11.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V12.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V13.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	WORD	$0x6e31de94 // fmul v20.4s, v20.4s, v17.4s
+	VFMLA	V20.S4, V17.S4, V17.S4
+	WORD	$0x4e2ed631 // fadd v17.4s, v17.4s, v14.4s
+	WORD	$0x4ea1ba52 // fcvtzs v18.4s, v18.4s
+	WORD	$0x4f3f0653 // sshr v19.4s, v18.4s, #1
+	VSUB	V19.S4, V18.S4, V18.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	VADD	V15.S4, V18.S4, V18.S4
+	VSHL	$23, V18.S4, V18.S4
+	WORD	$0x6e33de31 // fmul v17.4s, v17.4s, v19.4s
+	WORD	$0x6e32de31 // fmul v17.4s, v17.4s, v18.4s
+	WORD	$0x4e31d411 // fadd v17.4s, v0.4s, v17.4s
+	WORD	$0x6e31fe11 // fdiv v17.4s, v16.4s, v17.4s
+	VST1.P	[V17.S4], 16(R3)
+	VLD1.P	16(R2), [V16.S4]
+	VMOV	V16.B16, V17.B16
+	WORD	$0x6e30dc54 // fmul v20.4s, v2.4s, v16.4s
+	WORD	$0x6e30de94 // fmul v20.4s, v20.4s, v16.4s
+	VFMLA	V16.S4, V20.S4, V17.S4
+	WORD	$0x6e31dc31 // fmul v17.4s, v1.4s, v17.4s
+	WORD	$0x4ea3f631 // fmin v17.4s, v17.4s, v3.4s
+	WORD	$0x4e24f631 // fmax v17.4s, v17.4s, v4.4s
+	WORD	$0x6e25de34 // fmul v20.4s, v17.4s, v5.4s
+	WORD	$0x4e218a94 // frintn v20.4s, v20.4s
+	VFMLS	V6.S4, V20.S4, V17.S4
+	VFMLS	V7.S4, V20.S4, V17.S4
+	VMOV	V8.B16, V19.B16
+	VMOV	V9.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	VMOV	V10.B16, V19.B16
+	VFMLA	V17.S4, V18.S4, V19.S4
+	VMOV	V11.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	VMOV	V12.B16, V19.B16
+	VFMLA	V17.S4, V18.S4, V19.S4
+	VMOV	V13.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	WORD	$0x6e31de52 // fmul v18.4s, v18.4s, v17.4s
+	VFMLA	V18.S4, V17.S4, V17.S4
+	WORD	$0x4e2ed631 // fadd v17.4s, v17.4s, v14.4s
+	WORD	$0x4ea1ba94 // fcvtzs v20.4s, v20.4s
+	WORD	$0x4f3f0693 // sshr v19.4s, v20.4s, #1
+	VSUB	V19.S4, V20.S4, V20.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	VADD	V15.S4, V20.S4, V20.S4
+	VSHL	$23, V20.S4, V20.S4
+	WORD	$0x6e33de31 // fmul v17.4s, v17.4s, v19.4s
+	WORD	$0x6e34de31 // fmul v17.4s, v17.4s, v20.4s
+	WORD	$0x4e31d411 // fadd v17.4s, v0.4s, v17.4s
+	WORD	$0x6e31fe11 // fdiv v17.4s, v16.4s, v17.4s
+	VST1.P	[V17.S4], 16(R3)
+	VLD1.P	16(R2), [V16.S4]
+	VMOV	V16.B16, V17.B16
+	WORD	$0x6e30dc52 // fmul v18.4s, v2.4s, v16.4s
+	WORD	$0x6e30de52 // fmul v18.4s, v18.4s, v16.4s
+	VFMLA	V16.S4, V18.S4, V17.S4
+	WORD	$0x6e31dc31 // fmul v17.4s, v1.4s, v17.4s
+	WORD	$0x4ea3f631 // fmin v17.4s, v17.4s, v3.4s
+	WORD	$0x4e24f631 // fmax v17.4s, v17.4s, v4.4s
+	WORD	$0x6e25de32 // fmul v18.4s, v17.4s, v5.4s
+	WORD	$0x4e218a52 // frintn v18.4s, v18.4s
+	VFMLS	V6.S4, V18.S4, V17.S4
+	VFMLS	V7.S4, V18.S4, V17.S4
+	VMOV	V8.B16, V19.B16
+	VMOV	V9.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V10.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V11.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V12.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V13.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	WORD	$0x6e31de94 // fmul v20.4s, v20.4s, v17.4s
+	VFMLA	V20.S4, V17.S4, V17.S4
+	WORD	$0x4e2ed631 // fadd v17.4s, v17.4s, v14.4s
+	WORD	$0x4ea1ba52 // fcvtzs v18.4s, v18.4s
+	WORD	$0x4f3f0653 // sshr v19.4s, v18.4s, #1
+	VSUB	V19.S4, V18.S4, V18.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	VADD	V15.S4, V18.S4, V18.S4
+	VSHL	$23, V18.S4, V18.S4
+	WORD	$0x6e33de31 // fmul v17.4s, v17.4s, v19.4s
+	WORD	$0x6e32de31 // fmul v17.4s, v17.4s, v18.4s
+	WORD	$0x4e31d411 // fadd v17.4s, v0.4s, v17.4s
+	WORD	$0x6e31fe11 // fdiv v17.4s, v16.4s, v17.4s
+	VST1.P	[V17.S4], 16(R3)
+	VLD1.P	16(R2), [V16.S4]
+	VMOV	V16.B16, V17.B16
+	WORD	$0x6e30dc54 // fmul v20.4s, v2.4s, v16.4s
+	WORD	$0x6e30de94 // fmul v20.4s, v20.4s, v16.4s
+	VFMLA	V16.S4, V20.S4, V17.S4
+	WORD	$0x6e31dc31 // fmul v17.4s, v1.4s, v17.4s
+	WORD	$0x4ea3f631 // fmin v17.4s, v17.4s, v3.4s
+	WORD	$0x4e24f631 // fmax v17.4s, v17.4s, v4.4s
+	WORD	$0x6e25de34 // fmul v20.4s, v17.4s, v5.4s
+	WORD	$0x4e218a94 // frintn v20.4s, v20.4s
+	VFMLS	V6.S4, V20.S4, V17.S4
+	VFMLS	V7.S4, V20.S4, V17.S4
+	VMOV	V8.B16, V19.B16
+	VMOV	V9.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	VMOV	V10.B16, V19.B16
+	VFMLA	V17.S4, V18.S4, V19.S4
+	VMOV	V11.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	VMOV	V12.B16, V19.B16
+	VFMLA	V17.S4, V18.S4, V19.S4
+	VMOV	V13.B16, V18.B16
+	VFMLA	V17.S4, V19.S4, V18.S4
+	WORD	$0x6e31de52 // fmul v18.4s, v18.4s, v17.4s
+	VFMLA	V18.S4, V17.S4, V17.S4
+	WORD	$0x4e2ed631 // fadd v17.4s, v17.4s, v14.4s
+	WORD	$0x4ea1ba94 // fcvtzs v20.4s, v20.4s
+	WORD	$0x4f3f0693 // sshr v19.4s, v20.4s, #1
+	VSUB	V19.S4, V20.S4, V20.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	VADD	V15.S4, V20.S4, V20.S4
+	VSHL	$23, V20.S4, V20.S4
+	WORD	$0x6e33de31 // fmul v17.4s, v17.4s, v19.4s
+	WORD	$0x6e34de31 // fmul v17.4s, v17.4s, v20.4s
+	WORD	$0x4e31d411 // fadd v17.4s, v0.4s, v17.4s
+	WORD	$0x6e31fe11 // fdiv v17.4s, v16.4s, v17.4s
+	VST1.P	[V17.S4], 16(R3)
+	SUBS	$1, R1, R1
+	BNE	vloop_gelu_0NEON_loop
+vloop_gelu_0NEON_tail:
+	AND	$3, R0, R0
+	CBZ	R0, vloop_gelu_0NEON_done
+vloop_gelu_0NEON_loop1:
+	VLD1.P	16(R2), [V16.S4]
+	VMOV	V16.B16, V17.B16
+	WORD	$0x6e30dc52 // fmul v18.4s, v2.4s, v16.4s
+	WORD	$0x6e30de52 // fmul v18.4s, v18.4s, v16.4s
+	VFMLA	V16.S4, V18.S4, V17.S4
+	WORD	$0x6e31dc31 // fmul v17.4s, v1.4s, v17.4s
+	WORD	$0x4ea3f631 // fmin v17.4s, v17.4s, v3.4s
+	WORD	$0x4e24f631 // fmax v17.4s, v17.4s, v4.4s
+	WORD	$0x6e25de32 // fmul v18.4s, v17.4s, v5.4s
+	WORD	$0x4e218a52 // frintn v18.4s, v18.4s
+	VFMLS	V6.S4, V18.S4, V17.S4
+	VFMLS	V7.S4, V18.S4, V17.S4
+	VMOV	V8.B16, V19.B16
+	VMOV	V9.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V10.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V11.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	VMOV	V12.B16, V19.B16
+	VFMLA	V17.S4, V20.S4, V19.S4
+	VMOV	V13.B16, V20.B16
+	VFMLA	V17.S4, V19.S4, V20.S4
+	WORD	$0x6e31de94 // fmul v20.4s, v20.4s, v17.4s
+	VFMLA	V20.S4, V17.S4, V17.S4
+	WORD	$0x4e2ed631 // fadd v17.4s, v17.4s, v14.4s
+	WORD	$0x4ea1ba52 // fcvtzs v18.4s, v18.4s
+	WORD	$0x4f3f0653 // sshr v19.4s, v18.4s, #1
+	VSUB	V19.S4, V18.S4, V18.S4
+	VADD	V15.S4, V19.S4, V19.S4
+	VSHL	$23, V19.S4, V19.S4
+	VADD	V15.S4, V18.S4, V18.S4
+	VSHL	$23, V18.S4, V18.S4
+	WORD	$0x6e33de31 // fmul v17.4s, v17.4s, v19.4s
+	WORD	$0x6e32de31 // fmul v17.4s, v17.4s, v18.4s
+	WORD	$0x4e31d411 // fadd v17.4s, v0.4s, v17.4s
+	WORD	$0x6e31fe11 // fdiv v17.4s, v16.4s, v17.4s
+	VST1.P	[V17.S4], 16(R3)
+	SUBS	$1, R0, R0
+	BNE	vloop_gelu_0NEON_loop1
+vloop_gelu_0NEON_done:
+	RET
+
 // func vloop_cvtF16F32NEON(n int, p0 *uint16, p1 *float32)
 // vloop_cvtF16F32NEON runs n groups of 4 iterations of vloop_cvtF16F32 (codegen.VLoop contract), neon, unrolled 4.
 TEXT ·vloop_cvtF16F32NEON(SB), NOSPLIT, $0-24

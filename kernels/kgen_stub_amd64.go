@@ -343,6 +343,31 @@ func vloop_batch_stats_6AVX2(n int, p0 *float32, p1 *float32, p2 *float32)
 //go:noescape
 func vloop_batch_stats_7AVX2(n int, p0 *float32, c0 float32)
 
+// vloop_linear_gelu_0AVX2 runs n groups of 8 iterations of vloop_linear_gelu_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_linear_gelu_0AVX2(n int, p0 *float32, c0 float32, c1 float32, c2 float32)
+
+// vloop_hlinear_gelu_0AVX2 runs n groups of 8 iterations of vloop_hlinear_gelu_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_hlinear_gelu_0AVX2(n int, p0 *float32, p1 *uint16, c0 float32, c1 float32, c2 float32)
+
+// vloop_linear_residual_0AVX2 runs n groups of 8 iterations of vloop_linear_residual_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_linear_residual_0AVX2(n int, p0 *float32, p1 *float32)
+
+// vloop_gemm_sigmoid_0AVX2 runs n groups of 8 iterations of vloop_gemm_sigmoid_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_gemm_sigmoid_0AVX2(n int, p0 *float32)
+
+// vloop_gelu_0AVX2 runs n groups of 8 iterations of vloop_gelu_0 (codegen.VLoop contract), avx2, unrolled 4.
+//
+//go:noescape
+func vloop_gelu_0AVX2(n int, p0 *float32, p1 *float32, c0 float32, c1 float32, c2 float32)
+
 // vloop_cvtF16F32AVX2 runs n groups of 8 iterations of vloop_cvtF16F32 (codegen.VLoop contract), avx2, unrolled 4.
 //
 //go:noescape
@@ -567,6 +592,31 @@ func vloop_batch_stats_6AVX512(n int, p0 *float32, p1 *float32, p2 *float32)
 //
 //go:noescape
 func vloop_batch_stats_7AVX512(n int, p0 *float32, c0 float32)
+
+// vloop_linear_gelu_0AVX512 runs n iterations of vloop_linear_gelu_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_linear_gelu_0AVX512(n int, p0 *float32, c0 float32, c1 float32, c2 float32)
+
+// vloop_hlinear_gelu_0AVX512 runs n iterations of vloop_hlinear_gelu_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_hlinear_gelu_0AVX512(n int, p0 *float32, p1 *uint16, c0 float32, c1 float32, c2 float32)
+
+// vloop_linear_residual_0AVX512 runs n iterations of vloop_linear_residual_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_linear_residual_0AVX512(n int, p0 *float32, p1 *float32)
+
+// vloop_gemm_sigmoid_0AVX512 runs n iterations of vloop_gemm_sigmoid_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_gemm_sigmoid_0AVX512(n int, p0 *float32)
+
+// vloop_gelu_0AVX512 runs n iterations of vloop_gelu_0 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
+//
+//go:noescape
+func vloop_gelu_0AVX512(n int, p0 *float32, p1 *float32, c0 float32, c1 float32, c2 float32)
 
 // vloop_cvtF16F32AVX512 runs n iterations of vloop_cvtF16F32 (codegen.VLoop contract), avx512, 16 lanes unrolled 4, the last n%16 under a mask.
 //

@@ -244,6 +244,31 @@ func vloop_batch_stats_6NEON(n int, p0 *float32, p1 *float32, p2 *float32)
 //go:noescape
 func vloop_batch_stats_7NEON(n int, p0 *float32, c0 float32)
 
+// vloop_linear_gelu_0NEON runs n groups of 4 iterations of vloop_linear_gelu_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_linear_gelu_0NEON(n int, p0 *float32, c0 float32, c1 float32, c2 float32)
+
+// vloop_hlinear_gelu_0NEON runs n groups of 4 iterations of vloop_hlinear_gelu_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_hlinear_gelu_0NEON(n int, p0 *float32, p1 *uint16, c0 float32, c1 float32, c2 float32)
+
+// vloop_linear_residual_0NEON runs n groups of 4 iterations of vloop_linear_residual_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_linear_residual_0NEON(n int, p0 *float32, p1 *float32)
+
+// vloop_gemm_sigmoid_0NEON runs n groups of 4 iterations of vloop_gemm_sigmoid_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_gemm_sigmoid_0NEON(n int, p0 *float32)
+
+// vloop_gelu_0NEON runs n groups of 4 iterations of vloop_gelu_0 (codegen.VLoop contract), neon, unrolled 4.
+//
+//go:noescape
+func vloop_gelu_0NEON(n int, p0 *float32, p1 *float32, c0 float32, c1 float32, c2 float32)
+
 // vloop_cvtF16F32NEON runs n groups of 4 iterations of vloop_cvtF16F32 (codegen.VLoop contract), neon, unrolled 4.
 //
 //go:noescape

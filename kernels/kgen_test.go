@@ -704,4 +704,108 @@ var avgpool2Kernel_ = kgentest.Kernel{
 	},
 }
 
+const linear_geluSource_ = "kernel linear_gelu(X: f32[M, K], W: f32[K, N], bias: f32[N], Y: out f32[M, N]) {\n    Y[i, j] = (sum(k: X[i, k] * W[k, j]) + bias[j]) / (1 + exp(-1.5957691216 * ((sum(k: X[i, k] * W[k, j]) + bias[j]) + 0.044715 * (sum(k: X[i, k] * W[k, j]) + bias[j]) * (sum(k: X[i, k] * W[k, j]) + bias[j]) * (sum(k: X[i, k] * W[k, j]) + bias[j]))))\n}"
+
+func TestLinearGelu(t *testing.T) { kgentest.Run(t, linear_geluSource_, linear_geluKernel_) }
+
+func FuzzLinearGelu(f *testing.F) { kgentest.Fuzz(f, linear_geluSource_, linear_geluKernel_) }
+
+var linear_geluKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		X := kgentest.ToF32(in["X"])
+		W := kgentest.ToF32(in["W"])
+		bias := kgentest.ToF32(in["bias"])
+		Y := kgentest.ToF32(in["Y"])
+		err := LinearGelu(dims["M"], dims["K"], dims["N"], X, W, bias, Y)
+		out := map[string][]float64{}
+		out["Y"] = kgentest.FromF32(Y)
+		return out, err
+	},
+}
+
+const hlinear_geluSource_ = "kernel hlinear_gelu(X: f16[M, K], W: f16[K, N], bias: f32[N], Y: out f16[M, N]) {\n    Y[i, j] = f16((sum(k: X[i, k] * W[k, j]) + bias[j]) / (1 + exp(-1.5957691216 * ((sum(k: X[i, k] * W[k, j]) + bias[j]) + 0.044715 * (sum(k: X[i, k] * W[k, j]) + bias[j]) * (sum(k: X[i, k] * W[k, j]) + bias[j]) * (sum(k: X[i, k] * W[k, j]) + bias[j])))))\n}"
+
+func TestHlinearGelu(t *testing.T) { kgentest.Run(t, hlinear_geluSource_, hlinear_geluKernel_) }
+
+func FuzzHlinearGelu(f *testing.F) { kgentest.Fuzz(f, hlinear_geluSource_, hlinear_geluKernel_) }
+
+var hlinear_geluKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		X := kgentest.ToF16(in["X"])
+		W := kgentest.ToF16(in["W"])
+		bias := kgentest.ToF32(in["bias"])
+		Y := kgentest.ToF16(in["Y"])
+		err := HlinearGelu(dims["M"], dims["K"], dims["N"], X, W, bias, Y)
+		out := map[string][]float64{}
+		out["Y"] = kgentest.FromF16(Y)
+		return out, err
+	},
+}
+
+const linear_residualSource_ = "kernel linear_residual(X: f32[M, K], W: f32[K, N], bias: f32[N], R: f32[M, N], Y: out f32[M, N]) {\n    Y[i, j] = sum(k: X[i, k] * W[k, j]) + bias[j] + R[i, j]\n}"
+
+func TestLinearResidual(t *testing.T) {
+	kgentest.Run(t, linear_residualSource_, linear_residualKernel_)
+}
+
+func FuzzLinearResidual(f *testing.F) {
+	kgentest.Fuzz(f, linear_residualSource_, linear_residualKernel_)
+}
+
+var linear_residualKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		X := kgentest.ToF32(in["X"])
+		W := kgentest.ToF32(in["W"])
+		bias := kgentest.ToF32(in["bias"])
+		R := kgentest.ToF32(in["R"])
+		Y := kgentest.ToF32(in["Y"])
+		err := LinearResidual(dims["M"], dims["K"], dims["N"], X, W, bias, R, Y)
+		out := map[string][]float64{}
+		out["Y"] = kgentest.FromF32(Y)
+		return out, err
+	},
+}
+
+const gemm_sigmoidSource_ = "kernel gemm_sigmoid(A: f32[M, K], B: f32[K, N], C: inout f32[M, N], alpha: f32, beta: f32) {\n    C[i, j] = sigmoid(alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j])\n}"
+
+func TestGemmSigmoid(t *testing.T) { kgentest.Run(t, gemm_sigmoidSource_, gemm_sigmoidKernel_) }
+
+func FuzzGemmSigmoid(f *testing.F) { kgentest.Fuzz(f, gemm_sigmoidSource_, gemm_sigmoidKernel_) }
+
+var gemm_sigmoidKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		A := kgentest.ToF32(in["A"])
+		B := kgentest.ToF32(in["B"])
+		C := kgentest.ToF32(in["C"])
+		alpha := float32(scalars["alpha"])
+		beta := float32(scalars["beta"])
+		err := GemmSigmoid(dims["M"], dims["K"], dims["N"], A, B, C, alpha, beta)
+		out := map[string][]float64{}
+		out["C"] = kgentest.FromF32(C)
+		return out, err
+	},
+}
+
+const geluSource_ = "kernel gelu(X: f32[N], Y: out f32[N]) {\n    Y[i] = X[i] / (1 + exp(-1.5957691216 * (X[i] + 0.044715 * X[i] * X[i] * X[i])))\n}"
+
+func TestGelu(t *testing.T) { kgentest.Run(t, geluSource_, geluKernel_) }
+
+func FuzzGelu(f *testing.F) { kgentest.Fuzz(f, geluSource_, geluKernel_) }
+
+var geluKernel_ = kgentest.Kernel{
+	Variants: Variants, Use: Use,
+	Call: func(dims map[string]int, in map[string][]float64, scalars map[string]float64) (map[string][]float64, error) {
+		X := kgentest.ToF32(in["X"])
+		Y := kgentest.ToF32(in["Y"])
+		err := Gelu(dims["N"], X, Y)
+		out := map[string][]float64{}
+		out["Y"] = kgentest.FromF32(Y)
+		return out, err
+	},
+}
+
 func TestVariants_(t *testing.T) { kgentest.CheckVariants(t, Variants, Use, Variant, selectVariant) }

@@ -22,6 +22,7 @@ var mmaFamily = map[string]bool{
 	"dgemm_nt": true, "dgemm_tt": true, "sgemv": true, "sdot": true, "gemm_bias_relu": true, "sgemm_acc": true,
 	"bmm": true, "hgemm": true, "bgemm": true, "bgemm_bf16": true, "bgemm_tt": true,
 	"hgemm_bias_gelu": true, "bgemm_scale_residual": true, "sgemm_sigmoid": true, "sgemm_tf32": true,
+	"linear_gelu": true, "hlinear_gelu": true, "linear_residual": true, "gemm_sigmoid": true,
 }
 
 // TestMMAFormLower checks, on every target model and every GEMM-family kernel, that the algorithm

@@ -84,17 +84,7 @@ func matchMMA(s *ir.Stmt) *mmaStmt {
 		}
 	}
 	// The epilogue reads out only at the element it writes (the beta rule's scaled-output term).
-	ok = true
-	ir.Walk(s.Value, func(e ir.Expr) {
-		if l, isLoad := e.(*ir.Load); isLoad && l.T == s.Out {
-			for d, ix := range l.Idx {
-				if iv, isVar := ix.(ir.IVar); !isVar || iv.V != s.Vars[d] {
-					ok = false
-				}
-			}
-		}
-	})
-	if !ok {
+	if !readsOutAtElement(s, s.Value) {
 		return nil
 	}
 	return m

@@ -22,16 +22,38 @@ type gemm struct {
 	// into the output after the K loop.
 	narrow bool
 	elem   ir.DType
+	// epi is set for a statement out = E(inner) whose inner subexpression is the form above and E the rest:
+	// any elementwise expression of it (all its occurrences), of loads (out only at the written element)
+	// and scalars. The nest computes inner into sum, then one loop over the elements stores E.
+	epi *epilogue
 }
 
-// matchGemm recognises a GEMM-like contraction with an epilogue the microkernel contract can apply.
+// epilogue is the part of a GEMM-like statement that the microkernel contract cannot apply.
+type epilogue struct {
+	inner string // ir.FormatExpr of the subexpression the microkernel computes
+	// scratch: the sum lives in an M×N buffer of the element type (per batch point) because E reads
+	// out's original value or out is narrower than the sum; else it lives in out, and E runs in place.
+	scratch bool
+}
+
+// matchGemm recognises a GEMM-like contraction with an epilogue the microkernel contract can apply,
+// else one whose epilogue splits into that contract and an elementwise rest (matchEpilogue).
 func matchGemm(s *ir.Stmt) *gemm {
+	if g := matchContract(s, s.Value, false); g != nil {
+		return g
+	}
+	return matchEpilogue(s)
+}
+
+// matchContract matches out = v where v is the microkernel contract's form. With scratch, v is computed
+// into a scratch buffer of the sum's type (not out), so out's type does not matter and v may not read
+// out.
+func matchContract(s *ir.Stmt, v ir.Expr, scratch bool) *gemm {
 	if len(s.Vars) < 2 {
 		return nil
 	}
 	g := &gemm{s: s, batch: s.Vars[:len(s.Vars)-2], i: s.Vars[len(s.Vars)-2], j: s.Vars[len(s.Vars)-1]}
-	v := s.Value
-	if c, ok := v.(*ir.Cast); ok && c.T == s.Out.Type && (c.T == ir.F16 || c.T == ir.BF16) {
+	if c, ok := v.(*ir.Cast); ok && !scratch && c.T == s.Out.Type && (c.T == ir.F16 || c.T == ir.BF16) {
 		g.narrow, v = true, c.X
 	}
 	if u, ok := v.(*ir.Unary); ok && u.Op == ir.Relu {
@@ -76,10 +98,13 @@ func matchGemm(s *ir.Stmt) *gemm {
 		return nil
 	}
 	g.k, g.elem = red.Vars[0], red.T
-	if g.narrow && (g.beta != nil || g.elem != ir.F32) {
+	if (g.narrow || scratch) && g.beta != nil {
 		return nil // a C term would need the narrow output widened first; not supported
 	}
-	if (s.Out.Type != g.elem && !g.narrow) || (g.bias != nil && g.bias.Type != g.elem) || s.Out.Kind == ir.Temp {
+	if g.narrow && g.elem != ir.F32 {
+		return nil
+	}
+	if (s.Out.Type != g.elem && !g.narrow && !scratch) || (g.bias != nil && g.bias.Type != g.elem) || s.Out.Kind == ir.Temp {
 		return nil
 	}
 	mul, ok := red.X.(*ir.Binary)
@@ -104,6 +129,83 @@ func matchGemm(s *ir.Stmt) *gemm {
 		return nil
 	}
 	return g
+}
+
+// matchEpilogue splits out = E(Σ) into the largest subexpression on the way from the root to a sum that
+// the microkernel contract computes (at worst the sum itself) and the elementwise rest E: every
+// occurrence of that subexpression becomes the running sum, and what is left may read out only at the
+// element it writes (matchMMA's rule) and holds no other reduction. The sum lives in out when out has the
+// sum's type and E does not read out (E then runs in place), else in a scratch buffer (whose contract
+// part may then not read out: beta·out stays in E, where the beta pass versions it).
+func matchEpilogue(s *ir.Stmt) *gemm {
+	if len(s.Vars) < 2 || s.Out.Kind == ir.Temp || !readsOutAtElement(s, s.Value) {
+		return nil
+	}
+	var path []ir.Expr
+	var find func(e ir.Expr, up []ir.Expr) bool
+	find = func(e ir.Expr, up []ir.Expr) bool {
+		up = append(up, e)
+		if _, ok := e.(*ir.Reduce); ok {
+			path = up
+			return true
+		}
+		found := false
+		ir.Children(e, func(c ir.Expr) {
+			if !found {
+				found = find(c, up[:len(up):len(up)])
+			}
+		})
+		return found
+	}
+	if !find(s.Value, nil) {
+		return nil
+	}
+	for _, cand := range path[1:] {
+		inner := ir.FormatExpr(cand)
+		rest := replaceExpr(s.Value, inner, &ir.Const{Val: 0, T: cand.Type()})
+		if containsReduce(rest) {
+			continue
+		}
+		reads := false
+		ir.Walk(rest, func(e ir.Expr) {
+			if l, ok := e.(*ir.Load); ok && l.T == s.Out {
+				reads = true
+			}
+		})
+		scratch := reads || s.Out.Type != cand.Type()
+		g := matchContract(s, cand, scratch)
+		if g == nil || g.narrow || (scratch && (g.elem != ir.F32 && g.elem != s.Out.Type)) {
+			continue
+		}
+		g.epi = &epilogue{inner: inner, scratch: scratch}
+		return g
+	}
+	return nil
+}
+
+// replaceExpr replaces every subexpression of e that prints as text by with.
+func replaceExpr(e ir.Expr, text string, with ir.Expr) ir.Expr {
+	return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+		if ir.FormatExpr(x) == text {
+			return with
+		}
+		return x
+	})
+}
+
+// readsOutAtElement reports whether every load of s.Out in e reads the element s writes.
+func readsOutAtElement(s *ir.Stmt, e ir.Expr) bool {
+	ok := true
+	ir.Walk(e, func(e ir.Expr) {
+		if l, isLoad := e.(*ir.Load); isLoad && l.T == s.Out {
+			for d, ix := range l.Idx {
+				if iv, isVar := ix.(ir.IVar); !isVar || iv.V != s.Vars[d] {
+					ok = false
+				}
+			}
+		}
+	})
+	return ok
 }
 
 // reduceTerm matches r, alpha·r or r·alpha where alpha mentions no index.
@@ -189,7 +291,9 @@ func Tensorize(f *ir.Func, c *Context) (bool, error) {
 	changed := false
 	n := funcNamer(f)
 	count := 0
-	for bi, node := range f.Body {
+	var body []ir.Node
+	for _, node := range f.Body {
+		body = append(body, node)
 		nest, ok := node.(*ir.Nest)
 		if !ok || len(nest.Stmts) != 1 {
 			continue
@@ -201,7 +305,7 @@ func Tensorize(f *ir.Func, c *Context) (bool, error) {
 		if t := matchTranspose(nest.Stmts[0]); t != nil {
 			count++
 			transposePlan(f, c, t, slot)
-			f.Body[bi] = &ir.Nest{Stmts: nest.Stmts, Body: transposeNest(t, slot, n)}
+			body[len(body)-1] = &ir.Nest{Stmts: nest.Stmts, Body: transposeNest(t, slot, n)}
 			changed = true
 			continue
 		}
@@ -211,9 +315,15 @@ func Tensorize(f *ir.Func, c *Context) (bool, error) {
 		}
 		count++
 		defaultPlan(f, c, g, slot)
-		f.Body[bi] = &ir.Nest{Stmts: nest.Stmts, Body: blisNest(g, slot, n)}
+		gemmBody, epi := blisNest(g, slot, n)
+		body[len(body)-1] = &ir.Nest{Stmts: nest.Stmts, Body: gemmBody}
+		if epi != nil {
+			// an in-place epilogue is a nest of its own: parallel then runs its rows on the workers
+			body = append(body, &ir.Nest{Stmts: nest.Stmts, Body: epi})
+		}
 		changed = true
 	}
+	f.Body = body
 	return changed, nil
 }
 
@@ -346,11 +456,13 @@ func addVariantPlan(f *ir.Func, pv ir.PlanVariant) {
 
 func sym(slot, name string) ir.IExpr { return ir.ISym{Name: slot + "." + name} }
 
-func blisNest(g *gemm, slot string, n namer) []ir.Node {
+// blisNest builds the GEMM nest of g, and the nest of its epilogue when that runs in place on out (nil
+// otherwise: a narrowing or scratch epilogue shares the scratch buffer's Alloc with the GEMM).
+func blisNest(g *gemm, slot string, n namer) (gemmBody, epi []ir.Node) {
 	out := g.s.Out
 	batch := g.batch
 	var wide *ir.Tensor
-	if g.narrow {
+	if g.narrow || (g.epi != nil && g.epi.scratch) {
 		// accumulate in the element type, one M×N tile per batch point
 		wide = &ir.Tensor{Name: n.name("cwide"), Type: g.elem, Kind: ir.Scratch, Space: ir.Global,
 			Size: ir.IMul(ir.IDim{D: g.i.Range}, ir.IDim{D: g.j.Range})}
@@ -412,20 +524,44 @@ func blisNest(g *gemm, slot string, n namer) []ir.Node {
 				loop(jr, nc, sym(slot, "NR"),
 					loop(irr, mc, sym(slot, "MR"), micro)))))
 	var body []ir.Node = []ir.Node{nest}
-	if wide != nil {
-		// out[batch..., i, j] = narrow(wide[i*N + j]), once per element
-		i2, j2 := &ir.Var{Name: n.name("ci"), Range: g.i.Range}, &ir.Var{Name: n.name("cj"), Range: g.j.Range}
+	if wide != nil || g.epi != nil {
+		// once per element, after the K loop: out[batch..., i, j] = E(sum), where the sum is
+		// wide[i*N + j] (a narrowing store's E is the rounding) or out[batch..., i, j] itself. The loop
+		// runs over the statement's own i and j, which the nest above no longer binds.
+		i2, j2 := g.i, g.j
+		var sum ir.Expr = &ir.Load{T: g.s.Out, Idx: ivars(g.s.Vars)}
+		if wide != nil {
+			sum = &ir.Load{T: wide, Idx: []ir.IExpr{ir.IAdd(ir.IMul(ir.IVar{V: i2}, dimN), ir.IVar{V: j2})}}
+		}
+		var value ir.Expr = &ir.Cast{X: sum, T: g.s.Out.Type}
+		if g.epi != nil {
+			value = replaceExpr(g.s.Value, g.epi.inner, sum)
+		}
+		if g.narrow {
+			// the conversion loop of a plain narrowing store keeps its own variables
+			i2, j2 = &ir.Var{Name: n.name("ci"), Range: g.i.Range}, &ir.Var{Name: n.name("cj"), Range: g.j.Range}
+			value = ir.SubstVars(value, map[*ir.Var]ir.IExpr{g.i: ir.IVar{V: i2}, g.j: ir.IVar{V: j2}})
+		}
 		idx := ivars(g.batch)
 		idx = append(idx, ir.IVar{V: i2}, ir.IVar{V: j2})
-		flat := ir.IAdd(ir.IMul(ir.IVar{V: i2}, dimN), ir.IVar{V: j2})
-		store := &ir.Store{T: g.s.Out, Idx: idx, Value: &ir.Cast{X: &ir.Load{T: wide, Idx: []ir.IExpr{flat}}, T: g.s.Out.Type}}
-		conv := fullLoop(i2, []ir.Node{fullLoop(j2, []ir.Node{store})})
-		body = []ir.Node{&ir.Alloc{T: wide, Body: []ir.Node{nest, conv}}}
+		store := &ir.Store{T: g.s.Out, Idx: idx, Value: value}
+		ep := fullLoop(i2, []ir.Node{fullLoop(j2, []ir.Node{store})})
+		if wide != nil {
+			body = []ir.Node{&ir.Alloc{T: wide, Body: []ir.Node{nest, ep}}}
+		} else {
+			epi = []ir.Node{ep}
+		}
 	}
-	for d := len(g.batch) - 1; d >= 0; d-- {
-		body = []ir.Node{fullLoop(g.batch[d], body)}
+	batchLoops := func(body []ir.Node) []ir.Node {
+		for d := len(g.batch) - 1; d >= 0; d-- {
+			body = []ir.Node{fullLoop(g.batch[d], body)}
+		}
+		return body
 	}
-	return body
+	if epi != nil {
+		epi = batchLoops(epi) // the statement's batch loops again, around the epilogue
+	}
+	return batchLoops(body), epi
 }
 
 // transposeStmt is a statement recognised as out[j, i] = src[i, j]: a pure 2-D transpose copy.

@@ -1,5 +1,7 @@
 package lanesel
 
+import "github.com/kgen-dev/kgen/ir"
+
 // This file holds the math expansions of the lane instruction selection: each is a schedule of ISA
 // steps over constants defined here, so every backend computes the same polynomial in the same order.
 // Further functions (tanh, log, ...) go here the same way: a constant table, a schedule, and the steps
@@ -88,4 +90,20 @@ func (d *Driver[R, O]) exp(x R) {
 	d.Release(n)
 	d.Release(t)
 	d.Release(u)
+}
+
+// sigmoid replaces the f32 lanes of x by 1/(1 + exp(-x)) and returns the register holding the result
+// (x is then released): exp's schedule, then one addition and one division, so the error is exp's
+// (1 ulp) plus two roundings. NaN stays NaN; -Inf and x below -88.7 (exp(-x) overflows) give 0 where
+// the exact value is a subnormal, +Inf gives 1.
+func (d *Driver[R, O]) sigmoid(x R) R {
+	e := d.ISA
+	e.Unary(ir.Neg, x, x)
+	d.exp(x)
+	e.AddConst(x, ExpOne)
+	one := d.Alloc()
+	e.SetConst(one, ExpOne)
+	e.BinOp(ir.Div, e.Src(x), one, one)
+	d.Release(x)
+	return one
 }

@@ -344,7 +344,7 @@ func (d *Driver[R, O]) unary(x *ir.Unary) (R, bool) {
 	if !ao {
 		dst = d.Alloc()
 	}
-	if x.Op != ir.Exp {
+	if x.Op != ir.Exp && x.Op != ir.Sigmoid {
 		d.ISA.Unary(x.Op, a, dst)
 		return dst, true
 	}
@@ -354,6 +354,9 @@ func (d *Driver[R, O]) unary(x *ir.Unary) (R, bool) {
 	}
 	if dst != a {
 		d.ISA.Copy(a, dst)
+	}
+	if x.Op == ir.Sigmoid {
+		return d.sigmoid(dst), true
 	}
 	d.exp(dst)
 	return dst, true
@@ -368,11 +371,11 @@ func (d *Driver[R, O]) Fold(op ir.Op) R {
 	})
 }
 
-// HasExp reports whether the lane body computes an exp.
+// HasExp reports whether the lane body computes an exp (or a function expanded through one: sigmoid).
 func HasExp(body []ir.Node) bool {
 	return bodyHas(body, func(e ir.Expr) bool {
 		u, ok := e.(*ir.Unary)
-		return ok && u.Op == ir.Exp
+		return ok && (u.Op == ir.Exp || u.Op == ir.Sigmoid)
 	})
 }
 
