@@ -206,6 +206,25 @@ func packPBRun[T float32 | float64]() func(rng *rand.Rand, f any, set func(...an
 	}
 }
 
+// packPBbf16Run runs a bf16 B packer (f32 or pair panels: the same arguments, a uint16 source).
+func packPBbf16Run() func(rng *rand.Rand, f any, set func(...any)) []any {
+	return func(rng *rand.Rand, f any, set func(...any)) []any {
+		fn := f.(func(*float32, *uint16, int, int, int, int))
+		panel := []int{4, 6, 8, 14, 16, 32}[rng.IntN(6)]
+		n, depth := 1+rng.IntN(3*panel), 1+rng.IntN(12)
+		ld := n + rng.IntN(3)
+		dst, src := wildSlice[float32](rng, (n+panel-1)/panel*panel*depth), make([]uint16, (depth-1)*ld+n)
+		for i := range src {
+			src[i] = uint16(rng.Uint32())
+		}
+		if set != nil {
+			set(dst, src)
+		}
+		fn(ptr(dst), &src[0], ld, n, panel, depth)
+		return []any{dst}
+	}
+}
+
 func transposeRun[T float32 | float64]() func(rng *rand.Rand, f any, set func(...any)) []any {
 	return func(rng *rand.Rand, f any, set func(...any)) []any {
 		fn := f.(func(int, int, *T, int, *T, int))
@@ -323,6 +342,18 @@ var emuRoutines = []emuRoutine{
 	{"packDf64AVX2", "avx2", packDf64AVX2, packDRun[float64]()},
 	{"packPBf32AVX2", "avx2", packPBf32AVX2, packPBRun[float32]()},
 	{"packPBf64AVX2", "avx2", packPBf64AVX2, packPBRun[float64]()},
+	{"packPBbf16AVX2", "avx2", packPBbf16AVX2, packPBbf16Run()},
+	{"packPBbf16PairAVX2", "avx2", packPBbf16PairAVX2, packPBbf16Run()},
+	{"vloop_linear_gelu_0AVX2", "avx2", vloop_linear_gelu_0AVX2, vloopRun(8)},
+	{"vloop_linear_gelu_0AVX512", "avx512", vloop_linear_gelu_0AVX512, vloopCounted()},
+	{"vloop_hlinear_gelu_0AVX2", "avx2", vloop_hlinear_gelu_0AVX2, vloopRun(8)},
+	{"vloop_hlinear_gelu_0AVX512", "avx512", vloop_hlinear_gelu_0AVX512, vloopCounted()},
+	{"vloop_linear_residual_0AVX2", "avx2", vloop_linear_residual_0AVX2, vloopRun(8)},
+	{"vloop_linear_residual_0AVX512", "avx512", vloop_linear_residual_0AVX512, vloopCounted()},
+	{"vloop_gemm_sigmoid_0AVX2", "avx2", vloop_gemm_sigmoid_0AVX2, vloopRun(8)},
+	{"vloop_gemm_sigmoid_0AVX512", "avx512", vloop_gemm_sigmoid_0AVX512, vloopCounted()},
+	{"vloop_gelu_0AVX2", "avx2", vloop_gelu_0AVX2, vloopRun(8)},
+	{"vloop_gelu_0AVX512", "avx512", vloop_gelu_0AVX512, vloopCounted()},
 	{"transposeF32AVX2", "avx2", transposeF32AVX2, transposeRun[float32]()},
 	{"transposeF64AVX2", "avx2", transposeF64AVX2, transposeRun[float64]()},
 	{"vloop_sgemv_0AVX2", "avx2", vloop_sgemv_0AVX2, vloopRun(8)},

@@ -18076,7 +18076,8 @@ packPBbf16PairAVX2_p_done:
 
 packPBbf16PairAVX2_odd:
 	MOVQ  depth+40(FP), R9
-	TESTB $0x01, R9
+	MOVQ  R9, DX
+	ANDQ  $0x01, DX
 	JZ    packPBbf16PairAVX2_end
 	MOVQ  SI, R14
 	MOVQ  DI, R15

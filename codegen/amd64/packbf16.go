@@ -165,7 +165,8 @@ func emitPackPBBF16(c *build.Context, k PackKernel) {
 	c.JNZ(lbl(L("pair")))
 	c.Label(L("odd"))
 	c.Load(c.Param("depth"), depth)
-	c.TESTB(operand.Imm(1), reg.R9B) // depth is R9
+	c.MOVQ(depth, reg.RDX)
+	c.ANDQ(operand.Imm(1), reg.RDX)
 	c.JZ(lbl(L("end")))
 	row("o", false, false)
 	c.Label(L("end"))

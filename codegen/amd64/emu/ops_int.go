@@ -92,6 +92,31 @@ func compileInt(f *function, in *inst) (bool, error) {
 		}
 		return true, nil
 	}
+	switch {
+	case op == "MOVWLZX" && n == 2 && isGM(&a[0]) && isG(&a[1]):
+		// a 16-bit word zero-extended into a 32-bit register (whose upper half is cleared)
+		in.exec = func(m *Machine, in *inst) (int, error) {
+			v, err := m.readInt(&in.args[0], 2)
+			if err != nil {
+				return 0, err
+			}
+			m.gpr[in.args[1].reg] = v & 0xffff
+			return m.pc + 1, nil
+		}
+		return true, nil
+	case op == "MOVW" && n == 2 && isGM(&a[0]) && isG(&a[1]):
+		// a 16-bit move into a register keeps its bits 16..63
+		in.exec = func(m *Machine, in *inst) (int, error) {
+			v, err := m.readInt(&in.args[0], 2)
+			if err != nil {
+				return 0, err
+			}
+			r := in.args[1].reg
+			m.gpr[r] = m.gpr[r]&^0xffff | v&0xffff
+			return m.pc + 1, nil
+		}
+		return true, nil
+	}
 	size := 0
 	base := op
 	if l := len(op); l > 1 && (op[l-1] == 'Q' || op[l-1] == 'L') {
