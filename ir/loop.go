@@ -361,6 +361,12 @@ func IsCacheBlock(sym string) bool {
 // other kernel fields at their defaults (0 in the backend's terms).
 var KernelFields = []string{"MR", "NR", "KU", "PFA", "PFB", "PFU"}
 
+// TunedValueOK reports whether v may be a tuned value of sym ("slot.FIELD", or a bare field): at least
+// 1, or -1 for a prefetch distance (off).
+func TunedValueOK(sym string, v int) bool {
+	return v >= 1 || v == -1 && strings.HasPrefix(sym[strings.LastIndex(sym, ".")+1:], "PF")
+}
+
 // IsKernelField reports whether plan symbol sym ("slot.FIELD", or a bare field) is a kernel field.
 func IsKernelField(sym string) bool {
 	return slices.Contains(KernelFields, sym[strings.LastIndex(sym, ".")+1:])

@@ -1,9 +1,6 @@
 package ir
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // VerifyKernel checks the algorithm-level invariants: every variable has a range, loads have one index
 // per dimension, every statement's value is assignable to its output, reductions bind fresh variables.
@@ -138,18 +135,12 @@ func verifyVariants(f *Func) error {
 		}
 		for class, plan := range pv.Tuned {
 			for k, val := range plan {
-				if IsKernelField(k) && !strings.HasSuffix(k, ".MR") && !strings.HasSuffix(k, ".NR") {
-					// unroll and prefetch: the backend's microkernel fields, not symbols of the IR
-					if val < 1 && !(val == -1 && strings.Contains(k, ".PF")) {
-						return fmt.Errorf("variant %s on %s: tuned kernel field %s = %d, want at least 1 (-1: prefetch off)", pv.Name, class, k, val)
-					}
-					continue
-				}
-				if _, ok := f.Plan[k]; !ok {
+				// unroll and prefetch are the backend's microkernel fields, not symbols of the IR
+				if _, ok := f.Plan[k]; !ok && !IsKernelField(k) {
 					return fmt.Errorf("variant %s on %s: tuned plan symbol %s has no default", pv.Name, class, k)
 				}
-				if val < 1 {
-					return fmt.Errorf("variant %s on %s: tuned plan symbol %s = %d, want at least 1", pv.Name, class, k, val)
+				if !TunedValueOK(k, val) {
+					return fmt.Errorf("variant %s on %s: tuned plan symbol %s = %d, want at least 1 (-1: a prefetch distance off)", pv.Name, class, k, val)
 				}
 			}
 		}

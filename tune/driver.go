@@ -67,6 +67,7 @@ func driverSource(pkg, mod string, ks []*ir.Kernel, slots map[string][]string, c
 	w("}\n\n")
 	// useClass_ installs the running variant under a candidate's machine class (kernels.go); the
 	// package has the class switches only when the tuner gave it candidates.
+	w("const candidateClassFormat_ = %q\n\n", candidateClassFormat)
 	if classes {
 		w("func useClass_(class string) error {\n\tv := Variant()\n\tmachineClass = class\n\tdefer func() { machineClass = \"\" }()\n\treturn Use(v)\n}\n\n")
 	} else {
@@ -160,7 +161,7 @@ func (st *tuneState_) restore() {
 func (st *tuneState_) set(k tuneKernel_, cfg map[string]int) error {
 	for sym, v := range cfg {
 		if slot, ok := strings.CutSuffix(sym, ".Kernel"); ok && v > 0 {
-			if err := useClass_(fmt.Sprintf("tune-%s-k%d", slot, v)); err != nil {
+			if err := useClass_(fmt.Sprintf(candidateClassFormat_, slot, v)); err != nil {
 				return err
 			}
 		}

@@ -23,8 +23,11 @@ import (
 // kernelField is the cfg symbol (slot.Kernel) choosing a slot's microkernel candidate.
 const kernelField = "Kernel"
 
-// candidateClass is the made-up machine class of a slot's candidate i (i >= 1).
-func candidateClass(slot string, i int) string { return fmt.Sprintf("tune-%s-k%d", slot, i) }
+// candidateClassFormat spells the made-up machine class of a slot's candidate i (i >= 1); the driver
+// installs candidates by the same format.
+const candidateClassFormat = "tune-%s-k%d"
+
+func candidateClass(slot string, i int) string { return fmt.Sprintf(candidateClassFormat, slot, i) }
 
 // kernelISA returns the amd64 variant whose kernels are the candidates' base: the forced variant, else
 // the one the class's vector level runs ("" where there is none: another architecture, the portable

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/parse"
 )
 
@@ -203,9 +204,7 @@ func parseEntry(line string) (Entry, int, error) {
 				return e, f.col, fmt.Errorf("%q; want a plan symbol slot.NAME (sgemm.KC), speedup, noise or shapes", parse.Printable(k))
 			}
 			n, err := strconv.Atoi(v)
-			if strings.HasPrefix(sym, "PF") && err == nil && n == -1 {
-				// a prefetch distance (ir.KernelFields): -1 turns that prefetch off
-			} else if err != nil || n < 1 {
+			if err != nil || !ir.TunedValueOK(sym, n) {
 				return e, f.col, fmt.Errorf("%s=%q; want a positive integer (-1 for a prefetch distance: off)", k, parse.Printable(v))
 			}
 			e.Values[k] = n

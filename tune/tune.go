@@ -530,17 +530,12 @@ func (s *search) run() (*Result, error) {
 			s.tried++
 			res.Tried = s.tried
 			s.progress(fmt.Sprintf("microkernel %d/%d, %d rejected", i+1, len(s.cands[slot]), len(res.Rejected)))
-			if err := s.check(cand); err != nil {
-				s.reject(res, cand, err)
-				continue
-			}
-			v, err := s.compare(cur, cand, s.opt.Pairs, false)
-			if errors.Is(err, errCrashed) {
-				s.reject(res, cand, err)
-				continue
-			}
+			v, ok, err := s.try(res, cur, cand)
 			if err != nil {
 				return nil, err
+			}
+			if !ok {
+				continue
 			}
 			if s.opt.Log != nil && s.opt.Trace != nil {
 				fmt.Fprintf(s.opt.Log, "%s: microkernel %v: %.3f× (win %v)\n", s.k.Name, s.cands[slot][i], v.speedup, v.win)
@@ -583,18 +578,12 @@ func (s *search) run() (*Result, error) {
 		s.tried++
 		res.Tried = s.tried
 		s.progress(fmt.Sprintf("%d rejected, best %.3f×", len(res.Rejected), bestSpeed))
-		// Every candidate is checked against the interpreter on ragged shapes before it is timed.
-		if err := s.check(cand); err != nil {
-			s.reject(res, cand, err)
-			continue
-		}
-		v, err := s.compare(cur, cand, s.opt.Pairs, false)
-		if errors.Is(err, errCrashed) {
-			s.reject(res, cand, err) // it faulted on a timing shape
-			continue
-		}
+		v, ok, err := s.try(res, cur, cand)
 		if err != nil {
 			return nil, err
+		}
+		if !ok {
+			continue
 		}
 		if v.win {
 			cur = cand
@@ -626,6 +615,21 @@ func (s *search) run() (*Result, error) {
 	}
 	res.Found = kernelValues(res.Found, s.cands)
 	return res, nil
+}
+
+// try checks cand against the interpreter on ragged shapes and, when it passes, times it against cur;
+// ok is false when cand was rejected (wrong on the check, or it faulted on a timing shape).
+func (s *search) try(res *Result, cur, cand map[string]int) (v verdict, ok bool, err error) {
+	if err := s.check(cand); err != nil {
+		s.reject(res, cand, err)
+		return v, false, nil
+	}
+	v, err = s.compare(cur, cand, s.opt.Pairs, false)
+	if errors.Is(err, errCrashed) {
+		s.reject(res, cand, err)
+		return v, false, nil
+	}
+	return v, err == nil, err
 }
 
 func (s *search) reject(res *Result, cand map[string]int, err error) {

@@ -1,6 +1,7 @@
 package amd64
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -118,7 +119,7 @@ func KernelCandidates(elem, isa string) []map[string]int {
 		}
 	}
 	slices.SortStableFunc(tiles, func(x, y tile) int {
-		return cmpInt(abs(acc-x.acc), abs(acc-y.acc))
+		return cmp.Compare(abs(acc-x.acc), abs(acc-y.acc))
 	})
 	var out []map[string]int
 	for _, t := range tiles[:min(4, len(tiles))] {
@@ -137,16 +138,6 @@ func KernelCandidates(elem, isa string) []map[string]int {
 		}
 	}
 	return out
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func abs(a int) int { return max(a, -a) }
