@@ -30,7 +30,7 @@ func newMicroFixture() *microFixture {
 // micro is a Micro over the whole M×N problem in an mr×nr tile (K in one block) reading a and b.
 func (x *microFixture) micro(mr, nr IExpr, a, b Operand) *Micro {
 	return &Micro{Slot: "t", Elem: F32, MR: mr, NR: nr, KC: IDim{D: x.dK},
-		A: MicroOperand{Operand: a}, B: MicroOperand{Operand: b},
+		A: a, B: b,
 		C: x.C, COff: IConst{V: 0}, LDC: IDim{D: x.dN}, M: IDim{D: x.dM}, N: IDim{D: x.dN},
 		Alpha: &Load{T: x.alpha}, Beta: &Load{T: x.beta}, EP: &Const{Val: 0, T: I32}}
 }
@@ -48,7 +48,7 @@ func TestMicroKindFromLayouts(t *testing.T) {
 	colA := Operand{T: x.A, Off: zero, Layout: ColMajor(IDim{D: x.dM})}
 	rowB := Operand{T: x.B, Off: zero, Layout: RowMajor(IDim{D: x.dN})}
 	colB := Operand{T: x.B, Off: zero, Layout: ColMajor(IDim{D: x.dK})}
-	view := &Micro{A: MicroOperand{View: &View{}}, B: MicroOperand{Operand: rowB}}
+	view := &Micro{A: MicroOperand{View: &View{}}, B: rowB}
 	for _, c := range []struct {
 		what string
 		u    *Micro
