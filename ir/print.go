@@ -231,4 +231,3 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 		}
 	}
 }
-
