@@ -400,12 +400,12 @@ func (in *interp) mma(n *MMA) {
 	}
 	m, nn, k := in.ival(a.M), in.ival(a.N), in.ival(n.K)
 	vm, vn, vk := in.validOr(n.ValidM, m), in.validOr(n.ValidN, nn), in.validOr(n.ValidK, k)
-	elem := func(o Operand, r, c int) float64 {
+	elem := func(o Operand, isB bool, r, c int) float64 {
 		var x float64
 		if v := o.View; v != nil {
 			// A (r, c) = (i, p) is the view at (Base0 + i, K0 + p), B (r, c) = (p, j) at (Base0 + j, K0 + p)
 			at, p := r, c
-			if o == n.B {
+			if isB {
 				at, p = c, r
 			}
 			in.vars[v.P], in.vars[v.D] = in.ival(v.Base0)+at, in.ival(v.K0)+p
@@ -430,13 +430,13 @@ func (in *interp) mma(n *MMA) {
 	av := make([]float64, vk)
 	for i := 0; i < vm; i++ {
 		for p := range av {
-			av[p] = elem(n.A, i, p)
+			av[p] = elem(n.A, false, i, p)
 		}
 		for j := 0; j < vn; j++ {
 			at := in.accAt(a, i, j, nn)
 			s := acc[at]
 			for p, x := range av {
-				s = in.round(a.T, s+in.round(a.T, x*elem(n.B, p, j)))
+				s = in.round(a.T, s+in.round(a.T, x*elem(n.B, true, p, j)))
 			}
 			acc[at] = s
 		}
