@@ -83,7 +83,17 @@ func operandType(o Operand) (DType, bool) {
 // does not widen to Elem. The portable Go microkernel is emitted from these nodes (codegen/golang), the
 // CPU pipelines' tensorize emits them for every GEMM tile (passes.BindMicro binds them back), and
 // passes.MicroToMMA uses them to state the contract in the IR.
-func (u *Micro) AsMMA(name func(base string) string) []Node {
+func (u *Micro) AsMMA(name func(base string) string) []Node { return u.asMMA(name, false) }
+
+// AsMMASimplified is AsMMA with the index lists of C and the bias simplified (FlatIndex of the simplified
+// offset): the form code is generated from (passes.MicroToMMA), which BindMicro does not read back.
+func (u *Micro) AsMMASimplified(name func(base string) string) []Node { return u.asMMA(name, true) }
+
+func (u *Micro) asMMA(name func(base string) string, simplified bool) []Node {
+	index := flatIndex
+	if simplified {
+		index = func(t *Tensor, off IExpr) []IExpr { return FlatIndex(t, off) }
+	}
 	ta, okA := operandType(u.A)
 	tb, okB := operandType(u.B)
 	if !okA || !okB || ta != tb || !Widens(ta, u.Elem) {
@@ -95,14 +105,18 @@ func (u *Micro) AsMMA(name func(base string) string) []Node {
 	i, j := &Var{Name: name("ui")}, &Var{Name: name("uj")}
 	t := u.Elem
 	bin := func(op Op, x, y Expr, t DType) Expr { return &Binary{Op: op, X: x, Y: y, T: t} }
-	cIdx := flatIndex(u.C, IAdd(u.COff, IAdd(IMul(IVar{V: i}, u.LDC), IVar{V: j})))
+	cAt := IAdd(u.COff, IAdd(IMul(IVar{V: i}, u.LDC), IVar{V: j}))
+	if simplified {
+		cAt = Simplify(cAt)
+	}
+	cIdx := index(u.C, cAt)
 	// Beta varies with the K block (the caller's beta in the first, 1 after), so it is no scaled-output
 	// factor of the beta rule (those use no index): the select says "C not read when Beta is 0" itself.
 	v := bin(Mul, u.Alpha, &AccVal{Acc: acc}, t)
 	v = &Select{C: bin(Eq, u.Beta, &Const{Val: 0, T: t}, Bool), A: v,
 		B: bin(Add, v, bin(Mul, u.Beta, &Load{T: u.C, Idx: cIdx}, t), t)}
 	if u.Bias != nil {
-		bias := &Load{T: u.Bias, Idx: flatIndex(u.Bias, IAdd(u.BiasOff, IVar{V: j}))}
+		bias := &Load{T: u.Bias, Idx: index(u.Bias, IAdd(u.BiasOff, IVar{V: j}))}
 		v = &Select{C: epBit(u.EP, 1), A: bin(Add, v, bias, t), B: v}
 	}
 	v = &Select{C: epBit(u.EP, 2), A: &Unary{Op: Relu, X: v, T: t}, B: v}

@@ -18,7 +18,7 @@ func MicroToMMA(f *ir.Func, c *Context) (bool, error) {
 		if !ok {
 			return []ir.Node{node}
 		}
-		nodes := u.AsMMA(n.name)
+		nodes := u.AsMMASimplified(n.name)
 		if nodes == nil {
 			return []ir.Node{node}
 		}
