@@ -238,7 +238,7 @@ func rowOffset(off IExpr, i, j *Var) (coff, ldc IExpr, ok bool) {
 		coff, row = b.X, b.Y
 	}
 	rest, ok := plusVar(row, j)
-	if !ok {
+	if !ok || iexprUses(coff, i, j) {
 		return nil, nil, false
 	}
 	switch r := rest.(type) {
@@ -248,7 +248,7 @@ func rowOffset(off IExpr, i, j *Var) (coff, ldc IExpr, ok bool) {
 		}
 	case IBin:
 		if r.Op == '*' && r.X == (IVar{V: i}) && !iexprUses(r.Y, i, j) {
-			return coff, r.Y, !iexprUses(coff, i, j)
+			return coff, r.Y, true
 		}
 	}
 	return nil, nil, false
