@@ -74,6 +74,13 @@ type GPU struct {
 	PeakTFLOPs   map[string]float64 `json:"peak_tflops,omitempty"`
 }
 
+// Class is the class of a GPU that its tuned plans (kgen.lock entries of a GPU target) hold for: API,
+// architecture and multiprocessor count, "cuda-sm90-132sm" (the shared memory follows from the
+// architecture; clocks and bandwidth do not enter the class).
+func (g GPU) Class() string {
+	return fmt.Sprintf("%s-%s-%dsm", g.API, strings.ReplaceAll(g.Arch, "_", ""), g.Units)
+}
+
 // Class is the coarse machine class a tuned schedule is valid for: architecture, vector level, core count
 // and the L1/L2 sizes per core (the quantities the register tiles and cache blocks depend on). Two
 // machines of one class may share a lock entry; measured figures do not enter the class.

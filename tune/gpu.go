@@ -2,6 +2,7 @@ package tune
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kgen-dev/kgen/codegen/ptx"
 	"github.com/kgen-dev/kgen/ir"
@@ -66,21 +68,12 @@ func IsGPUTarget(target string) bool { return target == "ptx" || target == "msl"
 // what is allowed.
 func GPUPlan(target, variant string, values map[string]int) (map[string]int, error) {
 	tv := target + "/" + variant
-	syms, ok := GPUSymbols[tv]
-	if !ok {
-		return nil, fmt.Errorf("%s has no tunable GPU plan symbol (tunable: %s)", tv, strings.Join(slices.Sorted(maps.Keys(GPUSymbols)), ", "))
+	if _, ok := GPUSymbols[tv]; !ok {
+		return nil, gpuValue(tv, "", 0)
 	}
 	for _, k := range slices.Sorted(maps.Keys(values)) {
-		i := slices.IndexFunc(syms, func(s GPUSymbol) bool { return s.Name == k })
-		if i < 0 {
-			var names []string
-			for _, s := range syms {
-				names = append(names, s.Name)
-			}
-			return nil, fmt.Errorf("%s is not a tunable plan symbol of %s (want %s)", k, tv, strings.Join(names, ", "))
-		}
-		if !slices.Contains(syms[i].Values, values[k]) {
-			return nil, fmt.Errorf("%s=%d is out of range on %s: want one of %v (%s)", k, values[k], tv, syms[i].Values, syms[i].Doc)
+		if err := gpuValue(tv, k, values[k]); err != nil {
+			return nil, err
 		}
 	}
 	plan := maps.Clone(ptx.ProdPlan)
@@ -90,6 +83,26 @@ func GPUPlan(target, variant string, values map[string]int) (map[string]int, err
 			tv, plan[passes.PlanStages], 64*plan[passes.PlanWG], plan[passes.PlanWGN], need, max, variant)
 	}
 	return maps.Clone(values), nil
+}
+
+// gpuValue checks one symbol's value on target/variant tv (a key of GPUSymbols).
+func gpuValue(tv, k string, v int) error {
+	syms, ok := GPUSymbols[tv]
+	if !ok {
+		return fmt.Errorf("%s has no tunable GPU plan symbol (tunable: %s)", tv, strings.Join(slices.Sorted(maps.Keys(GPUSymbols)), ", "))
+	}
+	i := slices.IndexFunc(syms, func(s GPUSymbol) bool { return s.Name == k })
+	if i < 0 {
+		var names []string
+		for _, s := range syms {
+			names = append(names, s.Name)
+		}
+		return fmt.Errorf("%s is not a tunable plan symbol of %s (want %s)", k, tv, strings.Join(names, ", "))
+	}
+	if !slices.Contains(syms[i].Values, v) {
+		return fmt.Errorf("%s=%d is out of range on %s: want one of %v (%s)", k, v, tv, syms[i].Values, syms[i].Doc)
+	}
+	return nil
 }
 
 // ProdShared is the dynamic shared memory of the production sm_90a GEMM under plan (ProdPlan's
@@ -342,4 +355,166 @@ func FindTool(name, env, dir string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no %s: set %s, put it on PATH, or run scripts/setup.sh", name, env)
+}
+
+// GPUShapes are the default timing shapes of the GPU tuner (M×N×K): square, large, skinny and a
+// short K; N and K multiples of 8 as the tensor maps need.
+var GPUShapes = []Shape{{1024, 1024, 1024}, {4096, 4096, 4096}, {128, 4096, 4096}, {8192, 8192, 512}}
+
+// GPUTimer times two lowered candidates of one kernel on a device: pairs interleaved runs of each at
+// dims, their times in ns a call.
+type GPUTimer interface {
+	Time(k *ir.Kernel, a, b *ptx.Kernel, dims map[string]int, pairs int) (ta, tb []float64, err error)
+}
+
+// GPUOptions control RunGPU.
+type GPUOptions struct {
+	Check   GPUCheck
+	Kernels []*ir.Kernel // to tune; those without a production version are skipped with a note
+	Shapes  []Shape      // timing shapes (nil: GPUShapes)
+	Budget  time.Duration
+	Timer   GPUTimer // nil: no device; candidates are checked, not timed
+	// Candidates replace GPUCandidates when not nil (the first is the incumbent).
+	Candidates []map[string]int
+	Log        io.Writer
+}
+
+// GPUResult is what RunGPU found for one kernel.
+type GPUResult struct {
+	Kernel    string
+	Verdicts  []GPUVerdict // every candidate checked, the default first
+	Unchecked int          // candidates the budget left unchecked
+	// Best are the winner's values, faster than the default beyond noise (nil: none, or not timed),
+	// with its speed-up and noise over Shapes.
+	Best           map[string]int
+	Speedup, Noise float64
+	Shapes         []string
+}
+
+// Verified counts the candidates that passed every check.
+func (r GPUResult) Verified() int {
+	n := 0
+	for _, v := range r.Verdicts {
+		if v.Err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// RunGPU checks every candidate of each kernel (GPUCandidates) and, with a timer, times the verified
+// ones against the incumbent (the default first), a candidate replacing it only when faster beyond
+// noise (the CPU tuner's sign test on interleaved pairs, verdict.add); the winner is timed against the
+// default once more on every shape for the entry's speed-up.
+func RunGPU(opt GPUOptions) []GPUResult {
+	deadline := time.Now().Add(opt.Budget)
+	shapes := opt.Shapes
+	if shapes == nil {
+		shapes = GPUShapes
+	}
+	logf := func(format string, a ...any) {
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, format, a...)
+		}
+	}
+	var out []GPUResult
+	for _, k := range opt.Kernels {
+		res := GPUResult{Kernel: k.Name}
+		cands := opt.Candidates
+		if cands == nil {
+			cands = GPUCandidates(opt.Check.Target, opt.Check.Variant)
+		}
+		for i, c := range cands {
+			if i > 0 && time.Now().After(deadline) {
+				res.Unchecked = len(cands) - i
+				logf("kgen tune: %s: budget spent; %d candidates not checked\n", k.Name, res.Unchecked)
+				break
+			}
+			v := opt.Check.Check(k, c)
+			if i == 0 && v.Kernel == nil {
+				logf("kgen tune: %s: skipped: %v\n", k.Name, v.Err)
+				res.Verdicts = nil
+				break
+			}
+			res.Verdicts = append(res.Verdicts, v)
+			if v.Err != nil {
+				logf("kgen tune: %s: {%s} rejected: %v\n", k.Name, PlanString(c), firstLine(v.Err.Error()))
+			} else {
+				logf("kgen tune: %s: {%s} verified: %d registers, %d bytes shared memory, right on %d ragged shapes\n", k.Name, PlanString(c), v.Regs, v.Shared, len(shapesOf(opt.Check, c)))
+			}
+		}
+		if len(res.Verdicts) == 0 {
+			continue
+		}
+		if opt.Timer != nil && res.Verdicts[0].Err == nil {
+			if err := timeGPU(opt, k, shapes, &res); err != nil {
+				logf("kgen tune: %s: timing: %v\n", k.Name, err)
+			}
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+func shapesOf(c GPUCheck, values map[string]int) [][3]int {
+	if c.Shapes != nil {
+		return c.Shapes
+	}
+	return RaggedShapes(values)
+}
+
+// timeGPU times res's verified candidates against the incumbent and records the winner.
+func timeGPU(opt GPUOptions, k *ir.Kernel, shapes []Shape, res *GPUResult) error {
+	compare := func(a, b *ptx.Kernel) (verdict, error) {
+		var v verdict
+		for _, sh := range shapes {
+			ta, tb, err := opt.Timer.Time(k, a, b, shapeDims(k, sh), 8)
+			if err != nil {
+				return v, fmt.Errorf("shape %s: %v", sh, err)
+			}
+			v.add(sh.String(), ta, tb)
+		}
+		v.finish()
+		return v, nil
+	}
+	def := res.Verdicts[0]
+	best := def
+	for _, c := range res.Verdicts[1:] {
+		if c.Err != nil {
+			continue
+		}
+		v, err := compare(best.Kernel, c.Kernel)
+		if err != nil {
+			return err
+		}
+		if v.win {
+			best = c
+		}
+	}
+	if best.Kernel == def.Kernel {
+		return nil
+	}
+	v, err := compare(def.Kernel, best.Kernel)
+	if err != nil {
+		return err
+	}
+	if v.win {
+		res.Best, res.Speedup, res.Noise = best.Values, v.speedup, v.noise
+		for _, sh := range shapes {
+			res.Shapes = append(res.Shapes, sh.String())
+		}
+	}
+	return nil
+}
+
+// GPUEntries are the lock entries of results that found a winner, for the GPU of the given class.
+func GPUEntries(results []GPUResult, hashes map[string]string, target, variant, class string) []Entry {
+	var out []Entry
+	for _, r := range results {
+		if r.Best != nil {
+			out = append(out, Entry{Kernel: r.Kernel, Hash: hashes[r.Kernel], Target: target, Variant: variant, Class: class,
+				Values: r.Best, Speedup: r.Speedup, Noise: r.Noise, Shapes: r.Shapes})
+		}
+	}
+	return out
 }
