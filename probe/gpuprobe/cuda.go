@@ -12,8 +12,10 @@ import (
 	"github.com/kgen-dev/kgen/rt/cuda"
 )
 
-// CUDA lists the CUDA devices with their SM count, shared memory and a measured bandwidth, and
-// says in note what it found (or why none). No GPU is not an error: the list is then empty.
+// CUDA lists the CUDA devices with their SM count, shared memory (per SM, and per block with the
+// opt-in), a measured bandwidth and, from sm_80 on, a measured mma.sync peak (mmaPeak), and says in
+// note what it found and what it could not measure (or why there is no GPU). No GPU is not an error:
+// the list is then empty.
 func CUDA(quick bool) (gpus []probe.GPU, note string) {
 	drv, err := cuda.Open()
 	if err != nil {
@@ -36,10 +38,18 @@ func CUDA(quick bool) (gpus []probe.GPU, note string) {
 			return gpus, fmt.Sprintf("CUDA device %d: %v", i, err)
 		}
 		g := probe.GPU{API: "cuda", Name: props.Name, Arch: fmt.Sprintf("sm_%d", props.SM()),
-			Units: props.Multiprocessors, SharedBytes: props.SharedMemoryPerSM}
+			Units: props.Multiprocessors, SharedBytes: props.SharedMemoryPerSM, SharedPerBlock: props.SharedMemoryPerBlockOptin}
 		g.BandwidthGBs, err = memsetBandwidth(dev, quick)
 		if err != nil {
-			note = fmt.Sprintf("CUDA device %d: bandwidth not measured: %v; ", i, err)
+			note += fmt.Sprintf("CUDA device %d: bandwidth not measured: %v; ", i, err)
+		}
+		if props.SM() >= 80 {
+			peak, err := mmaPeak(dev, props.Multiprocessors, quick)
+			if err != nil {
+				note += fmt.Sprintf("CUDA device %d: mma peak not measured: %v; ", i, err)
+			} else {
+				g.PeakTFLOPs = map[string]float64{"mma.m16n8k16/bf16": peak}
+			}
 		}
 		gpus = append(gpus, g)
 	}
