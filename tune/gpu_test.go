@@ -146,7 +146,9 @@ func TestGPUCheck(t *testing.T) {
 type fakeTimer map[string]float64
 
 func (f fakeTimer) Time(k *ir.Kernel, a, b *ptx.Kernel, dims map[string]int, pairs int) (ta, tb []float64, err error) {
-	key := func(pk *ptx.Kernel) string { return strings.TrimSuffix(pk.Entries[0].Name, "_prod") + pk.Launches[0].Grid[0].String() }
+	key := func(pk *ptx.Kernel) string {
+		return strings.TrimSuffix(pk.Entries[0].Name, "_prod") + pk.Launches[0].Grid[0].String()
+	}
 	na, nb := f[key(a)], f[key(b)]
 	if na == 0 || nb == 0 {
 		return nil, nil, errors.New("no time for " + key(a) + " or " + key(b))
