@@ -7,6 +7,7 @@ import (
 
 	"github.com/kgen-dev/kgen/codegen/ptx"
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/probe/gpuprobe"
 	"github.com/kgen-dev/kgen/rt/cuda"
 )
 
@@ -189,32 +190,20 @@ func (t *cudaTimer) Time(k *ir.Kernel, a, b *ptx.Kernel, dims map[string]int, pa
 	if err != nil {
 		return nil, nil, err
 	}
-	start, err := t.ctx.NewEvent()
+	ev, err := gpuprobe.NewEvents(t.ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer start.Close()
-	end, err := t.ctx.NewEvent()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer end.Close()
+	defer ev.Close()
 	batch := func(r *cudaRun, calls int) (time.Duration, error) {
-		if err := start.Record(nil); err != nil {
-			return 0, err
-		}
-		for i := 0; i < calls; i++ {
-			if err := r.launch(); err != nil {
-				return 0, err
+		return ev.Time(func() error {
+			for i := 0; i < calls; i++ {
+				if err := r.launch(); err != nil {
+					return err
+				}
 			}
-		}
-		if err := end.Record(nil); err != nil {
-			return 0, err
-		}
-		if err := end.Synchronize(); err != nil {
-			return 0, err
-		}
-		return cuda.Elapsed(start, end)
+			return nil
+		})
 	}
 	one, err := batch(ra, 1) // warm-up of a, and its time for the batch size
 	if err != nil {
@@ -224,7 +213,7 @@ func (t *cudaTimer) Time(k *ir.Kernel, a, b *ptx.Kernel, dims map[string]int, pa
 		return nil, nil, err
 	}
 	if one <= 0 {
-		return nil, nil, fmt.Errorf("the events measured no time")
+		return nil, nil, gpuprobe.ErrNoTime
 	}
 	calls := max(1, min(1000, int(20*time.Millisecond/one)))
 	for i := 0; i < pairs; i++ {

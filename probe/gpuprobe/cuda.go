@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/kgen-dev/kgen/probe"
 	"math"
-	"time"
 
 	"github.com/kgen-dev/kgen/rt/cuda"
 )
@@ -73,40 +72,14 @@ func memsetBandwidth(dev *cuda.Device, quick bool) (float64, error) {
 		return 0, err
 	}
 	defer buf.Free()
-	start, err := ctx.NewEvent()
+	ev, err := NewEvents(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer start.Close()
-	end, err := ctx.NewEvent()
+	defer ev.Close()
+	best, err := ev.Best(5, buf.Zero)
 	if err != nil {
 		return 0, err
-	}
-	defer end.Close()
-	best := time.Duration(0)
-	for r := 0; r < 5; r++ {
-		if err := start.Record(nil); err != nil {
-			return 0, err
-		}
-		if err := buf.Zero(); err != nil {
-			return 0, err
-		}
-		if err := end.Record(nil); err != nil {
-			return 0, err
-		}
-		if err := end.Synchronize(); err != nil {
-			return 0, err
-		}
-		d, err := cuda.Elapsed(start, end)
-		if err != nil {
-			return 0, err
-		}
-		if d > 0 && (best == 0 || d < best) {
-			best = d
-		}
-	}
-	if best == 0 {
-		return 0, fmt.Errorf("the events measured no time")
 	}
 	return math.Round(1000*float64(size)/best.Seconds()/1e9) / 1000, nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/kgen-dev/kgen/rt/cuda"
 )
@@ -76,40 +75,14 @@ func mmaPeak(dev *cuda.Device, sms int, quick bool) (float64, error) {
 		return 0, err
 	}
 	defer out.Free()
-	start, err := ctx.NewEvent()
+	ev, err := NewEvents(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer start.Close()
-	end, err := ctx.NewEvent()
+	defer ev.Close()
+	best, err := ev.Best(3, func() error { return fn.Launch(cuda.D1(blocks), cuda.D1(threads), 0, out, uint32(iters)) })
 	if err != nil {
 		return 0, err
-	}
-	defer end.Close()
-	best := time.Duration(0)
-	for r := 0; r < 3; r++ {
-		if err := start.Record(nil); err != nil {
-			return 0, err
-		}
-		if err := fn.Launch(cuda.D1(blocks), cuda.D1(threads), 0, out, uint32(iters)); err != nil {
-			return 0, err
-		}
-		if err := end.Record(nil); err != nil {
-			return 0, err
-		}
-		if err := end.Synchronize(); err != nil {
-			return 0, err
-		}
-		d, err := cuda.Elapsed(start, end)
-		if err != nil {
-			return 0, err
-		}
-		if d > 0 && (best == 0 || d < best) {
-			best = d
-		}
-	}
-	if best == 0 {
-		return 0, fmt.Errorf("the events measured no time")
 	}
 	flops := float64(blocks) * float64(threads/32) * float64(iters) * mmaChains * mmaFlops
 	return math.Round(1000*flops/best.Seconds()/1e12) / 1000, nil
