@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgen-dev/kgen/probe"
 	"github.com/kgen-dev/kgen/rt/cuda"
+	"github.com/kgen-dev/kgen/tune"
 )
 
 const hgemmKdsl = `kernel hgemm(A: f16[M, K], B: f16[K, N], C: out f16[M, N]) {
@@ -113,6 +114,12 @@ func TestGPULockErrors(t *testing.T) {
 // budget is spent at once), says how many it verified and that it cannot time them and why, and
 // leaves the lock as it was; a sub-target without tunable symbols is a usage error.
 func TestTuneGPUNoDevice(t *testing.T) {
+	if _, err := tune.FindTool("ptxas", "KGEN_PTXAS", "."); err != nil {
+		if os.Getenv("KGEN_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("KGEN_REQUIRE_TOOLS=1: %v", err)
+		}
+		t.Skip(err)
+	}
 	t.Setenv(cuda.LibraryEnv, filepath.Join(t.TempDir(), "nosuch.so"))
 	kdsl := write(t, "h.kdsl", hgemmKdsl)
 	lock := lockForKernel(t, kdsl, "hgemm", gpuEntry)
