@@ -74,8 +74,11 @@ type GPU struct {
 	Units       int    `json:"units"`
 	SharedBytes int    `json:"shared_bytes"`
 	// SharedPerBlock is the shared memory one block may use with the opt-in, bytes.
-	SharedPerBlock int     `json:"shared_per_block_bytes,omitempty"`
-	BandwidthGBs   float64 `json:"bandwidth_gbs,omitempty"`
+	SharedPerBlock int `json:"shared_per_block_bytes,omitempty"`
+	// BandwidthGBs is the device memory's write bandwidth (cuMemsetD8); CopyGBs its copy bandwidth
+	// (a copy kernel, bytes read plus bytes written), GB/s.
+	BandwidthGBs float64 `json:"bandwidth_gbs,omitempty"`
+	CopyGBs      float64 `json:"copy_gbs,omitempty"`
 	// PeakTFLOPs is the measured tensor-core throughput keyed by the instruction and types, e.g.
 	// "mma.m16n8k16/bf16" (gpuprobe's microbenchmark).
 	PeakTFLOPs map[string]float64 `json:"peak_tflops,omitempty"`

@@ -12,7 +12,8 @@ import (
 )
 
 // CUDA lists the CUDA devices with their SM count, shared memory (per SM, and per block with the
-// opt-in), a measured bandwidth and, from sm_80 on, a measured mma.sync peak (mmaPeak), and says in
+// opt-in), a measured write bandwidth and, from sm_80 on, a copy bandwidth (copyBandwidth) and an
+// mma.sync peak (mmaPeak), and says in
 // note what it found and what it could not measure (or why there is no GPU). No GPU is not an error:
 // the list is then empty.
 func CUDA(quick bool) (gpus []probe.GPU, note string) {
@@ -43,6 +44,9 @@ func CUDA(quick bool) (gpus []probe.GPU, note string) {
 			note += fmt.Sprintf("CUDA device %d: bandwidth not measured: %v; ", i, err)
 		}
 		if props.SM() >= 80 {
+			if g.CopyGBs, err = copyBandwidth(dev, props.Multiprocessors, quick); err != nil {
+				note += fmt.Sprintf("CUDA device %d: copy bandwidth not measured: %v; ", i, err)
+			}
 			peak, err := mmaPeak(dev, props.Multiprocessors, quick)
 			if err != nil {
 				note += fmt.Sprintf("CUDA device %d: mma peak not measured: %v; ", i, err)
