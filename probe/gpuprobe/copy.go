@@ -46,43 +46,25 @@ DONE:
 }
 `
 
-// copyBandwidth times copyPTX over two 256 MiB buffers (64 MiB with quick), 8 blocks of 256 threads
+// copyBandwidth times copyPTX from one memSize buffer to another, 8 blocks of 256 threads
 // per multiprocessor: the device-memory copy bandwidth, GB/s, counting the bytes read plus the bytes
 // written (as the CPU profile's copy figures do), the best of 5.
 func copyBandwidth(dev *cuda.Device, sms int, quick bool) (float64, error) {
-	size := 256 << 20
-	if quick {
-		size = 64 << 20
-	}
-	ctx, err := dev.PrimaryContext()
-	if err != nil {
-		return 0, err
-	}
-	defer ctx.Close()
-	mod, err := ctx.LoadModule([]byte(copyPTX))
-	if err != nil {
-		return 0, err
-	}
-	defer mod.Unload()
-	fn, err := mod.Function("kgen_copy")
-	if err != nil {
-		return 0, err
-	}
-	var bufs [2]*cuda.Buffer
-	for i := range bufs {
-		if bufs[i], err = ctx.Alloc(size); err != nil {
+	size := memSize(quick)
+	return bench(dev, copyPTX, "kgen_copy", func(ctx *cuda.Context, fn *cuda.Function, ev *Events) (float64, error) {
+		var bufs [2]*cuda.Buffer
+		for i := range bufs {
+			b, err := ctx.Alloc(size)
+			if err != nil {
+				return 0, err
+			}
+			defer b.Free()
+			bufs[i] = b
+		}
+		best, err := ev.Best(5, func() error { return fn.Launch(cuda.D1(8*sms), cuda.D1(256), 0, bufs[0], bufs[1], uint64(size/16)) })
+		if err != nil {
 			return 0, err
 		}
-		defer bufs[i].Free()
-	}
-	ev, err := NewEvents(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer ev.Close()
-	best, err := ev.Best(5, func() error { return fn.Launch(cuda.D1(8*sms), cuda.D1(256), 0, bufs[0], bufs[1], uint64(size/16)) })
-	if err != nil {
-		return 0, err
-	}
-	return math.Round(1000*2*float64(size)/best.Seconds()/1e9) / 1000, nil
+		return math.Round(1000*2*float64(size)/best.Seconds()/1e9) / 1000, nil
+	})
 }

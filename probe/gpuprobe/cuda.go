@@ -59,31 +59,55 @@ func CUDA(quick bool) (gpus []probe.GPU, note string) {
 	return gpus, note + fmt.Sprintf("%d CUDA device(s)", len(gpus))
 }
 
-// memsetBandwidth times cuMemsetD8 over a 256 MiB buffer (64 MiB with quick) between two events on
-// the default stream: a write bandwidth of device memory, GB/s, the best of 5.
+// memsetBandwidth times cuMemsetD8 over a memSize buffer between two events on the default stream: a
+// write bandwidth of device memory, GB/s, the best of 5.
 func memsetBandwidth(dev *cuda.Device, quick bool) (float64, error) {
-	size := 256 << 20
+	size := memSize(quick)
+	return bench(dev, "", "", func(ctx *cuda.Context, _ *cuda.Function, ev *Events) (float64, error) {
+		buf, err := ctx.Alloc(size)
+		if err != nil {
+			return 0, err
+		}
+		defer buf.Free()
+		best, err := ev.Best(5, buf.Zero)
+		if err != nil {
+			return 0, err
+		}
+		return math.Round(1000*float64(size)/best.Seconds()/1e9) / 1000, nil
+	})
+}
+
+// memSize is the working set of the bandwidth figures: 256 MiB, 64 MiB with quick.
+func memSize(quick bool) int {
 	if quick {
-		size = 64 << 20
+		return 64 << 20
 	}
+	return 256 << 20
+}
+
+// bench runs measure on dev's primary context with a pair of events and, when text is not empty, the
+// function entry of PTX module text loaded there; it releases them all afterwards.
+func bench(dev *cuda.Device, text, entry string, measure func(*cuda.Context, *cuda.Function, *Events) (float64, error)) (float64, error) {
 	ctx, err := dev.PrimaryContext()
 	if err != nil {
 		return 0, err
 	}
 	defer ctx.Close()
-	buf, err := ctx.Alloc(size)
-	if err != nil {
-		return 0, err
+	var fn *cuda.Function
+	if text != "" {
+		mod, err := ctx.LoadModule([]byte(text))
+		if err != nil {
+			return 0, err
+		}
+		defer mod.Unload()
+		if fn, err = mod.Function(entry); err != nil {
+			return 0, err
+		}
 	}
-	defer buf.Free()
 	ev, err := NewEvents(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer ev.Close()
-	best, err := ev.Best(5, buf.Zero)
-	if err != nil {
-		return 0, err
-	}
-	return math.Round(1000*float64(size)/best.Seconds()/1e9) / 1000, nil
+	return measure(ctx, fn, ev)
 }

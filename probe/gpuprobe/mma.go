@@ -52,38 +52,21 @@ func mmaPeakPTX() string {
 // mmaPeak measures the bf16 mma.sync throughput of dev, TFLOP/s, the best of 3: 4 blocks of 8 warps
 // per multiprocessor, each warp issuing mmaChains mma.sync a round.
 func mmaPeak(dev *cuda.Device, sms int, quick bool) (float64, error) {
-	ctx, err := dev.PrimaryContext()
-	if err != nil {
-		return 0, err
-	}
-	defer ctx.Close()
-	mod, err := ctx.LoadModule([]byte(mmaPeakPTX()))
-	if err != nil {
-		return 0, err
-	}
-	defer mod.Unload()
-	fn, err := mod.Function("kgen_mma_peak")
-	if err != nil {
-		return 0, err
-	}
 	blocks, threads, iters := 4*sms, 256, 4096
 	if quick {
 		iters = 1024
 	}
-	out, err := ctx.Alloc(4 * blocks * threads)
-	if err != nil {
-		return 0, err
-	}
-	defer out.Free()
-	ev, err := NewEvents(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer ev.Close()
-	best, err := ev.Best(3, func() error { return fn.Launch(cuda.D1(blocks), cuda.D1(threads), 0, out, uint32(iters)) })
-	if err != nil {
-		return 0, err
-	}
-	flops := float64(blocks) * float64(threads/32) * float64(iters) * mmaChains * mmaFlops
-	return math.Round(1000*flops/best.Seconds()/1e12) / 1000, nil
+	return bench(dev, mmaPeakPTX(), "kgen_mma_peak", func(ctx *cuda.Context, fn *cuda.Function, ev *Events) (float64, error) {
+		out, err := ctx.Alloc(4 * blocks * threads)
+		if err != nil {
+			return 0, err
+		}
+		defer out.Free()
+		best, err := ev.Best(3, func() error { return fn.Launch(cuda.D1(blocks), cuda.D1(threads), 0, out, uint32(iters)) })
+		if err != nil {
+			return 0, err
+		}
+		flops := float64(blocks) * float64(threads/32) * float64(iters) * mmaChains * mmaFlops
+		return math.Round(1000*flops/best.Seconds()/1e12) / 1000, nil
+	})
 }
