@@ -20,6 +20,9 @@ import (
 type Kernel struct {
 	K *ir.Kernel
 	F *ir.Func
+	// GPUPlan are a GPU backend's tuned plan values for the kernel (kgen.lock; for ptx:sm_90a the
+	// production GEMM's gpu.WG, gpu.wgN and gpu.tmaS, tune.GPUSymbols); nil: the backend's defaults.
+	GPUPlan map[string]int
 }
 
 // Package is what a backend generates from.

@@ -161,9 +161,11 @@ func Measure(o Options) (*Profile, error) {
 		}
 		p.GPUs = gpus
 		if len(gpus) == 0 {
+			p.GPU = "none (" + note + ")"
 			o.Progress.Note(note + ": the profile lists no GPU")
 			return "none"
 		}
+		p.GPU = note
 		return note
 	}})
 	o.Progress.grow(len(steps))

@@ -24,7 +24,8 @@ func quick(t *testing.T) *Profile {
 	t.Helper()
 	quickOnce.Do(func() {
 		var err error
-		quickProfile, err = Measure(Options{Quick: true, Progress: NewProgress(&quickLog, false)})
+		noGPU := func(bool) ([]GPU, string) { return nil, "no CUDA GPU (test)" }
+		quickProfile, err = Measure(Options{Quick: true, GPUs: noGPU, Progress: NewProgress(&quickLog, false)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,6 +46,9 @@ func TestQuickProfileSane(t *testing.T) {
 	t.Logf("%s", quickLog.String())
 	if len(p.Peak) == 0 || len(p.Bandwidth) == 0 || len(p.LatencyNS) == 0 {
 		t.Fatalf("empty measurements: %+v", p)
+	}
+	if p.GPU != "none (no CUDA GPU (test))" || len(p.GPUs) != 0 {
+		t.Errorf("gpu: %q, %d GPUs; want \"none (no CUDA GPU (test))\" and none", p.GPU, len(p.GPUs))
 	}
 	emulated := emulated()
 	for _, k := range hostPeaks() {

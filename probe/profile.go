@@ -51,6 +51,9 @@ type Profile struct {
 	LatencyNS map[string]float64 `json:"latency_ns,omitempty"`
 	// GPUs are the accelerators found (empty without one).
 	GPUs []GPU `json:"gpus,omitempty"`
+	// GPU says what the GPU probe found: "none (reason)" without a GPU ("none (no CUDA GPU (cuda: no
+	// CUDA driver: ...))"), else the prober's note ("1 CUDA device(s)", what it could not measure).
+	GPU string `json:"gpu,omitempty"`
 }
 
 // Cache is one cache level.
@@ -65,13 +68,27 @@ type Cache struct {
 
 // GPU is one accelerator's profile.
 type GPU struct {
-	API          string             `json:"api"` // cuda or metal
-	Name         string             `json:"name"`
-	Arch         string             `json:"arch"` // sm_90, apple9, ...
-	Units        int                `json:"units"`
-	SharedBytes  int                `json:"shared_bytes"`
-	BandwidthGBs float64            `json:"bandwidth_gbs,omitempty"`
-	PeakTFLOPs   map[string]float64 `json:"peak_tflops,omitempty"`
+	API         string `json:"api"` // cuda or metal
+	Name        string `json:"name"`
+	Arch        string `json:"arch"` // sm_90, apple9, ...
+	Units       int    `json:"units"`
+	SharedBytes int    `json:"shared_bytes"`
+	// SharedPerBlock is the shared memory one block may use with the opt-in, bytes.
+	SharedPerBlock int `json:"shared_per_block_bytes,omitempty"`
+	// BandwidthGBs is the device memory's write bandwidth (cuMemsetD8); CopyGBs its copy bandwidth
+	// (a copy kernel, bytes read plus bytes written), GB/s.
+	BandwidthGBs float64 `json:"bandwidth_gbs,omitempty"`
+	CopyGBs      float64 `json:"copy_gbs,omitempty"`
+	// PeakTFLOPs is the measured tensor-core throughput keyed by the instruction and types, e.g.
+	// "mma.m16n8k16/bf16" (gpuprobe's microbenchmark).
+	PeakTFLOPs map[string]float64 `json:"peak_tflops,omitempty"`
+}
+
+// Class is the class of a GPU that its tuned plans (kgen.lock entries of a GPU target) hold for: API,
+// architecture and multiprocessor count, "cuda-sm90-132sm" (the shared memory follows from the
+// architecture; clocks and bandwidth do not enter the class).
+func (g GPU) Class() string {
+	return fmt.Sprintf("%s-%s-%dsm", g.API, strings.ReplaceAll(g.Arch, "_", ""), g.Units)
 }
 
 // Class is the coarse machine class a tuned schedule is valid for: architecture, vector level, core count

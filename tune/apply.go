@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,7 +39,7 @@ func (l *Lock) Tuned(kernel, hash, target string) (map[string]map[string]map[str
 // run-time one, passes.TunedSymbols, nor a kernel field, ir.KernelFields).
 func (l *Lock) Check(f *ir.Func, hash, target string) error {
 	for _, e := range l.Entries {
-		if e.Kernel != f.Kernel.Name || e.Target != target || e.Hash != hash {
+		if e.Kernel != f.Kernel.Name || e.Target != target || e.Hash != hash || IsGPUTarget(target) {
 			continue
 		}
 		i := slices.IndexFunc(f.Variants, func(pv ir.PlanVariant) bool { return pv.Name == e.Variant })
@@ -56,9 +57,10 @@ func (l *Lock) Check(f *ir.Func, hash, target string) error {
 }
 
 // Verify lists what makes l stale for a kdsl file with the given kernel hashes: a kernel that changed or
-// is gone, and, when class is not empty, an entry for another machine class. Each message starts with
-// the entry's file:line.
-func Verify(l *Lock, file string, hashes map[string]string, class string) []string {
+// is gone, and, when class is not empty, an entry for another machine class (a GPU entry's class must be
+// one of gpuClasses: probe.GPU.Class of the profile's GPUs). Each message starts with the entry's
+// file:line.
+func Verify(l *Lock, file string, hashes map[string]string, class string, gpuClasses ...string) []string {
 	var out []string
 	for _, e := range l.Entries {
 		at := fmt.Sprintf("%s:%d: %s %s/%s %s", l.Path, e.Line, e.Kernel, e.Target, e.Variant, e.Class)
@@ -68,19 +70,26 @@ func Verify(l *Lock, file string, hashes map[string]string, class string) []stri
 			out = append(out, fmt.Sprintf("%s: kernel %s is not in %s any more: remove the entry or run kgen tune", at, e.Kernel, file))
 		case h != e.Hash:
 			out = append(out, fmt.Sprintf("%s: kernel %s changed since it was tuned (hash %s, now %s): run kgen tune again", at, e.Kernel, e.Hash, h))
-		case class != "" && e.Class != class:
+		case class != "" && IsGPUTarget(e.Target) && !slices.Contains(gpuClasses, e.Class):
+			out = append(out, fmt.Sprintf("%s: GPU class %s is not one of the profile's (%s)", at, e.Class, cmp.Or(strings.Join(gpuClasses, ", "), "it has no GPU")))
+		case class != "" && !IsGPUTarget(e.Target) && e.Class != class:
 			out = append(out, fmt.Sprintf("%s: machine class %s is not the profile's (%s)", at, e.Class, class))
 		}
 	}
 	return out
 }
 
-// Targets lists the targets l has entries for kernel on, sorted.
+// Targets lists the targets l has entries for kernel on, sorted: a CPU target by its name (amd64), a
+// GPU one with its sub-target (ptx:sm_90a), whose variant the entry's is.
 func (l *Lock) Targets(kernel string) []string {
 	var out []string
 	for _, e := range l.Entries {
-		if e.Kernel == kernel && !slices.Contains(out, e.Target) {
-			out = append(out, e.Target)
+		t := e.Target
+		if IsGPUTarget(t) {
+			t += ":" + e.Variant
+		}
+		if e.Kernel == kernel && !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
 	slices.Sort(out)

@@ -207,6 +207,11 @@ func parseEntry(line string) (Entry, int, error) {
 			if err != nil || !ir.TunedValueOK(sym, n) {
 				return e, f.col, fmt.Errorf("%s=%q; want a positive integer (-1 for a prefetch distance: off)", k, parse.Printable(v))
 			}
+			if IsGPUTarget(e.Target) {
+				if err := gpuValue(e.Target+"/"+e.Variant, k, n); err != nil {
+					return e, f.col, err
+				}
+			}
 			e.Values[k] = n
 		}
 	}
@@ -217,6 +222,11 @@ func parseEntry(line string) (Entry, int, error) {
 	}
 	if len(e.Values) == 0 {
 		return e, fs[3].col + len(e.Class), fmt.Errorf("no plan symbol; want at least one symbol=value")
+	}
+	if IsGPUTarget(e.Target) {
+		if _, err := GPUPlan(e.Target, e.Variant, e.Values); err != nil {
+			return e, fs[4].col, err
+		}
 	}
 	return e, 0, nil
 }

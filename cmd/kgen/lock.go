@@ -75,6 +75,10 @@ func (kl *kgenLock) compile(k *ir.Kernel, m target.Machine, opt passes.Options, 
 			fmt.Fprintf(stderr, "kgen: warning: %s:%d: kernel %s changed since it was tuned: entry not applied (kgen verify lists stale entries)\n", kl.lock.Path, e.Line, k.Name)
 		}
 	}
+	if tune.IsGPUTarget(m.Name) {
+		// A GPU entry's values are applied by the backend (gpuPlan), not by the passes.
+		return passes.Compile(k, m, opt)
+	}
 	opt.Tuned = tuned
 	f, err := passes.Compile(k, m, opt)
 	if err != nil {
@@ -84,4 +88,34 @@ func (kl *kgenLock) compile(k *ir.Kernel, m target.Machine, opt passes.Options, 
 		return nil, err
 	}
 	return f, nil
+}
+
+// gpuPlan returns the lock's fresh values for k on GPU target m (its sub-target the entry's variant),
+// for the backend (codegen.Kernel.GPUPlan); nil without an entry. The values become constants of the
+// generated code (block shape, shared memory), so one entry a kernel and sub-target may apply: entries
+// of two GPU classes for it are an error.
+func (kl *kgenLock) gpuPlan(k *ir.Kernel, m target.Machine) (map[string]int, error) {
+	if kl == nil || !tune.IsGPUTarget(m.Name) {
+		return nil, nil
+	}
+	var plan map[string]int
+	var at []tune.Entry
+	for _, e := range kl.lock.Entries {
+		if e.Kernel == k.Name && e.Target == m.Name && e.Variant == m.Sub && e.Hash == kl.hashes[k.Name] {
+			at = append(at, e)
+		}
+	}
+	switch len(at) {
+	case 0:
+		return nil, nil
+	case 1:
+	default:
+		return nil, fmt.Errorf("%s:%d: kernel %s has entries for %s/%s of two GPU classes (%s on line %d, %s here): kgen gen compiles one plan a kernel and sub-target; keep one",
+			kl.lock.Path, at[1].Line, k.Name, m.Name, m.Sub, at[0].Class, at[0].Line, at[1].Class)
+	}
+	plan, err := tune.GPUPlan(m.Name, m.Sub, at[0].Values)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: %v", kl.lock.Path, at[0].Line, err)
+	}
+	return plan, nil
 }

@@ -358,7 +358,11 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 				if err != nil {
 					return err
 				}
-				p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f})
+				gp, err := kl.gpuPlan(k, m)
+				if err != nil {
+					return err
+				}
+				p.Kernels = append(p.Kernels, codegen.Kernel{K: k, F: f, GPUPlan: gp})
 				if b.Name() != "go" && len(m.Native()) > 0 {
 					warnTargetDirectives(stderr, k, f, b.Name())
 				}

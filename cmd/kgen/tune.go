@@ -24,6 +24,7 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "lock to write (default: kgen.lock beside the .kdsl file)")
 	variant := fs.String("variant", "", "tune this variant instead of the one the machine selects")
 	verbose := fs.Bool("v", false, "print every timed comparison's paired ratios")
+	tgt := fs.String("target", "", "a GPU sub-target to tune (ptx:sm_90a: block tile, warpgroups, stages of its GEMMs) instead of this machine's CPU")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -33,6 +34,23 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	}
 	if *budget <= 0 {
 		return usageError{"-budget must be positive"}
+	}
+	lockPath := *out
+	if lockPath == "" {
+		lockPath = filepath.Join(filepath.Dir(path), "kgen.lock")
+	}
+	if *tgt != "" {
+		j := gpuTuneJob{path: path, spec: *tgt, budget: *budget, lockPath: lockPath}
+		if j.src, err = os.ReadFile(path); err != nil {
+			return err
+		}
+		if *kernels != "" {
+			j.kernels = strings.Split(*kernels, ",")
+		}
+		if j.shapes, err = parseShapes(*shapes); err != nil {
+			return err
+		}
+		return tuneGPU(j, stdout, stderr)
 	}
 	opt := tune.Options{Path: path, Budget: *budget, Target: runtime.GOARCH, Variant: *variant, Log: stderr}
 	if opt.Src, err = os.ReadFile(path); err != nil {
@@ -44,14 +62,8 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	if *kernels != "" {
 		opt.Kernels = strings.Split(*kernels, ",")
 	}
-	if *shapes != "" {
-		for _, s := range strings.Split(*shapes, ",") {
-			sh, err := tune.ParseShape(s)
-			if err != nil {
-				return usageError{"-shapes: " + err.Error()}
-			}
-			opt.Shapes = append(opt.Shapes, sh)
-		}
+	if opt.Shapes, err = parseShapes(*shapes); err != nil {
+		return err
 	}
 	p := probe.Static()
 	if *profile != "" {
@@ -69,10 +81,6 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	opt.Generate = tuneGenerate
-	lockPath := *out
-	if lockPath == "" {
-		lockPath = filepath.Join(filepath.Dir(path), "kgen.lock")
-	}
 	lock := &tune.Lock{Path: lockPath}
 	if _, err := os.Stat(lockPath); err == nil {
 		if lock, err = tune.Load(lockPath); err != nil {
@@ -99,6 +107,22 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "kgen tune: variant %s, class %s: %d of %d kernels faster; wrote %s\n", rep.Variant, opt.Class, len(entries), len(rep.Results), lockPath)
 	return nil
+}
+
+// parseShapes reads a -shapes flag (nil for "").
+func parseShapes(list string) ([]tune.Shape, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []tune.Shape
+	for _, s := range strings.Split(list, ",") {
+		sh, err := tune.ParseShape(s)
+		if err != nil {
+			return nil, usageError{"-shapes: " + err.Error()}
+		}
+		out = append(out, sh)
+	}
+	return out, nil
 }
 
 func shapeList(ss []tune.Shape) string {

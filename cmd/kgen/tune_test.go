@@ -20,6 +20,12 @@ import (
 // lockFor writes kgen.lock beside the kdsl file at kdsl with the given lines after the hash of mm.
 func lockFor(t *testing.T, kdsl string, lines ...string) string {
 	t.Helper()
+	return lockForKernel(t, kdsl, "mm", lines...)
+}
+
+// lockForKernel is lockFor for the named kernel.
+func lockForKernel(t *testing.T, kdsl, kernel string, lines ...string) string {
+	t.Helper()
 	src, err := os.ReadFile(kdsl)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +36,7 @@ func lockFor(t *testing.T, kdsl string, lines ...string) string {
 	}
 	var b strings.Builder
 	for _, l := range lines {
-		fmt.Fprintf(&b, "mm %s %s\n", h["mm"], l)
+		fmt.Fprintf(&b, "%s %s %s\n", kernel, h[kernel], l)
 	}
 	p := filepath.Join(filepath.Dir(kdsl), "kgen.lock")
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {

@@ -35,13 +35,16 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 	}
-	class := ""
+	class, gpuClasses := "", []string{}
 	if *profile != "" {
 		p, err := probe.Load(*profile)
 		if err != nil {
 			return err
 		}
 		class = p.Class()
+		for _, g := range p.GPUs {
+			gpuClasses = append(gpuClasses, g.Class())
+		}
 	}
 	ks, kl, err := loadLocked(path, *lockPath)
 	if err != nil {
@@ -50,7 +53,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 	if kl == nil {
 		return usageError{"-lock none: nothing to verify"}
 	}
-	problems := tune.Verify(kl.lock, path, kl.hashes, class)
+	problems := tune.Verify(kl.lock, path, kl.hashes, class, gpuClasses...)
 	// The fresh entries must also apply: compile their kernels with them.
 	for _, k := range ks {
 		for _, tgt := range kl.lock.Targets(k.Name) {
@@ -60,6 +63,9 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			if _, err := kl.compile(k, m, passes.Options{}, io.Discard); err != nil {
+				problems = append(problems, err.Error())
+			}
+			if _, err := kl.gpuPlan(k, m); err != nil {
 				problems = append(problems, err.Error())
 			}
 		}

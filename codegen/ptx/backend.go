@@ -67,7 +67,7 @@ func (b Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 						ks[i].TMA = tk
 						mod.Entries = append(mod.Entries, tk.Entries...)
 					}
-					pv, err := prodVariant(pk.K, ProdPlan)
+					pv, err := prodVariant(pk.K, prodPlanOf(pk.GPUPlan))
 					if err != nil {
 						return nil, fmt.Errorf("ptx: kernel %s, production version: %v", k.Name, err)
 					}

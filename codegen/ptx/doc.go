@@ -28,11 +28,11 @@
 //     any launch; and ptx_cuda_test.go, each method against the interpreter on a GPU (skips without).
 //
 // Tests: ptxas -v for every architecture a sub-target claims (no GEMM spills, registers fit the
-// block), a test-only emulator of the emitted instructions (emu_test.go) that runs every kernel of
+// block), an emulator of the emitted instructions (emu*.go; kgen tune runs GPU candidates in it too) that runs every kernel of
 // kernels.kdsl against the reference interpreter on ragged shapes and catches planted bugs, and exp's
 // error bound; the generated package vets for 4 platforms with CGO_ENABLED=0 and its methods' launch
 // sequences are checked against rt/cuda's mock driver (glue_test.go). What only a GPU can show: that the hardware agrees with the emulator's reading of the
 // PTX ISA (fragment layouts, cp.async zero fill, barrier semantics, shfl.sync) and the kernels' speed.
-// The emulator's shfl.sync (emu_shfl_test.go) follows the ISA's pseudocode for all four modes and
+// The emulator's shfl.sync (emu_shfl.go) follows the ISA's pseudocode for all four modes and
 // refuses member masks that do not name exactly the lanes running it and reads of lanes outside them.
 package ptx

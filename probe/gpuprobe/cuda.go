@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"github.com/kgen-dev/kgen/probe"
 	"math"
-	"time"
 
 	"github.com/kgen-dev/kgen/rt/cuda"
 )
 
-// CUDA lists the CUDA devices with their SM count, shared memory and a measured bandwidth, and
-// says in note what it found (or why none). No GPU is not an error: the list is then empty.
+// CUDA lists the CUDA devices with their SM count, shared memory (per SM, and per block with the
+// opt-in), a measured write bandwidth and, from sm_80 on, a copy bandwidth (copyBandwidth) and an
+// mma.sync peak (mmaPeak), and says in
+// note what it found and what it could not measure (or why there is no GPU). No GPU is not an error:
+// the list is then empty.
 func CUDA(quick bool) (gpus []probe.GPU, note string) {
 	drv, err := cuda.Open()
 	if err != nil {
@@ -36,67 +38,76 @@ func CUDA(quick bool) (gpus []probe.GPU, note string) {
 			return gpus, fmt.Sprintf("CUDA device %d: %v", i, err)
 		}
 		g := probe.GPU{API: "cuda", Name: props.Name, Arch: fmt.Sprintf("sm_%d", props.SM()),
-			Units: props.Multiprocessors, SharedBytes: props.SharedMemoryPerSM}
+			Units: props.Multiprocessors, SharedBytes: props.SharedMemoryPerSM, SharedPerBlock: props.SharedMemoryPerBlockOptin}
 		g.BandwidthGBs, err = memsetBandwidth(dev, quick)
 		if err != nil {
-			note = fmt.Sprintf("CUDA device %d: bandwidth not measured: %v; ", i, err)
+			note += fmt.Sprintf("CUDA device %d: bandwidth not measured: %v; ", i, err)
+		}
+		if props.SM() >= 80 {
+			if g.CopyGBs, err = copyBandwidth(dev, props.Multiprocessors, quick); err != nil {
+				note += fmt.Sprintf("CUDA device %d: copy bandwidth not measured: %v; ", i, err)
+			}
+			peak, err := mmaPeak(dev, props.Multiprocessors, quick)
+			if err != nil {
+				note += fmt.Sprintf("CUDA device %d: mma peak not measured: %v; ", i, err)
+			} else {
+				g.PeakTFLOPs = map[string]float64{"mma.m16n8k16/bf16": peak}
+			}
 		}
 		gpus = append(gpus, g)
 	}
 	return gpus, note + fmt.Sprintf("%d CUDA device(s)", len(gpus))
 }
 
-// memsetBandwidth times cuMemsetD8 over a 256 MiB buffer (64 MiB with quick) between two events on
-// the default stream: a write bandwidth of device memory, GB/s, the best of 5.
+// memsetBandwidth times cuMemsetD8 over a memSize buffer between two events on the default stream: a
+// write bandwidth of device memory, GB/s, the best of 5.
 func memsetBandwidth(dev *cuda.Device, quick bool) (float64, error) {
-	size := 256 << 20
+	size := memSize(quick)
+	return bench(dev, "", "", func(ctx *cuda.Context, _ *cuda.Function, ev *Events) (float64, error) {
+		buf, err := ctx.Alloc(size)
+		if err != nil {
+			return 0, err
+		}
+		defer buf.Free()
+		best, err := ev.Best(5, buf.Zero)
+		if err != nil {
+			return 0, err
+		}
+		return math.Round(1000*float64(size)/best.Seconds()/1e9) / 1000, nil
+	})
+}
+
+// memSize is the working set of the bandwidth figures: 256 MiB, 64 MiB with quick.
+func memSize(quick bool) int {
 	if quick {
-		size = 64 << 20
+		return 64 << 20
 	}
+	return 256 << 20
+}
+
+// bench runs measure on dev's primary context with a pair of events and, when text is not empty, the
+// function entry of PTX module text loaded there; it releases them all afterwards.
+func bench(dev *cuda.Device, text, entry string, measure func(*cuda.Context, *cuda.Function, *Events) (float64, error)) (float64, error) {
 	ctx, err := dev.PrimaryContext()
 	if err != nil {
 		return 0, err
 	}
 	defer ctx.Close()
-	buf, err := ctx.Alloc(size)
-	if err != nil {
-		return 0, err
-	}
-	defer buf.Free()
-	start, err := ctx.NewEvent()
-	if err != nil {
-		return 0, err
-	}
-	defer start.Close()
-	end, err := ctx.NewEvent()
-	if err != nil {
-		return 0, err
-	}
-	defer end.Close()
-	best := time.Duration(0)
-	for r := 0; r < 5; r++ {
-		if err := start.Record(nil); err != nil {
-			return 0, err
-		}
-		if err := buf.Zero(); err != nil {
-			return 0, err
-		}
-		if err := end.Record(nil); err != nil {
-			return 0, err
-		}
-		if err := end.Synchronize(); err != nil {
-			return 0, err
-		}
-		d, err := cuda.Elapsed(start, end)
+	var fn *cuda.Function
+	if text != "" {
+		mod, err := ctx.LoadModule([]byte(text))
 		if err != nil {
 			return 0, err
 		}
-		if d > 0 && (best == 0 || d < best) {
-			best = d
+		defer mod.Unload()
+		if fn, err = mod.Function(entry); err != nil {
+			return 0, err
 		}
 	}
-	if best == 0 {
-		return 0, fmt.Errorf("the events measured no time")
+	ev, err := NewEvents(ctx)
+	if err != nil {
+		return 0, err
 	}
-	return math.Round(1000*float64(size)/best.Seconds()/1e9) / 1000, nil
+	defer ev.Close()
+	return measure(ctx, fn, ev)
 }

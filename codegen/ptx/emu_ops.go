@@ -7,7 +7,7 @@ import (
 	"github.com/kgen-dev/kgen/f16"
 )
 
-// Instruction semantics of the test emulator (emu_test.go).
+// Instruction semantics of the emulator (emu.go).
 
 // exec runs one instruction; it reports true when the thread must stop (barrier).
 func (m *emulator) exec(th *emuThread, in *Instr) bool {

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// A test-only emulator of the PTX this backend emits: it runs the instructions of an Entry (the values
+// An emulator of the PTX this backend emits (the tests' and kgen tune's, Emulate): it runs the instructions of an Entry (the values
 // the printer prints, by their printed mnemonic) for every thread of every block, the threads of a
 // block one at a time between barriers. It models the state spaces (global buffers with bounds checks,
 // per-block shared arrays filled with NaN bits), cp.async groups (a copy lands when a wait_group

@@ -8,7 +8,7 @@ import (
 	"github.com/kgen-dev/kgen/ir"
 )
 
-// TMA and mbarrier instructions of the test emulator (emu_test.go), written from the PTX ISA
+// TMA and mbarrier instructions of the emulator (emu.go), written from the PTX ISA
 // ("mbarrier", "cp.async.bulk.tensor", "Tensor Access Modes: tile", "Tensor-map swizzle modes"),
 // independently of the backend's tma.go:
 //

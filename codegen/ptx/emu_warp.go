@@ -6,7 +6,7 @@ import (
 	"github.com/kgen-dev/kgen/f16"
 )
 
-// Warp-collective instructions of the test emulator (emu_test.go): mma.sync and ldmatrix.
+// Warp-collective instructions of the emulator (emu.go): mma.sync and ldmatrix.
 
 // warpMMA runs mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 for a warp, with the
 // fragment layouts of the PTX ISA ("Matrix Fragments for mma.m16n8k16 with floating point type"),
