@@ -89,22 +89,75 @@ func rowsJam(l *ir.Loop, g int, n namer) []ir.Node {
 	if bad {
 		return nil
 	}
-	pm := &ir.Var{Name: n.name(p.Name + "g")}
-	im := &ir.Var{Name: n.name(li.Var.Name + "g")}
-	jm := &ir.Var{Name: n.name(lj.Var.Name + "g")}
-	rows := map[*ir.Var]ir.IExpr{li.Var: ir.IVar{V: im}}
-	var body []ir.Node
-	for k := 0; k < g; k++ {
-		m := map[*ir.Var]ir.IExpr{p: ir.IAdd(ir.IVar{V: pm}, ir.IConst{V: k}), li.Var: ir.IVar{V: im}, lj.Var: ir.IVar{V: jm}}
-		body = append(body, cloneBody(lj.Body, m, nil, n)...)
-	}
-	one := ir.IConst{V: 1}
-	inner := &ir.Loop{Var: jm, Lo: ir.SubstIExpr(lj.Lo, rows), Hi: ir.SubstIExpr(lj.Hi, rows), Step: one, Body: body}
-	mid := &ir.Loop{Var: im, Lo: li.Lo, Hi: li.Hi, Step: one, Body: []ir.Node{inner}}
 	end := splitEnd(l, g)
-	main := &ir.Loop{Var: pm, Lo: l.Lo, Hi: end, Step: ir.IConst{V: g}, Body: []ir.Node{mid}}
+	general := jamLoop(l, li, lj, g, end, -1, n)
+	var main ir.Node = general
+	if rows, ok := rowsDim(li); ok && !iUses(lj.Lo, li.Var) && !iUses(lj.Hi, li.Var) {
+		// One version per row count up to rowsJamRows, its rows unrolled in the column loop: each
+		// column group of the G rows of B is loaded once for all rows (as the amd64 rows kernel does)
+		// instead of once per row.
+		for r := rowsJamRows; r >= 1; r-- {
+			eq := &ir.Binary{Op: ir.Eq, X: &ir.DimVal{D: rows, T: ir.F64}, Y: &ir.Const{Val: float64(r), T: ir.F64}, T: ir.Bool}
+			main = &ir.If{Cond: eq, Then: []ir.Node{jamLoop(l, li, lj, g, end, r, n)}, Else: []ir.Node{main}}
+		}
+	}
 	l.Lo = end
 	return []ir.Node{main, l}
+}
+
+// rowsJamRows is the most rows RowsJam writes a version with unrolled rows for (the amd64 rows
+// kernels' RowsMax); more rows run the version with a row loop.
+const rowsJamRows = 4
+
+// rowsDim is the dim D of a row loop over 0 .. D (or 0 .. min(D, D), as mmalower writes it).
+func rowsDim(li *ir.Loop) (*ir.Dim, bool) {
+	if c, ok := li.Lo.(ir.IConst); !ok || c.V != 0 {
+		return nil, false
+	}
+	hi := li.Hi
+	if b, ok := hi.(ir.IBin); ok && b.Op == 'm' {
+		x, okx := b.X.(ir.IDim)
+		y, oky := b.Y.(ir.IDim)
+		if !okx || !oky || x.D != y.D {
+			return nil, false
+		}
+		hi = x
+	}
+	d, ok := hi.(ir.IDim)
+	return d.D, ok
+}
+
+// jamLoop is the main loop of the jammed form of l (row loop li, column loop lj) over [l.Lo, end) in
+// steps of g: with a row loop when rows < 0, else with rows rows unrolled in the column loop (the
+// caller checks that li runs over exactly that many).
+func jamLoop(l, li, lj *ir.Loop, g int, end ir.IExpr, rows int, n namer) *ir.Loop {
+	p := l.Var
+	pm := &ir.Var{Name: n.name(p.Name + "g")}
+	jm := &ir.Var{Name: n.name(lj.Var.Name + "g")}
+	one := ir.IConst{V: 1}
+	copies := func(i ir.IExpr) []ir.Node {
+		var body []ir.Node
+		for k := 0; k < g; k++ {
+			m := map[*ir.Var]ir.IExpr{p: ir.IAdd(ir.IVar{V: pm}, ir.IConst{V: k}), li.Var: i, lj.Var: ir.IVar{V: jm}}
+			body = append(body, cloneBody(lj.Body, m, nil, n)...)
+		}
+		return body
+	}
+	var mid ir.Node
+	if rows < 0 {
+		im := &ir.Var{Name: n.name(li.Var.Name + "g")}
+		at := map[*ir.Var]ir.IExpr{li.Var: ir.IVar{V: im}}
+		inner := &ir.Loop{Var: jm, Lo: ir.SubstIExpr(lj.Lo, at), Hi: ir.SubstIExpr(lj.Hi, at), Step: one, Body: copies(ir.IVar{V: im})}
+		mid = &ir.Loop{Var: im, Lo: li.Lo, Hi: li.Hi, Step: one, Body: []ir.Node{inner}}
+	} else {
+		var body []ir.Node
+		for i := 0; i < rows; i++ {
+			body = append(body, copies(ir.IConst{V: i})...)
+		}
+		// the column bounds may not depend on the row (checked for rows ≥ 0 by the caller)
+		mid = &ir.Loop{Var: jm, Lo: lj.Lo, Hi: lj.Hi, Step: one, Body: body}
+	}
+	return &ir.Loop{Var: pm, Lo: l.Lo, Hi: end, Step: ir.IConst{V: g}, Body: []ir.Node{mid}}
 }
 
 // hasDim reports whether e mentions a dim (a run-time size).

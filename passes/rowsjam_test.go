@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
@@ -11,8 +12,8 @@ import (
 	"github.com/kgen-dev/kgen/target"
 )
 
-// jammedLoops counts the loops RowsJam makes: step rowsJamG, one row loop holding one column loop
-// whose body is rowsJamG stores into a scratch register buffer.
+// jammedLoops counts the loops RowsJam makes: step rowsJamG, holding (through a row loop or not) a
+// column loop whose body is a whole number of groups of rowsJamG stores into a scratch register buffer.
 func jammedLoops(f *ir.Func) int {
 	count := 0
 	ir.WalkNodes(f.Body, func(n ir.Node) bool {
@@ -23,12 +24,13 @@ func jammedLoops(f *ir.Func) int {
 		if s, ok := l.Step.(ir.IConst); !ok || s.V != rowsJamG {
 			return true
 		}
-		li, ok := l.Body[0].(*ir.Loop)
-		if !ok || len(li.Body) != 1 {
-			return true
+		lj, ok := l.Body[0].(*ir.Loop)
+		if ok && len(lj.Body) == 1 {
+			if inner, ok := lj.Body[0].(*ir.Loop); ok {
+				lj = inner
+			}
 		}
-		lj, ok := li.Body[0].(*ir.Loop)
-		if !ok || len(lj.Body) != rowsJamG {
+		if !ok || len(lj.Body) == 0 || len(lj.Body)%rowsJamG != 0 {
 			return true
 		}
 		for _, b := range lj.Body {
@@ -42,10 +44,11 @@ func jammedLoops(f *ir.Func) int {
 	return count
 }
 
-// TestRowsJam checks that the llvm pipeline jams the rows form of the GEMM kernels (one jammed loop
-// per kernel, none without the pass) and that the result is bit for bit the one without the pass
-// (the order of every element's sum is unchanged) on few-row shapes whose K is below, at and past
-// whole groups.
+// TestRowsJam checks that the llvm pipeline jams the rows form of the GEMM kernels (per kernel one
+// jammed loop per row count 1…rowsJamRows and one with a row loop, none without the pass) and that the
+// result is bit for bit the one without the pass (the order of every element's sum is unchanged) on
+// few-row shapes whose K is below, at and past whole groups; RowsMax raised to 6 runs the version with
+// a row loop.
 func TestRowsJam(t *testing.T) {
 	m, err := target.Lookup("llvm")
 	if err != nil {
@@ -67,24 +70,38 @@ func TestRowsJam(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := jammedLoops(jam); got != 1 {
-			t.Errorf("%s: %d jammed loops, want 1\n%s", k.Name, got, jam)
+		if got := jammedLoops(jam); got != rowsJamRows+1 {
+			t.Errorf("%s: %d jammed loops, want %d\n%s", k.Name, got, rowsJamRows+1, jam)
 		}
 		if got := jammedLoops(plain); got != 0 {
 			t.Errorf("%s without rowsjam: %d jammed loops", k.Name, got)
 		}
 		rng := rand.New(rand.NewPCG(13, uint64(len(k.Name))))
 		si := 0
-		for _, mm := range []int{1, 3, 4} {
+		var rowsMax string
+		for name := range jam.Plan {
+			if strings.HasSuffix(name, ".RowsMax") {
+				rowsMax = name
+			}
+		}
+		if rowsMax == "" {
+			t.Fatalf("%s: no RowsMax in the plan %v", k.Name, jam.Plan)
+		}
+		plan := map[string]int{}
+		for name, v := range jam.Plan {
+			plan[name] = v
+		}
+		plan[rowsMax] = 6
+		for _, mm := range []int{1, 2, 3, 4, 5, 6} {
 			for _, kk := range []int{1, 4, 7, 9} {
 				dims := map[string]int{"M": mm, "N": 19, "K": kk}
 				args := kgentest.RandomArgs(k, dims, rng, si)
 				si++
 				a, b := args.Clone(), args.Clone()
-				if err := ir.RunFunc(jam, ir.Storage, a, nil); err != nil {
+				if err := ir.RunFunc(jam, ir.Storage, a, plan); err != nil {
 					t.Fatal(err)
 				}
-				if err := ir.RunFunc(plain, ir.Storage, b, nil); err != nil {
+				if err := ir.RunFunc(plain, ir.Storage, b, plan); err != nil {
 					t.Fatal(err)
 				}
 				for _, p := range k.Params {
