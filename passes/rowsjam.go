@@ -61,12 +61,12 @@ func rowsJam(l *ir.Loop, g int, n namer) []ir.Node {
 	}
 	p := l.Var
 	for _, e := range []ir.IExpr{li.Lo, li.Hi, lj.Lo, lj.Hi} {
-		if iUses(e, p) {
+		if usesVar(e, p) {
 			return nil
 		}
 	}
 	for _, e := range st.Idx {
-		if iUses(e, p) {
+		if usesVar(e, p) {
 			return nil
 		}
 	}
@@ -74,7 +74,7 @@ func rowsJam(l *ir.Loop, g int, n namer) []ir.Node {
 	if !ok || sum.Op != ir.Add {
 		return nil
 	}
-	if ld, ok := sum.X.(*ir.Load); !ok || ld.T != st.T || !sameIdx(ld.Idx, st.Idx) {
+	if ld, ok := sum.X.(*ir.Load); !ok || ld.T != st.T || !sameIndex(ld.Idx, st.Idx) {
 		return nil
 	}
 	bad := false
@@ -92,7 +92,7 @@ func rowsJam(l *ir.Loop, g int, n namer) []ir.Node {
 	end := splitEnd(l, g)
 	general := jamLoop(l, li, lj, g, end, -1, n)
 	var main ir.Node = general
-	if rows, ok := rowsDim(li); ok && !iUses(lj.Lo, li.Var) && !iUses(lj.Hi, li.Var) {
+	if rows, ok := rowsDim(li); ok && !usesVar(lj.Lo, li.Var) && !usesVar(lj.Hi, li.Var) {
 		// One version per row count up to rowsJamRows, its rows unrolled in the column loop: each
 		// column group of the G rows of B is loaded once for all rows (as the amd64 rows kernel does)
 		// instead of once per row.
@@ -169,24 +169,4 @@ func hasDim(e ir.IExpr) bool {
 		return hasDim(e.X) || hasDim(e.Y)
 	}
 	return false
-}
-
-// iUses reports whether e mentions v.
-func iUses(e ir.IExpr, v *ir.Var) bool {
-	found := false
-	ir.IVars(e, func(x *ir.Var) { found = found || x == v })
-	return found
-}
-
-// sameIdx reports whether two index lists are the same expressions.
-func sameIdx(a, b []ir.IExpr) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].String() != b[i].String() {
-			return false
-		}
-	}
-	return true
 }
