@@ -109,6 +109,7 @@ var passes = map[string]Pass{
 	"transposelower": {"transposelower", "expand transpose tiles into copy loops", TransposeLower, []string{"tensorize"}},
 	"mmaplan":        {"mmaplan", "size each microkernel slot's register tile by the target's MMA shape and its cache blocks by the target's caches", MMAPlan, []string{"tensorize"}},
 	"packlower":      {"packlower", "expand panel packs into copy loops (zero-padded last panel)", PackLower, []string{"pack", "precision"}},
+	"rowsjam":        {"rowsjam", "unroll the reduction loop of a rows-form accumulator (run-time length, in memory) and jam it into the row and column loops", RowsJam, []string{"mmalower", "vectorize"}},
 	"mmalower":       {"mmalower", "expand MMA nodes into scalar register-tile loops (accumulator tile, rank-1 updates, epilogue versioned on beta)", MMALower, []string{"mmaform"}},
 }
 
@@ -122,7 +123,7 @@ var cpuPipeline = []string{"fusion", "tensorize", "bindmicro", "pack", "precisio
 // (with llvm's register tile, mmaplan), written as loops that LLVM's optimiser vectorises and schedules
 // (microtomma + mmalower for the microkernel calls, packlower and transposelower for the copies), since
 // only an assembly backend implements Micro, Pack and Transpose. No parallel: LLVM code runs serially.
-var llvmPipeline = []string{"fusion", "tensorize", "bindmicro", "mmaplan", "pack", "precision", "microtomma", "mmalower", "packlower", "transposelower", "tile", "interchange", "vectorize", "beta"}
+var llvmPipeline = []string{"fusion", "tensorize", "bindmicro", "mmaplan", "pack", "precision", "microtomma", "mmalower", "packlower", "transposelower", "tile", "interchange", "vectorize", "rowsjam", "beta"}
 
 // pipelines are the pass lists per target.
 var pipelines = map[string][]string{

@@ -209,3 +209,45 @@ func checkGolden(t *testing.T, path, out string) {
 		t.Errorf("output differs from %s (run with -update after reading the diff)", path)
 	}
 }
+
+// TestGenLLVMLibrary runs `kgen gen -targets llvm` on kernels.kdsl (issue 13's "works on kernels.kdsl"):
+// exit 0, and the module, header and build commands hold one function, prototype and nothing missing
+// for every kernel of the file (codegen/llvm's tests compile and run what it writes).
+func TestGenLLVMLibrary(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "kernels")
+	code, _, errOut := runKgen("gen", "-o", out, "-targets", "llvm", "-tests=false", "../../kernels.kdsl")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	ll, h, build := read("kernels.ll"), read("kernels.h"), read("kernels.build.txt")
+	if !strings.Contains(build, "llc") {
+		t.Errorf("kernels.build.txt names no llc command:\n%s", build)
+	}
+	src, err := os.ReadFile("../../kernels.kdsl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(src), "\n") {
+		name, ok := strings.CutPrefix(line, "kernel ")
+		if !ok {
+			continue
+		}
+		name = name[:strings.IndexByte(name, '(')]
+		n++
+		fn := "kernels_" + name + "("
+		if !strings.Contains(ll, "@"+fn) || !strings.Contains(h, "int32_t "+fn) {
+			t.Errorf("kernel %s: no @%s in kernels.ll or no int32_t %s in kernels.h", name, fn, fn)
+		}
+	}
+	if n < 10 {
+		t.Fatalf("found %d kernels in kernels.kdsl", n)
+	}
+}

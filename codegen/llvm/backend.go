@@ -72,7 +72,9 @@ func BuildCommands(name, triple string) string {
 # generated for (256-bit with FMA on x86-64; 512-bit after kgen gen -host on an AVX-512 machine) and
 # run several times slower on the baseline ISA of the triple.
 opt -O3 -mtriple=%[2]s -mcpu=native %[1]s.ll -o %[1]s.bc
-llc -O3 -mtriple=%[2]s -mcpu=native -filetype=obj %[1]s.bc -o %[1]s.o
+# -relocation-model=pic: the object links into PIE executables (the default of most Linux toolchains)
+# and shared libraries; llc's default, static, may emit absolute addresses (jump tables) a PIE link rejects.
+llc -O3 -mtriple=%[2]s -mcpu=native -relocation-model=pic -filetype=obj %[1]s.bc -o %[1]s.o
 # or, letting clang pick the host CPU's vector extensions (only when %[2]s is the host):
 clang -O3 -march=native -c %[1]s.ll -o %[1]s.o
 # A shared library (the kernels call malloc, free and libm's exp/log):

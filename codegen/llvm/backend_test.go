@@ -69,7 +69,7 @@ func TestFiles(t *testing.T) {
 			t.Errorf("header lacks %q", want)
 		}
 	}
-	if !strings.Contains(build, "llc -O3 -mtriple=riscv64-unknown-linux-gnu -mcpu=native -filetype=obj ex.bc -o ex.o") {
+	if !strings.Contains(build, "llc -O3 -mtriple=riscv64-unknown-linux-gnu -mcpu=native -relocation-model=pic -filetype=obj ex.bc -o ex.o") {
 		t.Errorf("build commands:\n%s", build)
 	}
 }

@@ -84,7 +84,7 @@ func TestExpPaths(t *testing.T) {
 			dir := writePackage(t, compileKernels(t, "ee", c.m, ks), src)
 			run(t, dir, opt, "-passes=verify", "ee.ll", "-o", "/dev/null")
 			run(t, dir, opt, append([]string{"-O3", "ee.ll", "-o", "k.bc"}, c.flags...)...)
-			run(t, dir, llc, append([]string{"-O3", "-filetype=obj", "k.bc", "-o", "k.o"}, c.flags...)...)
+			run(t, dir, llc, append([]string{"-O3", "-relocation-model=pic", "-filetype=obj", "k.bc", "-o", "k.o"}, c.flags...)...)
 			run(t, dir, clang, "-O1", "-w", "driver.c", "k.o", "-lm", "-o", "driver")
 			out := strings.Fields(string(run(t, dir, dir+"/driver")))
 			if len(out) != 3*len(xs) {

@@ -360,7 +360,7 @@ func checkPackage(t *testing.T, p *codegen.Package, opt, llc, clang string, flag
 	ll := p.Name + ".ll"
 	run(t, dir, opt, "-passes=verify", ll, "-o", "/dev/null")
 	run(t, dir, opt, append([]string{"-O3", ll, "-o", "k.bc"}, flags...)...)
-	run(t, dir, llc, append([]string{"-O3", "-filetype=obj", "k.bc", "-o", "k.o"}, flags...)...)
+	run(t, dir, llc, append([]string{"-O3", "-relocation-model=pic", "-filetype=obj", "k.bc", "-o", "k.o"}, flags...)...)
 	run(t, dir, clang, "-O1", "-w", "driver.c", "k.o", "-lm", "-o", "driver")
 	runCalls(t, filepath.Join(dir, "driver"), randomCalls(t, p, rand.New(rand.NewPCG(21, 8)), 5))
 }

@@ -145,7 +145,7 @@ func TestMaskedEdges(t *testing.T) {
 			dir := writePackage(t, p, driverBufs(p, hostedIO, hostedPages+guardedBufs))
 			run(t, dir, opt, "-passes=verify", "me.ll", "-o", "/dev/null")
 			run(t, dir, opt, append([]string{"-O3", "me.ll", "-o", "k.bc"}, flags...)...)
-			run(t, dir, llc, append([]string{"-O3", "-filetype=obj", "k.bc", "-o", "k.o"}, flags...)...)
+			run(t, dir, llc, append([]string{"-O3", "-relocation-model=pic", "-filetype=obj", "k.bc", "-o", "k.o"}, flags...)...)
 			run(t, dir, clang, "-O1", "-w", "driver.c", "k.o", "-lm", "-o", "driver")
 			runCalls(t, filepath.Join(dir, "driver"), calls)
 		})

@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 llvmpath() { # llvmpath TREE NAME: TREE's kernels.ll through opt/llc into the C driver $tmp/NAME
   (cd "$1" && go run ./cmd/kgen gen -host -o "$tmp/$2.pkg" -pkg kernels -targets llvm -tests=false kernels.kdsl >/dev/null)
   opt -O3 -mcpu=native "$tmp/$2.pkg/kernels.ll" -o "$tmp/$2.bc"
-  llc -O3 -mcpu=native -filetype=obj "$tmp/$2.bc" -o "$tmp/$2.o"
+  llc -O3 -mcpu=native -relocation-model=pic -filetype=obj "$tmp/$2.bc" -o "$tmp/$2.o"
   clang-14 -O2 -I"$tmp/$2.pkg" docs/perf/llvm_vs_avo.c "$tmp/$2.o" -lm -o "$tmp/$2"
 }
 llvmpath . llvm

@@ -7,6 +7,6 @@ out=$(cd "${1:-build}" && pwd)
 (cd ../.. && go run ./cmd/kgen gen -o "$out/pkg" -pkg kernels -targets llvm -tests=false kernels.kdsl >/dev/null)
 CLANG=${CLANG:-clang-14}
 opt -O3 "$out/pkg/kernels.ll" -o "$out/kernels.bc"
-llc -O3 -filetype=obj "$out/kernels.bc" -o "$out/kernels.o"
+llc -O3 -relocation-model=pic -filetype=obj "$out/kernels.bc" -o "$out/kernels.o"
 $CLANG -O2 -I"$out/pkg" main.c "$out/kernels.o" -lm -o "$out/example"
 "$out/example"
