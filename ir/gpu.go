@@ -144,13 +144,8 @@ func NodeTensors(n Node, read, write func(*Tensor)) {
 	case *Pack:
 		write(n.Dst)
 	case *Micro:
-		for _, o := range []MicroOperand{n.A, n.B} {
-			if o.View != nil {
-				nodeViewReads(o.View, read)
-			} else if o.T != nil {
-				read(o.T)
-			}
-		}
+		operandReads(n.A, read)
+		operandReads(n.B, read)
 		if n.Bias != nil {
 			read(n.Bias)
 		}
@@ -163,15 +158,22 @@ func NodeTensors(n Node, read, write func(*Tensor)) {
 		read(n.Src.T)
 		write(n.Dst.T)
 	case *MMA:
-		read(n.A.T)
-		read(n.B.T)
+		operandReads(n.A, read)
+		operandReads(n.B, read)
 	case *AccStore:
 		write(n.Out)
 	}
 }
 
-func nodeViewReads(v *View, read func(*Tensor)) {
-	Walk(v.Value, func(x Expr) {
+// operandReads reports the tensor an operand reads, or those its view loads.
+func operandReads(o Operand, read func(*Tensor)) {
+	if o.View == nil {
+		if o.T != nil {
+			read(o.T)
+		}
+		return
+	}
+	Walk(o.View.Value, func(x Expr) {
 		if l, ok := x.(*Load); ok {
 			read(l.T)
 		}

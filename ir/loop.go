@@ -172,17 +172,14 @@ type Micro struct {
 	EP          Expr // i32: epilogue bits
 }
 
-// MicroOperand is an input tile of a Micro: A is MR×KC (rows i, reduction p), B is KC×NR. In memory it
-// is an Operand — T at Off through Layout, a Panel for BLIS packed panels (what Pack writes), a Strided
-// layout for a tile read in place — and T has the type Elem. Before the pack pass stages it, it is a
-// View instead (Operand zero): the element as an expression of the source tensors, which may convert
-// (f16 or bf16 to Elem), transpose, gather or compute, so it is no layout. No microkernel reads a View;
-// the interpreter evaluates it, and Pack turns it into a panel or, where the view is a plain strided
-// load of Elem, into a Strided operand.
-type MicroOperand struct {
-	Operand
-	View *View
-}
+// MicroOperand is an input tile of a Micro: A is MR×KC (rows i, reduction p), B is KC×NR. It is an MMA
+// Operand: in memory T at Off through Layout — a Panel for BLIS packed panels (what Pack writes), a
+// Strided layout for a tile read in place — with T of the type Elem; before the pack pass stages it, a
+// View (T nil): the element as an expression of the source tensors, which may convert (f16 or bf16 to
+// Elem), transpose, gather or compute, so it is no layout. No microkernel reads a View; the interpreter
+// evaluates it, and Pack turns it into a panel or, where the view is a plain strided load of Elem, into a
+// Strided operand.
+type MicroOperand = Operand
 
 // MicroKind is the implementation of a Micro that its operands' layouts select (Micro.Kind).
 type MicroKind int

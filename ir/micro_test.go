@@ -2,6 +2,7 @@ package ir
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -30,7 +31,7 @@ func newMicroFixture() *microFixture {
 // micro is a Micro over the whole M×N problem in an mr×nr tile (K in one block) reading a and b.
 func (x *microFixture) micro(mr, nr IExpr, a, b Operand) *Micro {
 	return &Micro{Slot: "t", Elem: F32, MR: mr, NR: nr, KC: IDim{D: x.dK},
-		A: MicroOperand{Operand: a}, B: MicroOperand{Operand: b},
+		A: a, B: b,
 		C: x.C, COff: IConst{V: 0}, LDC: IDim{D: x.dN}, M: IDim{D: x.dM}, N: IDim{D: x.dN},
 		Alpha: &Load{T: x.alpha}, Beta: &Load{T: x.beta}, EP: &Const{Val: 0, T: I32}}
 }
@@ -48,7 +49,7 @@ func TestMicroKindFromLayouts(t *testing.T) {
 	colA := Operand{T: x.A, Off: zero, Layout: ColMajor(IDim{D: x.dM})}
 	rowB := Operand{T: x.B, Off: zero, Layout: RowMajor(IDim{D: x.dN})}
 	colB := Operand{T: x.B, Off: zero, Layout: ColMajor(IDim{D: x.dK})}
-	view := &Micro{A: MicroOperand{View: &View{}}, B: MicroOperand{Operand: rowB}}
+	view := &Micro{A: MicroOperand{View: &View{}}, B: rowB}
 	for _, c := range []struct {
 		what string
 		u    *Micro
@@ -153,5 +154,87 @@ func TestMicroLayoutsAgree(t *testing.T) {
 		Scalars: map[string]float64{"alpha": alpha, "beta": beta}, Dims: map[string]int{"M": m, "N": n, "K": k, "S": 1}}
 	if err := RunFunc(&Func{Kernel: x.k, Body: []Node{u}}, Exact, args, map[string]int{}); err == nil {
 		t.Error("an operand past the end of A ran")
+	}
+}
+
+// BindMicro takes back exactly what AsMMA writes (with and without a bias, views and panels), and
+// refuses a triple that departs from the microkernel contract in any one respect: the binding must never
+// claim a triple the microkernel would compute differently.
+func TestBindMicroMatchesOnlyTheContract(t *testing.T) {
+	x := newMicroFixture()
+	zero := IConst{V: 0}
+	dK := IDim{D: x.dK}
+	bias := &Tensor{Name: "bias", Type: F32, Shape: []*Dim{x.dN}, Kind: In}
+	pi, pk := &Var{Name: "pi"}, &Var{Name: "pk"}
+	viewA := Operand{View: &View{P: pi, D: pk, Value: &Load{T: x.A, Idx: []IExpr{IVar{V: pi}, IVar{V: pk}}}, Base0: zero, K0: zero}}
+	packed := func() *Micro {
+		return x.micro(IConst{V: 4}, IConst{V: 6}, Operand{T: x.Ap, Off: zero, Layout: &Panel{Width: IConst{V: 4}, Depth: dK}},
+			Operand{T: x.Bp, Off: IConst{V: 3}, Layout: &Panel{Width: IConst{V: 6}, Depth: dK, ByCol: true}})
+	}
+	withBias := func() *Micro {
+		u := packed()
+		u.Bias, u.BiasOff, u.EP = bias, IConst{V: 2}, &Const{Val: 3, T: I32}
+		u.COff = IAdd(IVar{V: pi}, IConst{V: 5})
+		return u
+	}
+	withView := func() *Micro { u := packed(); u.A = viewA; u.LDC = IConst{V: 1}; return u }
+	name := func(b string) string { return b }
+	triple := func(u *Micro) (*AccDecl, *MMA, *AccStore) {
+		n := u.AsMMA(name)
+		if len(n) != 3 {
+			t.Fatalf("no MMA form of %v", u)
+		}
+		return n[0].(*AccDecl), n[1].(*MMA), n[2].(*AccStore)
+	}
+	for _, u := range []*Micro{packed(), withBias(), withView()} {
+		got, ok := BindMicro(triple(u))
+		if !ok || !reflect.DeepEqual(got, u) {
+			t.Errorf("AsMMA then BindMicro: %v, %#v, want %#v", ok, got, u)
+		}
+	}
+	for _, c := range []struct {
+		what  string
+		plant func(d *AccDecl, m *MMA, s *AccStore)
+	}{
+		{"no slot", func(d *AccDecl, m *MMA, s *AccStore) { m.Slot = "" }},
+		{"tf32", func(d *AccDecl, m *MMA, s *AccStore) { m.TF32 = true }},
+		{"a valid depth", func(d *AccDecl, m *MMA, s *AccStore) { m.ValidK = IConst{V: 2} }},
+		{"warp scope", func(d *AccDecl, m *MMA, s *AccStore) { d.Acc.Scope = ScopeWarp }},
+		{"f16 inputs", func(d *AccDecl, m *MMA, s *AccStore) { m.In = F16 }},
+		{"stores fewer rows than it multiplies", func(d *AccDecl, m *MMA, s *AccStore) { s.M = IConst{V: 1} }},
+		{"acc·alpha", func(d *AccDecl, m *MMA, s *AccStore) {
+			s.Value = Rewrite(s.Value, func(e Expr) Expr {
+				if b, ok := e.(*Binary); ok && b.Op == Mul {
+					if _, ok := b.Y.(*AccVal); ok {
+						return &Binary{Op: Mul, X: b.Y, Y: b.X, T: b.T}
+					}
+				}
+				return e
+			})
+		}},
+		{"no relu select", func(d *AccDecl, m *MMA, s *AccStore) { s.Value = s.Value.(*Select).B }},
+		{"relu bit 1", func(d *AccDecl, m *MMA, s *AccStore) {
+			sel := s.Value.(*Select)
+			s.Value = &Select{C: epBit(sel.C.(*Binary).X, 1), A: sel.A, B: sel.B}
+		}},
+		{"beta reads C elsewhere", func(d *AccDecl, m *MMA, s *AccStore) {
+			s.Value = Rewrite(s.Value, func(e Expr) Expr {
+				if l, ok := e.(*Load); ok && l.T == x.C {
+					return &Load{T: x.C, Idx: []IExpr{zero, zero}}
+				}
+				return e
+			})
+		}},
+		{"stores at i·LDC + i", func(d *AccDecl, m *MMA, s *AccStore) {
+			s.Idx = flatIndex(x.C, IAdd(IMul(IVar{V: s.I}, IDim{D: x.dN}), IVar{V: s.I}))
+		}},
+	} {
+		for _, u := range []*Micro{packed(), withBias()} {
+			d, m, s := triple(u)
+			c.plant(d, m, s)
+			if got, ok := BindMicro(d, m, s); ok {
+				t.Errorf("%s: bound as %#v", c.what, got)
+			}
+		}
 	}
 }

@@ -38,14 +38,21 @@ type MMA struct {
 	A, B Operand
 	// Valid extents of the data (nil: the whole tile): rows of A, columns of B, depth of both.
 	ValidM, ValidN, ValidK IExpr
+	// Slot names the CPU microkernel family (ir.Micro.Slot) an MMA of the CPU pipelines may be bound to
+	// (BindMicro); empty for an MMA no microkernel implements.
+	Slot string
 }
 
 // Operand is a tile of T starting at flat element offset Off (T addressed as a row-major buffer), its
-// element (r, c) at Off + Layout.Offset(r, c): A is M×K (r = i, c = p), B is K×N (r = p, c = j).
+// element (r, c) at Off + Layout.Offset(r, c): A is M×K (r = i, c = p), B is K×N (r = p, c = j). Before
+// the CPU pipelines' pack pass an operand may instead be a View (T, Off and Layout nil): the element as
+// an expression of the source tensors (a conversion, a transpose, a computed value), of the MMA's input
+// type; for A, (i, p) is the view at (Base0 + i, K0 + p), for B (p, j) at (Base0 + j, K0 + p).
 type Operand struct {
 	T      *Tensor
 	Off    IExpr
 	Layout Layout
+	View   *View
 }
 
 // Accum is an accumulator tile: M×N values of type T held by the threads of Scope. Layout is the
@@ -88,6 +95,12 @@ func (*AccDecl) node()  {}
 func (*AccStore) node() {}
 
 func (o Operand) String() string {
+	if v := o.View; v != nil {
+		return fmt.Sprintf("view(%s=%s.., %s=%s..: %s)", v.P.Name, v.Base0, v.D.Name, v.K0, FormatExpr(v.Value))
+	}
+	if o.T == nil || o.Off == nil || o.Layout == nil {
+		return "?"
+	}
 	return o.T.Name + "+" + o.Off.String() + " " + o.Layout.String()
 }
 
@@ -122,7 +135,11 @@ func printMMA(b *strings.Builder, ind string, n Node) bool {
 		if n.TF32 {
 			in += " (tf32)"
 		}
-		fmt.Fprintf(b, "%smma %%%s += A·B %s k=%s A=%s B=%s%s\n", ind, n.Acc.Name, in, n.K, n.A, n.B, validString(n.ValidM, n.ValidN, n.ValidK))
+		slot := ""
+		if n.Slot != "" {
+			slot = " slot " + n.Slot
+		}
+		fmt.Fprintf(b, "%smma %%%s += A·B %s k=%s A=%s B=%s%s%s\n", ind, n.Acc.Name, in, n.K, n.A, n.B, validString(n.ValidM, n.ValidN, n.ValidK), slot)
 	case *AccStore:
 		fmt.Fprintf(b, "%saccstore %%%s for %s < %s, %s < %s: %s[%s] = %s\n", ind, n.Acc.Name, n.I.Name, n.M, n.J.Name, n.N, n.Out.Name, joinI(n.Idx), FormatExpr(n.Value))
 	default:
@@ -209,6 +226,21 @@ func (v *fverifier) mma(n *MMA) error {
 		o          Operand
 		rows, cols IExpr
 	}{{"A", n.A, a.M, n.K}, {"B", n.B, n.K, a.N}} {
+		if vw := op.o.View; vw != nil {
+			if op.o.T != nil || op.o.Off != nil || op.o.Layout != nil {
+				return fmt.Errorf("mma %%%s: operand %s is both a view and in memory", a.Name, op.name)
+			}
+			if a.Scope != ScopeThread {
+				return fmt.Errorf("mma %%%s: a %s-scope operand cannot be a view", a.Name, a.Scope)
+			}
+			if vw.Value.Type() != n.In {
+				return fmt.Errorf("mma %%%s: operand %s is a view of %s, the mma reads %s", a.Name, op.name, vw.Value.Type(), n.In)
+			}
+			if err := v.view(vw); err != nil {
+				return fmt.Errorf("mma %%%s operand %s: %v", a.Name, op.name, err)
+			}
+			continue
+		}
 		if op.o.T == nil || op.o.Layout == nil || op.o.Off == nil {
 			return fmt.Errorf("mma %%%s: operand %s needs a tensor, an offset and a layout", a.Name, op.name)
 		}
@@ -368,29 +400,43 @@ func (in *interp) mma(n *MMA) {
 	}
 	m, nn, k := in.ival(a.M), in.ival(a.N), in.ival(n.K)
 	vm, vn, vk := in.validOr(n.ValidM, m), in.validOr(n.ValidN, nn), in.validOr(n.ValidK, k)
-	elem := func(o Operand, r, c int) float64 {
-		buf := in.bufs[o.T]
-		at := in.ival(o.Off) + in.layoutAt(o.Layout, r, c)
-		if at < 0 || at >= len(buf) {
-			fail("mma %%%s: %s offset %d out of range [0, %d)", a.Name, o.T.Name, at, len(buf))
+	elem := func(o Operand, isB bool, r, c int) float64 {
+		var x float64
+		if v := o.View; v != nil {
+			// A (r, c) = (i, p) is the view at (Base0 + i, K0 + p), B (r, c) = (p, j) at (Base0 + j, K0 + p)
+			at, p := r, c
+			if isB {
+				at, p = c, r
+			}
+			in.vars[v.P], in.vars[v.D] = in.ival(v.Base0)+at, in.ival(v.K0)+p
+			x = in.eval(v.Value)
+			delete(in.vars, v.P)
+			delete(in.vars, v.D)
+		} else {
+			buf := in.bufs[o.T]
+			at := in.ival(o.Off) + in.layoutAt(o.Layout, r, c)
+			if at < 0 || at >= len(buf) {
+				fail("mma %%%s: %s offset %d out of range [0, %d)", a.Name, o.T.Name, at, len(buf))
+			}
+			x = buf[at]
 		}
 		if n.TF32 && in.mode != Exact {
-			return RoundTF32Value(buf[at])
+			return RoundTF32Value(x)
 		}
-		return buf[at]
+		return x
 	}
 	// Elements beyond the valid extents are zero: their products add +0, which changes no sum that
 	// starts at +0, so they are skipped.
 	av := make([]float64, vk)
 	for i := 0; i < vm; i++ {
 		for p := range av {
-			av[p] = elem(n.A, i, p)
+			av[p] = elem(n.A, false, i, p)
 		}
 		for j := 0; j < vn; j++ {
 			at := in.accAt(a, i, j, nn)
 			s := acc[at]
 			for p, x := range av {
-				s = in.round(a.T, s+in.round(a.T, x*elem(n.B, p, j)))
+				s = in.round(a.T, s+in.round(a.T, x*elem(n.B, true, p, j)))
 			}
 			acc[at] = s
 		}

@@ -231,14 +231,3 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 		}
 	}
 }
-
-func (o MicroOperand) String() string {
-	v := o.View
-	if v == nil {
-		if o.T == nil || o.Off == nil || o.Layout == nil {
-			return "?"
-		}
-		return o.Operand.String()
-	}
-	return fmt.Sprintf("view(%s=%s.., %s=%s..: %s)", v.P.Name, v.Base0, v.D.Name, v.K0, FormatExpr(v.Value))
-}

@@ -344,18 +344,7 @@ func (v *fverifier) plainNode(n Node) error {
 				}
 				continue
 			}
-			view := op.View
-			if err := v.iexpr(view.Base0); err != nil {
-				return err
-			}
-			if err := v.iexpr(view.K0); err != nil {
-				return err
-			}
-			v.bound[view.P], v.bound[view.D] = true, true
-			err := v.expr(view.Value)
-			delete(v.bound, view.P)
-			delete(v.bound, view.D)
-			if err != nil {
+			if err := v.view(op.View); err != nil {
 				return err
 			}
 		}
@@ -405,4 +394,19 @@ func (v *fverifier) plainNode(n Node) error {
 		return fmt.Errorf("unknown node %T", n)
 	}
 	return nil
+}
+
+// view checks an operand view: its origin, and its value with the placeholders bound.
+func (v *fverifier) view(view *View) error {
+	if err := v.iexpr(view.Base0); err != nil {
+		return err
+	}
+	if err := v.iexpr(view.K0); err != nil {
+		return err
+	}
+	v.bound[view.P], v.bound[view.D] = true, true
+	err := v.expr(view.Value)
+	delete(v.bound, view.P)
+	delete(v.bound, view.D)
+	return err
 }

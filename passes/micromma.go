@@ -5,11 +5,12 @@ import (
 )
 
 // MicroToMMA writes each Micro (the CPU microkernel call, docs/MICROKERNEL.md) as the MMA nodes it is an
-// instance of (ir.Micro.AsMMA: the register tile, one MMA over the KC block on packed panels or views,
-// the contract's alpha/beta/bias/ReLU epilogue as an AccStore expression). A Micro whose view operands
-// are not plain loads (a conversion) or whose operands have different types stays. Not in any pipeline:
-// it states the microkernel contract in MMA terms, so that a backend's microkernel is one implementation
-// of the MMA and the MMA expansion (MMALower) the reference it is tested against.
+// instance of (ir.Micro.AsMMASimplified: the register tile, one MMA over the KC block on packed panels,
+// strided tiles or views, the contract's alpha/beta/bias/ReLU epilogue as an AccStore expression, index
+// lists simplified). A Micro whose operands have different types stays. In the llvm pipeline (whose
+// backend compiles loops only) and in MicroReference: it states the microkernel contract in MMA terms,
+// so that a backend's microkernel is one implementation of the MMA and the MMA expansion (MMALower) the
+// reference it is tested against.
 func MicroToMMA(f *ir.Func, c *Context) (bool, error) {
 	n := funcNamer(f)
 	changed := false
@@ -18,7 +19,7 @@ func MicroToMMA(f *ir.Func, c *Context) (bool, error) {
 		if !ok {
 			return []ir.Node{node}
 		}
-		nodes := u.AsMMA(n.name)
+		nodes := u.AsMMASimplified(n.name)
 		if nodes == nil {
 			return []ir.Node{node}
 		}

@@ -56,8 +56,8 @@ func MicroReference(call MicroCall, mode ir.Mode) ([]float64, error) {
 	ep := tensor("ep", ir.I32, ir.Scalar, "")
 	i := func(v int) ir.IExpr { return ir.IConst{V: v} }
 	u := &ir.Micro{Slot: "reference", Elem: call.Elem, MR: i(call.MR), NR: i(call.NR), KC: i(call.KC),
-		A: ir.MicroOperand{Operand: ir.Operand{T: a, Off: i(0), Layout: &ir.Panel{Width: i(call.MR), Depth: i(call.KC)}}},
-		B: ir.MicroOperand{Operand: ir.Operand{T: b, Off: i(0), Layout: &ir.Panel{Width: i(call.NR), Depth: i(call.KC), ByCol: true}}}, C: c, COff: i(0), LDC: i(call.LDC), M: i(call.M), N: i(call.N),
+		A: ir.Operand{T: a, Off: i(0), Layout: &ir.Panel{Width: i(call.MR), Depth: i(call.KC)}},
+		B: ir.Operand{T: b, Off: i(0), Layout: &ir.Panel{Width: i(call.NR), Depth: i(call.KC), ByCol: true}}, C: c, COff: i(0), LDC: i(call.LDC), M: i(call.M), N: i(call.N),
 		Alpha: &ir.Load{T: alpha}, Beta: &ir.Load{T: beta}, EP: &ir.Load{T: ep}}
 	if call.Bias != nil {
 		u.Bias, u.BiasOff = bias, i(0)

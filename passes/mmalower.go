@@ -116,13 +116,23 @@ func (l *mmaLowerer) seq(body []ir.Node) ([]ir.Node, error) {
 	return out, nil
 }
 
-// elem reads operand element (r, c) as a value of type t, rounded to tf32 first for a tf32 MMA.
-func elem(o ir.Operand, r, c ir.IExpr, t ir.DType, tf32 bool) ir.Expr {
-	var e ir.Expr = &ir.Load{T: o.T, Idx: ir.FlatIndex(o.T, ir.Simplify(ir.IAdd(o.Off, o.Layout.Offset(r, c))))}
+// elem reads operand element (r, c) as a value of type t, rounded to tf32 first for a tf32 MMA: through
+// the layout, or as the view's value at (Base0 + x, K0 + p) (x = r for A, c for B).
+func elem(o ir.Operand, r, c ir.IExpr, t ir.DType, tf32, isB bool) ir.Expr {
+	var e ir.Expr
+	if v := o.View; v != nil {
+		x, p := r, c
+		if isB {
+			x, p = c, r
+		}
+		e = ir.SubstVars(v.Value, map[*ir.Var]ir.IExpr{v.P: ir.IAdd(v.Base0, x), v.D: ir.IAdd(v.K0, p)})
+	} else {
+		e = &ir.Load{T: o.T, Idx: ir.FlatIndex(o.T, ir.Simplify(ir.IAdd(o.Off, o.Layout.Offset(r, c))))}
+	}
 	if tf32 {
 		e = &ir.Unary{Op: ir.RoundTF32, X: e, T: ir.F32}
 	}
-	if o.T.Type != t {
+	if e.Type() != t {
 		e = &ir.Cast{X: e, T: t}
 	}
 	return e
@@ -140,7 +150,7 @@ func (l *mmaLowerer) mma(m *ir.MMA) ir.Node {
 	t := l.buf(a)
 	p, i, j := &ir.Var{Name: l.n.name("p")}, &ir.Var{Name: l.n.name("i")}, &ir.Var{Name: l.n.name("j")}
 	at := []ir.IExpr{ir.IAdd(ir.IMul(ir.IVar{V: i}, a.N), ir.IVar{V: j})}
-	prod := &ir.Binary{Op: ir.Mul, X: elem(m.A, ir.IVar{V: i}, ir.IVar{V: p}, a.T, m.TF32), Y: elem(m.B, ir.IVar{V: p}, ir.IVar{V: j}, a.T, m.TF32), T: a.T}
+	prod := &ir.Binary{Op: ir.Mul, X: elem(m.A, ir.IVar{V: i}, ir.IVar{V: p}, a.T, m.TF32, false), Y: elem(m.B, ir.IVar{V: p}, ir.IVar{V: j}, a.T, m.TF32, true), T: a.T}
 	upd := &ir.Store{T: t, Idx: at, Value: &ir.Binary{Op: ir.Add, X: &ir.Load{T: t, Idx: at}, Y: prod, T: a.T}}
 	loop := func(v *ir.Var, hi ir.IExpr, body ir.Node) *ir.Loop {
 		return &ir.Loop{Var: v, Lo: ir.IConst{V: 0}, Hi: hi, Step: ir.IConst{V: 1}, Body: []ir.Node{body}}

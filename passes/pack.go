@@ -226,7 +226,7 @@ func inPlace(v *ir.View, isB bool) ir.MicroOperand {
 	if isB {
 		l = &ir.Strided{RowStride: depth, ColStride: step}
 	}
-	return ir.MicroOperand{Operand: ir.Operand{T: ld.T, Off: off, Layout: l}}
+	return ir.Operand{T: ld.T, Off: off, Layout: l}
 }
 
 // cloneLoop copies a loop nest (loops, Micro and Alloc nodes; expressions are shared, never mutated).
@@ -288,8 +288,8 @@ func packMicro(n namer, u *ir.Micro, loops []*ir.Loop) {
 		Value: ir.SubstVars(bv.Value, map[*ir.Var]ir.IExpr{bv.P: ir.IAdd(ir.IVar{V: jc.Var}, ir.IVar{V: bv.P}), bv.D: ir.IAdd(ir.IVar{V: pc.Var}, ir.IVar{V: bv.D})})}
 	packA := &ir.Pack{Dst: ap, DstOff: ir.IConst{V: 0}, N: mc, Depth: kc, Panel: sym(slot, "MR"), P: av.P, D: av.D,
 		Value: ir.SubstVars(av.Value, map[*ir.Var]ir.IExpr{av.P: ir.IAdd(ir.IVar{V: ic.Var}, ir.IVar{V: av.P}), av.D: ir.IAdd(ir.IVar{V: pc.Var}, ir.IVar{V: av.D})})}
-	u.A = ir.MicroOperand{Operand: ir.Operand{T: ap, Off: ir.IMul(ir.IVar{V: irl.Var}, kc), Layout: &ir.Panel{Width: sym(slot, "MR"), Depth: kc}}}
-	u.B = ir.MicroOperand{Operand: ir.Operand{T: bp, Off: ir.IMul(ir.IVar{V: jr.Var}, kc), Layout: &ir.Panel{Width: sym(slot, "NR"), Depth: kc, ByCol: true}}}
+	u.A = ir.Operand{T: ap, Off: ir.IMul(ir.IVar{V: irl.Var}, kc), Layout: &ir.Panel{Width: sym(slot, "MR"), Depth: kc}}
+	u.B = ir.Operand{T: bp, Off: ir.IMul(ir.IVar{V: jr.Var}, kc), Layout: &ir.Panel{Width: sym(slot, "NR"), Depth: kc, ByCol: true}}
 
 	// pc body: pack B, then the ic loop. ic body: alloc A { pack A; jr loop }.
 	pc.Body = append([]ir.Node{packB}, pc.Body...)

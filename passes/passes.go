@@ -81,7 +81,9 @@ var passes = map[string]Pass{
 	// tensorize matches single-statement nests and consumes the tile directives of GEMM indices as
 	// block sizes: point-loop tiling would hide the contraction from it.
 	"tensorize": {"tensorize", "turn GEMM-like contractions into cache-blocked loops around microkernel tiles, with each variant's tile and blocks in the plan", Tensorize, []string{"fusion"}},
-	"pack":      {"pack", "stage GEMM operands in BLIS panels (B per KC×NC block, A per MC×KC block)", Pack, []string{"tensorize"}},
+	// bindmicro turns tensorize's MMA triples into the Micro calls every later CPU pass reads.
+	"bindmicro": {"bindmicro", "bind each MMA triple that matches the microkernel contract to a microkernel call (else expand it into register-tile loops)", BindMicro, []string{"tensorize"}},
+	"pack":      {"pack", "stage GEMM operands in BLIS panels (B per KC×NC block, A per MC×KC block)", Pack, []string{"tensorize", "bindmicro"}},
 	"precision": {"precision", "choose accumulator types; convert 16-bit operands once, when they are packed or loaded", Precision, []string{"pack"}},
 	"tile":      {"tile", "split loops named by tile directives into outer and inner loops", Tile, []string{"tensorize"}},
 	// interchange splits fused nests again, on the loops tile leaves, before they are vectorized.
@@ -115,13 +117,13 @@ var passes = map[string]Pass{
 var gpuPipeline = []string{"fusion", "mmaform", "gpumap", "staging"}
 
 // cpuPipeline is the pass order of the CPU targets.
-var cpuPipeline = []string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "beta"}
+var cpuPipeline = []string{"fusion", "tensorize", "bindmicro", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "beta"}
 
 // llvmPipeline is the pass order of the LLVM IR target: the CPU pipeline's cache blocking and packing
 // (with llvm's register tile, mmaplan), written as loops that LLVM's optimiser vectorises and schedules
 // (microtomma + mmalower for the microkernel calls, packlower and transposelower for the copies), since
 // only an assembly backend implements Micro, Pack and Transpose. No parallel: LLVM code runs serially.
-var llvmPipeline = []string{"fusion", "tensorize", "mmaplan", "pack", "precision", "microtomma", "mmalower", "packlower", "transposelower", "tile", "interchange", "vectorize", "rowsjam", "beta"}
+var llvmPipeline = []string{"fusion", "tensorize", "bindmicro", "mmaplan", "pack", "precision", "microtomma", "mmalower", "packlower", "transposelower", "tile", "interchange", "vectorize", "rowsjam", "beta"}
 
 // pipelines are the pass lists per target.
 var pipelines = map[string][]string{

@@ -518,11 +518,16 @@ func blisNest(g *gemm, slot string, n namer) (gemmBody, epi []ir.Node) {
 	loop := func(v *ir.Var, hi, step ir.IExpr, body ...ir.Node) *ir.Loop {
 		return &ir.Loop{Var: v, Lo: ir.IConst{V: 0}, Hi: hi, Step: step, Body: body}
 	}
+	// the tile as the MMA triple it is an instance of (bindmicro binds it back to the microkernel)
+	tile := micro.AsMMA(n.name)
+	if tile == nil {
+		tile = []ir.Node{micro} // operands of two types: no MMA form, the microkernel call as it is
+	}
 	nest := loop(jc, dimN, sym(slot, "NC"),
 		loop(pc, ir.IMax(dimK, one), sym(slot, "KC"),
 			loop(ic, dimM, sym(slot, "MC"),
 				loop(jr, nc, sym(slot, "NR"),
-					loop(irr, mc, sym(slot, "MR"), micro)))))
+					loop(irr, mc, sym(slot, "MR"), tile...)))))
 	var body []ir.Node = []ir.Node{nest}
 	if wide != nil || g.epi != nil {
 		// once per element, after the K loop: out[batch..., i, j] = E(sum), where the sum is

@@ -30,8 +30,8 @@ func microGo(mod, name string, elem ir.DType, mr, nr int) (string, error) {
 	scalar := func(n string, t ir.DType) *ir.Tensor { return &ir.Tensor{Name: n, Type: t, Kind: ir.Scalar} }
 	zero := ir.IConst{V: 0}
 	u := &ir.Micro{Slot: name, Elem: elem, MR: ir.IConst{V: mr}, NR: ir.IConst{V: nr}, KC: ir.IDim{D: kc},
-		A: ir.MicroOperand{Operand: ir.Operand{T: buf("a"), Off: zero, Layout: &ir.Panel{Width: ir.IConst{V: mr}, Depth: ir.IDim{D: kc}}}},
-		B: ir.MicroOperand{Operand: ir.Operand{T: buf("b"), Off: zero, Layout: &ir.Panel{Width: ir.IConst{V: nr}, Depth: ir.IDim{D: kc}, ByCol: true}}},
+		A: ir.Operand{T: buf("a"), Off: zero, Layout: &ir.Panel{Width: ir.IConst{V: mr}, Depth: ir.IDim{D: kc}}},
+		B: ir.Operand{T: buf("b"), Off: zero, Layout: &ir.Panel{Width: ir.IConst{V: nr}, Depth: ir.IDim{D: kc}, ByCol: true}},
 		C: buf("c"), COff: zero, LDC: ir.IDim{D: ldc},
 		M: ir.IDim{D: m}, N: ir.IDim{D: n}, Alpha: &ir.Load{T: scalar("alpha", elem)}, Beta: &ir.Load{T: scalar("beta", elem)},
 		Bias: buf("bias"), BiasOff: zero, EP: &ir.Load{T: scalar("ep32", ir.I32)}}
