@@ -62,7 +62,9 @@ func TestPTXTextRoundTrip(t *testing.T) {
 // Registers compare by class and number (the text has only the class); an extern shared array's
 // element type is not in the text.
 func entryDiff(a, b *Entry) string {
-	text := func(e *Entry) string { return (&Module{Version: "8.0", Target: "sm_90a", Entries: []*Entry{e}}).Print() }
+	text := func(e *Entry) string {
+		return (&Module{Version: "8.0", Target: "sm_90a", Entries: []*Entry{e}}).Print()
+	}
 	if text(a) != text(b) {
 		return "printed text"
 	}
