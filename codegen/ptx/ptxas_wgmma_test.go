@@ -74,12 +74,18 @@ func TestWGMMASass(t *testing.T) {
 // (C7515) is an error.
 func sm90aSass(t *testing.T, ptxas, cuobjdump, text string) (map[string]ptxasStats, map[string]string) {
 	t.Helper()
+	return archSass(t, ptxas, cuobjdump, "sm_90a", text)
+}
+
+// archSass is sm90aSass for any architecture ptxas accepts.
+func archSass(t *testing.T, ptxas, cuobjdump, arch, text string) (map[string]ptxasStats, map[string]string) {
+	t.Helper()
 	dir := t.TempDir()
 	src, bin := filepath.Join(dir, "k.ptx"), filepath.Join(dir, "k.cubin")
 	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(ptxas, "-arch=sm_90a", "-v", "-o", bin, src).CombinedOutput()
+	out, err := exec.Command(ptxas, "-arch="+arch, "-v", "-o", bin, src).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ptxas: %v\n%s", err, out)
 	}
@@ -101,4 +107,49 @@ func sm90aSass(t *testing.T, ptxas, cuobjdump, text string) (map[string]ptxasSta
 		funcs[cur] += line + "\n"
 	}
 	return parsePtxasV(string(out)), funcs
+}
+
+// TestSM8xSass assembles the sm_80 module of kernels.kdsl and passes/testdata/mma.kdsl for every
+// architecture it claims and reads the machine code: the 16-bit GEMMs (epilogues and narrowing stores
+// included) run on tensor cores — HMMA.16816.F32 fed by LDSM (ldmatrix) from shared tiles that LDGSTS
+// (cp.async) fills —, the `precision tf32` GEMM on HMMA.1688.F32.TF32, and the f32 GEMMs stay exact:
+// FFMA and no HMMA.
+func TestSM8xSass(t *testing.T) {
+	ptxas := ptxasPath(t)
+	cuobjdump := toolPath(t, "cuobjdump", "KGEN_CUOBJDUMP")
+	st := SubTargets["sm_80"]
+	fs := compileFile(t, "../../kernels.kdsl", "ptx:sm_80")
+	fs = append(fs, compileFile(t, "../../passes/testdata/mma.kdsl", "ptx:sm_80")...)
+	mod, _, unsup := Build(fs, st, "kernels.kdsl")
+	if len(unsup) != 0 {
+		t.Fatalf("unsupported: %v", unsup)
+	}
+	text := mod.Print()
+	want := map[string][]string{}
+	for _, n := range []string{"hgemm", "bgemm", "bgemm_bf16", "bgemm_tt", "hlinear_gelu", "hgemm_bias_gelu", "bgemm_scale_residual"} {
+		want[n+"_0"] = []string{"HMMA.16816.F32", "LDSM", "LDGSTS"}
+	}
+	want["sgemm_tf32_0"] = []string{"HMMA.1688.F32.TF32"}
+	f32 := []string{"sgemm_0", "sgemm_nt_0", "sgemm_tt_0", "linear_gelu_0", "linear_residual_0", "gemm_sigmoid_0", "gemm_bias_relu_0", "sgemm_sigmoid_0"}
+	for _, arch := range st.Archs {
+		_, funcs := archSass(t, ptxas, cuobjdump, arch, text)
+		for name, insns := range want {
+			code, ok := funcs[name]
+			if !ok {
+				t.Errorf("%s: cuobjdump shows no function %s", arch, name)
+			}
+			for _, in := range insns {
+				if !strings.Contains(code, in) {
+					t.Errorf("%s: %s has no %s", arch, name, in)
+				}
+			}
+		}
+		for _, name := range f32 {
+			code, ok := funcs[name]
+			if !ok || strings.Contains(code, "HMMA") || !strings.Contains(code, "FFMA") {
+				t.Errorf("%s: f32 GEMM %s (found %v) is not an exact FFMA tile", arch, name, ok)
+			}
+		}
+		t.Logf("%s: %d 16-bit GEMMs on HMMA.16816 with LDSM and LDGSTS, tf32 on HMMA.1688, %d f32 GEMMs on FFMA only", arch, len(want)-1, len(f32))
+	}
 }
