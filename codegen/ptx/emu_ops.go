@@ -227,6 +227,10 @@ func checkModelled(tok []string, ntypes int, t Type) {
 		}
 	case bits:
 		ok = mods == "" && strings.Contains(" and or xor shl shr ", " "+op+" ")
+	case t == U16 || t == U32 || t == U64:
+		// the same bits as the signed forms (two's complement); div, rem, min, max, shr and compares
+		// on unsigned values are not modelled
+		ok = (op == "add" || op == "sub") && mods == "" || op == "mul" && mods == "lo"
 	}
 	if !ok {
 		emuError("unknown instruction %s (not modelled: the emulator runs only the forms the lowering emits)", strings.Join(tok, "."))

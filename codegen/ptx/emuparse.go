@@ -515,11 +515,11 @@ func parseOperand(s string, nregs map[Type]int) (Operand, error) {
 
 // viaText returns k's entries as the emulator reads them: printed as one module and parsed back.
 func viaText(k *Kernel) ([]*Entry, error) {
+	// the dynamic shared memory a launch passes (LaunchInfo.DynSharedBytes, which the lowering sets to
+	// what the entry uses; a planted bug may shrink the entry's)
 	dyn := map[string]int{}
-	for i, e := range k.Entries {
-		if i < len(k.Launches) {
-			dyn[e.Name] = k.Launches[i].DynSharedBytes
-		}
+	for _, e := range k.Entries {
+		dyn[e.Name] = e.DynamicSharedBytes()
 	}
 	m, err := parsePTX((&Module{Version: "8.0", Target: "sm_90a", Entries: k.Entries}).Print(), dyn)
 	if err != nil {
@@ -530,4 +530,3 @@ func viaText(k *Kernel) ([]*Entry, error) {
 	}
 	return m.Entries, nil
 }
-

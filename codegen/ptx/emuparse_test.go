@@ -44,6 +44,9 @@ func TestPTXTextRoundTrip(t *testing.T) {
 					}
 					for i, e := range k.Entries {
 						n++
+						if e.DynamicSharedBytes() != k.Launches[i].DynSharedBytes {
+							t.Errorf("%s: the entry uses %d bytes of dynamic shared memory, its launch passes %d", e.Name, e.DynamicSharedBytes(), k.Launches[i].DynSharedBytes)
+						}
 						if d := entryDiff(e, got[i]); d != "" {
 							t.Errorf("%s (%s): parsed entry differs: %s", e.Name, sub, d)
 						}
@@ -201,7 +204,7 @@ func runText(instr string) error {
 func TestEmulatorRefuses(t *testing.T) {
 	for _, ok := range []string{
 		"add.rn.f32 %f2, %f1, %f1;", "mul.lo.s64 %rd4, %rd2, %rd3;", "shr.b64 %rd4, %rd2, 1;",
-		"or.pred %p1, %p1, %p2;", "cvt.rzi.s32.f32 %r3, %f1;", "max.NaN.f32 %f2, %f1, %f1;",
+		"or.pred %p1, %p1, %p2;", "add.u32 %r3, %r1, %r2;", "cvt.rzi.s32.f32 %r3, %f1;", "max.NaN.f32 %f2, %f1, %f1;",
 	} {
 		if err := runText(ok); err != nil {
 			t.Errorf("%s: %v", ok, err)
