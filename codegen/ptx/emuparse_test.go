@@ -115,8 +115,9 @@ func entryDiff(a, b *Entry) string {
 		}
 		// where the opcode ends and the modifiers begin is not in the text ("cvta.to.global" + ".u64"
 		// or "cvta" + ".to.global.u64"): the emulator reads the two joined, and the whole opcode only of
-		// the instructions splitMnemonic keeps whole
-		if x.Op+strings.Join(x.Mods, "") != y.Op+strings.Join(y.Mods, "") || !slices.Equal(x.Types, y.Types) || wholeMnemonic(x.Op) && x.Op != y.Op {
+		// the instructions splitMnemonic keeps whole and of shfl.sync.MODE
+		readWhole := wholeMnemonic(x.Op) || strings.HasPrefix(x.Op, "shfl.")
+		if x.Op+strings.Join(x.Mods, "") != y.Op+strings.Join(y.Mods, "") || !slices.Equal(x.Types, y.Types) || readWhole && x.Op != y.Op {
 			return fmt.Sprintf("item %d: %s %q %v, parsed %s %q %v", i, x.Op, x.Mods, x.Types, y.Op, y.Mods, y.Types)
 		}
 		if !reflect.DeepEqual(normRegs(x.Args), normRegs(y.Args)) || (x.Guard == nil) != (y.Guard == nil) || x.Neg != y.Neg {
