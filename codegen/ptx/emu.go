@@ -14,9 +14,9 @@ import (
 // retires its group: an early read sees NaN), and reports shared-memory races between barriers
 // (a read or write of bytes another thread wrote since the last barrier, a write of bytes another
 // thread read since then). Any mnemonic, modifier or type it does not
-// know is an error, never a guess. The differential tests run it on PTX text: emulate prints the
-// entries as a module and parses that back (emuparse_test.go), so what runs is what a driver loads;
-// it covers only what the lowering emits.
+// know is an error, never a guess. It runs PTX text: emulate (and Emulate) prints the entries as a
+// module and parses that back (emuparse.go), so what runs is what a driver loads; it covers only
+// what the lowering emits.
 
 type emuBuf struct {
 	name string
