@@ -9,6 +9,8 @@
 #      tensor maps encoded at launch) on shapes whose rows TMA loads, and TestCUDAProd<GEMM>: the
 #      production versions (128×256 tiles, two consumer warpgroups, dynamic shared memory, wgmma
 #      wait_group 1; KGEN_PTX_PROD=1 forces them onto the same small shapes);
+#      On compute capability 9.0 also the sm_80 module's GEMMs (mma.sync m16n8k16, ldmatrix, cp.async)
+#      and softmax, which OpenCUDA loads there only with KGEN_PTX_TARGET=sm_80;
 #   3. the same for a subset under compute-sanitizer --tool memcheck and --tool racecheck, when
 #      compute-sanitizer is on PATH or in /usr/local/cuda/bin;
 #   4. kgen's benchmark (kernels.test -test.run ^TestGPUBench$): GEMM f16/bf16 4096³ and 8192³
@@ -17,7 +19,8 @@
 #      gemm_f16_N),
 #      softmax and layernorm 8192², the launch overhead of one small call;
 #   5. the same cases with torch (cuBLAS) and Triton's matmul tutorial kernel when python3 has them,
-#      and the device's copy bandwidth (torch), then one table.
+#      and the device's copy bandwidth (torch); on 9.0, with the time left, the sm_80 module's GEMMs
+#      (gemm_*_mmasync: the mma.sync path's ≥ 60% goal); then one table.
 # Output: per step "== step" and "ok"/"FAILED"/"TIMED OUT"/"SKIPPED <why>" lines, the logs
 # gpu-check-*.log next to the binaries, the table, and "gpu-check: PASS" or "gpu-check: FAIL (...)".
 # Exit status 0 only when steps 1-3 passed (the benchmark never fails the check, nor a sanitizer that
@@ -81,6 +84,12 @@ echo "$(grep -c -- '--- PASS: TestCUDA' gpu-check-kernels.log) kernels passed, $
 grep -- '--- FAIL: TestCUDA' gpu-check-kernels.log | head -40
 echo "TMA versions (sm_90a): $(grep -c -- '--- PASS: TestCUDATMA' gpu-check-kernels.log) passed, $(grep -c -- '--- FAIL: TestCUDATMA' gpu-check-kernels.log) failed, $(grep -c -- '--- SKIP: TestCUDATMA' gpu-check-kernels.log) skipped"
 echo "production versions (sm_90a): $(grep -c -- '--- PASS: TestCUDAProd' gpu-check-kernels.log) passed, $(grep -c -- '--- FAIL: TestCUDAProd' gpu-check-kernels.log) failed, $(grep -c -- '--- SKIP: TestCUDAProd' gpu-check-kernels.log) skipped"
+
+# Hopper runs the sm_90a module; the sm_80 one (mma.sync, ldmatrix, cp.async) only when asked
+if nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | grep -q '^9\.0'; then
+  run "sm_80 module GEMMs on this GPU" 25 gpu-check-sm80.log env KGEN_REQUIRE_GPU=1 KGEN_PTX_TARGET=sm_80 ./kernels.test -test.run '^TestCUDA(Hgemm|Bgemm|BgemmBf16|BgemmTt|HlinearGelu|Sgemm|Softmax)$' -test.v
+  echo "sm_80 module: $(grep -c -- '--- PASS: TestCUDA' gpu-check-sm80.log) passed, $(grep -c -- '--- FAIL: TestCUDA' gpu-check-sm80.log) failed"
+fi
 
 echo "== 3/5 compute-sanitizer"
 SAN=$(command -v compute-sanitizer || true)
@@ -202,9 +211,15 @@ PY
   grep -E '^PEER' gpu-check-peers.log
 fi
 
+if grep -q 'module=sm_90a' gpu-check-bench.log 2>/dev/null; then
+  echo "== 6/5 the sm_80 module's GEMMs (mma.sync) on this GPU, with the time left"
+  run "kgen benchmark, sm_80 module" 40 gpu-check-bench-sm80.log env KGEN_GPU_BENCH=1 KGEN_PTX_TARGET=sm_80 ./kernels.test -test.run '^TestGPUBench$' -test.v
+  grep -E '^BENCH ' gpu-check-bench-sm80.log
+fi
+
 echo "== table"
-cat gpu-check-bench.log gpu-check-peers.log 2>/dev/null | awk '
-  $1 == "BENCHINFO" { info = $0; sub(/^BENCHINFO /, "", info) }
+cat gpu-check-bench.log gpu-check-bench-sm80.log gpu-check-peers.log 2>/dev/null | awk '
+  $1 == "BENCHINFO" && info == "" { info = $0; sub(/^BENCHINFO /, "", info) }
   $1 == "BENCH" { k[$2] = $3; kv[$2] = $4; ku[$2] = $5; order[++n] = $2 }
   $1 == "PEER" && $2 == "torch" { tt[$3] = $4; tv[$3] = $5 }
   $1 == "PEER" && $2 == "triton" { rt_[$3] = $4; rv[$3] = $5 }
@@ -215,7 +230,7 @@ cat gpu-check-bench.log gpu-check-peers.log 2>/dev/null | awk '
     for (i = 1; i <= n; i++) {
       c = order[i]; ratio = "-"; goal = ""
       if (c ~ /^gemm/) {
-        ref = c; sub(/_(tma64|cpasync)$/, "", ref)
+        ref = c; sub(/_(tma64|cpasync|mmasync)$/, "", ref)
         if (tv[ref] > 0) ratio = sprintf("%.0f%%", 100 * kv[c] / tv[ref])
         goal = ">= 90% of cuBLAS on wgmma, >= 60% on mma.sync (ref: torch)"
       } else if (c ~ /^(softmax|layernorm)/) {

@@ -46,39 +46,10 @@ func (b Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 			return nil, fmt.Errorf("ptx: sub-target %s given twice", st.Name)
 		}
 		seen[st.Name] = true
-		var fs []*ir.Func
-		for _, k := range p.Kernels {
-			fs = append(fs, k.F)
+		mod, ks, unsup, err := buildModule(p, st)
+		if err != nil {
+			return nil, err
 		}
-		mod, ks, unsup := Build(fs, st, p.Source)
-		var prodEntries []*Entry // after every other entry: the module's earlier text stays as it was
-		if st.Name == "sm_90a" {
-			// the TMA versions of the wgmma GEMMs, which the launcher prefers where it can (tma.go)
-			for i, k := range ks {
-				for _, pk := range p.Kernels {
-					if pk.K.Name != k.Name {
-						continue
-					}
-					tk, err := tmaVariant(pk.K)
-					if err != nil {
-						return nil, fmt.Errorf("ptx: kernel %s, TMA version: %v", k.Name, err)
-					}
-					if tk != nil {
-						ks[i].TMA = tk
-						mod.Entries = append(mod.Entries, tk.Entries...)
-					}
-					pv, err := prodVariant(pk.K, prodPlanOf(pk.GPUPlan))
-					if err != nil {
-						return nil, fmt.Errorf("ptx: kernel %s, production version: %v", k.Name, err)
-					}
-					if pv != nil && tk != nil {
-						ks[i].Prod = pv
-						prodEntries = append(prodEntries, pv.Entries...)
-					}
-				}
-			}
-		}
-		mod.Entries = append(mod.Entries, prodEntries...)
 		name := "ptx_" + st.Name + ".ptx"
 		files = append(files, codegen.File{Name: name, Data: []byte(mod.Print())})
 		mods = append(mods, modInfo{st: st, file: name, kernels: ks, unsup: unsup})
@@ -101,6 +72,45 @@ func (b Backend) GenerateAll(ps []*codegen.Package) ([]codegen.File, error) {
 		files = append(files, codegen.File{Name: "ptx_cuda_test.go", Data: test})
 	}
 	return files, nil
+}
+
+// buildModule compiles p's kernels into sub-target st's module: the entries of Build and, on sm_90a,
+// the TMA and production versions of the wgmma GEMMs after them (the module kgen gen writes).
+func buildModule(p *codegen.Package, st SubTarget) (*Module, []*Kernel, []Unsupported, error) {
+	var fs []*ir.Func
+	for _, k := range p.Kernels {
+		fs = append(fs, k.F)
+	}
+	mod, ks, unsup := Build(fs, st, p.Source)
+	var prodEntries []*Entry // after every other entry: the module's earlier text stays as it was
+	if st.Name == "sm_90a" {
+		// the TMA versions of the wgmma GEMMs, which the launcher prefers where it can (tma.go)
+		for i, k := range ks {
+			for _, pk := range p.Kernels {
+				if pk.K.Name != k.Name {
+					continue
+				}
+				tk, err := tmaVariant(pk.K)
+				if err != nil {
+					return nil, nil, nil, fmt.Errorf("ptx: kernel %s, TMA version: %v", k.Name, err)
+				}
+				if tk != nil {
+					ks[i].TMA = tk
+					mod.Entries = append(mod.Entries, tk.Entries...)
+				}
+				pv, err := prodVariant(pk.K, prodPlanOf(pk.GPUPlan))
+				if err != nil {
+					return nil, nil, nil, fmt.Errorf("ptx: kernel %s, production version: %v", k.Name, err)
+				}
+				if pv != nil && tk != nil {
+					ks[i].Prod = pv
+					prodEntries = append(prodEntries, pv.Entries...)
+				}
+			}
+		}
+	}
+	mod.Entries = append(mod.Entries, prodEntries...)
+	return mod, ks, unsup, nil
 }
 
 type modInfo struct {

@@ -18,19 +18,22 @@
 //     warp; a lane reduction (ir.WarpReduce, row kernels) is the IR's butterfly in shfl.sync.bfly
 //     (reduce.go). exp, log, tanh, sigmoid have accurate expansions (math.go). Anything else is reported as
 //     "not supported yet: ..." (never a panic, never partial output).
-//   - module.go, backend.go: sub-targets (sm_80: PTX 7.0, runs on sm_80/86/89/90; sm_90a: emitted as
-//     plain sm_90 PTX 7.8 until wgmma/TMA exist), and the codegen.MultiBackend writing
-//     ptx_<sub>.ptx (embedded) and ptx_kernels.go (the launch table a CUDA launcher reads).
+//   - module.go, backend.go, wgmma.go, tma.go: sub-targets (sm_80: PTX 7.0, runs on sm_80/86/89/90;
+//     sm_90a: PTX 8.0, wgmma on shared-memory descriptors, TMA versions and the production version of
+//     the 16-bit GEMMs), and the codegen.MultiBackend writing ptx_<sub>.ptx (embedded) and
+//     ptx_kernels.go (the launch table a CUDA launcher reads).
 //   - glue.go, glue_runtime.go, checks.go, gluetest.go: ptx_cuda.go, the launcher on rt/cuda:
-//     OpenCUDA (device 0, the sm_90a module on 9.0, else sm_80 on 8.0+, a clear error otherwise or
-//     without a driver) and per kernel a method on *CUDATensor[T] and a NameHost on slices, with the
+//     OpenCUDA (device 0, the sm_90a module on 9.0, else sm_80 on 8.0+, KGEN_PTX_TARGET=sm_80 to run
+//     the sm_80 module on Hopper, a clear error otherwise or without a driver) and per kernel a method on *CUDATensor[T] and a NameHost on slices, with the
 //     CPU wrapper's checks and errors (checks.go mirrors the go backend's affine bounds checks) before
 //     any launch; and ptx_cuda_test.go, each method against the interpreter on a GPU (skips without).
 //
-// Tests: ptxas -v for every architecture a sub-target claims (no GEMM spills, registers fit the
-// block), an emulator of the emitted instructions (emu*.go; kgen tune runs GPU candidates in it too) that runs every kernel of
-// kernels.kdsl against the reference interpreter on ragged shapes and catches planted bugs, and exp's
-// error bound; the generated package vets for 4 platforms with CGO_ENABLED=0 and its methods' launch
+// Tests: ptxas -v for every architecture a sub-target claims on the modules kgen gen writes (no GEMM
+// spills, registers fit the block) and their SASS (HMMA/LDSM/LDGSTS on sm_8x, HGMMA/UTMALDG on
+// sm_90a, FFMA only in f32 GEMMs), an emulator of the emitted instructions (emu*.go; kgen tune runs
+// GPU candidates in it too) that parses the printed PTX text back (emuparse.go), runs every kernel of
+// kernels.kdsl against the reference interpreter on ragged shapes, refuses what it does not model and
+// catches planted bugs, and exp's error bound; the generated package vets for 4 platforms with CGO_ENABLED=0 and its methods' launch
 // sequences are checked against rt/cuda's mock driver (glue_test.go). What only a GPU can show: that the hardware agrees with the emulator's reading of the
 // PTX ISA (fragment layouts, cp.async zero fill, barrier semantics, shfl.sync) and the kernels' speed.
 // The emulator's shfl.sync (emu_shfl.go) follows the ISA's pseudocode for all four modes and

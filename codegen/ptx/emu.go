@@ -7,15 +7,16 @@ import (
 	"strings"
 )
 
-// An emulator of the PTX this backend emits (the tests' and kgen tune's, Emulate): it runs the instructions of an Entry (the values
-// the printer prints, by their printed mnemonic) for every thread of every block, the threads of a
+// An emulator of the PTX this backend emits (the tests' and kgen tune's, Emulate): it runs the instructions of an Entry (parsed from
+// the printed text, by their printed mnemonic) for every thread of every block, the threads of a
 // block one at a time between barriers. It models the state spaces (global buffers with bounds checks,
 // per-block shared arrays filled with NaN bits), cp.async groups (a copy lands when a wait_group
 // retires its group: an early read sees NaN), and reports shared-memory races between barriers
 // (a read or write of bytes another thread wrote since the last barrier, a write of bytes another
-// thread read since then). Any mnemonic it does not
-// know is an error, never a guess. It is not the project's PTX interpreter (issue 11, point 2): it
-// reads the builder's values, not PTX text, and covers only what the lowering emits.
+// thread read since then). Any mnemonic, modifier or type it does not
+// know is an error, never a guess. It runs PTX text: emulate (and Emulate) prints the entries as a
+// module and parses that back (emuparse.go), so what runs is what a driver loads; it covers only
+// what the lowering emits.
 
 type emuBuf struct {
 	name string

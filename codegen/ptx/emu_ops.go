@@ -108,8 +108,10 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 		}
 		dst(m.cvt(tok[1:], src(1), in.Types))
 	case "add", "sub", "mul", "div", "rem", "min", "max", "fma", "neg", "abs", "sqrt", "and", "or", "xor", "shl", "shr", "copysign":
+		checkModelled(tok, len(in.Types), t)
 		if t == Pred {
-			dst(b2u(src(1) != 0 && src(2) != 0))
+			x, y := src(1) != 0, src(2) != 0
+			dst(b2u(map[string]bool{"and": x && y, "or": x || y, "xor": x != y}[tok[0]]))
 			return false
 		}
 		if isF {
@@ -118,6 +120,7 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 			dst(m.integer(tok[0], t, a, src))
 		}
 	case "setp":
+		checkModelled(tok, len(in.Types), t)
 		cmp := tok[1]
 		r := compareOp(cmp, src(1), src(2), t)
 		if len(tok) > 3 && tok[2] == "and" {
@@ -180,6 +183,58 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 		emuError("unknown instruction %s", strings.Join(tok, "."))
 	}
 	return false
+}
+
+// checkModelled refuses an arithmetic or compare instruction whose modifiers or type the emulator does
+// not implement (mul.hi, add.sat, a rounding mode other than .rn, unsigned integer arithmetic, ...)
+// rather than run it as the nearest form it knows. tok is the mnemonic split at dots, ntypes the number
+// of type suffixes at its end, t the last of them.
+func checkModelled(tok []string, ntypes int, t Type) {
+	op, mods := tok[0], strings.Join(tok[1:len(tok)-ntypes], ".")
+	ok := false
+	signed := t == S32 || t == S64
+	bits := t == B16 || t == B32 || t == B64
+	switch {
+	case ntypes != 1:
+	case op == "setp":
+		cmp, _, _ := strings.Cut(mods, ".")
+		and := mods == cmp || mods == cmp+".and"
+		switch {
+		case t == F32 || t == F64:
+			ok = and && strings.Contains(" lt le gt ge eq ne neu nan ltu ", " "+cmp+" ")
+		case signed:
+			ok = and && strings.Contains(" lt le gt ge eq ne ", " "+cmp+" ")
+		case bits:
+			ok = and && (cmp == "eq" || cmp == "ne")
+		}
+	case t == Pred:
+		ok = mods == "" && (op == "and" || op == "or" || op == "xor")
+	case t == F32 || t == F64:
+		switch op {
+		case "add", "sub", "mul", "div", "fma", "sqrt":
+			ok = mods == "rn"
+		case "neg", "abs", "copysign":
+			ok = mods == ""
+		case "min", "max":
+			ok = mods == "" || mods == "NaN"
+		}
+	case signed:
+		switch op {
+		case "add", "sub", "div", "rem", "min", "max", "neg", "shr":
+			ok = mods == ""
+		case "mul":
+			ok = mods == "lo"
+		}
+	case bits:
+		ok = mods == "" && strings.Contains(" and or xor shl shr ", " "+op+" ")
+	case t == U16 || t == U32 || t == U64:
+		// the same bits as the signed forms (two's complement); div, rem, min, max, shr and compares
+		// on unsigned values are not modelled
+		ok = (op == "add" || op == "sub") && mods == "" || op == "mul" && mods == "lo"
+	}
+	if !ok {
+		emuError("unknown instruction %s (not modelled: the emulator runs only the forms the lowering emits)", strings.Join(tok, "."))
+	}
 }
 
 func b2u(b bool) uint64 {
@@ -316,7 +371,11 @@ func (m *emulator) integer(op string, t Type, a []Operand, src func(int) uint64)
 	case "shl":
 		v = x << uint64(src(2)&0xFFFFFFFF)
 	case "shr":
-		v = x >> uint64(src(2)&0xFFFFFFFF)
+		if t == S32 || t == S64 {
+			v = x >> uint64(src(2)&0xFFFFFFFF) // arithmetic
+		} else {
+			v = int64(uint64(x) & (1<<uint(t.Bits()) - 1) >> uint64(src(2)&0xFFFFFFFF)) // .b: logical
+		}
 	case "neg":
 		v = -x
 	default:
@@ -334,6 +393,21 @@ func (m *emulator) cvt(tok []string, v uint64, types []Type) uint64 {
 		rnd = tok[0]
 	}
 	isF := func(t Type) bool { return t == F32 || t == F64 || t == F16 || t == BF16 }
+	// the rounding each conversion the emulator models takes (anything else is refused, not guessed)
+	want := ""
+	switch {
+	case len(tok) > 3 || len(types) != 2:
+		want = "?"
+	case isF(to) && isF(from) && to == from:
+		want = "rni"
+	case isF(to) && isF(from) && to.Bits() < from.Bits(), isF(to) && !isF(from):
+		want = "rn"
+	case isF(from) && !isF(to):
+		want = "rzi"
+	}
+	if rnd != want {
+		emuError("unknown instruction cvt.%s (not modelled: the emulator runs only the forms the lowering emits)", strings.Join(tok, "."))
+	}
 	fromF := func() float64 {
 		switch from {
 		case F16:

@@ -114,7 +114,12 @@ func emulate(k *Kernel, f *ir.Func, args ir.Args) error {
 			tmaps[string(tmapSym(tensors[p.Name]))] = encodeMockTensorMap(tm)
 		}
 	}
-	for i, e := range k.Entries {
+	// the emulator runs the PTX text: the entries printed as a module and parsed back (emuparse.go)
+	entries, err := viaText(k)
+	if err != nil {
+		return err
+	}
+	for i, e := range entries {
 		info := k.Launches[i]
 		var grid, block [3]int
 		empty := false

@@ -87,18 +87,28 @@ func (c *CUDA) load() error {
 
 // ptxChoose returns the module of ptxModules that a GPU with props runs and that is written for the
 // newest architecture (highest minCC; the first of equals): sm_90a on 9.0, sm_80 on other 8.0+ GPUs.
+// KGEN_PTX_TARGET=sm_80 (any module's target) restricts the choice to that module, so that a Hopper
+// GPU can run and time the sm_80 (mma.sync) kernels; an error if the GPU cannot run it.
 func ptxChoose(props cuda.Props) (*ptxModule, error) {
+	want := os.Getenv("KGEN_PTX_TARGET")
 	var have []string
 	var best *ptxModule
 	for i := range ptxModules {
 		m := &ptxModules[i]
 		have = append(have, m.target)
+		if want != "" && m.target != want {
+			continue
+		}
 		if props.SM() >= m.minCC && cuda.CheckTarget(props, m.target) == nil && (best == nil || m.minCC > best.minCC) {
 			best = m
 		}
 	}
 	if best != nil {
 		return best, nil
+	}
+	if want != "" {
+		return nil, fmt.Errorf("PKG: OpenCUDA: KGEN_PTX_TARGET=%s, but %s (compute capability %d.%d) cannot run it or there is no such module (modules: %s)",
+			want, props.Name, props.Major, props.Minor, strings.Join(have, ", "))
 	}
 	return nil, fmt.Errorf("PKG: OpenCUDA: %s (compute capability %d.%d) cannot run this package's PTX (modules: %s; sm_80 needs compute capability 8.0 or later, sm_90a exactly 9.0)",
 		props.Name, props.Major, props.Minor, strings.Join(have, ", "))

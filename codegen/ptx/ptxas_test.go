@@ -8,17 +8,23 @@ import (
 	"github.com/kgen-dev/kgen/ir"
 )
 
-// TestPtxasLibrary assembles the PTX of every kernel of kernels.kdsl with ptxas -v, for every
-// architecture each sub-target claims, and checks what ptxas reports: every entry assembled, GEMM
+// TestPtxasLibrary assembles the PTX modules kgen gen writes for kernels.kdsl (every kernel; on sm_90a
+// also the TMA and production versions) with ptxas -v, for every architecture each sub-target claims,
+// and checks what ptxas reports: every entry assembled, GEMM
 // entries (those with an MMA) spill nothing, every entry's registers fit its block (255 at most, and
 // threads·registers within the 64K-register file so that one block fits on an SM), static shared
-// memory within 48 KiB. Kernels the lowering does not support yet must say so (not supported yet).
+// memory within 48 KiB, dynamic within sm_90's 227 KiB. Kernels the lowering does not support yet must say so (not supported yet).
 func TestPtxasLibrary(t *testing.T) {
 	ptxas := ptxasPath(t)
 	for _, sub := range []string{"sm_80", "sm_90a"} {
 		st := SubTargets[sub]
+		pkg := libraryPackage(t, "ptx:"+sub)
 		fs := compileFile(t, "../../kernels.kdsl", "ptx:"+sub)
-		mod, ks, unsup := Build(fs, st, "kernels.kdsl")
+		// the module kgen gen writes: on sm_90a with the TMA and production versions
+		mod, ks, unsup, err := buildModule(pkg, st)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, u := range unsup {
 			t.Errorf("%s: every kernel of kernels.kdsl has a PTX version, but %s", sub, u.Reason)
 		}
@@ -38,10 +44,15 @@ func TestPtxasLibrary(t *testing.T) {
 				hasMMA = hasMMA || ok
 				return true
 			})
-			for _, e := range k.Entries {
-				threads[e.Name] = e.Threads()
-				gemm[e.Name] = hasMMA
+			for _, v := range []*Kernel{k, k.TMA, k.Prod} {
+				for _, e := range v.entries() {
+					threads[e.Name] = e.Threads()
+					gemm[e.Name] = hasMMA
+				}
 			}
+		}
+		if sub == "sm_90a" && (!gemm["hlinear_gelu_0_tma"] || !gemm["hgemm_0_prod"]) {
+			t.Fatalf("%s: the module lacks the TMA or production versions", sub)
 		}
 		if !gemm["sgemm_0"] || gemm["saxpy_0"] {
 			t.Fatalf("%s: GEMM entries not identified", sub)
@@ -103,11 +114,25 @@ func TestPtxasLibrary(t *testing.T) {
 				if limit := min(255, 65536/threads[e.Name]); s.Regs > limit {
 					t.Errorf("%s/%s: %s uses %d registers, a block of %d threads allows %d", sub, arch, e.Name, s.Regs, threads[e.Name], limit)
 				}
+				if dyn := e.DynamicSharedBytes(); dyn > 227<<10 {
+					t.Errorf("%s/%s: %s uses %d bytes of dynamic shared memory, more than sm_90's 227 KiB", sub, arch, e.Name, dyn)
+				}
 				if s.Smem > 48<<10 {
 					t.Errorf("%s/%s: %s uses %d bytes of static shared memory", sub, arch, e.Name, s.Smem)
 				}
 			}
+			if len(stats) != len(mod.Entries) {
+				t.Errorf("%s/%s: ptxas reported %d entries, the module has %d", sub, arch, len(stats), len(mod.Entries))
+			}
 			t.Logf("%s/%s: %d entries assembled", sub, arch, len(stats))
 		}
 	}
+}
+
+// entries are k's entries (none for a nil kernel: a version that does not exist).
+func (k *Kernel) entries() []*Entry {
+	if k == nil {
+		return nil
+	}
+	return k.Entries
 }

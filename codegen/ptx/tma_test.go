@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -378,5 +379,46 @@ func TestEmulatedTMAEpilogue(t *testing.T) {
 	}
 	if !got["hgemm_bias_gelu"] || got["bgemm_scale_residual"] {
 		t.Errorf("TMA staging: %v, want hgemm_bias_gelu only", got)
+	}
+}
+
+// TestEmulatedEveryTMAVersion runs the TMA and production versions that the sm_90a module holds for
+// kernels of kernels.kdsl other than tmaKernels (which TestEmulatedTMASpecialised and TestEmulatedProd
+// run), built as kgen gen builds them (tmaVariant, prodVariant), in the emulator against the
+// interpreter: every entry of the module runs in some emulated test.
+func TestEmulatedEveryTMAVersion(t *testing.T) {
+	n := 0
+	for _, f := range compileFile(t, "../../kernels.kdsl", "ptx:sm_90a") {
+		if slices.Contains(tmaKernels, f.Kernel.Name) {
+			continue
+		}
+		tk, err := tmaVariant(f.Kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk == nil {
+			continue
+		}
+		pk, err := prodVariant(f.Kernel, ProdPlan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []struct {
+			k      *Kernel
+			shapes [][3]int
+		}{{tk, tmaShapes}, {pk, prodShapes}} {
+			if v.k == nil {
+				continue
+			}
+			n++
+			t.Run(v.k.Entries[0].Name, func(t *testing.T) {
+				if err := checkTMA(v.k, f, v.shapes...); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	if n == 0 {
+		t.Fatal("no TMA versions beyond tmaKernels: hlinear_gelu has one")
 	}
 }
