@@ -17437,7 +17437,7 @@ done:
 	RET
 
 // func packDf32AVX2(dst *float32, src *float32, ld int, w int, panel int, depth int)
-// Requires: AVX, SSE
+// Requires: AVX
 TEXT ·packDf32AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -17491,23 +17491,23 @@ packDf32AVX2_gblock:
 	JMP       packDf32AVX2_gblock
 
 packDf32AVX2_gtail:
-	TESTQ R12, R12
-	JZ    packDf32AVX2_gnext
-	MOVSS (R14), X0
-	MOVSS X0, (R10)
-	ADDQ  $0x04, R14
-	MOVSS (R15), X0
-	MOVSS X0, 4(R10)
-	ADDQ  $0x04, R15
-	MOVSS (BX), X0
-	MOVSS X0, 8(R10)
-	ADDQ  $0x04, BX
-	MOVSS (AX), X0
-	MOVSS X0, 12(R10)
-	ADDQ  $0x04, AX
-	ADDQ  R8, R10
-	DECQ  R12
-	JMP   packDf32AVX2_gtail
+	TESTQ  R12, R12
+	JZ     packDf32AVX2_gnext
+	VMOVSS (R14), X0
+	VMOVSS X0, (R10)
+	ADDQ   $0x04, R14
+	VMOVSS (R15), X0
+	VMOVSS X0, 4(R10)
+	ADDQ   $0x04, R15
+	VMOVSS (BX), X0
+	VMOVSS X0, 8(R10)
+	ADDQ   $0x04, BX
+	VMOVSS (AX), X0
+	VMOVSS X0, 12(R10)
+	ADDQ   $0x04, AX
+	ADDQ   R8, R10
+	DECQ   R12
+	JMP    packDf32AVX2_gtail
 
 packDf32AVX2_gnext:
 	ADDQ DX, SI
@@ -17530,32 +17530,32 @@ packDf32AVX2_row:
 	JL   packDf32AVX2_tail
 
 packDf32AVX2_four:
-	MOVSS (R10), X0
-	MOVSS 4(R10), X1
-	MOVSS 8(R10), X2
-	MOVSS 12(R10), X3
-	MOVSS X0, (AX)
-	ADDQ  R8, AX
-	MOVSS X1, (AX)
-	ADDQ  R8, AX
-	MOVSS X2, (AX)
-	ADDQ  R8, AX
-	MOVSS X3, (AX)
-	ADDQ  R8, AX
-	ADDQ  $0x10, R10
-	SUBQ  $0x04, R12
-	CMPQ  R12, $0x04
-	JGE   packDf32AVX2_four
+	VMOVSS (R10), X0
+	VMOVSS 4(R10), X1
+	VMOVSS 8(R10), X2
+	VMOVSS 12(R10), X3
+	VMOVSS X0, (AX)
+	ADDQ   R8, AX
+	VMOVSS X1, (AX)
+	ADDQ   R8, AX
+	VMOVSS X2, (AX)
+	ADDQ   R8, AX
+	VMOVSS X3, (AX)
+	ADDQ   R8, AX
+	ADDQ   $0x10, R10
+	SUBQ   $0x04, R12
+	CMPQ   R12, $0x04
+	JGE    packDf32AVX2_four
 
 packDf32AVX2_tail:
-	TESTQ R12, R12
-	JZ    packDf32AVX2_next
-	MOVSS (R10), X0
-	MOVSS X0, (AX)
-	ADDQ  R8, AX
-	ADDQ  $0x04, R10
-	DECQ  R12
-	JMP   packDf32AVX2_tail
+	TESTQ  R12, R12
+	JZ     packDf32AVX2_next
+	VMOVSS (R10), X0
+	VMOVSS X0, (AX)
+	ADDQ   R8, AX
+	ADDQ   $0x04, R10
+	DECQ   R12
+	JMP    packDf32AVX2_tail
 
 packDf32AVX2_next:
 	ADDQ DX, SI
@@ -17587,7 +17587,7 @@ packDf32AVX2_done:
 	RET
 
 // func packPBf32AVX2(dst *float32, src *float32, ld int, n int, panel int, depth int)
-// Requires: AVX, SSE
+// Requires: AVX
 TEXT ·packPBf32AVX2(SB), NOSPLIT, $0-48
 	MOVQ  panel+32(FP), R8
 	MOVQ  n+24(FP), AX
@@ -17626,12 +17626,12 @@ packPBf32AVX2_vec:
 	JMP     packPBf32AVX2_vec
 
 packPBf32AVX2_one:
-	CMPQ  CX, R8
-	JGE   packPBf32AVX2_pnext
-	MOVSS (R13)(CX*1), X0
-	MOVSS X0, (R14)(CX*1)
-	ADDQ  $0x04, CX
-	JMP   packPBf32AVX2_one
+	CMPQ   CX, R8
+	JGE    packPBf32AVX2_pnext
+	VMOVSS (R13)(CX*1), X0
+	VMOVSS X0, (R14)(CX*1)
+	ADDQ   $0x04, CX
+	JMP    packPBf32AVX2_one
 
 packPBf32AVX2_pnext:
 	ADDQ R8, R13
@@ -17645,12 +17645,12 @@ packPBf32AVX2_part:
 	XORQ  CX, CX
 
 packPBf32AVX2_pcopy:
-	CMPQ  CX, R12
-	JGE   packPBf32AVX2_pzero
-	MOVSS (R13)(CX*1), X0
-	MOVSS X0, (R14)(CX*1)
-	ADDQ  $0x04, CX
-	JMP   packPBf32AVX2_pcopy
+	CMPQ   CX, R12
+	JGE    packPBf32AVX2_pzero
+	VMOVSS (R13)(CX*1), X0
+	VMOVSS X0, (R14)(CX*1)
+	ADDQ   $0x04, CX
+	JMP    packPBf32AVX2_pcopy
 
 packPBf32AVX2_pzero:
 	CMPQ CX, R8
@@ -17668,7 +17668,7 @@ packPBf32AVX2_next:
 	RET
 
 // func packDf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth int)
-// Requires: AVX, SSE2
+// Requires: AVX
 TEXT ·packDf64AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -17708,17 +17708,17 @@ packDf64AVX2_gblock:
 	JMP       packDf64AVX2_gblock
 
 packDf64AVX2_gtail:
-	TESTQ R12, R12
-	JZ    packDf64AVX2_gnext
-	MOVSD (R14), X0
-	MOVSD X0, (R10)
-	ADDQ  $0x08, R14
-	MOVSD (R15), X0
-	MOVSD X0, 8(R10)
-	ADDQ  $0x08, R15
-	ADDQ  R8, R10
-	DECQ  R12
-	JMP   packDf64AVX2_gtail
+	TESTQ  R12, R12
+	JZ     packDf64AVX2_gnext
+	VMOVSD (R14), X0
+	VMOVSD X0, (R10)
+	ADDQ   $0x08, R14
+	VMOVSD (R15), X0
+	VMOVSD X0, 8(R10)
+	ADDQ   $0x08, R15
+	ADDQ   R8, R10
+	DECQ   R12
+	JMP    packDf64AVX2_gtail
 
 packDf64AVX2_gnext:
 	ADDQ DX, SI
@@ -17739,32 +17739,32 @@ packDf64AVX2_row:
 	JL   packDf64AVX2_tail
 
 packDf64AVX2_four:
-	MOVSD (R10), X0
-	MOVSD 8(R10), X1
-	MOVSD 16(R10), X2
-	MOVSD 24(R10), X3
-	MOVSD X0, (AX)
-	ADDQ  R8, AX
-	MOVSD X1, (AX)
-	ADDQ  R8, AX
-	MOVSD X2, (AX)
-	ADDQ  R8, AX
-	MOVSD X3, (AX)
-	ADDQ  R8, AX
-	ADDQ  $0x20, R10
-	SUBQ  $0x04, R12
-	CMPQ  R12, $0x04
-	JGE   packDf64AVX2_four
+	VMOVSD (R10), X0
+	VMOVSD 8(R10), X1
+	VMOVSD 16(R10), X2
+	VMOVSD 24(R10), X3
+	VMOVSD X0, (AX)
+	ADDQ   R8, AX
+	VMOVSD X1, (AX)
+	ADDQ   R8, AX
+	VMOVSD X2, (AX)
+	ADDQ   R8, AX
+	VMOVSD X3, (AX)
+	ADDQ   R8, AX
+	ADDQ   $0x20, R10
+	SUBQ   $0x04, R12
+	CMPQ   R12, $0x04
+	JGE    packDf64AVX2_four
 
 packDf64AVX2_tail:
-	TESTQ R12, R12
-	JZ    packDf64AVX2_next
-	MOVSD (R10), X0
-	MOVSD X0, (AX)
-	ADDQ  R8, AX
-	ADDQ  $0x08, R10
-	DECQ  R12
-	JMP   packDf64AVX2_tail
+	TESTQ  R12, R12
+	JZ     packDf64AVX2_next
+	VMOVSD (R10), X0
+	VMOVSD X0, (AX)
+	ADDQ   R8, AX
+	ADDQ   $0x08, R10
+	DECQ   R12
+	JMP    packDf64AVX2_tail
 
 packDf64AVX2_next:
 	ADDQ DX, SI
@@ -17796,7 +17796,7 @@ packDf64AVX2_done:
 	RET
 
 // func packPBf64AVX2(dst *float64, src *float64, ld int, n int, panel int, depth int)
-// Requires: AVX, SSE2
+// Requires: AVX
 TEXT ·packPBf64AVX2(SB), NOSPLIT, $0-48
 	MOVQ  panel+32(FP), R8
 	MOVQ  n+24(FP), AX
@@ -17835,12 +17835,12 @@ packPBf64AVX2_vec:
 	JMP     packPBf64AVX2_vec
 
 packPBf64AVX2_one:
-	CMPQ  CX, R8
-	JGE   packPBf64AVX2_pnext
-	MOVSD (R13)(CX*1), X0
-	MOVSD X0, (R14)(CX*1)
-	ADDQ  $0x08, CX
-	JMP   packPBf64AVX2_one
+	CMPQ   CX, R8
+	JGE    packPBf64AVX2_pnext
+	VMOVSD (R13)(CX*1), X0
+	VMOVSD X0, (R14)(CX*1)
+	ADDQ   $0x08, CX
+	JMP    packPBf64AVX2_one
 
 packPBf64AVX2_pnext:
 	ADDQ R8, R13
@@ -17854,12 +17854,12 @@ packPBf64AVX2_part:
 	XORQ  CX, CX
 
 packPBf64AVX2_pcopy:
-	CMPQ  CX, R12
-	JGE   packPBf64AVX2_pzero
-	MOVSD (R13)(CX*1), X0
-	MOVSD X0, (R14)(CX*1)
-	ADDQ  $0x08, CX
-	JMP   packPBf64AVX2_pcopy
+	CMPQ   CX, R12
+	JGE    packPBf64AVX2_pzero
+	VMOVSD (R13)(CX*1), X0
+	VMOVSD X0, (R14)(CX*1)
+	ADDQ   $0x08, CX
+	JMP    packPBf64AVX2_pcopy
 
 packPBf64AVX2_pzero:
 	CMPQ CX, R8

@@ -19,9 +19,13 @@ import (
 //	packPB: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]   (B-like: all the panels of a
 //	        block in one call, source row by source row; emitPackPB)
 //
-// for q < w, d < depth, and zero for w <= q < panel. The Go adapter (codegen.PackImpl) checks
-// 1 <= w <= panel, depth >= 1, ld >= 0 and that every element named lies inside both slices before
-// calling, so the assembly never touches memory outside them.
+// for q < w, d < depth, and zero for w <= q < panel. Every vector instruction is VEX-encoded (VMOVSS, not
+// MOVSS): a legacy SSE instruction after VMOVUPS Y left the upper state dirty costs Intel cores a state
+// transition each time — on a Sapphire Rapids Xeon the 14-float A panels of sgemm_tt (a 32-byte copy and
+// six scalar ones a row) packed 77× slower than 16-float ones (kernels BenchmarkPackPB); the kernels
+// package's TestNoLegacySSE keeps it so. The Go adapter (codegen.PackImpl) checks 1 <= w <= panel,
+// depth >= 1, ld >= 0 and that every element named lies inside both slices before calling, so the
+// assembly never touches memory outside them.
 
 // PackKernel is one packing routine to generate.
 type PackKernel struct {
@@ -69,12 +73,12 @@ func emitPack(c *build.Context, k PackKernel) {
 	c.Load(c.Param("panel"), panel)
 	c.Load(c.Param("depth"), depth)
 	shift := operand.Imm(2)
-	mov := func(m operand.Mem, x reg.Register) { c.MOVSS(m, x) }
-	store := func(x reg.Register, m operand.Mem) { c.MOVSS(x, m) }
+	mov := func(m operand.Mem, x reg.Register) { c.VMOVSS(m, x) }
+	store := func(x reg.Register, m operand.Mem) { c.VMOVSS(x, m) }
 	if esz == 8 {
 		shift = operand.Imm(3)
-		mov = func(m operand.Mem, x reg.Register) { c.MOVSD(m, x) }
-		store = func(x reg.Register, m operand.Mem) { c.MOVSD(x, m) }
+		mov = func(m operand.Mem, x reg.Register) { c.VMOVSD(m, x) }
+		store = func(x reg.Register, m operand.Mem) { c.VMOVSD(x, m) }
 	}
 	c.SHLQ(shift, ld)
 	c.SHLQ(shift, panel) // bytes
@@ -213,13 +217,13 @@ func emitPack(c *build.Context, k PackKernel) {
 func emitPackPB(c *build.Context, k PackKernel) {
 	t, esz := "float32", 4
 	shift := operand.Imm(2)
-	mov := func(m operand.Mem, x reg.Register) { c.MOVSS(m, x) }
-	store := func(x reg.Register, m operand.Mem) { c.MOVSS(x, m) }
+	mov := func(m operand.Mem, x reg.Register) { c.VMOVSS(m, x) }
+	store := func(x reg.Register, m operand.Mem) { c.VMOVSS(x, m) }
 	if k.Elem == F64 {
 		t, esz = "float64", 8
 		shift = operand.Imm(3)
-		mov = func(m operand.Mem, x reg.Register) { c.MOVSD(m, x) }
-		store = func(x reg.Register, m operand.Mem) { c.MOVSD(x, m) }
+		mov = func(m operand.Mem, x reg.Register) { c.VMOVSD(m, x) }
+		store = func(x reg.Register, m operand.Mem) { c.VMOVSD(x, m) }
 	}
 	c.Function(k.Name)
 	c.Attributes(attr.NOSPLIT)

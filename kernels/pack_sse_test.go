@@ -1,0 +1,70 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestNoLegacySSE: no routine of the generated assembly uses a legacy (non-VEX) SSE instruction on an
+// X register. Mixed with the AVX/AVX-512 code around it, each such instruction costs Intel cores a
+// state transition: packPBf32AVX2 with MOVSS in its tail packed sgemm_tt's 14-float A panels 77×
+// slower than 16-float ones on a Sapphire Rapids Xeon (BenchmarkPackPB below; docs/PERF.md).
+func TestNoLegacySSE(t *testing.T) {
+	f, err := os.Open("kgen_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	xreg := regexp.MustCompile(`(^|[ ,(])X[0-9]+\b`)
+	routine, n, routines := "", 0, 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		n++
+		if strings.HasPrefix(line, "TEXT ") {
+			routine = strings.Fields(line)[1]
+			routines++
+			continue
+		}
+		if !strings.HasPrefix(line, "\t") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) < 2 || strings.HasSuffix(fields[0], ":") {
+			continue
+		}
+		op, args := fields[0], strings.Join(fields[1:], " ")
+		if strings.HasPrefix(op, "V") || strings.HasPrefix(op, "K") || !xreg.MatchString(" "+args) {
+			continue
+		}
+		t.Errorf("kgen_amd64.s:%d: %s uses the legacy SSE instruction %q: use its VEX form", n, routine, strings.TrimSpace(line))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if routines < 10 {
+		t.Fatalf("read %d routines from kgen_amd64.s: not the generated file?", routines)
+	}
+}
+
+// BenchmarkPackPB packs a 256×256 block into panels of several widths (the A panels of a GEMM whose A
+// is stored transposed, and every B panel): per element the widths should cost about the same.
+func BenchmarkPackPB(b *testing.B) {
+	const n, depth = 256, 256
+	src := make([]float32, depth*n)
+	for _, panel := range []int{8, 14, 16, 32} {
+		dst := make([]float32, ((n+panel-1)/panel)*panel*depth)
+		b.Run(fmt.Sprintf("panel%d", panel), func(b *testing.B) {
+			for b.Loop() {
+				packPBf32AVX2(&dst[0], &src[0], n, n, panel, depth)
+			}
+		})
+	}
+}
