@@ -25,6 +25,18 @@ func dgemm14x16AVX512Slice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta
 	dgemm14x16AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemm12x32AVX512Slice adapts sgemm12x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
+// guarantees m, n >= 1 and that every touched element lies inside the slices.
+func sgemm12x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm12x32AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
+// sgemm13x32AVX512Slice adapts sgemm13x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
+// guarantees m, n >= 1 and that every touched element lies inside the slices.
+func sgemm13x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm13x32AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
 // bgemm14x32AVX512Slice adapts bgemm14x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
 // guarantees m, n >= 1 and that every touched element lies inside the slices.
 func bgemm14x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
@@ -49,10 +61,28 @@ func sgemm14x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb 
 	sgemm14x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemm14x32AVX512U_pu128Slice adapts the unpacked microkernel sgemm14x32AVX512U_pu128 to the slot's slice signature; the loop nest
+// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
+func sgemm14x32AVX512U_pu128Slice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm14x32AVX512U_pu128(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
 // dgemm14x16AVX512USlice adapts the unpacked microkernel dgemm14x16AVX512U to the slot's slice signature; the loop nest
 // guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
 func dgemm14x16AVX512USlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
 	dgemm14x16AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
+// sgemm12x32AVX512USlice adapts the unpacked microkernel sgemm12x32AVX512U to the slot's slice signature; the loop nest
+// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
+func sgemm12x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm12x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
+// sgemm13x32AVX512USlice adapts the unpacked microkernel sgemm13x32AVX512U to the slot's slice signature; the loop nest
+// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
+func sgemm13x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm13x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
 // sgemm6x16AVX2USlice adapts the unpacked microkernel sgemm6x16AVX2U to the slot's slice signature; the loop nest
@@ -1213,6 +1243,12 @@ var sgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 4)
 // dgemm14x16AVX512Blocks are dgemm14x16AVX512's cache blocks for the caches of this machine, probed at init.
 var dgemm14x16AVX512Blocks = target.HostGemmBlocks(14, 16, 8)
 
+// sgemm12x32AVX512Blocks are sgemm12x32AVX512's cache blocks for the caches of this machine, probed at init.
+var sgemm12x32AVX512Blocks = target.HostGemmBlocks(12, 32, 4)
+
+// sgemm13x32AVX512Blocks are sgemm13x32AVX512's cache blocks for the caches of this machine, probed at init.
+var sgemm13x32AVX512Blocks = target.HostGemmBlocks(13, 32, 4)
+
 // bgemm14x32AVX512Blocks are bgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
 var bgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 2)
 
@@ -1333,13 +1369,13 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 30816, 9852387
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 14, 32, sgemm14x32AVX512Slice, sgemm14x32AVX512U_pu128Slice
+				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm14x32AVX512Blocks.MC, sgemm14x32AVX512Blocks.KC, sgemm14x32AVX512Blocks.NC
 				sgemmSlot.SmallWork = 1024000
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.KC = 320
-			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemmSlot.MC = 770
 			}
 			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
@@ -1354,18 +1390,38 @@ func registerVariants() bool {
 			}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemm_ntSlot.MR, sgemm_ntSlot.NR, sgemm_ntSlot.Micro, sgemm_ntSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemm_ntSlot.MC, sgemm_ntSlot.KC, sgemm_ntSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
+			}
 			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemm_accSlot.MR, sgemm_accSlot.NR, sgemm_accSlot.Micro, sgemm_accSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemm_accSlot.MC, sgemm_accSlot.KC, sgemm_accSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
+			}
 			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				bmmSlot.MR, bmmSlot.NR, bmmSlot.Micro, bmmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				bmmSlot.MC, bmmSlot.KC, bmmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
+			}
 			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*bgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*bgemm_bf16Slot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*bgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*linear_geluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				linear_geluSlot.MR, linear_geluSlot.NR, linear_geluSlot.Micro, linear_geluSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				linear_geluSlot.MC, linear_geluSlot.KC, linear_geluSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
+			}
 			*hlinear_geluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*linear_residualSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*gemm_sigmoidSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
@@ -1438,13 +1494,13 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 30816, 9852387
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 14, 32, sgemm14x32AVX512Slice, sgemm14x32AVX512U_pu128Slice
+				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm14x32AVX512Blocks.MC, sgemm14x32AVX512Blocks.KC, sgemm14x32AVX512Blocks.NC
 				sgemmSlot.SmallWork = 1024000
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.KC = 320
-			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemmSlot.MC = 770
 			}
 			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
@@ -1459,18 +1515,38 @@ func registerVariants() bool {
 			}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ntSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemm_ntSlot.MR, sgemm_ntSlot.NR, sgemm_ntSlot.Micro, sgemm_ntSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemm_ntSlot.MC, sgemm_ntSlot.KC, sgemm_ntSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
+			}
 			*sgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*dgemm_tnSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			*dgemm_ntSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			*dgemm_ttSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_accSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemm_accSlot.MR, sgemm_accSlot.NR, sgemm_accSlot.Micro, sgemm_accSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemm_accSlot.MC, sgemm_accSlot.KC, sgemm_accSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
+			}
 			*bmmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				bmmSlot.MR, bmmSlot.NR, bmmSlot.Micro, bmmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				bmmSlot.MC, bmmSlot.KC, bmmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
+			}
 			*hgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*bgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
 			*bgemm_bf16Slot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
 			*bgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
 			*linear_geluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			switch machineClass {
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				linear_geluSlot.MR, linear_geluSlot.NR, linear_geluSlot.Micro, linear_geluSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				linear_geluSlot.MC, linear_geluSlot.KC, linear_geluSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
+			}
 			*hlinear_geluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*linear_residualSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*gemm_sigmoidSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
