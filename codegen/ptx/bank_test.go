@@ -141,3 +141,51 @@ func TestBankCounter(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedWrongSwizzle: the MMAs read the A stages through a swizzle that XORs the wrong row bit
+// (Swizzle<1,3,2>: row bit 1 instead of 2) while the cp.async copies still write SM80ALayout; the
+// emulator differential test must see the wrong products (the ldmatrix addresses come from the layout).
+func TestPlantedWrongSwizzle(t *testing.T) {
+	fs := kernelsByName(t, "../../kernels.kdsl", "ptx:sm_80")
+	for _, name := range []string{"hgemm", "bgemm_tt"} {
+		f := fs[name]
+		if f == nil {
+			t.Fatalf("no kernel %s", name)
+		}
+		var mmas []*ir.MMA
+		ir.WalkNodes(f.Body, func(n ir.Node) bool {
+			if m, ok := n.(*ir.MMA); ok {
+				if z, ok := m.A.Layout.(*ir.Swizzle); ok && z.String() == passes.SM80ALayout().String() {
+					mmas = append(mmas, m)
+				}
+			}
+			return true
+		})
+		if len(mmas) == 0 {
+			t.Fatalf("%s: no MMA reads a stage in %v", name, passes.SM80ALayout())
+		}
+		k, err := Lower(f, "sm_80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkShapes(k, f, 2); err != nil {
+			t.Fatalf("%s before the plant: %v", name, err)
+		}
+		for _, m := range mmas {
+			m.A.Layout = ir.NewSwizzle(ir.RowMajor(ir.IConst{V: 16}), 1, 3, 2)
+		}
+		k, err = Lower(f, "sm_80")
+		for _, m := range mmas {
+			m.A.Layout = passes.SM80ALayout() // f is shared with the other tests
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = checkShapes(k, f, 2)
+		if err == nil {
+			t.Errorf("%s: the wrong swizzle of the A reads went unnoticed", name)
+			continue
+		}
+		t.Logf("%s: detected: %v", name, err)
+	}
+}
