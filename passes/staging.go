@@ -246,7 +246,10 @@ type stagedOperand struct {
 	off                  func(k0 ir.IExpr) ir.IExpr
 	validRows, validCols func(k0 ir.IExpr) ir.IExpr
 	buf                  *ir.Tensor
-	swizzled             bool // copied in 16-byte chunks into WGMMALayout (wgmma.go)
+	// swizzled, when set, is the stage's swizzled layout: the tile is copied in 16-byte chunks, each to
+	// stage + swizzled.Offset(r, c) (swizzledCopies), and read through the same layout. The sm_90a
+	// wgmma stages use WGMMALayout (wgmma.go), the sm_80 mma.sync A stages SM80ALayout.
+	swizzled ir.Layout
 }
 
 // stage is the offset of a stage's tile in buf.
@@ -276,7 +279,7 @@ func stagedPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr)
 		k0 := k0Of(t)
 		var out []ir.Node
 		for _, o := range ops {
-			if o.swizzled {
+			if o.swizzled != nil {
 				out = append(out, swizzledCopies(nm, o, t, k0, tl, nt, stages))
 				continue
 			}
@@ -419,7 +422,11 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		validRows: func(k0 ir.IExpr) ir.IExpr { return at(mma.ValidK, withK(k0)) },
 		validCols: func(ir.IExpr) ir.IExpr { return at(mma.ValidN, base) },
 	}
-	a.swizzled, b.swizzled = wg, wg
+	if wg {
+		a.swizzled, b.swizzled = WGMMALayout(), WGMMALayout()
+	} else if sm80Swizzled(acc, mma, kc) {
+		a.swizzled = SM80ALayout()
+	}
 	tiles := ceilDiv(p0.Hi, kc)
 	k0Of := func(kt ir.IExpr) ir.IExpr { return ir.IMul(kt, kc) }
 	rowOff, colOff := ir.IExpr(ir.IConst{V: 0}), ir.IExpr(ir.IConst{V: 0})
@@ -436,6 +443,11 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		k0 := map[*ir.Var]ir.IExpr{p0.Var: k0Of(kt)}
 		staged := *mma
 		staged.A = ir.Operand{T: a.buf, Off: ir.IAdd(a.stage(slot), rowOff), Layout: ir.RowMajor(kc)}
+		if a.swizzled != nil && !wg {
+			// stage and rowOff are multiples of the swizzle's 128-element period, so the swizzle of the
+			// tile-relative offset is the swizzle of the stage-relative one the copies wrote
+			staged.A.Layout = a.swizzled
+		}
 		staged.B = ir.Operand{T: b.buf, Off: ir.IAdd(b.stage(slot), colOff), Layout: ir.RowMajor(b.cols)}
 		staged.K, staged.ValidK = kc, at(mma.ValidK, k0)
 		if wg {
@@ -489,6 +501,21 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 	t1.Body = append(append([]ir.Node{decl}, pipe...), store)
 	bj.Body = allocs([]*stagedOperand{a, b}, t0)
 	return true
+}
+
+// SM80ALayout is the layout of the sm_80 mma.sync A stages: rows of 16 16-bit elements (K = 16, 32
+// bytes, two 16-byte chunks), chunk c of row r at chunk c ^ ((r >> 2) & 1) — CuTe's Swizzle<1, 3, 3>
+// over row-major ld 16 (element offset bit 6, row bit 2, XORed into bit 3, the chunk bit). An
+// ldmatrix 8×8 matrix reads one chunk of 8 consecutive rows: row-major, rows r and r+4 are 128 bytes
+// apart and hit the same four banks (2-way conflict); swizzled, rows r+4..r+7 take the other chunk, so
+// the 8 rows cover all 32 banks once. The cp.async chunk copies write through the same map.
+func SM80ALayout() *ir.Swizzle { return ir.NewSwizzle(ir.RowMajor(ir.IConst{V: 16}), 1, 3, 3) }
+
+// sm80Swizzled reports whether an MMA nest's A stage takes SM80ALayout: a warp-scope mma.sync on 16-bit
+// inputs (f16, bf16) staged 16 deep.
+func sm80Swizzled(acc *ir.Accum, mma *ir.MMA, kc ir.IExpr) bool {
+	k, ok := kc.(ir.IConst)
+	return ok && k.V == 16 && acc.Scope == ir.ScopeWarp && !mma.TF32 && mma.A.T.Type.Size() == 2
 }
 
 // sameLoad reports whether x is a copy of ld (Rewrite copies loads before handing them over).

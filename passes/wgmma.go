@@ -63,7 +63,7 @@ const (
 )
 
 // swizzledCopies issues the copies of operand o's tile for K tile t (first k k0) into stage t mod
-// stages, in 16-byte chunks placed by WGMMALayout, thread tl of nt taking every nt-th chunk.
+// stages, in 16-byte chunks placed by o.swizzled, thread tl of nt taking every nt-th chunk.
 func swizzledCopies(nm namer, o *stagedOperand, t, k0, tl, nt ir.IExpr, stages int) ir.Node {
 	cols := o.cols.(ir.IConst).V
 	chunk := 8 // 16 bytes of 16-bit elements
@@ -73,7 +73,7 @@ func swizzledCopies(nm namer, o *stagedOperand, t, k0, tl, nt ir.IExpr, stages i
 	c := ir.IMul(ir.IMod(uv, ir.IConst{V: cols / chunk}), ir.IConst{V: chunk})
 	rs, cs := strides(o.src)
 	cp := &ir.Copy{
-		Dst:       ir.Operand{T: o.buf, Off: ir.IAdd(o.stage(ir.IMod(t, ir.IConst{V: stages})), WGMMALayout().Offset(r, c)), Layout: ir.RowMajor(ir.IConst{V: chunk})},
+		Dst:       ir.Operand{T: o.buf, Off: ir.IAdd(o.stage(ir.IMod(t, ir.IConst{V: stages})), o.swizzled.Offset(r, c)), Layout: ir.RowMajor(ir.IConst{V: chunk})},
 		Src:       ir.Operand{T: o.src.T, Off: ir.IAdd(o.off(k0), ir.IAdd(ir.IMul(r, rs), ir.IMul(c, cs))), Layout: o.src.Layout},
 		Rows:      ir.IConst{V: 1},
 		Cols:      ir.IConst{V: chunk},

@@ -73,6 +73,48 @@ type emulator struct {
 
 const globalShift = 40
 
+// emuBanks, when set (by a test; nil otherwise), records the shared-memory addresses of every
+// ldmatrix phase and of every cp.async store, so that a test can count bank conflicts
+// (bank_test.go): the emulator itself has no notion of banks or timing.
+var emuBanks *bankLog
+
+// A bankLog holds the shared addresses of the accesses recorded while emuBanks was set.
+type bankLog struct {
+	// ldmatrix: per phase (one 8×8 matrix of one ldmatrix of one warp) the 8 row addresses (16 bytes each)
+	ldmatrix [][]uint64
+	// cpAsync: per store wave (one execution of one cp.async instruction by the lanes of one warp),
+	// the lanes that ran it and their destination addresses, and the bytes each stores
+	cpAsync map[cpWave][]cpLane
+	// runs counts the executions of an instruction by a thread, to tell the waves of a loop apart
+	runs map[cpRun]int
+}
+
+type cpWave struct {
+	ctaid [3]uint64
+	warp  int
+	in    *Instr
+	n     int // the n-th execution by each lane
+}
+
+type cpRun struct {
+	ctaid [3]uint64
+	id    int
+	in    *Instr
+}
+
+type cpLane struct {
+	lane, size int
+	addr       uint64
+}
+
+func (b *bankLog) cp(m *emulator, th *emuThread, in *Instr, addr uint64, size int) {
+	r := cpRun{m.ctaid, th.id, in}
+	n := b.runs[r]
+	b.runs[r] = n + 1
+	w := cpWave{m.ctaid, th.id / 32, in, n}
+	b.cpAsync[w] = append(b.cpAsync[w], cpLane{lane: th.id % 32, size: size, addr: addr})
+}
+
 // sharedGap is the unmapped space before and between the emulator's shared arrays.
 const sharedGap = 1024
 

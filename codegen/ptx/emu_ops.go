@@ -161,6 +161,9 @@ func (m *emulator) exec(th *emuThread, in *Instr) bool {
 			}
 			dstAddr := m.value(th, a[0].(Addr).Base, B64) + uint64(a[0].(Addr).Off)
 			th.open = append(th.open, emuCopy{dst: dstAddr, data: data})
+			if emuBanks != nil {
+				emuBanks.cp(m, th, in, dstAddr, size)
+			}
 		case "bulk":
 			m.bulkTensor(th, in) // emu_tma_test.go
 		case "commit_group":

@@ -94,6 +94,11 @@ func (m *emulator) ldmatrix(warp []*emuThread, in *Instr) {
 			emuError("ldmatrix: row address %#x of lane %d is not 16-byte aligned", rowAddr[i], i)
 		}
 	}
+	if emuBanks != nil {
+		for i := 0; i < count; i++ {
+			emuBanks.ldmatrix = append(emuBanks.ldmatrix, rowAddr[8*i:8*i+8])
+		}
+	}
 	elem := func(th *emuThread, mat, r, c int) uint64 {
 		b, i, off := m.mem(th, "shared", Addr{Base: Imm(int64(rowAddr[8*mat+r] + uint64(2*c)))}, 2)
 		m.sharedAccess(th, i, off, 2, false)

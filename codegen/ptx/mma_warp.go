@@ -170,10 +170,21 @@ func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
 	}
 }
 
-// rowMajor16 reports whether operand o is a shared tile of 16-bit elements in a row-major layout whose
-// rows start on 16-byte boundaries (ld and offset multiples of align elements): what ldmatrix reads.
+// rowMajor16 reports whether operand o is a shared tile of 16-bit elements whose rows start on 16-byte
+// boundaries (ld and offset multiples of align elements) and keep 16-byte runs contiguous: what
+// ldmatrix reads. The layout is row-major, or a swizzle of one (the sm_80 A stages,
+// passes.SM80ALayout) that XORs only bits at or above the 16-byte chunk (M ≥ log2 align) and whose
+// operand offset is a multiple of its period 2^(B+M+S), so Off + swizzle(o) = swizzle(Off + o): each
+// lane's row address comes from o.Layout.Offset like every other access.
 func (l *lowerer) rowMajor16(o ir.Operand, align int) bool {
-	s, ok := o.Layout.(*ir.Strided)
+	lay := o.Layout
+	if z, ok := lay.(*ir.Swizzle); ok {
+		if 1<<z.M < align || !divisible(l.prep(o.Off), 1<<(z.B+z.M+z.S)) {
+			return false
+		}
+		lay = z.Of
+	}
+	s, ok := lay.(*ir.Strided)
 	if !ok || o.T.Space != ir.Shared || o.T.Type.Size() != 2 {
 		return false
 	}
