@@ -5,12 +5,7 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -227,8 +222,8 @@ func (c GPUCheck) Check(k *ir.Kernel, values map[string]int) GPUVerdict {
 		return v
 	}
 	for name, s := range stats {
-		if s.SpillBytes > 0 {
-			v.Err = fmt.Errorf("ptxas: %s spills %d bytes (%d registers)", name, s.SpillBytes, s.Regs)
+		if s.SpillBytes() > 0 {
+			v.Err = fmt.Errorf("ptxas: %s spills %d bytes (%d registers)", name, s.SpillBytes(), s.Regs)
 			return v
 		}
 		if s.Regs*threads > arch.RegsPerSM {
@@ -279,83 +274,22 @@ func prodPlan(values map[string]int) map[string]int {
 	return p
 }
 
-// PtxasStats are ptxas -v's figures for one entry.
-type PtxasStats struct {
-	Regs, SpillBytes int
-}
-
-var (
-	ptxasEntry = regexp.MustCompile(`Compiling entry function '([^']+)'`)
-	ptxasRegs  = regexp.MustCompile(`Used (\d+) registers`)
-	ptxasSpill = regexp.MustCompile(`(\d+) bytes spill stores, (\d+) bytes spill loads`)
-)
+// PtxasStats are ptxas -v's figures for one entry (codegen/ptx reads them).
+type PtxasStats = ptx.PtxasStats
 
 // Assemble runs ptxas -v for arch on a PTX module and returns each entry's registers and spill bytes;
 // an error carries ptxas's message.
 func Assemble(ptxas, arch, text string) (map[string]PtxasStats, error) {
-	dir, err := os.MkdirTemp("", "kgen-tune-ptx")
-	if err != nil {
-		return nil, err
+	stats, err := ptx.RunPtxas(ptxas, arch, text)
+	if err == nil && len(stats) == 0 {
+		err = fmt.Errorf("ptxas -arch=%s -v printed no entry statistics", arch)
 	}
-	defer os.RemoveAll(dir)
-	src := filepath.Join(dir, "k.ptx")
-	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
-		return nil, err
-	}
-	out, err := exec.Command(ptxas, "-arch="+arch, "-v", "-o", filepath.Join(dir, "k.cubin"), src).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("ptxas -arch=%s: %v: %s", arch, err, strings.TrimSpace(string(out)))
-	}
-	stats := map[string]PtxasStats{}
-	cur := ""
-	for _, line := range strings.Split(string(out), "\n") {
-		if m := ptxasEntry.FindStringSubmatch(line); m != nil {
-			cur = m[1]
-			stats[cur] = PtxasStats{}
-		}
-		s := stats[cur]
-		if m := ptxasRegs.FindStringSubmatch(line); m != nil {
-			s.Regs, _ = strconv.Atoi(m[1])
-		}
-		if m := ptxasSpill.FindStringSubmatch(line); m != nil {
-			st, _ := strconv.Atoi(m[1])
-			ld, _ := strconv.Atoi(m[2])
-			s.SpillBytes = st + ld
-		}
-		if cur != "" {
-			stats[cur] = s
-		}
-	}
-	if len(stats) == 0 {
-		return nil, fmt.Errorf("ptxas -arch=%s -v printed no entry statistics: %s", arch, strings.TrimSpace(string(out)))
-	}
-	return stats, nil
+	return stats, err
 }
 
 // FindTool finds one of NVIDIA's tools: $env, then PATH, then .tools/ in dir or a directory above it
 // (scripts/setup.sh puts ptxas there).
-func FindTool(name, env, dir string) (string, error) {
-	if p := os.Getenv(env); p != "" {
-		return p, nil
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	d, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	for ; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, ".tools", name)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	return "", fmt.Errorf("no %s: set %s, put it on PATH, or run scripts/setup.sh", name, env)
-}
+func FindTool(name, env, dir string) (string, error) { return ptx.FindTool(name, env, dir) }
 
 // GPUShapes are the default timing shapes of the GPU tuner (M×N×K): square, large, skinny and a
 // short K; N and K multiples of 8 as the tensor maps need.

@@ -3,9 +3,6 @@ package ptx
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"testing"
 )
@@ -17,22 +14,9 @@ func ptxasPath(t *testing.T) string { return toolPath(t, "ptxas", "KGEN_PTXAS") 
 // toolPath finds one of NVIDIA's tools (ptxas, cuobjdump) as ptxasPath does: $env, PATH, .tools/.
 func toolPath(t *testing.T, name, env string) string {
 	t.Helper()
-	if p := os.Getenv(env); p != "" {
+	p, err := FindTool(name, env, ".")
+	if err == nil {
 		return p
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if wd, err := os.Getwd(); err == nil {
-		for d := wd; ; d = filepath.Dir(d) {
-			p := filepath.Join(d, ".tools", name)
-			if st, err := os.Stat(p); err == nil && !st.IsDir() {
-				return p
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
 	}
 	if os.Getenv("KGEN_REQUIRE_TOOLS") == "1" {
 		t.Fatalf("%s not found (PATH, $%s, .tools/%s) and KGEN_REQUIRE_TOOLS=1; run scripts/setup.sh", name, env, name)
@@ -42,18 +26,7 @@ func toolPath(t *testing.T, name, env string) string {
 }
 
 // ptxasStats is what ptxas -v reports for one entry function.
-type ptxasStats struct {
-	Regs, Smem              int
-	SpillStores, SpillLoads int
-	Stack                   int
-}
-
-var (
-	reFunc  = regexp.MustCompile(`Compiling entry function '([^']+)'`)
-	reSpill = regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
-	reRegs  = regexp.MustCompile(`Used (\d+) registers`)
-	reSmem  = regexp.MustCompile(`(\d+) bytes smem`)
-)
+type ptxasStats = PtxasStats
 
 // assemble runs ptxas -v for arch on text and returns the statistics per entry; it fails the test
 // with ptxas's message when the text does not assemble.
@@ -66,52 +39,18 @@ func assemble(t *testing.T, ptxas, arch, text string) map[string]ptxasStats {
 	return st
 }
 
-// runPtxas is assemble without a testing.T (safe to call from several goroutines).
+// runPtxas is assemble without a testing.T (safe to call from several goroutines); its error also
+// lists the PTX with line numbers.
 func runPtxas(ptxas, arch, text string) (map[string]ptxasStats, error) {
-	dir, err := os.MkdirTemp("", "kgen-ptx-")
+	st, err := RunPtxas(ptxas, arch, text)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%v\n--- PTX ---\n%s", err, numbered(text))
 	}
-	defer os.RemoveAll(dir)
-	src := filepath.Join(dir, "k.ptx")
-	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
-		return nil, err
-	}
-	out, err := exec.Command(ptxas, "-arch="+arch, "-v", "-o", filepath.Join(dir, "k.cubin"), src).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("ptxas -arch=%s: %v\n%s\n--- PTX ---\n%s", arch, err, out, numbered(text))
-	}
-	return parsePtxasV(string(out)), nil
+	return st, nil
 }
 
 // parsePtxasV reads ptxas -v output (one "Compiling entry function" block per entry).
-func parsePtxasV(out string) map[string]ptxasStats {
-	stats := map[string]ptxasStats{}
-	cur := ""
-	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
-	for _, line := range regexp.MustCompile(`\r?\n`).Split(out, -1) {
-		if m := reFunc.FindStringSubmatch(line); m != nil {
-			cur = m[1]
-			stats[cur] = ptxasStats{}
-			continue
-		}
-		if cur == "" {
-			continue
-		}
-		s := stats[cur]
-		if m := reSpill.FindStringSubmatch(line); m != nil {
-			s.Stack, s.SpillStores, s.SpillLoads = atoi(m[1]), atoi(m[2]), atoi(m[3])
-		}
-		if m := reRegs.FindStringSubmatch(line); m != nil {
-			s.Regs = atoi(m[1])
-			if m := reSmem.FindStringSubmatch(line); m != nil {
-				s.Smem = atoi(m[1])
-			}
-		}
-		stats[cur] = s
-	}
-	return stats
-}
+func parsePtxasV(out string) map[string]ptxasStats { return ParsePtxasV(out) }
 
 func numbered(text string) string {
 	var out []byte

@@ -33,7 +33,7 @@ func TestMMAPeakPTX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s, ok := stats["kgen_mma_peak"]; !ok || s.SpillBytes != 0 {
+		if s, ok := stats["kgen_mma_peak"]; !ok || s.SpillBytes() != 0 {
 			t.Errorf("%s: %+v", arch, stats)
 		}
 		sass := sassOf(t, ptxas, cuobjdump, arch, mmaPeakPTX())
@@ -70,7 +70,7 @@ func TestCopyPTX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s, ok := stats["kgen_copy"]; !ok || s.SpillBytes != 0 {
+		if s, ok := stats["kgen_copy"]; !ok || s.SpillBytes() != 0 {
 			t.Errorf("%s: %+v", arch, stats)
 		}
 		sass := sassOf(t, ptxas, cuobjdump, arch, copyPTX)
