@@ -42,6 +42,11 @@ func startPool() {
 // ParallelFor runs body over [lo, hi) in steps of step, split into contiguous chunks (each a whole
 // number of steps) run on up to GOMAXPROCS workers, and returns when all are done. cost estimates the
 // work of one iteration; small loops run inline.
+//
+// The chunks go to the spinning team (team.go) when it is free: its workers wait for the next loop
+// by spinning for a while (SetSpinWait) before they park, so the several fork/joins of one GEMM call (and the
+// calls of a loop of them) cost a cache-line handoff, not a goroutine wake-up. A second caller
+// while the team is busy (another goroutine, or a loop inside a worker's body) uses the channel pool.
 func ParallelFor(lo, hi, step, cost int, body func(lo, hi int)) {
 	if hi <= lo {
 		return
@@ -52,22 +57,31 @@ func ParallelFor(lo, hi, step, cost int, body func(lo, hi int)) {
 	}
 	n := (hi - lo + step - 1) / step
 	workers := min(runtime.GOMAXPROCS(0), n)
+	per := (n + workers - 1) / workers
+	if teamFor(lo, hi, step*per, workers, body) {
+		return
+	}
 	poolOnce.Do(startPool)
 	var wg sync.WaitGroup
-	per := (n + workers - 1) / workers
-	start := lo
-	var first [2]int
-	for w := 0; w < workers && start < hi; w++ {
+	// The caller runs the first chunk, and every chunk no pool goroutine is free to take (a send that
+	// would block): with concurrent callers, or a loop inside a loop's body, all of them can be busy.
+	var mine [][2]int // the first chunk, then any no pool goroutine took
+	for start := lo; start < hi; start += per * step {
 		end := min(start+per*step, hi)
-		if w == 0 {
-			first = [2]int{start, end}
-		} else {
+		if start > lo {
 			wg.Add(1)
-			tasks <- task{body, start, end, &wg}
+			select {
+			case tasks <- task{body, start, end, &wg}:
+				continue
+			default:
+				wg.Done()
+			}
 		}
-		start = end
+		mine = append(mine, [2]int{start, end})
 	}
-	body(first[0], first[1]) // the caller works too
+	for _, c := range mine {
+		body(c[0], c[1])
+	}
 	wg.Wait()
 }
 
