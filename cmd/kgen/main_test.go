@@ -56,6 +56,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"gen", "-targets", "go,vax", okFile}, 2, `unknown target "vax"`},
 		{[]string{"gen", "-targets", "go,ptx:sm_75", okFile}, 2, `unknown sub-target "sm_75"`},
 		{[]string{"fmt"}, 2, "one or more .kdsl files"},
+		{[]string{"tune", "-symbols", "KC,Bogus", okFile}, 2, `-symbols: "Bogus" is not a tuned slot field; want some of MC,KC,NC,SmallWork,RowsMax,RowsNB,RowBlocks`},
 		{[]string{"check", "-h"}, 0, "usage: kgen check"},
 	} {
 		code, _, errOut := runKgen(c.args...)

@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/kgen-dev/kgen/passes"
 	"github.com/kgen-dev/kgen/probe"
 	"github.com/kgen-dev/kgen/tune"
 )
@@ -24,6 +26,7 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "lock to write (default: kgen.lock beside the .kdsl file)")
 	variant := fs.String("variant", "", "tune this variant instead of the one the machine selects")
 	verbose := fs.Bool("v", false, "print every timed comparison's paired ratios")
+	symbols := fs.String("symbols", "", "comma-separated slot fields to search (default: "+strings.Join(passes.TunedSymbols, ",")+"); the microkernel candidates are always tried")
 	tgt := fs.String("target", "", "a GPU sub-target to tune (ptx:sm_90a: block tile, warpgroups, stages of its GEMMs) instead of this machine's CPU")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -64,6 +67,14 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	}
 	if opt.Shapes, err = parseShapes(*shapes); err != nil {
 		return err
+	}
+	if *symbols != "" {
+		for _, f := range strings.Split(*symbols, ",") {
+			if !slices.Contains(passes.TunedSymbols, f) {
+				return usageError{fmt.Sprintf("-symbols: %q is not a tuned slot field; want some of %s", f, strings.Join(passes.TunedSymbols, ","))}
+			}
+			opt.Symbols = append(opt.Symbols, f)
+		}
 	}
 	p := probe.Static()
 	if *profile != "" {
