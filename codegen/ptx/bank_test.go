@@ -88,11 +88,12 @@ func bankRun(t *testing.T, k *Kernel, f *ir.Func) *bankLog {
 }
 
 // TestSM80SharedBanks: the sm_80 tensor-core GEMMs read their shared stages with ldmatrix and fill
-// them with 16-byte cp.async chunks; with the A stages swizzled (passes.SM80ALayout) neither has a
-// bank conflict. The addresses are the ones the emulator computes running the printed PTX.
+// them with 16-byte cp.async chunks; with the A stages swizzled (passes.SM80ALayout) and the stages of
+// transposed operands (bgemm_tt's A and B, bgemm_scale_residual's B) in passes.SM80TLayout neither
+// has a bank conflict. The addresses are the ones the emulator computes running the printed PTX.
 func TestSM80SharedBanks(t *testing.T) {
-	fs := compileFile(t, "../../kernels.kdsl", "ptx:sm_80")
-	want := map[string]bool{"hgemm": true, "bgemm": true, "bgemm_bf16": true, "bgemm_tt": true, "hlinear_gelu": true}
+	fs := append(compileFile(t, "../../kernels.kdsl", "ptx:sm_80"), compileFile(t, "../../passes/testdata/mma.kdsl", "ptx:sm_80")...)
+	want := map[string]bool{"hgemm": true, "bgemm": true, "bgemm_bf16": true, "bgemm_tt": true, "hlinear_gelu": true, "bgemm_scale_residual": true}
 	for _, f := range fs {
 		if !want[f.Kernel.Name] {
 			continue
