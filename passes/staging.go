@@ -324,8 +324,9 @@ func stagedPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr)
 // on global strided operands, AccStore, in a thread nest of register-tile threads (ti, tj) or of warps
 // (w; a warpgroup's 4 warps share one tile). A block covers rowsPer·M rows and colsPer·N columns; per K
 // step (the MMA's K) it stages the block's A rows and B columns, and each MMA reads its rows and
-// columns of the stage through a row-major layout with the valid extents it had. (Register tiles are
-// staged gpu.BK deep, whatever their K.)
+// columns of the stage through a row-major layout with the valid extents it had — on the sm_80 16-bit
+// path swizzled: SM80ALayout for A, and SM80TLayout (read through SM80TView) for an operand stored
+// transposed. (Register tiles are staged gpu.BK deep, whatever their K.)
 func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 	var grids []*ir.Loop // a batch grid loop, then the M and N ones
 	body := l.Body
