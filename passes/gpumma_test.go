@@ -95,6 +95,9 @@ func TestGPUMapMMA(t *testing.T) {
 			map[string]int{"t.MR": 4, "t.NR": 4, "t.KC": 16}, map[string]int{"t.MR": 1, "t.NR": 3, "t.KC": 2, gpuBY: 2, gpuBX: 3, gpuBK: 7}, "launch"},
 		{"hgemm", ir.ScopeWarp, ir.FragSM80C(), ir.IConst{V: 16}, ir.IConst{V: 8}, ir.IConst{V: 16},
 			nil, map[string]int{gpuW: 3}, "gpu.warp w = 0 .. gpu.W step 1"},
+		// both operands stored transposed: stages in the global orientation (SM80TLayout)
+		{"bgemm_tt", ir.ScopeWarp, ir.FragSM80C(), ir.IConst{V: 16}, ir.IConst{V: 8}, ir.IConst{V: 16},
+			nil, map[string]int{gpuW: 3}, "gpu.warp w = 0 .. gpu.W step 1"},
 		{"hgemm", ir.ScopeWarpgroup, ir.FragWGMMAAcc(8), ir.IConst{V: 64}, ir.IConst{V: 8}, ir.IConst{V: 16},
 			nil, map[string]int{}, "block(4, 32)"},
 	} {

@@ -248,8 +248,12 @@ type stagedOperand struct {
 	buf                  *ir.Tensor
 	// swizzled, when set, is the stage's swizzled layout: the tile is copied in 16-byte chunks, each to
 	// stage + swizzled.Offset(r, c) (swizzledCopies), and read through the same layout. The sm_90a
-	// wgmma stages use WGMMALayout (wgmma.go), the sm_80 mma.sync A stages SM80ALayout.
+	// wgmma stages use WGMMALayout (wgmma.go), the sm_80 mma.sync A stages SM80ALayout, and the sm_80
+	// stages of a transposed source SM80TLayout.
 	swizzled ir.Layout
+	// trans: the source runs contiguous down the tile's columns (A stored K×M, B stored N×K), so the
+	// 16-byte chunks run along the rows and the stage (SM80TLayout) keeps them contiguous there.
+	trans bool
 }
 
 // stage is the offset of a stage's tile in buf.
@@ -320,8 +324,9 @@ func stagedPipeline(nm namer, stages int, tiles ir.IExpr, k0Of func(kt ir.IExpr)
 // on global strided operands, AccStore, in a thread nest of register-tile threads (ti, tj) or of warps
 // (w; a warpgroup's 4 warps share one tile). A block covers rowsPer·M rows and colsPer·N columns; per K
 // step (the MMA's K) it stages the block's A rows and B columns, and each MMA reads its rows and
-// columns of the stage through a row-major layout with the valid extents it had. (Register tiles are
-// staged gpu.BK deep, whatever their K.)
+// columns of the stage through a row-major layout with the valid extents it had — on the sm_80 16-bit
+// path swizzled: SM80ALayout for A, and SM80TLayout (read through SM80TView) for an operand stored
+// transposed. (Register tiles are staged gpu.BK deep, whatever their K.)
 func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 	var grids []*ir.Loop // a batch grid loop, then the M and N ones
 	body := l.Body
@@ -426,6 +431,12 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 		a.swizzled, b.swizzled = WGMMALayout(), WGMMALayout()
 	} else if sm80Swizzled(acc, mma, kc) {
 		a.swizzled = SM80ALayout()
+		// A stored K×M or B stored N×K: staged as they lie in global memory (sm80Transposed)
+		for _, o := range []*stagedOperand{a, b} {
+			if sm80Transposed(o.src) {
+				o.swizzled, o.trans = SM80TLayout(o.cols), true
+			}
+		}
 	}
 	tiles := ceilDiv(p0.Hi, kc)
 	k0Of := func(kt ir.IExpr) ir.IExpr { return ir.IMul(kt, kc) }
@@ -449,6 +460,14 @@ func stageMMA(f *ir.Func, l *ir.Launch, stages int, nm namer) bool {
 			staged.A.Layout = a.swizzled
 		}
 		staged.B = ir.Operand{T: b.buf, Off: ir.IAdd(b.stage(slot), colOff), Layout: ir.RowMajor(b.cols)}
+		// A transposed stage: the warp's 16 rows are one panel (rowOff = 256·w, a multiple of the
+		// period); B's (warp scope: colOff = 0) is its only panel.
+		if a.trans {
+			staged.A.Layout = SM80TView()
+		}
+		if b.trans {
+			staged.B.Layout = SM80TView()
+		}
 		staged.K, staged.ValidK = kc, at(mma.ValidK, k0)
 		if wg {
 			// whole zero-filled tiles in the wgmma layout (wgmma.go)
@@ -516,6 +535,34 @@ func SM80ALayout() *ir.Swizzle { return ir.NewSwizzle(ir.RowMajor(ir.IConst{V: 1
 func sm80Swizzled(acc *ir.Accum, mma *ir.MMA, kc ir.IExpr) bool {
 	k, ok := kc.(ir.IConst)
 	return ok && k.V == 16 && acc.Scope == ir.ScopeWarp && !mma.TF32 && mma.A.T.Type.Size() == 2
+}
+
+// SM80TLayout is the sm_80 mma.sync stage of an operand whose source is transposed (contiguous down
+// the tile's columns: A stored K×M, B stored N×K) and whose tile has a multiple of 16 rows, depth
+// columns: the tile as it lies in global memory, cut into panels of 16 rows — (r, c) at
+// (r / 16)·16·depth + c·16 + r % 16, each column of a panel 16 contiguous elements (32 bytes, two
+// 16-byte chunks) — under SM80ALayout's Swizzle<1, 3, 3>: chunk h of column c at h ^ ((c >> 2) & 1).
+// The cp.async chunks copy 8 elements down a column, and ldmatrix reads a panel's 8×8 matrices as 8
+// consecutive columns of one chunk (.trans for A, whose fragment wants them along K; plain for B),
+// hitting 8 different bank groups.
+func SM80TLayout(depth ir.IExpr) *ir.Swizzle {
+	return ir.NewSwizzle(&ir.Panel{Width: ir.IConst{V: 16}, Depth: depth, ByCol: false}, 1, 3, 3)
+}
+
+// SM80TView is how an MMA reads its 16-row panel of an SM80TLayout stage (at the panel's offset, a
+// multiple of the swizzle's period): column-major with ld 16 under the same swizzle.
+func SM80TView() *ir.Swizzle { return ir.NewSwizzle(ir.ColMajor(ir.IConst{V: 16}), 1, 3, 3) }
+
+// sm80Transposed reports whether an operand of a 16-bit warp-scope mma.sync nest is stored transposed
+// (unit stride down the tile's rows, not along them): its stage takes SM80TLayout.
+func sm80Transposed(o ir.Operand) bool {
+	s, ok := o.Layout.(*ir.Strided)
+	if !ok {
+		return false
+	}
+	r, okr := s.RowStride.(ir.IConst)
+	c, okc := s.ColStride.(ir.IConst)
+	return okr && r.V == 1 && !(okc && c.V == 1)
 }
 
 // sameLoad reports whether x is a copy of ld (Rewrite copies loads before handing them over).

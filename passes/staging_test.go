@@ -109,3 +109,55 @@ func TestStagingShape(t *testing.T) {
 		}
 	}
 }
+
+// TestSM80TLayout: the stage of a transposed operand (SM80TLayout, rows a multiple of 16, depth
+// columns) is a permutation of its rows·depth elements; every 8-row chunk of a column that the
+// cp.async copies write is 8 contiguous elements starting 16-byte aligned; each 16-row panel read
+// through SM80TView at the panel's offset gives the same elements; and the 8 columns of one chunk that
+// an ldmatrix phase reads lie in 8 different 16-byte bank groups (no conflict).
+func TestSM80TLayout(t *testing.T) {
+	at := func(l ir.Layout, r, c int) int {
+		o, err := ir.EvalIndex(l.Offset(ir.IConst{V: r}, ir.IConst{V: c}), ir.IEnv{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	view := SM80TView()
+	for _, depth := range []int{8, 16} {
+		for _, panels := range []int{1, 3} {
+			rows, lay := 16*panels, SM80TLayout(ir.IConst{V: depth})
+			seen := map[int]bool{}
+			for r := 0; r < rows; r++ {
+				for c := 0; c < depth; c++ {
+					o := at(lay, r, c)
+					if o < 0 || o >= rows*depth || seen[o] {
+						t.Fatalf("%v %d rows: (%d, %d) at %d: outside or twice", lay, rows, r, c, o)
+					}
+					seen[o] = true
+					if r%8 == 0 && o%8 != 0 {
+						t.Errorf("%v: chunk at (%d, %d) starts at %d, not 16-byte aligned", lay, r, c, o)
+					}
+					if o0 := at(lay, r-r%8, c); o != o0+r%8 {
+						t.Errorf("%v: (%d, %d) at %d, not %d past its chunk's start %d", lay, r, c, o, r%8, o0)
+					}
+					p := r / 16
+					if v := p*16*depth + at(view, r%16, c); v != o {
+						t.Errorf("%v: (%d, %d) read at %d, written at %d", view, r, c, v, o)
+					}
+				}
+			}
+			for r := 0; r < rows; r += 8 {
+				for c0 := 0; c0 < depth; c0 += 8 {
+					groups := map[int]bool{}
+					for c := c0; c < c0+8; c++ {
+						groups[(2*at(lay, r, c)/16)%8] = true
+					}
+					if len(groups) != 8 {
+						t.Errorf("%v: the chunk of rows %d.. in columns %d..%d takes %d bank groups, want 8", lay, r, c0, c0+7, len(groups))
+					}
+				}
+			}
+		}
+	}
+}

@@ -63,24 +63,40 @@ const (
 )
 
 // swizzledCopies issues the copies of operand o's tile for K tile t (first k k0) into stage t mod
-// stages, in 16-byte chunks placed by o.swizzled, thread tl of nt taking every nt-th chunk.
+// stages, in 16-byte chunks placed by o.swizzled, thread tl of nt taking every nt-th chunk. The chunks
+// are taken in the order of the unswizzled stage (8 consecutive threads fill 128 contiguous bytes):
+// along the rows of a row-major tile, or, for a transposed source (o.trans, SM80TLayout), down the
+// columns of each 16-row panel — chunk u is rows 16·(u / 2d) + 8·(u % 2) .. +7 of column (u % 2d) / 2,
+// d the depth.
 func swizzledCopies(nm namer, o *stagedOperand, t, k0, tl, nt ir.IExpr, stages int) ir.Node {
-	cols := o.cols.(ir.IConst).V
-	chunk := 8 // 16 bytes of 16-bit elements
+	chunk := ir.IConst{V: 8} // 16 bytes of 16-bit elements
 	u := &ir.Var{Name: nm.name("u" + o.name)}
 	uv := ir.IVar{V: u}
-	r := ir.IDiv(uv, ir.IConst{V: cols / chunk})
-	c := ir.IMul(ir.IMod(uv, ir.IConst{V: cols / chunk}), ir.IConst{V: chunk})
 	rs, cs := strides(o.src)
+	// chunk u holds tile elements (r, c) .. (r, c+7), or (r, c) .. (r+7, c) for a transposed source:
+	// one copy row of 8 elements along the source's contiguous direction
+	var r, c, total, validRows, validCols ir.IExpr
+	src := o.src.Layout
+	if o.trans {
+		per := ir.IMul(ir.IConst{V: 2}, o.cols) // chunks per panel
+		r = ir.IAdd(ir.IMul(ir.IDiv(uv, per), ir.IConst{V: 16}), ir.IMul(ir.IMod(uv, ir.IConst{V: 2}), chunk))
+		c = ir.IDiv(ir.IMod(uv, per), ir.IConst{V: 2})
+		total = ir.IDiv(ir.IMul(o.rows, per), ir.IConst{V: 16})
+		src = &ir.Strided{RowStride: cs, ColStride: rs}
+		validRows, validCols = ir.ISub(o.validCols(k0), c), ir.ISub(o.validRows(k0), r)
+	} else {
+		per := ir.IConst{V: o.cols.(ir.IConst).V / chunk.V} // chunks per row
+		r, c, total = ir.IDiv(uv, per), ir.IMul(ir.IMod(uv, per), chunk), ir.IMul(o.rows, per)
+		validRows, validCols = ir.ISub(o.validRows(k0), r), ir.ISub(o.validCols(k0), c)
+	}
 	cp := &ir.Copy{
-		Dst:       ir.Operand{T: o.buf, Off: ir.IAdd(o.stage(ir.IMod(t, ir.IConst{V: stages})), o.swizzled.Offset(r, c)), Layout: ir.RowMajor(ir.IConst{V: chunk})},
-		Src:       ir.Operand{T: o.src.T, Off: ir.IAdd(o.off(k0), ir.IAdd(ir.IMul(r, rs), ir.IMul(c, cs))), Layout: o.src.Layout},
+		Dst:       ir.Operand{T: o.buf, Off: ir.IAdd(o.stage(ir.IMod(t, ir.IConst{V: stages})), o.swizzled.Offset(r, c)), Layout: ir.RowMajor(chunk)},
+		Src:       ir.Operand{T: o.src.T, Off: ir.IAdd(o.off(k0), ir.IAdd(ir.IMul(r, rs), ir.IMul(c, cs))), Layout: src},
 		Rows:      ir.IConst{V: 1},
-		Cols:      ir.IConst{V: chunk},
-		ValidRows: ir.ISub(o.validRows(k0), r),
-		ValidCols: ir.ISub(o.validCols(k0), c),
+		Cols:      chunk,
+		ValidRows: validRows,
+		ValidCols: validCols,
 		Async:     true, Group: t,
 	}
-	total := ir.IMul(o.rows, ir.IConst{V: cols / chunk})
 	return &ir.Loop{Var: u, Lo: tl, Hi: total, Step: nt, Body: []ir.Node{cp}}
 }

@@ -88,11 +88,12 @@ func bankRun(t *testing.T, k *Kernel, f *ir.Func) *bankLog {
 }
 
 // TestSM80SharedBanks: the sm_80 tensor-core GEMMs read their shared stages with ldmatrix and fill
-// them with 16-byte cp.async chunks; with the A stages swizzled (passes.SM80ALayout) neither has a
-// bank conflict. The addresses are the ones the emulator computes running the printed PTX.
+// them with 16-byte cp.async chunks; with the A stages swizzled (passes.SM80ALayout) and the stages of
+// transposed operands (bgemm_tt's A and B, bgemm_scale_residual's B) in passes.SM80TLayout neither
+// has a bank conflict. The addresses are the ones the emulator computes running the printed PTX.
 func TestSM80SharedBanks(t *testing.T) {
-	fs := compileFile(t, "../../kernels.kdsl", "ptx:sm_80")
-	want := map[string]bool{"hgemm": true, "bgemm": true, "bgemm_bf16": true, "bgemm_tt": true, "hlinear_gelu": true}
+	fs := append(compileFile(t, "../../kernels.kdsl", "ptx:sm_80"), compileFile(t, "../../passes/testdata/mma.kdsl", "ptx:sm_80")...)
+	want := map[string]bool{"hgemm": true, "bgemm": true, "bgemm_bf16": true, "bgemm_tt": true, "hlinear_gelu": true, "bgemm_scale_residual": true}
 	for _, f := range fs {
 		if !want[f.Kernel.Name] {
 			continue
@@ -142,50 +143,61 @@ func TestBankCounter(t *testing.T) {
 	}
 }
 
-// TestPlantedWrongSwizzle: the MMAs read the A stages through a swizzle that XORs the wrong row bit
-// (Swizzle<1,3,2>: row bit 1 instead of 2) while the cp.async copies still write SM80ALayout; the
+// TestPlantedWrongSwizzle: the MMAs read their swizzled stages (passes.SM80ALayout, and bgemm_tt's
+// transposed A and B stages, passes.SM80TView) through a swizzle that XORs the wrong row bit
+// (Swizzle<1,3,2>: row bit 1 instead of 2) while the cp.async copies still write the right one; the
 // emulator differential test must see the wrong products (the ldmatrix addresses come from the layout).
 func TestPlantedWrongSwizzle(t *testing.T) {
 	fs := kernelsByName(t, "../../kernels.kdsl", "ptx:sm_80")
-	for _, name := range []string{"hgemm", "bgemm_tt"} {
-		f := fs[name]
+	stages := map[string]bool{passes.SM80ALayout().String(): true, passes.SM80TView().String(): true}
+	for _, c := range []struct {
+		name    string
+		operand func(m *ir.MMA) *ir.Operand
+	}{
+		{"hgemm", func(m *ir.MMA) *ir.Operand { return &m.A }},
+		{"bgemm_tt", func(m *ir.MMA) *ir.Operand { return &m.A }},
+		{"bgemm_tt", func(m *ir.MMA) *ir.Operand { return &m.B }},
+	} {
+		f := fs[c.name]
 		if f == nil {
-			t.Fatalf("no kernel %s", name)
+			t.Fatalf("no kernel %s", c.name)
 		}
-		var mmas []*ir.MMA
+		var ops []*ir.Operand
+		var right []ir.Layout
 		ir.WalkNodes(f.Body, func(n ir.Node) bool {
 			if m, ok := n.(*ir.MMA); ok {
-				if z, ok := m.A.Layout.(*ir.Swizzle); ok && z.String() == passes.SM80ALayout().String() {
-					mmas = append(mmas, m)
+				o := c.operand(m)
+				if z, ok := o.Layout.(*ir.Swizzle); ok && stages[z.String()] {
+					ops, right = append(ops, o), append(right, o.Layout)
 				}
 			}
 			return true
 		})
-		if len(mmas) == 0 {
-			t.Fatalf("%s: no MMA reads a stage in %v", name, passes.SM80ALayout())
+		if len(ops) == 0 {
+			t.Fatalf("%s: no MMA reads a swizzled stage", c.name)
 		}
 		k, err := Lower(f, "sm_80")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := checkShapes(k, f, 2); err != nil {
-			t.Fatalf("%s before the plant: %v", name, err)
+			t.Fatalf("%s before the plant: %v", c.name, err)
 		}
-		for _, m := range mmas {
-			m.A.Layout = ir.NewSwizzle(ir.RowMajor(ir.IConst{V: 16}), 1, 3, 2)
+		for _, o := range ops {
+			o.Layout = ir.NewSwizzle(o.Layout.(*ir.Swizzle).Of, 1, 3, 2)
 		}
 		k, err = Lower(f, "sm_80")
-		for _, m := range mmas {
-			m.A.Layout = passes.SM80ALayout() // f is shared with the other tests
+		for i, o := range ops {
+			o.Layout = right[i] // f is shared with the other tests
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = checkShapes(k, f, 2)
 		if err == nil {
-			t.Errorf("%s: the wrong swizzle of the A reads went unnoticed", name)
+			t.Errorf("%s: the wrong swizzle of the %v reads went unnoticed", c.name, right[0])
 			continue
 		}
-		t.Logf("%s: detected: %v", name, err)
+		t.Logf("%s %v: detected: %v", c.name, right[0], err)
 	}
 }

@@ -16,7 +16,8 @@ const maxUnroll = 16
 // base, never out of bounds). Other async copies (2-byte elements: cp.async moves at least 4 bytes, and
 // an odd leading dimension leaves f16 rows unaligned) are done synchronously: a copy that lands at
 // issue is a valid schedule of an async one, since nothing may touch its destination before the wait
-// that retires it.
+// that retires it. (The staging pass copies the tiles of 16-bit GEMM operands along the source's
+// contiguous direction, transposed ones too — passes.SM80TLayout —, so that they take copyChunks.)
 func (l *lowerer) copyTile(n *ir.Copy) {
 	l.e.Comment(n.String())
 	rows, cols := l.prep(n.Rows), l.prep(n.Cols)

@@ -18,7 +18,8 @@ import (
 // Each MMA loads the lane's A and B fragment elements (ir.FragSM80A, FragSM80B: which (row, col)
 // register i of lane l holds) from the operands' layouts, zero outside the valid extents, packs them
 // two per .b32 (lower index in the low half, as the PTX ISA's fragment tables give); a full tile in
-// 16-byte aligned row-major shared tiles is read with ldmatrix instead. Element positions come from
+// 16-byte aligned shared tiles, row- or column-major (ldmatrixMajor), is read with ldmatrix instead,
+// .trans where the stored 8×8 matrices are the transpose of the fragment's. Element positions come from
 // the IR's fragment maps, so the code is derived from the same data the interpreter runs.
 
 // laneVar binds a variable to the thread's index within an instance of scope (its lane in the warp,
@@ -135,23 +136,48 @@ func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
 			frag(b[j], ir.FragSM80B(), n.B, ir.IConst{V: 0}, ir.IConst{V: 8 * j}, vk, vn)
 		}
 	}
-	if l.rowMajor16(n.A, 8) && l.rowMajor16(n.B, 8) {
+	aRows, okA := l.ldmatrixMajor(n.A, 8)
+	bRows, okB := l.ldmatrixMajor(n.B, 8)
+	if okA && okB {
 		// Full tile (the predicate is the same for every thread of the scope, so each warp stays
-		// converged for ldmatrix and mma.sync): ldmatrix.x4 reads A (lane l gives row l%16, column
-		// 8·(l/16) of the warp's 16 rows: matrices 0..3 are a0a1, a2a3, a4a5, a6a7); ldmatrix.x2.trans
-		// reads each 16×8 slab of B stored k-major (lane l gives row k = l%16: the transposed 8×8
-		// matrices are b0b1 and b2b3).
+		// converged for ldmatrix and mma.sync). Lanes 8q..8q+7 give the 8 row addresses of matrix q,
+		// a 16-byte run of the stage each; lane l receives (l/4, 2(l%4)+{0,1}) of each matrix, or of
+		// its transpose with .trans.
+		//   A (matrices 0..3 = a0a1, a2a3, a4a5, a6a7 at (m, k) = (0, 0), (8, 0), (0, 8), (8, 8)):
+		//     stored along k (row-major): lane l points at row l%16, column 8·(l/16), no .trans;
+		//     stored along m: at column 8·(l/16) + l%8, rows 8·((l/8)%2) on, .trans.
+		//   B per 16×8 slab (matrices 0, 1 = b0b1, b2b3 at k = 0, 8):
+		//     stored along n (k-major): lane l points at row k = l%16, .trans;
+		//     stored along k: at column n = l%8, rows k = 8·((l/8)%2) on, no .trans.
 		full := l.e.Setp("ge", S64, l.toReg(vm), Imm(acc.m))
 		l.e.Emit(&Instr{Op: "setp.ge.and", Types: []Type{S64}, Args: []Operand{full, l.toReg(vn), Imm(acc.n), full}})
 		l.e.Emit(&Instr{Op: "setp.ge.and", Types: []Type{S64}, Args: []Operand{full, l.toReg(vk), Imm(16), full}})
 		edge, end := l.e.NewLabel(), l.e.NewLabel()
 		l.e.Bra(edge, &full, true)
 		r16 := ir.IMod(lv, ir.IConst{V: 16})
-		aa, _ := l.elemAddr(n.A.T, ir.IAdd(n.A.Off, n.A.Layout.Offset(ir.IAdd(row0, r16), ir.IMul(ir.IShr(lv, ir.IConst{V: 4}), ir.IConst{V: 8}))))
-		l.e.Emit(&Instr{Op: "ldmatrix.sync.aligned.m8n8.x4.shared.b16", Args: []Operand{a, Addr{Base: l.addrReg(aa)}}})
+		r8 := ir.IMod(lv, ir.IConst{V: 8})
+		half := ir.IMul(ir.IMod(ir.IShr(lv, ir.IConst{V: 3}), ir.IConst{V: 2}), ir.IConst{V: 8}) // 8·((l/8)%2)
+		hi := ir.IMul(ir.IShr(lv, ir.IConst{V: 4}), ir.IConst{V: 8})                             // 8·(l/16)
+		ldm := func(x int, trans bool) string {
+			op := fmt.Sprintf("ldmatrix.sync.aligned.m8n8.x%d", x)
+			if trans {
+				op += ".trans"
+			}
+			return op + ".shared.b16"
+		}
+		ar, ac := ir.IAdd(row0, r16), hi
+		if !aRows {
+			ar, ac = ir.IAdd(row0, half), ir.IAdd(hi, r8)
+		}
+		aa, _ := l.elemAddr(n.A.T, ir.IAdd(n.A.Off, n.A.Layout.Offset(ar, ac)))
+		l.e.Emit(&Instr{Op: ldm(4, !aRows), Args: []Operand{a, Addr{Base: l.addrReg(aa)}}})
 		for j := range b {
-			ba, _ := l.elemAddr(n.B.T, ir.IAdd(n.B.Off, n.B.Layout.Offset(r16, ir.IConst{V: 8 * j})))
-			l.e.Emit(&Instr{Op: "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", Args: []Operand{b[j], Addr{Base: l.addrReg(ba)}}})
+			br, bc := r16, ir.IExpr(ir.IConst{V: 8 * j})
+			if !bRows {
+				br, bc = half, ir.IAdd(ir.IConst{V: 8 * j}, r8)
+			}
+			ba, _ := l.elemAddr(n.B.T, ir.IAdd(n.B.Off, n.B.Layout.Offset(br, bc)))
+			l.e.Emit(&Instr{Op: ldm(2, bRows), Args: []Operand{b[j], Addr{Base: l.addrReg(ba)}}})
 		}
 		l.e.Bra(end, nil, false)
 		l.e.Place(edge)
@@ -170,27 +196,36 @@ func (l *lowerer) warpMMA(n *ir.MMA, acc *accTile) {
 	}
 }
 
-// rowMajor16 reports whether operand o is a shared tile of 16-bit elements whose rows start on 16-byte
-// boundaries (ld and offset multiples of align elements) and keep 16-byte runs contiguous: what
-// ldmatrix reads. The layout is row-major, or a swizzle of one (the sm_80 A stages,
-// passes.SM80ALayout) that XORs only bits at or above the 16-byte chunk (M ≥ log2 align) and whose
-// operand offset is a multiple of its period 2^(B+M+S), so Off + swizzle(o) = swizzle(Off + o): each
-// lane's row address comes from o.Layout.Offset like every other access.
-func (l *lowerer) rowMajor16(o ir.Operand, align int) bool {
+// ldmatrixMajor reports whether operand o is a shared tile of 16-bit elements that ldmatrix can read —
+// 16-byte runs contiguous along its rows (row-major: rows true) or down its columns (column-major:
+// rows false), each starting on a 16-byte boundary (the leading dimension and the offset multiples of
+// align elements) — and which. The layout is strided, or a swizzle of one (the sm_80 stages,
+// passes.SM80ALayout and SM80TView) that XORs only bits at or above the 16-byte chunk (M ≥ log2
+// align) and whose operand offset is a multiple of its period 2^(B+M+S), so Off + swizzle(o) =
+// swizzle(Off + o): each lane's row address comes from o.Layout.Offset like every other access.
+func (l *lowerer) ldmatrixMajor(o ir.Operand, align int) (rows, ok bool) {
 	lay := o.Layout
 	if z, ok := lay.(*ir.Swizzle); ok {
 		if 1<<z.M < align || !divisible(l.prep(o.Off), 1<<(z.B+z.M+z.S)) {
-			return false
+			return false, false
 		}
 		lay = z.Of
 	}
 	s, ok := lay.(*ir.Strided)
-	if !ok || o.T.Space != ir.Shared || o.T.Type.Size() != 2 {
-		return false
+	if !ok || o.T.Space != ir.Shared || o.T.Type.Size() != 2 || !divisible(l.prep(o.Off), align) {
+		return false, false
 	}
 	cs, ok1 := l.prep(s.ColStride).(ir.IConst)
 	rs, ok2 := l.prep(s.RowStride).(ir.IConst)
-	return ok1 && ok2 && cs.V == 1 && rs.V%align == 0 && divisible(l.prep(o.Off), align)
+	switch {
+	case !ok1 || !ok2:
+		return false, false
+	case cs.V == 1 && rs.V%align == 0:
+		return true, true
+	case rs.V == 1 && cs.V%align == 0:
+		return false, true
+	}
+	return false, false
 }
 
 // divisible reports whether e is a multiple of d for every value of its variables (a sufficient

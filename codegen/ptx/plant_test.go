@@ -91,6 +91,23 @@ func TestPlantedBugs(t *testing.T) {
 			return edit(e, func(in *Instr) bool { return in.Op == "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16" },
 				func(in *Instr) *Instr { c := *in; c.Op = "ldmatrix.sync.aligned.m8n8.x2.shared.b16"; return &c }, -1)
 		}},
+		{"ldmatrix without .trans on a stage stored along M", "bgemm_tt", func(e *Entry) bool {
+			return edit(e, func(in *Instr) bool { return in.Op == "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" },
+				func(in *Instr) *Instr { c := *in; c.Op = "ldmatrix.sync.aligned.m8n8.x4.shared.b16"; return &c }, -1)
+		}},
+		{"ldmatrix .trans on a stage stored along K", "bgemm_tt", func(e *Entry) bool {
+			return edit(e, func(in *Instr) bool { return in.Op == "ldmatrix.sync.aligned.m8n8.x2.shared.b16" },
+				func(in *Instr) *Instr { c := *in; c.Op = "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"; return &c }, -1)
+		}},
+		{"off-by-one chunk predicate down a transposed tile", "bgemm_tt", func(e *Entry) bool {
+			// the 16-byte chunks only (the element path is left right): one element too many per chunk
+			return edit(e, func(in *Instr) bool { return in.Comment == "valid columns from the chunk on" },
+				func(in *Instr) *Instr {
+					c := *in
+					c.Args = []Operand{in.Args[0], in.Args[1], Imm(int64(in.Args[2].(Imm)) - 1)}
+					return &c
+				}, -1)
+		}},
 		{"off-by-one accumulator store guard", "sgemm_acc", func(e *Entry) bool {
 			return edit(e, func(in *Instr) bool { return in.Op == "setp.gt.and" },
 				func(in *Instr) *Instr { c := *in; c.Op = "setp.ge.and"; return &c }, -1)

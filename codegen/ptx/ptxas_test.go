@@ -61,19 +61,22 @@ func TestPtxasLibrary(t *testing.T) {
 		if sub == "sm_90a" {
 			ptxasSupports90a(t, ptxas)
 		}
-		// The 16-bit GEMMs run on tensor cores: mma.sync with ldmatrix on sm_80; on sm_90a, wgmma
-		// (TestWGMMASass checks its machine code).
+		// The 16-bit GEMMs run on tensor cores: mma.sync with ldmatrix on sm_80 (A stored along K
+		// read without .trans and B along N with; bgemm_tt's stages, stored the other way, the
+		// opposite); on sm_90a, wgmma (TestWGMMASass checks its machine code).
 		if sub == "sm_80" {
-			for _, name := range []string{"hgemm_0", "bgemm_0", "bgemm_bf16_0", "bgemm_tt_0"} {
+			nn := []string{"ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"}
+			tt := []string{"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16"}
+			for name, lds := range map[string][]string{"hgemm_0": nn, "bgemm_0": nn, "bgemm_bf16_0": nn, "bgemm_tt_0": tt} {
 				found := false
 				for _, e := range mod.Entries {
 					if e.Name == name {
 						text := (&Module{Version: "7.0", Target: "sm_80", Entries: []*Entry{e}}).Print()
-						found = strings.Contains(text, "mma.sync.aligned.m16n8k16.row.col.f32") && strings.Contains(text, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") && strings.Contains(text, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16")
+						found = strings.Contains(text, "mma.sync.aligned.m16n8k16.row.col.f32") && strings.Contains(text, lds[0]) && strings.Contains(text, lds[1])
 					}
 				}
 				if !found {
-					t.Errorf("%s: %s lacks mma.sync.aligned.m16n8k16 or the ldmatrix loads", sub, name)
+					t.Errorf("%s: %s lacks mma.sync.aligned.m16n8k16 or the ldmatrix loads %v", sub, name, lds)
 				}
 			}
 		} else {
