@@ -76,3 +76,15 @@ func TestTeamConcurrentAndNested(t *testing.T) {
 		t.Fatal("concurrent and nested parallel loops did not finish in 60 s")
 	}
 }
+
+// A loop on the team allocates nothing (generated GEMMs fork and join per K block, and a batch of
+// small products calls them per product).
+func TestTeamDoesNotAllocate(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var sink [4]int
+	body := func(lo, hi int) { sink[lo%4] += hi - lo }
+	ParallelFor(0, 4, 1, 1<<20, body) // start the team
+	if n := testing.AllocsPerRun(200, func() { ParallelFor(0, 4, 1, 1<<20, body) }); n != 0 {
+		t.Fatalf("ParallelFor on the team: %v allocations per call, want 0", n)
+	}
+}
