@@ -334,12 +334,13 @@ var emuRoutines = []emuRoutine{
 	{"dgemm6x8AVX2", "avx2", dgemm6x8AVX2, gemmRun[float64](6, 8)},
 	{"sgemm14x32AVX512U", "avx512", sgemm14x32AVX512U, gemmURun[float32](14, 32)},
 	{"dgemm14x16AVX512U", "avx512", dgemm14x16AVX512U, gemmURun[float64](14, 16)},
-	// The Xeon class's tuned microkernels (kgen.lock: MR 12 and 13, sgemm's unpacked B prefetch 128).
+	// The Xeon class's tuned microkernels (kgen.lock: MR 12 and 13).
+	{"dgemm13x16AVX512", "avx512", dgemm13x16AVX512, gemmRun[float64](13, 16)},
+	{"dgemm13x16AVX512U", "avx512", dgemm13x16AVX512U, gemmURun[float64](13, 16)},
 	{"sgemm12x32AVX512", "avx512", sgemm12x32AVX512, gemmRun[float32](12, 32)},
 	{"sgemm12x32AVX512U", "avx512", sgemm12x32AVX512U, gemmURun[float32](12, 32)},
 	{"sgemm13x32AVX512", "avx512", sgemm13x32AVX512, gemmRun[float32](13, 32)},
 	{"sgemm13x32AVX512U", "avx512", sgemm13x32AVX512U, gemmURun[float32](13, 32)},
-	{"sgemm14x32AVX512U_pu128", "avx512", sgemm14x32AVX512U_pu128, gemmURun[float32](14, 32)},
 	{"sgemm6x16AVX2U", "avx2", sgemm6x16AVX2U, gemmURun[float32](6, 16)},
 	{"dgemm6x8AVX2U", "avx2", dgemm6x8AVX2U, gemmURun[float64](6, 8)},
 	{"sgemmRowsAVX2", "avx2", sgemmRowsAVX2, rowsRun[float32]()},

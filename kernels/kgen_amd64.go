@@ -19,22 +19,28 @@ func sgemm14x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta
 	sgemm14x32AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemm13x32AVX512Slice adapts sgemm13x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
+// guarantees m, n >= 1 and that every touched element lies inside the slices.
+func sgemm13x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm13x32AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
 // dgemm14x16AVX512Slice adapts dgemm14x16AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
 // guarantees m, n >= 1 and that every touched element lies inside the slices.
 func dgemm14x16AVX512Slice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
 	dgemm14x16AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// dgemm13x16AVX512Slice adapts dgemm13x16AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
+// guarantees m, n >= 1 and that every touched element lies inside the slices.
+func dgemm13x16AVX512Slice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	dgemm13x16AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
 // sgemm12x32AVX512Slice adapts sgemm12x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
 // guarantees m, n >= 1 and that every touched element lies inside the slices.
 func sgemm12x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
 	sgemm12x32AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
-}
-
-// sgemm13x32AVX512Slice adapts sgemm13x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
-// guarantees m, n >= 1 and that every touched element lies inside the slices.
-func sgemm13x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	sgemm13x32AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
 // bgemm14x32AVX512Slice adapts bgemm14x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
@@ -61,10 +67,10 @@ func sgemm14x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb 
 	sgemm14x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
-// sgemm14x32AVX512U_pu128Slice adapts the unpacked microkernel sgemm14x32AVX512U_pu128 to the slot's slice signature; the loop nest
+// sgemm13x32AVX512USlice adapts the unpacked microkernel sgemm13x32AVX512U to the slot's slice signature; the loop nest
 // guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
-func sgemm14x32AVX512U_pu128Slice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	sgemm14x32AVX512U_pu128(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+func sgemm13x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm13x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
 // dgemm14x16AVX512USlice adapts the unpacked microkernel dgemm14x16AVX512U to the slot's slice signature; the loop nest
@@ -73,16 +79,16 @@ func dgemm14x16AVX512USlice(kc int, a []float64, ars, acs int, b []float64, ldb 
 	dgemm14x16AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// dgemm13x16AVX512USlice adapts the unpacked microkernel dgemm13x16AVX512U to the slot's slice signature; the loop nest
+// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
+func dgemm13x16AVX512USlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	dgemm13x16AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
 // sgemm12x32AVX512USlice adapts the unpacked microkernel sgemm12x32AVX512U to the slot's slice signature; the loop nest
 // guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
 func sgemm12x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
 	sgemm12x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
-}
-
-// sgemm13x32AVX512USlice adapts the unpacked microkernel sgemm13x32AVX512U to the slot's slice signature; the loop nest
-// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
-func sgemm13x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	sgemm13x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
 // sgemm6x16AVX2USlice adapts the unpacked microkernel sgemm6x16AVX2U to the slot's slice signature; the loop nest
@@ -1240,14 +1246,17 @@ func transposeF64AVX2Slice(rows, cols int, src []float64, lds int, dst []float64
 // sgemm14x32AVX512Blocks are sgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
 var sgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 4)
 
+// sgemm13x32AVX512Blocks are sgemm13x32AVX512's cache blocks for the caches of this machine, probed at init.
+var sgemm13x32AVX512Blocks = target.HostGemmBlocks(13, 32, 4)
+
 // dgemm14x16AVX512Blocks are dgemm14x16AVX512's cache blocks for the caches of this machine, probed at init.
 var dgemm14x16AVX512Blocks = target.HostGemmBlocks(14, 16, 8)
 
+// dgemm13x16AVX512Blocks are dgemm13x16AVX512's cache blocks for the caches of this machine, probed at init.
+var dgemm13x16AVX512Blocks = target.HostGemmBlocks(13, 16, 8)
+
 // sgemm12x32AVX512Blocks are sgemm12x32AVX512's cache blocks for the caches of this machine, probed at init.
 var sgemm12x32AVX512Blocks = target.HostGemmBlocks(12, 32, 4)
-
-// sgemm13x32AVX512Blocks are sgemm13x32AVX512's cache blocks for the caches of this machine, probed at init.
-var sgemm13x32AVX512Blocks = target.HostGemmBlocks(13, 32, 4)
 
 // bgemm14x32AVX512Blocks are bgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
 var bgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 2)
@@ -1369,24 +1378,30 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 30816, 9852387
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 14, 32, sgemm14x32AVX512Slice, sgemm14x32AVX512U_pu128Slice
-				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm14x32AVX512Blocks.MC, sgemm14x32AVX512Blocks.KC, sgemm14x32AVX512Blocks.NC
-				sgemmSlot.SmallWork = 1024000
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
+				sgemmSlot.SmallWork = 31644432
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.KC = 320
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemmSlot.KC, sgemmSlot.MC = 1168, 294
 			}
 			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				dgemmSlot.RowsMax, dgemmSlot.RowsNB, dgemmSlot.SmallWork = 8, 6208, 1024000
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 7920, 4382036
+				dgemmSlot.MR, dgemmSlot.NR, dgemmSlot.Micro, dgemmSlot.MicroU = 13, 16, dgemm13x16AVX512Slice, dgemm13x16AVX512USlice
+				dgemmSlot.MC, dgemmSlot.KC, dgemmSlot.NC = dgemm13x16AVX512Blocks.MC, dgemm13x16AVX512Blocks.KC, dgemm13x16AVX512Blocks.NC
+				dgemmSlot.SmallWork = 6296140
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				dgemmSlot.MC = 224
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				dgemmSlot.KC, dgemmSlot.MC = 576, 280
 			}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
@@ -1494,24 +1509,30 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 30816, 9852387
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 14, 32, sgemm14x32AVX512Slice, sgemm14x32AVX512U_pu128Slice
-				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm14x32AVX512Blocks.MC, sgemm14x32AVX512Blocks.KC, sgemm14x32AVX512Blocks.NC
-				sgemmSlot.SmallWork = 1024000
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
+				sgemmSlot.SmallWork = 31644432
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.KC = 320
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				sgemmSlot.KC, sgemmSlot.MC = 1168, 294
 			}
 			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				dgemmSlot.RowsMax, dgemmSlot.RowsNB, dgemmSlot.SmallWork = 8, 6208, 1024000
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 7920, 4382036
+				dgemmSlot.MR, dgemmSlot.NR, dgemmSlot.Micro, dgemmSlot.MicroU = 13, 16, dgemm13x16AVX512Slice, dgemm13x16AVX512USlice
+				dgemmSlot.MC, dgemmSlot.KC, dgemmSlot.NC = dgemm13x16AVX512Blocks.MC, dgemm13x16AVX512Blocks.KC, dgemm13x16AVX512Blocks.NC
+				dgemmSlot.SmallWork = 6296140
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				dgemmSlot.MC = 224
+			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
+				dgemmSlot.KC, dgemmSlot.MC = 576, 280
 			}
 			*sgemm_tnSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			*sgemm_ntSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
