@@ -13,7 +13,8 @@ import (
 // goroutine costs tens of microseconds on a virtual machine, and the worker then starts late, so
 // small parallel GEMMs (256³ on two cores) ran slower than on one. Spinning is what BLAS thread pools
 // do (OpenBLAS, OpenMP runtimes); a spinning worker yields its P (runtime.Gosched) between polls, so
-// other goroutines still run. 0 turns spinning off. It returns the previous value; the default is
+// other goroutines still run. 0 turns spinning off: worth it where GOMAXPROCS exceeds the CPUs the
+// process really gets (a spinning thread then holds a CPU the others wait for), as with any BLAS pool. It returns the previous value; the default is
 // 100 µs.
 func SetSpinWait(d time.Duration) time.Duration { return time.Duration(spinWait.Swap(int64(d))) }
 
