@@ -34,6 +34,7 @@ type teamWorker struct {
 	lo, hi    int
 	parked    atomic.Bool
 	wake      chan struct{}
+	tm        *time.Timer // the worker's park timeout (sleep)
 	t         *team
 	_         [64]byte // keep neighbouring workers' counters on other cache lines
 }
@@ -43,6 +44,7 @@ type team struct {
 	workers      []*teamWorker
 	callerParked atomic.Bool
 	joined       chan struct{}
+	tm           *time.Timer // the owner's park timeout (sleep); used under mu
 }
 
 var theTeam = team{joined: make(chan struct{}, 1)}
@@ -97,7 +99,7 @@ func (w *teamWorker) run() {
 		}
 		last = w.seq.Load()
 		w.f(w.lo, w.hi)
-		w.done.Store(last)
+		w.done.Swap(last)
 		if w.t.callerParked.Load() {
 			select {
 			case w.t.joined <- struct{}{}:
@@ -112,14 +114,16 @@ func (w *teamWorker) wait(last uint64) {
 	if spin(func() bool { return w.seq.Load() != last }) {
 		return
 	}
+	nap := time.Millisecond
 	for w.seq.Load() == last {
-		w.parked.Store(true)
+		w.parked.Swap(true) // an exchange, not a store: see sleep
 		if w.seq.Load() != last {
 			w.parked.Store(false)
 			return
 		}
-		<-w.wake
+		w.tm = sleep(w.wake, w.tm, nap)
 		w.parked.Store(false)
+		nap = min(2*nap, time.Second)
 	}
 }
 
@@ -129,13 +133,34 @@ func (t *team) await(cond func() bool) {
 		return
 	}
 	for !cond() {
-		t.callerParked.Store(true)
+		t.callerParked.Swap(true)
 		if cond() {
 			break
 		}
-		<-t.joined
+		t.tm = sleep(t.joined, t.tm, time.Millisecond)
 	}
 	t.callerParked.Store(false)
+}
+
+// sleep blocks until ch has a token or d has passed, reusing tm (allocated on first use). The two
+// sides of each wait publish with atomic read-modify-writes (seq.Add, done.Swap, parked.Swap) before
+// they read the other side's word: under qemu-user on an x86 host, arm64's store-release followed by a
+// load-acquire was not kept in order (a worker parked with work posted, the caller parked for ever:
+// the arm64 CI step hung), while an exchange is a full barrier there too. The timeout bounds the cost
+// of any wake-up lost all the same: a parked side looks again after d (a worker doubles its d while
+// idle, up to a second).
+func sleep(ch chan struct{}, tm *time.Timer, d time.Duration) *time.Timer {
+	if tm == nil {
+		tm = time.NewTimer(d)
+	} else {
+		tm.Reset(d)
+	}
+	select {
+	case <-ch:
+	case <-tm.C:
+	}
+	tm.Stop()
+	return tm
 }
 
 // spin polls cond for up to the spin wait and reports whether it came true. It reads the clock and yields
