@@ -14,8 +14,8 @@ import (
 // small parallel GEMMs (256³ on two cores) ran slower than on one. Spinning is what BLAS thread pools
 // do (OpenBLAS, OpenMP runtimes); a spinning worker yields its P (runtime.Gosched) between polls, so
 // other goroutines still run. 0 turns spinning off: worth it where GOMAXPROCS exceeds the CPUs the
-// process really gets (a spinning thread then holds a CPU the others wait for), as with any BLAS pool. It returns the previous value; the default is
-// 100 µs.
+// process really gets (a spinning thread then holds a CPU the others wait for), as with any BLAS
+// pool. It returns the previous value; the default is 100 µs.
 func SetSpinWait(d time.Duration) time.Duration { return time.Duration(spinWait.Swap(int64(d))) }
 
 var spinWait atomic.Int64
@@ -62,25 +62,18 @@ func teamFor(lo, hi, chunk, workers int, body func(lo, hi int)) bool {
 		t.workers = append(t.workers, w)
 		go w.run()
 	}
-	used := t.workers[:0]
-	start := lo + chunk // the caller's chunk is [lo, lo+chunk)
-	for _, w := range t.workers[:workers-1] {
-		if start >= hi {
-			break
-		}
+	used := 0                                                                 // workers given a chunk: the first ones
+	for start := lo + chunk; start < hi && used < workers-1; start += chunk { // the caller's chunk is [lo, lo+chunk)
+		w := t.workers[used]
 		w.f, w.lo, w.hi = body, start, min(start+chunk, hi)
 		w.seq.Add(1)
 		if w.parked.Load() {
-			select {
-			case w.wake <- struct{}{}:
-			default:
-			}
+			poke(w.wake)
 		}
-		used = used[:len(used)+1]
-		start += chunk
+		used++
 	}
 	body(lo, min(lo+chunk, hi))
-	for _, w := range used {
+	for _, w := range t.workers[:used] {
 		want := w.seq.Load()
 		if w.done.Load() != want {
 			t.await(func() bool { return w.done.Load() == want })
@@ -101,10 +94,7 @@ func (w *teamWorker) run() {
 		w.f(w.lo, w.hi)
 		w.done.Swap(last)
 		if w.t.callerParked.Load() {
-			select {
-			case w.t.joined <- struct{}{}:
-			default:
-			}
+			poke(w.t.joined)
 		}
 	}
 }
@@ -140,6 +130,14 @@ func (t *team) await(cond func() bool) {
 		t.tm = sleep(t.joined, t.tm, time.Millisecond)
 	}
 	t.callerParked.Store(false)
+}
+
+// poke leaves a token in the sleeper's one-slot channel, unless one is there already.
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // sleep blocks until ch has a token or d has passed, reusing tm (allocated on first use). The two
