@@ -41,11 +41,13 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 			rows = rowsVersion(n, s.u, s.loops)
 		}
 		packMicro(n, s.u, s.loops)
+		packed := balanceKBlocks(s.u.Slot, s.loops[0], s.loops[1])
+		var node ir.Node = packed
 		if unpacked != nil {
-			var node ir.Node = &ir.If{Cond: smallGemm(s.u.Slot, s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{s.loops[0]}}
+			node = &ir.If{Cond: smallGemm(s.u.Slot, s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{packed}}
 			node = &ir.If{Cond: fewRows(s.u.Slot, s.loops), Then: []ir.Node{rows}, Else: []ir.Node{node}}
-			f.Body = replaceLoop(f.Body, s.loops[0], node)
 		}
+		f.Body = replaceLoop(f.Body, s.loops[0], node)
 	}
 	return len(sites) > 0, nil
 }
@@ -264,6 +266,62 @@ func replaceLoop(body []ir.Node, old *ir.Loop, node ir.Node) []ir.Node {
 		}
 		return []ir.Node{n}
 	})
+}
+
+// balanceKBlocks splits the reduction of the packed nest jc ⊃ pc ⊃ … into nb = ⌈K/KC⌉ blocks of equal
+// depth instead of nb−1 blocks of KC and a remainder: with KC = 1168 and K = 4096 the fourth block was 592
+// deep, half the C-tile loads and stores per multiply-add of the others (docs/PERF.md, "uneven last K
+// block"). The depth is
+//
+//	kb = min(KC, 8·⌈⌈K / nb⌉ / 8⌉)
+//
+// (a multiple of 8, the microkernels' K unrolling, unless KC is smaller); kb ≤ KC, so the panel buffers
+// keep their KC size, and any kb ≥ 1 computes the same result. kb replaces KC in every bound, pack depth,
+// panel layout and Micro inside jc, and in the last-block test of the epilogue bits (pc ≥ K − kb holds
+// exactly on the last block). It is computed once per call, as the variable of a one-trip loop around
+// jc, which is returned. K = 0 keeps one empty block (the pc loop runs to max(K, 1)).
+func balanceKBlocks(slot string, jc, pc *ir.Loop) *ir.Loop {
+	one, eight := ir.IConst{V: 1}, ir.IConst{V: 8}
+	ceil := func(a, b ir.IExpr) ir.IExpr { return ir.IDiv(ir.IAdd(a, ir.ISub(b, one)), b) }
+	k, kc := pc.Hi, sym(slot, "KC") // pc.Hi is max(K, 1)
+	nb := ceil(k, kc)
+	b := ir.IMin(kc, ir.IMul(eight, ceil(ceil(k, nb), eight)))
+	kb := &ir.Var{Name: pc.Var.Name + "_kb"}
+	name := slot + ".KC"
+	sub := func(e ir.IExpr) ir.IExpr {
+		if e == nil {
+			return nil
+		}
+		return replaceSym(e, name, ir.IVar{V: kb})
+	}
+	subE := func(e ir.Expr) ir.Expr {
+		if e == nil {
+			return nil
+		}
+		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+			if p, ok := x.(*ir.PlanVal); ok && p.Name == name {
+				return &ir.VarVal{V: kb, T: p.T}
+			}
+			return x
+		})
+	}
+	pc.Step = ir.IVar{V: kb}
+	jc.Body = ir.RewriteNodes(jc.Body, func(n ir.Node) []ir.Node {
+		switch x := n.(type) {
+		case *ir.Loop:
+			x.Lo, x.Hi, x.Step = sub(x.Lo), sub(x.Hi), sub(x.Step)
+		case *ir.Pack:
+			c := *x
+			c.N, c.Depth, c.DstOff, c.Panel = sub(x.N), sub(x.Depth), sub(x.DstOff), sub(x.Panel)
+			return []ir.Node{&c}
+		case *ir.Micro:
+			x.M, x.N, x.KC, x.COff = sub(x.M), sub(x.N), sub(x.KC), sub(x.COff)
+			x.A, x.B = x.A.MapIExprs(sub), x.B.MapIExprs(sub)
+			x.Beta, x.EP = subE(x.Beta), subE(x.EP)
+		}
+		return []ir.Node{n}
+	})
+	return &ir.Loop{Var: kb, Lo: b, Hi: ir.IAdd(b, one), Step: one, Body: []ir.Node{jc}}
 }
 
 // packMicro rewrites one Micro and the loops around it: loops = jc, pc, ic, jr, ir.
