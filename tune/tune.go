@@ -203,7 +203,7 @@ func Run(opt Options) (*Report, error) {
 	// The interpreter's results on the check's ragged shapes, and a check of the defaults, before the
 	// clock starts.
 	for _, k := range ks {
-		if err := d.check(k.Name, opt.Start); err != nil {
+		if err := d.check(k.Name, startFor(opt.Start, slots[k.Name])); err != nil {
 			return nil, fmt.Errorf("kernel %s: the starting values fail the interpreter check: %v", k.Name, err)
 		}
 	}
@@ -232,6 +232,18 @@ func Run(opt Options) (*Report, error) {
 		fmt.Fprint(opt.Progress, "\r\033[K")
 	}
 	return rep, nil
+}
+
+// startFor is the part of the starting values that names one of slots (a -start list may hold values
+// for several kernels).
+func startFor(start map[string]int, slots []string) map[string]int {
+	out := map[string]int{}
+	for k, v := range start {
+		if slot, _, _ := strings.Cut(k, "."); slices.Contains(slots, slot) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func (r Result) summary() string {
@@ -512,10 +524,7 @@ func (s *search) run() (*Result, error) {
 	for _, sym := range s.symbols() {
 		res.Default[sym] = s.field(nil, sym)
 	}
-	cur := maps.Clone(s.opt.Start)
-	if cur == nil {
-		cur = map[string]int{}
-	}
+	cur := startFor(s.opt.Start, s.slots)
 	bestSpeed := 1.0
 	// The microkernel first (its tile and prefetch change what the blocks should be): every candidate
 	// checked, then timed against the plan's kernel; the fastest winner stays for the search below.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	variant := fs.String("variant", "", "tune this variant instead of the one the machine selects")
 	verbose := fs.Bool("v", false, "print every timed comparison's paired ratios")
 	symbols := fs.String("symbols", "", "comma-separated slot fields to search (default: "+strings.Join(passes.TunedSymbols, ",")+"); the microkernel candidates are always tried")
+	start := fs.String("start", "", "comma-separated slot.Field=value plan values the search starts from instead of the defaults (sgemm.KC=1024: a point a direct sweep found); the lock entry still needs a win over the defaults")
 	tgt := fs.String("target", "", "a GPU sub-target to tune (ptx:sm_90a: block tile, warpgroups, stages of its GEMMs) instead of this machine's CPU")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -76,6 +78,9 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 			opt.Symbols = append(opt.Symbols, f)
 		}
 	}
+	if opt.Start, err = parseStart(*start); err != nil {
+		return err
+	}
 	p := probe.Static()
 	if *profile != "" {
 		if p, err = probe.Load(*profile); err != nil {
@@ -118,6 +123,31 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "kgen tune: variant %s, class %s: %d of %d kernels faster; wrote %s\n", rep.Variant, opt.Class, len(entries), len(rep.Results), lockPath)
 	return nil
+}
+
+// parseStart reads a -start flag: slot.Field=value pairs, Field one of the tuned slot fields (not the
+// microkernel: its candidates are tried first either way); nil for "".
+func parseStart(list string) (map[string]int, error) {
+	if list == "" {
+		return nil, nil
+	}
+	out := map[string]int{}
+	for _, kv := range strings.Split(list, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		slot, field, dot := strings.Cut(k, ".")
+		if !ok || !dot || slot == "" {
+			return nil, usageError{fmt.Sprintf("-start: %q: want slot.Field=value (sgemm.KC=1024)", kv)}
+		}
+		if !slices.Contains(passes.TunedSymbols, field) {
+			return nil, usageError{fmt.Sprintf("-start: %q: %q is not a tuned slot field; want one of %s", kv, field, strings.Join(passes.TunedSymbols, ","))}
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, usageError{fmt.Sprintf("-start: %q: the value must be a positive integer", kv)}
+		}
+		out[k] = n
+	}
+	return out, nil
 }
 
 // parseShapes reads a -shapes flag (nil for "").
