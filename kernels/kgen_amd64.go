@@ -1376,7 +1376,9 @@ func registerVariants() bool {
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 30816, 9852387
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
+				sgemmSlot.RowBlocks, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 2048, 5730011
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
@@ -1384,7 +1386,7 @@ func registerVariants() bool {
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.KC = 320
+				sgemmSlot.KC = 1024
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.KC, sgemmSlot.MC = 1168, 294
 			}
@@ -1507,7 +1509,9 @@ func registerVariants() bool {
 			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 30816, 9852387
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
+				sgemmSlot.RowBlocks, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 2048, 5730011
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
@@ -1515,7 +1519,7 @@ func registerVariants() bool {
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.KC = 320
+				sgemmSlot.KC = 1024
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.KC, sgemmSlot.MC = 1168, 294
 			}
