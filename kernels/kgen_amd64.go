@@ -19,6 +19,12 @@ func sgemm14x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta
 	sgemm14x32AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemm12x32AVX512Slice adapts sgemm12x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
+// guarantees m, n >= 1 and that every touched element lies inside the slices.
+func sgemm12x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm12x32AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
 // sgemm13x32AVX512Slice adapts sgemm13x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
 // guarantees m, n >= 1 and that every touched element lies inside the slices.
 func sgemm13x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
@@ -35,12 +41,6 @@ func dgemm14x16AVX512Slice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta
 // guarantees m, n >= 1 and that every touched element lies inside the slices.
 func dgemm13x16AVX512Slice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
 	dgemm13x16AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
-}
-
-// sgemm12x32AVX512Slice adapts sgemm12x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
-// guarantees m, n >= 1 and that every touched element lies inside the slices.
-func sgemm12x32AVX512Slice(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	sgemm12x32AVX512(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
 // bgemm14x32AVX512Slice adapts bgemm14x32AVX512 (docs/MICROKERNEL.md) to the slot's slice signature. The loop nest
@@ -67,6 +67,12 @@ func sgemm14x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb 
 	sgemm14x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemm12x32AVX512USlice adapts the unpacked microkernel sgemm12x32AVX512U to the slot's slice signature; the loop nest
+// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
+func sgemm12x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+	sgemm12x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
 // sgemm13x32AVX512USlice adapts the unpacked microkernel sgemm13x32AVX512U to the slot's slice signature; the loop nest
 // guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
 func sgemm13x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
@@ -83,12 +89,6 @@ func dgemm14x16AVX512USlice(kc int, a []float64, ars, acs int, b []float64, ldb 
 // guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
 func dgemm13x16AVX512USlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
 	dgemm13x16AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
-}
-
-// sgemm12x32AVX512USlice adapts the unpacked microkernel sgemm12x32AVX512U to the slot's slice signature; the loop nest
-// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
-func sgemm12x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	sgemm12x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
 // sgemm6x16AVX2USlice adapts the unpacked microkernel sgemm6x16AVX2U to the slot's slice signature; the loop nest
@@ -1246,6 +1246,9 @@ func transposeF64AVX2Slice(rows, cols int, src []float64, lds int, dst []float64
 // sgemm14x32AVX512Blocks are sgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
 var sgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 4)
 
+// sgemm12x32AVX512Blocks are sgemm12x32AVX512's cache blocks for the caches of this machine, probed at init.
+var sgemm12x32AVX512Blocks = target.HostGemmBlocks(12, 32, 4)
+
 // sgemm13x32AVX512Blocks are sgemm13x32AVX512's cache blocks for the caches of this machine, probed at init.
 var sgemm13x32AVX512Blocks = target.HostGemmBlocks(13, 32, 4)
 
@@ -1254,9 +1257,6 @@ var dgemm14x16AVX512Blocks = target.HostGemmBlocks(14, 16, 8)
 
 // dgemm13x16AVX512Blocks are dgemm13x16AVX512's cache blocks for the caches of this machine, probed at init.
 var dgemm13x16AVX512Blocks = target.HostGemmBlocks(13, 16, 8)
-
-// sgemm12x32AVX512Blocks are sgemm12x32AVX512's cache blocks for the caches of this machine, probed at init.
-var sgemm12x32AVX512Blocks = target.HostGemmBlocks(12, 32, 4)
 
 // bgemm14x32AVX512Blocks are bgemm14x32AVX512's cache blocks for the caches of this machine, probed at init.
 var bgemm14x32AVX512Blocks = target.HostGemmBlocks(14, 32, 2)
@@ -1376,9 +1376,9 @@ func registerVariants() bool {
 			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
-				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
-				sgemmSlot.RowBlocks, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 2048, 5730011
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
+				sgemmSlot.RowBlocks, sgemmSlot.RowsMax, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 8, 1024, 2343987
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
@@ -1386,7 +1386,7 @@ func registerVariants() bool {
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.KC = 1024
+				sgemmSlot.KC, sgemmSlot.MC = 512, 420
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.KC, sgemmSlot.MC = 1168, 294
 			}
@@ -1509,9 +1509,9 @@ func registerVariants() bool {
 			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
-				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
-				sgemmSlot.RowBlocks, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 2048, 5730011
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
+				sgemmSlot.RowBlocks, sgemmSlot.RowsMax, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 8, 1024, 2343987
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
@@ -1519,7 +1519,7 @@ func registerVariants() bool {
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.KC = 1024
+				sgemmSlot.KC, sgemmSlot.MC = 512, 420
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.KC, sgemmSlot.MC = 1168, 294
 			}

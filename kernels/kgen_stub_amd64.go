@@ -17,6 +17,19 @@ func sgemm14x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, m int
 //go:noescape
 func sgemm14x32AVX512U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
 
+// sgemm12x32AVX512 is the f32 12×32 avx512 GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[p*12+i]*b[p*32+j] + beta*C[i*ldc+j]) for i < m, j < n.
+//
+//go:noescape
+func sgemm12x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
+
+// sgemm12x32AVX512U is the f32 12×32 avx512 unpacked GEMM microkernel (docs/MICROKERNEL.md):
+// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
+// rows i >= m of A and columns j >= n of B are never read.
+//
+//go:noescape
+func sgemm12x32AVX512U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
+
 // sgemm13x32AVX512 is the f32 13×32 avx512 GEMM microkernel (docs/MICROKERNEL.md):
 // C[i*ldc+j] = epilogue(alpha*Σ_p a[p*13+i]*b[p*32+j] + beta*C[i*ldc+j]) for i < m, j < n.
 //
@@ -55,19 +68,6 @@ func dgemm13x16AVX512(kc int, a *float64, b *float64, c *float64, ldc int, m int
 //
 //go:noescape
 func dgemm13x16AVX512U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
-
-// sgemm12x32AVX512 is the f32 12×32 avx512 GEMM microkernel (docs/MICROKERNEL.md):
-// C[i*ldc+j] = epilogue(alpha*Σ_p a[p*12+i]*b[p*32+j] + beta*C[i*ldc+j]) for i < m, j < n.
-//
-//go:noescape
-func sgemm12x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
-
-// sgemm12x32AVX512U is the f32 12×32 avx512 unpacked GEMM microkernel (docs/MICROKERNEL.md):
-// C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
-// rows i >= m of A and columns j >= n of B are never read.
-//
-//go:noescape
-func sgemm12x32AVX512U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
 
 // sgemm6x16AVX2 is the f32 6×16 avx2 GEMM microkernel (docs/MICROKERNEL.md):
 // C[i*ldc+j] = epilogue(alpha*Σ_p a[p*6+i]*b[p*16+j] + beta*C[i*ldc+j]) for i < m, j < n.
