@@ -287,40 +287,8 @@ func balanceKBlocks(slot string, jc, pc *ir.Loop) *ir.Loop {
 	nb := ceil(k, kc)
 	b := ir.IMin(kc, ir.IMul(eight, ceil(ceil(k, nb), eight)))
 	kb := &ir.Var{Name: pc.Var.Name + "_kb"}
-	name := slot + ".KC"
-	sub := func(e ir.IExpr) ir.IExpr {
-		if e == nil {
-			return nil
-		}
-		return replaceSym(e, name, ir.IVar{V: kb})
-	}
-	subE := func(e ir.Expr) ir.Expr {
-		if e == nil {
-			return nil
-		}
-		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
-			if p, ok := x.(*ir.PlanVal); ok && p.Name == name {
-				return &ir.VarVal{V: kb, T: p.T}
-			}
-			return x
-		})
-	}
 	pc.Step = ir.IVar{V: kb}
-	jc.Body = ir.RewriteNodes(jc.Body, func(n ir.Node) []ir.Node {
-		switch x := n.(type) {
-		case *ir.Loop:
-			x.Lo, x.Hi, x.Step = sub(x.Lo), sub(x.Hi), sub(x.Step)
-		case *ir.Pack:
-			c := *x
-			c.N, c.Depth, c.DstOff, c.Panel = sub(x.N), sub(x.Depth), sub(x.DstOff), sub(x.Panel)
-			return []ir.Node{&c}
-		case *ir.Micro:
-			x.M, x.N, x.KC, x.COff = sub(x.M), sub(x.N), sub(x.KC), sub(x.COff)
-			x.A, x.B = x.A.MapIExprs(sub), x.B.MapIExprs(sub)
-			x.Beta, x.EP = subE(x.Beta), subE(x.EP)
-		}
-		return []ir.Node{n}
-	})
+	jc.Body = symToVar(jc.Body, slot+".KC", kb)
 	return &ir.Loop{Var: kb, Lo: b, Hi: ir.IAdd(b, one), Step: one, Body: []ir.Node{jc}}
 }
 

@@ -174,16 +174,35 @@ func balanceRowBlocks(par *ir.Loop, slot string, m ir.IDim, w ir.IExpr) *ir.Loop
 	mc, mr := sym(slot, "MC"), sym(slot, "MR")
 	nb := ir.IMul(w, ceil(m, ir.IMul(w, mc)))
 	b := ir.IMin(mc, ir.IMul(mr, ceil(ceil(m, nb), mr)))
-	name := slot + ".MC"
 	mcb := &ir.Var{Name: par.Var.Name + "_mcb"}
+	par.Step = ir.IVar{V: mcb}
+	par.Body = symToVar(par.Body, slot+".MC", mcb)
+	return &ir.Loop{Var: mcb, Lo: b, Hi: ir.IAdd(b, one), Step: one, Body: []ir.Node{par}}
+}
+
+// symToVar replaces the plan symbol name by the variable v (a block size computed once per call, bound
+// by a one-trip loop around body) in body's loop bounds, packs and Micro calls: their extents, depths,
+// offsets and panel layouts, and the symbol's value in a Micro's Beta and epilogue bits (the last-block
+// test reads KC).
+func symToVar(body []ir.Node, name string, v *ir.Var) []ir.Node {
 	sub := func(e ir.IExpr) ir.IExpr {
 		if e == nil {
 			return nil
 		}
-		return replaceSym(e, name, ir.IVar{V: mcb})
+		return replaceSym(e, name, ir.IVar{V: v})
 	}
-	par.Step = ir.IVar{V: mcb}
-	par.Body = ir.RewriteNodes(par.Body, func(n ir.Node) []ir.Node {
+	subE := func(e ir.Expr) ir.Expr {
+		if e == nil {
+			return nil
+		}
+		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
+			if p, ok := x.(*ir.PlanVal); ok && p.Name == name {
+				return &ir.VarVal{V: v, T: p.T}
+			}
+			return x
+		})
+	}
+	return ir.RewriteNodes(body, func(n ir.Node) []ir.Node {
 		switch x := n.(type) {
 		case *ir.Loop:
 			x.Lo, x.Hi, x.Step = sub(x.Lo), sub(x.Hi), sub(x.Step)
@@ -194,10 +213,10 @@ func balanceRowBlocks(par *ir.Loop, slot string, m ir.IDim, w ir.IExpr) *ir.Loop
 		case *ir.Micro:
 			x.M, x.N, x.KC, x.COff = sub(x.M), sub(x.N), sub(x.KC), sub(x.COff)
 			x.A, x.B = x.A.MapIExprs(sub), x.B.MapIExprs(sub)
+			x.Beta, x.EP = subE(x.Beta), subE(x.EP)
 		}
 		return []ir.Node{n}
 	})
-	return &ir.Loop{Var: mcb, Lo: b, Hi: ir.IAdd(b, one), Step: one, Body: []ir.Node{par}}
 }
 
 // replaceSym replaces the plan symbol name in e by with.
