@@ -9,38 +9,6 @@ import (
 	"github.com/kgen-dev/kgen/target"
 )
 
-// evalKB evaluates an index expression of plan symbols and dims (the K-block depth balanceKBlocks
-// computes once per call).
-func evalKB(t *testing.T, e ir.IExpr, plan map[string]int, dims map[string]int) int {
-	t.Helper()
-	switch x := e.(type) {
-	case ir.IConst:
-		return x.V
-	case ir.ISym:
-		return plan[x.Name]
-	case ir.IDim:
-		return dims[x.D.Name]
-	case ir.IBin:
-		a, b := evalKB(t, x.X, plan, dims), evalKB(t, x.Y, plan, dims)
-		switch x.Op {
-		case '+':
-			return a + b
-		case '-':
-			return a - b
-		case '*':
-			return a * b
-		case '/':
-			return a / b
-		case 'm':
-			return min(a, b)
-		case 'M':
-			return max(a, b)
-		}
-	}
-	t.Fatalf("evalKB: unexpected %#v", e)
-	return 0
-}
-
 // TestBalancedKBlocks checks that the packed GEMM nest splits K into ⌈K/KC⌉ blocks of one depth (a
 // multiple of 8 up to KC; the last block the remainder), and that the result, epilogue included (bias
 // and relu go on the last block only), matches the algorithm-level interpreter on reductions around
@@ -81,7 +49,15 @@ func TestBalancedKBlocks(t *testing.T) {
 		var shapes []map[string]int
 		for K, depth := range want {
 			dims := map[string]int{"M": 1 + rng.IntN(20), "N": 1 + rng.IntN(20), "K": K}
-			if got := evalKB(t, kb.Lo, plan, dims); got != depth {
+			env := ir.IEnv{Dims: map[*ir.Dim]int{}, Plan: plan}
+			for _, d := range k.Dims {
+				env.Dims[d] = dims[d.Name]
+			}
+			got, err := ir.EvalIndex(kb.Lo, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != depth {
 				t.Errorf("K = %d, KC = 40: block depth %d, want %d", K, got, depth)
 			}
 			shapes = append(shapes, dims)
