@@ -231,7 +231,7 @@ func inPlace(v *ir.View, isB bool) ir.MicroOperand {
 	return ir.Operand{T: ld.T, Off: off, Layout: l}
 }
 
-// cloneLoop copies a loop nest (loops, Micro and Alloc nodes; expressions are shared, never mutated).
+// cloneLoop copies a loop nest (loops, Micro, Alloc and If nodes; expressions are shared, never mutated).
 func cloneLoop(l *ir.Loop) *ir.Loop {
 	c := *l
 	c.Body = cloneNodes(l.Body)
@@ -250,6 +250,10 @@ func cloneNodes(body []ir.Node) []ir.Node {
 		case *ir.Alloc:
 			c := *x
 			c.Body = cloneNodes(x.Body)
+			out[i] = &c
+		case *ir.If:
+			c := *x
+			c.Then, c.Else = cloneNodes(x.Then), cloneNodes(x.Else)
 			out[i] = &c
 		default:
 			out[i] = n

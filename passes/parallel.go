@@ -1,6 +1,10 @@
 package passes
 
-import "github.com/kgen-dev/kgen/ir"
+import (
+	"slices"
+
+	"github.com/kgen-dev/kgen/ir"
+)
 
 // Parallel marks one loop per nest to run on the worker pool. A `parallel i` directive names it;
 // otherwise GEMM nests parallelize the jr loop (NR-wide column panels of C: many even chunks, the
@@ -78,6 +82,10 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 			continue
 		}
 		picks := []*ir.Loop{pick}
+		var batch *ir.Loop // the serial copy of a batched GEMM's outer loop, before any loop is marked
+		if isGemm && !hasNamed {
+			batch = batchLoop(nest)
+		}
 		if isGemm && !hasNamed {
 			// every version of the nest (packed and unpacked) gets its jr loop parallel
 			picks = nil
@@ -95,9 +103,65 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 		if isGemm && !hasNamed {
 			nest.Body = parallelRowBlocks(nest.Body)
 		}
+		if batch != nil {
+			nest.Body = parallelBatch(nest, batch)
+		}
 		changed = true
 	}
 	return changed, nil
+}
+
+// batchLoop returns a serial copy of the outer loop of a batched GEMM nest (a statement index b whose
+// body holds the GEMM's versions: bmm's C[b, i, j]), or nil when the nest has no such loop.
+func batchLoop(nest *ir.Nest) *ir.Loop {
+	if len(nest.Body) != 1 || len(nest.Stmts) != 1 {
+		return nil
+	}
+	l, ok := nest.Body[0].(*ir.Loop)
+	if !ok || l.Kind != ir.Serial || gemmPanelLoop(l) || !slices.Contains(nest.Stmts[0].Vars, l.Var) {
+		return nil
+	}
+	return cloneLoop(l)
+}
+
+// parallelBatch versions a batched GEMM nest (its body the outer loop b, already given its inner
+// parallel loops) on the batch count Bt and the workers W: when Bt ≥ W and the last round of products
+// leaves at most a quarter of Bt's work idle (4·(W·⌈Bt/W⌉ − Bt) ≤ Bt), batch, a serial copy of the b
+// loop, runs parallel: each worker computes whole products, one fork/join for the batch. Otherwise
+// (Bt = 3 on two workers, or a single product) the nest as it was: each product split between the
+// workers, a fork/join (or two) per product. A batch of small products (1000 × 8³: 512 multiply-adds
+// each, below any split's cost) ran on one core before. The cost of an iteration is the product's
+// multiply-adds: the extents of the statement's other indices and of its reductions.
+func parallelBatch(nest *ir.Nest, batch *ir.Loop) []ir.Node {
+	var cost ir.IExpr = ir.IConst{V: 1}
+	vars := slices.Clone(nest.Stmts[0].Vars)
+	ir.Walk(nest.Stmts[0].Value, func(e ir.Expr) {
+		if r, ok := e.(*ir.Reduce); ok {
+			vars = append(vars, r.Vars...)
+		}
+	})
+	for _, v := range vars {
+		if v != batch.Var {
+			cost = ir.IMul(cost, v.Hi())
+		}
+	}
+	batch.Kind, batch.Cost = ir.Parallel, ir.IAdd(cost, ir.IConst{V: 1})
+	var slot string
+	ir.WalkNodes(batch.Body, func(x ir.Node) bool {
+		if u, ok := x.(*ir.Micro); ok {
+			slot = u.Slot
+		}
+		return slot == ""
+	})
+	one := ir.IConst{V: 1}
+	bt, w := batch.Hi, ir.ISym{Name: slot + ".Workers", RunTime: true}
+	waste := ir.ISub(ir.IMul(w, ir.IDiv(ir.IAdd(bt, ir.ISub(w, one)), w)), bt)
+	// flag = 1 when min(Bt − 4·waste, Bt − W) ≥ 0, else 0 (Bt·M·N is the length of C: 5·Bt fits an int)
+	flag := ir.IMin(one, ir.IMax(ir.IConst{V: 0}, ir.IAdd(ir.IMin(ir.ISub(bt, ir.IMul(ir.IConst{V: 4}, waste)), ir.ISub(bt, w)), one)))
+	v := &ir.Var{Name: batch.Var.Name + "_par"}
+	cond := &ir.Binary{Op: ir.Eq, X: &ir.VarVal{V: v, T: ir.I32}, Y: &ir.Const{Val: 1, T: ir.I32}, T: ir.Bool}
+	return []ir.Node{&ir.Loop{Var: v, Lo: flag, Hi: ir.IAdd(flag, one), Step: one,
+		Body: []ir.Node{&ir.If{Cond: cond, Then: []ir.Node{batch}, Else: nest.Body}}}}
 }
 
 // parallelRowBlocks versions every packed ic loop (ic ⊃ alloc A ⊃ {pack A, jr}) of body on the worker

@@ -1,0 +1,92 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/kgen-dev/kgen/rt"
+)
+
+// TestBmmParallelBatch runs Bmm on every variant with every loop forced parallel (MinParallelWork 1)
+// on 1, 2 and 3 workers, over batch counts that take the batch-parallel version (whole products per
+// worker: Bt = 2, 4, 5, 16 on two workers) and the per-product one (Bt = 1, 3), and product shapes that
+// take each inner version (few rows, unpacked, packed), with a NaN and an Inf in one product. Each
+// product is checked against a float64 loop, relative to Σ|a·b| with the f32 bound 2·K·2⁻²⁴.
+func TestBmmParallelBatch(t *testing.T) {
+	defer Use("")
+	work, procs := rt.MinParallelWork, runtime.GOMAXPROCS(0)
+	defer func() { rt.MinParallelWork = work; runtime.GOMAXPROCS(procs) }()
+	rt.MinParallelWork = 1
+	rng := rand.New(rand.NewPCG(17, 19))
+	shapes := [][3]int{{2, 7, 5}, {1, 1, 1}, {8, 8, 8}, {13, 29, 31}, {33, 17, 40}, {90, 85, 97}}
+	for _, w := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(w)
+		for _, v := range Variants() {
+			if err := Use(v); err != nil {
+				t.Fatal(err)
+			}
+			for _, bt := range []int{1, 2, 3, 4, 5, 16} {
+				for si, s := range shapes {
+					m, k, n := s[0], s[1], s[2]
+					if bt == 16 && m*n*k > 100000 {
+						continue
+					}
+					A, B := make([]float32, bt*m*k), make([]float32, bt*k*n)
+					for i := range A {
+						A[i] = rng.Float32()*2 - 1
+					}
+					for i := range B {
+						B[i] = rng.Float32()*2 - 1
+					}
+					if si == 3 && bt > 1 {
+						A[m*k+1] = float32(math.NaN()) // product 1, row 0
+						B[k*n+n-1] = float32(math.Inf(1))
+					}
+					C := make([]float32, bt*m*n)
+					for i := range C {
+						C[i] = 12345 // bmm writes every element: none may stay
+					}
+					if err := Bmm(bt, m, k, n, A, B, C); err != nil {
+						t.Fatal(err)
+					}
+					what := fmt.Sprintf("W = %d, %s, Bt = %d, %d×%d×%d", w, v, bt, m, k, n)
+					if err := checkBatch(A, B, C, bt, m, k, n); err != nil {
+						t.Errorf("%s: %v", what, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+func checkBatch(A, B, C []float32, bt, m, k, n int) error {
+	for p := 0; p < bt; p++ {
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var sum, mag float64
+				for q := 0; q < k; q++ {
+					x := float64(A[(p*m+i)*k+q]) * float64(B[(p*k+q)*n+j])
+					sum += x
+					mag += math.Abs(x)
+				}
+				got := float64(C[(p*m+i)*n+j])
+				switch {
+				case math.IsNaN(sum):
+					if !math.IsNaN(got) {
+						return fmt.Errorf("C[%d][%d,%d] = %v, want NaN", p, i, j, got)
+					}
+				case math.IsInf(sum, 0): // one Inf term per sum: no Inf − Inf
+					if got != sum {
+						return fmt.Errorf("C[%d][%d,%d] = %v, want %v", p, i, j, got, sum)
+					}
+				case math.Abs(got-sum) > 2*float64(k)*0x1p-24*mag+1e-30:
+					return fmt.Errorf("C[%d][%d,%d] = %v, want %v (|Σ|a·b|| = %g)", p, i, j, got, sum, mag)
+				}
+			}
+		}
+	}
+	return nil
+}
