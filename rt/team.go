@@ -22,29 +22,24 @@ var spinWait atomic.Int64
 
 func init() { spinWait.Store(int64(100 * time.Microsecond)) }
 
-// teamWorker is one goroutine of the team. The caller posts a chunk by writing f, lo, hi and then
-// incrementing seq; the worker runs it and stores seq into done. parked/wake (and callerParked/joined)
-// are the sleeping side of each wait: the sleeper publishes that it parks, checks the condition once
-// more, then blocks on its buffered channel; the other side sends a token when it sees the flag.
-// A token can be left over (both sides raced); every wait loops on its condition, so it only costs a
-// spurious wake-up.
+// teamWorker is one goroutine of the team. The caller posts a chunk by writing f, lo, hi, incrementing
+// seq and leaving a token in wake; the worker runs it, stores seq into done and leaves a token in the
+// team's joined. Each waiting side polls its condition (spin), then blocks on its channel, looping on the
+// condition: a token is sent after every update, whether or not anyone sleeps, so no wake-up can be lost,
+// and a token left over from an earlier round only costs one more look at the condition.
 type teamWorker struct {
 	seq, done atomic.Uint64
 	f         func(lo, hi int)
 	lo, hi    int
-	parked    atomic.Bool
 	wake      chan struct{}
-	tm        *time.Timer // the worker's park timeout (sleep)
 	t         *team
 	_         [64]byte // keep neighbouring workers' counters on other cache lines
 }
 
 type team struct {
-	mu           sync.Mutex // held by the one ParallelFor that owns the team
-	workers      []*teamWorker
-	callerParked atomic.Bool
-	joined       chan struct{}
-	tm           *time.Timer // the owner's park timeout (sleep); used under mu
+	mu      sync.Mutex // held by the one ParallelFor that owns the team
+	workers []*teamWorker
+	joined  chan struct{}
 }
 
 var theTeam = team{joined: make(chan struct{}, 1)}
@@ -67,9 +62,7 @@ func teamFor(lo, hi, chunk, workers int, body func(lo, hi int)) bool {
 		w := t.workers[used]
 		w.f, w.lo, w.hi = body, start, min(start+chunk, hi)
 		w.seq.Add(1)
-		if w.parked.Load() {
-			poke(w.wake)
-		}
+		poke(w.wake)
 		used++
 	}
 	body(lo, min(lo+chunk, hi))
@@ -93,72 +86,46 @@ func (w *teamWorker) run() {
 		last = w.seq.Load()
 		w.f(w.lo, w.hi)
 		w.done.Swap(last)
-		if w.t.callerParked.Load() {
-			poke(w.t.joined)
-		}
+		poke(w.t.joined)
 	}
 }
 
-// wait returns once seq has moved past last: spinning first, then parked on wake.
+// wait returns once seq has moved past last: spinning first, then blocked on wake.
 func (w *teamWorker) wait(last uint64) {
 	if spin(func() bool { return w.seq.Load() != last }) {
 		return
 	}
-	nap := time.Millisecond
 	for w.seq.Load() == last {
-		w.parked.Swap(true) // an exchange, not a store: see sleep
-		if w.seq.Load() != last {
-			w.parked.Store(false)
-			return
-		}
-		w.tm = sleep(w.wake, w.tm, nap)
-		w.parked.Store(false)
-		nap = min(2*nap, time.Second)
+		<-w.wake
 	}
 }
 
-// await returns once cond holds (a worker has finished): spinning first, then parked on joined.
+// await returns once cond holds (a worker has finished): spinning first, then blocked on joined.
 func (t *team) await(cond func() bool) {
 	if spin(cond) {
 		return
 	}
 	for !cond() {
-		t.callerParked.Swap(true)
-		if cond() {
-			break
-		}
-		t.tm = sleep(t.joined, t.tm, time.Millisecond)
+		<-t.joined
 	}
-	t.callerParked.Store(false)
 }
 
-// poke leaves a token in the sleeper's one-slot channel, unless one is there already.
+// poke leaves a token in the sleeper's one-slot channel, unless one is there already. It follows every
+// update a sleeper waits for, unconditionally. Session 8 had poked only a side that had published a
+// "parked" flag, and under qemu-user (arm64 on x86) the flag and the update were seen out of order: a
+// worker parked with work posted, and the arm64 CI step hung. Exchanges and 1 ms timed parks mended that,
+// but a park with a timer cost the two-core GEMMs 4–12% on the Zen 5 (dgemm 1024³ 16.1 against 15.2 ms;
+// the runtime wakes an idle P's poller for every timer armed). A token per update needs no ordering
+// argument beyond the channel's own lock: a sleeper that finds the buffer empty has consumed every
+// token sent before, and re-reads its condition after each. The one lock-free step is the sender's test
+// for a full buffer (a token already there: the sleeper will look again anyway): each side publishes
+// its word with a read-modify-write (seq.Add, done.Swap; the receiver's channel unlock is an exchange)
+// before it reads the other's, a full barrier under qemu too.
 func poke(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
 	default:
 	}
-}
-
-// sleep blocks until ch has a token or d has passed, reusing tm (allocated on first use). The two
-// sides of each wait publish with atomic read-modify-writes (seq.Add, done.Swap, parked.Swap) before
-// they read the other side's word: under qemu-user on an x86 host, arm64's store-release followed by a
-// load-acquire was not kept in order (a worker parked with work posted, the caller parked for ever:
-// the arm64 CI step hung), while an exchange is a full barrier there too. The timeout bounds the cost
-// of any wake-up lost all the same: a parked side looks again after d (a worker doubles its d while
-// idle, up to a second).
-func sleep(ch chan struct{}, tm *time.Timer, d time.Duration) *time.Timer {
-	if tm == nil {
-		tm = time.NewTimer(d)
-	} else {
-		tm.Reset(d)
-	}
-	select {
-	case <-ch:
-	case <-tm.C:
-	}
-	tm.Stop()
-	return tm
 }
 
 // spin polls cond for up to the spin wait and reports whether it came true. It reads the clock and yields
