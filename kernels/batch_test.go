@@ -90,3 +90,52 @@ func checkBatch(A, B, C []float32, bt, m, k, n int) error {
 	}
 	return nil
 }
+
+// TestOneRowTileUnpacked checks the version rule of the packed GEMMs: a product of at most MR rows (one
+// row tile) runs the unpacked microkernel whatever its work, one of MR+1 rows the packed one (SmallWork
+// 1: no other reason to run unpacked), and both compute the product (checked as in checkBatch).
+func TestOneRowTileUnpacked(t *testing.T) {
+	defer Use("")
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		s0 := *sgemmSlot
+		var packed, unpacked int
+		micro, microU := s0.Micro, s0.MicroU
+		sgemmSlot.SmallWork, sgemmSlot.RowsMax = 1, 0
+		sgemmSlot.Micro = func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+			packed++
+			micro(kc, a, b, c, ldc, m, n, alpha, beta, bias, ep)
+		}
+		sgemmSlot.MicroU = func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+			unpacked++
+			microU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+		}
+		rng := rand.New(rand.NewPCG(23, 29))
+		for _, m := range []int{1, s0.MR - 1, s0.MR, s0.MR + 1} {
+			if m < 1 {
+				continue
+			}
+			k, n := 37, 70
+			A, B, C := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+			for i := range A {
+				A[i] = rng.Float32()*2 - 1
+			}
+			for i := range B {
+				B[i] = rng.Float32()*2 - 1
+			}
+			packed, unpacked = 0, 0
+			if err := Sgemm(m, k, n, A, B, C, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkBatch(A, B, C, 1, m, k, n); err != nil {
+				t.Errorf("%s, M = %d (MR = %d): %v", v, m, s0.MR, err)
+			}
+			if one := m <= s0.MR; one != (unpacked > 0) || one == (packed > 0) {
+				t.Errorf("%s, M = %d (MR = %d): %d packed and %d unpacked microkernel calls, want only %s ones", v, m, s0.MR, packed, unpacked, map[bool]string{true: "unpacked", false: "packed"}[one])
+			}
+		}
+		*sgemmSlot = s0
+	}
+}

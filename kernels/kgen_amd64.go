@@ -103,60 +103,56 @@ func dgemm6x8AVX2USlice(kc int, a []float64, ars, acs int, b []float64, ldb int,
 	dgemm6x8AVX2U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
-// sgemmRowsAVX512Slice runs the rows kernel sgemmRowsAVX512 for at most 4 rows (the portable one otherwise) under rowsVia32,
-// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
+// sgemmRowsAVX512Slice runs the rows kernel sgemmRowsAVX512 under rowsVia32, which applies alpha, beta and the epilogue;
+// the loop nest guarantees every element it names is inside the slices.
 func sgemmRowsAVX512Slice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	kern := rowsCoreGo32
-	if m <= 4 {
-		kern = sgemmRowsAVX512Ptr
-	}
-	rowsVia32(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+	rowsVia32(sgemmRowsAVX512Ptr, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
 }
 
+// sgemmRowsAVX512Ptr runs sgemmRowsAVX512 on groups of at most 4 rows of A and C, each streaming B once.
 func sgemmRowsAVX512Ptr(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int) {
-	sgemmRowsAVX512(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+	for i := 0; i < m; i += 4 {
+		sgemmRowsAVX512(kc, unsafe.SliceData(a[min(i*ars, len(a)):]), ars, acs, unsafe.SliceData(b), ldb, &c[i*ldc], ldc, min(4, m-i), n)
+	}
 }
 
-// dgemmRowsAVX512Slice runs the rows kernel dgemmRowsAVX512 for at most 4 rows (the portable one otherwise) under rowsVia64,
-// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
+// dgemmRowsAVX512Slice runs the rows kernel dgemmRowsAVX512 under rowsVia64, which applies alpha, beta and the epilogue;
+// the loop nest guarantees every element it names is inside the slices.
 func dgemmRowsAVX512Slice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
-	kern := rowsCoreGo64
-	if m <= 4 {
-		kern = dgemmRowsAVX512Ptr
-	}
-	rowsVia64(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+	rowsVia64(dgemmRowsAVX512Ptr, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
 }
 
+// dgemmRowsAVX512Ptr runs dgemmRowsAVX512 on groups of at most 4 rows of A and C, each streaming B once.
 func dgemmRowsAVX512Ptr(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int) {
-	dgemmRowsAVX512(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+	for i := 0; i < m; i += 4 {
+		dgemmRowsAVX512(kc, unsafe.SliceData(a[min(i*ars, len(a)):]), ars, acs, unsafe.SliceData(b), ldb, &c[i*ldc], ldc, min(4, m-i), n)
+	}
 }
 
-// sgemmRowsAVX2Slice runs the rows kernel sgemmRowsAVX2 for at most 4 rows (the portable one otherwise) under rowsVia32,
-// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
+// sgemmRowsAVX2Slice runs the rows kernel sgemmRowsAVX2 under rowsVia32, which applies alpha, beta and the epilogue;
+// the loop nest guarantees every element it names is inside the slices.
 func sgemmRowsAVX2Slice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	kern := rowsCoreGo32
-	if m <= 4 {
-		kern = sgemmRowsAVX2Ptr
-	}
-	rowsVia32(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+	rowsVia32(sgemmRowsAVX2Ptr, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
 }
 
+// sgemmRowsAVX2Ptr runs sgemmRowsAVX2 on groups of at most 4 rows of A and C, each streaming B once.
 func sgemmRowsAVX2Ptr(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int) {
-	sgemmRowsAVX2(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
-}
-
-// dgemmRowsAVX2Slice runs the rows kernel dgemmRowsAVX2 for at most 4 rows (the portable one otherwise) under rowsVia64,
-// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
-func dgemmRowsAVX2Slice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
-	kern := rowsCoreGo64
-	if m <= 4 {
-		kern = dgemmRowsAVX2Ptr
+	for i := 0; i < m; i += 4 {
+		sgemmRowsAVX2(kc, unsafe.SliceData(a[min(i*ars, len(a)):]), ars, acs, unsafe.SliceData(b), ldb, &c[i*ldc], ldc, min(4, m-i), n)
 	}
-	rowsVia64(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
 }
 
+// dgemmRowsAVX2Slice runs the rows kernel dgemmRowsAVX2 under rowsVia64, which applies alpha, beta and the epilogue;
+// the loop nest guarantees every element it names is inside the slices.
+func dgemmRowsAVX2Slice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	rowsVia64(dgemmRowsAVX2Ptr, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
+
+// dgemmRowsAVX2Ptr runs dgemmRowsAVX2 on groups of at most 4 rows of A and C, each streaming B once.
 func dgemmRowsAVX2Ptr(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int) {
-	dgemmRowsAVX2(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+	for i := 0; i < m; i += 4 {
+		dgemmRowsAVX2(kc, unsafe.SliceData(a[min(i*ars, len(a)):]), ars, acs, unsafe.SliceData(b), ldb, &c[i*ldc], ldc, min(4, m-i), n)
+	}
 }
 
 // vloop_sgemv_0AVX512Slot runs vloop_sgemv_0 (a Vector loop of the loop IR) through vloop_sgemv_0AVX512, 16 lanes at a time and the rest under a mask.
@@ -1378,7 +1374,7 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
-				sgemmSlot.RowBlocks, sgemmSlot.RowsMax, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 8, 1024, 2343987
+				sgemmSlot.RowBlocks, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 1024, 2343987
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
@@ -1393,7 +1389,7 @@ func registerVariants() bool {
 			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				dgemmSlot.RowsMax, dgemmSlot.RowsNB, dgemmSlot.SmallWork = 8, 6208, 1024000
+				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 6208, 1024000
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				dgemmSlot.MR, dgemmSlot.NR, dgemmSlot.Micro, dgemmSlot.MicroU = 13, 16, dgemm13x16AVX512Slice, dgemm13x16AVX512USlice
 				dgemmSlot.MC, dgemmSlot.KC, dgemmSlot.NC = dgemm13x16AVX512Blocks.MC, dgemm13x16AVX512Blocks.KC, dgemm13x16AVX512Blocks.NC
@@ -1511,7 +1507,7 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
-				sgemmSlot.RowBlocks, sgemmSlot.RowsMax, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 8, 1024, 2343987
+				sgemmSlot.RowBlocks, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 1024, 2343987
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
@@ -1526,7 +1522,7 @@ func registerVariants() bool {
 			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				dgemmSlot.RowsMax, dgemmSlot.RowsNB, dgemmSlot.SmallWork = 8, 6208, 1024000
+				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 6208, 1024000
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				dgemmSlot.MR, dgemmSlot.NR, dgemmSlot.Micro, dgemmSlot.MicroU = 13, 16, dgemm13x16AVX512Slice, dgemm13x16AVX512USlice
 				dgemmSlot.MC, dgemmSlot.KC, dgemmSlot.NC = dgemm13x16AVX512Blocks.MC, dgemm13x16AVX512Blocks.KC, dgemm13x16AVX512Blocks.NC

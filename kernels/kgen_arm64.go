@@ -24,32 +24,30 @@ func dgemm6x8NEONSlice(kc int, a, b, c []float64, ldc, m, n int, alpha, beta flo
 	dgemm6x8NEON(kc, unsafe.SliceData(a), unsafe.SliceData(b), &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
-// sgemmRowsNEONSlice runs the rows kernel sgemmRowsNEON for at most 4 rows (the portable one otherwise) under rowsVia32,
-// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
+// sgemmRowsNEONSlice runs the rows kernel sgemmRowsNEON under rowsVia32, which applies alpha, beta and the epilogue;
+// the loop nest guarantees every element it names is inside the slices.
 func sgemmRowsNEONSlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-	kern := rowsCoreGo32
-	if m <= 4 {
-		kern = sgemmRowsNEONPtr
-	}
-	rowsVia32(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+	rowsVia32(sgemmRowsNEONPtr, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
 }
 
+// sgemmRowsNEONPtr runs sgemmRowsNEON on groups of at most 4 rows of A and C, each streaming B once.
 func sgemmRowsNEONPtr(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int) {
-	sgemmRowsNEON(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
-}
-
-// dgemmRowsNEONSlice runs the rows kernel dgemmRowsNEON for at most 4 rows (the portable one otherwise) under rowsVia64,
-// which applies alpha, beta and the epilogue; the loop nest guarantees every element it names is inside the slices.
-func dgemmRowsNEONSlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
-	kern := rowsCoreGo64
-	if m <= 4 {
-		kern = dgemmRowsNEONPtr
+	for i := 0; i < m; i += 4 {
+		sgemmRowsNEON(kc, unsafe.SliceData(a[min(i*ars, len(a)):]), ars, acs, unsafe.SliceData(b), ldb, &c[i*ldc], ldc, min(4, m-i), n)
 	}
-	rowsVia64(kern, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
 }
 
+// dgemmRowsNEONSlice runs the rows kernel dgemmRowsNEON under rowsVia64, which applies alpha, beta and the epilogue;
+// the loop nest guarantees every element it names is inside the slices.
+func dgemmRowsNEONSlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+	rowsVia64(dgemmRowsNEONPtr, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+}
+
+// dgemmRowsNEONPtr runs dgemmRowsNEON on groups of at most 4 rows of A and C, each streaming B once.
 func dgemmRowsNEONPtr(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int) {
-	dgemmRowsNEON(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n)
+	for i := 0; i < m; i += 4 {
+		dgemmRowsNEON(kc, unsafe.SliceData(a[min(i*ars, len(a)):]), ars, acs, unsafe.SliceData(b), ldb, &c[i*ldc], ldc, min(4, m-i), n)
+	}
 }
 
 // vloop_sgemv_0NEONSlot runs vloop_sgemv_0 (a Vector loop of the loop IR) through vloop_sgemv_0NEON, 4 lanes at a time.

@@ -56,9 +56,10 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 // the target table's knobs (target.Knobs, tuned on one machine: docs/PERF.md), so a variant or the tuner
 // can move them without a new loop nest:
 //   - <slot>.SmallWork: a problem of at most this many multiply-adds (M·N·K) runs unpacked: packing
-//     copies every operand element once, which a small problem does not earn back. Skinny problems (a
-//     few rows, large N and K) used to run unpacked too; with B packed row by row (packPB) the packed
-//     nest is faster from 5 rows on (16×4096×4096 sgemm: 42 against 32 GFLOP/s).
+//     copies every operand element once, which a small problem does not earn back. So does one of at
+//     most MR rows (one row tile: no packed panel of B would be read twice; smallGemm). Skinny problems
+//     of more rows run packed: with B packed row by row (packPB) the packed nest is faster there
+//     (16×4096×4096 sgemm on Zen 3: 42 against 32 GFLOP/s; level on the Zen 5).
 //   - <slot>.RowsMax and <slot>.RowsNB: a GEMM with at most RowsMax rows of C runs as one "rows" Micro
 //     per RowsNB-wide block of columns, covering all rows and the whole reduction (docs/MICROKERNEL.md,
 //     "Rows"): such a product reads each element of B once for at most RowsMax multiply-adds, so the
@@ -152,12 +153,19 @@ func loopDim(l *ir.Loop) ir.IDim {
 	return e.(ir.IDim)
 }
 
-// smallGemm is M·N·K <= <slot>.SmallWork, from the dims of the blocked loops.
+// smallGemm is M ≤ <slot>.MR or M·N·K ≤ <slot>.SmallWork, from the dims of the blocked loops, written
+// as one test: (M ≤ MR ? 0 : M·N·K) ≤ SmallWork. M ≤ MR is one row tile: each packed panel of B would
+// be read by one microkernel call, so packing B (a read and a write of all of B before the products read
+// it again) earns nothing back, and the unpacked kernel reads B once, in place. On the Zen 5, sgemm
+// M×4096×4096 took 5.0–5.4 ms unpacked against 7.3–7.5 ms packed for M = 4…12 (MR = 12), and the two
+// were level from M = 13 (two row tiles) to 24 (docs/PERF.md, "Session 10").
 func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
 	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
 	mul := func(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Mul, X: x, Y: y, T: ir.F64} }
-	return &ir.Binary{Op: ir.Le, X: mul(mul(m, nn), k), Y: planF64(slot, "SmallWork"), T: ir.Bool}
+	oneTile := &ir.Binary{Op: ir.Le, X: m, Y: planF64(slot, "MR"), T: ir.Bool}
+	work := &ir.Select{C: oneTile, A: &ir.Const{Val: 0, T: ir.F64}, B: mul(mul(m, nn), k)}
+	return &ir.Binary{Op: ir.Le, X: work, Y: planF64(slot, "SmallWork"), T: ir.Bool}
 }
 
 // unpackable reports whether the microkernel can read the operands in place: both are plain loads of

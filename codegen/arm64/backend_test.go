@@ -113,7 +113,8 @@ func TestBackend(t *testing.T) {
 		"\t\tvloop_saxpy_0 = vloop_saxpy_0NEONSlot\n",
 		"\t\tpackD32 = packDf32NEONSlice\n", "\t\tpackPB32 = packPBf32NEONSlice\n",
 		"\t\tpackD64 = packDf64NEONSlice\n", "\t\tpackPB64 = packPBf64NEONSlice\n",
-		"\tkern := rowsCoreGo32\n\tif m <= 4 {\n\t\tkern = sgemmRowsNEONPtr\n\t}\n",
+		"\trowsVia32(sgemmRowsNEONPtr, kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)\n",
+		"\tfor i := 0; i < m; i += 4 {\n\t\tsgemmRowsNEON(kc, unsafe.SliceData(a[min(i*ars, len(a)):]), ars, acs, unsafe.SliceData(b), ldb, &c[i*ldc], ldc, min(4, m-i), n)\n",
 	} {
 		if !strings.Contains(disp, want) {
 			t.Errorf("kgen_arm64.go lacks %q:\n%s", want, disp)
