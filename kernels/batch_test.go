@@ -91,9 +91,10 @@ func checkBatch(A, B, C []float32, bt, m, k, n int) error {
 	return nil
 }
 
-// TestOneRowTileUnpacked checks the version rule of the packed GEMMs: a product of at most MR rows (one
-// row tile) runs the unpacked microkernel whatever its work, one of MR+1 rows the packed one (SmallWork
-// 1: no other reason to run unpacked), and both compute the product (checked as in checkBatch).
+// TestOneRowTileUnpacked checks the version rule of the packed GEMMs (SmallWork 1: no other reason to run
+// unpacked): a product of at most MR rows (one row tile) runs the unpacked microkernel whatever its work,
+// one of at most 2·MR rows too when B has at most 8 MiB (passes.skinnyB), else the packed one, and both
+// compute the product (checked as in checkBatch).
 func TestOneRowTileUnpacked(t *testing.T) {
 	defer Use("")
 	for _, v := range Variants() {
@@ -113,11 +114,14 @@ func TestOneRowTileUnpacked(t *testing.T) {
 			microU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
 		}
 		rng := rand.New(rand.NewPCG(23, 29))
-		for _, m := range []int{1, s0.MR - 1, s0.MR, s0.MR + 1} {
+		for _, c := range []struct{ m, k, n int }{
+			{1, 37, 70}, {s0.MR - 1, 37, 70}, {s0.MR, 37, 70}, {s0.MR + 1, 37, 70}, {2 * s0.MR, 37, 70},
+			{2*s0.MR + 1, 37, 70}, {s0.MR + 1, 2049, 1024}, {s0.MR, 2049, 1024},
+		} {
+			m, k, n := c.m, c.k, c.n
 			if m < 1 {
 				continue
 			}
-			k, n := 37, 70
 			A, B, C := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 			for i := range A {
 				A[i] = rng.Float32()*2 - 1
@@ -132,7 +136,7 @@ func TestOneRowTileUnpacked(t *testing.T) {
 			if err := checkBatch(A, B, C, 1, m, k, n); err != nil {
 				t.Errorf("%s, M = %d (MR = %d): %v", v, m, s0.MR, err)
 			}
-			if one := m <= s0.MR; one != (unpacked > 0) || one == (packed > 0) {
+			if one := m <= s0.MR || m <= 2*s0.MR && k*n*4 <= 8<<20; one != (unpacked > 0) || one == (packed > 0) {
 				t.Errorf("%s, M = %d (MR = %d): %d packed and %d unpacked microkernel calls, want only %s ones", v, m, s0.MR, packed, unpacked, map[bool]string{true: "unpacked", false: "packed"}[one])
 			}
 		}

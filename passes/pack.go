@@ -44,7 +44,7 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 		packed := balanceKBlocks(s.u.Slot, s.loops[0], s.loops[1])
 		var node ir.Node = packed
 		if unpacked != nil {
-			node = &ir.If{Cond: smallGemm(s.u.Slot, s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{packed}}
+			node = &ir.If{Cond: smallGemm(s.u.Slot, s.u.Elem, s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{packed}}
 			node = &ir.If{Cond: fewRows(s.u.Slot, s.loops), Then: []ir.Node{rows}, Else: []ir.Node{node}}
 		}
 		f.Body = replaceLoop(f.Body, s.loops[0], node)
@@ -57,7 +57,8 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 // can move them without a new loop nest:
 //   - <slot>.SmallWork: a problem of at most this many multiply-adds (M·N·K) runs unpacked: packing
 //     copies every operand element once, which a small problem does not earn back. So does one of at
-//     most MR rows (one row tile: no packed panel of B would be read twice; smallGemm). Skinny problems
+//     most MR rows (one row tile: no packed panel of B would be read twice), and one of at most 2·MR
+//     rows whose B fits the second-level TLB's reach (smallGemm). Skinny problems
 //     of more rows run packed: with B packed row by row (packPB) the packed nest is faster there
 //     (16×4096×4096 sgemm on Zen 3: 42 against 32 GFLOP/s; level on the Zen 5).
 //   - <slot>.RowsMax and <slot>.RowsNB: a GEMM with at most RowsMax rows of C runs as one "rows" Micro
@@ -153,20 +154,36 @@ func loopDim(l *ir.Loop) ir.IDim {
 	return e.(ir.IDim)
 }
 
-// smallGemm is M ≤ <slot>.MR or M·N·K ≤ <slot>.SmallWork, from the dims of the blocked loops, written
-// as one test: (M ≤ MR ? 0 : M·N·K) ≤ SmallWork. M ≤ MR is one row tile: each packed panel of B would
-// be read by one microkernel call, so packing B (a read and a write of all of B before the products read
-// it again) earns nothing back, and the unpacked kernel reads B once, in place. On the Zen 5, sgemm
-// M×4096×4096 took 5.0–5.4 ms unpacked against 7.3–7.5 ms packed for M = 4…12 (MR = 12), and the two
-// were level from M = 13 (two row tiles) to 24 (docs/PERF.md, "Session 10").
-func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
+// smallGemm chooses the unpacked version: M ≤ <slot>.MR (one row tile), or M ≤ 2·MR with B at most
+// skinnyB bytes, or M·N·K ≤ <slot>.SmallWork, from the dims of the blocked loops, written as one test:
+//
+//	select(M ≤ MR, 0, select(M ≤ 2·MR, select(K·N·size ≤ skinnyB, 0, M·N·K), M·N·K)) ≤ SmallWork
+//
+// One row tile: each packed panel of B would be read by one microkernel call, so packing B (a read and a
+// write of all of B before the products read it again) earns nothing back, and the unpacked kernel reads
+// B once, in place. On the Zen 5, sgemm M×4096×4096 took 5.0–5.4 ms unpacked against 7.3–7.5 ms packed
+// for M = 4…12 (MR = 12). Two row tiles read each strip of B twice, in place: a strip is K rows a row of
+// B apart, a page each, so the second pass pays the first's TLB misses again unless B's pages fit the
+// second-level TLB (skinnyB). Up to there, on the Zen 5, M = 13…28 ran unpacked 1.3–2.3× faster than
+// packed (sgemm and dgemm, N = K = 512 and 1024, one core and two); beyond it, dgemm 16×2048×2048 (32 MiB
+// of B) ran 0.79× and sgemm 16×4096×4096 (64 MiB) 0.8× on one core (docs/PERF.md, "Session 10").
+func smallGemm(slot string, elem ir.DType, loops []*ir.Loop) ir.Expr {
 	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
 	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
+	f64 := func(v float64) ir.Expr { return &ir.Const{Val: v, T: ir.F64} }
 	mul := func(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Mul, X: x, Y: y, T: ir.F64} }
-	oneTile := &ir.Binary{Op: ir.Le, X: m, Y: planF64(slot, "MR"), T: ir.Bool}
-	work := &ir.Select{C: oneTile, A: &ir.Const{Val: 0, T: ir.F64}, B: mul(mul(m, nn), k)}
-	return &ir.Binary{Op: ir.Le, X: work, Y: planF64(slot, "SmallWork"), T: ir.Bool}
+	le := func(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Le, X: x, Y: y, T: ir.Bool} }
+	sel := func(c, a, b ir.Expr) ir.Expr { return &ir.Select{C: c, A: a, B: b} }
+	mr := planF64(slot, "MR")
+	work := mul(mul(m, nn), k)
+	skinny := sel(le(mul(mul(k, nn), f64(float64(elem.Size()))), f64(skinnyB)), f64(0), work)
+	return le(sel(le(m, mr), f64(0), sel(le(m, mul(f64(2), mr)), skinny, work)), planF64(slot, "SmallWork"))
 }
+
+// skinnyB is the size of B, in bytes, up to which a GEMM of two row tiles runs unpacked (smallGemm):
+// 2048 pages of 4 KiB, the reach of a second-level TLB of 2048 entries (Intel's since Skylake; AMD's
+// Zen 4 and 5 have 3072 and 4096, and measured the turn between 16 and 32 MiB).
+const skinnyB = 8 << 20
 
 // unpackable reports whether the microkernel can read the operands in place: both are plain loads of
 // the element type, linear in the tile position and the reduction (constant strides), and B's rows are
