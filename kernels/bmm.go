@@ -60,7 +60,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							}
 						}
 					} else {
-						if sel(float64(M) <= float64(bmmSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(bmmSlot.MR), sel(float64(K)*float64(N)*float64(4) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(bmmSlot.SmallWork) {
+						if min64(min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(bmmSlot.MR)), max64(float64(M)-float64(2)*float64(bmmSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
 							for jr := 0; jr < N; jr += bmmSlot.NR {
 								for ir := 0; ir < M; ir += bmmSlot.MR {
 									{
@@ -132,7 +132,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								}
 							}
 						} else {
-							if sel(float64(M) <= float64(bmmSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(bmmSlot.MR), sel(float64(K)*float64(N)*float64(4) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(bmmSlot.SmallWork) {
+							if min64(min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(bmmSlot.MR)), max64(float64(M)-float64(2)*float64(bmmSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
 								for jr := 0; jr < N; jr += bmmSlot.NR {
 									for ir := 0; ir < M; ir += bmmSlot.MR {
 										{
@@ -210,7 +210,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 						})
 					}
 				} else {
-					if sel(float64(M) <= float64(bmmSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(bmmSlot.MR), sel(float64(K)*float64(N)*float64(4) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(bmmSlot.SmallWork) {
+					if min64(min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(bmmSlot.MR)), max64(float64(M)-float64(2)*float64(bmmSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
 						if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*K+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
 							for jr := 0; jr < N; jr += bmmSlot.NR {
 								for ir := 0; ir < M; ir += bmmSlot.MR {

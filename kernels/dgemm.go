@@ -72,7 +72,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 			})
 		}
 	} else {
-		if sel(float64(M) <= float64(dgemmSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(dgemmSlot.MR), sel(float64(K)*float64(N)*float64(8) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(dgemmSlot.SmallWork) {
+		if min64(min64(float64(M)*float64(N)*float64(K)-float64(dgemmSlot.SmallWork), float64(M)-float64(dgemmSlot.MR)), max64(float64(M)-float64(2)*float64(dgemmSlot.MR), float64(K)*float64(N)*float64(8)-float64(8.388608e+06))) <= float64(0) {
 			if cost_ := (M+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*K+1) + 1; rt.Inline(0, N, dgemmSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += dgemmSlot.NR {
 					for ir := 0; ir < M; ir += dgemmSlot.MR {

@@ -72,7 +72,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 			})
 		}
 	} else {
-		if sel(float64(M) <= float64(dgemm_tnSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(dgemm_tnSlot.MR), sel(float64(K)*float64(N)*float64(8) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(dgemm_tnSlot.SmallWork) {
+		if min64(min64(float64(M)*float64(N)*float64(K)-float64(dgemm_tnSlot.SmallWork), float64(M)-float64(dgemm_tnSlot.MR)), max64(float64(M)-float64(2)*float64(dgemm_tnSlot.MR), float64(K)*float64(N)*float64(8)-float64(8.388608e+06))) <= float64(0) {
 			if cost_ := (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*K+1) + 1; rt.Inline(0, N, dgemm_tnSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += dgemm_tnSlot.NR {
 					for ir := 0; ir < M; ir += dgemm_tnSlot.MR {

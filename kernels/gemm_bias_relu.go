@@ -75,7 +75,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 			})
 		}
 	} else {
-		if sel(float64(M) <= float64(gemm_bias_reluSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(gemm_bias_reluSlot.MR), sel(float64(K)*float64(N)*float64(4) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(gemm_bias_reluSlot.SmallWork) {
+		if min64(min64(float64(M)*float64(N)*float64(K)-float64(gemm_bias_reluSlot.SmallWork), float64(M)-float64(gemm_bias_reluSlot.MR)), max64(float64(M)-float64(2)*float64(gemm_bias_reluSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
 			if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*K+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += gemm_bias_reluSlot.NR {
 					for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {

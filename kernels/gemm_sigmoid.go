@@ -72,7 +72,7 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 			})
 		}
 	} else {
-		if sel(float64(M) <= float64(gemm_sigmoidSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(gemm_sigmoidSlot.MR), sel(float64(K)*float64(N)*float64(4) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(gemm_sigmoidSlot.SmallWork) {
+		if min64(min64(float64(M)*float64(N)*float64(K)-float64(gemm_sigmoidSlot.SmallWork), float64(M)-float64(gemm_sigmoidSlot.MR)), max64(float64(M)-float64(2)*float64(gemm_sigmoidSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
 			if cost_ := (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*K+1) + 1; rt.Inline(0, N, gemm_sigmoidSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += gemm_sigmoidSlot.NR {
 					for ir := 0; ir < M; ir += gemm_sigmoidSlot.MR {

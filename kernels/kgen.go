@@ -28,34 +28,16 @@ func sel[T any](c bool, a, b T) T {
 	return b
 }
 
-// max32, min32, ... propagate NaN (unlike a plain comparison).
-func max32(x, y float32) float32 {
-	if x != x || y != y {
-		return float32(math.NaN())
-	}
-	return max(x, y)
-}
+// max32, min32, ... propagate NaN (unlike a plain comparison), as Go's built-in min and max do for
+// floats (the spec: any NaN argument gives NaN), which they call; they were guarded by explicit NaN
+// tests, which cost a GEMM's version test 4 ns per call (session 10).
+func max32(x, y float32) float32 { return max(x, y) }
 
-func min32(x, y float32) float32 {
-	if x != x || y != y {
-		return float32(math.NaN())
-	}
-	return min(x, y)
-}
+func min32(x, y float32) float32 { return min(x, y) }
 
-func max64(x, y float64) float64 {
-	if x != x || y != y {
-		return math.NaN()
-	}
-	return max(x, y)
-}
+func max64(x, y float64) float64 { return max(x, y) }
 
-func min64(x, y float64) float64 {
-	if x != x || y != y {
-		return math.NaN()
-	}
-	return min(x, y)
-}
+func min64(x, y float64) float64 { return min(x, y) }
 
 func maxI32(x, y int32) int32 { return max(x, y) }
 func minI32(x, y int32) int32 { return min(x, y) }

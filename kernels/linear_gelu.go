@@ -77,7 +77,7 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 			})
 		}
 	} else {
-		if sel(float64(M) <= float64(linear_geluSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(linear_geluSlot.MR), sel(float64(K)*float64(N)*float64(4) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(linear_geluSlot.SmallWork) {
+		if min64(min64(float64(M)*float64(N)*float64(K)-float64(linear_geluSlot.SmallWork), float64(M)-float64(linear_geluSlot.MR)), max64(float64(M)-float64(2)*float64(linear_geluSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
 			if cost_ := (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*K+1) + 1; rt.Inline(0, N, linear_geluSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += linear_geluSlot.NR {
 					for ir := 0; ir < M; ir += linear_geluSlot.MR {

@@ -80,7 +80,7 @@ func linear_residualImpl(M, K, N int, X []float32, W []float32, bias []float32, 
 			})
 		}
 	} else {
-		if sel(float64(M) <= float64(linear_residualSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(linear_residualSlot.MR), sel(float64(K)*float64(N)*float64(4) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(linear_residualSlot.SmallWork) {
+		if min64(min64(float64(M)*float64(N)*float64(K)-float64(linear_residualSlot.SmallWork), float64(M)-float64(linear_residualSlot.MR)), max64(float64(M)-float64(2)*float64(linear_residualSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
 			if cost_ := (M+linear_residualSlot.MR-1)/linear_residualSlot.MR*(linear_residualSlot.MR*linear_residualSlot.NR*K+1) + 1; rt.Inline(0, N, linear_residualSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += linear_residualSlot.NR {
 					for ir := 0; ir < M; ir += linear_residualSlot.MR {

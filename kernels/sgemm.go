@@ -72,7 +72,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 			})
 		}
 	} else {
-		if sel(float64(M) <= float64(sgemmSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(sgemmSlot.MR), sel(float64(K)*float64(N)*float64(4) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(sgemmSlot.SmallWork) {
+		if min64(min64(float64(M)*float64(N)*float64(K)-float64(sgemmSlot.SmallWork), float64(M)-float64(sgemmSlot.MR)), max64(float64(M)-float64(2)*float64(sgemmSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
 			if cost_ := (M+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*K+1) + 1; rt.Inline(0, N, sgemmSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += sgemmSlot.NR {
 					for ir := 0; ir < M; ir += sgemmSlot.MR {

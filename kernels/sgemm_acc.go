@@ -72,7 +72,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 			})
 		}
 	} else {
-		if sel(float64(M) <= float64(sgemm_accSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(sgemm_accSlot.MR), sel(float64(K)*float64(N)*float64(4) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(sgemm_accSlot.SmallWork) {
+		if min64(min64(float64(M)*float64(N)*float64(K)-float64(sgemm_accSlot.SmallWork), float64(M)-float64(sgemm_accSlot.MR)), max64(float64(M)-float64(2)*float64(sgemm_accSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
 			if cost_ := (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*K+1) + 1; rt.Inline(0, N, sgemm_accSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += sgemm_accSlot.NR {
 					for ir := 0; ir < M; ir += sgemm_accSlot.MR {

@@ -72,7 +72,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 			})
 		}
 	} else {
-		if sel(float64(M) <= float64(sgemm_tnSlot.MR), float64(0), sel(float64(M) <= float64(2)*float64(sgemm_tnSlot.MR), sel(float64(K)*float64(N)*float64(4) <= float64(8.388608e+06), float64(0), float64(M)*float64(N)*float64(K)), float64(M)*float64(N)*float64(K))) <= float64(sgemm_tnSlot.SmallWork) {
+		if min64(min64(float64(M)*float64(N)*float64(K)-float64(sgemm_tnSlot.SmallWork), float64(M)-float64(sgemm_tnSlot.MR)), max64(float64(M)-float64(2)*float64(sgemm_tnSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
 			if cost_ := (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*K+1) + 1; rt.Inline(0, N, sgemm_tnSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += sgemm_tnSlot.NR {
 					for ir := 0; ir < M; ir += sgemm_tnSlot.MR {

@@ -155,9 +155,10 @@ func loopDim(l *ir.Loop) ir.IDim {
 }
 
 // smallGemm chooses the unpacked version: M ≤ <slot>.MR (one row tile), or M ≤ 2·MR with B at most
-// skinnyB bytes, or M·N·K ≤ <slot>.SmallWork, from the dims of the blocked loops, written as one test:
+// skinnyB bytes, or M·N·K ≤ <slot>.SmallWork, from the dims of the blocked loops, written as one
+// branch-free test (a tiny product pays for every operation of it: sgemm 16³ takes 85 ns):
 //
-//	select(M ≤ MR, 0, select(M ≤ 2·MR, select(K·N·size ≤ skinnyB, 0, M·N·K), M·N·K)) ≤ SmallWork
+//	min(M·N·K − SmallWork, M − MR, max(M − 2·MR, K·N·size − skinnyB)) ≤ 0
 //
 // One row tile: each packed panel of B would be read by one microkernel call, so packing B (a read and a
 // write of all of B before the products read it again) earns nothing back, and the unpacked kernel reads
@@ -171,13 +172,12 @@ func smallGemm(slot string, elem ir.DType, loops []*ir.Loop) ir.Expr {
 	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
 	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
 	f64 := func(v float64) ir.Expr { return &ir.Const{Val: v, T: ir.F64} }
-	mul := func(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Mul, X: x, Y: y, T: ir.F64} }
-	le := func(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Le, X: x, Y: y, T: ir.Bool} }
-	sel := func(c, a, b ir.Expr) ir.Expr { return &ir.Select{C: c, A: a, B: b} }
+	bin := func(op ir.Op, x, y ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: x, Y: y, T: ir.F64} }
 	mr := planF64(slot, "MR")
-	work := mul(mul(m, nn), k)
-	skinny := sel(le(mul(mul(k, nn), f64(float64(elem.Size()))), f64(skinnyB)), f64(0), work)
-	return le(sel(le(m, mr), f64(0), sel(le(m, mul(f64(2), mr)), skinny, work)), planF64(slot, "SmallWork"))
+	small := bin(ir.Sub, bin(ir.Mul, bin(ir.Mul, m, nn), k), planF64(slot, "SmallWork"))
+	oneTile := bin(ir.Sub, m, mr)
+	twoTiles := bin(ir.Max, bin(ir.Sub, m, bin(ir.Mul, f64(2), mr)), bin(ir.Sub, bin(ir.Mul, bin(ir.Mul, k, nn), f64(float64(elem.Size()))), f64(skinnyB)))
+	return &ir.Binary{Op: ir.Le, X: bin(ir.Min, bin(ir.Min, small, oneTile), twoTiles), Y: f64(0), T: ir.Bool}
 }
 
 // skinnyB is the size of B, in bytes, up to which a GEMM of two row tiles runs unpacked (smallGemm):
