@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/target"
 )
 
 // TestBalancedKBlocks checks that the packed GEMM nest splits K into ⌈K/KC⌉ blocks of one depth (a
@@ -14,56 +13,42 @@ import (
 // and relu go on the last block only), matches the algorithm-level interpreter on reductions around
 // the block boundaries.
 func TestBalancedKBlocks(t *testing.T) {
-	m, err := target.Lookup("go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range library(t) {
-		if k.Name != "gemm_bias_relu" {
-			continue
+	k, f := compiledKernel(t, "go", "gemm_bias_relu")
+	var kb *ir.Loop
+	ir.WalkNodes(f.Body, func(n ir.Node) bool {
+		if l, ok := n.(*ir.Loop); ok && strings.HasSuffix(l.Var.Name, "_kb") {
+			kb = l
 		}
-		f, err := Compile(k, m, Options{})
+		return kb == nil
+	})
+	if kb == nil {
+		t.Fatalf("no K-block depth loop in the packed nest:\n%s", f)
+	}
+	plan := oddPlan(f)
+	for key := range plan {
+		if strings.HasSuffix(key, ".KC") {
+			plan[key] = 40
+		}
+	}
+	// K → the balanced depth: 100 = 40+40+20 becomes 3 blocks of 34 → 40 (a multiple of 8 ≤ KC);
+	// 1168-like splits: 90 → 3 × 30 → 32; 41 → 2 × 21 → 24
+	want := map[int]int{1: 8, 7: 8, 40: 40, 41: 24, 80: 40, 81: 32, 90: 32, 100: 40, 121: 32}
+	rng := rand.New(rand.NewPCG(3, 5))
+	var shapes []map[string]int
+	for K, depth := range want {
+		dims := map[string]int{"M": 1 + rng.IntN(20), "N": 1 + rng.IntN(20), "K": K}
+		env := ir.IEnv{Dims: map[*ir.Dim]int{}, Plan: plan}
+		for _, d := range k.Dims {
+			env.Dims[d] = dims[d.Name]
+		}
+		got, err := ir.EvalIndex(kb.Lo, env)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var kb *ir.Loop
-		ir.WalkNodes(f.Body, func(n ir.Node) bool {
-			if l, ok := n.(*ir.Loop); ok && strings.HasSuffix(l.Var.Name, "_kb") {
-				kb = l
-			}
-			return kb == nil
-		})
-		if kb == nil {
-			t.Fatalf("no K-block depth loop in the packed nest:\n%s", f)
+		if got != depth {
+			t.Errorf("K = %d, KC = 40: block depth %d, want %d", K, got, depth)
 		}
-		plan := oddPlan(f)
-		for key := range plan {
-			if strings.HasSuffix(key, ".KC") {
-				plan[key] = 40
-			}
-		}
-		// K → the balanced depth: 100 = 40+40+20 becomes 3 blocks of 34 → 40 (a multiple of 8 ≤ KC);
-		// 1168-like splits: 90 → 3 × 30 → 32; 41 → 2 × 21 → 24
-		want := map[int]int{1: 8, 7: 8, 40: 40, 41: 24, 80: 40, 81: 32, 90: 32, 100: 40, 121: 32}
-		rng := rand.New(rand.NewPCG(3, 5))
-		var shapes []map[string]int
-		for K, depth := range want {
-			dims := map[string]int{"M": 1 + rng.IntN(20), "N": 1 + rng.IntN(20), "K": K}
-			env := ir.IEnv{Dims: map[*ir.Dim]int{}, Plan: plan}
-			for _, d := range k.Dims {
-				env.Dims[d] = dims[d.Name]
-			}
-			got, err := ir.EvalIndex(kb.Lo, env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != depth {
-				t.Errorf("K = %d, KC = 40: block depth %d, want %d", K, got, depth)
-			}
-			shapes = append(shapes, dims)
-		}
-		runPlans(t, "gemm_bias_relu, KC = 40", k, f, shapes, []map[string]int{plan}, rng)
-		return
+		shapes = append(shapes, dims)
 	}
-	t.Fatal("gemm_bias_relu not in the library")
+	runPlans(t, "gemm_bias_relu, KC = 40", k, f, shapes, []map[string]int{plan}, rng)
 }

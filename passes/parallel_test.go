@@ -6,92 +6,77 @@ import (
 	"testing"
 
 	"github.com/kgen-dev/kgen/ir"
-	"github.com/kgen-dev/kgen/target"
 )
 
 // TestParallelBatch checks bmm's batch versioning: the batch loop runs parallel (whole products per
 // worker) exactly when Bt ≥ W and the last round leaves at most a quarter of Bt idle, and both versions
 // compute what the algorithm-level interpreter does for worker counts that pick either one.
 func TestParallelBatch(t *testing.T) {
-	m, err := target.Lookup("amd64")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range library(t) {
-		if k.Name != "bmm" {
-			continue
+	k, f := compiledKernel(t, "amd64", "bmm")
+	var flag *ir.Loop
+	var batch *ir.Loop
+	ir.WalkNodes(f.Body, func(n ir.Node) bool {
+		if l, ok := n.(*ir.Loop); ok {
+			if strings.HasSuffix(l.Var.Name, "_par") {
+				flag = l
+			}
+			if l.Var.Name == "b" && l.Kind == ir.Parallel && batch == nil {
+				batch = l
+			}
 		}
-		f, err := Compile(k, m, Options{})
+		return true
+	})
+	if flag == nil || batch == nil {
+		t.Fatalf("no batch versioning (flag loop %v, parallel b loop %v):\n%s", flag != nil, batch != nil, f)
+	}
+	// the parallel copy has no parallel loop inside: a worker computes its products alone
+	ir.WalkNodes(batch.Body, func(n ir.Node) bool {
+		if l, ok := n.(*ir.Loop); ok && l.Kind == ir.Parallel {
+			t.Errorf("loop %s inside the parallel batch loop is parallel too", l.Var.Name)
+		}
+		return true
+	})
+	// Bt, W → whether the batch loop is the parallel one
+	want := []struct{ bt, w, par int }{
+		{1, 1, 1}, {3, 1, 1}, {1, 2, 0}, {2, 2, 1}, {3, 2, 0}, {4, 2, 1}, {5, 2, 1}, {1000, 2, 1},
+		{7, 4, 1}, {5, 4, 0}, {4, 5, 0}, {3, 4, 0}, {9, 8, 0}, {1001, 16, 1},
+	}
+	plan := oddPlan(f)
+	var workers string
+	for key := range f.Plan {
+		if strings.HasSuffix(key, ".Workers") {
+			workers = key
+		}
+	}
+	if workers == "" {
+		t.Fatalf("no Workers plan value:\n%s", f)
+	}
+	for _, c := range want {
+		env := ir.IEnv{Dims: map[*ir.Dim]int{}, Plan: map[string]int{workers: c.w}}
+		for _, d := range k.Dims {
+			env.Dims[d] = map[string]int{"Bt": c.bt, "M": 5, "N": 5, "K": 5}[d.Name]
+		}
+		got, err := ir.EvalIndex(flag.Lo, env)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var flag *ir.Loop
-		var batch *ir.Loop
-		ir.WalkNodes(f.Body, func(n ir.Node) bool {
-			if l, ok := n.(*ir.Loop); ok {
-				if strings.HasSuffix(l.Var.Name, "_par") {
-					flag = l
-				}
-				if l.Var.Name == "b" && l.Kind == ir.Parallel && batch == nil {
-					batch = l
-				}
-			}
-			return true
-		})
-		if flag == nil || batch == nil {
-			t.Fatalf("no batch versioning (flag loop %v, parallel b loop %v):\n%s", flag != nil, batch != nil, f)
+		if got != c.par {
+			t.Errorf("Bt = %d, W = %d: batch flag %d, want %d", c.bt, c.w, got, c.par)
 		}
-		// the parallel copy has no parallel loop inside: a worker computes its products alone
-		ir.WalkNodes(batch.Body, func(n ir.Node) bool {
-			if l, ok := n.(*ir.Loop); ok && l.Kind == ir.Parallel {
-				t.Errorf("loop %s inside the parallel batch loop is parallel too", l.Var.Name)
-			}
-			return true
-		})
-		// Bt, W → whether the batch loop is the parallel one
-		want := []struct{ bt, w, par int }{
-			{1, 1, 1}, {3, 1, 1}, {1, 2, 0}, {2, 2, 1}, {3, 2, 0}, {4, 2, 1}, {5, 2, 1}, {1000, 2, 1},
-			{7, 4, 1}, {5, 4, 0}, {4, 5, 0}, {3, 4, 0}, {9, 8, 0}, {1001, 16, 1},
-		}
-		plan := oddPlan(f)
-		var workers string
-		for key := range f.Plan {
-			if strings.HasSuffix(key, ".Workers") {
-				workers = key
-			}
-		}
-		if workers == "" {
-			t.Fatalf("no Workers plan value:\n%s", f)
-		}
-		for _, c := range want {
-			env := ir.IEnv{Dims: map[*ir.Dim]int{}, Plan: map[string]int{workers: c.w}}
-			for _, d := range k.Dims {
-				env.Dims[d] = map[string]int{"Bt": c.bt, "M": 5, "N": 5, "K": 5}[d.Name]
-			}
-			got, err := ir.EvalIndex(flag.Lo, env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != c.par {
-				t.Errorf("Bt = %d, W = %d: batch flag %d, want %d", c.bt, c.w, got, c.par)
-			}
-		}
-		rng := rand.New(rand.NewPCG(7, 11))
-		var shapes []map[string]int
-		for _, bt := range []int{1, 2, 3, 5} {
-			shapes = append(shapes, map[string]int{"Bt": bt, "M": 1 + rng.IntN(12), "N": 1 + rng.IntN(12), "K": 1 + rng.IntN(12)})
-		}
-		var plans []map[string]int
-		for _, w := range []int{1, 2, 3} {
-			p := map[string]int{}
-			for key, v := range plan {
-				p[key] = v
-			}
-			p[workers] = w
-			plans = append(plans, p)
-		}
-		runPlans(t, "bmm, W = 1, 2, 3", k, f, shapes, plans, rng)
-		return
 	}
-	t.Fatal("bmm not in the library")
+	rng := rand.New(rand.NewPCG(7, 11))
+	var shapes []map[string]int
+	for _, bt := range []int{1, 2, 3, 5} {
+		shapes = append(shapes, map[string]int{"Bt": bt, "M": 1 + rng.IntN(12), "N": 1 + rng.IntN(12), "K": 1 + rng.IntN(12)})
+	}
+	var plans []map[string]int
+	for _, w := range []int{1, 2, 3} {
+		p := map[string]int{}
+		for key, v := range plan {
+			p[key] = v
+		}
+		p[workers] = w
+		plans = append(plans, p)
+	}
+	runPlans(t, "bmm, W = 1, 2, 3", k, f, shapes, plans, rng)
 }

@@ -16,6 +16,26 @@ import (
 
 func library(t *testing.T) []*ir.Kernel { return kdslFile(t, "../kernels.kdsl") }
 
+// compiledKernel compiles the library kernel name for the target tgt.
+func compiledKernel(t *testing.T, tgt, name string) (*ir.Kernel, *ir.Func) {
+	t.Helper()
+	m, err := target.Lookup(tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range library(t) {
+		if k.Name == name {
+			f, err := Compile(k, m, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return k, f
+		}
+	}
+	t.Fatalf("%s is not in the library", name)
+	return nil, nil
+}
+
 // kdslFile checks the kernels of a kdsl file.
 func kdslFile(t *testing.T, path string) []*ir.Kernel {
 	src, err := os.ReadFile(path)
