@@ -13,10 +13,13 @@ import (
 // compute what the algorithm-level interpreter does for worker counts that pick either one.
 func TestParallelBatch(t *testing.T) {
 	k, f := compiledKernel(t, "amd64", "bmm")
-	var flag *ir.Loop
+	var wloop, flag *ir.Loop
 	var batch *ir.Loop
 	ir.WalkNodes(f.Body, func(n ir.Node) bool {
 		if l, ok := n.(*ir.Loop); ok {
+			if l.Var.Name == "b_w" {
+				wloop = l
+			}
 			if strings.HasSuffix(l.Var.Name, "_par") {
 				flag = l
 			}
@@ -26,8 +29,8 @@ func TestParallelBatch(t *testing.T) {
 		}
 		return true
 	})
-	if flag == nil || batch == nil {
-		t.Fatalf("no batch versioning (flag loop %v, parallel b loop %v):\n%s", flag != nil, batch != nil, f)
+	if wloop == nil || flag == nil || batch == nil {
+		t.Fatalf("no batch versioning (worker loop %v, flag loop %v, parallel b loop %v):\n%s", wloop != nil, flag != nil, batch != nil, f)
 	}
 	// the parallel copy has no parallel loop inside: a worker computes its products alone
 	ir.WalkNodes(batch.Body, func(n ir.Node) bool {
@@ -56,6 +59,11 @@ func TestParallelBatch(t *testing.T) {
 		for _, d := range k.Dims {
 			env.Dims[d] = map[string]int{"Bt": c.bt, "M": 5, "N": 5, "K": 5}[d.Name]
 		}
+		w, err := ir.EvalIndex(wloop.Lo, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Vars = map[*ir.Var]int{wloop.Var: w}
 		got, err := ir.EvalIndex(flag.Lo, env)
 		if err != nil {
 			t.Fatal(err)
