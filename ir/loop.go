@@ -353,10 +353,11 @@ func IsCacheBlock(sym string) bool {
 
 // KernelFields are the GEMM slot symbols that choose the microkernel itself: the register tile (MR, NR),
 // the packed kernel's k unroll (KU) and prefetch distances in k steps for Ã and B̃ (PFA, PFB; -1: off),
-// and the unpacked kernel's B prefetch distance in rows (PFU; -1: off). A kgen.lock value of one makes
+// how many k steps before the end of its k loop it prefetches the C tile again (PFC; -1: off), and the
+// unpacked kernel's B prefetch distance in rows (PFU; -1: off). A kgen.lock value of one makes
 // the backend generate that microkernel beside the default one and install it for the class, with the
 // other kernel fields at their defaults (0 in the backend's terms).
-var KernelFields = []string{"MR", "NR", "KU", "PFA", "PFB", "PFU"}
+var KernelFields = []string{"MR", "NR", "KU", "PFA", "PFB", "PFC", "PFU"}
 
 // TunedValueOK reports whether v may be a tuned value of sym ("slot.FIELD", or a bare field): at least
 // 1, or -1 for a prefetch distance (off).

@@ -248,6 +248,14 @@ func (g *gemmGen) kloop() {
 		c.SHRQ(operand.Imm(uint64(bits.TrailingZeros(uint(g.u)))), rLoop)
 		c.JZ(lbl("kremainder"))
 		c.Label("kloop")
+		if t := g.k.prefetchCTail(); t > 0 {
+			c.Comment(fmt.Sprintf("%d k steps before the end, prefetch the C tile again: the entry prefetch has brought it", t*g.u),
+				"near, but the panels streamed since have pushed it out of L1.")
+			c.CMPQ(rLoop, operand.Imm(uint64(t)))
+			c.JNE(lbl("kloopbody"))
+			g.prefetchC()
+			c.Label("kloopbody")
+		}
 		pf := g.prefetches()
 		per := (len(pf) + g.u - 1) / g.u
 		for p := 0; p < g.u; p++ {

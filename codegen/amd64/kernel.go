@@ -37,6 +37,13 @@ type GemmKernel struct {
 	// memory from being latency-bound).
 	PrefetchA, PrefetchB int
 
+	// PrefetchC is how many k steps before the end of a packed kernel's k loop the C tile is prefetched
+	// (PREFETCHT0) a second time, 0 meaning defaultPrefetchC and a negative value none. The prefetch at
+	// entry starts C's way from memory, but the Ã and B̃ panels streamed through L1 during the k loop
+	// evict it again before the epilogue reads it; BLIS's and OpenBLAS's AVX-512 kernels also touch C
+	// late. Rounded down to whole unrolled iterations; unpacked kernels ignore it.
+	PrefetchC int
+
 	// Unpacked selects the strided ("unpacked", BLIS sup / LIBXSMM style)
 	// contract of docs/MICROKERNEL.md instead of packed panels:
 	//
@@ -61,6 +68,10 @@ type PeakKernel struct {
 const (
 	defaultPrefetchA = 8
 	defaultPrefetchB = 8
+	// defaultPrefetchC: 128 k steps stream at most 128·(14+32)·4 = 23 KiB of panels (f32; f64 14+16
+	// columns: 30 KiB), within a 48 KiB L1, and take over 1000 cycles, far more than an L3 or DRAM
+	// latency. Measured on the Zen 5 against 32 steps and none (docs/PERF.md, session 11).
+	defaultPrefetchC = 128
 	// defaultPrefetchU is the unpacked kernels' B distance in rows: at about 6 cycles per row it is
 	// ~400 cycles ahead, near DRAM latency; with 8 rows a skinny product kept only 8 lines in flight.
 	defaultPrefetchU = 64
@@ -275,6 +286,19 @@ func (k GemmKernel) Validate() error {
 			k.Name, k.MR, k.NR, k.MR*nv, need, k.ISA, numVecRegs(k.ISA))
 	}
 	return nil
+}
+
+// prefetchCTail returns the unrolled k-loop iteration count at which the packed kernel prefetches C
+// again (0: never).
+func (k GemmKernel) prefetchCTail() int {
+	d := k.PrefetchC
+	if d == 0 {
+		d = defaultPrefetchC
+	}
+	if d < 0 || k.unroll() < 2 {
+		return 0
+	}
+	return max(1, d/k.unroll())
 }
 
 func (k GemmKernel) unroll() int {

@@ -11,7 +11,7 @@ import (
 )
 
 // Microkernels chosen by kgen.lock. A lock entry may set a GEMM slot's kernel fields (ir.KernelFields:
-// MR, NR, KU, PFA, PFB, PFU) for a machine class; the backend then generates that class's microkernels
+// MR, NR, KU, PFA, PFB, PFC, PFU) for a machine class; the backend then generates that class's microkernels
 // beside the plan's and the dispatch file installs them when the class is the machine's
 // (codegen.SlotKernel.Classes). kgen tune times such candidates in one process through the same route
 // (classes of its own, tune/kernels.go).
@@ -34,13 +34,13 @@ func classKernels(elem, isa string, mr, nr int, fields map[string]int) (k, ku Ge
 	}
 	k = NewGemmKernelTile(elem, isa, get("MR", mr), get("NR", nr))
 	k.KUnroll = get("KU", k.KUnroll)
-	k.PrefetchA, k.PrefetchB = get("PFA", 0), get("PFB", 0)
+	k.PrefetchA, k.PrefetchB, k.PrefetchC = get("PFA", 0), get("PFB", 0), get("PFC", 0)
 	suffix := ""
 	for _, f := range []struct {
 		tag string
 		v   int
 		def int
-	}{{"u", k.KUnroll, 4}, {"pa", k.PrefetchA, 0}, {"pb", k.PrefetchB, 0}} {
+	}{{"u", k.KUnroll, 4}, {"pa", k.PrefetchA, 0}, {"pb", k.PrefetchB, 0}, {"pc", k.PrefetchC, 0}} {
 		if f.v != f.def {
 			suffix += "_" + f.tag + knobValue(f.v)
 		}
@@ -94,7 +94,8 @@ func addClassKernels(sk *codegen.SlotKernel, elem, isa string, add func(GemmKern
 // KernelCandidates are the microkernels kgen tune tries for elem (F32, F64) on isa, as kernel fields
 // that differ from the defaults: the four tiles nearest the default one by accumulator count (at least
 // 80% of its registers; packed and unpacked both generable, so a small problem keeps an assembly
-// kernel), k unrolls 2 and 8, packed prefetch distances 4 and 16 k steps or off for Ã and B̃, and the
+// kernel), k unrolls 2 and 8, packed prefetch distances 4 and 16 k steps or off for Ã and B̃, the late C
+// prefetch 32 or 512 k steps before the end or off, and the
 // unpacked kernel's B distance 16 or 128 rows or off.
 func KernelCandidates(elem, isa string) []map[string]int {
 	mr, nr := TileFor(elem, isa)
@@ -132,7 +133,7 @@ func KernelCandidates(elem, isa string) []map[string]int {
 	for _, f := range []struct {
 		field string
 		vals  []int
-	}{{"KU", []int{2, 8}}, {"PFA", []int{4, 16, -1}}, {"PFB", []int{4, 16, -1}}, {"PFU", []int{16, 128, -1}}} {
+	}{{"KU", []int{2, 8}}, {"PFA", []int{4, 16, -1}}, {"PFB", []int{4, 16, -1}}, {"PFC", []int{32, 512, -1}}, {"PFU", []int{16, 128, -1}}} {
 		for _, v := range f.vals {
 			out = append(out, map[string]int{f.field: v})
 		}

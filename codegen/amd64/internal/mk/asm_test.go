@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,6 +107,14 @@ func TestAsmGemmKernels(t *testing.T) {
 			}
 			if countMatch(loop, regexp.MustCompile(`^PREFETCHT0\s`)) == 0 {
 				t.Error("k loop: no PREFETCHT0")
+			}
+			// The late C prefetch: one test of the iteration count, then both ends of each C row
+			// (R13 walks the rows), 128 k steps (defaultPrefetchC) before the loop's end.
+			if got, want := countMatch(loop, regexp.MustCompile(`^CMPQ\s+DX, \$0x0*`+strconv.FormatInt(int64(128/u), 16)+`$`)), 1; got != want {
+				t.Errorf("k loop: %d tests for the late C prefetch at %d iterations left, want %d", got, 128/u, want)
+			}
+			if got, want := countMatch(loop, regexp.MustCompile(`^PREFETCHT0\s+\d*\(R13\)$`)), 2*k.MR; got != want {
+				t.Errorf("k loop: %d prefetches of C rows, want %d", got, want)
 			}
 			if rem := section(body, "kloop1"); countMatch(rem, fmaRE) != k.MR*nv {
 				t.Errorf("remainder loop: want %d FMAs", k.MR*nv)

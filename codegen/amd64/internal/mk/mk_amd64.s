@@ -98,6 +98,32 @@ TEXT ·sgemm6x16AVX2(SB), NOSPLIT, $64-80
 	JZ   kremainder
 
 kloop:
+	// 128 k steps before the end, prefetch the C tile again: the entry prefetch has brought it
+	// near, but the panels streamed since have pushed it out of L1.
+	CMPQ DX, $0x20
+	JNE  kloopbody
+
+	// Prefetch the C tile (first and last byte of each row).
+	MOVQ       R8, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+
+kloopbody:
 	VMOVUPS      (DI), Y0
 	VMOVUPS      32(DI), Y1
 	PREFETCHT0   192(SI)
@@ -579,6 +605,32 @@ TEXT ·dgemm6x8AVX2(SB), NOSPLIT, $64-88
 	JZ   kremainder
 
 kloop:
+	// 128 k steps before the end, prefetch the C tile again: the entry prefetch has brought it
+	// near, but the panels streamed since have pushed it out of L1.
+	CMPQ DX, $0x20
+	JNE  kloopbody
+
+	// Prefetch the C tile (first and last byte of each row).
+	MOVQ       R8, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 63(R13)
+
+kloopbody:
 	VMOVUPD      (DI), Y0
 	VMOVUPD      32(DI), Y1
 	PREFETCHT0   384(SI)
@@ -1102,6 +1154,56 @@ TEXT ·sgemm14x32AVX512(SB), NOSPLIT, $0-80
 	JZ   kremainder
 
 kloop:
+	// 128 k steps before the end, prefetch the C tile again: the entry prefetch has brought it
+	// near, but the panels streamed since have pushed it out of L1.
+	CMPQ DX, $0x20
+	JNE  kloopbody
+
+	// Prefetch the C tile (first and last byte of each row).
+	MOVQ       R8, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+
+kloopbody:
 	VMOVUPS      (DI), Z0
 	VMOVUPS      64(DI), Z1
 	PREFETCHT0   448(SI)
@@ -1974,6 +2076,56 @@ TEXT ·dgemm14x16AVX512(SB), NOSPLIT, $0-88
 	JZ   kremainder
 
 kloop:
+	// 128 k steps before the end, prefetch the C tile again: the entry prefetch has brought it
+	// near, but the panels streamed since have pushed it out of L1.
+	CMPQ DX, $0x20
+	JNE  kloopbody
+
+	// Prefetch the C tile (first and last byte of each row).
+	MOVQ       R8, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+
+kloopbody:
 	VMOVUPD      (DI), Z0
 	VMOVUPD      64(DI), Z1
 	PREFETCHT0   896(SI)
@@ -16670,6 +16822,56 @@ TEXT ·bgemm14x32AVX512(SB), NOSPLIT, $0-80
 	JZ   kremainder
 
 kloop:
+	// 128 k steps before the end, prefetch the C tile again: the entry prefetch has brought it
+	// near, but the panels streamed since have pushed it out of L1.
+	CMPQ DX, $0x20
+	JNE  kloopbody
+
+	// Prefetch the C tile (first and last byte of each row).
+	MOVQ       R8, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+	ADDQ       R9, R13
+	PREFETCHT0 (R13)
+	PREFETCHT0 127(R13)
+
+kloopbody:
 	VMOVUPS      (DI), Z0
 	VMOVUPS      64(DI), Z1
 	PREFETCHT0   448(SI)
