@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kgen-dev/kgen/rt"
@@ -91,53 +92,67 @@ func checkBatch(A, B, C []float32, bt, m, k, n int) error {
 	return nil
 }
 
-// TestOneRowTileUnpacked checks the version rule of the packed GEMMs (SmallWork 1: no other reason to run
-// unpacked): a product of at most MR rows (one row tile) runs the unpacked microkernel whatever its work,
-// one of at most 2·MR rows too when B has at most 8 MiB (passes.skinnyB), else the packed one, and both
-// compute the product (checked as in checkBatch).
-func TestOneRowTileUnpacked(t *testing.T) {
+// TestFewRowTilesUnpacked checks the version rule of the packed GEMMs (SmallWork 1: no other reason to
+// run unpacked): a product of at most 3·MR rows (three row tiles, passes.unpackedTiles) runs the unpacked
+// microkernel whatever its work, in K blocks of KC, one of more rows the packed one, and both compute
+// the product (checked as in checkBatch), with beta 0 and with beta 0.5 (C read in the first K block only).
+func TestFewRowTilesUnpacked(t *testing.T) {
 	defer Use("")
 	for _, v := range Variants() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
 		}
 		s0 := *sgemmSlot
-		var packed, unpacked int
+		var packedN, unpackedN atomic.Int64 // the workers call the kernels concurrently
 		micro, microU := s0.Micro, s0.MicroU
 		sgemmSlot.SmallWork, sgemmSlot.RowsMax = 1, 0
 		sgemmSlot.Micro = func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-			packed++
+			packedN.Add(1)
 			micro(kc, a, b, c, ldc, m, n, alpha, beta, bias, ep)
 		}
 		sgemmSlot.MicroU = func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-			unpacked++
+			unpackedN.Add(1)
 			microU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
 		}
 		rng := rand.New(rand.NewPCG(23, 29))
 		for _, c := range []struct{ m, k, n int }{
-			{1, 37, 70}, {s0.MR - 1, 37, 70}, {s0.MR, 37, 70}, {s0.MR + 1, 37, 70}, {2 * s0.MR, 37, 70},
-			{2*s0.MR + 1, 37, 70}, {s0.MR + 1, 2049, 1024}, {s0.MR, 2049, 1024},
+			{1, 37, 70}, {s0.MR - 1, 37, 70}, {s0.MR, 37, 70}, {s0.MR + 1, 37, 70}, {3 * s0.MR, 37, 70},
+			{3*s0.MR + 1, 37, 70}, {s0.MR + 1, 2049, 1024}, {3 * s0.MR, 2*s0.KC + 3, 45}, {3*s0.MR + 1, 2*s0.KC + 3, 45},
 		} {
 			m, k, n := c.m, c.k, c.n
 			if m < 1 {
 				continue
 			}
-			A, B, C := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+			A, B, C, C0 := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n), make([]float32, m*n)
 			for i := range A {
 				A[i] = rng.Float32()*2 - 1
 			}
 			for i := range B {
 				B[i] = rng.Float32()*2 - 1
 			}
-			packed, unpacked = 0, 0
-			if err := Sgemm(m, k, n, A, B, C, 1, 0); err != nil {
-				t.Fatal(err)
+			for i := range C0 {
+				C0[i] = rng.Float32()*2 - 1
 			}
-			if err := checkBatch(A, B, C, 1, m, k, n); err != nil {
-				t.Errorf("%s, M = %d (MR = %d): %v", v, m, s0.MR, err)
-			}
-			if one := m <= s0.MR || m <= 2*s0.MR && k*n*4 <= 8<<20; one != (unpacked > 0) || one == (packed > 0) {
-				t.Errorf("%s, M = %d (MR = %d): %d packed and %d unpacked microkernel calls, want only %s ones", v, m, s0.MR, packed, unpacked, map[bool]string{true: "unpacked", false: "packed"}[one])
+			for _, beta := range []float32{0, 0.5} {
+				copy(C, C0)
+				packedN.Store(0)
+				unpackedN.Store(0)
+				if err := Sgemm(m, k, n, A, B, C, 1, beta); err != nil {
+					t.Fatal(err)
+				}
+				packed, unpacked := int(packedN.Load()), int(unpackedN.Load())
+				for i := range C {
+					C[i] -= beta * C0[i] // exact enough: |beta·C0| ≤ 0.5, within checkBatch's bound
+				}
+				if err := checkBatch(A, B, C, 1, m, k, n); err != nil {
+					t.Errorf("%s, M = %d (MR = %d), beta %v: %v", v, m, s0.MR, beta, err)
+				}
+				if few := m <= 3*s0.MR; few != (unpacked > 0) || few == (packed > 0) {
+					t.Errorf("%s, M = %d (MR = %d): %d packed and %d unpacked microkernel calls, want only %s ones", v, m, s0.MR, packed, unpacked, map[bool]string{true: "unpacked", false: "packed"}[few])
+				}
+				if want := ((k + s0.KC - 1) / s0.KC) * ((m + s0.MR - 1) / s0.MR) * ((n + s0.NR - 1) / s0.NR); unpacked > 0 && unpacked != want {
+					t.Errorf("%s, %d×%d×%d: %d unpacked calls, want %d (K blocks of %d × row tiles × column tiles)", v, m, k, n, unpacked, want, s0.KC)
+				}
 			}
 		}
 		*sgemmSlot = s0

@@ -63,14 +63,16 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									}
 								}
 							} else {
-								if min64(min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(bmmSlot.MR)), max64(float64(M)-float64(2)*float64(bmmSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
-									for jr := 0; jr < N; jr += bmmSlot.NR {
-										for ir := 0; ir < M; ir += bmmSlot.MR {
-											{
-												aoff_, boff_ := (b*M+ir)*K, b*K*N+jr
-												ars_, acs_ := K, 1
-												ldb_ := N
-												bmmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), float32(0), nil, 0)
+								if min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(3)*float64(bmmSlot.MR)) <= float64(0) {
+									for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
+										for jr := 0; jr < N; jr += bmmSlot.NR {
+											for ir := 0; ir < M; ir += bmmSlot.MR {
+												{
+													aoff_, boff_ := (b*M+ir)*K+pc, (b*K+pc)*N+jr
+													ars_, acs_ := K, 1
+													ldb_ := N
+													bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+												}
 											}
 										}
 									}
@@ -135,14 +137,16 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 										}
 									}
 								} else {
-									if min64(min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(bmmSlot.MR)), max64(float64(M)-float64(2)*float64(bmmSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
-										for jr := 0; jr < N; jr += bmmSlot.NR {
-											for ir := 0; ir < M; ir += bmmSlot.MR {
-												{
-													aoff_, boff_ := (b*M+ir)*K, b*K*N+jr
-													ars_, acs_ := K, 1
-													ldb_ := N
-													bmmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), float32(0), nil, 0)
+									if min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(3)*float64(bmmSlot.MR)) <= float64(0) {
+										for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
+											for jr := 0; jr < N; jr += bmmSlot.NR {
+												for ir := 0; ir < M; ir += bmmSlot.MR {
+													{
+														aoff_, boff_ := (b*M+ir)*K+pc, (b*K+pc)*N+jr
+														ars_, acs_ := K, 1
+														ldb_ := N
+														bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+													}
 												}
 											}
 										}
@@ -213,32 +217,34 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 								})
 							}
 						} else {
-							if min64(min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(bmmSlot.MR)), max64(float64(M)-float64(2)*float64(bmmSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
-								if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*K+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
-									for jr := 0; jr < N; jr += bmmSlot.NR {
-										for ir := 0; ir < M; ir += bmmSlot.MR {
-											{
-												aoff_, boff_ := (b*M+ir)*K, b*K*N+jr
-												ars_, acs_ := K, 1
-												ldb_ := N
-												bmmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), float32(0), nil, 0)
-											}
-										}
-									}
-								} else {
-									M, K, N, A, B, C, b := M, K, N, A, B, C, b
-									rt.ParallelFor(0, N, bmmSlot.NR, cost_, func(lo_, hi_ int) {
-										for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+							if min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(3)*float64(bmmSlot.MR)) <= float64(0) {
+								for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
+									if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
+										for jr := 0; jr < N; jr += bmmSlot.NR {
 											for ir := 0; ir < M; ir += bmmSlot.MR {
 												{
-													aoff_, boff_ := (b*M+ir)*K, b*K*N+jr
+													aoff_, boff_ := (b*M+ir)*K+pc, (b*K+pc)*N+jr
 													ars_, acs_ := K, 1
 													ldb_ := N
-													bmmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), float32(0), nil, 0)
+													bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 												}
 											}
 										}
-									})
+									} else {
+										M, K, N, A, B, C, b, pc := M, K, N, A, B, C, b, pc
+										rt.ParallelFor(0, N, bmmSlot.NR, cost_, func(lo_, hi_ int) {
+											for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+												for ir := 0; ir < M; ir += bmmSlot.MR {
+													{
+														aoff_, boff_ := (b*M+ir)*K+pc, (b*K+pc)*N+jr
+														ars_, acs_ := K, 1
+														ldb_ := N
+														bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+													}
+												}
+											}
+										})
+									}
 								}
 							} else {
 								packB := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
@@ -382,32 +388,34 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 					})
 				}
 			} else {
-				if min64(min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(bmmSlot.MR)), max64(float64(M)-float64(2)*float64(bmmSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
-					if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*K+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
-						for jr := 0; jr < N; jr += bmmSlot.NR {
-							for ir := 0; ir < M; ir += bmmSlot.MR {
-								{
-									aoff_, boff_ := (b*M+ir)*K, b*K*N+jr
-									ars_, acs_ := K, 1
-									ldb_ := N
-									bmmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), float32(0), nil, 0)
-								}
-							}
-						}
-					} else {
-						M, K, N, A, B, C, b := M, K, N, A, B, C, b
-						rt.ParallelFor(0, N, bmmSlot.NR, cost_, func(lo_, hi_ int) {
-							for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+				if min64(float64(M)*float64(N)*float64(K)-float64(bmmSlot.SmallWork), float64(M)-float64(3)*float64(bmmSlot.MR)) <= float64(0) {
+					for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
+						if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
+							for jr := 0; jr < N; jr += bmmSlot.NR {
 								for ir := 0; ir < M; ir += bmmSlot.MR {
 									{
-										aoff_, boff_ := (b*M+ir)*K, b*K*N+jr
+										aoff_, boff_ := (b*M+ir)*K+pc, (b*K+pc)*N+jr
 										ars_, acs_ := K, 1
 										ldb_ := N
-										bmmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), float32(0), nil, 0)
+										bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 									}
 								}
 							}
-						})
+						} else {
+							M, K, N, A, B, C, b, pc := M, K, N, A, B, C, b, pc
+							rt.ParallelFor(0, N, bmmSlot.NR, cost_, func(lo_, hi_ int) {
+								for jr := lo_; jr < hi_; jr += bmmSlot.NR {
+									for ir := 0; ir < M; ir += bmmSlot.MR {
+										{
+											aoff_, boff_ := (b*M+ir)*K+pc, (b*K+pc)*N+jr
+											ars_, acs_ := K, 1
+											ldb_ := N
+											bmmSlot.MicroU(min(bmmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min((b*M+ir)*N+jr, len(C)):], N, min(bmmSlot.MR, M-ir), min(bmmSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+										}
+									}
+								}
+							})
+						}
 					}
 				} else {
 					packB := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))

@@ -72,32 +72,34 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 			})
 		}
 	} else {
-		if min64(min64(float64(M)*float64(N)*float64(K)-float64(dgemmSlot.SmallWork), float64(M)-float64(dgemmSlot.MR)), max64(float64(M)-float64(2)*float64(dgemmSlot.MR), float64(K)*float64(N)*float64(8)-float64(8.388608e+06))) <= float64(0) {
-			if cost_ := (M+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*K+1) + 1; rt.Inline(0, N, dgemmSlot.NR, cost_) {
-				for jr := 0; jr < N; jr += dgemmSlot.NR {
-					for ir := 0; ir < M; ir += dgemmSlot.MR {
-						{
-							aoff_, boff_ := ir*K, jr
-							ars_, acs_ := K, 1
-							ldb_ := N
-							dgemmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemmSlot.MR, M-ir), min(dgemmSlot.NR, N-jr), alpha, beta, nil, 0)
-						}
-					}
-				}
-			} else {
-				M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-				rt.ParallelFor(0, N, dgemmSlot.NR, cost_, func(lo_, hi_ int) {
-					for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+		if min64(float64(M)*float64(N)*float64(K)-float64(dgemmSlot.SmallWork), float64(M)-float64(3)*float64(dgemmSlot.MR)) <= float64(0) {
+			for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
+				if cost_ := (M+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, dgemmSlot.NR, cost_) {
+					for jr := 0; jr < N; jr += dgemmSlot.NR {
 						for ir := 0; ir < M; ir += dgemmSlot.MR {
 							{
-								aoff_, boff_ := ir*K, jr
+								aoff_, boff_ := ir*K+pc, pc*N+jr
 								ars_, acs_ := K, 1
 								ldb_ := N
-								dgemmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemmSlot.MR, M-ir), min(dgemmSlot.NR, N-jr), alpha, beta, nil, 0)
+								dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemmSlot.MR, M-ir), min(dgemmSlot.NR, N-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 							}
 						}
 					}
-				})
+				} else {
+					M, K, N, A, B, C, alpha, beta, pc := M, K, N, A, B, C, alpha, beta, pc
+					rt.ParallelFor(0, N, dgemmSlot.NR, cost_, func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+							for ir := 0; ir < M; ir += dgemmSlot.MR {
+								{
+									aoff_, boff_ := ir*K+pc, pc*N+jr
+									ars_, acs_ := K, 1
+									ldb_ := N
+									dgemmSlot.MicroU(min(dgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemmSlot.MR, M-ir), min(dgemmSlot.NR, N-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+								}
+							}
+						}
+					})
+				}
 			}
 		} else {
 			packB := rt.Scratch64(min(dgemmSlot.NC, (N+dgemmSlot.NR-1)/dgemmSlot.NR*dgemmSlot.NR) * min(dgemmSlot.KC, max(K, 1)))

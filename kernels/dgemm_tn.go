@@ -72,32 +72,34 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 			})
 		}
 	} else {
-		if min64(min64(float64(M)*float64(N)*float64(K)-float64(dgemm_tnSlot.SmallWork), float64(M)-float64(dgemm_tnSlot.MR)), max64(float64(M)-float64(2)*float64(dgemm_tnSlot.MR), float64(K)*float64(N)*float64(8)-float64(8.388608e+06))) <= float64(0) {
-			if cost_ := (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*K+1) + 1; rt.Inline(0, N, dgemm_tnSlot.NR, cost_) {
-				for jr := 0; jr < N; jr += dgemm_tnSlot.NR {
-					for ir := 0; ir < M; ir += dgemm_tnSlot.MR {
-						{
-							aoff_, boff_ := ir, jr
-							ars_, acs_ := 1, M
-							ldb_ := N
-							dgemm_tnSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemm_tnSlot.MR, M-ir), min(dgemm_tnSlot.NR, N-jr), alpha, beta, nil, 0)
-						}
-					}
-				}
-			} else {
-				K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
-				rt.ParallelFor(0, N, dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
-					for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
+		if min64(float64(M)*float64(N)*float64(K)-float64(dgemm_tnSlot.SmallWork), float64(M)-float64(3)*float64(dgemm_tnSlot.MR)) <= float64(0) {
+			for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
+				if cost_ := (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(dgemm_tnSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, dgemm_tnSlot.NR, cost_) {
+					for jr := 0; jr < N; jr += dgemm_tnSlot.NR {
 						for ir := 0; ir < M; ir += dgemm_tnSlot.MR {
 							{
-								aoff_, boff_ := ir, jr
+								aoff_, boff_ := pc*M+ir, pc*N+jr
 								ars_, acs_ := 1, M
 								ldb_ := N
-								dgemm_tnSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemm_tnSlot.MR, M-ir), min(dgemm_tnSlot.NR, N-jr), alpha, beta, nil, 0)
+								dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemm_tnSlot.MR, M-ir), min(dgemm_tnSlot.NR, N-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 							}
 						}
 					}
-				})
+				} else {
+					K, M, N, A, B, C, alpha, beta, pc := K, M, N, A, B, C, alpha, beta, pc
+					rt.ParallelFor(0, N, dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
+							for ir := 0; ir < M; ir += dgemm_tnSlot.MR {
+								{
+									aoff_, boff_ := pc*M+ir, pc*N+jr
+									ars_, acs_ := 1, M
+									ldb_ := N
+									dgemm_tnSlot.MicroU(min(dgemm_tnSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemm_tnSlot.MR, M-ir), min(dgemm_tnSlot.NR, N-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+								}
+							}
+						}
+					})
+				}
 			}
 		} else {
 			packB := rt.Scratch64(min(dgemm_tnSlot.NC, (N+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, max(K, 1)))

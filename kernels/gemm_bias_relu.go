@@ -75,32 +75,34 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 			})
 		}
 	} else {
-		if min64(min64(float64(M)*float64(N)*float64(K)-float64(gemm_bias_reluSlot.SmallWork), float64(M)-float64(gemm_bias_reluSlot.MR)), max64(float64(M)-float64(2)*float64(gemm_bias_reluSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
-			if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*K+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
-				for jr := 0; jr < N; jr += gemm_bias_reluSlot.NR {
-					for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
-						{
-							aoff_, boff_ := ir*K, jr
-							ars_, acs_ := K, 1
-							ldb_ := N
-							gemm_bias_reluSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, M-ir), min(gemm_bias_reluSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
-						}
-					}
-				}
-			} else {
-				M, K, N, A, B, bias, C := M, K, N, A, B, bias, C
-				rt.ParallelFor(0, N, gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
-					for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+		if min64(float64(M)*float64(N)*float64(K)-float64(gemm_bias_reluSlot.SmallWork), float64(M)-float64(3)*float64(gemm_bias_reluSlot.MR)) <= float64(0) {
+			for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
+				if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
+					for jr := 0; jr < N; jr += gemm_bias_reluSlot.NR {
 						for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
 							{
-								aoff_, boff_ := ir*K, jr
+								aoff_, boff_ := ir*K+pc, pc*N+jr
 								ars_, acs_ := K, 1
 								ldb_ := N
-								gemm_bias_reluSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, M-ir), min(gemm_bias_reluSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+								gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, M-ir), min(gemm_bias_reluSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 							}
 						}
 					}
-				})
+				} else {
+					M, K, N, A, B, bias, C, pc := M, K, N, A, B, bias, C, pc
+					rt.ParallelFor(0, N, gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+							for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
+								{
+									aoff_, boff_ := ir*K+pc, pc*N+jr
+									ars_, acs_ := K, 1
+									ldb_ := N
+									gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, M-ir), min(gemm_bias_reluSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+								}
+							}
+						}
+					})
+				}
 			}
 		} else {
 			packB := rt.Scratch32(min(gemm_bias_reluSlot.NC, (N+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, max(K, 1)))

@@ -72,32 +72,34 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 			})
 		}
 	} else {
-		if min64(min64(float64(M)*float64(N)*float64(K)-float64(gemm_sigmoidSlot.SmallWork), float64(M)-float64(gemm_sigmoidSlot.MR)), max64(float64(M)-float64(2)*float64(gemm_sigmoidSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
-			if cost_ := (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*K+1) + 1; rt.Inline(0, N, gemm_sigmoidSlot.NR, cost_) {
-				for jr := 0; jr < N; jr += gemm_sigmoidSlot.NR {
-					for ir := 0; ir < M; ir += gemm_sigmoidSlot.MR {
-						{
-							aoff_, boff_ := ir*K, jr
-							ars_, acs_ := K, 1
-							ldb_ := N
-							gemm_sigmoidSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_sigmoidSlot.MR, M-ir), min(gemm_sigmoidSlot.NR, N-jr), alpha, beta, nil, 0)
-						}
-					}
-				}
-			} else {
-				M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-				rt.ParallelFor(0, N, gemm_sigmoidSlot.NR, cost_, func(lo_, hi_ int) {
-					for jr := lo_; jr < hi_; jr += gemm_sigmoidSlot.NR {
+		if min64(float64(M)*float64(N)*float64(K)-float64(gemm_sigmoidSlot.SmallWork), float64(M)-float64(3)*float64(gemm_sigmoidSlot.MR)) <= float64(0) {
+			for pc := 0; pc < max(K, 1); pc += gemm_sigmoidSlot.KC {
+				if cost_ := (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(gemm_sigmoidSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, gemm_sigmoidSlot.NR, cost_) {
+					for jr := 0; jr < N; jr += gemm_sigmoidSlot.NR {
 						for ir := 0; ir < M; ir += gemm_sigmoidSlot.MR {
 							{
-								aoff_, boff_ := ir*K, jr
+								aoff_, boff_ := ir*K+pc, pc*N+jr
 								ars_, acs_ := K, 1
 								ldb_ := N
-								gemm_sigmoidSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_sigmoidSlot.MR, M-ir), min(gemm_sigmoidSlot.NR, N-jr), alpha, beta, nil, 0)
+								gemm_sigmoidSlot.MicroU(min(gemm_sigmoidSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_sigmoidSlot.MR, M-ir), min(gemm_sigmoidSlot.NR, N-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					}
-				})
+				} else {
+					M, K, N, A, B, C, alpha, beta, pc := M, K, N, A, B, C, alpha, beta, pc
+					rt.ParallelFor(0, N, gemm_sigmoidSlot.NR, cost_, func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += gemm_sigmoidSlot.NR {
+							for ir := 0; ir < M; ir += gemm_sigmoidSlot.MR {
+								{
+									aoff_, boff_ := ir*K+pc, pc*N+jr
+									ars_, acs_ := K, 1
+									ldb_ := N
+									gemm_sigmoidSlot.MicroU(min(gemm_sigmoidSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_sigmoidSlot.MR, M-ir), min(gemm_sigmoidSlot.NR, N-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+								}
+							}
+						}
+					})
+				}
 			}
 		} else {
 			packB := rt.Scratch32(min(gemm_sigmoidSlot.NC, (N+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*gemm_sigmoidSlot.NR) * min(gemm_sigmoidSlot.KC, max(K, 1)))

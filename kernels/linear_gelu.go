@@ -77,32 +77,34 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 			})
 		}
 	} else {
-		if min64(min64(float64(M)*float64(N)*float64(K)-float64(linear_geluSlot.SmallWork), float64(M)-float64(linear_geluSlot.MR)), max64(float64(M)-float64(2)*float64(linear_geluSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
-			if cost_ := (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*K+1) + 1; rt.Inline(0, N, linear_geluSlot.NR, cost_) {
-				for jr := 0; jr < N; jr += linear_geluSlot.NR {
-					for ir := 0; ir < M; ir += linear_geluSlot.MR {
-						{
-							aoff_, boff_ := ir*K, jr
-							ars_, acs_ := K, 1
-							ldb_ := N
-							linear_geluSlot.MicroU(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(ir*N+jr, len(Y)):], N, min(linear_geluSlot.MR, M-ir), min(linear_geluSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(linear_geluSlot.KC), int32(1), int32(0))))
-						}
-					}
-				}
-			} else {
-				M, K, N, X, W, bias, Y := M, K, N, X, W, bias, Y
-				rt.ParallelFor(0, N, linear_geluSlot.NR, cost_, func(lo_, hi_ int) {
-					for jr := lo_; jr < hi_; jr += linear_geluSlot.NR {
+		if min64(float64(M)*float64(N)*float64(K)-float64(linear_geluSlot.SmallWork), float64(M)-float64(3)*float64(linear_geluSlot.MR)) <= float64(0) {
+			for pc := 0; pc < max(K, 1); pc += linear_geluSlot.KC {
+				if cost_ := (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(linear_geluSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, linear_geluSlot.NR, cost_) {
+					for jr := 0; jr < N; jr += linear_geluSlot.NR {
 						for ir := 0; ir < M; ir += linear_geluSlot.MR {
 							{
-								aoff_, boff_ := ir*K, jr
+								aoff_, boff_ := ir*K+pc, pc*N+jr
 								ars_, acs_ := K, 1
 								ldb_ := N
-								linear_geluSlot.MicroU(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(ir*N+jr, len(Y)):], N, min(linear_geluSlot.MR, M-ir), min(linear_geluSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(linear_geluSlot.KC), int32(1), int32(0))))
+								linear_geluSlot.MicroU(min(linear_geluSlot.KC, K-pc), X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(ir*N+jr, len(Y)):], N, min(linear_geluSlot.MR, M-ir), min(linear_geluSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jr:], int(sel(int32(pc) >= int32(K)-int32(linear_geluSlot.KC), int32(1), int32(0))))
 							}
 						}
 					}
-				})
+				} else {
+					M, K, N, X, W, bias, Y, pc := M, K, N, X, W, bias, Y, pc
+					rt.ParallelFor(0, N, linear_geluSlot.NR, cost_, func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += linear_geluSlot.NR {
+							for ir := 0; ir < M; ir += linear_geluSlot.MR {
+								{
+									aoff_, boff_ := ir*K+pc, pc*N+jr
+									ars_, acs_ := K, 1
+									ldb_ := N
+									linear_geluSlot.MicroU(min(linear_geluSlot.KC, K-pc), X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(ir*N+jr, len(Y)):], N, min(linear_geluSlot.MR, M-ir), min(linear_geluSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jr:], int(sel(int32(pc) >= int32(K)-int32(linear_geluSlot.KC), int32(1), int32(0))))
+								}
+							}
+						}
+					})
+				}
 			}
 		} else {
 			packB := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))

@@ -80,32 +80,34 @@ func linear_residualImpl(M, K, N int, X []float32, W []float32, bias []float32, 
 			})
 		}
 	} else {
-		if min64(min64(float64(M)*float64(N)*float64(K)-float64(linear_residualSlot.SmallWork), float64(M)-float64(linear_residualSlot.MR)), max64(float64(M)-float64(2)*float64(linear_residualSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
-			if cost_ := (M+linear_residualSlot.MR-1)/linear_residualSlot.MR*(linear_residualSlot.MR*linear_residualSlot.NR*K+1) + 1; rt.Inline(0, N, linear_residualSlot.NR, cost_) {
-				for jr := 0; jr < N; jr += linear_residualSlot.NR {
-					for ir := 0; ir < M; ir += linear_residualSlot.MR {
-						{
-							aoff_, boff_ := ir*K, jr
-							ars_, acs_ := K, 1
-							ldb_ := N
-							linear_residualSlot.MicroU(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(ir*N+jr, len(Y)):], N, min(linear_residualSlot.MR, M-ir), min(linear_residualSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(linear_residualSlot.KC), int32(1), int32(0))))
-						}
-					}
-				}
-			} else {
-				M, K, N, X, W, bias, Y := M, K, N, X, W, bias, Y
-				rt.ParallelFor(0, N, linear_residualSlot.NR, cost_, func(lo_, hi_ int) {
-					for jr := lo_; jr < hi_; jr += linear_residualSlot.NR {
+		if min64(float64(M)*float64(N)*float64(K)-float64(linear_residualSlot.SmallWork), float64(M)-float64(3)*float64(linear_residualSlot.MR)) <= float64(0) {
+			for pc := 0; pc < max(K, 1); pc += linear_residualSlot.KC {
+				if cost_ := (M+linear_residualSlot.MR-1)/linear_residualSlot.MR*(linear_residualSlot.MR*linear_residualSlot.NR*min(linear_residualSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, linear_residualSlot.NR, cost_) {
+					for jr := 0; jr < N; jr += linear_residualSlot.NR {
 						for ir := 0; ir < M; ir += linear_residualSlot.MR {
 							{
-								aoff_, boff_ := ir*K, jr
+								aoff_, boff_ := ir*K+pc, pc*N+jr
 								ars_, acs_ := K, 1
 								ldb_ := N
-								linear_residualSlot.MicroU(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(ir*N+jr, len(Y)):], N, min(linear_residualSlot.MR, M-ir), min(linear_residualSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(linear_residualSlot.KC), int32(1), int32(0))))
+								linear_residualSlot.MicroU(min(linear_residualSlot.KC, K-pc), X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(ir*N+jr, len(Y)):], N, min(linear_residualSlot.MR, M-ir), min(linear_residualSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jr:], int(sel(int32(pc) >= int32(K)-int32(linear_residualSlot.KC), int32(1), int32(0))))
 							}
 						}
 					}
-				})
+				} else {
+					M, K, N, X, W, bias, Y, pc := M, K, N, X, W, bias, Y, pc
+					rt.ParallelFor(0, N, linear_residualSlot.NR, cost_, func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += linear_residualSlot.NR {
+							for ir := 0; ir < M; ir += linear_residualSlot.MR {
+								{
+									aoff_, boff_ := ir*K+pc, pc*N+jr
+									ars_, acs_ := K, 1
+									ldb_ := N
+									linear_residualSlot.MicroU(min(linear_residualSlot.KC, K-pc), X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(ir*N+jr, len(Y)):], N, min(linear_residualSlot.MR, M-ir), min(linear_residualSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jr:], int(sel(int32(pc) >= int32(K)-int32(linear_residualSlot.KC), int32(1), int32(0))))
+								}
+							}
+						}
+					})
+				}
 			}
 		} else {
 			packB := rt.Scratch32(min(linear_residualSlot.NC, (N+linear_residualSlot.NR-1)/linear_residualSlot.NR*linear_residualSlot.NR) * min(linear_residualSlot.KC, max(K, 1)))

@@ -72,32 +72,34 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 			})
 		}
 	} else {
-		if min64(min64(float64(M)*float64(N)*float64(K)-float64(sgemmSlot.SmallWork), float64(M)-float64(sgemmSlot.MR)), max64(float64(M)-float64(2)*float64(sgemmSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
-			if cost_ := (M+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*K+1) + 1; rt.Inline(0, N, sgemmSlot.NR, cost_) {
-				for jr := 0; jr < N; jr += sgemmSlot.NR {
-					for ir := 0; ir < M; ir += sgemmSlot.MR {
-						{
-							aoff_, boff_ := ir*K, jr
-							ars_, acs_ := K, 1
-							ldb_ := N
-							sgemmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemmSlot.MR, M-ir), min(sgemmSlot.NR, N-jr), alpha, beta, nil, 0)
-						}
-					}
-				}
-			} else {
-				M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-				rt.ParallelFor(0, N, sgemmSlot.NR, cost_, func(lo_, hi_ int) {
-					for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
+		if min64(float64(M)*float64(N)*float64(K)-float64(sgemmSlot.SmallWork), float64(M)-float64(3)*float64(sgemmSlot.MR)) <= float64(0) {
+			for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
+				if cost_ := (M+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, sgemmSlot.NR, cost_) {
+					for jr := 0; jr < N; jr += sgemmSlot.NR {
 						for ir := 0; ir < M; ir += sgemmSlot.MR {
 							{
-								aoff_, boff_ := ir*K, jr
+								aoff_, boff_ := ir*K+pc, pc*N+jr
 								ars_, acs_ := K, 1
 								ldb_ := N
-								sgemmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemmSlot.MR, M-ir), min(sgemmSlot.NR, N-jr), alpha, beta, nil, 0)
+								sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemmSlot.MR, M-ir), min(sgemmSlot.NR, N-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 							}
 						}
 					}
-				})
+				} else {
+					M, K, N, A, B, C, alpha, beta, pc := M, K, N, A, B, C, alpha, beta, pc
+					rt.ParallelFor(0, N, sgemmSlot.NR, cost_, func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += sgemmSlot.NR {
+							for ir := 0; ir < M; ir += sgemmSlot.MR {
+								{
+									aoff_, boff_ := ir*K+pc, pc*N+jr
+									ars_, acs_ := K, 1
+									ldb_ := N
+									sgemmSlot.MicroU(min(sgemmSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemmSlot.MR, M-ir), min(sgemmSlot.NR, N-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+								}
+							}
+						}
+					})
+				}
 			}
 		} else {
 			packB := rt.Scratch32(min(sgemmSlot.NC, (N+sgemmSlot.NR-1)/sgemmSlot.NR*sgemmSlot.NR) * min(sgemmSlot.KC, max(K, 1)))

@@ -72,32 +72,34 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 			})
 		}
 	} else {
-		if min64(min64(float64(M)*float64(N)*float64(K)-float64(sgemm_accSlot.SmallWork), float64(M)-float64(sgemm_accSlot.MR)), max64(float64(M)-float64(2)*float64(sgemm_accSlot.MR), float64(K)*float64(N)*float64(4)-float64(8.388608e+06))) <= float64(0) {
-			if cost_ := (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*K+1) + 1; rt.Inline(0, N, sgemm_accSlot.NR, cost_) {
-				for jr := 0; jr < N; jr += sgemm_accSlot.NR {
-					for ir := 0; ir < M; ir += sgemm_accSlot.MR {
-						{
-							aoff_, boff_ := ir*K, jr
-							ars_, acs_ := K, 1
-							ldb_ := N
-							sgemm_accSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemm_accSlot.MR, M-ir), min(sgemm_accSlot.NR, N-jr), float32(1), float32(1), nil, 0)
-						}
-					}
-				}
-			} else {
-				M, K, N, A, B, C := M, K, N, A, B, C
-				rt.ParallelFor(0, N, sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
-					for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
+		if min64(float64(M)*float64(N)*float64(K)-float64(sgemm_accSlot.SmallWork), float64(M)-float64(3)*float64(sgemm_accSlot.MR)) <= float64(0) {
+			for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
+				if cost_ := (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, sgemm_accSlot.NR, cost_) {
+					for jr := 0; jr < N; jr += sgemm_accSlot.NR {
 						for ir := 0; ir < M; ir += sgemm_accSlot.MR {
 							{
-								aoff_, boff_ := ir*K, jr
+								aoff_, boff_ := ir*K+pc, pc*N+jr
 								ars_, acs_ := K, 1
 								ldb_ := N
-								sgemm_accSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemm_accSlot.MR, M-ir), min(sgemm_accSlot.NR, N-jr), float32(1), float32(1), nil, 0)
+								sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemm_accSlot.MR, M-ir), min(sgemm_accSlot.NR, N-jr), float32(1), float32(1), nil, 0)
 							}
 						}
 					}
-				})
+				} else {
+					M, K, N, A, B, C, pc := M, K, N, A, B, C, pc
+					rt.ParallelFor(0, N, sgemm_accSlot.NR, cost_, func(lo_, hi_ int) {
+						for jr := lo_; jr < hi_; jr += sgemm_accSlot.NR {
+							for ir := 0; ir < M; ir += sgemm_accSlot.MR {
+								{
+									aoff_, boff_ := ir*K+pc, pc*N+jr
+									ars_, acs_ := K, 1
+									ldb_ := N
+									sgemm_accSlot.MicroU(min(sgemm_accSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemm_accSlot.MR, M-ir), min(sgemm_accSlot.NR, N-jr), float32(1), float32(1), nil, 0)
+								}
+							}
+						}
+					})
+				}
 			}
 		} else {
 			packB := rt.Scratch32(min(sgemm_accSlot.NC, (N+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*sgemm_accSlot.NR) * min(sgemm_accSlot.KC, max(K, 1)))

@@ -44,7 +44,7 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 		packed := balanceKBlocks(s.u.Slot, s.loops[0], s.loops[1])
 		var node ir.Node = packed
 		if unpacked != nil {
-			node = &ir.If{Cond: smallGemm(s.u.Slot, s.u.Elem, s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{packed}}
+			node = &ir.If{Cond: smallGemm(s.u.Slot, s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{packed}}
 			node = &ir.If{Cond: fewRows(s.u.Slot, s.loops), Then: []ir.Node{rows}, Else: []ir.Node{node}}
 		}
 		f.Body = replaceLoop(f.Body, s.loops[0], node)
@@ -100,37 +100,52 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 
 // smallVersion builds the unpacked version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir:
 //
-//	for jr = 0 .. N step NR { for ir = 0 .. M step MR { micro m = min(MR, M - ir), n = min(NR, N - jr), kc = K } }
+//	for pc = 0 .. max(K, 1) step KC { for jr = 0 .. N step NR { for ir = 0 .. M step MR {
+//	    micro m = min(MR, M - ir), n = min(NR, N - jr), kc = min(KC, K - pc) } } }
 //
-// u's index expressions with jc = ic = pc = 0, its operands read in place (strided layouts: the unpacked
-// microkernel, ir.MicroUnpacked); Beta and EP those of the first and of the last K block.
-// It runs for problems of at most <slot>.SmallWork multiply-adds, whose operands fit the caches anyway:
-// the cache-block loops would only cost per call (three more loop levels, K split into KC blocks that
-// write C and read it back), which is what a batch of 8×8×8 products pays most of its time for.
+// u with jc = ic = 0 (its K block, Beta and EP as in the packed nest), its operands read in place
+// (strided layouts: the unpacked microkernel, ir.MicroUnpacked). It runs for problems whose operands
+// sit in the caches anyway and for those of few row tiles (smallGemm): the packed nest's other cache
+// blocks would only cost per call (two more loop levels, panels written and read back), which is what a
+// batch of 8×8×8 products pays most of its time for. The K blocks stay: a strip of B in place is kc
+// rows a row of B apart, a page each when a row has 4 KiB or more, so the ⌈M/MR⌉ passes over it and
+// the next strips (the same rows) find its pages in the TLB and its lines in L2 only for kc up to about
+// a thousand. Whole-K strips of a 4096-deep B ran sgemm 16×4096×4096 in 9.8 ms on the Zen 5, strips of
+// 512 in 6.3 ms (1024: 7.5 ms; packed: 9.9 ms).
 func smallVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
 	zero := ir.IConst{V: 0}
-	r := wholeK(u, pc, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, pc.Var: zero})
+	r := inPlaceMicro(u, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero})
 	r.M = ir.IMin(u.MR, ir.ISub(ic.Hi, ir.IVar{V: irl.Var}))
 	r.N = ir.IMin(u.NR, ir.ISub(jc.Hi, ir.IVar{V: jr.Var}))
 	inner := &ir.Loop{Var: irl.Var, Lo: zero, Hi: ic.Hi, Step: irl.Step, Body: []ir.Node{r}}
-	return &ir.Loop{Var: jr.Var, Lo: zero, Hi: jc.Hi, Step: jr.Step, Body: []ir.Node{inner}}
+	cols := &ir.Loop{Var: jr.Var, Lo: zero, Hi: jc.Hi, Step: jr.Step, Body: []ir.Node{inner}}
+	return &ir.Loop{Var: pc.Var, Lo: pc.Lo, Hi: pc.Hi, Step: pc.Step, Body: []ir.Node{cols}}
 }
 
-// wholeK returns a copy of the view-form Micro u (inside the K-block loop pc) that does the whole
-// reduction in one call on its operands read in place (u must be unpackable): its index expressions with
-// the loop variables replaced as at says, kc = K, the
-// Beta of the first K block (pc = 0) and the epilogue bits of the last (pc = K: pc >= K - KC holds).
-func wholeK(u *ir.Micro, pc *ir.Loop, at map[*ir.Var]ir.IExpr) *ir.Micro {
-	dimK := loopDim(pc)
+// inPlaceMicro returns a copy of the view-form Micro u (u must be unpackable) that reads its operands
+// in place: its index expressions with the loop variables replaced as at says.
+func inPlaceMicro(u *ir.Micro, at map[*ir.Var]ir.IExpr) *ir.Micro {
 	subst := func(e ir.IExpr) ir.IExpr { return ir.SubstIExpr(e, at) }
 	r := *u
-	r.KC = dimK
+	r.KC = ir.SubstIExpr(u.KC, at)
 	r.A, r.B = inPlace(u.A.MapIExprs(subst).View, false), inPlace(u.B.MapIExprs(subst).View, true)
 	r.COff = ir.SubstIExpr(u.COff, at)
 	if u.Bias != nil {
 		r.BiasOff = ir.SubstIExpr(u.BiasOff, at)
 	}
+	r.Beta = ir.FoldSelects(ir.SubstVars(u.Beta, at))
+	return &r
+}
+
+// wholeK returns a copy of the view-form Micro u (inside the K-block loop pc) that does the whole
+// reduction in one call on its operands read in place (u must be unpackable): its index expressions with
+// the loop variables replaced as at says (pc among them), kc = K, the
+// Beta of the first K block (pc = 0) and the epilogue bits of the last (pc = K: pc >= K - KC holds).
+func wholeK(u *ir.Micro, pc *ir.Loop, at map[*ir.Var]ir.IExpr) *ir.Micro {
+	dimK := loopDim(pc)
+	r := inPlaceMicro(u, at)
+	r.KC = dimK
 	pcAs := func(e ir.Expr, val func(t ir.DType) ir.Expr) ir.Expr {
 		return ir.Rewrite(e, func(x ir.Expr) ir.Expr {
 			if v, ok := x.(*ir.VarVal); ok && v.V == pc.Var {
@@ -141,7 +156,7 @@ func wholeK(u *ir.Micro, pc *ir.Loop, at map[*ir.Var]ir.IExpr) *ir.Micro {
 	}
 	r.Beta = ir.FoldSelects(pcAs(ir.SubstVars(u.Beta, at), func(t ir.DType) ir.Expr { return &ir.Const{Val: 0, T: t} }))
 	r.EP = ir.FoldSelects(pcAs(u.EP, func(t ir.DType) ir.Expr { return &ir.DimVal{D: dimK.D, T: t} }))
-	return &r
+	return r
 }
 
 // loopDim is the dim a blocked loop of the GEMM nest runs over: its bound, or K in the pc loop's
@@ -154,36 +169,31 @@ func loopDim(l *ir.Loop) ir.IDim {
 	return e.(ir.IDim)
 }
 
-// smallGemm chooses the unpacked version: M ≤ <slot>.MR (one row tile), or M ≤ 2·MR with B at most
-// skinnyB bytes, or M·N·K ≤ <slot>.SmallWork, from the dims of the blocked loops, written as one
-// branch-free test (a tiny product pays for every operation of it: sgemm 16³ takes 85 ns):
+// smallGemm chooses the unpacked version: M ≤ 3·<slot>.MR (at most three row tiles) or M·N·K ≤
+// <slot>.SmallWork, from the dims of the blocked loops, written as one branch-free test (a tiny product
+// pays for every operation of it: sgemm 16³ takes 85 ns):
 //
-//	min(M·N·K − SmallWork, M − MR, max(M − 2·MR, K·N·size − skinnyB)) ≤ 0
+//	min(M·N·K − SmallWork, M − 3·MR) ≤ 0
 //
-// One row tile: each packed panel of B would be read by one microkernel call, so packing B (a read and a
-// write of all of B before the products read it again) earns nothing back, and the unpacked kernel reads
-// B once, in place. On the Zen 5, sgemm M×4096×4096 took 5.0–5.4 ms unpacked against 7.3–7.5 ms packed
-// for M = 4…12 (MR = 12). Two row tiles read each strip of B twice, in place: a strip is K rows a row of
-// B apart, a page each, so the second pass pays the first's TLB misses again unless B's pages fit the
-// second-level TLB (skinnyB). Up to there, on the Zen 5, M = 13…28 ran unpacked 1.3–2.3× faster than
-// packed (sgemm and dgemm, N = K = 512 and 1024, one core and two); beyond it, dgemm 16×2048×2048 (32 MiB
-// of B) ran 0.79× and sgemm 16×4096×4096 (64 MiB) 0.8× on one core (docs/PERF.md, "Session 10").
-func smallGemm(slot string, elem ir.DType, loops []*ir.Loop) ir.Expr {
+// With few row tiles each packed panel of B is read by a few microkernel calls only, so packing B (a
+// read and a write of all of B before the products read it again) does not earn itself back, and the
+// unpacked kernel reads each strip of B in place, once from memory and again from L2 for the other row
+// tiles (smallVersion keeps the K blocks for that). On the Zen 5 (MR = 12, KC = 512), sgemm M×4096×4096
+// ran unpacked against packed: M = 13: 6.0 against 9.4 ms on one core, 3.8 against 8.8 on two; M = 36:
+// 9.9 against 11.3 and 6.1 against 9.0; M = 48: 12.9 against 13.5 (level) and 7.9 against 10.2; M = 72:
+// 18.7 against 18.0 on one core (docs/PERF.md, "Session 11").
+func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
 	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
 	f64 := func(v float64) ir.Expr { return &ir.Const{Val: v, T: ir.F64} }
 	bin := func(op ir.Op, x, y ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: x, Y: y, T: ir.F64} }
-	mr := planF64(slot, "MR")
 	small := bin(ir.Sub, bin(ir.Mul, bin(ir.Mul, m, nn), k), planF64(slot, "SmallWork"))
-	oneTile := bin(ir.Sub, m, mr)
-	twoTiles := bin(ir.Max, bin(ir.Sub, m, bin(ir.Mul, f64(2), mr)), bin(ir.Sub, bin(ir.Mul, bin(ir.Mul, k, nn), f64(float64(elem.Size()))), f64(skinnyB)))
-	return &ir.Binary{Op: ir.Le, X: bin(ir.Min, bin(ir.Min, small, oneTile), twoTiles), Y: f64(0), T: ir.Bool}
+	fewTiles := bin(ir.Sub, m, bin(ir.Mul, f64(unpackedTiles), planF64(slot, "MR")))
+	return &ir.Binary{Op: ir.Le, X: bin(ir.Min, small, fewTiles), Y: f64(0), T: ir.Bool}
 }
 
-// skinnyB is the size of B, in bytes, up to which a GEMM of two row tiles runs unpacked (smallGemm):
-// 2048 pages of 4 KiB, the reach of a second-level TLB of 2048 entries (Intel's since Skylake; AMD's
-// Zen 4 and 5 have 3072 and 4096, and measured the turn between 16 and 32 MiB).
-const skinnyB = 8 << 20
+// unpackedTiles is the number of row tiles up to which a GEMM runs unpacked whatever its size (smallGemm).
+const unpackedTiles = 3
 
 // unpackable reports whether the microkernel can read the operands in place: both are plain loads of
 // the element type, linear in the tile position and the reduction (constant strides), and B's rows are
