@@ -36281,7 +36281,7 @@ packPBbf16PairAVX2_end:
 	RET
 
 // func sgemmRowsAVX512(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·sgemmRowsAVX512(SB), NOSPLIT, $40-80
 	MOVQ  b+32(FP), SI
 	MOVQ  ldb+40(FP), DI
@@ -36630,6 +36630,8 @@ sgemmRowsAVX512_m3_g:
 	ADDQ         BX, R15
 	MOVQ         R15, 16(SP)
 	LEAQ         (SI)(DI*1), R12
+	LEAQ         (SI)(DI*2), R13
+	LEAQ         (R12)(DI*2), R14
 	XORQ         AX, AX
 
 sgemmRowsAVX512_m3_g_v:
@@ -36637,6 +36639,8 @@ sgemmRowsAVX512_m3_g_v:
 	JGE         sgemmRowsAVX512_m3_g_s
 	VMOVUPS     (SI)(AX*1), Z8
 	VMOVUPS     (R12)(AX*1), Z9
+	PREFETCHT0  (R13)(AX*1)
+	PREFETCHT0  (R14)(AX*1)
 	VMOVUPS     (R8)(AX*1), Z12
 	VFMADD231PS Z8, Z0, Z12
 	VFMADD231PS Z9, Z1, Z12
@@ -36787,6 +36791,8 @@ sgemmRowsAVX512_m4_g:
 	ADDQ         BX, R15
 	MOVQ         R15, 24(SP)
 	LEAQ         (SI)(DI*1), R12
+	LEAQ         (SI)(DI*2), R13
+	LEAQ         (R12)(DI*2), R14
 	XORQ         AX, AX
 
 sgemmRowsAVX512_m4_g_v:
@@ -36794,6 +36800,8 @@ sgemmRowsAVX512_m4_g_v:
 	JGE         sgemmRowsAVX512_m4_g_s
 	VMOVUPS     (SI)(AX*1), Z8
 	VMOVUPS     (R12)(AX*1), Z9
+	PREFETCHT0  (R13)(AX*1)
+	PREFETCHT0  (R14)(AX*1)
 	VMOVUPS     (R8)(AX*1), Z12
 	VFMADD231PS Z8, Z0, Z12
 	VFMADD231PS Z9, Z1, Z12
@@ -36909,7 +36917,7 @@ sgemmRowsAVX512_m4_one_end:
 	RET
 
 // func dgemmRowsAVX512(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·dgemmRowsAVX512(SB), NOSPLIT, $40-80
 	MOVQ  b+32(FP), SI
 	MOVQ  ldb+40(FP), DI
@@ -37258,6 +37266,8 @@ dgemmRowsAVX512_m3_g:
 	ADDQ         BX, R15
 	MOVQ         R15, 16(SP)
 	LEAQ         (SI)(DI*1), R12
+	LEAQ         (SI)(DI*2), R13
+	LEAQ         (R12)(DI*2), R14
 	XORQ         AX, AX
 
 dgemmRowsAVX512_m3_g_v:
@@ -37265,6 +37275,8 @@ dgemmRowsAVX512_m3_g_v:
 	JGE         dgemmRowsAVX512_m3_g_s
 	VMOVUPS     (SI)(AX*1), Z8
 	VMOVUPS     (R12)(AX*1), Z9
+	PREFETCHT0  (R13)(AX*1)
+	PREFETCHT0  (R14)(AX*1)
 	VMOVUPS     (R8)(AX*1), Z12
 	VFMADD231PD Z8, Z0, Z12
 	VFMADD231PD Z9, Z1, Z12
@@ -37415,6 +37427,8 @@ dgemmRowsAVX512_m4_g:
 	ADDQ         BX, R15
 	MOVQ         R15, 24(SP)
 	LEAQ         (SI)(DI*1), R12
+	LEAQ         (SI)(DI*2), R13
+	LEAQ         (R12)(DI*2), R14
 	XORQ         AX, AX
 
 dgemmRowsAVX512_m4_g_v:
@@ -37422,6 +37436,8 @@ dgemmRowsAVX512_m4_g_v:
 	JGE         dgemmRowsAVX512_m4_g_s
 	VMOVUPS     (SI)(AX*1), Z8
 	VMOVUPS     (R12)(AX*1), Z9
+	PREFETCHT0  (R13)(AX*1)
+	PREFETCHT0  (R14)(AX*1)
 	VMOVUPS     (R8)(AX*1), Z12
 	VFMADD231PD Z8, Z0, Z12
 	VFMADD231PD Z9, Z1, Z12
@@ -37537,7 +37553,7 @@ dgemmRowsAVX512_m4_one_end:
 	RET
 
 // func sgemmRowsAVX2(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int)
-// Requires: AVX, FMA3
+// Requires: AVX, FMA3, MMX+
 TEXT ·sgemmRowsAVX2(SB), NOSPLIT, $40-80
 	MOVQ b+32(FP), SI
 	MOVQ ldb+40(FP), DI
@@ -37894,6 +37910,8 @@ sgemmRowsAVX2_m3_g:
 	ADDQ         BX, R15
 	MOVQ         R15, 16(SP)
 	LEAQ         (SI)(DI*1), R12
+	LEAQ         (SI)(DI*2), R13
+	LEAQ         (R12)(DI*2), R14
 	XORQ         AX, AX
 
 sgemmRowsAVX2_m3_g_v:
@@ -37901,6 +37919,8 @@ sgemmRowsAVX2_m3_g_v:
 	JGE         sgemmRowsAVX2_m3_g_s
 	VMOVUPS     (SI)(AX*1), Y8
 	VMOVUPS     (R12)(AX*1), Y9
+	PREFETCHT0  (R13)(AX*1)
+	PREFETCHT0  (R14)(AX*1)
 	VMOVUPS     (R8)(AX*1), Y12
 	VFMADD231PS Y8, Y0, Y12
 	VFMADD231PS Y9, Y1, Y12
@@ -38057,6 +38077,8 @@ sgemmRowsAVX2_m4_g:
 	ADDQ         BX, R15
 	MOVQ         R15, 24(SP)
 	LEAQ         (SI)(DI*1), R12
+	LEAQ         (SI)(DI*2), R13
+	LEAQ         (R12)(DI*2), R14
 	XORQ         AX, AX
 
 sgemmRowsAVX2_m4_g_v:
@@ -38064,6 +38086,8 @@ sgemmRowsAVX2_m4_g_v:
 	JGE         sgemmRowsAVX2_m4_g_s
 	VMOVUPS     (SI)(AX*1), Y8
 	VMOVUPS     (R12)(AX*1), Y9
+	PREFETCHT0  (R13)(AX*1)
+	PREFETCHT0  (R14)(AX*1)
 	VMOVUPS     (R8)(AX*1), Y12
 	VFMADD231PS Y8, Y0, Y12
 	VFMADD231PS Y9, Y1, Y12
@@ -38183,7 +38207,7 @@ sgemmRowsAVX2_m4_one_end:
 	RET
 
 // func dgemmRowsAVX2(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int)
-// Requires: AVX, FMA3
+// Requires: AVX, FMA3, MMX+
 TEXT ·dgemmRowsAVX2(SB), NOSPLIT, $40-80
 	MOVQ b+32(FP), SI
 	MOVQ ldb+40(FP), DI
@@ -38540,6 +38564,8 @@ dgemmRowsAVX2_m3_g:
 	ADDQ         BX, R15
 	MOVQ         R15, 16(SP)
 	LEAQ         (SI)(DI*1), R12
+	LEAQ         (SI)(DI*2), R13
+	LEAQ         (R12)(DI*2), R14
 	XORQ         AX, AX
 
 dgemmRowsAVX2_m3_g_v:
@@ -38547,6 +38573,8 @@ dgemmRowsAVX2_m3_g_v:
 	JGE         dgemmRowsAVX2_m3_g_s
 	VMOVUPS     (SI)(AX*1), Y8
 	VMOVUPS     (R12)(AX*1), Y9
+	PREFETCHT0  (R13)(AX*1)
+	PREFETCHT0  (R14)(AX*1)
 	VMOVUPS     (R8)(AX*1), Y12
 	VFMADD231PD Y8, Y0, Y12
 	VFMADD231PD Y9, Y1, Y12
@@ -38703,6 +38731,8 @@ dgemmRowsAVX2_m4_g:
 	ADDQ         BX, R15
 	MOVQ         R15, 24(SP)
 	LEAQ         (SI)(DI*1), R12
+	LEAQ         (SI)(DI*2), R13
+	LEAQ         (R12)(DI*2), R14
 	XORQ         AX, AX
 
 dgemmRowsAVX2_m4_g_v:
@@ -38710,6 +38740,8 @@ dgemmRowsAVX2_m4_g_v:
 	JGE         dgemmRowsAVX2_m4_g_s
 	VMOVUPS     (SI)(AX*1), Y8
 	VMOVUPS     (R12)(AX*1), Y9
+	PREFETCHT0  (R13)(AX*1)
+	PREFETCHT0  (R14)(AX*1)
 	VMOVUPS     (R8)(AX*1), Y12
 	VFMADD231PD Y8, Y0, Y12
 	VFMADD231PD Y9, Y1, Y12

@@ -184,12 +184,24 @@ func emitRows(c *build.Context, k RowsKernel) {
 			for g := 1; g < G; g++ {
 				c.LEAQ(operand.Mem{Base: bg[g-1], Index: ldb, Scale: 1}, bg[g])
 			}
+			// Groups of two rows leave bg[2], bg[3] free: they point at the next group's rows, which
+			// the vector loop prefetches at the column it reads. Two sequential streams alone keep too
+			// few lines in flight for the memory's latency (m = 3, 4).
+			pf := G == 2 && len(bg) >= 4
+			if pf {
+				c.LEAQ(operand.Mem{Base: bg[0], Index: ldb, Scale: 2}, bg[2])
+				c.LEAQ(operand.Mem{Base: bg[1], Index: ldb, Scale: 2}, bg[3])
+			}
 			c.XORQ(j, j)
 			c.Label(L(name+"_v", m))
 			c.CMPQ(j, n8)
 			c.JGE(lbl(L(name+"_s", m)))
 			for g := 0; g < G; g++ {
 				c.VMOVUPS(operand.Mem{Base: bg[g], Index: j, Scale: 1}, bv[g])
+			}
+			if pf {
+				c.PREFETCHT0(operand.Mem{Base: bg[2], Index: j, Scale: 1})
+				c.PREFETCHT0(operand.Mem{Base: bg[3], Index: j, Scale: 1})
 			}
 			for i := 0; i < m; i++ {
 				at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
