@@ -92,10 +92,11 @@ func checkBatch(A, B, C []float32, bt, m, k, n int) error {
 	return nil
 }
 
-// TestFewRowTilesUnpacked checks the version rule of the packed GEMMs (SmallWork 1: no other reason to
-// run unpacked): a product of at most 3·MR rows (three row tiles, passes.unpackedTiles) runs the unpacked
-// microkernel whatever its work, in K blocks of KC, one of more rows the packed one, and both compute
-// the product (checked as in checkBatch), with beta 0 and with beta 0.5 (C read in the first K block only).
+// TestFewRowTilesUnpacked checks the version rule of the packed GEMMs. With SmallWork 1 (no product is
+// small), a product of at most 3·MR rows (three row tiles, passes.unpackedTiles) runs the unpacked
+// microkernel whatever its work, in K blocks of KC, one of more rows the packed one; with SmallWork above
+// every product's work, all run unpacked with the whole K per call. All compute the product (checked as
+// in checkBatch), with beta 0 and with beta 0.5 (C read in the first K block only).
 func TestFewRowTilesUnpacked(t *testing.T) {
 	defer Use("")
 	for _, v := range Variants() {
@@ -115,43 +116,50 @@ func TestFewRowTilesUnpacked(t *testing.T) {
 			microU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
 		}
 		rng := rand.New(rand.NewPCG(23, 29))
-		for _, c := range []struct{ m, k, n int }{
-			{1, 37, 70}, {s0.MR - 1, 37, 70}, {s0.MR, 37, 70}, {s0.MR + 1, 37, 70}, {3 * s0.MR, 37, 70},
-			{3*s0.MR + 1, 37, 70}, {s0.MR + 1, 2049, 1024}, {3 * s0.MR, 2*s0.KC + 3, 45}, {3*s0.MR + 1, 2*s0.KC + 3, 45},
-		} {
-			m, k, n := c.m, c.k, c.n
-			if m < 1 {
-				continue
-			}
-			A, B, C, C0 := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n), make([]float32, m*n)
-			for i := range A {
-				A[i] = rng.Float32()*2 - 1
-			}
-			for i := range B {
-				B[i] = rng.Float32()*2 - 1
-			}
-			for i := range C0 {
-				C0[i] = rng.Float32()*2 - 1
-			}
-			for _, beta := range []float32{0, 0.5} {
-				copy(C, C0)
-				packedN.Store(0)
-				unpackedN.Store(0)
-				if err := Sgemm(m, k, n, A, B, C, 1, beta); err != nil {
-					t.Fatal(err)
+		for _, small := range []bool{false, true} {
+			sgemmSlot.SmallWork = map[bool]int{false: 1, true: 1 << 40}[small]
+			for _, c := range []struct{ m, k, n int }{
+				{1, 37, 70}, {s0.MR - 1, 37, 70}, {s0.MR, 37, 70}, {s0.MR + 1, 37, 70}, {3 * s0.MR, 37, 70},
+				{3*s0.MR + 1, 37, 70}, {s0.MR + 1, 2049, 1024}, {3 * s0.MR, 2*s0.KC + 3, 45}, {3*s0.MR + 1, 2*s0.KC + 3, 45},
+			} {
+				m, k, n := c.m, c.k, c.n
+				if m < 1 {
+					continue
 				}
-				packed, unpacked := int(packedN.Load()), int(unpackedN.Load())
-				for i := range C {
-					C[i] -= beta * C0[i] // exact enough: |beta·C0| ≤ 0.5, within checkBatch's bound
+				A, B, C, C0 := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n), make([]float32, m*n)
+				for i := range A {
+					A[i] = rng.Float32()*2 - 1
 				}
-				if err := checkBatch(A, B, C, 1, m, k, n); err != nil {
-					t.Errorf("%s, M = %d (MR = %d), beta %v: %v", v, m, s0.MR, beta, err)
+				for i := range B {
+					B[i] = rng.Float32()*2 - 1
 				}
-				if few := m <= 3*s0.MR; few != (unpacked > 0) || few == (packed > 0) {
-					t.Errorf("%s, M = %d (MR = %d): %d packed and %d unpacked microkernel calls, want only %s ones", v, m, s0.MR, packed, unpacked, map[bool]string{true: "unpacked", false: "packed"}[few])
+				for i := range C0 {
+					C0[i] = rng.Float32()*2 - 1
 				}
-				if want := ((k + s0.KC - 1) / s0.KC) * ((m + s0.MR - 1) / s0.MR) * ((n + s0.NR - 1) / s0.NR); unpacked > 0 && unpacked != want {
-					t.Errorf("%s, %d×%d×%d: %d unpacked calls, want %d (K blocks of %d × row tiles × column tiles)", v, m, k, n, unpacked, want, s0.KC)
+				for _, beta := range []float32{0, 0.5} {
+					copy(C, C0)
+					packedN.Store(0)
+					unpackedN.Store(0)
+					if err := Sgemm(m, k, n, A, B, C, 1, beta); err != nil {
+						t.Fatal(err)
+					}
+					packed, unpacked := int(packedN.Load()), int(unpackedN.Load())
+					for i := range C {
+						C[i] -= beta * C0[i] // exact enough: |beta·C0| ≤ 0.5, within checkBatch's bound
+					}
+					if err := checkBatch(A, B, C, 1, m, k, n); err != nil {
+						t.Errorf("%s, M = %d (MR = %d), beta %v: %v", v, m, s0.MR, beta, err)
+					}
+					if few := m <= 3*s0.MR || small; few != (unpacked > 0) || few == (packed > 0) {
+						t.Errorf("%s, M = %d (MR = %d), small %v: %d packed and %d unpacked microkernel calls, want only %s ones", v, m, s0.MR, small, packed, unpacked, map[bool]string{true: "unpacked", false: "packed"}[few])
+					}
+					kBlocks := (k + s0.KC - 1) / s0.KC
+					if small {
+						kBlocks = 1
+					}
+					if want := kBlocks * ((m + s0.MR - 1) / s0.MR) * ((n + s0.NR - 1) / s0.NR); unpacked > 0 && unpacked != want {
+						t.Errorf("%s, %d×%d×%d, small %v: %d unpacked calls, want %d (%d K blocks × row tiles × column tiles)", v, m, k, n, small, unpacked, want, kBlocks)
+					}
 				}
 			}
 		}

@@ -75,23 +75,38 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 			})
 		}
 	} else {
-		if min64(float64(M)*float64(N)*float64(K)-float64(gemm_bias_reluSlot.SmallWork), float64(M)-float64(3)*float64(gemm_bias_reluSlot.MR)) <= float64(0) {
-			for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
-				if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
-					for jr := 0; jr < N; jr += gemm_bias_reluSlot.NR {
+		if float64(M)*float64(N)*float64(K) <= float64(gemm_bias_reluSlot.SmallWork) {
+			if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*K+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
+				for jr := 0; jr < N; jr += gemm_bias_reluSlot.NR {
+					for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
+						{
+							aoff_, boff_ := ir*K, jr
+							ars_, acs_ := K, 1
+							ldb_ := N
+							gemm_bias_reluSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, M-ir), min(gemm_bias_reluSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+						}
+					}
+				}
+			} else {
+				M, K, N, A, B, bias, C := M, K, N, A, B, bias, C
+				rt.ParallelFor(0, N, gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
+					for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
 						for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
 							{
-								aoff_, boff_ := ir*K+pc, pc*N+jr
+								aoff_, boff_ := ir*K, jr
 								ars_, acs_ := K, 1
 								ldb_ := N
-								gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, M-ir), min(gemm_bias_reluSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+								gemm_bias_reluSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, M-ir), min(gemm_bias_reluSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 							}
 						}
 					}
-				} else {
-					M, K, N, A, B, bias, C, pc := M, K, N, A, B, bias, C, pc
-					rt.ParallelFor(0, N, gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
-						for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+				})
+			}
+		} else {
+			if float64(M) <= float64(3)*float64(gemm_bias_reluSlot.MR) {
+				for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
+					if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
+						for jr := 0; jr < N; jr += gemm_bias_reluSlot.NR {
 							for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
 								{
 									aoff_, boff_ := ir*K+pc, pc*N+jr
@@ -101,69 +116,60 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 								}
 							}
 						}
-					})
-				}
-			}
-		} else {
-			packB := rt.Scratch32(min(gemm_bias_reluSlot.NC, (N+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
-			{
-				pc_kb := min(gemm_bias_reluSlot.KC, ((max(K, 1)+(max(K, 1)+gemm_bias_reluSlot.KC-1)/gemm_bias_reluSlot.KC-1)/((max(K, 1)+gemm_bias_reluSlot.KC-1)/gemm_bias_reluSlot.KC)+7)/8*8)
-				for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
-					for pc := 0; pc < max(K, 1); pc += pc_kb {
-						K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
-						{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-							n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.NC, N-jc), min(pc_kb, K-pc), gemm_bias_reluSlot.NR, 0
-							body_ := func(lo_, hi_ int) {
-								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-									pj := p0_
-									b_ := pc*N + jc + pj
-									packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+					} else {
+						M, K, N, A, B, bias, C, pc := M, K, N, A, B, bias, C, pc
+						rt.ParallelFor(0, N, gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
+							for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+								for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
+									{
+										aoff_, boff_ := ir*K+pc, pc*N+jr
+										ars_, acs_ := K, 1
+										ldb_ := N
+										gemm_bias_reluSlot.MicroU(min(gemm_bias_reluSlot.KC, K-pc), A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_bias_reluSlot.MR, M-ir), min(gemm_bias_reluSlot.NR, N-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jr:], int(sel(int32(pc) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+									}
 								}
 							}
-							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-						}
-						{
-							ic_w := rt.Workers()
-							if int32(gemm_bias_reluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(gemm_bias_reluSlot.RowBlocks)*int32(gemm_bias_reluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_bias_reluSlot.MC) {
-								{
-									ic_mcb := min(gemm_bias_reluSlot.MC, gemm_bias_reluSlot.MR*(((M+ic_w*((M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC))-1)/(ic_w*((M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC)))+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR))
-									if cost_ := (min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(ic_mcb, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
-										packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
-										for ic := 0; ic < M; ic += ic_mcb {
-											M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
-											{ // pack: each panel row is a contiguous run of A (packD)
-												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), gemm_bias_reluSlot.MR, 0
-												body_ := func(lo_, hi_ int) {
-													for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-														pi := p0_
-														b_ := (ic+pi)*K + pc
-														packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-													}
-												}
-												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-											}
-											for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
-												for ir := 0; ir < min(ic_mcb, M-ic); ir += gemm_bias_reluSlot.MR {
-													gemm_bias_reluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(ic_mcb, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(3), int32(0))))
-												}
-											}
-										}
-										rt.Release32(packA)
-									} else {
-										M, K, N, A, bias, C, packB, pc_kb, jc, pc, ic_mcb := M, K, N, A, bias, C, packB, pc_kb, jc, pc, ic_mcb
-										rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+						})
+					}
+				}
+			} else {
+				packB := rt.Scratch32(min(gemm_bias_reluSlot.NC, (N+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
+				{
+					pc_kb := min(gemm_bias_reluSlot.KC, ((max(K, 1)+(max(K, 1)+gemm_bias_reluSlot.KC-1)/gemm_bias_reluSlot.KC-1)/((max(K, 1)+gemm_bias_reluSlot.KC-1)/gemm_bias_reluSlot.KC)+7)/8*8)
+					for jc := 0; jc < N; jc += gemm_bias_reluSlot.NC {
+						for pc := 0; pc < max(K, 1); pc += pc_kb {
+							K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
+							{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+								n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.NC, N-jc), min(pc_kb, K-pc), gemm_bias_reluSlot.NR, 0
+								body_ := func(lo_, hi_ int) {
+									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+										pj := p0_
+										b_ := pc*N + jc + pj
+										packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+									}
+								}
+								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+							}
+							{
+								ic_w := rt.Workers()
+								if int32(gemm_bias_reluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(gemm_bias_reluSlot.RowBlocks)*int32(gemm_bias_reluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_bias_reluSlot.MC) {
+									{
+										ic_mcb := min(gemm_bias_reluSlot.MC, gemm_bias_reluSlot.MR*(((M+ic_w*((M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC))-1)/(ic_w*((M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC)))+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR))
+										if cost_ := (min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(ic_mcb, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 											packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
-											defer rt.Release32(packA)
-											for ic := lo_; ic < hi_; ic += ic_mcb {
+											for ic := 0; ic < M; ic += ic_mcb {
+												M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
 												{ // pack: each panel row is a contiguous run of A (packD)
 													n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), gemm_bias_reluSlot.MR, 0
-													for p0_ := 0; p0_ < n_; p0_ += panel_ {
-														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-														pi := p0_
-														b_ := (ic+pi)*K + pc
-														packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
 													}
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
 												for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
 													for ir := 0; ir < min(ic_mcb, M-ic); ir += gemm_bias_reluSlot.MR {
@@ -171,49 +177,72 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 													}
 												}
 											}
-										})
-									}
-								}
-							} else {
-								packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
-								for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
-									M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
-									{ // pack: each panel row is a contiguous run of A (packD)
-										n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, M-ic), min(pc_kb, K-pc), gemm_bias_reluSlot.MR, 0
-										body_ := func(lo_, hi_ int) {
-											for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-												pi := p0_
-												b_ := (ic+pi)*K + pc
-												packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-											}
+											rt.Release32(packA)
+										} else {
+											M, K, N, A, bias, C, packB, pc_kb, jc, pc, ic_mcb := M, K, N, A, bias, C, packB, pc_kb, jc, pc, ic_mcb
+											rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+												packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
+												defer rt.Release32(packA)
+												for ic := lo_; ic < hi_; ic += ic_mcb {
+													{ // pack: each panel row is a contiguous run of A (packD)
+														n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), gemm_bias_reluSlot.MR, 0
+														for p0_ := 0; p0_ < n_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
+													}
+													for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
+														for ir := 0; ir < min(ic_mcb, M-ic); ir += gemm_bias_reluSlot.MR {
+															gemm_bias_reluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(ic_mcb, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(3), int32(0))))
+														}
+													}
+												}
+											})
 										}
-										rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									}
-									if cost_ := (min(gemm_bias_reluSlot.MC, M-ic)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_) {
-										for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
-											for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
-												gemm_bias_reluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(3), int32(0))))
+								} else {
+									packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
+									for ic := 0; ic < M; ic += gemm_bias_reluSlot.MC {
+										M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
+										{ // pack: each panel row is a contiguous run of A (packD)
+											n_, depth_, panel_, off_ := min(gemm_bias_reluSlot.MC, M-ic), min(pc_kb, K-pc), gemm_bias_reluSlot.MR, 0
+											body_ := func(lo_, hi_ int) {
+												for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+													dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+													pi := p0_
+													b_ := (ic+pi)*K + pc
+													packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+												}
 											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
-									} else {
-										M, K, N, bias, C, packB, pc_kb, jc, pc, packA, ic := M, K, N, bias, C, packB, pc_kb, jc, pc, packA, ic
-										rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
-											for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+										if cost_ := (min(gemm_bias_reluSlot.MC, M-ic)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_) {
+											for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
 												for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
 													gemm_bias_reluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(3), int32(0))))
 												}
 											}
-										})
+										} else {
+											M, K, N, bias, C, packB, pc_kb, jc, pc, packA, ic := M, K, N, bias, C, packB, pc_kb, jc, pc, packA, ic
+											rt.ParallelFor(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_, func(lo_, hi_ int) {
+												for jr := lo_; jr < hi_; jr += gemm_bias_reluSlot.NR {
+													for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
+														gemm_bias_reluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(3), int32(0))))
+													}
+												}
+											})
+										}
 									}
+									rt.Release32(packA)
 								}
-								rt.Release32(packA)
 							}
 						}
 					}
 				}
+				rt.Release32(packB)
 			}
-			rt.Release32(packB)
 		}
 	}
 }

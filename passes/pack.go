@@ -35,16 +35,18 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 	}
 	walk(f.Body, nil)
 	for _, s := range sites {
-		var unpacked, rows *ir.Loop
+		var small, blocked, rows *ir.Loop
 		if unpackable(s.u) {
-			unpacked = smallVersion(s.u, s.loops)
+			small = smallVersion(s.u, s.loops)
+			blocked = fewTilesVersion(s.u, s.loops)
 			rows = rowsVersion(n, s.u, s.loops)
 		}
 		packMicro(n, s.u, s.loops)
 		packed := balanceKBlocks(s.u.Slot, s.loops[0], s.loops[1])
 		var node ir.Node = packed
-		if unpacked != nil {
-			node = &ir.If{Cond: smallGemm(s.u.Slot, s.loops), Then: []ir.Node{unpacked}, Else: []ir.Node{packed}}
+		if small != nil {
+			node = &ir.If{Cond: fewTiles(s.u.Slot, s.loops), Then: []ir.Node{blocked}, Else: []ir.Node{packed}}
+			node = &ir.If{Cond: smallGemm(s.u.Slot, s.loops), Then: []ir.Node{small}, Else: []ir.Node{node}}
 			node = &ir.If{Cond: fewRows(s.u.Slot, s.loops), Then: []ir.Node{rows}, Else: []ir.Node{node}}
 		}
 		f.Body = replaceLoop(f.Body, s.loops[0], node)
@@ -98,21 +100,39 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: nb, Body: []ir.Node{r}}
 }
 
-// smallVersion builds the unpacked version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir:
+// smallVersion builds the unpacked version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir
+// for small problems (smallGemm):
+//
+//	for jr = 0 .. N step NR { for ir = 0 .. M step MR { micro m = min(MR, M - ir), n = min(NR, N - jr), kc = K } }
+//
+// u's index expressions with jc = ic = pc = 0, its operands read in place (strided layouts: the unpacked
+// microkernel, ir.MicroUnpacked); Beta and EP those of the first and of the last K block. Its operands
+// fit the caches anyway: the cache-block loops would only cost per call (three more loop levels, K split
+// into KC blocks that write C and read it back), which is what a batch of 8×8×8 products pays most of
+// its time for. Even the one-trip K-block loop of fewTilesVersion made 1000 × 8³ / 16³ / 32³ 11 / 6 / 8%
+// slower on the Zen 5 (and sgemm 8³ alone 16%).
+func smallVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
+	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
+	zero := ir.IConst{V: 0}
+	r := wholeK(u, pc, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, pc.Var: zero})
+	r.M = ir.IMin(u.MR, ir.ISub(ic.Hi, ir.IVar{V: irl.Var}))
+	r.N = ir.IMin(u.NR, ir.ISub(jc.Hi, ir.IVar{V: jr.Var}))
+	inner := &ir.Loop{Var: irl.Var, Lo: zero, Hi: ic.Hi, Step: irl.Step, Body: []ir.Node{r}}
+	return &ir.Loop{Var: jr.Var, Lo: zero, Hi: jc.Hi, Step: jr.Step, Body: []ir.Node{inner}}
+}
+
+// fewTilesVersion builds the unpacked version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃
+// ir for products of a few row tiles at any size (fewTiles):
 //
 //	for pc = 0 .. max(K, 1) step KC { for jr = 0 .. N step NR { for ir = 0 .. M step MR {
 //	    micro m = min(MR, M - ir), n = min(NR, N - jr), kc = min(KC, K - pc) } } }
 //
-// u with jc = ic = 0 (its K block, Beta and EP as in the packed nest), its operands read in place
-// (strided layouts: the unpacked microkernel, ir.MicroUnpacked). It runs for problems whose operands
-// sit in the caches anyway and for those of few row tiles (smallGemm): the packed nest's other cache
-// blocks would only cost per call (two more loop levels, panels written and read back), which is what a
-// batch of 8×8×8 products pays most of its time for. The K blocks stay: a strip of B in place is kc
-// rows a row of B apart, a page each when a row has 4 KiB or more, so the ⌈M/MR⌉ passes over it and
-// the next strips (the same rows) find its pages in the TLB and its lines in L2 only for kc up to about
-// a thousand. Whole-K strips of a 4096-deep B ran sgemm 16×4096×4096 in 9.8 ms on the Zen 5, strips of
-// 512 in 6.3 ms (1024: 7.5 ms; packed: 9.9 ms).
-func smallVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
+// u with jc = ic = 0 (its K block, Beta and EP as in the packed nest), its operands read in place. The K
+// blocks stay: a strip of B in place is kc rows a row of B apart, a page each when a row has 4 KiB or
+// more, so the ⌈M/MR⌉ passes over it and the next strips (the same rows) find its pages in the TLB and
+// its lines in L2 only for kc up to about a thousand. Whole-K strips of a 4096-deep B ran sgemm
+// 16×4096×4096 in 9.8 ms on the Zen 5, strips of 512 in 6.3 ms (1024: 7.5 ms; packed: 9.9 ms).
+func fewTilesVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
 	zero := ir.IConst{V: 0}
 	r := inPlaceMicro(u, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero})
@@ -169,30 +189,30 @@ func loopDim(l *ir.Loop) ir.IDim {
 	return e.(ir.IDim)
 }
 
-// smallGemm chooses the unpacked version: M ≤ 3·<slot>.MR (at most three row tiles) or M·N·K ≤
-// <slot>.SmallWork, from the dims of the blocked loops, written as one branch-free test (a tiny product
-// pays for every operation of it: sgemm 16³ takes 85 ns):
-//
-//	min(M·N·K − SmallWork, M − 3·MR) ≤ 0
-//
-// With few row tiles each packed panel of B is read by a few microkernel calls only, so packing B (a
-// read and a write of all of B before the products read it again) does not earn itself back, and the
-// unpacked kernel reads each strip of B in place, once from memory and again from L2 for the other row
-// tiles (smallVersion keeps the K blocks for that). On the Zen 5 (MR = 12, KC = 512), sgemm M×4096×4096
-// ran unpacked against packed: M = 13: 6.0 against 9.4 ms on one core, 3.8 against 8.8 on two; M = 36:
-// 9.9 against 11.3 and 6.1 against 9.0; M = 48: 12.9 against 13.5 (level) and 7.9 against 10.2; M = 72:
-// 18.7 against 18.0 on one core (docs/PERF.md, "Session 11").
+// smallGemm chooses the whole-K unpacked version (smallVersion): M·N·K ≤ <slot>.SmallWork, from the
+// dims of the blocked loops (a tiny product pays for every operation of the test: sgemm 16³ takes 85 ns).
 func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
 	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
-	f64 := func(v float64) ir.Expr { return &ir.Const{Val: v, T: ir.F64} }
-	bin := func(op ir.Op, x, y ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: x, Y: y, T: ir.F64} }
-	small := bin(ir.Sub, bin(ir.Mul, bin(ir.Mul, m, nn), k), planF64(slot, "SmallWork"))
-	fewTiles := bin(ir.Sub, m, bin(ir.Mul, f64(unpackedTiles), planF64(slot, "MR")))
-	return &ir.Binary{Op: ir.Le, X: bin(ir.Min, small, fewTiles), Y: f64(0), T: ir.Bool}
+	work := &ir.Binary{Op: ir.Mul, X: &ir.Binary{Op: ir.Mul, X: m, Y: nn, T: ir.F64}, Y: k, T: ir.F64}
+	return &ir.Binary{Op: ir.Le, X: work, Y: planF64(slot, "SmallWork"), T: ir.Bool}
 }
 
-// unpackedTiles is the number of row tiles up to which a GEMM runs unpacked whatever its size (smallGemm).
+// fewTiles chooses the K-blocked unpacked version (fewTilesVersion) for a larger problem: M ≤ 3·<slot>.MR,
+// at most three row tiles. Each packed panel of B would then be read by a few microkernel calls only, so
+// packing B (a read and a write of all of B before the products read it again) does not earn itself
+// back, and the unpacked kernel reads each strip of B in place, once from memory and again from L2 for
+// the other row tiles. On the Zen 5 (MR = 12, KC = 512), sgemm M×4096×4096 ran unpacked against packed:
+// M = 13: 6.0 against 9.4 ms on one core, 3.8 against 8.8 on two; M = 36: 9.9 against 11.3 and 6.1
+// against 9.0; M = 48: 12.9 against 13.5 (level) and 7.9 against 10.2; M = 72: 18.7 against 18.0 on one
+// core (docs/PERF.md, "Session 11").
+func fewTiles(slot string, loops []*ir.Loop) ir.Expr {
+	m := &ir.DimVal{D: loopDim(loops[2]).D, T: ir.F64}
+	limit := &ir.Binary{Op: ir.Mul, X: &ir.Const{Val: unpackedTiles, T: ir.F64}, Y: planF64(slot, "MR"), T: ir.F64}
+	return &ir.Binary{Op: ir.Le, X: m, Y: limit, T: ir.Bool}
+}
+
+// unpackedTiles is the number of row tiles up to which a GEMM runs unpacked whatever its size (fewTiles).
 const unpackedTiles = 3
 
 // unpackable reports whether the microkernel can read the operands in place: both are plain loads of
