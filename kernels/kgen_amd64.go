@@ -1374,7 +1374,7 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
-				sgemmSlot.RowBlocks, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 1024, 2343987
+				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 1024, 2343987
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
@@ -1507,7 +1507,7 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
-				sgemmSlot.RowBlocks, sgemmSlot.RowsNB, sgemmSlot.SmallWork = 15, 1024, 2343987
+				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 1024, 2343987
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
