@@ -1397,7 +1397,7 @@ func registerVariants() bool {
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				dgemmSlot.MC = 224
+				dgemmSlot.KC, dgemmSlot.MC = 512, 224
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				dgemmSlot.KC, dgemmSlot.MC = 576, 280
 			}
@@ -1530,7 +1530,7 @@ func registerVariants() bool {
 			}
 			switch cacheClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				dgemmSlot.MC = 224
+				dgemmSlot.KC, dgemmSlot.MC = 512, 224
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				dgemmSlot.KC, dgemmSlot.MC = 576, 280
 			}
