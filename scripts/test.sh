@@ -56,9 +56,25 @@ step "bench module (harness logic; the cgo peers need -tags peers and are not bu
 (cd bench && go vet ./... && go test -count=1 ./...)
 
 step "fuzz (brief)"
-go test -run '^$' -fuzz=FuzzParseCheck -fuzztime=20s ./parse
+# fuzz runs go test -fuzz once more when it failed only with a bare "context deadline exceeded" and no
+# failing input: Go 1.26's fuzz coordinator can report its own -fuzztime deadline as a failure when a
+# worker is mid-call at that moment (go.dev/issue/75804, fixed in Go 1.27; seen here once in FuzzSgemm,
+# 70564 execs and no input written). Any other failure, or a second one, stops the script.
+fuzz() {
+  local log rc=0
+  log=$(mktemp)
+  go test "$@" 2>&1 | tee "$log" || rc=$?
+  if [ "$rc" -ne 0 ] && grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written\|panic:' "$log"; then
+    echo "fuzz: only the -fuzztime deadline race (go.dev/issue/75804), no failing input: running it once more"
+    rc=0
+    go test "$@" || rc=$?
+  fi
+  rm -f "$log"
+  return "$rc"
+}
+fuzz -run '^$' -fuzz=FuzzParseCheck -fuzztime=20s ./parse
 # the generated wrappers (kgentest.Fuzz): extreme and negative dims, wrong lengths, deadlines
-go test -run '^$' -fuzz='^FuzzConv2d$' -fuzztime=10s ./kernels
-go test -run '^$' -fuzz='^FuzzSgemm$' -fuzztime=8s ./kernels
+fuzz -run '^$' -fuzz='^FuzzConv2d$' -fuzztime=10s ./kernels
+fuzz -run '^$' -fuzz='^FuzzSgemm$' -fuzztime=8s ./kernels
 
 echo; echo "test.sh: all passed"
