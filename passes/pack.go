@@ -112,11 +112,18 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 // its time for. Even the one-trip K-block loop of fewTilesVersion made 1000 × 8³ / 16³ / 32³ 11 / 6 / 8%
 // slower on the Zen 5 (and sgemm 8³ alone 16%).
 func smallVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
-	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
+	jc, pc, ic := loops[0], loops[1], loops[2]
 	zero := ir.IConst{V: 0}
-	r := wholeK(u, pc, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, pc.Var: zero})
-	r.M = ir.IMin(u.MR, ir.ISub(ic.Hi, ir.IVar{V: irl.Var}))
-	r.N = ir.IMin(u.NR, ir.ISub(jc.Hi, ir.IVar{V: jr.Var}))
+	return tileLoops(wholeK(u, pc, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, pc.Var: zero}), loops)
+}
+
+// tileLoops returns the register tile loops of the unpacked versions around r (a copy of the nest's
+// Micro), whose tile size it sets: for jr = 0 .. N step NR { for ir = 0 .. M step MR { r } }.
+func tileLoops(r *ir.Micro, loops []*ir.Loop) *ir.Loop {
+	jc, ic, jr, irl := loops[0], loops[2], loops[3], loops[4]
+	zero := ir.IConst{V: 0}
+	r.M = ir.IMin(r.MR, ir.ISub(ic.Hi, ir.IVar{V: irl.Var}))
+	r.N = ir.IMin(r.NR, ir.ISub(jc.Hi, ir.IVar{V: jr.Var}))
 	inner := &ir.Loop{Var: irl.Var, Lo: zero, Hi: ic.Hi, Step: irl.Step, Body: []ir.Node{r}}
 	return &ir.Loop{Var: jr.Var, Lo: zero, Hi: jc.Hi, Step: jr.Step, Body: []ir.Node{inner}}
 }
@@ -133,13 +140,9 @@ func smallVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 // its lines in L2 only for kc up to about a thousand. Whole-K strips of a 4096-deep B ran sgemm
 // 16×4096×4096 in 9.8 ms on the Zen 5, strips of 512 in 6.3 ms (1024: 7.5 ms; packed: 9.9 ms).
 func fewTilesVersion(u *ir.Micro, loops []*ir.Loop) *ir.Loop {
-	jc, pc, ic, jr, irl := loops[0], loops[1], loops[2], loops[3], loops[4]
+	jc, pc, ic := loops[0], loops[1], loops[2]
 	zero := ir.IConst{V: 0}
-	r := inPlaceMicro(u, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero})
-	r.M = ir.IMin(u.MR, ir.ISub(ic.Hi, ir.IVar{V: irl.Var}))
-	r.N = ir.IMin(u.NR, ir.ISub(jc.Hi, ir.IVar{V: jr.Var}))
-	inner := &ir.Loop{Var: irl.Var, Lo: zero, Hi: ic.Hi, Step: irl.Step, Body: []ir.Node{r}}
-	cols := &ir.Loop{Var: jr.Var, Lo: zero, Hi: jc.Hi, Step: jr.Step, Body: []ir.Node{inner}}
+	cols := tileLoops(inPlaceMicro(u, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero}), loops)
 	return &ir.Loop{Var: pc.Var, Lo: pc.Lo, Hi: pc.Hi, Step: pc.Step, Body: []ir.Node{cols}}
 }
 

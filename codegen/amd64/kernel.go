@@ -41,7 +41,7 @@ type GemmKernel struct {
 	// (PREFETCHT0) a second time, 0 meaning defaultPrefetchC and a negative value none. The prefetch at
 	// entry starts C's way from memory, but the Ã and B̃ panels streamed through L1 during the k loop
 	// evict it again before the epilogue reads it; BLIS's and OpenBLAS's AVX-512 kernels also touch C
-	// late. Rounded down to whole unrolled iterations; unpacked kernels ignore it.
+	// late. Rounded down to whole unrolled iterations (at least one); unpacked kernels ignore it.
 	PrefetchC int
 
 	// Unpacked selects the strided ("unpacked", BLIS sup / LIBXSMM style)

@@ -187,7 +187,7 @@ func emitRows(c *build.Context, k RowsKernel) {
 			// Groups of two rows leave bg[2], bg[3] free: they point at the next group's rows, which
 			// the vector loop prefetches at the column it reads. Two sequential streams alone keep too
 			// few lines in flight for the memory's latency (m = 3, 4).
-			pf := G == 2 && len(bg) >= 4
+			pf := G == 2
 			if pf {
 				c.LEAQ(operand.Mem{Base: bg[0], Index: ldb, Scale: 2}, bg[2])
 				c.LEAQ(operand.Mem{Base: bg[1], Index: ldb, Scale: 2}, bg[3])
