@@ -57,60 +57,165 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 		pc_kb := min(bgemm_bf16Slot.KC, ((max(K, 1)+(max(K, 1)+bgemm_bf16Slot.KC-1)/bgemm_bf16Slot.KC-1)/((max(K, 1)+bgemm_bf16Slot.KC-1)/bgemm_bf16Slot.KC)+7)/8*8)
 		for jc := 0; jc < N; jc += bgemm_bf16Slot.NC {
 			for pc := 0; pc < max(K, 1); pc += pc_kb {
-				K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
-				{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-					n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(pc_kb, K-pc), bgemm_bf16Slot.NR, 0
-					body_ := func(lo_, hi_ int) {
-						for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-							pj := p0_
-							b_ := pc*N + jc + pj
-							packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-						}
-					}
-					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-				}
 				{
 					ic_w := rt.Workers()
-					if int32(bgemm_bf16Slot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_bf16Slot.MC) {
-						{
-							ic_mcb := min(bgemm_bf16Slot.MC, bgemm_bf16Slot.MR*(((M+ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC))-1)/(ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)))+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR))
-							if cost_ := (min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(ic_mcb, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
-								packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
-								for ic := 0; ic < M; ic += ic_mcb {
-									M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
-									{ // pack: each panel row is a contiguous run of A (packD)
-										n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
-										body_ := func(lo_, hi_ int) {
-											for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-												pi := p0_
-												b_ := (ic+pi)*K + pc
-												packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+					if int32(ic_w) == int32(2) {
+						if int32(bgemm_bf16Slot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_bf16Slot.MC) {
+							{
+								ic_mcb := min(bgemm_bf16Slot.MC, bgemm_bf16Slot.MR*(((M+ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC))-1)/(ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)))+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR))
+								if cost_ := (min(M, (M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(ic_mcb, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+									packBw := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+									packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+									for ic_t := 0; ic_t < ic_w; ic_t++ {
+										K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
+										{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+											n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(pc_kb, K-pc), bgemm_bf16Slot.NR, 0
+											body_ := func(lo_, hi_ int) {
+												for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+													pj := p0_
+													b_ := pc*N + jc + pj
+													packPBBF16(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+												}
+											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+										}
+										for ic := ic_t * ((M + ic_w*bgemm_bf16Slot.MC - 1) / (ic_w * bgemm_bf16Slot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb)+(M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb); ic += ic_mcb {
+											M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
+											{ // pack: each panel row is a contiguous run of A (packD)
+												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
+												body_ := func(lo_, hi_ int) {
+													for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+														pi := p0_
+														b_ := (ic+pi)*K + pc
+														packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+													}
+												}
+												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+											}
+											for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
+												for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_bf16Slot.MR {
+													bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(ic_mcb, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+												}
 											}
 										}
-										rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									}
-									for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
-										for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_bf16Slot.MR {
-											bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(ic_mcb, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+									rt.Release32(packBw)
+									rt.Release32(packA)
+								} else {
+									M, K, N, A, B, cwide, pc_kb, jc, pc, ic_w, ic_mcb := M, K, N, A, B, cwide, pc_kb, jc, pc, ic_w, ic_mcb
+									rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+										packBw := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+										defer rt.Release32(packBw)
+										packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+										defer rt.Release32(packA)
+										for ic_t := lo_; ic_t < hi_; ic_t++ {
+											{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+												n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(pc_kb, K-pc), bgemm_bf16Slot.NR, 0
+												for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+													pj := p0_
+													b_ := pc*N + jc + pj
+													packPBBF16(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+												}
+											}
+											for ic := ic_t * ((M + ic_w*bgemm_bf16Slot.MC - 1) / (ic_w * bgemm_bf16Slot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb)+(M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb); ic += ic_mcb {
+												{ // pack: each panel row is a contiguous run of A (packD)
+													n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
+													for p0_ := 0; p0_ < n_; p0_ += panel_ {
+														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+														pi := p0_
+														b_ := (ic+pi)*K + pc
+														packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+													}
+												}
+												for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
+													for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_bf16Slot.MR {
+														bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(ic_mcb, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+													}
+												}
+											}
 										}
+									})
+								}
+							}
+						} else {
+							packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+							K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
+							{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+								n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(pc_kb, K-pc), bgemm_bf16Slot.NR, 0
+								body_ := func(lo_, hi_ int) {
+									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+										pj := p0_
+										b_ := pc*N + jc + pj
+										packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 									}
 								}
-								rt.Release32(packA)
-							} else {
-								M, K, N, A, cwide, packB, pc_kb, jc, pc, ic_mcb := M, K, N, A, cwide, packB, pc_kb, jc, pc, ic_mcb
-								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+							}
+							for ic := 0; ic < M; ic += bgemm_bf16Slot.MC {
+								M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
+								{ // pack: each panel row is a contiguous run of A (packD)
+									n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
+									body_ := func(lo_, hi_ int) {
+										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := (ic+pi)*K + pc
+											packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+										}
+									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+								}
+								if cost_ := (min(bgemm_bf16Slot.MC, M-ic)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_) {
+									for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
+										for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
+											bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+										}
+									}
+								} else {
+									M, K, N, cwide, packB, pc_kb, jc, pc, packA, ic := M, K, N, cwide, packB, pc_kb, jc, pc, packA, ic
+									rt.ParallelFor(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_, func(lo_, hi_ int) {
+										for jr := lo_; jr < hi_; jr += bgemm_bf16Slot.NR {
+											for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
+												bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+											}
+										}
+									})
+								}
+							}
+							rt.Release32(packA)
+						}
+					} else {
+						K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
+						{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+							n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(pc_kb, K-pc), bgemm_bf16Slot.NR, 0
+							body_ := func(lo_, hi_ int) {
+								for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+									pj := p0_
+									b_ := pc*N + jc + pj
+									packPBBF16(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+								}
+							}
+							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+						}
+						if int32(bgemm_bf16Slot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_bf16Slot.MC) {
+							{
+								ic_mcb := min(bgemm_bf16Slot.MC, bgemm_bf16Slot.MR*(((M+ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC))-1)/(ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)))+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR))
+								if cost_ := (min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(ic_mcb, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
-									defer rt.Release32(packA)
-									for ic := lo_; ic < hi_; ic += ic_mcb {
+									for ic := 0; ic < M; ic += ic_mcb {
+										M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
 										{ // pack: each panel row is a contiguous run of A (packD)
 											n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
-											for p0_ := 0; p0_ < n_; p0_ += panel_ {
-												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-												pi := p0_
-												b_ := (ic+pi)*K + pc
-												packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+											body_ := func(lo_, hi_ int) {
+												for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+													dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+													pi := p0_
+													b_ := (ic+pi)*K + pc
+													packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+												}
 											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
 										for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
 											for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_bf16Slot.MR {
@@ -118,43 +223,66 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 											}
 										}
 									}
-								})
-							}
-						}
-					} else {
-						packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
-						for ic := 0; ic < M; ic += bgemm_bf16Slot.MC {
-							M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
-							{ // pack: each panel row is a contiguous run of A (packD)
-								n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
-								body_ := func(lo_, hi_ int) {
-									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-										pi := p0_
-										b_ := (ic+pi)*K + pc
-										packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-									}
+									rt.Release32(packA)
+								} else {
+									M, K, N, A, cwide, packB, pc_kb, jc, pc, ic_mcb := M, K, N, A, cwide, packB, pc_kb, jc, pc, ic_mcb
+									rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+										packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+										defer rt.Release32(packA)
+										for ic := lo_; ic < hi_; ic += ic_mcb {
+											{ // pack: each panel row is a contiguous run of A (packD)
+												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
+												for p0_ := 0; p0_ < n_; p0_ += panel_ {
+													dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+													pi := p0_
+													b_ := (ic+pi)*K + pc
+													packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+												}
+											}
+											for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
+												for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_bf16Slot.MR {
+													bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(ic_mcb, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+												}
+											}
+										}
+									})
 								}
-								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 							}
-							if cost_ := (min(bgemm_bf16Slot.MC, M-ic)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_) {
-								for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
-									for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
-										bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+						} else {
+							packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+							for ic := 0; ic < M; ic += bgemm_bf16Slot.MC {
+								M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
+								{ // pack: each panel row is a contiguous run of A (packD)
+									n_, depth_, panel_, off_ := min(bgemm_bf16Slot.MC, M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
+									body_ := func(lo_, hi_ int) {
+										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											pi := p0_
+											b_ := (ic+pi)*K + pc
+											packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+										}
 									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-							} else {
-								M, K, N, cwide, packB, pc_kb, jc, pc, packA, ic := M, K, N, cwide, packB, pc_kb, jc, pc, packA, ic
-								rt.ParallelFor(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_, func(lo_, hi_ int) {
-									for jr := lo_; jr < hi_; jr += bgemm_bf16Slot.NR {
+								if cost_ := (min(bgemm_bf16Slot.MC, M-ic)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_) {
+									for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
 										for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
 											bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 										}
 									}
-								})
+								} else {
+									M, K, N, cwide, packB, pc_kb, jc, pc, packA, ic := M, K, N, cwide, packB, pc_kb, jc, pc, packA, ic
+									rt.ParallelFor(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_, func(lo_, hi_ int) {
+										for jr := lo_; jr < hi_; jr += bgemm_bf16Slot.NR {
+											for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
+												bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+											}
+										}
+									})
+								}
 							}
+							rt.Release32(packA)
 						}
-						rt.Release32(packA)
 					}
 				}
 			}

@@ -55,59 +55,165 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 		pc_kb := min(bgemm_ttSlot.KC, ((max(K, 1)+(max(K, 1)+bgemm_ttSlot.KC-1)/bgemm_ttSlot.KC-1)/((max(K, 1)+bgemm_ttSlot.KC-1)/bgemm_ttSlot.KC)+7)/8*8)
 		for jc := 0; jc < N; jc += bgemm_ttSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += pc_kb {
-				K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
-				{ // pack: each panel row is a contiguous run of B (packD)
-					n_, depth_, panel_, off_ := min(bgemm_ttSlot.NC, N-jc), min(pc_kb, K-pc), bgemm_ttSlot.NR, 0
-					body_ := func(lo_, hi_ int) {
-						for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-							dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-							pj := p0_
-							b_ := (jc+pj)*K + pc
-							packDBF16(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
-						}
-					}
-					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-				}
 				{
 					ic_w := rt.Workers()
-					if int32(bgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_ttSlot.RowBlocks)*int32(bgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_ttSlot.MC) {
-						{
-							ic_mcb := min(bgemm_ttSlot.MC, bgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)))+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR))
-							if cost_ := (min(bgemm_ttSlot.NC, N-jc)+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*((min(ic_mcb, M)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
-								packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
-								for ic := 0; ic < M; ic += ic_mcb {
-									K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
-									{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-										n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_ttSlot.MR, 0
-										body_ := func(lo_, hi_ int) {
-											for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-												pi := p0_
-												b_ := pc*M + ic + pi
-												packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+					if int32(ic_w) == int32(2) {
+						if int32(bgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_ttSlot.RowBlocks)*int32(bgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_ttSlot.MC) {
+							{
+								ic_mcb := min(bgemm_ttSlot.MC, bgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)))+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR))
+								if cost_ := (min(M, (M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bgemm_ttSlot.NC, N-jc)+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*((min(ic_mcb, M)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+									packBw := rt.Scratch32(min(bgemm_ttSlot.NC, (N+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*bgemm_ttSlot.NR) * min(bgemm_ttSlot.KC, max(K, 1)))
+									packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
+									for ic_t := 0; ic_t < ic_w; ic_t++ {
+										K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
+										{ // pack: each panel row is a contiguous run of B (packD)
+											n_, depth_, panel_, off_ := min(bgemm_ttSlot.NC, N-jc), min(pc_kb, K-pc), bgemm_ttSlot.NR, 0
+											body_ := func(lo_, hi_ int) {
+												for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+													dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+													pj := p0_
+													b_ := (jc+pj)*K + pc
+													packDBF16(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
+												}
+											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+										}
+										for ic := ic_t * ((M + ic_w*bgemm_ttSlot.MC - 1) / (ic_w * bgemm_ttSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)*ic_mcb)+(M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)*ic_mcb); ic += ic_mcb {
+											K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
+											{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_ttSlot.MR, 0
+												body_ := func(lo_, hi_ int) {
+													for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+														pi := p0_
+														b_ := pc*M + ic + pi
+														packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+													}
+												}
+												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+											}
+											for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
+												for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_ttSlot.MR {
+													bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(ic_mcb, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+												}
 											}
 										}
-										rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									}
-									for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
-										for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_ttSlot.MR {
-											bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(ic_mcb, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+									rt.Release32(packBw)
+									rt.Release32(packA)
+								} else {
+									K, M, N, A, B, C, pc_kb, jc, pc, ic_w, ic_mcb := K, M, N, A, B, C, pc_kb, jc, pc, ic_w, ic_mcb
+									rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+										packBw := rt.Scratch32(min(bgemm_ttSlot.NC, (N+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*bgemm_ttSlot.NR) * min(bgemm_ttSlot.KC, max(K, 1)))
+										defer rt.Release32(packBw)
+										packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
+										defer rt.Release32(packA)
+										for ic_t := lo_; ic_t < hi_; ic_t++ {
+											{ // pack: each panel row is a contiguous run of B (packD)
+												n_, depth_, panel_, off_ := min(bgemm_ttSlot.NC, N-jc), min(pc_kb, K-pc), bgemm_ttSlot.NR, 0
+												for p0_ := 0; p0_ < n_; p0_ += panel_ {
+													dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+													pj := p0_
+													b_ := (jc+pj)*K + pc
+													packDBF16(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
+												}
+											}
+											for ic := ic_t * ((M + ic_w*bgemm_ttSlot.MC - 1) / (ic_w * bgemm_ttSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)*ic_mcb)+(M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)*ic_mcb); ic += ic_mcb {
+												{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+													n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_ttSlot.MR, 0
+													for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+														pi := p0_
+														b_ := pc*M + ic + pi
+														packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+													}
+												}
+												for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
+													for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_ttSlot.MR {
+														bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(ic_mcb, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+													}
+												}
+											}
 										}
+									})
+								}
+							}
+						} else {
+							packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
+							K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
+							{ // pack: each panel row is a contiguous run of B (packD)
+								n_, depth_, panel_, off_ := min(bgemm_ttSlot.NC, N-jc), min(pc_kb, K-pc), bgemm_ttSlot.NR, 0
+								body_ := func(lo_, hi_ int) {
+									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+										dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+										pj := p0_
+										b_ := (jc+pj)*K + pc
+										packDBF16(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
 									}
 								}
-								rt.Release32(packA)
-							} else {
-								K, M, N, A, C, packB, pc_kb, jc, pc, ic_mcb := K, M, N, A, C, packB, pc_kb, jc, pc, ic_mcb
-								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+							}
+							for ic := 0; ic < M; ic += bgemm_ttSlot.MC {
+								K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
+								{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+									n_, depth_, panel_, off_ := min(bgemm_ttSlot.MC, M-ic), min(pc_kb, K-pc), bgemm_ttSlot.MR, 0
+									body_ := func(lo_, hi_ int) {
+										for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+											pi := p0_
+											b_ := pc*M + ic + pi
+											packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+										}
+									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+								}
+								if cost_ := (min(bgemm_ttSlot.MC, M-ic)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_) {
+									for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
+										for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
+											bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+										}
+									}
+								} else {
+									K, M, N, C, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, packB, pc_kb, jc, pc, packA, ic
+									rt.ParallelFor(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
+										for jr := lo_; jr < hi_; jr += bgemm_ttSlot.NR {
+											for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
+												bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+											}
+										}
+									})
+								}
+							}
+							rt.Release32(packA)
+						}
+					} else {
+						K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
+						{ // pack: each panel row is a contiguous run of B (packD)
+							n_, depth_, panel_, off_ := min(bgemm_ttSlot.NC, N-jc), min(pc_kb, K-pc), bgemm_ttSlot.NR, 0
+							body_ := func(lo_, hi_ int) {
+								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+									dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+									pj := p0_
+									b_ := (jc+pj)*K + pc
+									packDBF16(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
+								}
+							}
+							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+						}
+						if int32(bgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_ttSlot.RowBlocks)*int32(bgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_ttSlot.MC) {
+							{
+								ic_mcb := min(bgemm_ttSlot.MC, bgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)))+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR))
+								if cost_ := (min(bgemm_ttSlot.NC, N-jc)+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*((min(ic_mcb, M)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
-									defer rt.Release32(packA)
-									for ic := lo_; ic < hi_; ic += ic_mcb {
+									for ic := 0; ic < M; ic += ic_mcb {
+										K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
 										{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 											n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_ttSlot.MR, 0
-											for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-												pi := p0_
-												b_ := pc*M + ic + pi
-												packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+											body_ := func(lo_, hi_ int) {
+												for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+													pi := p0_
+													b_ := pc*M + ic + pi
+													packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+												}
 											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
 										for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
 											for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_ttSlot.MR {
@@ -115,42 +221,64 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 											}
 										}
 									}
-								})
-							}
-						}
-					} else {
-						packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
-						for ic := 0; ic < M; ic += bgemm_ttSlot.MC {
-							K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
-							{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-								n_, depth_, panel_, off_ := min(bgemm_ttSlot.MC, M-ic), min(pc_kb, K-pc), bgemm_ttSlot.MR, 0
-								body_ := func(lo_, hi_ int) {
-									for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-										pi := p0_
-										b_ := pc*M + ic + pi
-										packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-									}
+									rt.Release32(packA)
+								} else {
+									K, M, N, A, C, packB, pc_kb, jc, pc, ic_mcb := K, M, N, A, C, packB, pc_kb, jc, pc, ic_mcb
+									rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+										packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
+										defer rt.Release32(packA)
+										for ic := lo_; ic < hi_; ic += ic_mcb {
+											{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_ttSlot.MR, 0
+												for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+													pi := p0_
+													b_ := pc*M + ic + pi
+													packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+												}
+											}
+											for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
+												for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_ttSlot.MR {
+													bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(ic_mcb, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+												}
+											}
+										}
+									})
 								}
-								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 							}
-							if cost_ := (min(bgemm_ttSlot.MC, M-ic)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_) {
-								for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
-									for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
-										bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+						} else {
+							packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
+							for ic := 0; ic < M; ic += bgemm_ttSlot.MC {
+								K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
+								{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+									n_, depth_, panel_, off_ := min(bgemm_ttSlot.MC, M-ic), min(pc_kb, K-pc), bgemm_ttSlot.MR, 0
+									body_ := func(lo_, hi_ int) {
+										for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+											pi := p0_
+											b_ := pc*M + ic + pi
+											packPBBF16(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+										}
 									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-							} else {
-								K, M, N, C, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, packB, pc_kb, jc, pc, packA, ic
-								rt.ParallelFor(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
-									for jr := lo_; jr < hi_; jr += bgemm_ttSlot.NR {
+								if cost_ := (min(bgemm_ttSlot.MC, M-ic)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_) {
+									for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
 										for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
 											bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 										}
 									}
-								})
+								} else {
+									K, M, N, C, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, packB, pc_kb, jc, pc, packA, ic
+									rt.ParallelFor(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_, func(lo_, hi_ int) {
+										for jr := lo_; jr < hi_; jr += bgemm_ttSlot.NR {
+											for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
+												bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+											}
+										}
+									})
+								}
 							}
+							rt.Release32(packA)
 						}
-						rt.Release32(packA)
 					}
 				}
 			}

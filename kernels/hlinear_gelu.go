@@ -62,107 +62,272 @@ func hlinear_geluImpl(M, K, N int, X []f16.F16, W []f16.F16, bias []float32, Y [
 		pc_kb := min(hlinear_geluSlot.KC, ((max(K, 1)+(max(K, 1)+hlinear_geluSlot.KC-1)/hlinear_geluSlot.KC-1)/((max(K, 1)+hlinear_geluSlot.KC-1)/hlinear_geluSlot.KC)+7)/8*8)
 		for jc := 0; jc < N; jc += hlinear_geluSlot.NC {
 			for pc := 0; pc < max(K, 1); pc += pc_kb {
-				K, N, W, packB, pc_kb, jc, pc := K, N, W, packB, pc_kb, jc, pc
-				{ // pack: rows of W are contiguous along the panel
-					n_, depth_, panel_, off_ := min(hlinear_geluSlot.NC, N-jc), min(pc_kb, K-pc), hlinear_geluSlot.NR, 0
-					body_ := func(lo_, hi_ int) {
-						for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-							dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-							w_ := min(panel_, n_-p0_)
-							pj := p0_
-							for pk2 := 0; pk2 < depth_; pk2++ {
-								src_ := W[(pc+pk2)*N+jc+pj:][:w_]
-								row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-								cvtF16F32(row_[:w_], src_)
-								clear(row_[w_:])
-							}
-						}
-					}
-					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-				}
 				{
 					ic_w := rt.Workers()
-					if int32(hlinear_geluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(hlinear_geluSlot.RowBlocks)*int32(hlinear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hlinear_geluSlot.MC) {
-						{
-							ic_mcb := min(hlinear_geluSlot.MC, hlinear_geluSlot.MR*(((M+ic_w*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC))-1)/(ic_w*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)))+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR))
-							if cost_ := (min(hlinear_geluSlot.NC, N-jc)+hlinear_geluSlot.NR-1)/hlinear_geluSlot.NR*((min(ic_mcb, M)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
-								packA := rt.Scratch32(min(hlinear_geluSlot.MC, (M+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*hlinear_geluSlot.MR) * min(hlinear_geluSlot.KC, max(K, 1)))
-								for ic := 0; ic < M; ic += ic_mcb {
-									M, K, X, pc_kb, pc, ic_mcb, packA, ic := M, K, X, pc_kb, pc, ic_mcb, packA, ic
-									{ // pack: each panel row is a contiguous run of X, widened through cbuf_
-										n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), hlinear_geluSlot.MR, 0
-										cbuf_ := rt.Scratch32(n_ * depth_)
-										body_ := func(lo_, hi_ int) {
-											for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-												w_ := min(panel_, n_-p0_)
-												for q_ := 0; q_ < panel_; q_++ {
-													if q_ >= w_ {
-														for d_ := 0; d_ < depth_; d_++ {
-															dst_[d_*panel_+q_] = 0
-														}
-														continue
+					if int32(ic_w) == int32(2) {
+						if int32(hlinear_geluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(hlinear_geluSlot.RowBlocks)*int32(hlinear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hlinear_geluSlot.MC) {
+							{
+								ic_mcb := min(hlinear_geluSlot.MC, hlinear_geluSlot.MR*(((M+ic_w*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC))-1)/(ic_w*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)))+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR))
+								if cost_ := (min(M, (M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(hlinear_geluSlot.NC, N-jc)+hlinear_geluSlot.NR-1)/hlinear_geluSlot.NR*((min(ic_mcb, M)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+									packBw := rt.Scratch32(min(hlinear_geluSlot.NC, (N+hlinear_geluSlot.NR-1)/hlinear_geluSlot.NR*hlinear_geluSlot.NR) * min(hlinear_geluSlot.KC, max(K, 1)))
+									packA := rt.Scratch32(min(hlinear_geluSlot.MC, (M+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*hlinear_geluSlot.MR) * min(hlinear_geluSlot.KC, max(K, 1)))
+									for ic_t := 0; ic_t < ic_w; ic_t++ {
+										K, N, W, pc_kb, jc, pc, packBw := K, N, W, pc_kb, jc, pc, packBw
+										{ // pack: rows of W are contiguous along the panel
+											n_, depth_, panel_, off_ := min(hlinear_geluSlot.NC, N-jc), min(pc_kb, K-pc), hlinear_geluSlot.NR, 0
+											body_ := func(lo_, hi_ int) {
+												for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+													dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+													w_ := min(panel_, n_-p0_)
+													pj := p0_
+													for pk2 := 0; pk2 < depth_; pk2++ {
+														src_ := W[(pc+pk2)*N+jc+pj:][:w_]
+														row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
+														cvtF16F32(row_[:w_], src_)
+														clear(row_[w_:])
 													}
-													pi := p0_ + q_
-													src_ := X[(ic+pi)*K+pc:][:depth_]
-													if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
-														for pk, x := range src_ {
-															dst_[pk*panel_+q_] = x.Float32()
+												}
+											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+										}
+										for ic := ic_t * ((M + ic_w*hlinear_geluSlot.MC - 1) / (ic_w * hlinear_geluSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)*ic_mcb)+(M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)*ic_mcb); ic += ic_mcb {
+											M, K, X, pc_kb, pc, ic_mcb, packA, ic := M, K, X, pc_kb, pc, ic_mcb, packA, ic
+											{ // pack: each panel row is a contiguous run of X, widened through cbuf_
+												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), hlinear_geluSlot.MR, 0
+												cbuf_ := rt.Scratch32(n_ * depth_)
+												body_ := func(lo_, hi_ int) {
+													for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+														w_ := min(panel_, n_-p0_)
+														for q_ := 0; q_ < panel_; q_++ {
+															if q_ >= w_ {
+																for d_ := 0; d_ < depth_; d_++ {
+																	dst_[d_*panel_+q_] = 0
+																}
+																continue
+															}
+															pi := p0_ + q_
+															src_ := X[(ic+pi)*K+pc:][:depth_]
+															if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
+																for pk, x := range src_ {
+																	dst_[pk*panel_+q_] = x.Float32()
+																}
+																continue
+															}
+															run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
+															cvtF16F32(run_, src_)
+															for pk, x := range run_ {
+																dst_[pk*panel_+q_] = x
+															}
 														}
-														continue
 													}
-													run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
-													cvtF16F32(run_, src_)
-													for pk, x := range run_ {
-														dst_[pk*panel_+q_] = x
+												}
+												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												rt.Release32(cbuf_)
+											}
+											for jr := 0; jr < min(hlinear_geluSlot.NC, N-jc); jr += hlinear_geluSlot.NR {
+												for ir := 0; ir < min(ic_mcb, M-ic); ir += hlinear_geluSlot.MR {
+													hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(ic_mcb, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+												}
+											}
+										}
+									}
+									rt.Release32(packBw)
+									rt.Release32(packA)
+								} else {
+									M, K, N, X, W, bias, cwide, pc_kb, jc, pc, ic_w, ic_mcb := M, K, N, X, W, bias, cwide, pc_kb, jc, pc, ic_w, ic_mcb
+									rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+										packBw := rt.Scratch32(min(hlinear_geluSlot.NC, (N+hlinear_geluSlot.NR-1)/hlinear_geluSlot.NR*hlinear_geluSlot.NR) * min(hlinear_geluSlot.KC, max(K, 1)))
+										defer rt.Release32(packBw)
+										packA := rt.Scratch32(min(hlinear_geluSlot.MC, (M+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*hlinear_geluSlot.MR) * min(hlinear_geluSlot.KC, max(K, 1)))
+										defer rt.Release32(packA)
+										for ic_t := lo_; ic_t < hi_; ic_t++ {
+											{ // pack: rows of W are contiguous along the panel
+												n_, depth_, panel_, off_ := min(hlinear_geluSlot.NC, N-jc), min(pc_kb, K-pc), hlinear_geluSlot.NR, 0
+												for p0_ := 0; p0_ < n_; p0_ += panel_ {
+													dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+													w_ := min(panel_, n_-p0_)
+													pj := p0_
+													for pk2 := 0; pk2 < depth_; pk2++ {
+														src_ := W[(pc+pk2)*N+jc+pj:][:w_]
+														row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
+														cvtF16F32(row_[:w_], src_)
+														clear(row_[w_:])
+													}
+												}
+											}
+											for ic := ic_t * ((M + ic_w*hlinear_geluSlot.MC - 1) / (ic_w * hlinear_geluSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)*ic_mcb)+(M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)*ic_mcb); ic += ic_mcb {
+												{ // pack: each panel row is a contiguous run of X, widened through cbuf_
+													n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), hlinear_geluSlot.MR, 0
+													cbuf_ := rt.Scratch32(n_ * depth_)
+													for p0_ := 0; p0_ < n_; p0_ += panel_ {
+														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+														w_ := min(panel_, n_-p0_)
+														for q_ := 0; q_ < panel_; q_++ {
+															if q_ >= w_ {
+																for d_ := 0; d_ < depth_; d_++ {
+																	dst_[d_*panel_+q_] = 0
+																}
+																continue
+															}
+															pi := p0_ + q_
+															src_ := X[(ic+pi)*K+pc:][:depth_]
+															if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
+																for pk, x := range src_ {
+																	dst_[pk*panel_+q_] = x.Float32()
+																}
+																continue
+															}
+															run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
+															cvtF16F32(run_, src_)
+															for pk, x := range run_ {
+																dst_[pk*panel_+q_] = x
+															}
+														}
+													}
+													rt.Release32(cbuf_)
+												}
+												for jr := 0; jr < min(hlinear_geluSlot.NC, N-jc); jr += hlinear_geluSlot.NR {
+													for ir := 0; ir < min(ic_mcb, M-ic); ir += hlinear_geluSlot.MR {
+														hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(ic_mcb, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
 													}
 												}
 											}
 										}
-										rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-										rt.Release32(cbuf_)
-									}
-									for jr := 0; jr < min(hlinear_geluSlot.NC, N-jc); jr += hlinear_geluSlot.NR {
-										for ir := 0; ir < min(ic_mcb, M-ic); ir += hlinear_geluSlot.MR {
-											hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(ic_mcb, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+									})
+								}
+							}
+						} else {
+							packA := rt.Scratch32(min(hlinear_geluSlot.MC, (M+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*hlinear_geluSlot.MR) * min(hlinear_geluSlot.KC, max(K, 1)))
+							K, N, W, packB, pc_kb, jc, pc := K, N, W, packB, pc_kb, jc, pc
+							{ // pack: rows of W are contiguous along the panel
+								n_, depth_, panel_, off_ := min(hlinear_geluSlot.NC, N-jc), min(pc_kb, K-pc), hlinear_geluSlot.NR, 0
+								body_ := func(lo_, hi_ int) {
+									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+										dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+										w_ := min(panel_, n_-p0_)
+										pj := p0_
+										for pk2 := 0; pk2 < depth_; pk2++ {
+											src_ := W[(pc+pk2)*N+jc+pj:][:w_]
+											row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
+											cvtF16F32(row_[:w_], src_)
+											clear(row_[w_:])
 										}
 									}
 								}
-								rt.Release32(packA)
-							} else {
-								M, K, N, X, bias, cwide, packB, pc_kb, jc, pc, ic_mcb := M, K, N, X, bias, cwide, packB, pc_kb, jc, pc, ic_mcb
-								rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+							}
+							for ic := 0; ic < M; ic += hlinear_geluSlot.MC {
+								M, K, X, pc_kb, pc, packA, ic := M, K, X, pc_kb, pc, packA, ic
+								{ // pack: each panel row is a contiguous run of X, widened through cbuf_
+									n_, depth_, panel_, off_ := min(hlinear_geluSlot.MC, M-ic), min(pc_kb, K-pc), hlinear_geluSlot.MR, 0
+									cbuf_ := rt.Scratch32(n_ * depth_)
+									body_ := func(lo_, hi_ int) {
+										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											w_ := min(panel_, n_-p0_)
+											for q_ := 0; q_ < panel_; q_++ {
+												if q_ >= w_ {
+													for d_ := 0; d_ < depth_; d_++ {
+														dst_[d_*panel_+q_] = 0
+													}
+													continue
+												}
+												pi := p0_ + q_
+												src_ := X[(ic+pi)*K+pc:][:depth_]
+												if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
+													for pk, x := range src_ {
+														dst_[pk*panel_+q_] = x.Float32()
+													}
+													continue
+												}
+												run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
+												cvtF16F32(run_, src_)
+												for pk, x := range run_ {
+													dst_[pk*panel_+q_] = x
+												}
+											}
+										}
+									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+									rt.Release32(cbuf_)
+								}
+								if cost_ := (min(hlinear_geluSlot.MC, M-ic)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(hlinear_geluSlot.NC, N-jc), hlinear_geluSlot.NR, cost_) {
+									for jr := 0; jr < min(hlinear_geluSlot.NC, N-jc); jr += hlinear_geluSlot.NR {
+										for ir := 0; ir < min(hlinear_geluSlot.MC, M-ic); ir += hlinear_geluSlot.MR {
+											hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(hlinear_geluSlot.MC, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+										}
+									}
+								} else {
+									M, K, N, bias, cwide, packB, pc_kb, jc, pc, packA, ic := M, K, N, bias, cwide, packB, pc_kb, jc, pc, packA, ic
+									rt.ParallelFor(0, min(hlinear_geluSlot.NC, N-jc), hlinear_geluSlot.NR, cost_, func(lo_, hi_ int) {
+										for jr := lo_; jr < hi_; jr += hlinear_geluSlot.NR {
+											for ir := 0; ir < min(hlinear_geluSlot.MC, M-ic); ir += hlinear_geluSlot.MR {
+												hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(hlinear_geluSlot.MC, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+											}
+										}
+									})
+								}
+							}
+							rt.Release32(packA)
+						}
+					} else {
+						K, N, W, packB, pc_kb, jc, pc := K, N, W, packB, pc_kb, jc, pc
+						{ // pack: rows of W are contiguous along the panel
+							n_, depth_, panel_, off_ := min(hlinear_geluSlot.NC, N-jc), min(pc_kb, K-pc), hlinear_geluSlot.NR, 0
+							body_ := func(lo_, hi_ int) {
+								for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+									dst_ := packB[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+									w_ := min(panel_, n_-p0_)
+									pj := p0_
+									for pk2 := 0; pk2 < depth_; pk2++ {
+										src_ := W[(pc+pk2)*N+jc+pj:][:w_]
+										row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
+										cvtF16F32(row_[:w_], src_)
+										clear(row_[w_:])
+									}
+								}
+							}
+							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+						}
+						if int32(hlinear_geluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(hlinear_geluSlot.RowBlocks)*int32(hlinear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hlinear_geluSlot.MC) {
+							{
+								ic_mcb := min(hlinear_geluSlot.MC, hlinear_geluSlot.MR*(((M+ic_w*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC))-1)/(ic_w*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)))+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR))
+								if cost_ := (min(hlinear_geluSlot.NC, N-jc)+hlinear_geluSlot.NR-1)/hlinear_geluSlot.NR*((min(ic_mcb, M)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(hlinear_geluSlot.MC, (M+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*hlinear_geluSlot.MR) * min(hlinear_geluSlot.KC, max(K, 1)))
-									defer rt.Release32(packA)
-									for ic := lo_; ic < hi_; ic += ic_mcb {
+									for ic := 0; ic < M; ic += ic_mcb {
+										M, K, X, pc_kb, pc, ic_mcb, packA, ic := M, K, X, pc_kb, pc, ic_mcb, packA, ic
 										{ // pack: each panel row is a contiguous run of X, widened through cbuf_
 											n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), hlinear_geluSlot.MR, 0
 											cbuf_ := rt.Scratch32(n_ * depth_)
-											for p0_ := 0; p0_ < n_; p0_ += panel_ {
-												dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-												w_ := min(panel_, n_-p0_)
-												for q_ := 0; q_ < panel_; q_++ {
-													if q_ >= w_ {
-														for d_ := 0; d_ < depth_; d_++ {
-															dst_[d_*panel_+q_] = 0
+											body_ := func(lo_, hi_ int) {
+												for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+													dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+													w_ := min(panel_, n_-p0_)
+													for q_ := 0; q_ < panel_; q_++ {
+														if q_ >= w_ {
+															for d_ := 0; d_ < depth_; d_++ {
+																dst_[d_*panel_+q_] = 0
+															}
+															continue
 														}
-														continue
-													}
-													pi := p0_ + q_
-													src_ := X[(ic+pi)*K+pc:][:depth_]
-													if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
-														for pk, x := range src_ {
-															dst_[pk*panel_+q_] = x.Float32()
+														pi := p0_ + q_
+														src_ := X[(ic+pi)*K+pc:][:depth_]
+														if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
+															for pk, x := range src_ {
+																dst_[pk*panel_+q_] = x.Float32()
+															}
+															continue
 														}
-														continue
-													}
-													run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
-													cvtF16F32(run_, src_)
-													for pk, x := range run_ {
-														dst_[pk*panel_+q_] = x
+														run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
+														cvtF16F32(run_, src_)
+														for pk, x := range run_ {
+															dst_[pk*panel_+q_] = x
+														}
 													}
 												}
 											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 											rt.Release32(cbuf_)
 										}
 										for jr := 0; jr < min(hlinear_geluSlot.NC, N-jc); jr += hlinear_geluSlot.NR {
@@ -171,64 +336,108 @@ func hlinear_geluImpl(M, K, N int, X []f16.F16, W []f16.F16, bias []float32, Y [
 											}
 										}
 									}
-								})
+									rt.Release32(packA)
+								} else {
+									M, K, N, X, bias, cwide, packB, pc_kb, jc, pc, ic_mcb := M, K, N, X, bias, cwide, packB, pc_kb, jc, pc, ic_mcb
+									rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
+										packA := rt.Scratch32(min(hlinear_geluSlot.MC, (M+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*hlinear_geluSlot.MR) * min(hlinear_geluSlot.KC, max(K, 1)))
+										defer rt.Release32(packA)
+										for ic := lo_; ic < hi_; ic += ic_mcb {
+											{ // pack: each panel row is a contiguous run of X, widened through cbuf_
+												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), hlinear_geluSlot.MR, 0
+												cbuf_ := rt.Scratch32(n_ * depth_)
+												for p0_ := 0; p0_ < n_; p0_ += panel_ {
+													dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+													w_ := min(panel_, n_-p0_)
+													for q_ := 0; q_ < panel_; q_++ {
+														if q_ >= w_ {
+															for d_ := 0; d_ < depth_; d_++ {
+																dst_[d_*panel_+q_] = 0
+															}
+															continue
+														}
+														pi := p0_ + q_
+														src_ := X[(ic+pi)*K+pc:][:depth_]
+														if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
+															for pk, x := range src_ {
+																dst_[pk*panel_+q_] = x.Float32()
+															}
+															continue
+														}
+														run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
+														cvtF16F32(run_, src_)
+														for pk, x := range run_ {
+															dst_[pk*panel_+q_] = x
+														}
+													}
+												}
+												rt.Release32(cbuf_)
+											}
+											for jr := 0; jr < min(hlinear_geluSlot.NC, N-jc); jr += hlinear_geluSlot.NR {
+												for ir := 0; ir < min(ic_mcb, M-ic); ir += hlinear_geluSlot.MR {
+													hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(ic_mcb, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+												}
+											}
+										}
+									})
+								}
 							}
-						}
-					} else {
-						packA := rt.Scratch32(min(hlinear_geluSlot.MC, (M+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*hlinear_geluSlot.MR) * min(hlinear_geluSlot.KC, max(K, 1)))
-						for ic := 0; ic < M; ic += hlinear_geluSlot.MC {
-							M, K, X, pc_kb, pc, packA, ic := M, K, X, pc_kb, pc, packA, ic
-							{ // pack: each panel row is a contiguous run of X, widened through cbuf_
-								n_, depth_, panel_, off_ := min(hlinear_geluSlot.MC, M-ic), min(pc_kb, K-pc), hlinear_geluSlot.MR, 0
-								cbuf_ := rt.Scratch32(n_ * depth_)
-								body_ := func(lo_, hi_ int) {
-									for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-										dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-										w_ := min(panel_, n_-p0_)
-										for q_ := 0; q_ < panel_; q_++ {
-											if q_ >= w_ {
-												for d_ := 0; d_ < depth_; d_++ {
-													dst_[d_*panel_+q_] = 0
+						} else {
+							packA := rt.Scratch32(min(hlinear_geluSlot.MC, (M+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*hlinear_geluSlot.MR) * min(hlinear_geluSlot.KC, max(K, 1)))
+							for ic := 0; ic < M; ic += hlinear_geluSlot.MC {
+								M, K, X, pc_kb, pc, packA, ic := M, K, X, pc_kb, pc, packA, ic
+								{ // pack: each panel row is a contiguous run of X, widened through cbuf_
+									n_, depth_, panel_, off_ := min(hlinear_geluSlot.MC, M-ic), min(pc_kb, K-pc), hlinear_geluSlot.MR, 0
+									cbuf_ := rt.Scratch32(n_ * depth_)
+									body_ := func(lo_, hi_ int) {
+										for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+											dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+											w_ := min(panel_, n_-p0_)
+											for q_ := 0; q_ < panel_; q_++ {
+												if q_ >= w_ {
+													for d_ := 0; d_ < depth_; d_++ {
+														dst_[d_*panel_+q_] = 0
+													}
+													continue
 												}
-												continue
-											}
-											pi := p0_ + q_
-											src_ := X[(ic+pi)*K+pc:][:depth_]
-											if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
-												for pk, x := range src_ {
-													dst_[pk*panel_+q_] = x.Float32()
+												pi := p0_ + q_
+												src_ := X[(ic+pi)*K+pc:][:depth_]
+												if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
+													for pk, x := range src_ {
+														dst_[pk*panel_+q_] = x.Float32()
+													}
+													continue
 												}
-												continue
-											}
-											run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
-											cvtF16F32(run_, src_)
-											for pk, x := range run_ {
-												dst_[pk*panel_+q_] = x
+												run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
+												cvtF16F32(run_, src_)
+												for pk, x := range run_ {
+													dst_[pk*panel_+q_] = x
+												}
 											}
 										}
 									}
+									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+									rt.Release32(cbuf_)
 								}
-								rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-								rt.Release32(cbuf_)
-							}
-							if cost_ := (min(hlinear_geluSlot.MC, M-ic)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(hlinear_geluSlot.NC, N-jc), hlinear_geluSlot.NR, cost_) {
-								for jr := 0; jr < min(hlinear_geluSlot.NC, N-jc); jr += hlinear_geluSlot.NR {
-									for ir := 0; ir < min(hlinear_geluSlot.MC, M-ic); ir += hlinear_geluSlot.MR {
-										hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(hlinear_geluSlot.MC, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
-									}
-								}
-							} else {
-								M, K, N, bias, cwide, packB, pc_kb, jc, pc, packA, ic := M, K, N, bias, cwide, packB, pc_kb, jc, pc, packA, ic
-								rt.ParallelFor(0, min(hlinear_geluSlot.NC, N-jc), hlinear_geluSlot.NR, cost_, func(lo_, hi_ int) {
-									for jr := lo_; jr < hi_; jr += hlinear_geluSlot.NR {
+								if cost_ := (min(hlinear_geluSlot.MC, M-ic)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(hlinear_geluSlot.NC, N-jc), hlinear_geluSlot.NR, cost_) {
+									for jr := 0; jr < min(hlinear_geluSlot.NC, N-jc); jr += hlinear_geluSlot.NR {
 										for ir := 0; ir < min(hlinear_geluSlot.MC, M-ic); ir += hlinear_geluSlot.MR {
 											hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(hlinear_geluSlot.MC, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
 										}
 									}
-								})
+								} else {
+									M, K, N, bias, cwide, packB, pc_kb, jc, pc, packA, ic := M, K, N, bias, cwide, packB, pc_kb, jc, pc, packA, ic
+									rt.ParallelFor(0, min(hlinear_geluSlot.NC, N-jc), hlinear_geluSlot.NR, cost_, func(lo_, hi_ int) {
+										for jr := lo_; jr < hi_; jr += hlinear_geluSlot.NR {
+											for ir := 0; ir < min(hlinear_geluSlot.MC, M-ic); ir += hlinear_geluSlot.MR {
+												hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(hlinear_geluSlot.MC, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+											}
+										}
+									})
+								}
 							}
+							rt.Release32(packA)
 						}
-						rt.Release32(packA)
 					}
 				}
 			}

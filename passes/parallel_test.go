@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -87,4 +88,71 @@ func TestParallelBatch(t *testing.T) {
 		plans = append(plans, p)
 	}
 	runPlans(t, "bmm, W = 1, 2, 3", k, f, shapes, plans, rng)
+}
+
+// TestPrivateB checks privateB on sgemm, dgemm and bmm: the packed nest has a parallel loop over the
+// workers whose body packs B̃ into a buffer of its own (not the shared one) and runs a serial ic loop
+// over the worker's rows, and the nest computes what the algorithm-level interpreter does on one, two
+// (the private B̃: RowBlocks 18 takes the row-block version for every M) and three workers, on shapes
+// with several row blocks per worker (M up to 41 rows with MC 6), several K and column blocks, and
+// ragged edges.
+func TestPrivateB(t *testing.T) {
+	for _, name := range []string{"sgemm", "dgemm", "bmm"} {
+		k, f := compiledKernel(t, "amd64", name)
+		found := false
+		ir.WalkNodes(f.Body, func(n ir.Node) bool {
+			l, ok := n.(*ir.Loop)
+			if !ok || !strings.HasSuffix(l.Var.Name, "_t") {
+				return true
+			}
+			found = true
+			if l.Kind != ir.Parallel || len(l.Body) != 1 {
+				t.Errorf("%s: worker loop %s is not a parallel loop of one node", name, l.Var.Name)
+				return false
+			}
+			a, ok := l.Body[0].(*ir.Alloc)
+			if !ok || len(a.Body) != 2 {
+				t.Errorf("%s: worker loop %s does not allocate its B̃", name, l.Var.Name)
+				return false
+			}
+			p, ok := a.Body[0].(*ir.Pack)
+			ic, isLoop := a.Body[1].(*ir.Loop)
+			if !ok || p.Dst != a.T || !isLoop {
+				t.Errorf("%s: worker loop %s: want pack into its own buffer, then the ic loop", name, l.Var.Name)
+				return false
+			}
+			ir.WalkNodes(ic.Body, func(x ir.Node) bool {
+				if u, ok := x.(*ir.Micro); ok && u.B.T != a.T {
+					t.Errorf("%s: a microkernel of worker loop %s reads %s, not its own B̃ %s", name, l.Var.Name, u.B.T.Name, a.T.Name)
+				}
+				if x, ok := x.(*ir.Loop); ok && x.Kind == ir.Parallel {
+					t.Errorf("%s: loop %s inside worker loop %s is parallel", name, x.Var.Name, l.Var.Name)
+				}
+				return true
+			})
+			return false
+		})
+		if !found {
+			t.Fatalf("%s: no worker loop with a private B̃:\n%s", name, f)
+		}
+		plan := oddPlan(f)
+		var workers string
+		for key := range f.Plan {
+			if strings.HasSuffix(key, ".Workers") {
+				workers = key
+			}
+		}
+		var plans []map[string]int
+		for _, w := range []int{1, 2, 3} {
+			p := maps.Clone(plan)
+			p[workers] = w
+			plans = append(plans, p)
+		}
+		rng := rand.New(rand.NewPCG(3, uint64(len(name))))
+		var shapes []map[string]int
+		for _, mkn := range [][3]int{{1, 1, 1}, {7, 9, 11}, {13, 15, 21}, {41, 23, 17}, {30, 8, 12}} {
+			shapes = append(shapes, map[string]int{"Bt": 1, "M": mkn[0], "K": mkn[1], "N": mkn[2]})
+		}
+		runPlans(t, name+", W = 1, 2, 3", k, f, shapes, plans, rng)
+	}
 }
