@@ -92,13 +92,23 @@ func checkBatch(A, B, C []float32, bt, m, k, n int) error {
 	return nil
 }
 
-// TestFewRowTilesUnpacked checks the version rule of the packed GEMMs. With SmallWork 1 (no product is
-// small), a product of at most 3·MR rows (three row tiles, passes.unpackedTiles) runs the unpacked
-// microkernel whatever its work, in K blocks of KC, one of more rows the packed one; with SmallWork above
-// every product's work, all run unpacked with the whole K per call. All compute the product (checked as
-// in checkBatch), with beta 0 and with beta 0.5 (C read in the first K block only).
+// TestFewRowTilesUnpacked checks the version rule of the packed GEMMs, on one worker and on two. With
+// SmallWork 1 (no product is small), a product of at most 3·MR rows on one worker, 6·MR on two (three
+// row tiles per worker, passes.unpackedTiles), runs the unpacked microkernel whatever its work, in K
+// blocks of KC, one of more rows the packed one; with SmallWork above every product's work, all run
+// unpacked with the whole K per call. All compute the product (checked as in checkBatch), with beta 0
+// and with beta 0.5 (C read in the first K block only).
 func TestFewRowTilesUnpacked(t *testing.T) {
 	defer Use("")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		fewTilesRule(t, procs)
+	}
+}
+
+func fewTilesRule(t *testing.T, procs int) {
+	tiles := 3 * min(procs, 2)
 	for _, v := range Variants() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
@@ -121,6 +131,7 @@ func TestFewRowTilesUnpacked(t *testing.T) {
 			for _, c := range []struct{ m, k, n int }{
 				{1, 37, 70}, {s0.MR - 1, 37, 70}, {s0.MR, 37, 70}, {s0.MR + 1, 37, 70}, {3 * s0.MR, 37, 70},
 				{3*s0.MR + 1, 37, 70}, {s0.MR + 1, 2049, 1024}, {3 * s0.MR, 2*s0.KC + 3, 45}, {3*s0.MR + 1, 2*s0.KC + 3, 45},
+				{tiles * s0.MR, 37, 70}, {tiles*s0.MR + 1, 37, 70}, {tiles * s0.MR, 2*s0.KC + 3, 45}, {tiles*s0.MR + 1, 2*s0.KC + 3, 45},
 			} {
 				m, k, n := c.m, c.k, c.n
 				if m < 1 {
@@ -150,8 +161,8 @@ func TestFewRowTilesUnpacked(t *testing.T) {
 					if err := checkBatch(A, B, C, 1, m, k, n); err != nil {
 						t.Errorf("%s, M = %d (MR = %d), beta %v: %v", v, m, s0.MR, beta, err)
 					}
-					if few := m <= 3*s0.MR || small; few != (unpacked > 0) || few == (packed > 0) {
-						t.Errorf("%s, M = %d (MR = %d), small %v: %d packed and %d unpacked microkernel calls, want only %s ones", v, m, s0.MR, small, packed, unpacked, map[bool]string{true: "unpacked", false: "packed"}[few])
+					if few := m <= tiles*s0.MR || small; few != (unpacked > 0) || few == (packed > 0) {
+						t.Errorf("W = %d, %s, M = %d (MR = %d), small %v: %d packed and %d unpacked microkernel calls, want only %s ones", procs, v, m, s0.MR, small, packed, unpacked, map[bool]string{true: "unpacked", false: "packed"}[few])
 					}
 					kBlocks := (k + s0.KC - 1) / s0.KC
 					if small {

@@ -45,7 +45,11 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 		packed := balanceKBlocks(s.u.Slot, s.loops[0], s.loops[1])
 		var node ir.Node = packed
 		if small != nil {
-			node = &ir.If{Cond: fewTiles(s.u.Slot, s.loops), Then: []ir.Node{blocked}, Else: []ir.Node{packed}}
+			// W is read once, as the variable of a one-trip loop (rt.Workers takes the scheduler's lock)
+			w := &ir.Var{Name: n.name("tiles_w")}
+			wsym := ir.ISym{Name: s.u.Slot + ".Workers", RunTime: true}
+			node = &ir.Loop{Var: w, Lo: wsym, Hi: ir.IAdd(wsym, ir.IConst{V: 1}), Step: ir.IConst{V: 1},
+				Body: []ir.Node{&ir.If{Cond: fewTiles(s.u.Slot, s.loops, w), Then: []ir.Node{blocked}, Else: []ir.Node{packed}}}}
 			node = &ir.If{Cond: smallGemm(s.u.Slot, s.loops), Then: []ir.Node{small}, Else: []ir.Node{node}}
 			node = &ir.If{Cond: fewRows(s.u.Slot, s.loops), Then: []ir.Node{rows}, Else: []ir.Node{node}}
 		}
@@ -201,21 +205,27 @@ func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 	return &ir.Binary{Op: ir.Le, X: work, Y: planF64(slot, "SmallWork"), T: ir.Bool}
 }
 
-// fewTiles chooses the K-blocked unpacked version (fewTilesVersion) for a larger problem: M ≤ 3·<slot>.MR,
-// at most three row tiles. Each packed panel of B would then be read by a few microkernel calls only, so
-// packing B (a read and a write of all of B before the products read it again) does not earn itself
-// back, and the unpacked kernel reads each strip of B in place, once from memory and again from L2 for
-// the other row tiles. On the Zen 5 (MR = 12, KC = 512), sgemm M×4096×4096 ran unpacked against packed:
-// M = 13: 6.0 against 9.4 ms on one core, 3.8 against 8.8 on two; M = 36: 9.9 against 11.3 and 6.1
-// against 9.0; M = 48: 12.9 against 13.5 (level) and 7.9 against 10.2; M = 72: 18.7 against 18.0 on one
-// core (docs/PERF.md, "Session 11").
-func fewTiles(slot string, loops []*ir.Loop) ir.Expr {
+// fewTiles chooses the K-blocked unpacked version (fewTilesVersion) for a larger problem: M ≤
+// unpackedTiles·min(W, 2)·<slot>.MR, at most three row tiles on one worker (w, the worker count) and six on
+// two or more. Each packed panel of B would then be read by a few microkernel calls only, so packing B (a
+// read and a write of all of B before the products read it again) does not earn itself back, and the
+// unpacked kernel reads each strip of B in place, once from memory and again from L2 for the other row
+// tiles. On the Zen 5 (MR = 12, KC = 512), sgemm M×4096×4096 ran unpacked against packed: M = 13: 6.0
+// against 9.4 ms on one core, 3.8 against 8.8 on two; M = 36: 9.9 against 11.3 and 6.1 against 9.0;
+// M = 48: 12.9 against 13.5 (level) and 7.9 against 10.2; M = 72: 18.7 against 18.0 on one core, 12.0
+// against 15.8 on two (docs/PERF.md, "Session 11"). Two workers share the memory bandwidth that B's
+// three passes in the packed nest (the pack's read and write, the microkernels' read) spend, so the
+// single pass keeps its lead over more row tiles there (docs/PERF.md, "Session 12").
+func fewTiles(slot string, loops []*ir.Loop, w *ir.Var) ir.Expr {
 	m := &ir.DimVal{D: loopDim(loops[2]).D, T: ir.F64}
-	limit := &ir.Binary{Op: ir.Mul, X: &ir.Const{Val: unpackedTiles, T: ir.F64}, Y: planF64(slot, "MR"), T: ir.F64}
+	workers := &ir.Binary{Op: ir.Min, X: &ir.VarVal{V: w, T: ir.F64}, Y: &ir.Const{Val: 2, T: ir.F64}, T: ir.F64}
+	tiles := &ir.Binary{Op: ir.Mul, X: &ir.Const{Val: unpackedTiles, T: ir.F64}, Y: workers, T: ir.F64}
+	limit := &ir.Binary{Op: ir.Mul, X: tiles, Y: planF64(slot, "MR"), T: ir.F64}
 	return &ir.Binary{Op: ir.Le, X: m, Y: limit, T: ir.Bool}
 }
 
-// unpackedTiles is the number of row tiles up to which a GEMM runs unpacked whatever its size (fewTiles).
+// unpackedTiles is the number of row tiles per worker (up to two workers) up to which a GEMM runs
+// unpacked whatever its size (fewTiles).
 const unpackedTiles = 3
 
 // unpackable reports whether the microkernel can read the operands in place: both are plain loads of
