@@ -58,10 +58,10 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 				{
 					ic_w := rt.Workers()
 					if int32(ic_w) == int32(2) {
-						if int32(bgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemmSlot.RowBlocks)*int32(bgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemmSlot.MC) {
+						if maxI32(int32(bgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bgemmSlot.RowBlocks)*int32(bgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(bgemmSlot.MC, bgemmSlot.MR*(((M+ic_w*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC))-1)/(ic_w*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)))+bgemmSlot.MR-1)/bgemmSlot.MR))
-								if cost_ := (min(M, (M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(ic_mcb, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+								if cost_ := (min(M, (M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(ic_mcb, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 									packBw := rt.Scratch32(min(bgemmSlot.NC, (N+bgemmSlot.NR-1)/bgemmSlot.NR*bgemmSlot.NR) * min(bgemmSlot.KC, max(K, 1)))
 									packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
 									for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -164,7 +164,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(bgemmSlot.MC, M-ic)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_) {
+								if cost_ := (min(bgemmSlot.MC, M-ic)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_) {
 									for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
 										for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
 											bgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
@@ -196,10 +196,10 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(bgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemmSlot.RowBlocks)*int32(bgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemmSlot.MC) {
+						if maxI32(int32(bgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bgemmSlot.RowBlocks)*int32(bgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(bgemmSlot.MC, bgemmSlot.MR*(((M+ic_w*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC))-1)/(ic_w*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)))+bgemmSlot.MR-1)/bgemmSlot.MR))
-								if cost_ := (min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(ic_mcb, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+								if cost_ := (min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(ic_mcb, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
 									for ic := 0; ic < M; ic += ic_mcb {
 										M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
@@ -262,7 +262,7 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(bgemmSlot.MC, M-ic)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_) {
+								if cost_ := (min(bgemmSlot.MC, M-ic)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(bgemmSlot.NC, N-jc), bgemmSlot.NR, cost_) {
 									for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
 										for ir := 0; ir < min(bgemmSlot.MC, M-ic); ir += bgemmSlot.MR {
 											bgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(bgemmSlot.MC, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)

@@ -60,10 +60,10 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 				{
 					ic_w := rt.Workers()
 					if int32(ic_w) == int32(2) {
-						if int32(bgemm_bf16Slot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_bf16Slot.MC) {
+						if maxI32(int32(bgemm_bf16Slot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_bf16Slot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bgemm_bf16Slot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(bgemm_bf16Slot.MC, bgemm_bf16Slot.MR*(((M+ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC))-1)/(ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)))+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR))
-								if cost_ := (min(M, (M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(ic_mcb, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+								if cost_ := (min(M, (M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(ic_mcb, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 									packBw := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 									packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 									for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -166,7 +166,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(bgemm_bf16Slot.MC, M-ic)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_) {
+								if cost_ := (min(bgemm_bf16Slot.MC, M-ic)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_) {
 									for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
 										for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
 											bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
@@ -198,10 +198,10 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(bgemm_bf16Slot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_bf16Slot.MC) {
+						if maxI32(int32(bgemm_bf16Slot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_bf16Slot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bgemm_bf16Slot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(bgemm_bf16Slot.MC, bgemm_bf16Slot.MR*(((M+ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC))-1)/(ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)))+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR))
-								if cost_ := (min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(ic_mcb, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+								if cost_ := (min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(ic_mcb, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
 									for ic := 0; ic < M; ic += ic_mcb {
 										M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
@@ -264,7 +264,7 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(bgemm_bf16Slot.MC, M-ic)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_) {
+								if cost_ := (min(bgemm_bf16Slot.MC, M-ic)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(bgemm_bf16Slot.NC, N-jc), bgemm_bf16Slot.NR, cost_) {
 									for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
 										for ir := 0; ir < min(bgemm_bf16Slot.MC, M-ic); ir += bgemm_bf16Slot.MR {
 											bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(bgemm_bf16Slot.MC, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)

@@ -58,10 +58,10 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 				{
 					ic_w := rt.Workers()
 					if int32(ic_w) == int32(2) {
-						if int32(bgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_ttSlot.RowBlocks)*int32(bgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_ttSlot.MC) {
+						if maxI32(int32(bgemm_ttSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bgemm_ttSlot.RowBlocks)*int32(bgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_ttSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bgemm_ttSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(bgemm_ttSlot.MC, bgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)))+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR))
-								if cost_ := (min(M, (M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bgemm_ttSlot.NC, N-jc)+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*((min(ic_mcb, M)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+								if cost_ := (min(M, (M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bgemm_ttSlot.NC, N-jc)+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*((min(ic_mcb, M)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 									packBw := rt.Scratch32(min(bgemm_ttSlot.NC, (N+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*bgemm_ttSlot.NR) * min(bgemm_ttSlot.KC, max(K, 1)))
 									packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
 									for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -164,7 +164,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(bgemm_ttSlot.MC, M-ic)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_) {
+								if cost_ := (min(bgemm_ttSlot.MC, M-ic)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_) {
 									for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
 										for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
 											bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
@@ -197,10 +197,10 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(bgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bgemm_ttSlot.RowBlocks)*int32(bgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_ttSlot.MC) {
+						if maxI32(int32(bgemm_ttSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bgemm_ttSlot.RowBlocks)*int32(bgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_ttSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bgemm_ttSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(bgemm_ttSlot.MC, bgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*bgemm_ttSlot.MC-1)/(ic_w*bgemm_ttSlot.MC)))+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR))
-								if cost_ := (min(bgemm_ttSlot.NC, N-jc)+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*((min(ic_mcb, M)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+								if cost_ := (min(bgemm_ttSlot.NC, N-jc)+bgemm_ttSlot.NR-1)/bgemm_ttSlot.NR*((min(ic_mcb, M)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(bgemm_ttSlot.MC, (M+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*bgemm_ttSlot.MR) * min(bgemm_ttSlot.KC, max(K, 1)))
 									for ic := 0; ic < M; ic += ic_mcb {
 										K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
@@ -260,7 +260,7 @@ func bgemm_ttImpl(K, M, N int, A []f16.BF16, B []f16.BF16, C []float32) {
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(bgemm_ttSlot.MC, M-ic)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_) {
+								if cost_ := (min(bgemm_ttSlot.MC, M-ic)+bgemm_ttSlot.MR-1)/bgemm_ttSlot.MR*(bgemm_ttSlot.MR*bgemm_ttSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(bgemm_ttSlot.NC, N-jc), bgemm_ttSlot.NR, cost_) {
 									for jr := 0; jr < min(bgemm_ttSlot.NC, N-jc); jr += bgemm_ttSlot.NR {
 										for ir := 0; ir < min(bgemm_ttSlot.MC, M-ic); ir += bgemm_ttSlot.MR {
 											bgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemm_ttSlot.MR, min(bgemm_ttSlot.MC, M-ic)-ir), min(bgemm_ttSlot.NR, min(bgemm_ttSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)

@@ -250,7 +250,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							}
 						} else {
 							if float64(M)*float64(N)*float64(K) <= float64(bmmSlot.SmallWork) {
-								if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*K+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
+								if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
 									for jr := 0; jr < N; jr += bmmSlot.NR {
 										for ir := 0; ir < M; ir += bmmSlot.MR {
 											{
@@ -281,7 +281,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 									tiles_w := rt.Workers()
 									if float64(M) <= float64(3)*min64(float64(tiles_w), float64(2))*float64(bmmSlot.MR) {
 										for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
-											if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
+											if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)*4/32+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
 												for jr := 0; jr < N; jr += bmmSlot.NR {
 													for ir := 0; ir < M; ir += bmmSlot.MR {
 														{
@@ -317,10 +317,10 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 													{
 														ic_w := rt.Workers()
 														if int32(ic_w) == int32(2) {
-															if int32(bmmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC) {
+															if maxI32(int32(bmmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bmmSlot.RowBlocks), int32(1)))) >= int32(0) {
 																{
 																	ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((M+ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC))-1)/(ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)))+bmmSlot.MR-1)/bmmSlot.MR))
-																	if cost_ := (min(M, (M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+																	if cost_ := (min(M, (M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 																		packBw := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
 																		packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 																		for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -423,7 +423,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 																		}
 																		rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																	}
-																	if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
+																	if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
 																		for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 																			for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
 																				bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
@@ -455,10 +455,10 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 																}
 																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 															}
-															if int32(bmmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC) {
+															if maxI32(int32(bmmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bmmSlot.RowBlocks), int32(1)))) >= int32(0) {
 																{
 																	ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((M+ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC))-1)/(ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)))+bmmSlot.MR-1)/bmmSlot.MR))
-																	if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+																	if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 																		packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 																		for ic := 0; ic < M; ic += ic_mcb {
 																			M, K, A, b, pc_kb, pc, ic_mcb, packA, ic := M, K, A, b, pc_kb, pc, ic_mcb, packA, ic
@@ -521,7 +521,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 																		}
 																		rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																	}
-																	if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
+																	if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
 																		for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 																			for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
 																				bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
@@ -581,7 +581,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 				}
 			} else {
 				if float64(M)*float64(N)*float64(K) <= float64(bmmSlot.SmallWork) {
-					if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*K+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
+					if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
 						for jr := 0; jr < N; jr += bmmSlot.NR {
 							for ir := 0; ir < M; ir += bmmSlot.MR {
 								{
@@ -612,7 +612,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 						tiles_w := rt.Workers()
 						if float64(M) <= float64(3)*min64(float64(tiles_w), float64(2))*float64(bmmSlot.MR) {
 							for pc := 0; pc < max(K, 1); pc += bmmSlot.KC {
-								if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
+								if cost_ := (M+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(bmmSlot.KC, K-pc)*4/32+1) + 1; rt.Inline(0, N, bmmSlot.NR, cost_) {
 									for jr := 0; jr < N; jr += bmmSlot.NR {
 										for ir := 0; ir < M; ir += bmmSlot.MR {
 											{
@@ -648,10 +648,10 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 										{
 											ic_w := rt.Workers()
 											if int32(ic_w) == int32(2) {
-												if int32(bmmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC) {
+												if maxI32(int32(bmmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bmmSlot.RowBlocks), int32(1)))) >= int32(0) {
 													{
 														ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((M+ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC))-1)/(ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)))+bmmSlot.MR-1)/bmmSlot.MR))
-														if cost_ := (min(M, (M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+														if cost_ := (min(M, (M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 															packBw := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
 															packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 															for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -754,7 +754,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 															}
 															rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 														}
-														if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
+														if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
 															for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 																for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
 																	bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
@@ -786,10 +786,10 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if int32(bmmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC) {
+												if maxI32(int32(bmmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bmmSlot.RowBlocks), int32(1)))) >= int32(0) {
 													{
 														ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((M+ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC))-1)/(ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)))+bmmSlot.MR-1)/bmmSlot.MR))
-														if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+														if cost_ := (min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 															packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
 															for ic := 0; ic < M; ic += ic_mcb {
 																M, K, A, b, pc_kb, pc, ic_mcb, packA, ic := M, K, A, b, pc_kb, pc, ic_mcb, packA, ic
@@ -852,7 +852,7 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 															}
 															rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 														}
-														if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
+														if cost_ := (min(bmmSlot.MC, M-ic)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(bmmSlot.NC, N-jc), bmmSlot.NR, cost_) {
 															for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
 																for ir := 0; ir < min(bmmSlot.MC, M-ic); ir += bmmSlot.MR {
 																	bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(bmmSlot.MC, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)

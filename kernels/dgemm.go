@@ -73,7 +73,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(dgemmSlot.SmallWork) {
-			if cost_ := (M+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*K+1) + 1; rt.Inline(0, N, dgemmSlot.NR, cost_) {
+			if cost_ := (M+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*K*8/32+1) + 1; rt.Inline(0, N, dgemmSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += dgemmSlot.NR {
 					for ir := 0; ir < M; ir += dgemmSlot.MR {
 						{
@@ -104,7 +104,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 				tiles_w := rt.Workers()
 				if float64(M) <= float64(3)*min64(float64(tiles_w), float64(2))*float64(dgemmSlot.MR) {
 					for pc := 0; pc < max(K, 1); pc += dgemmSlot.KC {
-						if cost_ := (M+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, dgemmSlot.NR, cost_) {
+						if cost_ := (M+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(dgemmSlot.KC, K-pc)*8/32+1) + 1; rt.Inline(0, N, dgemmSlot.NR, cost_) {
 							for jr := 0; jr < N; jr += dgemmSlot.NR {
 								for ir := 0; ir < M; ir += dgemmSlot.MR {
 									{
@@ -140,10 +140,10 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 								{
 									ic_w := rt.Workers()
 									if int32(ic_w) == int32(2) {
-										if int32(dgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemmSlot.MC) {
+										if maxI32(int32(dgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(dgemmSlot.MC, dgemmSlot.MR*(((M+ic_w*((M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC))-1)/(ic_w*((M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC)))+dgemmSlot.MR-1)/dgemmSlot.MR))
-												if cost_ := (min(M, (M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(ic_mcb, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+												if cost_ := (min(M, (M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(ic_mcb, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 													packBw := rt.Scratch64(min(dgemmSlot.NC, (N+dgemmSlot.NR-1)/dgemmSlot.NR*dgemmSlot.NR) * min(dgemmSlot.KC, max(K, 1)))
 													packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
 													for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -246,7 +246,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
+												if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
 													for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
 														for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
 															dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
@@ -278,10 +278,10 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 											}
 											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
-										if int32(dgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemmSlot.MC) {
+										if maxI32(int32(dgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(dgemmSlot.MC, dgemmSlot.MR*(((M+ic_w*((M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC))-1)/(ic_w*((M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC)))+dgemmSlot.MR-1)/dgemmSlot.MR))
-												if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(ic_mcb, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+												if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(ic_mcb, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 													packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
 													for ic := 0; ic < M; ic += ic_mcb {
 														M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
@@ -344,7 +344,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
+												if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
 													for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
 														for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
 															dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)

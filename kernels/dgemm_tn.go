@@ -73,7 +73,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(dgemm_tnSlot.SmallWork) {
-			if cost_ := (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*K+1) + 1; rt.Inline(0, N, dgemm_tnSlot.NR, cost_) {
+			if cost_ := (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*K*8/32+1) + 1; rt.Inline(0, N, dgemm_tnSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += dgemm_tnSlot.NR {
 					for ir := 0; ir < M; ir += dgemm_tnSlot.MR {
 						{
@@ -104,7 +104,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 				tiles_w := rt.Workers()
 				if float64(M) <= float64(3)*min64(float64(tiles_w), float64(2))*float64(dgemm_tnSlot.MR) {
 					for pc := 0; pc < max(K, 1); pc += dgemm_tnSlot.KC {
-						if cost_ := (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(dgemm_tnSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, dgemm_tnSlot.NR, cost_) {
+						if cost_ := (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(dgemm_tnSlot.KC, K-pc)*8/32+1) + 1; rt.Inline(0, N, dgemm_tnSlot.NR, cost_) {
 							for jr := 0; jr < N; jr += dgemm_tnSlot.NR {
 								for ir := 0; ir < M; ir += dgemm_tnSlot.MR {
 									{
@@ -140,10 +140,10 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 								{
 									ic_w := rt.Workers()
 									if int32(ic_w) == int32(2) {
-										if int32(dgemm_tnSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_tnSlot.MC) {
+										if maxI32(int32(dgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(dgemm_tnSlot.MC, dgemm_tnSlot.MR*(((M+ic_w*((M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC)))+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR))
-												if cost_ := (min(M, (M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(ic_mcb, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+												if cost_ := (min(M, (M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(ic_mcb, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 													packBw := rt.Scratch64(min(dgemm_tnSlot.NC, (N+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, max(K, 1)))
 													packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
 													for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -243,7 +243,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(dgemm_tnSlot.MC, M-ic)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_) {
+												if cost_ := (min(dgemm_tnSlot.MC, M-ic)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_) {
 													for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
 														for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
 															dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
@@ -275,10 +275,10 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 											}
 											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
-										if int32(dgemm_tnSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_tnSlot.MC) {
+										if maxI32(int32(dgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(dgemm_tnSlot.MC, dgemm_tnSlot.MR*(((M+ic_w*((M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC)))+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR))
-												if cost_ := (min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(ic_mcb, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+												if cost_ := (min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(ic_mcb, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 													packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
 													for ic := 0; ic < M; ic += ic_mcb {
 														K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
@@ -338,7 +338,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(dgemm_tnSlot.MC, M-ic)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_) {
+												if cost_ := (min(dgemm_tnSlot.MC, M-ic)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_) {
 													for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
 														for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
 															dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)

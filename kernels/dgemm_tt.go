@@ -57,10 +57,10 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 				{
 					ic_w := rt.Workers()
 					if int32(ic_w) == int32(2) {
-						if int32(dgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemm_ttSlot.RowBlocks)*int32(dgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_ttSlot.MC) {
+						if maxI32(int32(dgemm_ttSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemm_ttSlot.RowBlocks)*int32(dgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_ttSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemm_ttSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(dgemm_ttSlot.MC, dgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*dgemm_ttSlot.MC-1)/(ic_w*dgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_ttSlot.MC-1)/(ic_w*dgemm_ttSlot.MC)))+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR))
-								if cost_ := (min(M, (M+ic_w*dgemm_ttSlot.MC-1)/(ic_w*dgemm_ttSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(ic_mcb, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+								if cost_ := (min(M, (M+ic_w*dgemm_ttSlot.MC-1)/(ic_w*dgemm_ttSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(ic_mcb, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(pc_kb, K-pc)*8/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 									packBw := rt.Scratch64(min(dgemm_ttSlot.NC, (N+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*dgemm_ttSlot.NR) * min(dgemm_ttSlot.KC, max(K, 1)))
 									packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
 									for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -163,7 +163,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(dgemm_ttSlot.MC, M-ic)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_) {
+								if cost_ := (min(dgemm_ttSlot.MC, M-ic)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_) {
 									for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
 										for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
 											dgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
@@ -196,10 +196,10 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(dgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(dgemm_ttSlot.RowBlocks)*int32(dgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_ttSlot.MC) {
+						if maxI32(int32(dgemm_ttSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemm_ttSlot.RowBlocks)*int32(dgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_ttSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemm_ttSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(dgemm_ttSlot.MC, dgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*dgemm_ttSlot.MC-1)/(ic_w*dgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_ttSlot.MC-1)/(ic_w*dgemm_ttSlot.MC)))+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR))
-								if cost_ := (min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(ic_mcb, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+								if cost_ := (min(dgemm_ttSlot.NC, N-jc)+dgemm_ttSlot.NR-1)/dgemm_ttSlot.NR*((min(ic_mcb, M)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(pc_kb, K-pc)*8/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch64(min(dgemm_ttSlot.MC, (M+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*dgemm_ttSlot.MR) * min(dgemm_ttSlot.KC, max(K, 1)))
 									for ic := 0; ic < M; ic += ic_mcb {
 										K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
@@ -259,7 +259,7 @@ func dgemm_ttImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(dgemm_ttSlot.MC, M-ic)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_) {
+								if cost_ := (min(dgemm_ttSlot.MC, M-ic)+dgemm_ttSlot.MR-1)/dgemm_ttSlot.MR*(dgemm_ttSlot.MR*dgemm_ttSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemm_ttSlot.NC, N-jc), dgemm_ttSlot.NR, cost_) {
 									for jr := 0; jr < min(dgemm_ttSlot.NC, N-jc); jr += dgemm_ttSlot.NR {
 										for ir := 0; ir < min(dgemm_ttSlot.MC, M-ic); ir += dgemm_ttSlot.MR {
 											dgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ttSlot.MR, min(dgemm_ttSlot.MC, M-ic)-ir), min(dgemm_ttSlot.NR, min(dgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)

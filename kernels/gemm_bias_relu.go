@@ -76,7 +76,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(gemm_bias_reluSlot.SmallWork) {
-			if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*K+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
+			if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += gemm_bias_reluSlot.NR {
 					for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
 						{
@@ -107,7 +107,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 				tiles_w := rt.Workers()
 				if float64(M) <= float64(3)*min64(float64(tiles_w), float64(2))*float64(gemm_bias_reluSlot.MR) {
 					for pc := 0; pc < max(K, 1); pc += gemm_bias_reluSlot.KC {
-						if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
+						if cost_ := (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(gemm_bias_reluSlot.KC, K-pc)*4/32+1) + 1; rt.Inline(0, N, gemm_bias_reluSlot.NR, cost_) {
 							for jr := 0; jr < N; jr += gemm_bias_reluSlot.NR {
 								for ir := 0; ir < M; ir += gemm_bias_reluSlot.MR {
 									{
@@ -143,10 +143,10 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 								{
 									ic_w := rt.Workers()
 									if int32(ic_w) == int32(2) {
-										if int32(gemm_bias_reluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(gemm_bias_reluSlot.RowBlocks)*int32(gemm_bias_reluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_bias_reluSlot.MC) {
+										if maxI32(int32(gemm_bias_reluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(gemm_bias_reluSlot.RowBlocks)*int32(gemm_bias_reluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_bias_reluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(gemm_bias_reluSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(gemm_bias_reluSlot.MC, gemm_bias_reluSlot.MR*(((M+ic_w*((M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC))-1)/(ic_w*((M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC)))+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR))
-												if cost_ := (min(M, (M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(ic_mcb, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+												if cost_ := (min(M, (M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(ic_mcb, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 													packBw := rt.Scratch32(min(gemm_bias_reluSlot.NC, (N+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*gemm_bias_reluSlot.NR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
 													packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
 													for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -249,7 +249,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(gemm_bias_reluSlot.MC, M-ic)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_) {
+												if cost_ := (min(gemm_bias_reluSlot.MC, M-ic)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_) {
 													for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
 														for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
 															gemm_bias_reluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(3), int32(0))))
@@ -281,10 +281,10 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 											}
 											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
-										if int32(gemm_bias_reluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(gemm_bias_reluSlot.RowBlocks)*int32(gemm_bias_reluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_bias_reluSlot.MC) {
+										if maxI32(int32(gemm_bias_reluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(gemm_bias_reluSlot.RowBlocks)*int32(gemm_bias_reluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_bias_reluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(gemm_bias_reluSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(gemm_bias_reluSlot.MC, gemm_bias_reluSlot.MR*(((M+ic_w*((M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC))-1)/(ic_w*((M+ic_w*gemm_bias_reluSlot.MC-1)/(ic_w*gemm_bias_reluSlot.MC)))+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR))
-												if cost_ := (min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(ic_mcb, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+												if cost_ := (min(gemm_bias_reluSlot.NC, N-jc)+gemm_bias_reluSlot.NR-1)/gemm_bias_reluSlot.NR*((min(ic_mcb, M)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 													packA := rt.Scratch32(min(gemm_bias_reluSlot.MC, (M+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*gemm_bias_reluSlot.MR) * min(gemm_bias_reluSlot.KC, max(K, 1)))
 													for ic := 0; ic < M; ic += ic_mcb {
 														M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
@@ -347,7 +347,7 @@ func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(gemm_bias_reluSlot.MC, M-ic)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_) {
+												if cost_ := (min(gemm_bias_reluSlot.MC, M-ic)+gemm_bias_reluSlot.MR-1)/gemm_bias_reluSlot.MR*(gemm_bias_reluSlot.MR*gemm_bias_reluSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(gemm_bias_reluSlot.NC, N-jc), gemm_bias_reluSlot.NR, cost_) {
 													for jr := 0; jr < min(gemm_bias_reluSlot.NC, N-jc); jr += gemm_bias_reluSlot.NR {
 														for ir := 0; ir < min(gemm_bias_reluSlot.MC, M-ic); ir += gemm_bias_reluSlot.MR {
 															gemm_bias_reluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_bias_reluSlot.MR, min(gemm_bias_reluSlot.MC, M-ic)-ir), min(gemm_bias_reluSlot.NR, min(gemm_bias_reluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(3), int32(0))))

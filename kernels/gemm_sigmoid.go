@@ -73,7 +73,7 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(gemm_sigmoidSlot.SmallWork) {
-			if cost_ := (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*K+1) + 1; rt.Inline(0, N, gemm_sigmoidSlot.NR, cost_) {
+			if cost_ := (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, gemm_sigmoidSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += gemm_sigmoidSlot.NR {
 					for ir := 0; ir < M; ir += gemm_sigmoidSlot.MR {
 						{
@@ -104,7 +104,7 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 				tiles_w := rt.Workers()
 				if float64(M) <= float64(3)*min64(float64(tiles_w), float64(2))*float64(gemm_sigmoidSlot.MR) {
 					for pc := 0; pc < max(K, 1); pc += gemm_sigmoidSlot.KC {
-						if cost_ := (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(gemm_sigmoidSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, gemm_sigmoidSlot.NR, cost_) {
+						if cost_ := (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(gemm_sigmoidSlot.KC, K-pc)*4/32+1) + 1; rt.Inline(0, N, gemm_sigmoidSlot.NR, cost_) {
 							for jr := 0; jr < N; jr += gemm_sigmoidSlot.NR {
 								for ir := 0; ir < M; ir += gemm_sigmoidSlot.MR {
 									{
@@ -140,10 +140,10 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 								{
 									ic_w := rt.Workers()
 									if int32(ic_w) == int32(2) {
-										if int32(gemm_sigmoidSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(gemm_sigmoidSlot.RowBlocks)*int32(gemm_sigmoidSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_sigmoidSlot.MC) {
+										if maxI32(int32(gemm_sigmoidSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(gemm_sigmoidSlot.RowBlocks)*int32(gemm_sigmoidSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_sigmoidSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(gemm_sigmoidSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(gemm_sigmoidSlot.MC, gemm_sigmoidSlot.MR*(((M+ic_w*((M+ic_w*gemm_sigmoidSlot.MC-1)/(ic_w*gemm_sigmoidSlot.MC))-1)/(ic_w*((M+ic_w*gemm_sigmoidSlot.MC-1)/(ic_w*gemm_sigmoidSlot.MC)))+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR))
-												if cost_ := (min(M, (M+ic_w*gemm_sigmoidSlot.MC-1)/(ic_w*gemm_sigmoidSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(gemm_sigmoidSlot.NC, N-jc)+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*((min(ic_mcb, M)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+												if cost_ := (min(M, (M+ic_w*gemm_sigmoidSlot.MC-1)/(ic_w*gemm_sigmoidSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(gemm_sigmoidSlot.NC, N-jc)+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*((min(ic_mcb, M)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 													packBw := rt.Scratch32(min(gemm_sigmoidSlot.NC, (N+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*gemm_sigmoidSlot.NR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
 													packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
 													for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -246,7 +246,7 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(gemm_sigmoidSlot.MC, M-ic)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_) {
+												if cost_ := (min(gemm_sigmoidSlot.MC, M-ic)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_) {
 													for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
 														for ir := 0; ir < min(gemm_sigmoidSlot.MC, M-ic); ir += gemm_sigmoidSlot.MR {
 															gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(gemm_sigmoidSlot.MC, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
@@ -278,10 +278,10 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 											}
 											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
-										if int32(gemm_sigmoidSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(gemm_sigmoidSlot.RowBlocks)*int32(gemm_sigmoidSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_sigmoidSlot.MC) {
+										if maxI32(int32(gemm_sigmoidSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(gemm_sigmoidSlot.RowBlocks)*int32(gemm_sigmoidSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_sigmoidSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(gemm_sigmoidSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(gemm_sigmoidSlot.MC, gemm_sigmoidSlot.MR*(((M+ic_w*((M+ic_w*gemm_sigmoidSlot.MC-1)/(ic_w*gemm_sigmoidSlot.MC))-1)/(ic_w*((M+ic_w*gemm_sigmoidSlot.MC-1)/(ic_w*gemm_sigmoidSlot.MC)))+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR))
-												if cost_ := (min(gemm_sigmoidSlot.NC, N-jc)+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*((min(ic_mcb, M)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+												if cost_ := (min(gemm_sigmoidSlot.NC, N-jc)+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*((min(ic_mcb, M)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 													packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
 													for ic := 0; ic < M; ic += ic_mcb {
 														M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
@@ -344,7 +344,7 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(gemm_sigmoidSlot.MC, M-ic)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_) {
+												if cost_ := (min(gemm_sigmoidSlot.MC, M-ic)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_) {
 													for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
 														for ir := 0; ir < min(gemm_sigmoidSlot.MC, M-ic); ir += gemm_sigmoidSlot.MR {
 															gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(gemm_sigmoidSlot.MC, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)

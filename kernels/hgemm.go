@@ -60,10 +60,10 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 				{
 					ic_w := rt.Workers()
 					if int32(ic_w) == int32(2) {
-						if int32(hgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(hgemmSlot.RowBlocks)*int32(hgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hgemmSlot.MC) {
+						if maxI32(int32(hgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(hgemmSlot.RowBlocks)*int32(hgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(hgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(hgemmSlot.MC, hgemmSlot.MR*(((M+ic_w*((M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC))-1)/(ic_w*((M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)))+hgemmSlot.MR-1)/hgemmSlot.MR))
-								if cost_ := (min(M, (M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(ic_mcb, M)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+								if cost_ := (min(M, (M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(ic_mcb, M)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 									packBw := rt.Scratch32(min(hgemmSlot.NC, (N+hgemmSlot.NR-1)/hgemmSlot.NR*hgemmSlot.NR) * min(hgemmSlot.KC, max(K, 1)))
 									packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
 									for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -247,7 +247,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									rt.Release32(cbuf_)
 								}
-								if cost_ := (min(hgemmSlot.MC, M-ic)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(hgemmSlot.NC, N-jc), hgemmSlot.NR, cost_) {
+								if cost_ := (min(hgemmSlot.MC, M-ic)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(hgemmSlot.NC, N-jc), hgemmSlot.NR, cost_) {
 									for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
 										for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {
 											hgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
@@ -285,10 +285,10 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(hgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(hgemmSlot.RowBlocks)*int32(hgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hgemmSlot.MC) {
+						if maxI32(int32(hgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(hgemmSlot.RowBlocks)*int32(hgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(hgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(hgemmSlot.MC, hgemmSlot.MR*(((M+ic_w*((M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC))-1)/(ic_w*((M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)))+hgemmSlot.MR-1)/hgemmSlot.MR))
-								if cost_ := (min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(ic_mcb, M)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+								if cost_ := (min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(ic_mcb, M)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
 									for ic := 0; ic < M; ic += ic_mcb {
 										M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
@@ -414,7 +414,7 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									rt.Release32(cbuf_)
 								}
-								if cost_ := (min(hgemmSlot.MC, M-ic)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(hgemmSlot.NC, N-jc), hgemmSlot.NR, cost_) {
+								if cost_ := (min(hgemmSlot.MC, M-ic)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(hgemmSlot.NC, N-jc), hgemmSlot.NR, cost_) {
 									for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
 										for ir := 0; ir < min(hgemmSlot.MC, M-ic); ir += hgemmSlot.MR {
 											hgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(hgemmSlot.MC, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)

@@ -65,10 +65,10 @@ func hlinear_geluImpl(M, K, N int, X []f16.F16, W []f16.F16, bias []float32, Y [
 				{
 					ic_w := rt.Workers()
 					if int32(ic_w) == int32(2) {
-						if int32(hlinear_geluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(hlinear_geluSlot.RowBlocks)*int32(hlinear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hlinear_geluSlot.MC) {
+						if maxI32(int32(hlinear_geluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(hlinear_geluSlot.RowBlocks)*int32(hlinear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hlinear_geluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(hlinear_geluSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(hlinear_geluSlot.MC, hlinear_geluSlot.MR*(((M+ic_w*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC))-1)/(ic_w*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)))+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR))
-								if cost_ := (min(M, (M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(hlinear_geluSlot.NC, N-jc)+hlinear_geluSlot.NR-1)/hlinear_geluSlot.NR*((min(ic_mcb, M)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+								if cost_ := (min(M, (M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(hlinear_geluSlot.NC, N-jc)+hlinear_geluSlot.NR-1)/hlinear_geluSlot.NR*((min(ic_mcb, M)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 									packBw := rt.Scratch32(min(hlinear_geluSlot.NC, (N+hlinear_geluSlot.NR-1)/hlinear_geluSlot.NR*hlinear_geluSlot.NR) * min(hlinear_geluSlot.KC, max(K, 1)))
 									packA := rt.Scratch32(min(hlinear_geluSlot.MC, (M+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*hlinear_geluSlot.MR) * min(hlinear_geluSlot.KC, max(K, 1)))
 									for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -252,7 +252,7 @@ func hlinear_geluImpl(M, K, N int, X []f16.F16, W []f16.F16, bias []float32, Y [
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									rt.Release32(cbuf_)
 								}
-								if cost_ := (min(hlinear_geluSlot.MC, M-ic)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(hlinear_geluSlot.NC, N-jc), hlinear_geluSlot.NR, cost_) {
+								if cost_ := (min(hlinear_geluSlot.MC, M-ic)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(hlinear_geluSlot.NC, N-jc), hlinear_geluSlot.NR, cost_) {
 									for jr := 0; jr < min(hlinear_geluSlot.NC, N-jc); jr += hlinear_geluSlot.NR {
 										for ir := 0; ir < min(hlinear_geluSlot.MC, M-ic); ir += hlinear_geluSlot.MR {
 											hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(hlinear_geluSlot.MC, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
@@ -290,10 +290,10 @@ func hlinear_geluImpl(M, K, N int, X []f16.F16, W []f16.F16, bias []float32, Y [
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(hlinear_geluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(hlinear_geluSlot.RowBlocks)*int32(hlinear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hlinear_geluSlot.MC) {
+						if maxI32(int32(hlinear_geluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(hlinear_geluSlot.RowBlocks)*int32(hlinear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hlinear_geluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(hlinear_geluSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(hlinear_geluSlot.MC, hlinear_geluSlot.MR*(((M+ic_w*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC))-1)/(ic_w*((M+ic_w*hlinear_geluSlot.MC-1)/(ic_w*hlinear_geluSlot.MC)))+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR))
-								if cost_ := (min(hlinear_geluSlot.NC, N-jc)+hlinear_geluSlot.NR-1)/hlinear_geluSlot.NR*((min(ic_mcb, M)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+								if cost_ := (min(hlinear_geluSlot.NC, N-jc)+hlinear_geluSlot.NR-1)/hlinear_geluSlot.NR*((min(ic_mcb, M)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(hlinear_geluSlot.MC, (M+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*hlinear_geluSlot.MR) * min(hlinear_geluSlot.KC, max(K, 1)))
 									for ic := 0; ic < M; ic += ic_mcb {
 										M, K, X, pc_kb, pc, ic_mcb, packA, ic := M, K, X, pc_kb, pc, ic_mcb, packA, ic
@@ -419,7 +419,7 @@ func hlinear_geluImpl(M, K, N int, X []f16.F16, W []f16.F16, bias []float32, Y [
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 									rt.Release32(cbuf_)
 								}
-								if cost_ := (min(hlinear_geluSlot.MC, M-ic)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(hlinear_geluSlot.NC, N-jc), hlinear_geluSlot.NR, cost_) {
+								if cost_ := (min(hlinear_geluSlot.MC, M-ic)+hlinear_geluSlot.MR-1)/hlinear_geluSlot.MR*(hlinear_geluSlot.MR*hlinear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(hlinear_geluSlot.NC, N-jc), hlinear_geluSlot.NR, cost_) {
 									for jr := 0; jr < min(hlinear_geluSlot.NC, N-jc); jr += hlinear_geluSlot.NR {
 										for ir := 0; ir < min(hlinear_geluSlot.MC, M-ic); ir += hlinear_geluSlot.MR {
 											hlinear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hlinear_geluSlot.MR, min(hlinear_geluSlot.MC, M-ic)-ir), min(hlinear_geluSlot.NR, min(hlinear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))

@@ -78,7 +78,7 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(linear_geluSlot.SmallWork) {
-			if cost_ := (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*K+1) + 1; rt.Inline(0, N, linear_geluSlot.NR, cost_) {
+			if cost_ := (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, linear_geluSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += linear_geluSlot.NR {
 					for ir := 0; ir < M; ir += linear_geluSlot.MR {
 						{
@@ -109,7 +109,7 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 				tiles_w := rt.Workers()
 				if float64(M) <= float64(3)*min64(float64(tiles_w), float64(2))*float64(linear_geluSlot.MR) {
 					for pc := 0; pc < max(K, 1); pc += linear_geluSlot.KC {
-						if cost_ := (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(linear_geluSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, linear_geluSlot.NR, cost_) {
+						if cost_ := (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(linear_geluSlot.KC, K-pc)*4/32+1) + 1; rt.Inline(0, N, linear_geluSlot.NR, cost_) {
 							for jr := 0; jr < N; jr += linear_geluSlot.NR {
 								for ir := 0; ir < M; ir += linear_geluSlot.MR {
 									{
@@ -145,10 +145,10 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 								{
 									ic_w := rt.Workers()
 									if int32(ic_w) == int32(2) {
-										if int32(linear_geluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(linear_geluSlot.RowBlocks)*int32(linear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(linear_geluSlot.MC) {
+										if maxI32(int32(linear_geluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(linear_geluSlot.RowBlocks)*int32(linear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(linear_geluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(linear_geluSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(linear_geluSlot.MC, linear_geluSlot.MR*(((M+ic_w*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC))-1)/(ic_w*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)))+linear_geluSlot.MR-1)/linear_geluSlot.MR))
-												if cost_ := (min(M, (M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(linear_geluSlot.NC, N-jc)+linear_geluSlot.NR-1)/linear_geluSlot.NR*((min(ic_mcb, M)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+												if cost_ := (min(M, (M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(linear_geluSlot.NC, N-jc)+linear_geluSlot.NR-1)/linear_geluSlot.NR*((min(ic_mcb, M)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 													packBw := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
 													packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
 													for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -251,7 +251,7 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(linear_geluSlot.MC, M-ic)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_) {
+												if cost_ := (min(linear_geluSlot.MC, M-ic)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_) {
 													for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
 														for ir := 0; ir < min(linear_geluSlot.MC, M-ic); ir += linear_geluSlot.MR {
 															linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(linear_geluSlot.MC, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
@@ -283,10 +283,10 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 											}
 											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
-										if int32(linear_geluSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(linear_geluSlot.RowBlocks)*int32(linear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(linear_geluSlot.MC) {
+										if maxI32(int32(linear_geluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(linear_geluSlot.RowBlocks)*int32(linear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(linear_geluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(linear_geluSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(linear_geluSlot.MC, linear_geluSlot.MR*(((M+ic_w*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC))-1)/(ic_w*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)))+linear_geluSlot.MR-1)/linear_geluSlot.MR))
-												if cost_ := (min(linear_geluSlot.NC, N-jc)+linear_geluSlot.NR-1)/linear_geluSlot.NR*((min(ic_mcb, M)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+												if cost_ := (min(linear_geluSlot.NC, N-jc)+linear_geluSlot.NR-1)/linear_geluSlot.NR*((min(ic_mcb, M)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 													packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
 													for ic := 0; ic < M; ic += ic_mcb {
 														M, K, X, pc_kb, pc, ic_mcb, packA, ic := M, K, X, pc_kb, pc, ic_mcb, packA, ic
@@ -349,7 +349,7 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(linear_geluSlot.MC, M-ic)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_) {
+												if cost_ := (min(linear_geluSlot.MC, M-ic)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_) {
 													for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
 														for ir := 0; ir < min(linear_geluSlot.MC, M-ic); ir += linear_geluSlot.MR {
 															linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(linear_geluSlot.MC, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))

@@ -7,9 +7,11 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // scalingFloor is the least share of the host's two-core speed-up that Sgemm's must reach in
@@ -205,5 +207,139 @@ func TestParallelRowBlocks(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRowBlocksHalfRule checks which packed parallel version Sgemm takes below the R·M ≥ W·MC line (MC
+// raised to 1000 so that no shape here reaches it): on exactly two workers the row blocks (each worker
+// its own rows and its own B̃) when M ≥ N − M, else jr parallel (the column panels split between the
+// workers); one and three workers keep jr parallel, and RowBlocks = 0 holds the row blocks off. The
+// microkernel calls of C's first row tile come from one goroutine in the row-block version and from
+// every worker in the jr-parallel one. Every result is checked against a float64 reference.
+func TestRowBlocksHalfRule(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer Use("")
+	rng := rand.New(rand.NewPCG(31, 37))
+	goid := func() string {
+		var buf [64]byte
+		f := strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))
+		return f[1] // "goroutine 7 [running]:"
+	}
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		s0 := *sgemmSlot
+		var mu sync.Mutex
+		var c0 uintptr // &C[0] of the current call
+		var rowLen uintptr
+		firstRow := map[string]bool{} // goroutines that ran a tile of C's first rows
+		micro := s0.Micro
+		sgemmSlot.Micro = func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+			if uintptr(unsafe.Pointer(&c[0]))-c0 < rowLen {
+				id := goid()
+				mu.Lock()
+				firstRow[id] = true
+				mu.Unlock()
+			}
+			micro(kc, a, b, c, ldc, m, n, alpha, beta, bias, ep)
+		}
+		sgemmSlot.SmallWork, sgemmSlot.RowsMax, sgemmSlot.MC = 1, 0, 1000
+		// above the few-tiles limit on any worker count (the packed nest), and work enough per worker
+		// that no parallel loop runs inline (rt.MinParallelWork)
+		tiles := max(6*s0.MR, 96)
+		for _, c := range []struct{ procs, rowBlocks, m, n int }{
+			{2, 4, tiles + 1, 2*tiles + 2}, {2, 4, tiles + 1, 2*tiles + 3}, {2, 4, 2 * tiles, tiles}, {2, 0, 2 * tiles, tiles},
+			{1, 4, 2 * tiles, tiles}, {3, 4, 2 * tiles, tiles}, {2, 4, tiles + 5, 3 * tiles},
+		} {
+			runtime.GOMAXPROCS(c.procs)
+			sgemmSlot.RowBlocks = c.rowBlocks
+			m, k, n := c.m, min(s0.KC, 256), c.n
+			A, B, C := randSlice(m*k, rng), randSlice(k*n, rng), make([]float32, m*n)
+			clear(firstRow)
+			c0, rowLen = uintptr(unsafe.Pointer(&C[0])), uintptr(4*n)
+			if err := Sgemm(m, k, n, A, B, C, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkBatch(A, B, C, 1, m, k, n); err != nil {
+				t.Errorf("%s, W = %d, %d×%d×%d: %v", v, c.procs, m, k, n, err)
+			}
+			rows := c.procs == 2 && c.rowBlocks > 0 && m >= n-m
+			want := min(c.procs, (n+s0.NR-1)/s0.NR)
+			if rows {
+				want = 1
+			}
+			if len(firstRow) != want {
+				t.Errorf("%s, W = %d, RowBlocks %d, M = %d, N = %d: C's first row tile computed on %d goroutines, want %d (%s)", v, c.procs, c.rowBlocks, m, n, len(firstRow), want,
+					map[bool]string{true: "row blocks", false: "jr parallel"}[rows])
+			}
+		}
+		*sgemmSlot = s0
+	}
+}
+
+// TestSmallGemmStaysInline checks the cost model's microkernel weight (passes.microMACsPerUnit): on two
+// workers, the unpacked version of a small GEMM runs on the calling goroutine (sgemm 40³, dgemm 48³:
+// about 1–2 µs of work, less than a fork/join costs) and a larger one on both (sgemm 128³, dgemm 96³).
+func TestSmallGemmStaysInline(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer Use("")
+	goid := func() string {
+		var buf [64]byte
+		return strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))[1]
+	}
+	rng := rand.New(rand.NewPCG(41, 43))
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		s0, d0 := *sgemmSlot, *dgemmSlot
+		var mu sync.Mutex
+		ids := map[string]bool{}
+		note := func() {
+			id := goid()
+			mu.Lock()
+			ids[id] = true
+			mu.Unlock()
+		}
+		sgemmSlot.MicroU = func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+			note()
+			s0.MicroU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+		}
+		dgemmSlot.MicroU = func(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
+			note()
+			d0.MicroU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+		}
+		sgemmSlot.SmallWork, sgemmSlot.RowsMax = 1<<40, 0 // the whole-K unpacked version at every size
+		dgemmSlot.SmallWork, dgemmSlot.RowsMax = 1<<40, 0
+		for _, c := range []struct {
+			f64     bool
+			n, want int
+		}{{false, 40, 1}, {false, 128, 2}, {true, 48, 1}, {true, 96, 2}} {
+			n := c.n
+			A, B, C := randSlice(n*n, rng), randSlice(n*n, rng), make([]float32, n*n)
+			clear(ids)
+			if c.f64 {
+				a, b, d := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+				for i := range A {
+					a[i], b[i] = float64(A[i]), float64(B[i])
+				}
+				if err := Dgemm(n, n, n, a, b, d, 1, 0); err != nil {
+					t.Fatal(err)
+				}
+				for i := range d {
+					C[i] = float32(d[i])
+				}
+			} else if err := Sgemm(n, n, n, A, B, C, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkBatch(A, B, C, 1, n, n, n); err != nil {
+				t.Errorf("%s, f64 %v, %d³: %v", v, c.f64, n, err)
+			}
+			if len(ids) != c.want {
+				t.Errorf("%s, f64 %v, %d³ on two workers: microkernels called from %d goroutines, want %d", v, c.f64, n, len(ids), c.want)
+			}
+		}
+		*sgemmSlot, *dgemmSlot = s0, d0
 	}
 }

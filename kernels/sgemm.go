@@ -73,7 +73,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(sgemmSlot.SmallWork) {
-			if cost_ := (M+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*K+1) + 1; rt.Inline(0, N, sgemmSlot.NR, cost_) {
+			if cost_ := (M+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, sgemmSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += sgemmSlot.NR {
 					for ir := 0; ir < M; ir += sgemmSlot.MR {
 						{
@@ -104,7 +104,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 				tiles_w := rt.Workers()
 				if float64(M) <= float64(3)*min64(float64(tiles_w), float64(2))*float64(sgemmSlot.MR) {
 					for pc := 0; pc < max(K, 1); pc += sgemmSlot.KC {
-						if cost_ := (M+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, sgemmSlot.NR, cost_) {
+						if cost_ := (M+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(sgemmSlot.KC, K-pc)*4/32+1) + 1; rt.Inline(0, N, sgemmSlot.NR, cost_) {
 							for jr := 0; jr < N; jr += sgemmSlot.NR {
 								for ir := 0; ir < M; ir += sgemmSlot.MR {
 									{
@@ -140,10 +140,10 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 								{
 									ic_w := rt.Workers()
 									if int32(ic_w) == int32(2) {
-										if int32(sgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemmSlot.RowBlocks)*int32(sgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemmSlot.MC) {
+										if maxI32(int32(sgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemmSlot.RowBlocks)*int32(sgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(sgemmSlot.MC, sgemmSlot.MR*(((M+ic_w*((M+ic_w*sgemmSlot.MC-1)/(ic_w*sgemmSlot.MC))-1)/(ic_w*((M+ic_w*sgemmSlot.MC-1)/(ic_w*sgemmSlot.MC)))+sgemmSlot.MR-1)/sgemmSlot.MR))
-												if cost_ := (min(M, (M+ic_w*sgemmSlot.MC-1)/(ic_w*sgemmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(sgemmSlot.NC, N-jc)+sgemmSlot.NR-1)/sgemmSlot.NR*((min(ic_mcb, M)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+												if cost_ := (min(M, (M+ic_w*sgemmSlot.MC-1)/(ic_w*sgemmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(sgemmSlot.NC, N-jc)+sgemmSlot.NR-1)/sgemmSlot.NR*((min(ic_mcb, M)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 													packBw := rt.Scratch32(min(sgemmSlot.NC, (N+sgemmSlot.NR-1)/sgemmSlot.NR*sgemmSlot.NR) * min(sgemmSlot.KC, max(K, 1)))
 													packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
 													for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -246,7 +246,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(sgemmSlot.MC, M-ic)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_) {
+												if cost_ := (min(sgemmSlot.MC, M-ic)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_) {
 													for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
 														for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
 															sgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
@@ -278,10 +278,10 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 											}
 											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
-										if int32(sgemmSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemmSlot.RowBlocks)*int32(sgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemmSlot.MC) {
+										if maxI32(int32(sgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemmSlot.RowBlocks)*int32(sgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(sgemmSlot.MC, sgemmSlot.MR*(((M+ic_w*((M+ic_w*sgemmSlot.MC-1)/(ic_w*sgemmSlot.MC))-1)/(ic_w*((M+ic_w*sgemmSlot.MC-1)/(ic_w*sgemmSlot.MC)))+sgemmSlot.MR-1)/sgemmSlot.MR))
-												if cost_ := (min(sgemmSlot.NC, N-jc)+sgemmSlot.NR-1)/sgemmSlot.NR*((min(ic_mcb, M)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+												if cost_ := (min(sgemmSlot.NC, N-jc)+sgemmSlot.NR-1)/sgemmSlot.NR*((min(ic_mcb, M)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 													packA := rt.Scratch32(min(sgemmSlot.MC, (M+sgemmSlot.MR-1)/sgemmSlot.MR*sgemmSlot.MR) * min(sgemmSlot.KC, max(K, 1)))
 													for ic := 0; ic < M; ic += ic_mcb {
 														M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
@@ -344,7 +344,7 @@ func sgemmImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(sgemmSlot.MC, M-ic)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_) {
+												if cost_ := (min(sgemmSlot.MC, M-ic)+sgemmSlot.MR-1)/sgemmSlot.MR*(sgemmSlot.MR*sgemmSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemmSlot.NC, N-jc), sgemmSlot.NR, cost_) {
 													for jr := 0; jr < min(sgemmSlot.NC, N-jc); jr += sgemmSlot.NR {
 														for ir := 0; ir < min(sgemmSlot.MC, M-ic); ir += sgemmSlot.MR {
 															sgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemmSlot.MR, min(sgemmSlot.MC, M-ic)-ir), min(sgemmSlot.NR, min(sgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)

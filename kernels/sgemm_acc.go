@@ -73,7 +73,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(sgemm_accSlot.SmallWork) {
-			if cost_ := (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*K+1) + 1; rt.Inline(0, N, sgemm_accSlot.NR, cost_) {
+			if cost_ := (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, sgemm_accSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += sgemm_accSlot.NR {
 					for ir := 0; ir < M; ir += sgemm_accSlot.MR {
 						{
@@ -104,7 +104,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 				tiles_w := rt.Workers()
 				if float64(M) <= float64(3)*min64(float64(tiles_w), float64(2))*float64(sgemm_accSlot.MR) {
 					for pc := 0; pc < max(K, 1); pc += sgemm_accSlot.KC {
-						if cost_ := (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, sgemm_accSlot.NR, cost_) {
+						if cost_ := (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(sgemm_accSlot.KC, K-pc)*4/32+1) + 1; rt.Inline(0, N, sgemm_accSlot.NR, cost_) {
 							for jr := 0; jr < N; jr += sgemm_accSlot.NR {
 								for ir := 0; ir < M; ir += sgemm_accSlot.MR {
 									{
@@ -140,10 +140,10 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 								{
 									ic_w := rt.Workers()
 									if int32(ic_w) == int32(2) {
-										if int32(sgemm_accSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_accSlot.RowBlocks)*int32(sgemm_accSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_accSlot.MC) {
+										if maxI32(int32(sgemm_accSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_accSlot.RowBlocks)*int32(sgemm_accSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_accSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_accSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(sgemm_accSlot.MC, sgemm_accSlot.MR*(((M+ic_w*((M+ic_w*sgemm_accSlot.MC-1)/(ic_w*sgemm_accSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_accSlot.MC-1)/(ic_w*sgemm_accSlot.MC)))+sgemm_accSlot.MR-1)/sgemm_accSlot.MR))
-												if cost_ := (min(M, (M+ic_w*sgemm_accSlot.MC-1)/(ic_w*sgemm_accSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(sgemm_accSlot.NC, N-jc)+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*((min(ic_mcb, M)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+												if cost_ := (min(M, (M+ic_w*sgemm_accSlot.MC-1)/(ic_w*sgemm_accSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(sgemm_accSlot.NC, N-jc)+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*((min(ic_mcb, M)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 													packBw := rt.Scratch32(min(sgemm_accSlot.NC, (N+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*sgemm_accSlot.NR) * min(sgemm_accSlot.KC, max(K, 1)))
 													packA := rt.Scratch32(min(sgemm_accSlot.MC, (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*sgemm_accSlot.MR) * min(sgemm_accSlot.KC, max(K, 1)))
 													for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -246,7 +246,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(sgemm_accSlot.MC, M-ic)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_) {
+												if cost_ := (min(sgemm_accSlot.MC, M-ic)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_) {
 													for jr := 0; jr < min(sgemm_accSlot.NC, N-jc); jr += sgemm_accSlot.NR {
 														for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
 															sgemm_accSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)
@@ -278,10 +278,10 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 											}
 											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
-										if int32(sgemm_accSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_accSlot.RowBlocks)*int32(sgemm_accSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_accSlot.MC) {
+										if maxI32(int32(sgemm_accSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_accSlot.RowBlocks)*int32(sgemm_accSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_accSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_accSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(sgemm_accSlot.MC, sgemm_accSlot.MR*(((M+ic_w*((M+ic_w*sgemm_accSlot.MC-1)/(ic_w*sgemm_accSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_accSlot.MC-1)/(ic_w*sgemm_accSlot.MC)))+sgemm_accSlot.MR-1)/sgemm_accSlot.MR))
-												if cost_ := (min(sgemm_accSlot.NC, N-jc)+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*((min(ic_mcb, M)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+												if cost_ := (min(sgemm_accSlot.NC, N-jc)+sgemm_accSlot.NR-1)/sgemm_accSlot.NR*((min(ic_mcb, M)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 													packA := rt.Scratch32(min(sgemm_accSlot.MC, (M+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*sgemm_accSlot.MR) * min(sgemm_accSlot.KC, max(K, 1)))
 													for ic := 0; ic < M; ic += ic_mcb {
 														M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
@@ -344,7 +344,7 @@ func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(sgemm_accSlot.MC, M-ic)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_) {
+												if cost_ := (min(sgemm_accSlot.MC, M-ic)+sgemm_accSlot.MR-1)/sgemm_accSlot.MR*(sgemm_accSlot.MR*sgemm_accSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_accSlot.NC, N-jc), sgemm_accSlot.NR, cost_) {
 													for jr := 0; jr < min(sgemm_accSlot.NC, N-jc); jr += sgemm_accSlot.NR {
 														for ir := 0; ir < min(sgemm_accSlot.MC, M-ic); ir += sgemm_accSlot.MR {
 															sgemm_accSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_accSlot.MR, min(sgemm_accSlot.MC, M-ic)-ir), min(sgemm_accSlot.NR, min(sgemm_accSlot.NC, N-jc)-jr), float32(1), float32(1), nil, 0)

@@ -57,10 +57,10 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 				{
 					ic_w := rt.Workers()
 					if int32(ic_w) == int32(2) {
-						if int32(sgemm_ntSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_ntSlot.RowBlocks)*int32(sgemm_ntSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_ntSlot.MC) {
+						if maxI32(int32(sgemm_ntSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_ntSlot.RowBlocks)*int32(sgemm_ntSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_ntSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_ntSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(sgemm_ntSlot.MC, sgemm_ntSlot.MR*(((M+ic_w*((M+ic_w*sgemm_ntSlot.MC-1)/(ic_w*sgemm_ntSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_ntSlot.MC-1)/(ic_w*sgemm_ntSlot.MC)))+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR))
-								if cost_ := (min(M, (M+ic_w*sgemm_ntSlot.MC-1)/(ic_w*sgemm_ntSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(sgemm_ntSlot.NC, N-jc)+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*((min(ic_mcb, M)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+								if cost_ := (min(M, (M+ic_w*sgemm_ntSlot.MC-1)/(ic_w*sgemm_ntSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(sgemm_ntSlot.NC, N-jc)+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*((min(ic_mcb, M)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 									packBw := rt.Scratch32(min(sgemm_ntSlot.NC, (N+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*sgemm_ntSlot.NR) * min(sgemm_ntSlot.KC, max(K, 1)))
 									packA := rt.Scratch32(min(sgemm_ntSlot.MC, (M+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*sgemm_ntSlot.MR) * min(sgemm_ntSlot.KC, max(K, 1)))
 									for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -166,7 +166,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(sgemm_ntSlot.MC, M-ic)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(sgemm_ntSlot.NC, N-jc), sgemm_ntSlot.NR, cost_) {
+								if cost_ := (min(sgemm_ntSlot.MC, M-ic)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_ntSlot.NC, N-jc), sgemm_ntSlot.NR, cost_) {
 									for jr := 0; jr < min(sgemm_ntSlot.NC, N-jc); jr += sgemm_ntSlot.NR {
 										for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {
 											sgemm_ntSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
@@ -199,10 +199,10 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(sgemm_ntSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_ntSlot.RowBlocks)*int32(sgemm_ntSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_ntSlot.MC) {
+						if maxI32(int32(sgemm_ntSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_ntSlot.RowBlocks)*int32(sgemm_ntSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_ntSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_ntSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(sgemm_ntSlot.MC, sgemm_ntSlot.MR*(((M+ic_w*((M+ic_w*sgemm_ntSlot.MC-1)/(ic_w*sgemm_ntSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_ntSlot.MC-1)/(ic_w*sgemm_ntSlot.MC)))+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR))
-								if cost_ := (min(sgemm_ntSlot.NC, N-jc)+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*((min(ic_mcb, M)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+								if cost_ := (min(sgemm_ntSlot.NC, N-jc)+sgemm_ntSlot.NR-1)/sgemm_ntSlot.NR*((min(ic_mcb, M)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(sgemm_ntSlot.MC, (M+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*sgemm_ntSlot.MR) * min(sgemm_ntSlot.KC, max(K, 1)))
 									for ic := 0; ic < M; ic += ic_mcb {
 										M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
@@ -265,7 +265,7 @@ func sgemm_ntImpl(M, K, N int, A []float32, B []float32, C []float32, alpha floa
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(sgemm_ntSlot.MC, M-ic)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(sgemm_ntSlot.NC, N-jc), sgemm_ntSlot.NR, cost_) {
+								if cost_ := (min(sgemm_ntSlot.MC, M-ic)+sgemm_ntSlot.MR-1)/sgemm_ntSlot.MR*(sgemm_ntSlot.MR*sgemm_ntSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_ntSlot.NC, N-jc), sgemm_ntSlot.NR, cost_) {
 									for jr := 0; jr < min(sgemm_ntSlot.NC, N-jc); jr += sgemm_ntSlot.NR {
 										for ir := 0; ir < min(sgemm_ntSlot.MC, M-ic); ir += sgemm_ntSlot.MR {
 											sgemm_ntSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ntSlot.MR, min(sgemm_ntSlot.MC, M-ic)-ir), min(sgemm_ntSlot.NR, min(sgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)

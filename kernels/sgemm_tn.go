@@ -73,7 +73,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 		}
 	} else {
 		if float64(M)*float64(N)*float64(K) <= float64(sgemm_tnSlot.SmallWork) {
-			if cost_ := (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*K+1) + 1; rt.Inline(0, N, sgemm_tnSlot.NR, cost_) {
+			if cost_ := (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, sgemm_tnSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += sgemm_tnSlot.NR {
 					for ir := 0; ir < M; ir += sgemm_tnSlot.MR {
 						{
@@ -104,7 +104,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 				tiles_w := rt.Workers()
 				if float64(M) <= float64(3)*min64(float64(tiles_w), float64(2))*float64(sgemm_tnSlot.MR) {
 					for pc := 0; pc < max(K, 1); pc += sgemm_tnSlot.KC {
-						if cost_ := (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)+1) + 1; rt.Inline(0, N, sgemm_tnSlot.NR, cost_) {
+						if cost_ := (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(sgemm_tnSlot.KC, K-pc)*4/32+1) + 1; rt.Inline(0, N, sgemm_tnSlot.NR, cost_) {
 							for jr := 0; jr < N; jr += sgemm_tnSlot.NR {
 								for ir := 0; ir < M; ir += sgemm_tnSlot.MR {
 									{
@@ -140,10 +140,10 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 								{
 									ic_w := rt.Workers()
 									if int32(ic_w) == int32(2) {
-										if int32(sgemm_tnSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_tnSlot.MC) {
+										if maxI32(int32(sgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(sgemm_tnSlot.MC, sgemm_tnSlot.MR*(((M+ic_w*((M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC)))+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR))
-												if cost_ := (min(M, (M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(ic_mcb, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+												if cost_ := (min(M, (M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(ic_mcb, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 													packBw := rt.Scratch32(min(sgemm_tnSlot.NC, (N+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, max(K, 1)))
 													packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
 													for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -243,7 +243,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
+												if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
 													for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
 														for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
 															sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
@@ -275,10 +275,10 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 											}
 											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 										}
-										if int32(sgemm_tnSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_tnSlot.MC) {
+										if maxI32(int32(sgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
 												ic_mcb := min(sgemm_tnSlot.MC, sgemm_tnSlot.MR*(((M+ic_w*((M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC)))+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR))
-												if cost_ := (min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(ic_mcb, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+												if cost_ := (min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(ic_mcb, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 													packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
 													for ic := 0; ic < M; ic += ic_mcb {
 														K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
@@ -338,7 +338,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 													}
 													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
-												if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
+												if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
 													for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
 														for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
 															sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)

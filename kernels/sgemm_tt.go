@@ -57,10 +57,10 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 				{
 					ic_w := rt.Workers()
 					if int32(ic_w) == int32(2) {
-						if int32(sgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_ttSlot.RowBlocks)*int32(sgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_ttSlot.MC) {
+						if maxI32(int32(sgemm_ttSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_ttSlot.RowBlocks)*int32(sgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_ttSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_ttSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(sgemm_ttSlot.MC, sgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*sgemm_ttSlot.MC-1)/(ic_w*sgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_ttSlot.MC-1)/(ic_w*sgemm_ttSlot.MC)))+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR))
-								if cost_ := (min(M, (M+ic_w*sgemm_ttSlot.MC-1)/(ic_w*sgemm_ttSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(sgemm_ttSlot.NC, N-jc)+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*((min(ic_mcb, M)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(pc_kb, K-pc)+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+								if cost_ := (min(M, (M+ic_w*sgemm_ttSlot.MC-1)/(ic_w*sgemm_ttSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(sgemm_ttSlot.NC, N-jc)+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*((min(ic_mcb, M)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
 									packBw := rt.Scratch32(min(sgemm_ttSlot.NC, (N+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*sgemm_ttSlot.NR) * min(sgemm_ttSlot.KC, max(K, 1)))
 									packA := rt.Scratch32(min(sgemm_ttSlot.MC, (M+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*sgemm_ttSlot.MR) * min(sgemm_ttSlot.KC, max(K, 1)))
 									for ic_t := 0; ic_t < ic_w; ic_t++ {
@@ -163,7 +163,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(sgemm_ttSlot.MC, M-ic)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(sgemm_ttSlot.NC, N-jc), sgemm_ttSlot.NR, cost_) {
+								if cost_ := (min(sgemm_ttSlot.MC, M-ic)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_ttSlot.NC, N-jc), sgemm_ttSlot.NR, cost_) {
 									for jr := 0; jr < min(sgemm_ttSlot.NC, N-jc); jr += sgemm_ttSlot.NR {
 										for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {
 											sgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
@@ -196,10 +196,10 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 							}
 							rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 						}
-						if int32(sgemm_ttSlot.RowBlocks)*int32(M) >= maxI32(int32(ic_w), int32(sgemm_ttSlot.RowBlocks)*int32(sgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_ttSlot.MC) {
+						if maxI32(int32(sgemm_ttSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_ttSlot.RowBlocks)*int32(sgemm_ttSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_ttSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_ttSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
 								ic_mcb := min(sgemm_ttSlot.MC, sgemm_ttSlot.MR*(((M+ic_w*((M+ic_w*sgemm_ttSlot.MC-1)/(ic_w*sgemm_ttSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_ttSlot.MC-1)/(ic_w*sgemm_ttSlot.MC)))+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR))
-								if cost_ := (min(sgemm_ttSlot.NC, N-jc)+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*((min(ic_mcb, M)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(pc_kb, K-pc)+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+								if cost_ := (min(sgemm_ttSlot.NC, N-jc)+sgemm_ttSlot.NR-1)/sgemm_ttSlot.NR*((min(ic_mcb, M)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
 									packA := rt.Scratch32(min(sgemm_ttSlot.MC, (M+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*sgemm_ttSlot.MR) * min(sgemm_ttSlot.KC, max(K, 1)))
 									for ic := 0; ic < M; ic += ic_mcb {
 										K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
@@ -259,7 +259,7 @@ func sgemm_ttImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 									}
 									rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 								}
-								if cost_ := (min(sgemm_ttSlot.MC, M-ic)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(pc_kb, K-pc)+1) + 1; rt.Inline(0, min(sgemm_ttSlot.NC, N-jc), sgemm_ttSlot.NR, cost_) {
+								if cost_ := (min(sgemm_ttSlot.MC, M-ic)+sgemm_ttSlot.MR-1)/sgemm_ttSlot.MR*(sgemm_ttSlot.MR*sgemm_ttSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_ttSlot.NC, N-jc), sgemm_ttSlot.NR, cost_) {
 									for jr := 0; jr < min(sgemm_ttSlot.NC, N-jc); jr += sgemm_ttSlot.NR {
 										for ir := 0; ir < min(sgemm_ttSlot.MC, M-ic); ir += sgemm_ttSlot.MR {
 											sgemm_ttSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_ttSlot.MR, min(sgemm_ttSlot.MC, M-ic)-ir), min(sgemm_ttSlot.NR, min(sgemm_ttSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)

@@ -185,7 +185,8 @@ func microSlot(body []ir.Node) string {
 
 // parallelRowBlocks versions every packed ic loop (ic ⊃ alloc A ⊃ {pack A, jr}) of body on the worker
 // count W = <slot>.Workers, read once (a one-trip loop around the version test), and R = <slot>.RowBlocks:
-// if W ≥ 2 and R·M ≥ W·MC (each worker gets at least MC/R rows), a copy with ic parallel and everything
+// if W ≥ 2 and R·M ≥ W·MC (each worker gets at least MC/R rows), or W = 2, R ≥ 1 and M ≥ N − M (a C
+// at least half as tall as wide, each worker then packing its own B̃: privateB), a copy with ic parallel and everything
 // inside serial (BLIS's loop 3: each worker packs its own A block into its own L2 and runs all its
 // panels, one fork/join per K block for the row blocks and one for the shared B̃ pack); else the loop as
 // it is, jr parallel (two fork/joins per MC block, every worker streaming the whole shared Ã). Before
@@ -227,15 +228,45 @@ func parallelRowBlocks(body []ir.Node) ([]ir.Node, map[*ir.Loop]*rowBlockVersion
 		rb := &ir.PlanVal{Name: slot + ".RowBlocks", T: ir.I32}
 		// R·M ≥ max(W, R·R·(2 − min(W, 2)))·MC: R·M ≥ W·MC on two workers or more, M ≥ R·MC on one
 		// (the test of the serial nest before session 5, which one core keeps: the same blocks)
-		cond := &ir.Binary{Op: ir.Ge,
-			X: i32(rb, ir.Mul, &ir.DimVal{D: dim.D, T: ir.I32}),
-			Y: i32(i32(wv, ir.Max, i32(i32(rb, ir.Mul, rb), ir.Mul, i32(two, ir.Sub, i32(wv, ir.Min, two)))), ir.Mul, &ir.PlanVal{Name: slot + ".MC", T: ir.I32}), T: ir.Bool}
+		mv := &ir.DimVal{D: dim.D, T: ir.I32}
+		blocks := i32(i32(rb, ir.Mul, mv), ir.Sub,
+			i32(i32(wv, ir.Max, i32(i32(rb, ir.Mul, rb), ir.Mul, i32(two, ir.Sub, i32(wv, ir.Min, two)))), ir.Mul, &ir.PlanVal{Name: slot + ".MC", T: ir.I32}))
+		var cond ir.Expr = &ir.Binary{Op: ir.Ge, X: blocks, Y: &ir.Const{Val: 0, T: ir.I32}, T: ir.Bool}
+		if n := firstDim(jr.Hi); n != nil {
+			// or, on exactly two workers (where privateB gives each its own B̃), M ≥ N − M: a block of
+			// C at least half as tall as wide. The jr-parallel version there has each worker read the
+			// whole Ã, half of it packed into the other core's cache, and ran no faster on two cores
+			// than on one (sgemm 160³–208³ on the Zen 5); the row blocks pack B̃ twice, which loses
+			// where N is much wider than M (docs/PERF.md, "Session 13"). R = 0 still holds the row
+			// blocks off. As one test, with no logical operators in the IR:
+			// max(R·M − …·MC, min(M − (N − M), 0) − min(|W − 2|, 1) − (1 − min(R, 1))) ≥ 0.
+			one, zero := &ir.Const{Val: 1, T: ir.I32}, &ir.Const{Val: 0, T: ir.I32}
+			wide := i32(mv, ir.Sub, i32(&ir.DimVal{D: n, T: ir.I32}, ir.Sub, mv))
+			notTwo := i32(i32(i32(wv, ir.Sub, two), ir.Max, i32(two, ir.Sub, wv)), ir.Min, one)
+			off := i32(one, ir.Sub, i32(rb, ir.Min, one))
+			half := i32(i32(i32(wide, ir.Min, zero), ir.Sub, notTwo), ir.Sub, off)
+			cond = &ir.Binary{Op: ir.Ge, X: i32(blocks, ir.Max, half), Y: zero, T: ir.Bool}
+		}
 		wsym := ir.ISym{Name: slot + ".Workers", RunTime: true}
 		ver := &ir.If{Cond: cond, Then: []ir.Node{bal}, Else: []ir.Node{ic}}
 		wl := &ir.Loop{Var: w, Lo: wsym, Hi: ir.IAdd(wsym, ir.IConst{V: 1}), Step: ir.IConst{V: 1}, Body: []ir.Node{ver}}
 		vers[wl] = &rowBlockVersion{slot: slot, m: dim, w: w, cond: cond, ser: ser, ver: ver}
 		return []ir.Node{wl}
 	}), vers
+}
+
+// firstDim returns the first dim of e (depth first), or nil: N in the jr loop's bound min(NC, N − jc).
+func firstDim(e ir.IExpr) *ir.Dim {
+	switch x := e.(type) {
+	case ir.IDim:
+		return x.D
+	case ir.IBin:
+		if d := firstDim(x.X); d != nil {
+			return d
+		}
+		return firstDim(x.Y)
+	}
+	return nil
 }
 
 // rowBlockVersion is what parallelRowBlocks leaves privateB about one worker loop it made: the version
@@ -415,10 +446,21 @@ func gemmPanelLoop(l *ir.Loop) bool {
 	return false
 }
 
-// bodyCost adds up the trip-count products of the loops in body, counting a Micro as MR·NR·KC and a
-// Transpose as Rows·Cols. Inner
-// bounds are taken at their first iteration (each loop variable replaced by its start), so the estimate
-// only uses values bound outside the parallel loop.
+// bodyCost adds up the trip-count products of the loops in body, counting a register-tile Micro (packed
+// or unpacked) as MR·NR·KC·size(Elem)/microMACsPerUnit, a rows Micro as MR·NR·KC and a Transpose as
+// Rows·Cols. Inner bounds are taken at their first iteration (each loop variable replaced by its start),
+// so the estimate only uses values bound outside the parallel loop.
+// microMACsPerUnit scales a register-tile microkernel's multiply-adds to the unit of rt.MinParallelWork (a
+// loop iteration of a plain nest): the microkernel runs near the FMA peak, 16–32 f32 multiply-adds a
+// cycle, where an elementwise iteration costs about a cycle. Counted as raw multiply-adds, an sgemm of
+// 65536 (0.6 µs on one Zen 5 core) was split between two workers: a fork/join there costs 1.2–1.6 µs
+// (the two vCPUs' cache-line round trip is 450 ns), and two cores ran sgemm 40³ in 2.9 µs against 0.85
+// on one, 56³ in 5.7 against 1.9, dgemm 48³ in 2.9 against 2.2. With 32 bytes of multiply-adds a unit
+// (8 f32 or 4 f64), a register-tile loop splits from about 524k f32 (4.6 µs at the peak) or 262k f64
+// multiply-adds (docs/PERF.md, "Session 13"). The rows kernel is bound by reading B and keeps one unit
+// per multiply-add.
+const microMACsPerUnit = 32
+
 func bodyCost(body []ir.Node, m map[*ir.Var]ir.IExpr) ir.IExpr {
 	var best ir.IExpr = ir.IConst{V: 1}
 	for _, n := range body {
@@ -434,6 +476,9 @@ func bodyCost(body []ir.Node, m map[*ir.Var]ir.IExpr) ir.IExpr {
 			c = ir.IMul(trip, bodyCost(x.Body, inner))
 		case *ir.Micro:
 			c = ir.IMul(ir.IMul(x.MR, x.NR), ir.SubstIExpr(x.KC, m))
+			if x.Kind() != ir.MicroRows {
+				c = ir.IDiv(ir.IMul(c, ir.IConst{V: max(x.Elem.Size(), 1)}), ir.IConst{V: microMACsPerUnit})
+			}
 		case *ir.Transpose:
 			c = ir.IMul(ir.SubstIExpr(x.Rows, m), ir.SubstIExpr(x.Cols, m))
 		case *ir.Alloc:

@@ -93,7 +93,8 @@ func TestParallelBatch(t *testing.T) {
 // TestPrivateB checks privateB on sgemm, dgemm and bmm: the packed nest has a parallel loop over the
 // workers whose body packs B̃ into a buffer of its own (not the shared one) and runs a serial ic loop
 // over the worker's rows, and the nest computes what the algorithm-level interpreter does on one, two
-// (the private B̃: RowBlocks 18 takes the row-block version for every M) and three workers, on shapes
+// (the private B̃: RowBlocks 18 takes the row-block version for every M; with MC 64 and RowBlocks 1,
+// the shapes with M ≥ N − M) and three workers, on shapes
 // with several row blocks per worker (M up to 41 rows with MC 6), several K and column blocks, and
 // ragged edges.
 func TestPrivateB(t *testing.T) {
@@ -148,11 +149,16 @@ func TestPrivateB(t *testing.T) {
 			p[workers] = w
 			plans = append(plans, p)
 		}
+		// two workers below the R·M ≥ W·MC line (MC 64, R 1): M ≥ N − M alone picks the row blocks
+		slot := strings.TrimSuffix(workers, ".Workers")
+		half := maps.Clone(plan)
+		half[workers], half[slot+".MC"], half[slot+".RowBlocks"] = 2, 64, 1
+		plans = append(plans, half)
 		rng := rand.New(rand.NewPCG(3, uint64(len(name))))
 		var shapes []map[string]int
-		for _, mkn := range [][3]int{{1, 1, 1}, {7, 9, 11}, {13, 15, 21}, {41, 23, 17}, {30, 8, 12}} {
+		for _, mkn := range [][3]int{{1, 1, 1}, {7, 9, 11}, {13, 15, 21}, {41, 23, 17}, {30, 8, 12}, {9, 13, 40}} {
 			shapes = append(shapes, map[string]int{"Bt": 1, "M": mkn[0], "K": mkn[1], "N": mkn[2]})
 		}
-		runPlans(t, name+", W = 1, 2, 3", k, f, shapes, plans, rng)
+		runPlans(t, name+", W = 1, 2, 3, 2 (M ≥ N − M)", k, f, shapes, plans, rng)
 	}
 }
