@@ -220,11 +220,6 @@ func TestRowBlocksHalfRule(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer Use("")
 	rng := rand.New(rand.NewPCG(31, 37))
-	goid := func() string {
-		var buf [64]byte
-		f := strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))
-		return f[1] // "goroutine 7 [running]:"
-	}
 	for _, v := range Variants() {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
@@ -284,10 +279,6 @@ func TestRowBlocksHalfRule(t *testing.T) {
 func TestSmallGemmStaysInline(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	defer Use("")
-	goid := func() string {
-		var buf [64]byte
-		return strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))[1]
-	}
 	rng := rand.New(rand.NewPCG(41, 43))
 	for _, v := range Variants() {
 		if err := Use(v); err != nil {
@@ -342,4 +333,10 @@ func TestSmallGemmStaysInline(t *testing.T) {
 		}
 		*sgemmSlot, *dgemmSlot = s0, d0
 	}
+}
+
+// goid names the calling goroutine (the number in runtime.Stack's "goroutine 7 [running]:").
+func goid() string {
+	var buf [64]byte
+	return strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))[1]
 }
