@@ -60,80 +60,83 @@ func bgemmImpl(M, K, N int, A []f16.BF16, B []f16.BF16, C []float32, alpha float
 					if int32(ic_w) == int32(2) {
 						if maxI32(int32(bgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bgemmSlot.RowBlocks)*int32(bgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
-								ic_mcb := min(bgemmSlot.MC, bgemmSlot.MR*(((M+ic_w*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC))-1)/(ic_w*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)))+bgemmSlot.MR-1)/bgemmSlot.MR))
-								if cost_ := (min(M, (M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(ic_mcb, M)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-									packBw := rt.Scratch32(min(bgemmSlot.NC, (N+bgemmSlot.NR-1)/bgemmSlot.NR*bgemmSlot.NR) * min(bgemmSlot.KC, max(K, 1)))
-									packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
-									for ic_t := 0; ic_t < ic_w; ic_t++ {
-										K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
-										{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-											n_, depth_, panel_, off_ := min(bgemmSlot.NC, N-jc), min(pc_kb, K-pc), bgemmSlot.NR, 0
-											body_ := func(lo_, hi_ int) {
-												for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-													pj := p0_
-													b_ := pc*N + jc + pj
-													packPBBF16(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-												}
-											}
-											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-										}
-										for ic := ic_t * ((M + ic_w*bgemmSlot.MC - 1) / (ic_w * bgemmSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)*ic_mcb)+(M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)*ic_mcb); ic += ic_mcb {
-											M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
-											{ // pack: each panel row is a contiguous run of A (packD)
-												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemmSlot.MR, 0
+								ic_rows := bgemmSlot.MR * (((M+bgemmSlot.MR-1)/bgemmSlot.MR + ic_w - 1) / ic_w)
+								{
+									ic_mcb := min(bgemmSlot.MC, bgemmSlot.MR*(((ic_rows+(ic_rows+bgemmSlot.MC-1)/bgemmSlot.MC-1)/((ic_rows+bgemmSlot.MC-1)/bgemmSlot.MC)+bgemmSlot.MR-1)/bgemmSlot.MR))
+									if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(bgemmSlot.NC, N-jc)+bgemmSlot.NR-1)/bgemmSlot.NR*((min(min(ic_mcb, M), ic_rows)+bgemmSlot.MR-1)/bgemmSlot.MR*(bgemmSlot.MR*bgemmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+										packBw := rt.Scratch32(min(bgemmSlot.NC, (N+bgemmSlot.NR-1)/bgemmSlot.NR*bgemmSlot.NR) * min(bgemmSlot.KC, max(K, 1)))
+										packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
+										for ic_t := 0; ic_t < ic_w; ic_t++ {
+											K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
+											{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+												n_, depth_, panel_, off_ := min(bgemmSlot.NC, N-jc), min(pc_kb, K-pc), bgemmSlot.NR, 0
 												body_ := func(lo_, hi_ int) {
-													for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-														pi := p0_
-														b_ := (ic+pi)*K + pc
-														packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+													for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+														pj := p0_
+														b_ := pc*N + jc + pj
+														packPBBF16(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 													}
 												}
 												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 											}
-											for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
-												for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemmSlot.MR {
-													bgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(ic_mcb, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-												}
-											}
-										}
-									}
-									rt.Release32(packBw)
-									rt.Release32(packA)
-								} else {
-									M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_mcb := M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_mcb
-									rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-										packBw := rt.Scratch32(min(bgemmSlot.NC, (N+bgemmSlot.NR-1)/bgemmSlot.NR*bgemmSlot.NR) * min(bgemmSlot.KC, max(K, 1)))
-										defer rt.Release32(packBw)
-										packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
-										defer rt.Release32(packA)
-										for ic_t := lo_; ic_t < hi_; ic_t++ {
-											{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-												n_, depth_, panel_, off_ := min(bgemmSlot.NC, N-jc), min(pc_kb, K-pc), bgemmSlot.NR, 0
-												for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-													pj := p0_
-													b_ := pc*N + jc + pj
-													packPBBF16(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-												}
-											}
-											for ic := ic_t * ((M + ic_w*bgemmSlot.MC - 1) / (ic_w * bgemmSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)*ic_mcb)+(M+ic_w*bgemmSlot.MC-1)/(ic_w*bgemmSlot.MC)*ic_mcb); ic += ic_mcb {
+											for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+												M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 												{ // pack: each panel row is a contiguous run of A (packD)
-													n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemmSlot.MR, 0
-													for p0_ := 0; p0_ < n_; p0_ += panel_ {
-														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-														pi := p0_
-														b_ := (ic+pi)*K + pc
-														packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+													n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), bgemmSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
 													}
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
 												for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
-													for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemmSlot.MR {
-														bgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(ic_mcb, M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+													for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += bgemmSlot.MR {
+														bgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 													}
 												}
 											}
 										}
-									})
+										rt.Release32(packBw)
+										rt.Release32(packA)
+									} else {
+										M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+										rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+											packBw := rt.Scratch32(min(bgemmSlot.NC, (N+bgemmSlot.NR-1)/bgemmSlot.NR*bgemmSlot.NR) * min(bgemmSlot.KC, max(K, 1)))
+											defer rt.Release32(packBw)
+											packA := rt.Scratch32(min(bgemmSlot.MC, (M+bgemmSlot.MR-1)/bgemmSlot.MR*bgemmSlot.MR) * min(bgemmSlot.KC, max(K, 1)))
+											defer rt.Release32(packA)
+											for ic_t := lo_; ic_t < hi_; ic_t++ {
+												{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+													n_, depth_, panel_, off_ := min(bgemmSlot.NC, N-jc), min(pc_kb, K-pc), bgemmSlot.NR, 0
+													for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+														pj := p0_
+														b_ := pc*N + jc + pj
+														packPBBF16(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+													}
+												}
+												for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+													{ // pack: each panel row is a contiguous run of A (packD)
+														n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), bgemmSlot.MR, 0
+														for p0_ := 0; p0_ < n_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
+													}
+													for jr := 0; jr < min(bgemmSlot.NC, N-jc); jr += bgemmSlot.NR {
+														for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += bgemmSlot.MR {
+															bgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(bgemmSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(bgemmSlot.NR, min(bgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+														}
+													}
+												}
+											}
+										})
+									}
 								}
 							}
 						} else {

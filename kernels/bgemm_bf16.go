@@ -62,80 +62,83 @@ func bgemm_bf16Impl(M, K, N int, A []f16.BF16, B []f16.BF16, C []f16.BF16) {
 					if int32(ic_w) == int32(2) {
 						if maxI32(int32(bgemm_bf16Slot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bgemm_bf16Slot.RowBlocks)*int32(bgemm_bf16Slot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bgemm_bf16Slot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bgemm_bf16Slot.RowBlocks), int32(1)))) >= int32(0) {
 							{
-								ic_mcb := min(bgemm_bf16Slot.MC, bgemm_bf16Slot.MR*(((M+ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC))-1)/(ic_w*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)))+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR))
-								if cost_ := (min(M, (M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(ic_mcb, M)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-									packBw := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
-									packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
-									for ic_t := 0; ic_t < ic_w; ic_t++ {
-										K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
-										{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-											n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(pc_kb, K-pc), bgemm_bf16Slot.NR, 0
-											body_ := func(lo_, hi_ int) {
-												for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-													pj := p0_
-													b_ := pc*N + jc + pj
-													packPBBF16(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-												}
-											}
-											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-										}
-										for ic := ic_t * ((M + ic_w*bgemm_bf16Slot.MC - 1) / (ic_w * bgemm_bf16Slot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb)+(M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb); ic += ic_mcb {
-											M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
-											{ // pack: each panel row is a contiguous run of A (packD)
-												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
+								ic_rows := bgemm_bf16Slot.MR * (((M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR + ic_w - 1) / ic_w)
+								{
+									ic_mcb := min(bgemm_bf16Slot.MC, bgemm_bf16Slot.MR*(((ic_rows+(ic_rows+bgemm_bf16Slot.MC-1)/bgemm_bf16Slot.MC-1)/((ic_rows+bgemm_bf16Slot.MC-1)/bgemm_bf16Slot.MC)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR))
+									if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(bgemm_bf16Slot.NC, N-jc)+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*((min(min(ic_mcb, M), ic_rows)+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*(bgemm_bf16Slot.MR*bgemm_bf16Slot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+										packBw := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+										packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+										for ic_t := 0; ic_t < ic_w; ic_t++ {
+											K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
+											{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+												n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(pc_kb, K-pc), bgemm_bf16Slot.NR, 0
 												body_ := func(lo_, hi_ int) {
-													for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-														pi := p0_
-														b_ := (ic+pi)*K + pc
-														packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+													for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+														pj := p0_
+														b_ := pc*N + jc + pj
+														packPBBF16(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 													}
 												}
 												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 											}
-											for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
-												for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_bf16Slot.MR {
-													bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(ic_mcb, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
-												}
-											}
-										}
-									}
-									rt.Release32(packBw)
-									rt.Release32(packA)
-								} else {
-									M, K, N, A, B, cwide, pc_kb, jc, pc, ic_w, ic_mcb := M, K, N, A, B, cwide, pc_kb, jc, pc, ic_w, ic_mcb
-									rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-										packBw := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
-										defer rt.Release32(packBw)
-										packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
-										defer rt.Release32(packA)
-										for ic_t := lo_; ic_t < hi_; ic_t++ {
-											{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-												n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(pc_kb, K-pc), bgemm_bf16Slot.NR, 0
-												for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-													pj := p0_
-													b_ := pc*N + jc + pj
-													packPBBF16(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-												}
-											}
-											for ic := ic_t * ((M + ic_w*bgemm_bf16Slot.MC - 1) / (ic_w * bgemm_bf16Slot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb)+(M+ic_w*bgemm_bf16Slot.MC-1)/(ic_w*bgemm_bf16Slot.MC)*ic_mcb); ic += ic_mcb {
+											for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+												M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 												{ // pack: each panel row is a contiguous run of A (packD)
-													n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
-													for p0_ := 0; p0_ < n_; p0_ += panel_ {
-														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-														pi := p0_
-														b_ := (ic+pi)*K + pc
-														packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+													n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
 													}
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
 												for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
-													for ir := 0; ir < min(ic_mcb, M-ic); ir += bgemm_bf16Slot.MR {
-														bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(ic_mcb, M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+													for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += bgemm_bf16Slot.MR {
+														bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 													}
 												}
 											}
 										}
-									})
+										rt.Release32(packBw)
+										rt.Release32(packA)
+									} else {
+										M, K, N, A, B, cwide, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, A, B, cwide, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+										rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+											packBw := rt.Scratch32(min(bgemm_bf16Slot.NC, (N+bgemm_bf16Slot.NR-1)/bgemm_bf16Slot.NR*bgemm_bf16Slot.NR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+											defer rt.Release32(packBw)
+											packA := rt.Scratch32(min(bgemm_bf16Slot.MC, (M+bgemm_bf16Slot.MR-1)/bgemm_bf16Slot.MR*bgemm_bf16Slot.MR) * min(bgemm_bf16Slot.KC, max(K, 1)))
+											defer rt.Release32(packA)
+											for ic_t := lo_; ic_t < hi_; ic_t++ {
+												{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+													n_, depth_, panel_, off_ := min(bgemm_bf16Slot.NC, N-jc), min(pc_kb, K-pc), bgemm_bf16Slot.NR, 0
+													for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+														pj := p0_
+														b_ := pc*N + jc + pj
+														packPBBF16(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+													}
+												}
+												for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+													{ // pack: each panel row is a contiguous run of A (packD)
+														n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), bgemm_bf16Slot.MR, 0
+														for p0_ := 0; p0_ < n_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packDBF16(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
+													}
+													for jr := 0; jr < min(bgemm_bf16Slot.NC, N-jc); jr += bgemm_bf16Slot.NR {
+														for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += bgemm_bf16Slot.MR {
+															bgemm_bf16Slot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(bgemm_bf16Slot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(bgemm_bf16Slot.NR, min(bgemm_bf16Slot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+														}
+													}
+												}
+											}
+										})
+									}
 								}
 							}
 						} else {

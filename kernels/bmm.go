@@ -319,80 +319,83 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 														if int32(ic_w) == int32(2) {
 															if maxI32(int32(bmmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bmmSlot.RowBlocks), int32(1)))) >= int32(0) {
 																{
-																	ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((M+ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC))-1)/(ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)))+bmmSlot.MR-1)/bmmSlot.MR))
-																	if cost_ := (min(M, (M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-																		packBw := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
-																		packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
-																		for ic_t := 0; ic_t < ic_w; ic_t++ {
-																			K, N, B, b, pc_kb, jc, pc, packBw := K, N, B, b, pc_kb, jc, pc, packBw
-																			{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																				n_, depth_, panel_, off_ := min(bmmSlot.NC, N-jc), min(pc_kb, K-pc), bmmSlot.NR, 0
-																				body_ := func(lo_, hi_ int) {
-																					for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																						pj := p0_
-																						b_ := (b*K+pc)*N + jc + pj
-																						packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-																					}
-																				}
-																				rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-																			}
-																			for ic := ic_t * ((M + ic_w*bmmSlot.MC - 1) / (ic_w * bmmSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb)+(M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb); ic += ic_mcb {
-																				M, K, A, b, pc_kb, pc, ic_mcb, packA, ic := M, K, A, b, pc_kb, pc, ic_mcb, packA, ic
-																				{ // pack: each panel row is a contiguous run of A (packD)
-																					n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bmmSlot.MR, 0
+																	ic_rows := bmmSlot.MR * (((M+bmmSlot.MR-1)/bmmSlot.MR + ic_w - 1) / ic_w)
+																	{
+																		ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((ic_rows+(ic_rows+bmmSlot.MC-1)/bmmSlot.MC-1)/((ic_rows+bmmSlot.MC-1)/bmmSlot.MC)+bmmSlot.MR-1)/bmmSlot.MR))
+																		if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(min(ic_mcb, M), ic_rows)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+																			packBw := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
+																			packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
+																			for ic_t := 0; ic_t < ic_w; ic_t++ {
+																				K, N, B, b, pc_kb, jc, pc, packBw := K, N, B, b, pc_kb, jc, pc, packBw
+																				{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																					n_, depth_, panel_, off_ := min(bmmSlot.NC, N-jc), min(pc_kb, K-pc), bmmSlot.NR, 0
 																					body_ := func(lo_, hi_ int) {
-																						for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																							dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																							pi := p0_
-																							b_ := (b*M+ic+pi)*K + pc
-																							packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+																						for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+																							pj := p0_
+																							b_ := (b*K+pc)*N + jc + pj
+																							packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 																						}
 																					}
 																					rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																				}
-																				for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
-																					for ir := 0; ir < min(ic_mcb, M-ic); ir += bmmSlot.MR {
-																						bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(ic_mcb, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
-																					}
-																				}
-																			}
-																		}
-																		rt.Release32(packBw)
-																		rt.Release32(packA)
-																	} else {
-																		M, K, N, A, B, C, b, pc_kb, jc, pc, ic_w, ic_mcb := M, K, N, A, B, C, b, pc_kb, jc, pc, ic_w, ic_mcb
-																		rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-																			packBw := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
-																			defer rt.Release32(packBw)
-																			packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
-																			defer rt.Release32(packA)
-																			for ic_t := lo_; ic_t < hi_; ic_t++ {
-																				{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																					n_, depth_, panel_, off_ := min(bmmSlot.NC, N-jc), min(pc_kb, K-pc), bmmSlot.NR, 0
-																					for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																						pj := p0_
-																						b_ := (b*K+pc)*N + jc + pj
-																						packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-																					}
-																				}
-																				for ic := ic_t * ((M + ic_w*bmmSlot.MC - 1) / (ic_w * bmmSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb)+(M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb); ic += ic_mcb {
+																				for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																					M, K, A, b, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, A, b, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 																					{ // pack: each panel row is a contiguous run of A (packD)
-																						n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bmmSlot.MR, 0
-																						for p0_ := 0; p0_ < n_; p0_ += panel_ {
-																							dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																							pi := p0_
-																							b_ := (b*M+ic+pi)*K + pc
-																							packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+																						n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), bmmSlot.MR, 0
+																						body_ := func(lo_, hi_ int) {
+																							for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+																								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																								pi := p0_
+																								b_ := (b*M+ic+pi)*K + pc
+																								packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+																							}
 																						}
+																						rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																					}
 																					for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
-																						for ir := 0; ir < min(ic_mcb, M-ic); ir += bmmSlot.MR {
-																							bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(ic_mcb, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+																						for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += bmmSlot.MR {
+																							bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 																						}
 																					}
 																				}
 																			}
-																		})
+																			rt.Release32(packBw)
+																			rt.Release32(packA)
+																		} else {
+																			M, K, N, A, B, C, b, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, A, B, C, b, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+																			rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+																				packBw := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
+																				defer rt.Release32(packBw)
+																				packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
+																				defer rt.Release32(packA)
+																				for ic_t := lo_; ic_t < hi_; ic_t++ {
+																					{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																						n_, depth_, panel_, off_ := min(bmmSlot.NC, N-jc), min(pc_kb, K-pc), bmmSlot.NR, 0
+																						for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																							pj := p0_
+																							b_ := (b*K+pc)*N + jc + pj
+																							packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																						}
+																					}
+																					for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																						{ // pack: each panel row is a contiguous run of A (packD)
+																							n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), bmmSlot.MR, 0
+																							for p0_ := 0; p0_ < n_; p0_ += panel_ {
+																								dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																								pi := p0_
+																								b_ := (b*M+ic+pi)*K + pc
+																								packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+																							}
+																						}
+																						for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
+																							for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += bmmSlot.MR {
+																								bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+																							}
+																						}
+																					}
+																				}
+																			})
+																		}
 																	}
 																}
 															} else {
@@ -650,80 +653,83 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 											if int32(ic_w) == int32(2) {
 												if maxI32(int32(bmmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(bmmSlot.RowBlocks)*int32(bmmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(bmmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(bmmSlot.RowBlocks), int32(1)))) >= int32(0) {
 													{
-														ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((M+ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC))-1)/(ic_w*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)))+bmmSlot.MR-1)/bmmSlot.MR))
-														if cost_ := (min(M, (M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(ic_mcb, M)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-															packBw := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
-															packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
-															for ic_t := 0; ic_t < ic_w; ic_t++ {
-																K, N, B, b, pc_kb, jc, pc, packBw := K, N, B, b, pc_kb, jc, pc, packBw
-																{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																	n_, depth_, panel_, off_ := min(bmmSlot.NC, N-jc), min(pc_kb, K-pc), bmmSlot.NR, 0
-																	body_ := func(lo_, hi_ int) {
-																		for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := (b*K+pc)*N + jc + pj
-																			packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-																		}
-																	}
-																	rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-																}
-																for ic := ic_t * ((M + ic_w*bmmSlot.MC - 1) / (ic_w * bmmSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb)+(M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb); ic += ic_mcb {
-																	M, K, A, b, pc_kb, pc, ic_mcb, packA, ic := M, K, A, b, pc_kb, pc, ic_mcb, packA, ic
-																	{ // pack: each panel row is a contiguous run of A (packD)
-																		n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bmmSlot.MR, 0
+														ic_rows := bmmSlot.MR * (((M+bmmSlot.MR-1)/bmmSlot.MR + ic_w - 1) / ic_w)
+														{
+															ic_mcb := min(bmmSlot.MC, bmmSlot.MR*(((ic_rows+(ic_rows+bmmSlot.MC-1)/bmmSlot.MC-1)/((ic_rows+bmmSlot.MC-1)/bmmSlot.MC)+bmmSlot.MR-1)/bmmSlot.MR))
+															if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(bmmSlot.NC, N-jc)+bmmSlot.NR-1)/bmmSlot.NR*((min(min(ic_mcb, M), ic_rows)+bmmSlot.MR-1)/bmmSlot.MR*(bmmSlot.MR*bmmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+																packBw := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
+																packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
+																for ic_t := 0; ic_t < ic_w; ic_t++ {
+																	K, N, B, b, pc_kb, jc, pc, packBw := K, N, B, b, pc_kb, jc, pc, packBw
+																	{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																		n_, depth_, panel_, off_ := min(bmmSlot.NC, N-jc), min(pc_kb, K-pc), bmmSlot.NR, 0
 																		body_ := func(lo_, hi_ int) {
-																			for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																				dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																				pi := p0_
-																				b_ := (b*M+ic+pi)*K + pc
-																				packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+																			for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+																				pj := p0_
+																				b_ := (b*K+pc)*N + jc + pj
+																				packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
 																			}
 																		}
 																		rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																	}
-																	for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
-																		for ir := 0; ir < min(ic_mcb, M-ic); ir += bmmSlot.MR {
-																			bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(ic_mcb, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
-																		}
-																	}
-																}
-															}
-															rt.Release32(packBw)
-															rt.Release32(packA)
-														} else {
-															M, K, N, A, B, C, b, pc_kb, jc, pc, ic_w, ic_mcb := M, K, N, A, B, C, b, pc_kb, jc, pc, ic_w, ic_mcb
-															rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-																packBw := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
-																defer rt.Release32(packBw)
-																packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
-																defer rt.Release32(packA)
-																for ic_t := lo_; ic_t < hi_; ic_t++ {
-																	{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																		n_, depth_, panel_, off_ := min(bmmSlot.NC, N-jc), min(pc_kb, K-pc), bmmSlot.NR, 0
-																		for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := (b*K+pc)*N + jc + pj
-																			packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-																		}
-																	}
-																	for ic := ic_t * ((M + ic_w*bmmSlot.MC - 1) / (ic_w * bmmSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb)+(M+ic_w*bmmSlot.MC-1)/(ic_w*bmmSlot.MC)*ic_mcb); ic += ic_mcb {
+																	for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																		M, K, A, b, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, A, b, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 																		{ // pack: each panel row is a contiguous run of A (packD)
-																			n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), bmmSlot.MR, 0
-																			for p0_ := 0; p0_ < n_; p0_ += panel_ {
-																				dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																				pi := p0_
-																				b_ := (b*M+ic+pi)*K + pc
-																				packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+																			n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), bmmSlot.MR, 0
+																			body_ := func(lo_, hi_ int) {
+																				for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+																					dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																					pi := p0_
+																					b_ := (b*M+ic+pi)*K + pc
+																					packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+																				}
 																			}
+																			rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																		}
 																		for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
-																			for ir := 0; ir < min(ic_mcb, M-ic); ir += bmmSlot.MR {
-																				bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(ic_mcb, M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+																			for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += bmmSlot.MR {
+																				bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 																			}
 																		}
 																	}
 																}
-															})
+																rt.Release32(packBw)
+																rt.Release32(packA)
+															} else {
+																M, K, N, A, B, C, b, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, A, B, C, b, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+																rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+																	packBw := rt.Scratch32(min(bmmSlot.NC, (N+bmmSlot.NR-1)/bmmSlot.NR*bmmSlot.NR) * min(bmmSlot.KC, max(K, 1)))
+																	defer rt.Release32(packBw)
+																	packA := rt.Scratch32(min(bmmSlot.MC, (M+bmmSlot.MR-1)/bmmSlot.MR*bmmSlot.MR) * min(bmmSlot.KC, max(K, 1)))
+																	defer rt.Release32(packA)
+																	for ic_t := lo_; ic_t < hi_; ic_t++ {
+																		{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																			n_, depth_, panel_, off_ := min(bmmSlot.NC, N-jc), min(pc_kb, K-pc), bmmSlot.NR, 0
+																			for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																				pj := p0_
+																				b_ := (b*K+pc)*N + jc + pj
+																				packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																			}
+																		}
+																		for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																			{ // pack: each panel row is a contiguous run of A (packD)
+																				n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), bmmSlot.MR, 0
+																				for p0_ := 0; p0_ < n_; p0_ += panel_ {
+																					dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																					pi := p0_
+																					b_ := (b*M+ic+pi)*K + pc
+																					packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+																				}
+																			}
+																			for jr := 0; jr < min(bmmSlot.NC, N-jc); jr += bmmSlot.NR {
+																				for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += bmmSlot.MR {
+																					bmmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(b*M+ic+ir)*N+jc+jr:], N, min(bmmSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(bmmSlot.NR, min(bmmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+																				}
+																			}
+																		}
+																	}
+																})
+															}
 														}
 													}
 												} else {

@@ -59,82 +59,85 @@ func dgemm_ntImpl(M, K, N int, A []float64, B []float64, C []float64, alpha floa
 					if int32(ic_w) == int32(2) {
 						if maxI32(int32(dgemm_ntSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemm_ntSlot.RowBlocks)*int32(dgemm_ntSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_ntSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemm_ntSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
-								ic_mcb := min(dgemm_ntSlot.MC, dgemm_ntSlot.MR*(((M+ic_w*((M+ic_w*dgemm_ntSlot.MC-1)/(ic_w*dgemm_ntSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_ntSlot.MC-1)/(ic_w*dgemm_ntSlot.MC)))+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR))
-								if cost_ := (min(M, (M+ic_w*dgemm_ntSlot.MC-1)/(ic_w*dgemm_ntSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(dgemm_ntSlot.NC, N-jc)+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*((min(ic_mcb, M)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*(dgemm_ntSlot.MR*dgemm_ntSlot.NR*min(pc_kb, K-pc)*8/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-									packBw := rt.Scratch64(min(dgemm_ntSlot.NC, (N+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*dgemm_ntSlot.NR) * min(dgemm_ntSlot.KC, max(K, 1)))
-									packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
-									for ic_t := 0; ic_t < ic_w; ic_t++ {
-										K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
-										{ // pack: each panel row is a contiguous run of B (packD)
-											n_, depth_, panel_, off_ := min(dgemm_ntSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_ntSlot.NR, 0
-											body_ := func(lo_, hi_ int) {
-												for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-													dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-													pj := p0_
-													b_ := (jc+pj)*K + pc
-													packD64(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
-												}
-											}
-											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-										}
-										for ic := ic_t * ((M + ic_w*dgemm_ntSlot.MC - 1) / (ic_w * dgemm_ntSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*dgemm_ntSlot.MC-1)/(ic_w*dgemm_ntSlot.MC)*ic_mcb)+(M+ic_w*dgemm_ntSlot.MC-1)/(ic_w*dgemm_ntSlot.MC)*ic_mcb); ic += ic_mcb {
-											M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
-											{ // pack: each panel row is a contiguous run of A (packD)
-												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), dgemm_ntSlot.MR, 0
+								ic_rows := dgemm_ntSlot.MR * (((M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR + ic_w - 1) / ic_w)
+								{
+									ic_mcb := min(dgemm_ntSlot.MC, dgemm_ntSlot.MR*(((ic_rows+(ic_rows+dgemm_ntSlot.MC-1)/dgemm_ntSlot.MC-1)/((ic_rows+dgemm_ntSlot.MC-1)/dgemm_ntSlot.MC)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR))
+									if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(dgemm_ntSlot.NC, N-jc)+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*((min(min(ic_mcb, M), ic_rows)+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*(dgemm_ntSlot.MR*dgemm_ntSlot.NR*min(pc_kb, K-pc)*8/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+										packBw := rt.Scratch64(min(dgemm_ntSlot.NC, (N+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*dgemm_ntSlot.NR) * min(dgemm_ntSlot.KC, max(K, 1)))
+										packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
+										for ic_t := 0; ic_t < ic_w; ic_t++ {
+											K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
+											{ // pack: each panel row is a contiguous run of B (packD)
+												n_, depth_, panel_, off_ := min(dgemm_ntSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_ntSlot.NR, 0
 												body_ := func(lo_, hi_ int) {
 													for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-														pi := p0_
-														b_ := (ic+pi)*K + pc
-														packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+														pj := p0_
+														b_ := (jc+pj)*K + pc
+														packD64(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
 													}
 												}
 												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 											}
-											for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
-												for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemm_ntSlot.MR {
-													dgemm_ntSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(ic_mcb, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-												}
-											}
-										}
-									}
-									rt.Release64(packBw)
-									rt.Release64(packA)
-								} else {
-									M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_mcb := M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_mcb
-									rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-										packBw := rt.Scratch64(min(dgemm_ntSlot.NC, (N+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*dgemm_ntSlot.NR) * min(dgemm_ntSlot.KC, max(K, 1)))
-										defer rt.Release64(packBw)
-										packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
-										defer rt.Release64(packA)
-										for ic_t := lo_; ic_t < hi_; ic_t++ {
-											{ // pack: each panel row is a contiguous run of B (packD)
-												n_, depth_, panel_, off_ := min(dgemm_ntSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_ntSlot.NR, 0
-												for p0_ := 0; p0_ < n_; p0_ += panel_ {
-													dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-													pj := p0_
-													b_ := (jc+pj)*K + pc
-													packD64(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
-												}
-											}
-											for ic := ic_t * ((M + ic_w*dgemm_ntSlot.MC - 1) / (ic_w * dgemm_ntSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*dgemm_ntSlot.MC-1)/(ic_w*dgemm_ntSlot.MC)*ic_mcb)+(M+ic_w*dgemm_ntSlot.MC-1)/(ic_w*dgemm_ntSlot.MC)*ic_mcb); ic += ic_mcb {
+											for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+												M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 												{ // pack: each panel row is a contiguous run of A (packD)
-													n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), dgemm_ntSlot.MR, 0
-													for p0_ := 0; p0_ < n_; p0_ += panel_ {
-														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-														pi := p0_
-														b_ := (ic+pi)*K + pc
-														packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+													n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), dgemm_ntSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
 													}
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 												}
 												for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
-													for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemm_ntSlot.MR {
-														dgemm_ntSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(ic_mcb, M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+													for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += dgemm_ntSlot.MR {
+														dgemm_ntSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 													}
 												}
 											}
 										}
-									})
+										rt.Release64(packBw)
+										rt.Release64(packA)
+									} else {
+										M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+										rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+											packBw := rt.Scratch64(min(dgemm_ntSlot.NC, (N+dgemm_ntSlot.NR-1)/dgemm_ntSlot.NR*dgemm_ntSlot.NR) * min(dgemm_ntSlot.KC, max(K, 1)))
+											defer rt.Release64(packBw)
+											packA := rt.Scratch64(min(dgemm_ntSlot.MC, (M+dgemm_ntSlot.MR-1)/dgemm_ntSlot.MR*dgemm_ntSlot.MR) * min(dgemm_ntSlot.KC, max(K, 1)))
+											defer rt.Release64(packA)
+											for ic_t := lo_; ic_t < hi_; ic_t++ {
+												{ // pack: each panel row is a contiguous run of B (packD)
+													n_, depth_, panel_, off_ := min(dgemm_ntSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_ntSlot.NR, 0
+													for p0_ := 0; p0_ < n_; p0_ += panel_ {
+														dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+														pj := p0_
+														b_ := (jc+pj)*K + pc
+														packD64(dst_, B[min(b_, len(B)):], K, min(panel_, n_-p0_), panel_, depth_)
+													}
+												}
+												for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+													{ // pack: each panel row is a contiguous run of A (packD)
+														n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), dgemm_ntSlot.MR, 0
+														for p0_ := 0; p0_ < n_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
+													}
+													for jr := 0; jr < min(dgemm_ntSlot.NC, N-jc); jr += dgemm_ntSlot.NR {
+														for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += dgemm_ntSlot.MR {
+															dgemm_ntSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_ntSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(dgemm_ntSlot.NR, min(dgemm_ntSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+														}
+													}
+												}
+											}
+										})
+									}
 								}
 							}
 						} else {

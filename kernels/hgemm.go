@@ -62,134 +62,137 @@ func hgemmImpl(M, K, N int, A []f16.F16, B []f16.F16, C []f16.F16) {
 					if int32(ic_w) == int32(2) {
 						if maxI32(int32(hgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(hgemmSlot.RowBlocks)*int32(hgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(hgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(hgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
 							{
-								ic_mcb := min(hgemmSlot.MC, hgemmSlot.MR*(((M+ic_w*((M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC))-1)/(ic_w*((M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)))+hgemmSlot.MR-1)/hgemmSlot.MR))
-								if cost_ := (min(M, (M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(ic_mcb, M)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-									packBw := rt.Scratch32(min(hgemmSlot.NC, (N+hgemmSlot.NR-1)/hgemmSlot.NR*hgemmSlot.NR) * min(hgemmSlot.KC, max(K, 1)))
-									packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
-									for ic_t := 0; ic_t < ic_w; ic_t++ {
-										K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
-										{ // pack: rows of B are contiguous along the panel
-											n_, depth_, panel_, off_ := min(hgemmSlot.NC, N-jc), min(pc_kb, K-pc), hgemmSlot.NR, 0
-											body_ := func(lo_, hi_ int) {
-												for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-													dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-													w_ := min(panel_, n_-p0_)
-													pj := p0_
-													for pk2 := 0; pk2 < depth_; pk2++ {
-														src_ := B[(pc+pk2)*N+jc+pj:][:w_]
-														row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-														cvtF16F32(row_[:w_], src_)
-														clear(row_[w_:])
-													}
-												}
-											}
-											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-										}
-										for ic := ic_t * ((M + ic_w*hgemmSlot.MC - 1) / (ic_w * hgemmSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)*ic_mcb)+(M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)*ic_mcb); ic += ic_mcb {
-											M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
-											{ // pack: each panel row is a contiguous run of A, widened through cbuf_
-												n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), hgemmSlot.MR, 0
-												cbuf_ := rt.Scratch32(n_ * depth_)
+								ic_rows := hgemmSlot.MR * (((M+hgemmSlot.MR-1)/hgemmSlot.MR + ic_w - 1) / ic_w)
+								{
+									ic_mcb := min(hgemmSlot.MC, hgemmSlot.MR*(((ic_rows+(ic_rows+hgemmSlot.MC-1)/hgemmSlot.MC-1)/((ic_rows+hgemmSlot.MC-1)/hgemmSlot.MC)+hgemmSlot.MR-1)/hgemmSlot.MR))
+									if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(hgemmSlot.NC, N-jc)+hgemmSlot.NR-1)/hgemmSlot.NR*((min(min(ic_mcb, M), ic_rows)+hgemmSlot.MR-1)/hgemmSlot.MR*(hgemmSlot.MR*hgemmSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+										packBw := rt.Scratch32(min(hgemmSlot.NC, (N+hgemmSlot.NR-1)/hgemmSlot.NR*hgemmSlot.NR) * min(hgemmSlot.KC, max(K, 1)))
+										packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
+										for ic_t := 0; ic_t < ic_w; ic_t++ {
+											K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
+											{ // pack: rows of B are contiguous along the panel
+												n_, depth_, panel_, off_ := min(hgemmSlot.NC, N-jc), min(pc_kb, K-pc), hgemmSlot.NR, 0
 												body_ := func(lo_, hi_ int) {
 													for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+														dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
 														w_ := min(panel_, n_-p0_)
-														for q_ := 0; q_ < panel_; q_++ {
-															if q_ >= w_ {
-																for d_ := 0; d_ < depth_; d_++ {
-																	dst_[d_*panel_+q_] = 0
-																}
-																continue
-															}
-															pi := p0_ + q_
-															src_ := A[(ic+pi)*K+pc:][:depth_]
-															if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
-																for pk, x := range src_ {
-																	dst_[pk*panel_+q_] = x.Float32()
-																}
-																continue
-															}
-															run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
-															cvtF16F32(run_, src_)
-															for pk, x := range run_ {
-																dst_[pk*panel_+q_] = x
-															}
+														pj := p0_
+														for pk2 := 0; pk2 < depth_; pk2++ {
+															src_ := B[(pc+pk2)*N+jc+pj:][:w_]
+															row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
+															cvtF16F32(row_[:w_], src_)
+															clear(row_[w_:])
 														}
 													}
 												}
 												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-												rt.Release32(cbuf_)
 											}
-											for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
-												for ir := 0; ir < min(ic_mcb, M-ic); ir += hgemmSlot.MR {
-													hgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(ic_mcb, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
-												}
-											}
-										}
-									}
-									rt.Release32(packBw)
-									rt.Release32(packA)
-								} else {
-									M, K, N, A, B, cwide, pc_kb, jc, pc, ic_w, ic_mcb := M, K, N, A, B, cwide, pc_kb, jc, pc, ic_w, ic_mcb
-									rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-										packBw := rt.Scratch32(min(hgemmSlot.NC, (N+hgemmSlot.NR-1)/hgemmSlot.NR*hgemmSlot.NR) * min(hgemmSlot.KC, max(K, 1)))
-										defer rt.Release32(packBw)
-										packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
-										defer rt.Release32(packA)
-										for ic_t := lo_; ic_t < hi_; ic_t++ {
-											{ // pack: rows of B are contiguous along the panel
-												n_, depth_, panel_, off_ := min(hgemmSlot.NC, N-jc), min(pc_kb, K-pc), hgemmSlot.NR, 0
-												for p0_ := 0; p0_ < n_; p0_ += panel_ {
-													dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-													w_ := min(panel_, n_-p0_)
-													pj := p0_
-													for pk2 := 0; pk2 < depth_; pk2++ {
-														src_ := B[(pc+pk2)*N+jc+pj:][:w_]
-														row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
-														cvtF16F32(row_[:w_], src_)
-														clear(row_[w_:])
-													}
-												}
-											}
-											for ic := ic_t * ((M + ic_w*hgemmSlot.MC - 1) / (ic_w * hgemmSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)*ic_mcb)+(M+ic_w*hgemmSlot.MC-1)/(ic_w*hgemmSlot.MC)*ic_mcb); ic += ic_mcb {
+											for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+												M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 												{ // pack: each panel row is a contiguous run of A, widened through cbuf_
-													n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), hgemmSlot.MR, 0
+													n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), hgemmSlot.MR, 0
 													cbuf_ := rt.Scratch32(n_ * depth_)
-													for p0_ := 0; p0_ < n_; p0_ += panel_ {
-														dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-														w_ := min(panel_, n_-p0_)
-														for q_ := 0; q_ < panel_; q_++ {
-															if q_ >= w_ {
-																for d_ := 0; d_ < depth_; d_++ {
-																	dst_[d_*panel_+q_] = 0
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															w_ := min(panel_, n_-p0_)
+															for q_ := 0; q_ < panel_; q_++ {
+																if q_ >= w_ {
+																	for d_ := 0; d_ < depth_; d_++ {
+																		dst_[d_*panel_+q_] = 0
+																	}
+																	continue
 																}
-																continue
-															}
-															pi := p0_ + q_
-															src_ := A[(ic+pi)*K+pc:][:depth_]
-															if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
-																for pk, x := range src_ {
-																	dst_[pk*panel_+q_] = x.Float32()
+																pi := p0_ + q_
+																src_ := A[(ic+pi)*K+pc:][:depth_]
+																if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
+																	for pk, x := range src_ {
+																		dst_[pk*panel_+q_] = x.Float32()
+																	}
+																	continue
 																}
-																continue
-															}
-															run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
-															cvtF16F32(run_, src_)
-															for pk, x := range run_ {
-																dst_[pk*panel_+q_] = x
+																run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
+																cvtF16F32(run_, src_)
+																for pk, x := range run_ {
+																	dst_[pk*panel_+q_] = x
+																}
 															}
 														}
 													}
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 													rt.Release32(cbuf_)
 												}
 												for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
-													for ir := 0; ir < min(ic_mcb, M-ic); ir += hgemmSlot.MR {
-														hgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(ic_mcb, M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+													for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += hgemmSlot.MR {
+														hgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
 													}
 												}
 											}
 										}
-									})
+										rt.Release32(packBw)
+										rt.Release32(packA)
+									} else {
+										M, K, N, A, B, cwide, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, A, B, cwide, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+										rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+											packBw := rt.Scratch32(min(hgemmSlot.NC, (N+hgemmSlot.NR-1)/hgemmSlot.NR*hgemmSlot.NR) * min(hgemmSlot.KC, max(K, 1)))
+											defer rt.Release32(packBw)
+											packA := rt.Scratch32(min(hgemmSlot.MC, (M+hgemmSlot.MR-1)/hgemmSlot.MR*hgemmSlot.MR) * min(hgemmSlot.KC, max(K, 1)))
+											defer rt.Release32(packA)
+											for ic_t := lo_; ic_t < hi_; ic_t++ {
+												{ // pack: rows of B are contiguous along the panel
+													n_, depth_, panel_, off_ := min(hgemmSlot.NC, N-jc), min(pc_kb, K-pc), hgemmSlot.NR, 0
+													for p0_ := 0; p0_ < n_; p0_ += panel_ {
+														dst_ := packBw[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+														w_ := min(panel_, n_-p0_)
+														pj := p0_
+														for pk2 := 0; pk2 < depth_; pk2++ {
+															src_ := B[(pc+pk2)*N+jc+pj:][:w_]
+															row_ := dst_[pk2*panel_ : pk2*panel_+panel_]
+															cvtF16F32(row_[:w_], src_)
+															clear(row_[w_:])
+														}
+													}
+												}
+												for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+													{ // pack: each panel row is a contiguous run of A, widened through cbuf_
+														n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), hgemmSlot.MR, 0
+														cbuf_ := rt.Scratch32(n_ * depth_)
+														for p0_ := 0; p0_ < n_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															w_ := min(panel_, n_-p0_)
+															for q_ := 0; q_ < panel_; q_++ {
+																if q_ >= w_ {
+																	for d_ := 0; d_ < depth_; d_++ {
+																		dst_[d_*panel_+q_] = 0
+																	}
+																	continue
+																}
+																pi := p0_ + q_
+																src_ := A[(ic+pi)*K+pc:][:depth_]
+																if vloop_cvtF16F32 == nil { // the go variant: widening in the scatter is faster than a second pass
+																	for pk, x := range src_ {
+																		dst_[pk*panel_+q_] = x.Float32()
+																	}
+																	continue
+																}
+																run_ := cbuf_[pi*depth_ : pi*depth_+depth_]
+																cvtF16F32(run_, src_)
+																for pk, x := range run_ {
+																	dst_[pk*panel_+q_] = x
+																}
+															}
+														}
+														rt.Release32(cbuf_)
+													}
+													for jr := 0; jr < min(hgemmSlot.NC, N-jc); jr += hgemmSlot.NR {
+														for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += hgemmSlot.MR {
+															hgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], cwide[(ic+ir)*N+jc+jr:], N, min(hgemmSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(hgemmSlot.NR, min(hgemmSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), nil, 0)
+														}
+													}
+												}
+											}
+										})
+									}
 								}
 							}
 						} else {

@@ -147,80 +147,83 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 									if int32(ic_w) == int32(2) {
 										if maxI32(int32(linear_geluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(linear_geluSlot.RowBlocks)*int32(linear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(linear_geluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(linear_geluSlot.RowBlocks), int32(1)))) >= int32(0) {
 											{
-												ic_mcb := min(linear_geluSlot.MC, linear_geluSlot.MR*(((M+ic_w*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC))-1)/(ic_w*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)))+linear_geluSlot.MR-1)/linear_geluSlot.MR))
-												if cost_ := (min(M, (M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)*ic_mcb)+ic_mcb-1)/ic_mcb*((min(linear_geluSlot.NC, N-jc)+linear_geluSlot.NR-1)/linear_geluSlot.NR*((min(ic_mcb, M)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-													packBw := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
-													packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
-													for ic_t := 0; ic_t < ic_w; ic_t++ {
-														K, N, W, pc_kb, jc, pc, packBw := K, N, W, pc_kb, jc, pc, packBw
-														{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
-															n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
-															body_ := func(lo_, hi_ int) {
-																for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																	pj := p0_
-																	b_ := pc*N + jc + pj
-																	packPB32(packBw[off_+p0_*depth_:], W[min(b_, len(W)):], N, e_-p0_, panel_, depth_)
-																}
-															}
-															rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-														}
-														for ic := ic_t * ((M + ic_w*linear_geluSlot.MC - 1) / (ic_w * linear_geluSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)*ic_mcb)+(M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)*ic_mcb); ic += ic_mcb {
-															M, K, X, pc_kb, pc, ic_mcb, packA, ic := M, K, X, pc_kb, pc, ic_mcb, packA, ic
-															{ // pack: each panel row is a contiguous run of X (packD)
-																n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
+												ic_rows := linear_geluSlot.MR * (((M+linear_geluSlot.MR-1)/linear_geluSlot.MR + ic_w - 1) / ic_w)
+												{
+													ic_mcb := min(linear_geluSlot.MC, linear_geluSlot.MR*(((ic_rows+(ic_rows+linear_geluSlot.MC-1)/linear_geluSlot.MC-1)/((ic_rows+linear_geluSlot.MC-1)/linear_geluSlot.MC)+linear_geluSlot.MR-1)/linear_geluSlot.MR))
+													if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(linear_geluSlot.NC, N-jc)+linear_geluSlot.NR-1)/linear_geluSlot.NR*((min(min(ic_mcb, M), ic_rows)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+														packBw := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
+														packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
+														for ic_t := 0; ic_t < ic_w; ic_t++ {
+															K, N, W, pc_kb, jc, pc, packBw := K, N, W, pc_kb, jc, pc, packBw
+															{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
+																n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
 																body_ := func(lo_, hi_ int) {
-																	for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																		dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																		pi := p0_
-																		b_ := (ic+pi)*K + pc
-																		packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
+																	for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB32(packBw[off_+p0_*depth_:], W[min(b_, len(W)):], N, e_-p0_, panel_, depth_)
 																	}
 																}
 																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 															}
-															for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
-																for ir := 0; ir < min(ic_mcb, M-ic); ir += linear_geluSlot.MR {
-																	linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(ic_mcb, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
-																}
-															}
-														}
-													}
-													rt.Release32(packBw)
-													rt.Release32(packA)
-												} else {
-													M, K, N, X, W, bias, Y, pc_kb, jc, pc, ic_w, ic_mcb := M, K, N, X, W, bias, Y, pc_kb, jc, pc, ic_w, ic_mcb
-													rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-														packBw := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
-														defer rt.Release32(packBw)
-														packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
-														defer rt.Release32(packA)
-														for ic_t := lo_; ic_t < hi_; ic_t++ {
-															{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
-																n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
-																for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																	pj := p0_
-																	b_ := pc*N + jc + pj
-																	packPB32(packBw[off_+p0_*depth_:], W[min(b_, len(W)):], N, e_-p0_, panel_, depth_)
-																}
-															}
-															for ic := ic_t * ((M + ic_w*linear_geluSlot.MC - 1) / (ic_w * linear_geluSlot.MC) * ic_mcb); ic < min(M, ic_t*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)*ic_mcb)+(M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)*ic_mcb); ic += ic_mcb {
+															for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																M, K, X, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, X, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 																{ // pack: each panel row is a contiguous run of X (packD)
-																	n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
-																	for p0_ := 0; p0_ < n_; p0_ += panel_ {
-																		dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																		pi := p0_
-																		b_ := (ic+pi)*K + pc
-																		packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
+																	n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
+																	body_ := func(lo_, hi_ int) {
+																		for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+																			dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																			pi := p0_
+																			b_ := (ic+pi)*K + pc
+																			packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
+																		}
 																	}
+																	rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																}
 																for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
-																	for ir := 0; ir < min(ic_mcb, M-ic); ir += linear_geluSlot.MR {
-																		linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(ic_mcb, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+																	for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += linear_geluSlot.MR {
+																		linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
 																	}
 																}
 															}
 														}
-													})
+														rt.Release32(packBw)
+														rt.Release32(packA)
+													} else {
+														M, K, N, X, W, bias, Y, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, X, W, bias, Y, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+														rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+															packBw := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
+															defer rt.Release32(packBw)
+															packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
+															defer rt.Release32(packA)
+															for ic_t := lo_; ic_t < hi_; ic_t++ {
+																{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
+																	n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
+																	for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB32(packBw[off_+p0_*depth_:], W[min(b_, len(W)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
+																for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																	{ // pack: each panel row is a contiguous run of X (packD)
+																		n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
+																		for p0_ := 0; p0_ < n_; p0_ += panel_ {
+																			dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																			pi := p0_
+																			b_ := (ic+pi)*K + pc
+																			packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
+																		}
+																	}
+																	for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
+																		for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += linear_geluSlot.MR {
+																			linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+																		}
+																	}
+																}
+															}
+														})
+													}
 												}
 											}
 										} else {

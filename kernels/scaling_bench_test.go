@@ -79,3 +79,33 @@ func BenchmarkParallelVersions(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSmallSquare times Sgemm and Dgemm n³ from 40 to 320, one call per op: with -cpu 1,2 it shows
+// where a second worker pays for its fork/join (the cost model's microkernel weight, the row-block
+// version test; docs/PERF.md, "Session 13").
+//
+//	go test -run '^$' -bench SmallSquare -cpu 1,2 -count 6 ./kernels | tee out.txt
+func BenchmarkSmallSquare(b *testing.B) {
+	rng := rand.New(rand.NewPCG(15, 8))
+	for _, n := range []int{40, 56, 64, 72, 80, 96, 112, 160, 192, 224, 256, 320} {
+		a, bb, c := randSlice(n*n, rng), randSlice(n*n, rng), make([]float32, n*n)
+		a64, b64, c64 := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+		for i := range a {
+			a64[i], b64[i] = float64(a[i]), float64(bb[i])
+		}
+		b.Run(fmt.Sprintf("sgemm/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if err := Sgemm(n, n, n, a, bb, c, 1, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("dgemm/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if err := Dgemm(n, n, n, a64, b64, c64, 1, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

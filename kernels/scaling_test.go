@@ -340,3 +340,61 @@ func goid() string {
 	var buf [64]byte
 	return strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))[1]
 }
+
+// TestRowBlocksBalanced checks that the two workers of the private-B̃ row-block version get shares of C's
+// rows that differ by one row tile at most (Dgemm 1030×64×64, MC 224: a worker's share is split into
+// blocks of at most MC rows, the last one shorter). Before session 13 a share was a whole number of
+// blocks rounded up to MR each: 546 rows against 478 at MR 14. The rows are counted from the
+// microkernel calls of C's first column panel, per goroutine.
+func TestRowBlocksBalanced(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer Use("")
+	rng := rand.New(rand.NewPCG(47, 53))
+	const m, k, n = 1030, 64, 64
+	A, B := randSlice(m*k, rng), randSlice(k*n, rng)
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		d0 := *dgemmSlot
+		var mu sync.Mutex
+		var c0 uintptr
+		rows := map[string]int{}
+		dgemmSlot.Micro = func(kc int, a, b, c []float64, ldc, mm, nn int, alpha, beta float64, bias []float64, ep int) {
+			if (uintptr(unsafe.Pointer(&c[0]))-c0)/8%n == 0 {
+				id := goid()
+				mu.Lock()
+				rows[id] += mm
+				mu.Unlock()
+			}
+			d0.Micro(kc, a, b, c, ldc, mm, nn, alpha, beta, bias, ep)
+		}
+		dgemmSlot.SmallWork, dgemmSlot.RowsMax, dgemmSlot.MC, dgemmSlot.RowBlocks = 1, 0, 224, 4
+		a, b, c := make([]float64, m*k), make([]float64, k*n), make([]float64, m*n)
+		for i := range a {
+			a[i] = float64(A[i])
+		}
+		for i := range b {
+			b[i] = float64(B[i])
+		}
+		c0 = uintptr(unsafe.Pointer(&c[0]))
+		if err := Dgemm(m, k, n, a, b, c, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, m*n)
+		for i := range c {
+			got[i] = float32(c[i])
+		}
+		if err := checkBatch(A, B, got, 1, m, k, n); err != nil {
+			t.Errorf("%s: %v", v, err)
+		}
+		var shares []int
+		for _, r := range rows {
+			shares = append(shares, r)
+		}
+		if len(shares) != 2 || shares[0]+shares[1] != m || max(shares[0]-shares[1], shares[1]-shares[0]) > d0.MR {
+			t.Errorf("%s (MR %d): rows per worker %v, want two shares of %d rows within %d of each other", v, d0.MR, shares, m, d0.MR)
+		}
+		*dgemmSlot = d0
+	}
+}

@@ -295,12 +295,14 @@ type rowBlockVersion struct {
 //
 //	if W == 2 {
 //	    if cond {
-//	        mcb = B (balanceRowBlocks)
+//	        S = MR·⌈⌈M/MR⌉/W⌉; mcb = B (blockRows over S rows, ⌈S/MC⌉ blocks)
 //	        parallel t < W: alloc B̃_t { pack B̃_t; for ic = t·S; ic < min(M, t·S + S); ic += mcb { … } }
 //	    } else { pack B̃; the serial ic loop }
 //	} else { pack B̃; if cond { the shared parallel row blocks } else { the serial ic loop } }
 //
-// with S = ⌈M / (W·MC)⌉·mcb the rows of a worker's nb/W blocks (nb = W·⌈M / (W·MC)⌉, balanceRowBlocks).
+// with S = MR·⌈⌈M/MR⌉/W⌉ the rows of a worker: the shares differ by one row tile at most. Until session
+// 13, S was ⌈M/(W·MC)⌉·B with balanceRowBlocks' B, whose rounding up to MR added up over a worker's
+// blocks: dgemm 1024³ (MR 14, MC 224) gave the first worker 546 rows of 1024 and the second 478.
 func privateB(body []ir.Node, vers map[*ir.Loop]*rowBlockVersion) []ir.Node {
 	return ir.RewriteNodes(body, func(n ir.Node) []ir.Node {
 		pc, ok := n.(*ir.Loop)
@@ -327,7 +329,16 @@ func privateB(body []ir.Node, vers map[*ir.Loop]*rowBlockVersion) []ir.Node {
 		ceil := func(a, b ir.IExpr) ir.IExpr { return ir.IDiv(ir.IAdd(a, ir.ISub(b, one)), b) }
 		w := ir.IVar{V: v.w}
 		ser := cloneLoop(v.ser)
-		bal := balanceRowBlocks(ser, v.slot, v.m, w)
+		// S = MR·⌈⌈M/MR⌉/W⌉: the workers' shares differ by at most one row tile, and each splits its
+		// own into ⌈S/MC⌉ blocks of B = min(MC, MR·⌈⌈S/nb⌉/MR⌉)
+		mr := sym(v.slot, "MR")
+		share := ir.IMul(mr, ceil(ceil(v.m, mr), w))
+		sv := &ir.Var{Name: v.ser.Var.Name + "_rows"} // S, computed once (a one-trip loop around the version)
+		rows := ir.IVar{V: sv}
+		t := &ir.Var{Name: v.ser.Var.Name + "_t"}
+		ser.Lo = ir.IMul(ir.IVar{V: t}, rows)
+		ser.Hi = ir.IMin(v.m, ir.IAdd(ser.Lo, rows))
+		bal := blockRows(ser, v.slot, rows, ceil(rows, sym(v.slot, "MC")), ser.Hi)
 		bt := *pk.Dst
 		bt.Name += "w"
 		ir.WalkNodes(ser.Body, func(x ir.Node) bool {
@@ -338,17 +349,14 @@ func privateB(body []ir.Node, vers map[*ir.Loop]*rowBlockVersion) []ir.Node {
 		})
 		pw := *pk
 		pw.Dst = &bt
-		t := &ir.Var{Name: v.ser.Var.Name + "_t"}
-		rows := ir.IMul(ceil(v.m, ir.IMul(w, sym(v.slot, "MC"))), ser.Step) // S: ser.Step is mcb now
-		ser.Lo = ir.IMul(ir.IVar{V: t}, rows)
-		ser.Hi = ir.IMin(v.m, ir.IAdd(ser.Lo, rows))
 		tl := &ir.Loop{Var: t, Lo: ir.IConst{V: 0}, Hi: w, Step: one, Kind: ir.Parallel,
 			Body: []ir.Node{&ir.Alloc{T: &bt, Body: []ir.Node{&pw, ser}}}}
 		tl.Cost = bodyCost(tl.Body, map[*ir.Var]ir.IExpr{t: ir.IConst{V: 0}})
 		bal.Body = []ir.Node{tl}
 		pk2 := *pk
 		two := &ir.Binary{Op: ir.Eq, X: &ir.VarVal{V: v.w, T: ir.I32}, Y: &ir.Const{Val: 2, T: ir.I32}, T: ir.Bool}
-		onTwo := &ir.If{Cond: v.cond, Then: []ir.Node{bal}, Else: []ir.Node{&pk2, cloneLoop(v.ver.Else[0].(*ir.Loop))}}
+		once := &ir.Loop{Var: sv, Lo: share, Hi: ir.IAdd(share, one), Step: one, Body: []ir.Node{bal}}
+		onTwo := &ir.If{Cond: v.cond, Then: []ir.Node{once}, Else: []ir.Node{&pk2, cloneLoop(v.ver.Else[0].(*ir.Loop))}}
 		wl.Body = []ir.Node{&ir.If{Cond: two, Then: []ir.Node{onTwo}, Else: []ir.Node{pk, v.ver}}}
 		pc.Body = []ir.Node{wl}
 		return []ir.Node{pc}
@@ -367,14 +375,27 @@ func privateB(body []ir.Node, vers map[*ir.Loop]*rowBlockVersion) []ir.Node {
 // size: B ≤ MC). Any B ≥ 1 computes the same result: each block is packed and multiplied whole. B is
 // computed once, as the variable of a one-trip loop around par (mcb = B .. B+1), which it returns.
 func balanceRowBlocks(par *ir.Loop, slot string, m ir.IDim, w ir.IExpr) *ir.Loop {
+	mc := sym(slot, "MC")
+	return blockRows(par, slot, m, ir.IMul(w, ceilDiv(m, ir.IMul(w, mc))), nil)
+}
+
+// blockRows sets the step of the row-block loop par to B = min(MC, MR·⌈⌈rows / nb⌉ / MR⌉), nb blocks over
+// rows rows (see balanceRowBlocks), computed once in a one-trip loop around par, which it returns. With
+// end non-nil (par's upper bound, a worker's last row + 1), each block also stops at end: par's range
+// then need not be a multiple of B.
+func blockRows(par *ir.Loop, slot string, rows, nb, end ir.IExpr) *ir.Loop {
 	one := ir.IConst{V: 1}
-	ceil := func(a, b ir.IExpr) ir.IExpr { return ir.IDiv(ir.IAdd(a, ir.ISub(b, one)), b) }
+	ceil := ceilDiv
 	mc, mr := sym(slot, "MC"), sym(slot, "MR")
-	nb := ir.IMul(w, ceil(m, ir.IMul(w, mc)))
-	b := ir.IMin(mc, ir.IMul(mr, ceil(ceil(m, nb), mr)))
+	b := ir.IMin(mc, ir.IMul(mr, ceil(ceil(rows, nb), mr)))
 	mcb := &ir.Var{Name: par.Var.Name + "_mcb"}
 	par.Step = ir.IVar{V: mcb}
-	par.Body = symToVar(par.Body, slot+".MC", mcb)
+	var with ir.IExpr = ir.IVar{V: mcb}
+	if end != nil {
+		// a block ends at end too: min(B, end − ic) for the body's MC (its extents are min(MC, M − ic))
+		with = ir.IMin(with, ir.ISub(end, ir.IVar{V: par.Var}))
+	}
+	par.Body = symToExpr(par.Body, slot+".MC", mcb, with)
 	return &ir.Loop{Var: mcb, Lo: b, Hi: ir.IAdd(b, one), Step: one, Body: []ir.Node{par}}
 }
 
@@ -383,11 +404,17 @@ func balanceRowBlocks(par *ir.Loop, slot string, m ir.IDim, w ir.IExpr) *ir.Loop
 // offsets and panel layouts, and the symbol's value in a Micro's Beta and epilogue bits (the last-block
 // test reads KC).
 func symToVar(body []ir.Node, name string, v *ir.Var) []ir.Node {
+	return symToExpr(body, name, v, ir.IVar{V: v})
+}
+
+// symToExpr is symToVar with the index expression with for the symbol in index expressions (v still
+// stands for it in Beta and the epilogue bits).
+func symToExpr(body []ir.Node, name string, v *ir.Var, with ir.IExpr) []ir.Node {
 	sub := func(e ir.IExpr) ir.IExpr {
 		if e == nil {
 			return nil
 		}
-		return replaceSym(e, name, ir.IVar{V: v})
+		return replaceSym(e, name, with)
 	}
 	subE := func(e ir.Expr) ir.Expr {
 		if e == nil {
