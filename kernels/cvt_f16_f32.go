@@ -35,15 +35,40 @@ func CvtF16F32(N int, X []f16.F16, Y []float32) error {
 func cvt_f16_f32Impl(N int, X []f16.F16, Y []float32) {
 	// Y[i] = X[i]
 	{
-		i := 0
-		if vloop_cvt_f16_f32_0 != nil && i < N/4*4 {
-			i = vloop_cvt_f16_f32_0(i, N/4*4, X, i, Y, i)
-		}
-		for ; i < N/4*4; i += 4 {
-			Y[i] = X[i].Float32()
-			Y[i+1] = X[i+1].Float32()
-			Y[i+2] = X[i+2].Float32()
-			Y[i+3] = X[i+3].Float32()
+		i_cs := max(((N/4*4+min(N/262144, 1)*7)/(min(N/262144, 1)*7+1)+255)/256, 1) * 256
+		if cost_ := min(N/4*4, i_cs) / 4; rt.Inline(0, N/4*4, i_cs, cost_) {
+			for i_c := 0; i_c < N/4*4; i_c += i_cs {
+				{
+					i := i_c
+					if vloop_cvt_f16_f32_0 != nil && i < min(N/4*4, i_c+i_cs) {
+						i = vloop_cvt_f16_f32_0(i, min(N/4*4, i_c+i_cs), X, i, Y, i)
+					}
+					for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+						Y[i] = X[i].Float32()
+						Y[i+1] = X[i+1].Float32()
+						Y[i+2] = X[i+2].Float32()
+						Y[i+3] = X[i+3].Float32()
+					}
+				}
+			}
+		} else {
+			N, X, Y, i_cs := N, X, Y, i_cs
+			rt.ParallelFor(0, N/4*4, i_cs, cost_, func(lo_, hi_ int) {
+				for i_c := lo_; i_c < hi_; i_c += i_cs {
+					{
+						i := i_c
+						if vloop_cvt_f16_f32_0 != nil && i < min(N/4*4, i_c+i_cs) {
+							i = vloop_cvt_f16_f32_0(i, min(N/4*4, i_c+i_cs), X, i, Y, i)
+						}
+						for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+							Y[i] = X[i].Float32()
+							Y[i+1] = X[i+1].Float32()
+							Y[i+2] = X[i+2].Float32()
+							Y[i+3] = X[i+3].Float32()
+						}
+					}
+				}
+			})
 		}
 	}
 	for ir := N / 4 * 4; ir < N; ir++ {

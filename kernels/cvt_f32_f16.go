@@ -35,15 +35,40 @@ func CvtF32F16(N int, X []float32, Y []f16.F16) error {
 func cvt_f32_f16Impl(N int, X []float32, Y []f16.F16) {
 	// Y[i] = f16(X[i])
 	{
-		i := 0
-		if vloop_cvt_f32_f16_0 != nil && i < N/4*4 {
-			i = vloop_cvt_f32_f16_0(i, N/4*4, X, i, Y, i)
-		}
-		for ; i < N/4*4; i += 4 {
-			Y[i] = f16.FromFloat32(X[i])
-			Y[i+1] = f16.FromFloat32(X[i+1])
-			Y[i+2] = f16.FromFloat32(X[i+2])
-			Y[i+3] = f16.FromFloat32(X[i+3])
+		i_cs := max(((N/4*4+min(N/262144, 1)*7)/(min(N/262144, 1)*7+1)+255)/256, 1) * 256
+		if cost_ := min(N/4*4, i_cs) / 4; rt.Inline(0, N/4*4, i_cs, cost_) {
+			for i_c := 0; i_c < N/4*4; i_c += i_cs {
+				{
+					i := i_c
+					if vloop_cvt_f32_f16_0 != nil && i < min(N/4*4, i_c+i_cs) {
+						i = vloop_cvt_f32_f16_0(i, min(N/4*4, i_c+i_cs), X, i, Y, i)
+					}
+					for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+						Y[i] = f16.FromFloat32(X[i])
+						Y[i+1] = f16.FromFloat32(X[i+1])
+						Y[i+2] = f16.FromFloat32(X[i+2])
+						Y[i+3] = f16.FromFloat32(X[i+3])
+					}
+				}
+			}
+		} else {
+			N, X, Y, i_cs := N, X, Y, i_cs
+			rt.ParallelFor(0, N/4*4, i_cs, cost_, func(lo_, hi_ int) {
+				for i_c := lo_; i_c < hi_; i_c += i_cs {
+					{
+						i := i_c
+						if vloop_cvt_f32_f16_0 != nil && i < min(N/4*4, i_c+i_cs) {
+							i = vloop_cvt_f32_f16_0(i, min(N/4*4, i_c+i_cs), X, i, Y, i)
+						}
+						for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+							Y[i] = f16.FromFloat32(X[i])
+							Y[i+1] = f16.FromFloat32(X[i+1])
+							Y[i+2] = f16.FromFloat32(X[i+2])
+							Y[i+3] = f16.FromFloat32(X[i+3])
+						}
+					}
+				}
+			})
 		}
 	}
 	for ir := N / 4 * 4; ir < N; ir++ {

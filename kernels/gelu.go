@@ -36,15 +36,40 @@ func Gelu(N int, X []float32, Y []float32) error {
 func geluImpl(N int, X []float32, Y []float32) {
 	// Y[i] = X[i] / (1 + exp(-1.5957691216 * (X[i] + 0.044715 * X[i] * X[i] * X[i])))
 	{
-		i := 0
-		if vloop_gelu_0 != nil && i < N/4*4 {
-			i = vloop_gelu_0(i, N/4*4, X, i, Y, i, float32(1), float32(-1.5957691216), float32(0.044715))
-		}
-		for ; i < N/4*4; i += 4 {
-			Y[i] = X[i] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i]+float32(0.044715)*X[i]*X[i]*X[i])))))
-			Y[i+1] = X[i+1] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i+1]+float32(0.044715)*X[i+1]*X[i+1]*X[i+1])))))
-			Y[i+2] = X[i+2] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i+2]+float32(0.044715)*X[i+2]*X[i+2]*X[i+2])))))
-			Y[i+3] = X[i+3] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i+3]+float32(0.044715)*X[i+3]*X[i+3]*X[i+3])))))
+		i_cs := max(((N/4*4+min(N/4*15/65536, 1)*7)/(min(N/4*15/65536, 1)*7+1)+255)/256, 1) * 256
+		if cost_ := min(N/4*4, i_cs) * 15 / 4; rt.Inline(0, N/4*4, i_cs, cost_) {
+			for i_c := 0; i_c < N/4*4; i_c += i_cs {
+				{
+					i := i_c
+					if vloop_gelu_0 != nil && i < min(N/4*4, i_c+i_cs) {
+						i = vloop_gelu_0(i, min(N/4*4, i_c+i_cs), X, i, Y, i, float32(1), float32(-1.5957691216), float32(0.044715))
+					}
+					for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+						Y[i] = X[i] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i]+float32(0.044715)*X[i]*X[i]*X[i])))))
+						Y[i+1] = X[i+1] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i+1]+float32(0.044715)*X[i+1]*X[i+1]*X[i+1])))))
+						Y[i+2] = X[i+2] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i+2]+float32(0.044715)*X[i+2]*X[i+2]*X[i+2])))))
+						Y[i+3] = X[i+3] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i+3]+float32(0.044715)*X[i+3]*X[i+3]*X[i+3])))))
+					}
+				}
+			}
+		} else {
+			N, X, Y, i_cs := N, X, Y, i_cs
+			rt.ParallelFor(0, N/4*4, i_cs, cost_, func(lo_, hi_ int) {
+				for i_c := lo_; i_c < hi_; i_c += i_cs {
+					{
+						i := i_c
+						if vloop_gelu_0 != nil && i < min(N/4*4, i_c+i_cs) {
+							i = vloop_gelu_0(i, min(N/4*4, i_c+i_cs), X, i, Y, i, float32(1), float32(-1.5957691216), float32(0.044715))
+						}
+						for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+							Y[i] = X[i] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i]+float32(0.044715)*X[i]*X[i]*X[i])))))
+							Y[i+1] = X[i+1] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i+1]+float32(0.044715)*X[i+1]*X[i+1]*X[i+1])))))
+							Y[i+2] = X[i+2] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i+2]+float32(0.044715)*X[i+2]*X[i+2]*X[i+2])))))
+							Y[i+3] = X[i+3] / (float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(X[i+3]+float32(0.044715)*X[i+3]*X[i+3]*X[i+3])))))
+						}
+					}
+				}
+			})
 		}
 	}
 	for ir := N / 4 * 4; ir < N; ir++ {

@@ -38,15 +38,40 @@ func Hadd(N int, x []f16.F16, y []f16.F16, z []f16.F16) error {
 func haddImpl(N int, x []f16.F16, y []f16.F16, z []f16.F16) {
 	// z[i] = f16(x[i] + y[i])
 	{
-		i := 0
-		if vloop_hadd_0 != nil && i < N/4*4 {
-			i = vloop_hadd_0(i, N/4*4, x, i, y, i, z, i)
-		}
-		for ; i < N/4*4; i += 4 {
-			z[i] = f16.FromFloat32(x[i].Float32() + y[i].Float32())
-			z[i+1] = f16.FromFloat32(x[i+1].Float32() + y[i+1].Float32())
-			z[i+2] = f16.FromFloat32(x[i+2].Float32() + y[i+2].Float32())
-			z[i+3] = f16.FromFloat32(x[i+3].Float32() + y[i+3].Float32())
+		i_cs := max(((N/4*4+min(N/4*2/65536, 1)*7)/(min(N/4*2/65536, 1)*7+1)+255)/256, 1) * 256
+		if cost_ := min(N/4*4, i_cs) * 2 / 4; rt.Inline(0, N/4*4, i_cs, cost_) {
+			for i_c := 0; i_c < N/4*4; i_c += i_cs {
+				{
+					i := i_c
+					if vloop_hadd_0 != nil && i < min(N/4*4, i_c+i_cs) {
+						i = vloop_hadd_0(i, min(N/4*4, i_c+i_cs), x, i, y, i, z, i)
+					}
+					for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+						z[i] = f16.FromFloat32(x[i].Float32() + y[i].Float32())
+						z[i+1] = f16.FromFloat32(x[i+1].Float32() + y[i+1].Float32())
+						z[i+2] = f16.FromFloat32(x[i+2].Float32() + y[i+2].Float32())
+						z[i+3] = f16.FromFloat32(x[i+3].Float32() + y[i+3].Float32())
+					}
+				}
+			}
+		} else {
+			N, x, y, z, i_cs := N, x, y, z, i_cs
+			rt.ParallelFor(0, N/4*4, i_cs, cost_, func(lo_, hi_ int) {
+				for i_c := lo_; i_c < hi_; i_c += i_cs {
+					{
+						i := i_c
+						if vloop_hadd_0 != nil && i < min(N/4*4, i_c+i_cs) {
+							i = vloop_hadd_0(i, min(N/4*4, i_c+i_cs), x, i, y, i, z, i)
+						}
+						for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+							z[i] = f16.FromFloat32(x[i].Float32() + y[i].Float32())
+							z[i+1] = f16.FromFloat32(x[i+1].Float32() + y[i+1].Float32())
+							z[i+2] = f16.FromFloat32(x[i+2].Float32() + y[i+2].Float32())
+							z[i+3] = f16.FromFloat32(x[i+3].Float32() + y[i+3].Float32())
+						}
+					}
+				}
+			})
 		}
 	}
 	for ir := N / 4 * 4; ir < N; ir++ {

@@ -35,15 +35,40 @@ func Haxpy(N int, a f16.F16, x []f16.F16, y []f16.F16) error {
 func haxpyImpl(N int, a f16.F16, x []f16.F16, y []f16.F16) {
 	// y[i] = f16(a * x[i] + y[i])
 	{
-		i := 0
-		if vloop_haxpy_0 != nil && i < N/4*4 {
-			i = vloop_haxpy_0(i, N/4*4, x, i, y, i, a.Float32())
-		}
-		for ; i < N/4*4; i += 4 {
-			y[i] = f16.FromFloat32(a.Float32()*x[i].Float32() + y[i].Float32())
-			y[i+1] = f16.FromFloat32(a.Float32()*x[i+1].Float32() + y[i+1].Float32())
-			y[i+2] = f16.FromFloat32(a.Float32()*x[i+2].Float32() + y[i+2].Float32())
-			y[i+3] = f16.FromFloat32(a.Float32()*x[i+3].Float32() + y[i+3].Float32())
+		i_cs := max(((N/4*4+min(N/4*3/65536, 1)*7)/(min(N/4*3/65536, 1)*7+1)+255)/256, 1) * 256
+		if cost_ := min(N/4*4, i_cs) * 3 / 4; rt.Inline(0, N/4*4, i_cs, cost_) {
+			for i_c := 0; i_c < N/4*4; i_c += i_cs {
+				{
+					i := i_c
+					if vloop_haxpy_0 != nil && i < min(N/4*4, i_c+i_cs) {
+						i = vloop_haxpy_0(i, min(N/4*4, i_c+i_cs), x, i, y, i, a.Float32())
+					}
+					for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+						y[i] = f16.FromFloat32(a.Float32()*x[i].Float32() + y[i].Float32())
+						y[i+1] = f16.FromFloat32(a.Float32()*x[i+1].Float32() + y[i+1].Float32())
+						y[i+2] = f16.FromFloat32(a.Float32()*x[i+2].Float32() + y[i+2].Float32())
+						y[i+3] = f16.FromFloat32(a.Float32()*x[i+3].Float32() + y[i+3].Float32())
+					}
+				}
+			}
+		} else {
+			N, a, x, y, i_cs := N, a, x, y, i_cs
+			rt.ParallelFor(0, N/4*4, i_cs, cost_, func(lo_, hi_ int) {
+				for i_c := lo_; i_c < hi_; i_c += i_cs {
+					{
+						i := i_c
+						if vloop_haxpy_0 != nil && i < min(N/4*4, i_c+i_cs) {
+							i = vloop_haxpy_0(i, min(N/4*4, i_c+i_cs), x, i, y, i, a.Float32())
+						}
+						for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+							y[i] = f16.FromFloat32(a.Float32()*x[i].Float32() + y[i].Float32())
+							y[i+1] = f16.FromFloat32(a.Float32()*x[i+1].Float32() + y[i+1].Float32())
+							y[i+2] = f16.FromFloat32(a.Float32()*x[i+2].Float32() + y[i+2].Float32())
+							y[i+3] = f16.FromFloat32(a.Float32()*x[i+3].Float32() + y[i+3].Float32())
+						}
+					}
+				}
+			})
 		}
 	}
 	for ir := N / 4 * 4; ir < N; ir++ {

@@ -34,15 +34,40 @@ func Saxpy(N int, x []float32, y []float32, alpha float32) error {
 func saxpyImpl(N int, x []float32, y []float32, alpha float32) {
 	// y[i] = alpha * x[i] + y[i]
 	{
-		i := 0
-		if vloop_saxpy_0 != nil && i < N/4*4 {
-			i = vloop_saxpy_0(i, N/4*4, x, i, y, i, alpha)
-		}
-		for ; i < N/4*4; i += 4 {
-			y[i] = alpha*x[i] + y[i]
-			y[i+1] = alpha*x[i+1] + y[i+1]
-			y[i+2] = alpha*x[i+2] + y[i+2]
-			y[i+3] = alpha*x[i+3] + y[i+3]
+		i_cs := max(((N/4*4+min(N/4*2/65536, 1)*7)/(min(N/4*2/65536, 1)*7+1)+255)/256, 1) * 256
+		if cost_ := min(N/4*4, i_cs) * 2 / 4; rt.Inline(0, N/4*4, i_cs, cost_) {
+			for i_c := 0; i_c < N/4*4; i_c += i_cs {
+				{
+					i := i_c
+					if vloop_saxpy_0 != nil && i < min(N/4*4, i_c+i_cs) {
+						i = vloop_saxpy_0(i, min(N/4*4, i_c+i_cs), x, i, y, i, alpha)
+					}
+					for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+						y[i] = alpha*x[i] + y[i]
+						y[i+1] = alpha*x[i+1] + y[i+1]
+						y[i+2] = alpha*x[i+2] + y[i+2]
+						y[i+3] = alpha*x[i+3] + y[i+3]
+					}
+				}
+			}
+		} else {
+			N, x, y, alpha, i_cs := N, x, y, alpha, i_cs
+			rt.ParallelFor(0, N/4*4, i_cs, cost_, func(lo_, hi_ int) {
+				for i_c := lo_; i_c < hi_; i_c += i_cs {
+					{
+						i := i_c
+						if vloop_saxpy_0 != nil && i < min(N/4*4, i_c+i_cs) {
+							i = vloop_saxpy_0(i, min(N/4*4, i_c+i_cs), x, i, y, i, alpha)
+						}
+						for ; i < min(N/4*4, i_c+i_cs); i += 4 {
+							y[i] = alpha*x[i] + y[i]
+							y[i+1] = alpha*x[i+1] + y[i+1]
+							y[i+2] = alpha*x[i+2] + y[i+2]
+							y[i+3] = alpha*x[i+3] + y[i+3]
+						}
+					}
+				}
+			})
 		}
 	}
 	for ir := N / 4 * 4; ir < N; ir++ {

@@ -27,7 +27,7 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 		if !ok {
 			continue
 		}
-		var pick *ir.Loop
+		var pick, vec *ir.Loop
 		stmtVar := map[*ir.Var]bool{}
 		for _, s := range nest.Stmts {
 			for _, v := range s.Vars {
@@ -74,11 +74,17 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 			default:
 				if stmtVar[l.Var] && l.Kind == ir.Serial && len(carried(l.Body)) == 0 {
 					pick = l
+				} else if stmtVar[l.Var] && l.Kind == ir.Vector && l.Reduce == nil && len(carried(l.Body)) == 0 {
+					vec = l
 				}
 				return false // only the outermost loop
 			}
 			return true
 		})
+		var chunk ir.IExpr // elements per chunk of a strip-mined vector loop (its parallel loop's cost)
+		if pick == nil && vec != nil && !hasNamed {
+			pick, chunk = stripVector(nest, vec, c.Machine.Knobs.MinParallelWork)
+		}
 		if pick == nil || pick.Kind != ir.Serial {
 			continue
 		}
@@ -98,6 +104,9 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 		for _, p := range picks {
 			p.Kind = ir.Parallel
 			p.Cost = bodyCost(p.Body, map[*ir.Var]ir.IExpr{p.Var: p.Lo})
+			if chunk != nil {
+				p.Cost = chunk
+			}
 		}
 		if isGemm && !hasNamed {
 			var vers map[*ir.Loop]*rowBlockVersion
@@ -110,6 +119,78 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 		changed = true
 	}
 	return changed, nil
+}
+
+// stripVector strip-mines the outermost loop of a one-dimensional elementwise nest, a Vector loop v over a
+// statement index (saxpy, gelu, the f16 conversions: vectorize leaves nothing outside it to split), into
+// a chunk loop around v's copy over one chunk, replacing v in nest's body, and returns the chunk loop
+// (for Parallel to mark) and its cost, the chunk's work. With span = Hi − Lo elements, the chunks
+// are
+//
+//	k = 1 + 7·min(1, span·ops/4 / work) of them,  C = G·max(1, ⌈⌈span / k⌉ / G⌉) elements each,  G = 64·Width
+//
+// where ops/4 is an element's work (elementOps) and work rt.MinParallelWork's value (Knobs): one chunk,
+// v's single call, below it; eight above,
+// so that two, four or eight workers get whole chunks in equal numbers. G keeps every chunk a whole
+// number of SIMD groups and a worker's stores off the other's cache lines. Before, a vector loop was
+// never split: gelu over 2^20 elements took 286 µs on one Zen 5 core and on two (docs/PERF.md,
+// "Session 13").
+func stripVector(nest *ir.Nest, v *ir.Loop, work int) (*ir.Loop, ir.IExpr) {
+	span := ir.ISub(v.Hi, v.Lo)
+	ops := elementOps(v.Body)
+	// units of work: ops/4 an element
+	units := func(e ir.IExpr) ir.IExpr { return ir.IDiv(ir.IMul(e, ir.IConst{V: ops}), ir.IConst{V: 4}) }
+	g := ir.IConst{V: 64 * max(v.Width, 1)}
+	k := ir.IAdd(ir.IConst{V: 1}, ir.IMul(ir.IConst{V: 7}, ir.IMin(ir.IConst{V: 1}, ir.IDiv(units(span), ir.IConst{V: max(work, 1)}))))
+	size := ir.IMul(g, ir.IMax(ir.IConst{V: 1}, ceilDiv(ceilDiv(span, k), g))) // ≥ G: a step, also for span 0
+	// C is computed once, as the variable of a one-trip loop around the chunk loop (the loop bounds
+	// inside are evaluated per iteration)
+	sv := &ir.Var{Name: v.Var.Name + "_cs"}
+	c := ir.IVar{V: sv}
+	cv := &ir.Var{Name: v.Var.Name + "_c"}
+	inner := *v
+	inner.Lo = ir.IVar{V: cv}
+	inner.Hi = ir.IMin(v.Hi, ir.IAdd(ir.IVar{V: cv}, c))
+	outer := &ir.Loop{Var: cv, Lo: v.Lo, Hi: v.Hi, Step: c, Kind: ir.Serial, Body: []ir.Node{&inner}}
+	once := &ir.Loop{Var: sv, Lo: size, Hi: ir.IAdd(size, ir.IConst{V: 1}), Step: ir.IConst{V: 1}, Body: []ir.Node{outer}}
+	nest.Body = ir.RewriteNodes(nest.Body, func(n ir.Node) []ir.Node {
+		if n == ir.Node(v) {
+			return []ir.Node{once}
+		}
+		return []ir.Node{n}
+	})
+	return outer, units(ir.IMin(span, c))
+}
+
+// elementOps weighs one element of an elementwise loop body: its arithmetic operations and conversions,
+// a transcendental (exp, log, tanh, sigmoid) as 8, at least 1. A chunk of the strip-mined loop costs
+// ops/4 units an element: saxpy (2 operations) half a unit, gelu (7 and an exp) almost four. On the
+// Zen 5, an element of saxpy took 45 ps in cache and one of gelu 265 ps; two cores ran saxpy over 2^16
+// elements 32% slower than one when each element counted a unit, and 47% faster from 2^17 on.
+func elementOps(body []ir.Node) int {
+	ops := 0
+	count := func(e ir.Expr) {
+		ir.Walk(e, func(x ir.Expr) {
+			switch x := x.(type) {
+			case *ir.Binary, *ir.Cast:
+				ops++
+			case *ir.Unary:
+				switch x.Op {
+				case ir.Exp, ir.Log, ir.Tanh, ir.Sigmoid:
+					ops += 8
+				default:
+					ops++
+				}
+			}
+		})
+	}
+	ir.WalkNodes(body, func(n ir.Node) bool {
+		if st, ok := n.(*ir.Store); ok {
+			count(st.Value)
+		}
+		return true
+	})
+	return max(ops, 1)
 }
 
 // batchLoop returns a serial copy of the outer loop of a batched GEMM nest (a statement index b whose

@@ -162,3 +162,30 @@ func TestPrivateB(t *testing.T) {
 		runPlans(t, name+", W = 1, 2, 3, 2 (M ≥ N − M)", k, f, shapes, plans, rng)
 	}
 }
+
+// TestStripVector checks the strip-mined one-dimensional kernels: each has a parallel chunk loop whose
+// body is its vector loop, and computes what the algorithm-level interpreter does at lengths around
+// the SIMD group, the 256-element chunk grain and the eight-chunk threshold (gelu: 17476 elements).
+func TestStripVector(t *testing.T) {
+	for _, name := range []string{"gelu", "saxpy", "cvt_f32_f16", "hadd"} {
+		k, f := compiledKernel(t, "amd64", name)
+		found := false
+		ir.WalkNodes(f.Body, func(n ir.Node) bool {
+			if l, ok := n.(*ir.Loop); ok && l.Kind == ir.Parallel && len(l.Body) == 1 {
+				if v, ok := l.Body[0].(*ir.Loop); ok && v.Kind == ir.Vector {
+					found = true
+				}
+			}
+			return !found
+		})
+		if !found {
+			t.Fatalf("%s: no parallel chunk loop around a vector loop:\n%s", name, f)
+		}
+		rng := rand.New(rand.NewPCG(7, uint64(len(name))))
+		var shapes []map[string]int
+		for _, n := range []int{1, 3, 4, 5, 255, 256, 257, 17475, 17476, 20001} {
+			shapes = append(shapes, map[string]int{"N": n})
+		}
+		runPlans(t, name, k, f, shapes, []map[string]int{f.Plan}, rng)
+	}
+}
