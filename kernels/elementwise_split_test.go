@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 )
 
@@ -24,14 +23,8 @@ func TestElementwiseSplit(t *testing.T) {
 		if err := Use(v); err != nil {
 			t.Fatal(err)
 		}
-		var mu sync.Mutex
-		ids := map[string]bool{}
-		note := func() {
-			id := goid()
-			mu.Lock()
-			ids[id] = true
-			mu.Unlock()
-		}
+		var ids goroutines
+		note := ids.note
 		gelu0, saxpy0 := vloop_gelu_0, vloop_saxpy_0
 		if gelu0 != nil {
 			vloop_gelu_0 = func(lo, hi int, t0 []float32, o0 int, t1 []float32, o1 int, c0, c1, c2 float32) int {
@@ -52,13 +45,13 @@ func TestElementwiseSplit(t *testing.T) {
 			for w := 1; w <= 2; w++ {
 				runtime.GOMAXPROCS(w)
 				g := make([]float32, n)
-				clear(ids)
+				ids.reset()
 				noErr(t, Gelu(n, x, g))
-				split[w-1][0] = len(ids)
+				split[w-1][0] = ids.count()
 				s := slices.Clone(y)
-				clear(ids)
+				ids.reset()
 				noErr(t, Saxpy(n, x, s, -0.75))
-				split[w-1][1] = len(ids)
+				split[w-1][1] = ids.count()
 				got[w-1] = [2][]float32{g, s}
 			}
 			for k, name := range []string{"gelu", "saxpy"} {

@@ -225,17 +225,13 @@ func TestRowBlocksHalfRule(t *testing.T) {
 			t.Fatal(err)
 		}
 		s0 := *sgemmSlot
-		var mu sync.Mutex
 		var c0 uintptr // &C[0] of the current call
 		var rowLen uintptr
-		firstRow := map[string]bool{} // goroutines that ran a tile of C's first rows
+		var firstRow goroutines // those that ran a tile of C's first rows
 		micro := s0.Micro
 		sgemmSlot.Micro = func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
 			if uintptr(unsafe.Pointer(&c[0]))-c0 < rowLen {
-				id := goid()
-				mu.Lock()
-				firstRow[id] = true
-				mu.Unlock()
+				firstRow.note()
 			}
 			micro(kc, a, b, c, ldc, m, n, alpha, beta, bias, ep)
 		}
@@ -251,7 +247,7 @@ func TestRowBlocksHalfRule(t *testing.T) {
 			sgemmSlot.RowBlocks = c.rowBlocks
 			m, k, n := c.m, min(s0.KC, 256), c.n
 			A, B, C := randSlice(m*k, rng), randSlice(k*n, rng), make([]float32, m*n)
-			clear(firstRow)
+			firstRow.reset()
 			c0, rowLen = uintptr(unsafe.Pointer(&C[0])), uintptr(4*n)
 			if err := Sgemm(m, k, n, A, B, C, 1, 0); err != nil {
 				t.Fatal(err)
@@ -264,8 +260,8 @@ func TestRowBlocksHalfRule(t *testing.T) {
 			if rows {
 				want = 1
 			}
-			if len(firstRow) != want {
-				t.Errorf("%s, W = %d, RowBlocks %d, M = %d, N = %d: C's first row tile computed on %d goroutines, want %d (%s)", v, c.procs, c.rowBlocks, m, n, len(firstRow), want,
+			if got := firstRow.count(); got != want {
+				t.Errorf("%s, W = %d, RowBlocks %d, M = %d, N = %d: C's first row tile computed on %d goroutines, want %d (%s)", v, c.procs, c.rowBlocks, m, n, got, want,
 					map[bool]string{true: "row blocks", false: "jr parallel"}[rows])
 			}
 		}
@@ -285,14 +281,8 @@ func TestSmallGemmStaysInline(t *testing.T) {
 			t.Fatal(err)
 		}
 		s0, d0 := *sgemmSlot, *dgemmSlot
-		var mu sync.Mutex
-		ids := map[string]bool{}
-		note := func() {
-			id := goid()
-			mu.Lock()
-			ids[id] = true
-			mu.Unlock()
-		}
+		var ids goroutines
+		note := ids.note
 		sgemmSlot.MicroU = func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
 			note()
 			s0.MicroU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
@@ -309,7 +299,7 @@ func TestSmallGemmStaysInline(t *testing.T) {
 		}{{false, 40, 1}, {false, 128, 2}, {true, 48, 1}, {true, 96, 2}} {
 			n := c.n
 			A, B, C := randSlice(n*n, rng), randSlice(n*n, rng), make([]float32, n*n)
-			clear(ids)
+			ids.reset()
 			if c.f64 {
 				a, b, d := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
 				for i := range A {
@@ -327,13 +317,33 @@ func TestSmallGemmStaysInline(t *testing.T) {
 			if err := checkBatch(A, B, C, 1, n, n, n); err != nil {
 				t.Errorf("%s, f64 %v, %d³: %v", v, c.f64, n, err)
 			}
-			if len(ids) != c.want {
-				t.Errorf("%s, f64 %v, %d³ on two workers: microkernels called from %d goroutines, want %d", v, c.f64, n, len(ids), c.want)
+			if got := ids.count(); got != c.want {
+				t.Errorf("%s, f64 %v, %d³ on two workers: microkernels called from %d goroutines, want %d", v, c.f64, n, got, c.want)
 			}
 		}
 		*sgemmSlot, *dgemmSlot = s0, d0
 	}
 }
+
+// goroutines is the set of goroutines that called note, safe for concurrent use.
+type goroutines struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (g *goroutines) note() {
+	id := goid()
+	g.mu.Lock()
+	if g.ids == nil {
+		g.ids = map[string]bool{}
+	}
+	g.ids[id] = true
+	g.mu.Unlock()
+}
+
+func (g *goroutines) reset() { g.mu.Lock(); clear(g.ids); g.mu.Unlock() }
+
+func (g *goroutines) count() int { g.mu.Lock(); defer g.mu.Unlock(); return len(g.ids) }
 
 // goid names the calling goroutine (the number in runtime.Stack's "goroutine 7 [running]:").
 func goid() string {
