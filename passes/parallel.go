@@ -81,7 +81,7 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 			}
 			return true
 		})
-		var chunk ir.IExpr // elements per chunk of a strip-mined vector loop (its parallel loop's cost)
+		var chunk ir.IExpr // the work of one chunk of a strip-mined vector loop (its parallel loop's cost)
 		if pick == nil && vec != nil && !hasNamed {
 			pick, chunk = stripVector(nest, vec, c.Machine.Knobs.MinParallelWork)
 		}
@@ -130,8 +130,8 @@ func Parallel(f *ir.Func, c *Context) (bool, error) {
 //	k = 1 + 7·min(1, span·ops/4 / work) of them,  C = G·max(1, ⌈⌈span / k⌉ / G⌉) elements each,  G = 64·Width
 //
 // where ops/4 is an element's work (elementOps) and work rt.MinParallelWork's value (Knobs): one chunk,
-// v's single call, below it; eight above,
-// so that two, four or eight workers get whole chunks in equal numbers. G keeps every chunk a whole
+// v's single call, below it; eight above, so that two, four or eight workers get whole chunks in equal
+// numbers. G keeps every chunk a whole
 // number of SIMD groups and a worker's stores off the other's cache lines. Before, a vector loop was
 // never split: gelu over 2^20 elements took 286 µs on one Zen 5 core and on two (docs/PERF.md,
 // "Session 13").
@@ -407,7 +407,7 @@ func privateB(body []ir.Node, vers map[*ir.Loop]*rowBlockVersion) []ir.Node {
 			return []ir.Node{n}
 		}
 		one := ir.IConst{V: 1}
-		ceil := func(a, b ir.IExpr) ir.IExpr { return ir.IDiv(ir.IAdd(a, ir.ISub(b, one)), b) }
+		ceil := ceilDiv
 		w := ir.IVar{V: v.w}
 		ser := cloneLoop(v.ser)
 		// S = MR·⌈⌈M/MR⌉/W⌉: the workers' shares differ by at most one row tile, and each splits its
@@ -554,10 +554,6 @@ func gemmPanelLoop(l *ir.Loop) bool {
 	return false
 }
 
-// bodyCost adds up the trip-count products of the loops in body, counting a register-tile Micro (packed
-// or unpacked) as MR·NR·KC·size(Elem)/microMACsPerUnit, a rows Micro as MR·NR·KC and a Transpose as
-// Rows·Cols. Inner bounds are taken at their first iteration (each loop variable replaced by its start),
-// so the estimate only uses values bound outside the parallel loop.
 // microMACsPerUnit scales a register-tile microkernel's multiply-adds to the unit of rt.MinParallelWork (a
 // loop iteration of a plain nest): the microkernel runs near the FMA peak, 16–32 f32 multiply-adds a
 // cycle, where an elementwise iteration costs about a cycle. Counted as raw multiply-adds, an sgemm of
@@ -569,6 +565,10 @@ func gemmPanelLoop(l *ir.Loop) bool {
 // per multiply-add.
 const microMACsPerUnit = 32
 
+// bodyCost adds up the trip-count products of the loops in body, counting a register-tile Micro (packed
+// or unpacked) as MR·NR·KC·size(Elem)/microMACsPerUnit, a rows Micro as MR·NR·KC and a Transpose as
+// Rows·Cols. Inner bounds are taken at their first iteration (each loop variable replaced by its start),
+// so the estimate only uses values bound outside the parallel loop.
 func bodyCost(body []ir.Node, m map[*ir.Var]ir.IExpr) ir.IExpr {
 	var best ir.IExpr = ir.IConst{V: 1}
 	for _, n := range body {
