@@ -215,3 +215,62 @@ TEXT ·f(SB), 0, $0-0
 		t.Errorf("store to RODATA: err = %v", err)
 	}
 }
+
+const callText = `#include "textflag.h"
+
+// func twice(p *float32, n int)
+TEXT ·twice(SB), NOSPLIT, $24-16
+	MOVQ p+0(FP), AX
+	MOVQ AX, (SP)
+	MOVQ n+8(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ $7, 16(SP)
+	CALL ·double(SB)
+	MOVQ 16(SP), DX // the caller's frame survives the call
+	CMPQ DX, $7
+	JNE  bad
+	CALL ·double(SB)
+	RET
+bad:
+	MOVQ $0, (DX)
+	RET
+
+// func double(p *float32, n int)
+TEXT ·double(SB), NOSPLIT, $8-16
+	MOVQ   p+0(FP), AX
+	MOVQ   n+8(FP), CX
+	MOVQ   AX, (SP)
+loop:
+	VMOVSS (AX), X0
+	VADDSS X0, X0, X0
+	VMOVSS X0, (AX)
+	ADDQ   $4, AX
+	DECQ   CX
+	JNZ    loop
+	RET
+`
+
+// TestCall: a CALL runs the callee with the caller's outgoing area at 0(SP) as its argument frame and a
+// frame of its own; the caller's frame and SP are back after it; the callee's accesses are checked
+// against the caller's regions (one element too many is a stray access).
+func TestCall(t *testing.T) {
+	p := mustParse(t, callText)
+	m := p.Machine()
+	fn, err := Func[func(*float32, int)](m, "twice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := []float32{1, 2, 3}
+	m.SetRegions(Slice("s", s))
+	fn(&s[0], 3)
+	if s[0] != 4 || s[1] != 8 || s[2] != 12 {
+		t.Errorf("twice = %v, want [4 8 12]", s)
+	}
+	var got error
+	m.OnError(func(err error) { got = err })
+	fn(&s[0], 4)
+	var e *Error
+	if !errors.As(got, &e) || e.Func != "double" {
+		t.Errorf("a stray access in the callee: err = %v, want an *Error in double", got)
+	}
+}

@@ -262,7 +262,7 @@ func compile(p *Program, f *function, in *inst) error {
 		return in.unsupported(".Z without a writemask")
 	}
 	for i := range in.args {
-		if o := &in.args[i]; o.kind == kMem && o.mem == memSym {
+		if o := &in.args[i]; o.kind == kMem && o.mem == memSym && in.op != "CALL" { // a CALL names a routine
 			s, ok := p.data[o.sym]
 			if !ok {
 				return in.unsupported("unknown data symbol %s", o.sym)

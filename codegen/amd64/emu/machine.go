@@ -65,9 +65,10 @@ type Machine struct {
 	regions []region // sorted by lo, for the current call
 	last    int      // index of the last region hit
 
-	fn *function
-	pc int
-	fp uint64
+	fn    *function
+	pc    int
+	fp    uint64
+	depth int // CALLs in progress
 
 	onError func(error)
 }
@@ -240,14 +241,21 @@ func (m *Machine) run(f *function, args []uint64, extra []Region) (err error) {
 	if len(args) > 0 {
 		m.fp = uint64(uintptr(unsafe.Pointer(&args[0])))
 	}
-	m.fn, m.pc = f, 0
+	m.fn, m.pc, m.depth = f, 0, 0
 	defer func() { m.regions = m.regions[:0] }()
+	err = m.loop(f)
+	runtime.KeepAlive(locals)
+	return err
+}
+
+// loop executes the current function m.fn from m.pc until its RET.
+func (m *Machine) loop(f *function) error {
 	var steps int64
 	for {
 		if m.pc >= len(f.code) {
 			return &Error{Func: f.name, Line: f.line, Msg: "execution ran past the last instruction without RET"}
 		}
-		if steps >= m.MaxSteps {
+		if m.Steps+steps >= m.MaxSteps {
 			return m.fail("more than %d instructions executed: runaway loop?", m.MaxSteps)
 		}
 		steps++
@@ -259,11 +267,45 @@ func (m *Machine) run(f *function, args []uint64, extra []Region) (err error) {
 		}
 		if next == pcRet {
 			m.Steps += steps
-			runtime.KeepAlive(locals)
 			return nil
 		}
 		m.pc = next
 	}
+}
+
+// callInner runs f as the callee of a CALL in the current function (ABI0): its argument frame is the caller's
+// outgoing area at 0(SP), which must lie inside the caller's local frame; its locals are a fresh frame
+// (a region of their own while it runs). Registers and flags are shared, as on the hardware (ABI0 has
+// no callee-saved registers); the caller's SP, FP and regions come back at the callee's RET.
+func (m *Machine) callInner(f *function) error {
+	if f.err != nil {
+		return f.err
+	}
+	if m.depth >= 8 {
+		return m.fail("calls nested deeper than 8")
+	}
+	if m.fn.frame < f.argsize {
+		return m.fail("CALL %s: the caller's %d-byte frame cannot hold its %d bytes of arguments", f.name, m.fn.frame, f.argsize)
+	}
+	callerFn, callerPC, callerFP, callerSP := m.fn, m.pc, m.fp, m.gpr[4]
+	saved, last := append([]region(nil), m.regions...), m.last
+	locals := make([]uint64, (f.frame+7)/8)
+	if f.frame > 0 {
+		m.regions = addRegion(m.regions, "local frame of "+f.name, unsafe.Pointer(&locals[0]), uint64(f.frame), false)
+		sort.Slice(m.regions, func(i, j int) bool { return m.regions[i].lo < m.regions[j].lo })
+		m.gpr[4] = uint64(uintptr(unsafe.Pointer(&locals[0])))
+	} else {
+		m.gpr[4] = 0x1000
+	}
+	m.last, m.fp = 0, callerSP
+	m.fn, m.pc = f, 0
+	m.depth++
+	err := m.loop(f)
+	m.depth--
+	runtime.KeepAlive(locals)
+	m.fn, m.pc, m.fp, m.gpr[4] = callerFn, callerPC, callerFP, callerSP
+	m.regions, m.last = saved, last
+	return err
 }
 
 const pcRet = -1

@@ -17,6 +17,22 @@ func compileInt(f *function, in *inst) (bool, error) {
 			in.exec = func(m *Machine, in *inst) (int, error) { return pcRet, nil }
 		}
 		return true, nil
+	case "CALL":
+		// CALL ·name(SB) of another routine of the file (looked up when executed: it may come later).
+		if n == 1 && a[0].kind == kMem && a[0].mem == memSym {
+			name := strings.TrimPrefix(a[0].sym, "·")
+			in.exec = func(m *Machine, in *inst) (int, error) {
+				callee, ok := m.prog.funcs[name]
+				if !ok {
+					return 0, m.fail("CALL of %s: no such routine in the file", name)
+				}
+				if err := m.callInner(callee); err != nil {
+					return 0, err
+				}
+				return m.pc + 1, nil
+			}
+		}
+		return true, nil
 	case "JMP":
 		if n == 1 && a[0].kind == kLabel {
 			t, ok := f.labels[a[0].label]
