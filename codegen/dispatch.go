@@ -20,7 +20,7 @@ type SlotKernel struct {
 	Kernel             string
 	MR, NR, MC, KC, NC int
 	// KernelU is the unpacked microkernel (docs/MICROKERNEL.md, "Unpacked operands") with the same
-	// tile; "" keeps the portable one.
+	// tile, KernelU + BatchSuffix its batched twin ("Batched products"); "" keeps the portable ones.
 	KernelU string
 	// KernelR is the rows kernel (docs/MICROKERNEL.md, "Rows kernels"), pointer signature
 	// func(kc int, a *T, ars, acs int, b *T, ldb int, c *T, ldc, m, n int) for m <= RowsMax; "" keeps
@@ -178,6 +178,11 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 				w("// guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.\n")
 				w("func %sSlice(kc int, a []%s, ars, acs int, b []%s, ldb int, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep int) {\n", k.KernelU, t, t, t, t, t)
 				w("\t%s(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)\n}\n\n", k.KernelU)
+				kb := k.KernelU + BatchSuffix
+				w("// %sSlice adapts the batched unpacked microkernel %s to the slot's slice signature; the loop\n", kb, kb)
+				w("// nest guarantees m, n, cnt >= 1 and that every element of the cnt products is inside the slices.\n")
+				w("func %sSlice(kc int, a []%s, ars, acs int, b []%s, ldb int, c []%s, ldc, m, n int, alpha, beta %s, bias []%s, ep, cnt, sa, sb, sc int) {\n", kb, t, t, t, t, t)
+				w("\t%s(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep, cnt, sa, sb, sc)\n}\n\n", kb)
 			}
 		}
 	}
@@ -284,9 +289,9 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			w("%s\t%s = %sSlice\n", ind, p.Var(), p.Func)
 		}
 		for _, s := range v.Slots {
-			microU := MicroUGo(s.Slot.Elem)
+			microU, microB := MicroUGo(s.Slot.Elem), MicroBGo(s.Slot.Elem)
 			if s.KernelU != "" {
-				microU = s.KernelU + "Slice"
+				microU, microB = s.KernelU+"Slice", s.KernelU+BatchSuffix+"Slice"
 			}
 			rows := RowsGo(s.Slot.Elem)
 			if s.KernelR != "" {
@@ -299,8 +304,8 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			if s.Knobs.RowsNB < 1 || s.Knobs.RowsMax < 0 || s.Knobs.RowBlocks < 1 {
 				return nil, fmt.Errorf("dispatch file: variant %s, slot %s: thresholds %+v not planned", v.Name, s.Slot.Name, s.Knobs)
 			}
-			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %s, KC: %s, NC: %s, %s, Micro: %sSlice, MicroU: %s, Rows: %s}\n", ind, s.Slot.Var,
-				GemmSlotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Knobs.Fields(), s.Kernel, microU, rows)
+			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %s, KC: %s, NC: %s, %s, Micro: %sSlice, MicroU: %s, MicroB: %s, Rows: %s}\n", ind, s.Slot.Var,
+				GemmSlotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Knobs.Fields(), s.Kernel, microU, microB, rows)
 			writeTuned(&b, ind+"\t", s)
 		}
 		for _, i := range v.VLoops {
@@ -337,12 +342,12 @@ func writeTuned(b *bytes.Buffer, ind string, s SlotKernel) {
 			var body string
 			if k, ok := s.Classes[class]; ok && !sw.cache {
 				// The class's own microkernels first, with their tile and blocks; its values below.
-				microU := MicroUGo(s.Slot.Elem)
+				microU, microB := MicroUGo(s.Slot.Elem), MicroBGo(s.Slot.Elem)
 				if k.KernelU != "" {
-					microU = k.KernelU + "Slice"
+					microU, microB = k.KernelU+"Slice", k.KernelU+BatchSuffix+"Slice"
 				}
-				body += fmt.Sprintf("%s	%s.MR, %s.NR, %s.Micro, %s.MicroU = %d, %d, %sSlice, %s\n", ind, s.Slot.Var, s.Slot.Var, s.Slot.Var, s.Slot.Var,
-					k.MR, k.NR, k.Kernel, microU)
+				body += fmt.Sprintf("%s	%s.MR, %s.NR, %s.Micro, %s.MicroU, %s.MicroB = %d, %d, %sSlice, %s, %s\n", ind, s.Slot.Var, s.Slot.Var, s.Slot.Var, s.Slot.Var, s.Slot.Var,
+					k.MR, k.NR, k.Kernel, microU, microB)
 				if s.HostBlocks {
 					body += fmt.Sprintf("%s	%s.MC, %s.KC, %s.NC = %sBlocks.MC, %sBlocks.KC, %sBlocks.NC\n", ind, s.Slot.Var, s.Slot.Var, s.Slot.Var,
 						k.Kernel, k.Kernel, k.Kernel)

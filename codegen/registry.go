@@ -41,6 +41,14 @@ const TransposeFits = "transposeFits"
 // has none of its own).
 func MicroUGo(t ir.DType) string { return "microUGo" + elemSuffix(t) }
 
+// MicroBGo is the portable batched unpacked microkernel of element type t (the MicroB a variant keeps
+// when it has no unpacked kernel of its own).
+func MicroBGo(t ir.DType) string { return "microBGo" + elemSuffix(t) }
+
+// BatchSuffix names the batched twin of an unpacked assembly microkernel: KernelU + BatchSuffix, with
+// the batched signature (the unpacked one plus cnt, sa, sb, sc).
+const BatchSuffix = "B"
+
 // RowsGo is the portable rows kernel (alpha, beta and epilogue included) of element type t.
 func RowsGo(t ir.DType) string { return "rowsGo" + elemSuffix(t) }
 

@@ -504,6 +504,14 @@ func (in *interp) pack(p *Pack) {
 }
 
 func (in *interp) micro(u *Micro) {
+	if u.Batch != nil {
+		loops := u.Unbatched(func(base string) string { return base })
+		if loops == nil {
+			fail("micro %s: a batch needs strided operands", u.Slot)
+		}
+		in.nodes([]Node{loops})
+		return
+	}
 	mr, nr, kc := in.ival(u.MR), in.ival(u.NR), in.ival(u.KC)
 	m, n := in.ival(u.M), in.ival(u.N)
 	if m > mr || n > nr || m < 0 || n < 0 {

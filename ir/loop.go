@@ -170,6 +170,18 @@ type Micro struct {
 	Bias        *Tensor // nil when there is no bias
 	BiasOff     IExpr
 	EP          Expr // i32: epilogue bits
+	// Batch, when not nil, makes the Micro a batch of independent products (MicroBatched): see MicroBatch.
+	Batch *MicroBatch
+}
+
+// MicroBatch is the batch of a batched Micro: Count products, product q (0 ≤ q < Count) reading its A tile
+// at A.Off + q·AStride and its B tile at B.Off + q·BStride (elements of the operands' tensors) and writing
+// its C tile at COff + q·CStride, with the Micro's KC, strides, Alpha, Beta, bias (the same for every
+// product) and EP. Each product is a whole M×N product: M may exceed MR (the kernel walks its row tiles of
+// MR rows, in order, as the unpacked tile loops do), N is at most NR. Only the unpacked layouts (Strided
+// operands) are batched: one call runs a batch of small products without a loop nest per product.
+type MicroBatch struct {
+	Count, AStride, BStride, CStride IExpr
 }
 
 // MicroOperand is an input tile of a Micro: A is MR×KC (rows i, reduction p), B is KC×NR. It is an MMA
@@ -195,10 +207,13 @@ const (
 	// MicroRows: strided operands as for MicroUnpacked, in a tile whose height is no register tile but
 	// the problem's rows (MR = M, a run-time extent; KC all of K): the rows kernel, which streams B.
 	MicroRows
+	// MicroBatched: strided operands as for MicroUnpacked and a Batch: the batched unpacked kernel, a
+	// batch of whole small products in one call.
+	MicroBatched
 )
 
 func (k MicroKind) String() string {
-	return [...]string{"unbound", "packed", "unpacked", "rows"}[k]
+	return [...]string{"unbound", "packed", "unpacked", "rows", "batched"}[k]
 }
 
 // Kind is the implementation u's operand layouts select: the one place that decides between the packed,
@@ -221,7 +236,13 @@ func (u *Micro) Kind() MicroKind {
 		return MicroUnbound
 	}
 	if registerExtent(u.MR) && registerExtent(u.NR) {
+		if u.Batch != nil {
+			return MicroBatched
+		}
 		return MicroUnpacked
+	}
+	if u.Batch != nil {
+		return MicroUnbound // a batch of rows products: no kernel
 	}
 	return MicroRows
 }

@@ -80,7 +80,7 @@ func operandType(o Operand) (DType, bool) {
 // into C at COff + i·LDC + j (C is not read when Beta is 0; the index lists are those of the flat
 // offsets, not simplified, so that BindMicro reads COff, LDC and BiasOff back). name gives fresh names
 // (the accumulator and the store's indices). Nil when u's operands have different types or a type that
-// does not widen to Elem. The portable Go microkernel is emitted from these nodes (codegen/golang), the
+// does not widen to Elem, and for a batched Micro (ir.MicroBatched). The portable Go microkernel is emitted from these nodes (codegen/golang), the
 // CPU pipelines' tensorize emits them for every GEMM tile (passes.BindMicro binds them back), and
 // passes.MicroToMMA uses them to state the contract in the IR.
 func (u *Micro) AsMMA(name func(base string) string) []Node { return u.asMMA(name, false) }
@@ -89,7 +89,34 @@ func (u *Micro) AsMMA(name func(base string) string) []Node { return u.asMMA(nam
 // offset): the form code is generated from (passes.MicroToMMA), which BindMicro does not read back.
 func (u *Micro) AsMMASimplified(name func(base string) string) []Node { return u.asMMA(name, true) }
 
+// Unbatched returns the loops a batched Micro (u.Batch not nil, strided operands) stands for, its products'
+// row tiles in the order the kernel computes them, each a Micro of one tile:
+//
+//	for q = 0 .. Count { for i = 0 .. M step MR { u at A.Off + q·AStride + i·ars, B.Off + q·BStride,
+//	    COff + q·CStride + i·LDC, m = min(MR, M − i) } }
+//
+// name gives the loop variables fresh names. Nil for a Micro that is not batched.
+func (u *Micro) Unbatched(name func(base string) string) *Loop {
+	b := u.Batch
+	sa, ok := u.A.Layout.(*Strided)
+	if b == nil || !ok {
+		return nil
+	}
+	q, i := &Var{Name: name("q")}, &Var{Name: name("qi")}
+	t := *u
+	t.Batch = nil
+	t.A.Off = IAdd(u.A.Off, IAdd(IMul(IVar{V: q}, b.AStride), IMul(IVar{V: i}, sa.RowStride)))
+	t.B.Off = IAdd(u.B.Off, IMul(IVar{V: q}, b.BStride))
+	t.COff = IAdd(u.COff, IAdd(IMul(IVar{V: q}, b.CStride), IMul(IVar{V: i}, u.LDC)))
+	t.M = IMin(u.MR, ISub(u.M, IVar{V: i}))
+	rows := &Loop{Var: i, Lo: IConst{V: 0}, Hi: u.M, Step: u.MR, Body: []Node{&t}}
+	return &Loop{Var: q, Lo: IConst{V: 0}, Hi: b.Count, Step: IConst{V: 1}, Body: []Node{rows}}
+}
+
 func (u *Micro) asMMA(name func(base string) string, simplified bool) []Node {
+	if u.Batch != nil {
+		return nil // a batch is a loop of products, no one MMA
+	}
 	index := flatIndex
 	if simplified {
 		index = func(t *Tensor, off IExpr) []IExpr { return FlatIndex(t, off) }

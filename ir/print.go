@@ -215,8 +215,12 @@ func printNodes(b *strings.Builder, body []Node, depth int) {
 				bias = fmt.Sprintf(", bias %s+%s", n.Bias.Name, n.BiasOff)
 			}
 			kind := "micro"
-			if n.Kind() == MicroRows {
+			switch n.Kind() {
+			case MicroRows:
 				kind = "micro rows"
+			case MicroBatched:
+				b := n.Batch
+				kind = fmt.Sprintf("micro batch %s strides A %s B %s C %s", b.Count, b.AStride, b.BStride, b.CStride)
 			}
 			fmt.Fprintf(b, "%s%s %s %s %sx%s kc=%s A=%s B=%s C=%s+%s ldc=%s m=%s n=%s alpha=%s beta=%s%s ep=%s\n",
 				ind, kind, n.Slot, n.Elem, n.MR, n.NR, n.KC, n.A, n.B, n.C.Name, n.COff, n.LDC, n.M, n.N,

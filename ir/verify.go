@@ -353,6 +353,16 @@ func (v *fverifier) plainNode(n Node) error {
 				return fmt.Errorf("micro %s: %v", n.Slot, err)
 			}
 		}
+		if b := n.Batch; b != nil {
+			if b.Count == nil || b.AStride == nil || b.BStride == nil || b.CStride == nil {
+				return fmt.Errorf("micro %s: a batch needs a count and three strides", n.Slot)
+			}
+			for _, e := range []IExpr{b.Count, b.AStride, b.BStride, b.CStride} {
+				if err := v.iexpr(e); err != nil {
+					return fmt.Errorf("micro %s: batch: %v", n.Slot, err)
+				}
+			}
+		}
 		if n.Bias != nil {
 			if err := v.iexpr(n.BiasOff); err != nil {
 				return err

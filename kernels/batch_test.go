@@ -177,3 +177,87 @@ func fewTilesRule(t *testing.T, procs int) {
 		*sgemmSlot = s0
 	}
 }
+
+// TestBmmBatched checks Bmm's batched version (passes.Batch) on every variant and one worker: a batch of
+// products that are small (M·N·K ≤ SmallWork), one column tile wide (1 ≤ N ≤ NR) and above RowsMax
+// rows goes through the slot's batched kernel, ⌈Bt/4⌉ calls and no unpacked one; a product one column
+// wider goes through the unpacked kernel. Every product is checked against a float64 loop (checkBatch,
+// NaN and Inf included) and is bit for bit the product Bmm computes alone (Bt = 1): a product's result
+// does not depend on its place in the batch or on the batch count.
+func TestBmmBatched(t *testing.T) {
+	defer Use("")
+	procs := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(procs)
+	rng := rand.New(rand.NewPCG(23, 29))
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		s := *bmmSlot
+		var batched, unpacked atomic.Int64
+		bmmSlot.MicroB = func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep, cnt, sa, sb, sc int) {
+			batched.Add(1)
+			s.MicroB(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep, cnt, sa, sb, sc)
+		}
+		bmmSlot.MicroU = func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+			unpacked.Add(1)
+			s.MicroU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+		}
+		for trial := 0; trial < 40; trial++ {
+			bt := 1 + rng.IntN(11)
+			m := s.RowsMax + 1 + rng.IntN(3*s.MR)
+			n := 1 + rng.IntN(s.NR)
+			k := rng.IntN(40)
+			wide := trial%8 == 7 // one column past the tile: the unpacked version
+			if wide {
+				n = s.NR + 1
+			}
+			if m*n*k > s.SmallWork {
+				continue
+			}
+			A, B := make([]float32, bt*m*k), make([]float32, bt*k*n)
+			for i := range A {
+				A[i] = rng.Float32()*2 - 1
+			}
+			for i := range B {
+				B[i] = rng.Float32()*2 - 1
+			}
+			if k > 0 && trial%5 == 0 {
+				A[rng.IntN(len(A))] = float32(math.NaN())
+				B[rng.IntN(len(B))] = float32(math.Inf(-1))
+			}
+			C := make([]float32, bt*m*n)
+			for i := range C {
+				C[i] = 12345
+			}
+			batched.Store(0)
+			unpacked.Store(0)
+			if err := Bmm(bt, m, k, n, A, B, C); err != nil {
+				t.Fatal(err)
+			}
+			what := fmt.Sprintf("%s, Bt = %d, %d×%d×%d", v, bt, m, k, n)
+			if got, want := batched.Load(), int64((bt+3)/4); !wide && (got != want || unpacked.Load() != 0) {
+				t.Errorf("%s: %d batched and %d unpacked calls, want %d and 0", what, got, unpacked.Load(), want)
+			}
+			if wide && (batched.Load() != 0 || unpacked.Load() == 0) {
+				t.Errorf("%s: %d batched and %d unpacked calls, want 0 and some", what, batched.Load(), unpacked.Load())
+			}
+			if err := checkBatch(A, B, C, bt, m, k, n); err != nil {
+				t.Errorf("%s: %v", what, err)
+			}
+			one := make([]float32, m*n)
+			for p := 0; p < bt; p++ {
+				if err := Bmm(1, m, k, n, A[p*m*k:(p+1)*m*k], B[p*k*n:(p+1)*k*n], one); err != nil {
+					t.Fatal(err)
+				}
+				for i, x := range one {
+					if y := C[p*m*n+i]; math.Float32bits(x) != math.Float32bits(y) {
+						t.Errorf("%s: product %d, C[%d] = %v in the batch, %v alone", what, p, i, y, x)
+						break
+					}
+				}
+			}
+		}
+		*bmmSlot = s
+	}
+}

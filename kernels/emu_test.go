@@ -160,6 +160,52 @@ func gemmURun[T float32 | float64](mr, nr int) func(rng *rand.Rand, f any, set f
 	}
 }
 
+// gemmUBRun draws a batched unpacked call: cnt products of m×n (m up to three row tiles and a part),
+// each operand's products sa, sb, sc elements apart (with gaps: the kernel must not touch them).
+func gemmUBRun[T float32 | float64](mr, nr int) func(rng *rand.Rand, f any, set func(...any)) []any {
+	return func(rng *rand.Rand, f any, set func(...any)) []any {
+		fn := f.(func(int, *T, int, int, *T, int, *T, int, int, int, T, T, *T, int, int, int, int, int))
+		kc := []int{0, 1, 2, 3, 5, 8, 17}[rng.IntN(7)]
+		m, n, cnt := 1+rng.IntN(3*mr+2), 1+rng.IntN(nr), 1+rng.IntN(4)
+		a1, ars, acs, b1, ldb := strided[T](rng, kc, m, n)
+		ldc := n + rng.IntN(3)
+		sa, sb, sc := len(a1)+rng.IntN(3), len(b1)+rng.IntN(3), (m-1)*ldc+n+rng.IntN(3)
+		a, b := wildSlice[T](rng, (cnt-1)*sa+len(a1)), wildSlice[T](rng, (cnt-1)*sb+len(b1))
+		c, bias := wildSlice[T](rng, (cnt-1)*sc+(m-1)*ldc+n), wildSlice[T](rng, n)
+		alpha, beta := wildSlice[T](rng, 1)[0], wildSlice[T](rng, 1)[0]
+		if rng.IntN(3) == 0 {
+			beta = 0
+		}
+		if set != nil {
+			set(a, b, c, bias)
+		}
+		fn(kc, ptr(a), ars, acs, ptr(b), ldb, ptr(c), ldc, m, n, alpha, beta, ptr(bias), rng.IntN(4), cnt, sa, sb, sc)
+		return []any{c}
+	}
+}
+
+// gemmUTRun draws a tall-tile call: one vector of columns (n <= vl), acs == 1, MR < m <= 2·MR.
+func gemmUTRun[T float32 | float64](mr, vl int) func(rng *rand.Rand, f any, set func(...any)) []any {
+	return func(rng *rand.Rand, f any, set func(...any)) []any {
+		fn := f.(func(int, *T, int, int, *T, int, *T, int, int, int, T, T, *T, int))
+		kc := []int{0, 1, 2, 3, 5, 8, 17}[rng.IntN(7)]
+		m, n := mr+1+rng.IntN(mr), 1+rng.IntN(vl)
+		ars := max(kc, 1) + rng.IntN(3)
+		ldb, ldc := n+rng.IntN(3), n+rng.IntN(3)
+		a, b := wildSlice[T](rng, (m-1)*ars+max(kc, 1)), wildSlice[T](rng, max(kc-1, 0)*ldb+n)
+		c, bias := wildSlice[T](rng, (m-1)*ldc+n), wildSlice[T](rng, n)
+		alpha, beta := wildSlice[T](rng, 1)[0], wildSlice[T](rng, 1)[0]
+		if rng.IntN(3) == 0 {
+			beta = 0
+		}
+		if set != nil {
+			set(a, b, c, bias)
+		}
+		fn(kc, ptr(a), ars, 1, ptr(b), ldb, ptr(c), ldc, m, n, alpha, beta, ptr(bias), rng.IntN(4))
+		return []any{c}
+	}
+}
+
 func rowsRun[T float32 | float64]() func(rng *rand.Rand, f any, set func(...any)) []any {
 	return func(rng *rand.Rand, f any, set func(...any)) []any {
 		fn := f.(func(int, *T, int, int, *T, int, *T, int, int, int))
@@ -343,6 +389,18 @@ var emuRoutines = []emuRoutine{
 	{"sgemm13x32AVX512U", "avx512", sgemm13x32AVX512U, gemmURun[float32](13, 32)},
 	{"sgemm6x16AVX2U", "avx2", sgemm6x16AVX2U, gemmURun[float32](6, 16)},
 	{"dgemm6x8AVX2U", "avx2", dgemm6x8AVX2U, gemmURun[float64](6, 8)},
+	{"sgemm14x32AVX512UT", "avx512", sgemm14x32AVX512UT, gemmUTRun[float32](14, 16)},
+	{"dgemm14x16AVX512UT", "avx512", dgemm14x16AVX512UT, gemmUTRun[float64](14, 8)},
+	{"dgemm13x16AVX512UT", "avx512", dgemm13x16AVX512UT, gemmUTRun[float64](13, 8)},
+	{"sgemm12x32AVX512UT", "avx512", sgemm12x32AVX512UT, gemmUTRun[float32](12, 16)},
+	{"sgemm13x32AVX512UT", "avx512", sgemm13x32AVX512UT, gemmUTRun[float32](13, 16)},
+	{"sgemm14x32AVX512UB", "avx512", sgemm14x32AVX512UB, gemmUBRun[float32](14, 32)},
+	{"dgemm14x16AVX512UB", "avx512", dgemm14x16AVX512UB, gemmUBRun[float64](14, 16)},
+	{"dgemm13x16AVX512UB", "avx512", dgemm13x16AVX512UB, gemmUBRun[float64](13, 16)},
+	{"sgemm12x32AVX512UB", "avx512", sgemm12x32AVX512UB, gemmUBRun[float32](12, 32)},
+	{"sgemm13x32AVX512UB", "avx512", sgemm13x32AVX512UB, gemmUBRun[float32](13, 32)},
+	{"sgemm6x16AVX2UB", "avx2", sgemm6x16AVX2UB, gemmUBRun[float32](6, 16)},
+	{"dgemm6x8AVX2UB", "avx2", dgemm6x8AVX2UB, gemmUBRun[float64](6, 8)},
 	{"sgemmRowsAVX2", "avx2", sgemmRowsAVX2, rowsRun[float32]()},
 	{"dgemmRowsAVX2", "avx2", dgemmRowsAVX2, rowsRun[float64]()},
 	{"packDf32AVX2", "avx2", packDf32AVX2, packDRun[float32]()},

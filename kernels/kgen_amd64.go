@@ -67,10 +67,22 @@ func sgemm14x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb 
 	sgemm14x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemm14x32AVX512UBSlice adapts the batched unpacked microkernel sgemm14x32AVX512UB to the slot's slice signature; the loop
+// nest guarantees m, n, cnt >= 1 and that every element of the cnt products is inside the slices.
+func sgemm14x32AVX512UBSlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep, cnt, sa, sb, sc int) {
+	sgemm14x32AVX512UB(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep, cnt, sa, sb, sc)
+}
+
 // sgemm12x32AVX512USlice adapts the unpacked microkernel sgemm12x32AVX512U to the slot's slice signature; the loop nest
 // guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
 func sgemm12x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
 	sgemm12x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
+// sgemm12x32AVX512UBSlice adapts the batched unpacked microkernel sgemm12x32AVX512UB to the slot's slice signature; the loop
+// nest guarantees m, n, cnt >= 1 and that every element of the cnt products is inside the slices.
+func sgemm12x32AVX512UBSlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep, cnt, sa, sb, sc int) {
+	sgemm12x32AVX512UB(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep, cnt, sa, sb, sc)
 }
 
 // sgemm13x32AVX512USlice adapts the unpacked microkernel sgemm13x32AVX512U to the slot's slice signature; the loop nest
@@ -79,10 +91,22 @@ func sgemm13x32AVX512USlice(kc int, a []float32, ars, acs int, b []float32, ldb 
 	sgemm13x32AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemm13x32AVX512UBSlice adapts the batched unpacked microkernel sgemm13x32AVX512UB to the slot's slice signature; the loop
+// nest guarantees m, n, cnt >= 1 and that every element of the cnt products is inside the slices.
+func sgemm13x32AVX512UBSlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep, cnt, sa, sb, sc int) {
+	sgemm13x32AVX512UB(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep, cnt, sa, sb, sc)
+}
+
 // dgemm14x16AVX512USlice adapts the unpacked microkernel dgemm14x16AVX512U to the slot's slice signature; the loop nest
 // guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
 func dgemm14x16AVX512USlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
 	dgemm14x16AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
+// dgemm14x16AVX512UBSlice adapts the batched unpacked microkernel dgemm14x16AVX512UB to the slot's slice signature; the loop
+// nest guarantees m, n, cnt >= 1 and that every element of the cnt products is inside the slices.
+func dgemm14x16AVX512UBSlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep, cnt, sa, sb, sc int) {
+	dgemm14x16AVX512UB(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep, cnt, sa, sb, sc)
 }
 
 // dgemm13x16AVX512USlice adapts the unpacked microkernel dgemm13x16AVX512U to the slot's slice signature; the loop nest
@@ -91,16 +115,34 @@ func dgemm13x16AVX512USlice(kc int, a []float64, ars, acs int, b []float64, ldb 
 	dgemm13x16AVX512U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// dgemm13x16AVX512UBSlice adapts the batched unpacked microkernel dgemm13x16AVX512UB to the slot's slice signature; the loop
+// nest guarantees m, n, cnt >= 1 and that every element of the cnt products is inside the slices.
+func dgemm13x16AVX512UBSlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep, cnt, sa, sb, sc int) {
+	dgemm13x16AVX512UB(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep, cnt, sa, sb, sc)
+}
+
 // sgemm6x16AVX2USlice adapts the unpacked microkernel sgemm6x16AVX2U to the slot's slice signature; the loop nest
 // guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
 func sgemm6x16AVX2USlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
 	sgemm6x16AVX2U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
 }
 
+// sgemm6x16AVX2UBSlice adapts the batched unpacked microkernel sgemm6x16AVX2UB to the slot's slice signature; the loop
+// nest guarantees m, n, cnt >= 1 and that every element of the cnt products is inside the slices.
+func sgemm6x16AVX2UBSlice(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep, cnt, sa, sb, sc int) {
+	sgemm6x16AVX2UB(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep, cnt, sa, sb, sc)
+}
+
 // dgemm6x8AVX2USlice adapts the unpacked microkernel dgemm6x8AVX2U to the slot's slice signature; the loop nest
 // guarantees m, n >= 1 and that every element of the m×n tile and its operands is inside the slices.
 func dgemm6x8AVX2USlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep int) {
 	dgemm6x8AVX2U(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep)
+}
+
+// dgemm6x8AVX2UBSlice adapts the batched unpacked microkernel dgemm6x8AVX2UB to the slot's slice signature; the loop
+// nest guarantees m, n, cnt >= 1 and that every element of the cnt products is inside the slices.
+func dgemm6x8AVX2UBSlice(kc int, a []float64, ars, acs int, b []float64, ldb int, c []float64, ldc, m, n int, alpha, beta float64, bias []float64, ep, cnt, sa, sb, sc int) {
+	dgemm6x8AVX2UB(kc, unsafe.SliceData(a), ars, acs, unsafe.SliceData(b), ldb, &c[0], ldc, m, n, alpha, beta, unsafe.SliceData(bias), ep, cnt, sa, sb, sc)
 }
 
 // sgemmRowsAVX512Slice runs the rows kernel sgemmRowsAVX512 under rowsVia32, which applies alpha, beta and the epilogue;
@@ -1287,25 +1329,25 @@ func registerVariants() bool {
 			packD64 = packDf64AVX2Slice
 			packPB64 = packPBf64AVX2Slice
 			packPBBF16 = packPBbf16AVX2Slice
-			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, Rows: dgemmRowsAVX2Slice}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, Rows: dgemmRowsAVX2Slice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, Rows: dgemmRowsAVX2Slice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, Rows: dgemmRowsAVX2Slice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*bgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*bgemm_bf16Slot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*bgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*linear_geluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*hlinear_geluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*linear_residualSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
-			*gemm_sigmoidSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, Rows: sgemmRowsAVX2Slice}
+			*sgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*dgemmSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, MicroB: dgemm6x8AVX2UBSlice, Rows: dgemmRowsAVX2Slice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, MicroB: dgemm6x8AVX2UBSlice, Rows: dgemmRowsAVX2Slice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, MicroB: dgemm6x8AVX2UBSlice, Rows: dgemmRowsAVX2Slice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx2", MR: 6, NR: 8, MC: dgemm6x8AVX2Blocks.MC, KC: dgemm6x8AVX2Blocks.KC, NC: dgemm6x8AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm6x8AVX2Slice, MicroU: dgemm6x8AVX2USlice, MicroB: dgemm6x8AVX2UBSlice, Rows: dgemmRowsAVX2Slice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*bmmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*hgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*bgemmSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*bgemm_bf16Slot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*bgemm_ttSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*linear_geluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*hlinear_geluSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*linear_residualSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
+			*gemm_sigmoidSlot = gemmSlot32{Name: "avx2", MR: 6, NR: 16, MC: sgemm6x16AVX2Blocks.MC, KC: sgemm6x16AVX2Blocks.KC, NC: sgemm6x16AVX2Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm6x16AVX2Slice, MicroU: sgemm6x16AVX2USlice, MicroB: sgemm6x16AVX2UBSlice, Rows: sgemmRowsAVX2Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX2Slot
 			vloop_sdot_0 = vloop_sdot_0AVX2Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX2Slot
@@ -1369,14 +1411,14 @@ func registerVariants() bool {
 			packD64 = packDf64AVX2Slice
 			packPB64 = packPBf64AVX2Slice
 			packPBBF16 = packPBbf16AVX2Slice
-			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU, sgemmSlot.MicroB = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice, sgemm12x32AVX512UBSlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
 				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 1024, 2343987
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU, sgemmSlot.MicroB = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice, sgemm13x32AVX512UBSlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
 				sgemmSlot.SmallWork = 31644432
 			}
@@ -1386,12 +1428,12 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.KC, sgemmSlot.MC = 1168, 294
 			}
-			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			*dgemmSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, MicroB: dgemm14x16AVX512UBSlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 6208, 1024000
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				dgemmSlot.MR, dgemmSlot.NR, dgemmSlot.Micro, dgemmSlot.MicroU = 13, 16, dgemm13x16AVX512Slice, dgemm13x16AVX512USlice
+				dgemmSlot.MR, dgemmSlot.NR, dgemmSlot.Micro, dgemmSlot.MicroU, dgemmSlot.MicroB = 13, 16, dgemm13x16AVX512Slice, dgemm13x16AVX512USlice, dgemm13x16AVX512UBSlice
 				dgemmSlot.MC, dgemmSlot.KC, dgemmSlot.NC = dgemm13x16AVX512Blocks.MC, dgemm13x16AVX512Blocks.KC, dgemm13x16AVX512Blocks.NC
 				dgemmSlot.SmallWork = 6296140
 			}
@@ -1401,43 +1443,43 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				dgemmSlot.KC, dgemmSlot.MC = 576, 280
 			}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemm_ntSlot.MR, sgemm_ntSlot.NR, sgemm_ntSlot.Micro, sgemm_ntSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemm_ntSlot.MR, sgemm_ntSlot.NR, sgemm_ntSlot.Micro, sgemm_ntSlot.MicroU, sgemm_ntSlot.MicroB = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice, sgemm12x32AVX512UBSlice
 				sgemm_ntSlot.MC, sgemm_ntSlot.KC, sgemm_ntSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
 			}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, MicroB: dgemm14x16AVX512UBSlice, Rows: dgemmRowsAVX512Slice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, MicroB: dgemm14x16AVX512UBSlice, Rows: dgemmRowsAVX512Slice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx512", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, MicroB: dgemm14x16AVX512UBSlice, Rows: dgemmRowsAVX512Slice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemm_accSlot.MR, sgemm_accSlot.NR, sgemm_accSlot.Micro, sgemm_accSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemm_accSlot.MR, sgemm_accSlot.NR, sgemm_accSlot.Micro, sgemm_accSlot.MicroU, sgemm_accSlot.MicroB = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice, sgemm12x32AVX512UBSlice
 				sgemm_accSlot.MC, sgemm_accSlot.KC, sgemm_accSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
 			}
-			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*bmmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				bmmSlot.MR, bmmSlot.NR, bmmSlot.Micro, bmmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				bmmSlot.MR, bmmSlot.NR, bmmSlot.Micro, bmmSlot.MicroU, bmmSlot.MicroB = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice, sgemm13x32AVX512UBSlice
 				bmmSlot.MC, bmmSlot.KC, bmmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
 			}
-			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*bgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*bgemm_bf16Slot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*bgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*linear_geluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*hgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*bgemmSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*bgemm_bf16Slot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*bgemm_ttSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*linear_geluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				linear_geluSlot.MR, linear_geluSlot.NR, linear_geluSlot.Micro, linear_geluSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				linear_geluSlot.MR, linear_geluSlot.NR, linear_geluSlot.Micro, linear_geluSlot.MicroU, linear_geluSlot.MicroB = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice, sgemm13x32AVX512UBSlice
 				linear_geluSlot.MC, linear_geluSlot.KC, linear_geluSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
 			}
-			*hlinear_geluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*linear_residualSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*gemm_sigmoidSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*hlinear_geluSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*linear_residualSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*gemm_sigmoidSlot = gemmSlot32{Name: "avx512", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX512Slot
 			vloop_sdot_0 = vloop_sdot_0AVX512Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX512Slot
@@ -1502,14 +1544,14 @@ func registerVariants() bool {
 			packPB64 = packPBf64AVX2Slice
 			packDBF16 = packDPairBF16
 			packPBBF16 = packPBbf16PairAVX2Slice
-			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
-				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU, sgemmSlot.MicroB = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice, sgemm12x32AVX512UBSlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
 				sgemmSlot.RowsNB, sgemmSlot.SmallWork = 1024, 2343987
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				sgemmSlot.MR, sgemmSlot.NR, sgemmSlot.Micro, sgemmSlot.MicroU, sgemmSlot.MicroB = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice, sgemm13x32AVX512UBSlice
 				sgemmSlot.MC, sgemmSlot.KC, sgemmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
 				sgemmSlot.SmallWork = 31644432
 			}
@@ -1519,12 +1561,12 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				sgemmSlot.KC, sgemmSlot.MC = 1168, 294
 			}
-			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
+			*dgemmSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, MicroB: dgemm14x16AVX512UBSlice, Rows: dgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_1M":
 				dgemmSlot.RowsNB, dgemmSlot.SmallWork = 6208, 1024000
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				dgemmSlot.MR, dgemmSlot.NR, dgemmSlot.Micro, dgemmSlot.MicroU = 13, 16, dgemm13x16AVX512Slice, dgemm13x16AVX512USlice
+				dgemmSlot.MR, dgemmSlot.NR, dgemmSlot.Micro, dgemmSlot.MicroU, dgemmSlot.MicroB = 13, 16, dgemm13x16AVX512Slice, dgemm13x16AVX512USlice, dgemm13x16AVX512UBSlice
 				dgemmSlot.MC, dgemmSlot.KC, dgemmSlot.NC = dgemm13x16AVX512Blocks.MC, dgemm13x16AVX512Blocks.KC, dgemm13x16AVX512Blocks.NC
 				dgemmSlot.SmallWork = 6296140
 			}
@@ -1534,43 +1576,43 @@ func registerVariants() bool {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
 				dgemmSlot.KC, dgemmSlot.MC = 576, 280
 			}
-			*sgemm_tnSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*sgemm_ntSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_tnSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_ntSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemm_ntSlot.MR, sgemm_ntSlot.NR, sgemm_ntSlot.Micro, sgemm_ntSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemm_ntSlot.MR, sgemm_ntSlot.NR, sgemm_ntSlot.Micro, sgemm_ntSlot.MicroU, sgemm_ntSlot.MicroB = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice, sgemm12x32AVX512UBSlice
 				sgemm_ntSlot.MC, sgemm_ntSlot.KC, sgemm_ntSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
 			}
-			*sgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*dgemm_tnSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
-			*dgemm_ntSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
-			*dgemm_ttSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, Rows: dgemmRowsAVX512Slice}
-			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*sgemm_accSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*dgemm_tnSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, MicroB: dgemm14x16AVX512UBSlice, Rows: dgemmRowsAVX512Slice}
+			*dgemm_ntSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, MicroB: dgemm14x16AVX512UBSlice, Rows: dgemmRowsAVX512Slice}
+			*dgemm_ttSlot = gemmSlot64{Name: "avx512bf16", MR: 14, NR: 16, MC: dgemm14x16AVX512Blocks.MC, KC: dgemm14x16AVX512Blocks.KC, NC: dgemm14x16AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: dgemm14x16AVX512Slice, MicroU: dgemm14x16AVX512USlice, MicroB: dgemm14x16AVX512UBSlice, Rows: dgemmRowsAVX512Slice}
+			*gemm_bias_reluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*sgemm_accSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				sgemm_accSlot.MR, sgemm_accSlot.NR, sgemm_accSlot.Micro, sgemm_accSlot.MicroU = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice
+				sgemm_accSlot.MR, sgemm_accSlot.NR, sgemm_accSlot.Micro, sgemm_accSlot.MicroU, sgemm_accSlot.MicroB = 12, 32, sgemm12x32AVX512Slice, sgemm12x32AVX512USlice, sgemm12x32AVX512UBSlice
 				sgemm_accSlot.MC, sgemm_accSlot.KC, sgemm_accSlot.NC = sgemm12x32AVX512Blocks.MC, sgemm12x32AVX512Blocks.KC, sgemm12x32AVX512Blocks.NC
 			}
-			*bmmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*bmmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				bmmSlot.MR, bmmSlot.NR, bmmSlot.Micro, bmmSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				bmmSlot.MR, bmmSlot.NR, bmmSlot.Micro, bmmSlot.MicroU, bmmSlot.MicroB = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice, sgemm13x32AVX512UBSlice
 				bmmSlot.MC, bmmSlot.KC, bmmSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
 			}
-			*hgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*bgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
-			*bgemm_bf16Slot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
-			*bgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, Rows: rowsGo32}
-			*linear_geluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*hgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*bgemmSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+			*bgemm_bf16Slot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+			*bgemm_ttSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: bgemm14x32AVX512Blocks.MC, KC: bgemm14x32AVX512Blocks.KC, NC: bgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: bgemm14x32AVX512Slice, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+			*linear_geluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			switch machineClass {
 			case "amd64-avx512bf16-c2-l1_48K-l2_2M":
-				linear_geluSlot.MR, linear_geluSlot.NR, linear_geluSlot.Micro, linear_geluSlot.MicroU = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice
+				linear_geluSlot.MR, linear_geluSlot.NR, linear_geluSlot.Micro, linear_geluSlot.MicroU, linear_geluSlot.MicroB = 13, 32, sgemm13x32AVX512Slice, sgemm13x32AVX512USlice, sgemm13x32AVX512UBSlice
 				linear_geluSlot.MC, linear_geluSlot.KC, linear_geluSlot.NC = sgemm13x32AVX512Blocks.MC, sgemm13x32AVX512Blocks.KC, sgemm13x32AVX512Blocks.NC
 			}
-			*hlinear_geluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*linear_residualSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
-			*gemm_sigmoidSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, Rows: sgemmRowsAVX512Slice}
+			*hlinear_geluSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*linear_residualSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
+			*gemm_sigmoidSlot = gemmSlot32{Name: "avx512bf16", MR: 14, NR: 32, MC: sgemm14x32AVX512Blocks.MC, KC: sgemm14x32AVX512Blocks.KC, NC: sgemm14x32AVX512Blocks.NC, SmallWork: 512000, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: sgemm14x32AVX512Slice, MicroU: sgemm14x32AVX512USlice, MicroB: sgemm14x32AVX512UBSlice, Rows: sgemmRowsAVX512Slice}
 			vloop_sgemv_0 = vloop_sgemv_0AVX512Slot
 			vloop_sdot_0 = vloop_sdot_0AVX512Slot
 			vloop_saxpy_0 = vloop_saxpy_0AVX512Slot

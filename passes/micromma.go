@@ -19,6 +19,17 @@ func MicroToMMA(f *ir.Func, c *Context) (bool, error) {
 		if !ok {
 			return []ir.Node{node}
 		}
+		if loops := u.Unbatched(n.name); loops != nil {
+			// a batch: the loops over its products' row tiles around one tile's MMA form
+			tile := loops.Body[0].(*ir.Loop)
+			nodes := tile.Body[0].(*ir.Micro).AsMMASimplified(n.name)
+			if nodes == nil {
+				return []ir.Node{node}
+			}
+			tile.Body = nodes
+			changed = true
+			return []ir.Node{loops}
+		}
 		nodes := u.AsMMASimplified(n.name)
 		if nodes == nil {
 			return []ir.Node{node}

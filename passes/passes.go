@@ -94,9 +94,11 @@ var passes = map[string]Pass{
 	// parallel versions the packed ic loop (it looks for pack's nest) and picks the outermost loop of
 	// the final structure.
 	"parallel": {"parallel", "run the outermost independent loop of each nest on the worker pool", Parallel, []string{"pack", "interchange", "vectorize", "unroll"}},
+	// batch strip-mines the product loops parallel has already split (or kept serial).
+	"batch": {"batch", "run chunks of a batch of small one-column-tile products as one batched microkernel call each", Batch, []string{"pack", "parallel"}},
 	// beta versions whole nests: every other pass must see a single nest.
 	"beta": {"beta", "version the loops computing a scaled-output term beta·C on beta == 0, which then does not read C", Beta,
-		[]string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel"}},
+		[]string{"fusion", "tensorize", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "batch"}},
 	// The GPU passes (gpumap.go, staging.go) take the lowered, fused nests; the CPU passes do not run
 	// in a GPU pipeline.
 	"mmaform": {"mmaform", "turn GEMM-like statements into tile loops around MMA nodes of the target's shape (accumulators across K, the statement's epilogue)", MMAForm, []string{"fusion"}},
@@ -117,7 +119,7 @@ var passes = map[string]Pass{
 var gpuPipeline = []string{"fusion", "mmaform", "gpumap", "staging"}
 
 // cpuPipeline is the pass order of the CPU targets.
-var cpuPipeline = []string{"fusion", "tensorize", "bindmicro", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "beta"}
+var cpuPipeline = []string{"fusion", "tensorize", "bindmicro", "pack", "precision", "tile", "interchange", "vectorize", "unroll", "parallel", "batch", "beta"}
 
 // llvmPipeline is the pass order of the LLVM IR target: the CPU pipeline's cache blocking and packing
 // (with llvm's register tile, mmaplan), written as loops that LLVM's optimiser vectorises and schedules

@@ -352,9 +352,9 @@ func TestTunedKernelFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"mmSlot.MR, mmSlot.NR, mmSlot.Micro, mmSlot.MicroU = 8, 32, sgemm8x32AVX512_u2_paoffSlice, sgemm8x32AVX512U_pu16Slice",
+		"mmSlot.MR, mmSlot.NR, mmSlot.Micro, mmSlot.MicroU, mmSlot.MicroB = 8, 32, sgemm8x32AVX512_u2_paoffSlice, sgemm8x32AVX512U_pu16Slice, sgemm8x32AVX512U_pu16BSlice",
 		"mmSlot.MC, mmSlot.KC, mmSlot.NC = sgemm8x32AVX512_u2_paoffBlocks.MC",
-		"mmSlot.MR, mmSlot.NR, mmSlot.Micro, mmSlot.MicroU = 4, 24, sgemm4x24AVX2_pb16Slice, microUGo32", // 4×24 unpacked needs 17 ymm: the portable one,
+		"mmSlot.MR, mmSlot.NR, mmSlot.Micro, mmSlot.MicroU, mmSlot.MicroB = 4, 24, sgemm4x24AVX2_pb16Slice, microUGo32, microBGo32", // 4×24 unpacked needs 17 ymm: the portable one,
 	} {
 		if !strings.Contains(string(src), want) {
 			var got []string

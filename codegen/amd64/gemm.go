@@ -177,6 +177,10 @@ func lbl(name string) operand.LabelRef { return operand.LabelRef(name) }
 func (g *gemmGen) emit() {
 	if g.k.Unpacked {
 		g.emitU()
+		if g.tall() {
+			g.emitUT()
+		}
+		g.emitUB()
 		return
 	}
 	c, k := g.c, g.k
@@ -727,6 +731,316 @@ func (g *gemmGen) emitU() {
 	c.Load(c.Param("ldc"), rLdc)
 	c.SHLQ(shift, rLdc)
 	g.epilogue()
+}
+
+// BatchName is the name of the batched twin of the unpacked kernel named u (codegen.BatchSuffix).
+func BatchName(u string) string { return u + "B" }
+
+// emitUB emits the batched twin of the unpacked kernel (BatchName; docs/MICROKERNEL.md, "Batched
+// products"): the unpacked signature plus cnt, sa, sb, sc, computing cnt whole m×n products (n <= NR,
+// m any) at a, b, c + q·(sa, sb, sc) elements, each as the row tiles of MR rows the unpacked tile loops
+// would compute, in that order, by calling the unpacked kernel once per tile (so its results are that
+// kernel's, bit for bit). The arguments of the call live in this frame's outgoing area: the invariant
+// ones are copied once, a, c and m are written per tile and b per product (the unpacked kernels never
+// write their argument slots). Locals after them: the product's rows, A and C, and the rows left.
+// A pointer moves only to a tile or product that exists.
+func (g *gemmGen) emitUB() {
+	c, k := g.c, g.k
+	t := goType(k.Elem)
+	name := BatchName(k.Name)
+	c.Function(name)
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(
+		fmt.Sprintf("%s is the batched twin of %s (docs/MICROKERNEL.md, \"Batched products\"): for each", name, k.Name),
+		"product q < cnt, the m×n product at a + q*sa, b + q*sb, c + q*sc (elements), m any and n <= NR,",
+		fmt.Sprintf("as %s computes it: its row tiles of %d rows in order, one call each.", k.Name, k.MR),
+	)
+	c.SignatureExpr(fmt.Sprintf("func(kc int, a *%s, ars, acs int, b *%s, ldb int, c *%s, ldc int, m, n int, alpha, beta %s, bias *%s, ep int, cnt, sa, sb, sc int)", t, t, t, t, t))
+	// The outgoing arguments: the unpacked kernel's, laid out as this function's first 14 (the same
+	// signature up to ep), which end where cnt begins.
+	names := []string{"kc", "a", "ars", "acs", "b", "ldb", "c", "ldc", "m", "n", "alpha", "beta", "bias", "ep"}
+	out := c.AllocLocal(g.paramAddr("cnt").Disp)
+	arg := func(name string) operand.Mem { return out.Offset(g.paramAddr(name).Disp) }
+	rows, pa, pc, left := c.AllocLocal(8), c.AllocLocal(8), c.AllocLocal(8), c.AllocLocal(8)
+	shift := operand.Imm(uint64(bits.TrailingZeros(uint(g.esz))))
+
+	c.Comment("Nothing to do for cnt, n or m <= 0.")
+	for _, p := range []string{"cnt", "n", "m"} {
+		c.MOVQ(g.paramAddr(p), rTmp)
+		c.TESTQ(rTmp, rTmp)
+		c.JLE(lbl("bret"))
+	}
+	c.MOVQ(rTmp, rows)
+	c.Comment("The arguments every call shares.")
+	for _, n := range names {
+		switch {
+		case n == "m" || n == "a" || n == "c":
+		case (n == "alpha" || n == "beta") && g.esz == 4:
+			c.MOVL(g.paramAddr(n), rLoop.As32())
+			c.MOVL(rLoop.As32(), arg(n))
+		default:
+			c.MOVQ(g.paramAddr(n), rLoop)
+			c.MOVQ(rLoop, arg(n))
+		}
+	}
+	c.MOVQ(g.paramAddr("a"), rTmp)
+	c.MOVQ(rTmp, pa)
+	c.MOVQ(g.paramAddr("c"), rTmp)
+	c.MOVQ(rTmp, pc)
+
+	c.Label("bprod")
+	c.MOVQ(rows, rTmp)
+	c.MOVQ(rTmp, left)
+	c.MOVQ(pa, rTmp)
+	c.MOVQ(rTmp, arg("a"))
+	c.MOVQ(pc, rTmp)
+	c.MOVQ(rTmp, arg("c"))
+
+	// tile calls kernel on min(rows, rows left) rows, then moves to the next tile of rows rows or, when
+	// none is left, to bnext.
+	tile := func(kernel string, rows int, next string) {
+		c.Comment(fmt.Sprintf("m = min(%d, rows left)", rows))
+		c.MOVQ(left, rTmp)
+		c.MOVQ(operand.U32(rows), rLoop)
+		c.CMPQ(rTmp, rLoop)
+		c.CMOVQGT(rLoop, rTmp)
+		c.MOVQ(rTmp, arg("m"))
+		c.CALL(operand.LabelRef("·" + kernel + "(SB)")) // avo takes a call target as a label (rel32)
+		c.Comment(fmt.Sprintf("Rows left: the next tile, A and C %d rows on.", rows))
+		c.MOVQ(left, rTmp)
+		c.SUBQ(operand.U32(rows), rTmp)
+		c.JLE(lbl("bnext"))
+		c.MOVQ(rTmp, left)
+		for _, p := range [][2]string{{"ars", "a"}, {"ldc", "c"}} {
+			c.MOVQ(g.paramAddr(p[0]), rTmp)
+			c.IMUL3Q(operand.U32(rows*g.esz), rTmp, rTmp)
+			c.ADDQ(rTmp, arg(p[1]))
+		}
+		c.JMP(lbl(next))
+	}
+	c.Label("btile")
+	if g.tall() {
+		c.Comment(fmt.Sprintf("One vector of columns (n <= %d), acs == 1 and more than %d rows left: a tall tile.", g.vl, k.MR))
+		c.CMPQ(g.paramAddr("n"), operand.U32(g.vl))
+		c.JGT(lbl("bshort"))
+		c.CMPQ(g.paramAddr("acs"), operand.U32(1))
+		c.JNE(lbl("bshort"))
+		c.CMPQ(left, operand.U32(k.MR))
+		c.JLE(lbl("bshort"))
+		tile(TallName(k.Name), 2*k.MR, "btile")
+		c.Label("bshort")
+	}
+	tile(k.Name, k.MR, "btile")
+
+	c.Label("bnext")
+	c.Comment("Products left: the next one, A, B and C a product on.")
+	c.DECQ(g.paramAddr("cnt"))
+	c.JZ(lbl("bret"))
+	for _, p := range []struct {
+		stride string
+		at     operand.Mem
+	}{{"sa", pa}, {"sb", arg("b")}, {"sc", pc}} {
+		c.MOVQ(g.paramAddr(p.stride), rTmp)
+		c.SHLQ(shift, rTmp)
+		c.ADDQ(rTmp, p.at)
+	}
+	c.JMP(lbl("bprod"))
+
+	c.Label("bret")
+	c.RET()
+}
+
+// TallName is the name of the tall-tile companion of the unpacked kernel named u (emitUT).
+func TallName(u string) string { return u + "T" }
+
+// tall reports whether the kernel has a tall-tile companion (emitUT): AVX-512 unpacked tiles of two or
+// more column vectors, whose second vector's accumulators hold the rows past MR when n fits one.
+func (g *gemmGen) tall() bool { return g.z && g.nv >= 2 && g.k.Unpacked }
+
+// Tall tiles' extra row bases: rows 14–20 and 21–27 at uA14 = uA0 + 14·ars and uA21 (the k offset
+// register of register-row mode and the epilogue's row pointer, both unused in the tall k loop).
+var uA14, uA21 = reg.RAX, reg.R13
+
+// emitUT emits the tall-tile companion of an AVX-512 unpacked kernel (TallName; docs/MICROKERNEL.md,
+// "Batched products"), which the batched twin calls: the unpacked signature and contract for n <= VL
+// (one vector of columns), acs == 1 and MR < m <= 2·MR rows, row r in accumulator acc[r mod MR][r / MR]
+// (the second vector's registers, idle when n fits one). A 16×16×16 product is then one tile of 16 rows
+// at 16 FMAs a k step, instead of a 14-row tile and a 2-row one, each with a call's fixed cost. One k
+// loop per m (rows i >= m of A are not read), one accumulator per row (each sum in k order).
+func (g *gemmGen) emitUT() {
+	c, k := g.c, g.k
+	t := goType(k.Elem)
+	name := TallName(k.Name)
+	c.Function(name)
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(
+		fmt.Sprintf("%s is the tall-tile companion of %s (docs/MICROKERNEL.md, \"Batched products\"): its", name, k.Name),
+		fmt.Sprintf("contract for n <= %d, acs == 1 and %d < m <= %d, row r in accumulator [r mod %d][r / %d].", g.vl, k.MR, 2*k.MR, k.MR, k.MR),
+	)
+	c.SignatureExpr(fmt.Sprintf("func(kc int, a *%s, ars, acs int, b *%s, ldb int, c *%s, ldc int, m, n int, alpha, beta %s, bias *%s, ep int)", t, t, t, t, t))
+	shift := operand.Imm(uint64(bits.TrailingZeros(uint(g.esz))))
+	acc := func(r int) reg.VecPhysical { return g.acc[r%k.MR][r/k.MR] }
+	m := g.paramAddr("m")
+
+	c.Load(c.Param("n"), rN)
+	g.masks()
+	c.Load(c.Param("b"), uB)
+	c.Load(c.Param("ldb"), uLdb)
+	c.SHLQ(shift, uLdb)
+	d, offs := g.uPrefetchN(1)
+	if d > 0 {
+		c.IMUL3Q(operand.Imm(uint64(d)), uLdb, uPfd)
+	}
+	c.Load(c.Param("kc"), uKC)
+	c.Comment("Rows at uA0/uA7/uA14/uA21 + {0..6}*ars from the index registers ars, 3ars, 5ars.")
+	c.Load(c.Param("a"), uA0)
+	c.Load(c.Param("ars"), uI1)
+	c.SHLQ(shift, uI1)
+	c.LEAQ(operand.Mem{Base: uI1, Index: uI1, Scale: 2}, uI3)
+	c.LEAQ(operand.Mem{Base: uI1, Index: uI1, Scale: 4}, uI5)
+	c.LEAQ(operand.Mem{Base: uI1, Index: uI3, Scale: 2}, uA7) // 7·ars
+	c.LEAQ(operand.Mem{Base: uA0, Index: uA7, Scale: 2}, uA14)
+	c.LEAQ(operand.Mem{Base: uA14, Index: uA7, Scale: 1}, uA21)
+	c.ADDQ(uA0, uA7)
+	bases := []reg.GPPhysical{uA0, uA7, uA14, uA21}
+	row := func(r, p int) operand.Mem {
+		idx, sc := rowIndexOf(r % 7)
+		return operand.Mem{Base: bases[r/7], Index: idx, Scale: sc, Disp: p * g.esz}
+	}
+
+	// dispatch on m in MR+1 .. 2·MR (a binary search; labels t<m>)
+	var dispatch func(lo, hi int)
+	dispatch = func(lo, hi int) {
+		if lo == hi {
+			c.JMP(lbl(fmt.Sprintf("t%d", lo)))
+			return
+		}
+		mid := (lo + hi + 1) / 2
+		upper := fmt.Sprintf("tsel%d_%d", mid, hi)
+		c.CMPQ(m, operand.Imm(uint64(mid)))
+		c.JGE(lbl(upper))
+		dispatch(lo, mid-1)
+		c.Label(upper)
+		dispatch(mid, hi)
+	}
+	dispatch(k.MR+1, 2*k.MR)
+	for mm := k.MR + 1; mm <= 2*k.MR; mm++ {
+		pre := fmt.Sprintf("t%d", mm)
+		c.Label(pre)
+		for r := 0; r < mm; r++ {
+			zero(c, true, acc(r))
+		}
+		step := func(p int) {
+			g.vloadZ(mem(uB, 0), maskReg(0), g.bvec[0])
+			if d > 0 {
+				for _, off := range offs {
+					c.PREFETCHT0(operand.Mem{Base: uB, Index: uPfd, Scale: 1, Disp: off})
+				}
+			}
+			for r := 0; r < mm; r++ {
+				b := g.bcast[r%len(g.bcast)]
+				g.bcst(row(r, p), b)
+				g.fma(g.bvec[0], b, acc(r))
+			}
+			c.ADDQ(uLdb, uB)
+		}
+		advance := func(by int) {
+			for _, b := range bases[:(mm+6)/7] {
+				c.ADDQ(operand.U32(by*g.esz), b)
+			}
+		}
+		c.MOVQ(uKC, uLoop)
+		c.SHRQ(operand.Imm(uint64(bits.TrailingZeros(uint(g.u)))), uLoop)
+		c.JZ(lbl(pre + "_rem"))
+		c.Label(pre + "_loop")
+		for p := 0; p < g.u; p++ {
+			step(p)
+		}
+		advance(g.u)
+		c.DECQ(uLoop)
+		c.JNZ(lbl(pre + "_loop"))
+		c.Label(pre + "_rem")
+		c.ANDQ(operand.U32(g.u-1), uKC)
+		c.JZ(lbl("tstore"))
+		c.Label(pre + "_rem1")
+		step(0)
+		advance(1)
+		c.DECQ(uKC)
+		c.JNZ(lbl(pre + "_rem1"))
+		c.JMP(lbl("tstore"))
+	}
+
+	c.Label("tstore")
+	c.Load(c.Param("c"), rC)
+	c.Load(c.Param("ldc"), rLdc)
+	c.SHLQ(shift, rLdc)
+	c.Load(c.Param("m"), rM)
+	c.Load(c.Param("ep"), rEp)
+	s0 := g.scratch[0]
+	all := func(f func(r reg.VecPhysical)) {
+		for r := 0; r < 2*k.MR; r++ {
+			f(acc(r))
+		}
+	}
+	// rows visits the rows r < m of C (rows up to MR always exist), f given the accumulator and C's row.
+	rows := func(prefix string, f func(r reg.VecPhysical, m operand.Mem)) {
+		c.MOVQ(rC, rRow)
+		for r := 0; r < 2*k.MR; r++ {
+			if r > k.MR {
+				c.CMPQ(rM, operand.Imm(uint64(r)))
+				c.JLE(lbl(prefix + "_end"))
+			}
+			f(acc(r), mem(rRow, 0))
+			if r < 2*k.MR-1 {
+				c.ADDQ(rLdc, rRow)
+			}
+		}
+		c.Label(prefix + "_end")
+	}
+	c.Comment("acc *= alpha, skipped for alpha == 1")
+	alpha := g.paramAddr("alpha")
+	if g.esz == 8 {
+		c.MOVQ(operand.U64(math.Float64bits(1)), rTmp)
+		c.CMPQ(alpha, rTmp)
+	} else {
+		c.CMPL(alpha, operand.U32(math.Float32bits(1)))
+	}
+	c.JEQ(lbl("tnoalpha"))
+	g.bcst(alpha, s0)
+	all(func(r reg.VecPhysical) { g.mul(s0, r, r) })
+	c.Label("tnoalpha")
+	c.Comment("beta != 0 (any bit but the sign set): acc += beta*C")
+	beta := g.paramAddr("beta")
+	if g.esz == 8 {
+		c.MOVQ(beta, rTmp)
+		c.SHLQ(operand.Imm(1), rTmp)
+	} else {
+		c.MOVL(beta, rTmp.As32())
+		c.SHLL(operand.Imm(1), rTmp.As32())
+	}
+	c.JZ(lbl("tnobeta"))
+	g.bcst(beta, s0)
+	rows("tbeta", func(r reg.VecPhysical, cm operand.Mem) { g.fma(cm, s0, maskReg(0), r) })
+	c.Label("tnobeta")
+	c.Comment("ep&1: acc += bias (columns j < n only are read)")
+	c.TESTQ(operand.U32(1), rEp)
+	c.JZ(lbl("tnobias"))
+	c.Load(c.Param("bias"), rBias)
+	g.vloadZ(mem(rBias, 0), maskReg(0), s0)
+	all(func(r reg.VecPhysical) { g.add(s0, r, r) })
+	c.Label("tnobias")
+	c.Comment("ep&2: acc = max(acc, 0)")
+	c.TESTQ(operand.U32(2), rEp)
+	c.JZ(lbl("tnorelu"))
+	zero(c, true, s0)
+	all(func(r reg.VecPhysical) { g.max(r, s0, r) })
+	c.Label("tnorelu")
+	c.Comment("Store rows r < m.")
+	rows("tst", func(r reg.VecPhysical, cm operand.Mem) { g.vstore(r, maskReg(0), cm) })
+	c.VZEROUPPER()
+	c.RET()
 }
 
 // uSetsFor returns the number of accumulator sets of an m-row edge loop:

@@ -1003,7 +1003,7 @@ func (g *gen) node(n ir.Node) error {
 		g.line("}")
 	case *ir.Micro:
 		switch n.Kind() {
-		case ir.MicroUnpacked, ir.MicroRows:
+		case ir.MicroUnpacked, ir.MicroRows, ir.MicroBatched:
 			return g.microU(n)
 		case ir.MicroUnbound:
 			return fmt.Errorf("micro %s: no microkernel reads the operands A=%s B=%s (run the pack pass)", n.Slot, n.A, n.B)
@@ -1381,16 +1381,20 @@ func (g *gen) microU(n *ir.Micro) error {
 	if n.Bias != nil {
 		bias = n.Bias.Name + "[" + g.iexpr(n.BiasOff) + ":]"
 	}
-	fn := "MicroU"
-	if n.Kind() == ir.MicroRows {
+	fn, batch := "MicroU", ""
+	switch n.Kind() {
+	case ir.MicroRows:
 		fn = "Rows"
+	case ir.MicroBatched:
+		fn = "MicroB"
+		batch = fmt.Sprintf(", %s, %s, %s, %s", g.iexpr(n.Batch.Count), g.iexpr(n.Batch.AStride), g.iexpr(n.Batch.BStride), g.iexpr(n.Batch.CStride))
 	}
 	// The operands are sliced at min(offset, len): when the reduction is empty (K = 0) A and B are not
 	// read, when M = 0 (a rows call) C is not written, and the offsets of an empty tensor may lie past
 	// its end.
-	g.line("%s.%s(%s, %s[min(aoff_, len(%s)):], ars_, acs_, %s[min(boff_, len(%s)):], ldb_, %s[min(%s, len(%s)):], %s, %s, %s, %s, %s, %s, %s)", codegen.SlotVar(n.Slot), fn,
+	g.line("%s.%s(%s, %s[min(aoff_, len(%s)):], ars_, acs_, %s[min(boff_, len(%s)):], ldb_, %s[min(%s, len(%s)):], %s, %s, %s, %s, %s, %s, %s%s)", codegen.SlotVar(n.Slot), fn,
 		g.iexpr(n.KC), a.T.Name, a.T.Name, b.T.Name, b.T.Name, n.C.Name, g.iexpr(n.COff), n.C.Name, g.iexpr(n.LDC), g.iexpr(n.M), g.iexpr(n.N),
-		g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.epArg(n.EP))
+		g.exprTop(n.Alpha), g.exprTop(n.Beta), bias, g.epArg(n.EP), batch)
 	g.depth--
 	g.line("}")
 	return nil

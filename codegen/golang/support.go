@@ -44,9 +44,12 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 		w("\tMicro func(kc int, a, b, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n", t, t, t)
 		w("\t// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small problems.\n")
 		w("\tMicroU func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n", t, t, t, t, t)
+		w("\t// MicroB computes cnt whole m×n products (n <= NR) at a, b, c + q*(sa, sb, sc), as MicroU's row tiles.\n")
+		w("\tMicroB func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep, cnt, sa, sb, sc int)\n", t, t, t, t, t)
 		w("\t// Rows computes a whole few-row product in one call (docs/MICROKERNEL.md, rows kernels), streaming B.\n")
 		w("\tRows func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n}\n\n", t, t, t, t, t)
 		w("%s\n", microUGo(t))
+		w("%s\n", microBGo(t))
 		w("%s\n", packGo(t))
 		w("%s\n", rowsGo(t))
 	}
@@ -59,8 +62,8 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 		t := suffix(s.Elem)
 		mk := fmt.Sprintf("microGo%s_%dx%d", t, plan["MR"], plan["NR"])
 		kn := codegen.Knobs{SmallWork: plan["SmallWork"], RowsMax: plan["RowsMax"], RowsNB: plan["RowsNB"], RowBlocks: plan["RowBlocks"]}
-		w("var %s = &gemmSlot%s{Name: \"go\", MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, %s, Micro: %s, MicroU: microUGo%s, Rows: rowsGo%s}\n",
-			s.Var, t, plan["MR"], plan["NR"], plan["MC"], plan["KC"], plan["NC"], kn.Fields(), mk, t, t)
+		w("var %s = &gemmSlot%s{Name: \"go\", MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, %s, Micro: %s, MicroU: microUGo%s, MicroB: microBGo%s, Rows: rowsGo%s}\n",
+			s.Var, t, plan["MR"], plan["NR"], plan["MC"], plan["KC"], plan["NC"], kn.Fields(), mk, t, t, t)
 		w("var %sGo = *%s\n\n", s.Var, s.Var)
 		if !micros[mk] {
 			micros[mk] = true
@@ -276,6 +279,20 @@ func microUGo%[1]s(kc int, a []%[2]s, ars, acs int, b []%[2]s, ldb int, c []%[2]
 			}
 			crow[j] = v
 		}
+	}
+}
+`, t, ft)
+}
+
+// microBGo emits the portable batched unpacked microkernel: each product in one call of microUGo (whose
+// rows are independent, so its results do not depend on a tile height).
+func microBGo(t string) string {
+	ft := "float" + t
+	return fmt.Sprintf(`// microBGo%[1]s is the portable batched unpacked microkernel (docs/MICROKERNEL.md, "Batched products"):
+// product q < cnt is the m×n product at a[q*sa:], b[q*sb:], c[q*sc:] (microUGo%[1]s's operands).
+func microBGo%[1]s(kc int, a []%[2]s, ars, acs int, b []%[2]s, ldb int, c []%[2]s, ldc, m, n int, alpha, beta %[2]s, bias []%[2]s, ep, cnt, sa, sb, sc int) {
+	for q := 0; q < cnt; q++ {
+		microUGo%[1]s(kc, a[min(q*sa, len(a)):], ars, acs, b[min(q*sb, len(b)):], ldb, c[q*sc:], ldc, m, n, alpha, beta, bias, ep)
 	}
 }
 `, t, ft)

@@ -35,12 +35,26 @@ func dgemm14x16AVX512(kc int, a *float64, b *float64, c *float64, ldc int, m int
 //go:noescape
 func sgemm6x16AVX2U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
 
+// sgemm6x16AVX2UB is the batched twin of sgemm6x16AVX2U (docs/MICROKERNEL.md, "Batched products"): for each
+// product q < cnt, the m×n product at a + q*sa, b + q*sb, c + q*sc (elements), m any and n <= NR,
+// as sgemm6x16AVX2U computes it: its row tiles of 6 rows in order, one call each.
+//
+//go:noescape
+func sgemm6x16AVX2UB(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int, cnt int, sa int, sb int, sc int)
+
 // dgemm6x8AVX2U is the f64 6×8 avx2 unpacked GEMM microkernel (docs/MICROKERNEL.md):
 // C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
 // rows i >= m of A and columns j >= n of B are never read.
 //
 //go:noescape
 func dgemm6x8AVX2U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
+
+// dgemm6x8AVX2UB is the batched twin of dgemm6x8AVX2U (docs/MICROKERNEL.md, "Batched products"): for each
+// product q < cnt, the m×n product at a + q*sa, b + q*sb, c + q*sc (elements), m any and n <= NR,
+// as dgemm6x8AVX2U computes it: its row tiles of 6 rows in order, one call each.
+//
+//go:noescape
+func dgemm6x8AVX2UB(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int, cnt int, sa int, sb int, sc int)
 
 // sgemm14x32AVX512U is the f32 14×32 avx512 unpacked GEMM microkernel (docs/MICROKERNEL.md):
 // C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
@@ -49,12 +63,38 @@ func dgemm6x8AVX2U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c 
 //go:noescape
 func sgemm14x32AVX512U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
 
+// sgemm14x32AVX512UT is the tall-tile companion of sgemm14x32AVX512U (docs/MICROKERNEL.md, "Batched products"): its
+// contract for n <= 16, acs == 1 and 14 < m <= 28, row r in accumulator [r mod 14][r / 14].
+//
+//go:noescape
+func sgemm14x32AVX512UT(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
+
+// sgemm14x32AVX512UB is the batched twin of sgemm14x32AVX512U (docs/MICROKERNEL.md, "Batched products"): for each
+// product q < cnt, the m×n product at a + q*sa, b + q*sb, c + q*sc (elements), m any and n <= NR,
+// as sgemm14x32AVX512U computes it: its row tiles of 14 rows in order, one call each.
+//
+//go:noescape
+func sgemm14x32AVX512UB(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int, cnt int, sa int, sb int, sc int)
+
 // dgemm14x16AVX512U is the f64 14×16 avx512 unpacked GEMM microkernel (docs/MICROKERNEL.md):
 // C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
 // rows i >= m of A and columns j >= n of B are never read.
 //
 //go:noescape
 func dgemm14x16AVX512U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
+
+// dgemm14x16AVX512UT is the tall-tile companion of dgemm14x16AVX512U (docs/MICROKERNEL.md, "Batched products"): its
+// contract for n <= 8, acs == 1 and 14 < m <= 28, row r in accumulator [r mod 14][r / 14].
+//
+//go:noescape
+func dgemm14x16AVX512UT(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
+
+// dgemm14x16AVX512UB is the batched twin of dgemm14x16AVX512U (docs/MICROKERNEL.md, "Batched products"): for each
+// product q < cnt, the m×n product at a + q*sa, b + q*sb, c + q*sc (elements), m any and n <= NR,
+// as dgemm14x16AVX512U computes it: its row tiles of 14 rows in order, one call each.
+//
+//go:noescape
+func dgemm14x16AVX512UB(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int, cnt int, sa int, sb int, sc int)
 
 // bgemm14x32AVX512 is the bf16 14×32 avx512 GEMM microkernel on pair panels (docs/MICROKERNEL.md, codegen/bf16.go):
 // word p2*14+i of a holds A(i, 2p2), A(i, 2p2+1), word p2*32+j of b B(2p2, j), B(2p2+1, j), p2 < ⌈kc/2⌉;
@@ -70,12 +110,26 @@ func bgemm14x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, m int
 //go:noescape
 func sgemm13x8AVX2U(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int)
 
+// sgemm13x8AVX2UB is the batched twin of sgemm13x8AVX2U (docs/MICROKERNEL.md, "Batched products"): for each
+// product q < cnt, the m×n product at a + q*sa, b + q*sb, c + q*sc (elements), m any and n <= NR,
+// as sgemm13x8AVX2U computes it: its row tiles of 13 rows in order, one call each.
+//
+//go:noescape
+func sgemm13x8AVX2UB(kc int, a *float32, ars int, acs int, b *float32, ldb int, c *float32, ldc int, m int, n int, alpha float32, beta float32, bias *float32, ep int, cnt int, sa int, sb int, sc int)
+
 // dgemm12x4AVX2U is the f64 12×4 avx2 unpacked GEMM microkernel (docs/MICROKERNEL.md):
 // C[i*ldc+j] = epilogue(alpha*Σ_p a[i*ars+p*acs]*b[p*ldb+j] + beta*C[i*ldc+j]) for i < m, j < n;
 // rows i >= m of A and columns j >= n of B are never read.
 //
 //go:noescape
 func dgemm12x4AVX2U(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int)
+
+// dgemm12x4AVX2UB is the batched twin of dgemm12x4AVX2U (docs/MICROKERNEL.md, "Batched products"): for each
+// product q < cnt, the m×n product at a + q*sa, b + q*sb, c + q*sc (elements), m any and n <= NR,
+// as dgemm12x4AVX2U computes it: its row tiles of 12 rows in order, one call each.
+//
+//go:noescape
+func dgemm12x4AVX2UB(kc int, a *float64, ars int, acs int, b *float64, ldb int, c *float64, ldc int, m int, n int, alpha float64, beta float64, bias *float64, ep int, cnt int, sa int, sb int, sc int)
 
 // fmaPeakAVX2F32 runs iters iterations of 12 independent avx2 FMA chains (f32, 192 flops per iteration).
 //

@@ -99,15 +99,21 @@ type problemU[T float] struct {
 }
 
 func newProblemU[T float](rng *rand.Rand, mr, nr, kc, m, n, ldc, ldb, layout int) *problemU[T] {
-	p := &problemU[T]{problem: newProblem[T](rng, mr, nr, kc, m, n, ldc), layout: layout, ldb: ldb}
+	var ars, acs int
 	switch layout {
 	case layoutRow:
-		p.ars, p.acs = kc+rng.IntN(4), 1
+		ars, acs = kc+rng.IntN(4), 1
 	case layoutTrans:
-		p.ars, p.acs = 1, m+rng.IntN(4)
+		ars, acs = 1, m+rng.IntN(4)
 	default:
-		p.ars, p.acs = 2*(kc+rng.IntN(4)), 2
+		ars, acs = 2*(kc+rng.IntN(4)), 2
 	}
+	return newProblemUStrides[T](rng, mr, nr, kc, m, n, ldc, ldb, layout, ars, acs)
+}
+
+// newProblemUStrides is newProblemU with A's strides given (layout only names them).
+func newProblemUStrides[T float](rng *rand.Rand, mr, nr, kc, m, n, ldc, ldb, layout, ars, acs int) *problemU[T] {
+	p := &problemU[T]{problem: newProblem[T](rng, mr, nr, kc, m, n, ldc), layout: layout, ldb: ldb, ars: ars, acs: acs}
 	nan := T(math.NaN())
 	la, lb := 1, 1 // kc == 0: nothing is read, but the pointers must be valid
 	if kc > 0 {
