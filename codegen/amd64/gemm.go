@@ -340,12 +340,10 @@ func (g *gemmGen) paramAddr(name string) operand.Mem {
 	return b.Addr
 }
 
-// epilogue emits alpha scaling, the beta, bias and ReLU phases and the store.
-func (g *gemmGen) epilogue() {
-	c, k := g.c, g.k
-	s0 := g.scratch[0]
-
-	c.Comment("acc *= alpha, skipped for alpha == 1 (x*1 is x, bit for bit: accumulated NaNs are quiet already)")
+// jumpIfAlphaOne jumps to label when the alpha argument is 1 (x·1 is x, bit for bit: the accumulated
+// NaNs are quiet already, so the scaling is skipped).
+func (g *gemmGen) jumpIfAlphaOne(label string) {
+	c := g.c
 	alpha := g.paramAddr("alpha")
 	if g.esz == 8 {
 		c.MOVQ(operand.U64(math.Float64bits(1)), rTmp)
@@ -353,8 +351,31 @@ func (g *gemmGen) epilogue() {
 	} else {
 		c.CMPL(alpha, operand.U32(math.Float32bits(1)))
 	}
-	c.JEQ(lbl("noalpha"))
-	g.bcst(alpha, s0)
+	c.JEQ(lbl(label))
+}
+
+// jumpIfBetaZero jumps to label when the beta argument is ±0 (no bit but the sign set): C is not read.
+func (g *gemmGen) jumpIfBetaZero(label string) {
+	c := g.c
+	beta := g.paramAddr("beta")
+	if g.esz == 8 {
+		c.MOVQ(beta, rTmp)
+		c.SHLQ(operand.Imm(1), rTmp)
+	} else {
+		c.MOVL(beta, rTmp.As32())
+		c.SHLL(operand.Imm(1), rTmp.As32())
+	}
+	c.JZ(lbl(label))
+}
+
+// epilogue emits alpha scaling, the beta, bias and ReLU phases and the store.
+func (g *gemmGen) epilogue() {
+	c, k := g.c, g.k
+	s0 := g.scratch[0]
+
+	c.Comment("acc *= alpha, skipped for alpha == 1 (x*1 is x, bit for bit: accumulated NaNs are quiet already)")
+	g.jumpIfAlphaOne("noalpha")
+	g.bcst(g.paramAddr("alpha"), s0)
 	g.eachAcc(func(r reg.VecPhysical) { g.mul(s0, r, r) })
 	c.Label("noalpha")
 
@@ -366,16 +387,8 @@ func (g *gemmGen) epilogue() {
 	}
 
 	c.Comment("beta != 0 (any bit but the sign set): acc += beta*C")
-	beta := g.paramAddr("beta")
-	if g.esz == 8 {
-		c.MOVQ(beta, rTmp)
-		c.SHLQ(operand.Imm(1), rTmp)
-	} else {
-		c.MOVL(beta, rTmp.As32())
-		c.SHLL(operand.Imm(1), rTmp.As32())
-	}
-	c.JZ(lbl("nobeta"))
-	g.bcst(beta, s0)
+	g.jumpIfBetaZero("nobeta")
+	g.bcst(g.paramAddr("beta"), s0)
 	g.tileLoop("beta", "nobeta",
 		func(r reg.VecPhysical, m operand.Mem) { g.fma(m, s0, r) },
 		func(r reg.VecPhysical, m operand.Mem, j int) {
@@ -1000,28 +1013,13 @@ func (g *gemmGen) emitUT() {
 		c.Label(prefix + "_end")
 	}
 	c.Comment("acc *= alpha, skipped for alpha == 1")
-	alpha := g.paramAddr("alpha")
-	if g.esz == 8 {
-		c.MOVQ(operand.U64(math.Float64bits(1)), rTmp)
-		c.CMPQ(alpha, rTmp)
-	} else {
-		c.CMPL(alpha, operand.U32(math.Float32bits(1)))
-	}
-	c.JEQ(lbl("tnoalpha"))
-	g.bcst(alpha, s0)
+	g.jumpIfAlphaOne("tnoalpha")
+	g.bcst(g.paramAddr("alpha"), s0)
 	all(func(r reg.VecPhysical) { g.mul(s0, r, r) })
 	c.Label("tnoalpha")
 	c.Comment("beta != 0 (any bit but the sign set): acc += beta*C")
-	beta := g.paramAddr("beta")
-	if g.esz == 8 {
-		c.MOVQ(beta, rTmp)
-		c.SHLQ(operand.Imm(1), rTmp)
-	} else {
-		c.MOVL(beta, rTmp.As32())
-		c.SHLL(operand.Imm(1), rTmp.As32())
-	}
-	c.JZ(lbl("tnobeta"))
-	g.bcst(beta, s0)
+	g.jumpIfBetaZero("tnobeta")
+	g.bcst(g.paramAddr("beta"), s0)
 	rows("tbeta", func(r reg.VecPhysical, cm operand.Mem) { g.fma(cm, s0, maskReg(0), r) })
 	c.Label("tnobeta")
 	c.Comment("ep&1: acc += bias (columns j < n only are read)")

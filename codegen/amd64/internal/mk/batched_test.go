@@ -52,7 +52,6 @@ var f64KernelsUB = []kernelUB[float64]{
 // C outside the m×n tile must keep its sentinel.
 func testTallU[T float](t *testing.T, k kernelU[T]) {
 	rng := rand.New(rand.NewPCG(13, uint64(k.mr*100+k.nr)))
-	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1)}
 	trial := 0
 	for m := k.mr + 1; m <= 2*k.mr; m++ {
 		for _, n := range []int{1, k.nr - 1, k.nr} {
@@ -71,14 +70,7 @@ func testTallU[T float](t *testing.T, k kernelU[T]) {
 				case 1:
 					p.alpha = 1
 				}
-				if kc > 0 && trial%4 != 0 {
-					s := T(specials[trial%len(specials)])
-					if trial%4 == 1 {
-						p.setB(rng.IntN(kc), rng.IntN(n), s)
-					} else {
-						p.setA(rng.IntN(kc), m-1, s)
-					}
-				}
+				p.plantSpecial(rng, trial)
 				p.check(t, k.name+" "+p.String(), p.runU(k, nil, nil, nil, nil))
 			}
 		}

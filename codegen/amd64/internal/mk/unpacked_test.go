@@ -240,7 +240,6 @@ func TestDifferentialUF64(t *testing.T) {
 // accumulator sets for a few rows, which random shapes do not all reach.
 func testEveryRowU[T float](t *testing.T, k kernelU[T], vl int) {
 	rng := rand.New(rand.NewPCG(11, uint64(k.mr*100+k.nr)))
-	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1)}
 	var ns []int
 	for _, n := range []int{1, vl - 1, vl, vl + 1, k.nr - 1, k.nr} {
 		if n >= 1 && n <= k.nr && !slices.Contains(ns, n) {
@@ -260,17 +259,24 @@ func testEveryRowU[T float](t *testing.T, k kernelU[T], vl int) {
 				if trial%2 == 0 {
 					p.alpha = 1
 				}
-				if kc > 0 && trial%4 != 0 {
-					s := T(specials[trial%len(specials)])
-					if trial%4 == 1 {
-						p.setB(rng.IntN(kc), rng.IntN(n), s)
-					} else {
-						p.setA(rng.IntN(kc), m-1, s)
-					}
-				}
+				p.plantSpecial(rng, trial)
 				p.check(t, k.name+" "+p.String(), p.runU(k, nil, nil, nil, nil))
 			}
 		}
+	}
+}
+
+// plantSpecial puts, on three trials of four, a NaN, +Inf or −Inf (by trial) into B or into the last row
+// of A (which a loop that stopped a row early would miss).
+func (p *problemU[T]) plantSpecial(rng *rand.Rand, trial int) {
+	if p.kc == 0 || trial%4 == 0 {
+		return
+	}
+	s := T([]float64{math.NaN(), math.Inf(1), math.Inf(-1)}[trial%3])
+	if trial%4 == 1 {
+		p.setB(rng.IntN(p.kc), rng.IntN(p.n), s)
+	} else {
+		p.setA(rng.IntN(p.kc), p.m-1, s)
 	}
 }
 
