@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgen-dev/kgen/check"
 	"github.com/kgen-dev/kgen/ir"
+	"github.com/kgen-dev/kgen/target"
 )
 
 // TestBatch checks the batch pass on bmm: every copy of the product loop (the batch-parallel one and the
@@ -120,5 +122,82 @@ func TestAffineCoef(t *testing.T) {
 		case c.want != "" && (!ok || ir.Simplify(d).String() != c.want):
 			t.Errorf("%v: coefficient %v (%v), want %s", c.e, d, ok, c.want)
 		}
+	}
+}
+
+const batchKernels = `
+kernel bmm_ab(A: f32[Bt, M, K], B: f32[Bt, K, N], C: inout f32[Bt, M, N], alpha: f32, beta: f32) {
+    C[b, i, j] = alpha * sum(k: A[b, i, k] * B[b, k, j]) + beta * C[b, i, j]
+}
+kernel bmm_tn(A: f32[Bt, K, M], B: f32[Bt, K, N], C: out f32[Bt, M, N]) {
+    C[b, i, j] = sum(k: A[b, k, i] * B[b, k, j])
+}
+kernel bmm_bias(A: f64[Bt, M, K], B: f64[Bt, K, N], bias: f64[N], C: out f64[Bt, M, N]) {
+    C[b, i, j] = relu(sum(k: A[b, i, k] * B[b, k, j]) + bias[j])
+}
+kernel bmm_bbias(A: f32[Bt, M, K], B: f32[Bt, K, N], bias: f32[Bt, N], C: out f32[Bt, M, N]) {
+    C[b, i, j] = sum(k: A[b, i, k] * B[b, k, j]) + bias[b, j]
+}
+kernel bmm_sharedA(A: f32[M, K], B: f32[Bt, K, N], C: out f32[Bt, M, N]) {
+    C[b, i, j] = sum(k: A[i, k] * B[b, k, j])
+}
+`
+
+// TestBatchVariants runs the batch pass on batched GEMMs other than bmm: alpha and beta (C read per
+// product), a transposed A (acs ≠ 1), a bias shared by the products and ReLU (in the microkernel's
+// epilogue), a bias per product (added by the loop after the GEMM: the Micro has none, so it is batched
+// too), and an A shared by every product (its stride 0). Each must have a batched Micro and interprets
+// as the algorithm level does on shapes on both sides of the version test, on one and two workers.
+func TestBatchVariants(t *testing.T) {
+	ks, err := check.File("batch.kdsl", batchKernels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := target.Lookup("amd64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		f, err := Compile(k, m, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var batch *ir.MicroBatch
+		ir.WalkNodes(f.Body, func(n ir.Node) bool {
+			if u, ok := n.(*ir.Micro); ok && u.Kind() == ir.MicroBatched {
+				batch = u.Batch
+			}
+			return true
+		})
+		if batch == nil {
+			t.Errorf("%s: no batched micro", k.Name)
+		} else if k.Name == "bmm_sharedA" && batch.AStride.String() != "0" {
+			t.Errorf("%s: A's stride %s, want 0", k.Name, batch.AStride)
+		}
+		var plans []map[string]int
+		for _, w := range []int{1, 2} {
+			p := map[string]int{}
+			for key, v := range f.Plan {
+				p[key] = v
+				switch key[strings.LastIndexByte(key, '.')+1:] {
+				case "MR":
+					p[key] = 3
+				case "NR":
+					p[key] = 5
+				case "RowsMax":
+					p[key] = 2
+				case "SmallWork":
+					p[key] = 400
+				case "Workers":
+					p[key] = w
+				}
+			}
+			plans = append(plans, p)
+		}
+		var shapes []map[string]int
+		for _, s := range [][4]int{{5, 7, 4, 6}, {6, 3, 5, 9}, {3, 8, 6, 4}, {4, 2, 5, 3}, {7, 8, 5, 11}} { // Bt, M, N, K
+			shapes = append(shapes, map[string]int{"Bt": s[0], "M": s[1], "N": s[2], "K": s[3]})
+		}
+		runPlans(t, k.Name+", batch pass", k, f, shapes, plans, rand.New(rand.NewPCG(9, uint64(len(k.Name)))))
 	}
 }
