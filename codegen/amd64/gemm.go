@@ -751,12 +751,12 @@ func BatchName(u string) string { return u + "B" }
 
 // emitUB emits the batched twin of the unpacked kernel (BatchName; docs/MICROKERNEL.md, "Batched
 // products"): the unpacked signature plus cnt, sa, sb, sc, computing cnt whole m×n products (n <= NR,
-// m any) at a, b, c + q·(sa, sb, sc) elements, each as the row tiles of MR rows the unpacked tile loops
-// would compute, in that order, by calling the unpacked kernel once per tile (so its results are that
-// kernel's, bit for bit). The arguments of the call live in this frame's outgoing area: the invariant
-// ones are copied once, a, c and m are written per tile and b per product (the unpacked kernels never
-// write their argument slots). Locals after them: the product's rows, A and C, and the rows left.
-// A pointer moves only to a tile or product that exists.
+// m any) at a, b, c + q·(sa, sb, sc) elements, each as row tiles in order, by calling the unpacked
+// kernel once per tile of MR rows, or its tall companion (emitUT) once per tile of up to 2·MR rows where
+// it has one, n fits one vector, acs == 1 and more than MR rows are left. The arguments of the call live
+// in this frame's outgoing area: the invariant ones are copied once, a, c and m are written per tile and
+// b per product (the unpacked kernels never write their argument slots). Locals after them: the
+// product's rows, A and C, and the rows left. A pointer moves only to a tile or product that exists.
 func (g *gemmGen) emitUB() {
 	c, k := g.c, g.k
 	t := goType(k.Elem)
