@@ -56,36 +56,7 @@ func TestBatch(t *testing.T) {
 		}
 	}
 
-	// Plans: MR 3, NR 5, RowsMax 2, SmallWork 400, on one and two workers.
-	plan := map[string]int{}
-	for key, v := range f.Plan {
-		plan[key] = v
-	}
-	for key := range f.Plan {
-		switch key[strings.LastIndexByte(key, '.')+1:] {
-		case "MR":
-			plan[key] = 3
-		case "NR":
-			plan[key] = 5
-		case "RowsMax":
-			plan[key] = 2
-		case "SmallWork":
-			plan[key] = 400
-		}
-	}
-	var plans []map[string]int
-	for _, w := range []int{1, 2} {
-		p := map[string]int{}
-		for key, v := range plan {
-			p[key] = v
-		}
-		for key := range f.Plan {
-			if strings.HasSuffix(key, ".Workers") {
-				p[key] = w
-			}
-		}
-		plans = append(plans, p)
-	}
+	plans := batchPlans(f)
 	var shapes []map[string]int
 	for _, s := range [][4]int{ // Bt, M, N, K
 		{1, 3, 5, 4}, {5, 3, 5, 4}, {9, 7, 4, 6}, {6, 2, 5, 4}, // batched; M = RowsMax: rows
@@ -95,6 +66,32 @@ func TestBatch(t *testing.T) {
 		shapes = append(shapes, map[string]int{"Bt": s[0], "M": s[1], "N": s[2], "K": s[3]})
 	}
 	runPlans(t, "bmm, batch pass", k, f, shapes, plans, rand.New(rand.NewPCG(3, 5)))
+}
+
+// batchPlans returns f's plan with MR 3, NR 5, RowsMax 2 and SmallWork 400 (small shapes on both sides
+// of the batch version's test), on one and on two workers.
+func batchPlans(f *ir.Func) []map[string]int {
+	var plans []map[string]int
+	for _, w := range []int{1, 2} {
+		p := map[string]int{}
+		for key, v := range f.Plan {
+			p[key] = v
+			switch key[strings.LastIndexByte(key, '.')+1:] {
+			case "MR":
+				p[key] = 3
+			case "NR":
+				p[key] = 5
+			case "RowsMax":
+				p[key] = 2
+			case "SmallWork":
+				p[key] = 400
+			case "Workers":
+				p[key] = w
+			}
+		}
+		plans = append(plans, p)
+	}
+	return plans
 }
 
 // TestAffineCoef checks the coefficient the batch pass reads a product's stride from.
@@ -174,26 +171,7 @@ func TestBatchVariants(t *testing.T) {
 		} else if k.Name == "bmm_sharedA" && batch.AStride.String() != "0" {
 			t.Errorf("%s: A's stride %s, want 0", k.Name, batch.AStride)
 		}
-		var plans []map[string]int
-		for _, w := range []int{1, 2} {
-			p := map[string]int{}
-			for key, v := range f.Plan {
-				p[key] = v
-				switch key[strings.LastIndexByte(key, '.')+1:] {
-				case "MR":
-					p[key] = 3
-				case "NR":
-					p[key] = 5
-				case "RowsMax":
-					p[key] = 2
-				case "SmallWork":
-					p[key] = 400
-				case "Workers":
-					p[key] = w
-				}
-			}
-			plans = append(plans, p)
-		}
+		plans := batchPlans(f)
 		var shapes []map[string]int
 		for _, s := range [][4]int{{5, 7, 4, 6}, {6, 3, 5, 9}, {3, 8, 6, 4}, {4, 2, 5, 3}, {7, 8, 5, 11}} { // Bt, M, N, K
 			shapes = append(shapes, map[string]int{"Bt": s[0], "M": s[1], "N": s[2], "K": s[3]})

@@ -102,15 +102,7 @@ func testBatchedU[T float](t *testing.T, k kernelUB[T]) {
 		kc := []int{0, 1, 3, 4, 5, 9, 17}[rng.IntN(7)]
 		ldc, ldb := n+rng.IntN(3), n+rng.IntN(3)
 		layout := trial % numLayouts
-		var ars, acs int
-		switch layout {
-		case layoutRow:
-			ars, acs = kc+rng.IntN(4), 1
-		case layoutTrans:
-			ars, acs = 1, m+rng.IntN(4)
-		default:
-			ars, acs = 2*(kc+rng.IntN(4)), 2
-		}
+		ars, acs := layoutStrides(rng, layout, kc, m)
 		ps := make([]*problemU[T], cnt)
 		var sa, sb, sc int
 		for q := range ps {

@@ -99,16 +99,20 @@ type problemU[T float] struct {
 }
 
 func newProblemU[T float](rng *rand.Rand, mr, nr, kc, m, n, ldc, ldb, layout int) *problemU[T] {
-	var ars, acs int
+	ars, acs := layoutStrides(rng, layout, kc, m)
+	return newProblemUStrides[T](rng, mr, nr, kc, m, n, ldc, ldb, layout, ars, acs)
+}
+
+// layoutStrides draws A's strides for layout (an m×kc A): row-major, transposed or strided, each with a
+// few elements of gap.
+func layoutStrides(rng *rand.Rand, layout, kc, m int) (ars, acs int) {
 	switch layout {
 	case layoutRow:
-		ars, acs = kc+rng.IntN(4), 1
+		return kc + rng.IntN(4), 1
 	case layoutTrans:
-		ars, acs = 1, m+rng.IntN(4)
-	default:
-		ars, acs = 2*(kc+rng.IntN(4)), 2
+		return 1, m + rng.IntN(4)
 	}
-	return newProblemUStrides[T](rng, mr, nr, kc, m, n, ldc, ldb, layout, ars, acs)
+	return 2 * (kc + rng.IntN(4)), 2
 }
 
 // newProblemUStrides is newProblemU with A's strides given (layout only names them).
