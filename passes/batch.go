@@ -94,18 +94,20 @@ func batchVersion(n namer, l *ir.Loop) *ir.If {
 	r.B = u.B.MapIExprs(func(e ir.IExpr) ir.IExpr { return ir.SubstIExpr(e, at) })
 	r.COff = ir.SubstIExpr(u.COff, at)
 	r.M, r.N = mDim, nDim
-	if mentions(r.A.Layout.Offset(ir.IConst{V: 0}, ir.IConst{V: 0}), b0) {
+	if usesVar(r.A.Layout.Offset(ir.IConst{V: 0}, ir.IConst{V: 0}), b0) {
 		return nil
 	}
 	if u.Bias != nil {
 		r.BiasOff = ir.SubstIExpr(u.BiasOff, at)
-		if mentions(r.BiasOff, b0) {
+		if usesVar(r.BiasOff, b0) {
 			return nil // a bias per product: the kernel reads one
 		}
 	}
 	for _, e := range []ir.Expr{u.Alpha, u.Beta, u.EP} {
-		if exprMentions(e, l.Var, irl.Var, jr.Var) {
-			return nil
+		for _, v := range []*ir.Var{l.Var, irl.Var, jr.Var} {
+			if uses(e, v) {
+				return nil
+			}
 		}
 	}
 	sa, sb, sc := stride(r.A.Off), stride(r.B.Off), stride(r.COff)
@@ -143,7 +145,7 @@ func affineCoef(e ir.IExpr, v *ir.Var) (ir.IExpr, bool) {
 		}
 		return zero, true
 	case ir.IBin:
-		if !mentions(x, v) {
+		if !usesVar(x, v) {
 			return zero, true
 		}
 		dx, okX := affineCoef(x.X, v)
@@ -157,10 +159,10 @@ func affineCoef(e ir.IExpr, v *ir.Var) (ir.IExpr, bool) {
 		case '-':
 			return ir.ISub(dx, dy), true
 		case '*':
-			if mentions(x.X, v) && mentions(x.Y, v) {
+			if usesVar(x.X, v) && usesVar(x.Y, v) {
 				return nil, false
 			}
-			if mentions(x.X, v) {
+			if usesVar(x.X, v) {
 				return ir.IMul(dx, x.Y), true
 			}
 			return ir.IMul(x.X, dy), true
@@ -180,32 +182,4 @@ func planTest(cond ir.Expr, name string) (ir.Expr, bool) {
 		return p, true
 	}
 	return nil, false
-}
-
-// mentions reports whether e uses v.
-func mentions(e ir.IExpr, v *ir.Var) bool {
-	found := false
-	ir.IVars(e, func(x *ir.Var) { found = found || x == v })
-	return found
-}
-
-// exprMentions reports whether e uses any of vars (as a value or in a load's index).
-func exprMentions(e ir.Expr, vars ...*ir.Var) bool {
-	found := false
-	has := func(v *ir.Var) {
-		for _, x := range vars {
-			found = found || x == v
-		}
-	}
-	ir.Walk(e, func(x ir.Expr) {
-		switch x := x.(type) {
-		case *ir.VarVal:
-			has(x.V)
-		case *ir.Load:
-			for _, ix := range x.Idx {
-				ir.IVars(ix, has)
-			}
-		}
-	})
-	return found
 }

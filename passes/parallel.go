@@ -407,19 +407,18 @@ func privateB(body []ir.Node, vers map[*ir.Loop]*rowBlockVersion) []ir.Node {
 			return []ir.Node{n}
 		}
 		one := ir.IConst{V: 1}
-		ceil := ceilDiv
 		w := ir.IVar{V: v.w}
 		ser := cloneLoop(v.ser)
 		// S = MR·⌈⌈M/MR⌉/W⌉: the workers' shares differ by at most one row tile, and each splits its
 		// own into ⌈S/MC⌉ blocks of B = min(MC, MR·⌈⌈S/nb⌉/MR⌉)
 		mr := sym(v.slot, "MR")
-		share := ir.IMul(mr, ceil(ceil(v.m, mr), w))
+		share := ir.IMul(mr, ceilDiv(ceilDiv(v.m, mr), w))
 		sv := &ir.Var{Name: v.ser.Var.Name + "_rows"} // S, computed once (a one-trip loop around the version)
 		rows := ir.IVar{V: sv}
 		t := &ir.Var{Name: v.ser.Var.Name + "_t"}
 		ser.Lo = ir.IMul(ir.IVar{V: t}, rows)
 		ser.Hi = ir.IMin(v.m, ir.IAdd(ser.Lo, rows))
-		bal := blockRows(ser, v.slot, rows, ceil(rows, sym(v.slot, "MC")), ser.Hi)
+		bal := blockRows(ser, v.slot, rows, ceilDiv(rows, sym(v.slot, "MC")), ser.Hi)
 		bt := *pk.Dst
 		bt.Name += "w"
 		ir.WalkNodes(ser.Body, func(x ir.Node) bool {
@@ -466,9 +465,8 @@ func balanceRowBlocks(par *ir.Loop, slot string, m ir.IDim, w ir.IExpr) *ir.Loop
 // then need not be a multiple of B.
 func blockRows(par *ir.Loop, slot string, rows, nb, end ir.IExpr) *ir.Loop {
 	one := ir.IConst{V: 1}
-	ceil := ceilDiv
 	mc, mr := sym(slot, "MC"), sym(slot, "MR")
-	b := ir.IMin(mc, ir.IMul(mr, ceil(ceil(rows, nb), mr)))
+	b := ir.IMin(mc, ir.IMul(mr, ceilDiv(ceilDiv(rows, nb), mr)))
 	mcb := &ir.Var{Name: par.Var.Name + "_mcb"}
 	par.Step = ir.IVar{V: mcb}
 	var with ir.IExpr = ir.IVar{V: mcb}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/kgen-dev/kgen/codegen"
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
 	avoir "github.com/mmcloughlin/avo/ir"
@@ -730,7 +731,7 @@ func (g *gemmGen) emitU() {
 		c.Comment("Edge tile: one k loop per row count m and column vector count, each reading rows i < m only")
 		c.Comment("and zeroing only the accumulators it uses (the others are never stored); C is not prefetched.")
 		rowIndexRegs()
-		g.uDispatchM(1, k.MR)
+		g.uDispatchM("m", 1, k.MR)
 		for mm := 1; mm <= k.MR; mm++ {
 			c.Label(fmt.Sprintf("m%d", mm))
 			g.uRows, g.uSets = mm, uSetsFor(mm, k.MR, g.u)
@@ -746,8 +747,9 @@ func (g *gemmGen) emitU() {
 	g.epilogue()
 }
 
-// BatchName is the name of the batched twin of the unpacked kernel named u (codegen.BatchSuffix).
-func BatchName(u string) string { return u + "B" }
+// BatchName is the name of the batched twin of the unpacked kernel named u (codegen.BatchSuffix, the
+// name the dispatch file's adapters call).
+func BatchName(u string) string { return u + codegen.BatchSuffix }
 
 // emitUB emits the batched twin of the unpacked kernel (BatchName; docs/MICROKERNEL.md, "Batched
 // products"): the unpacked signature plus cnt, sa, sb, sc, computing cnt whole m×n products (n <= NR,
@@ -895,7 +897,6 @@ func (g *gemmGen) emitUT() {
 	c.SignatureExpr(fmt.Sprintf("func(kc int, a *%s, ars, acs int, b *%s, ldb int, c *%s, ldc int, m, n int, alpha, beta %s, bias *%s, ep int)", t, t, t, t, t))
 	shift := operand.Imm(uint64(bits.TrailingZeros(uint(g.esz))))
 	acc := func(r int) reg.VecPhysical { return g.acc[r%k.MR][r/k.MR] }
-	m := g.paramAddr("m")
 
 	c.Load(c.Param("n"), rN)
 	g.masks()
@@ -923,22 +924,7 @@ func (g *gemmGen) emitUT() {
 		return operand.Mem{Base: bases[r/7], Index: idx, Scale: sc, Disp: p * g.esz}
 	}
 
-	// dispatch on m in MR+1 .. 2·MR (a binary search; labels t<m>)
-	var dispatch func(lo, hi int)
-	dispatch = func(lo, hi int) {
-		if lo == hi {
-			c.JMP(lbl(fmt.Sprintf("t%d", lo)))
-			return
-		}
-		mid := (lo + hi + 1) / 2
-		upper := fmt.Sprintf("tsel%d_%d", mid, hi)
-		c.CMPQ(m, operand.Imm(uint64(mid)))
-		c.JGE(lbl(upper))
-		dispatch(lo, mid-1)
-		c.Label(upper)
-		dispatch(mid, hi)
-	}
-	dispatch(k.MR+1, 2*k.MR)
+	g.uDispatchM("t", k.MR+1, 2*k.MR) // labels t<m>
 	for mm := k.MR + 1; mm <= 2*k.MR; mm++ {
 		pre := fmt.Sprintf("t%d", mm)
 		c.Label(pre)
@@ -1053,21 +1039,21 @@ func uSetsFor(m, mr, u int) int {
 	return 1
 }
 
-// uDispatchM jumps to label m<m> for the row count m in [lo, hi] (a binary
-// search; m > hi goes to hi's label).
-func (g *gemmGen) uDispatchM(lo, hi int) {
+// uDispatchM jumps to label <prefix><m> for the row count m in [lo, hi] (a binary
+// search through labels <prefix>sel<mid>_<hi>; m > hi goes to hi's label).
+func (g *gemmGen) uDispatchM(prefix string, lo, hi int) {
 	c := g.c
 	if lo == hi {
-		c.JMP(lbl(fmt.Sprintf("m%d", lo)))
+		c.JMP(lbl(fmt.Sprintf("%s%d", prefix, lo)))
 		return
 	}
 	mid := (lo + hi + 1) / 2
-	upper := fmt.Sprintf("msel%d_%d", mid, hi)
+	upper := fmt.Sprintf("%ssel%d_%d", prefix, mid, hi)
 	c.CMPQ(g.paramAddr("m"), operand.Imm(uint64(mid)))
 	c.JGE(lbl(upper))
-	g.uDispatchM(lo, mid-1)
+	g.uDispatchM(prefix, lo, mid-1)
 	c.Label(upper)
-	g.uDispatchM(mid, hi)
+	g.uDispatchM(prefix, mid, hi)
 }
 
 // uEdgeLoops dispatches on q = (n-1)/vl and emits one k loop per q, its
