@@ -201,7 +201,8 @@ func BenchmarkBgemm(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/%d", v, n), func(b *testing.B) {
 				Use(v)
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					if err := Bgemm(n, n, n, A, B, C, 1, 0); err != nil {
 						b.Fatal(err)
 					}
@@ -232,7 +233,8 @@ func BenchmarkBgemmRatio(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			vs := []string{"avx512bf16", "avx512"}
 			times := make([][]float64, len(vs))
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				for r := 0; r < rounds; r++ {
 					for i, v := range vs {
 						Use(v)

@@ -97,12 +97,14 @@ func BenchmarkElementwiseSplit(b *testing.B) {
 	for _, n := range []int{1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 20} {
 		x, y, z := randSlice(n, rng), randSlice(n, rng), make([]float32, n)
 		b.Run(fmt.Sprintf("gelu/%d", n), func(b *testing.B) {
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				noErr(b, Gelu(n, x, z))
 			}
 		})
 		b.Run(fmt.Sprintf("saxpy/%d", n), func(b *testing.B) {
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				noErr(b, Saxpy(n, x, y, 0.5))
 			}
 		})

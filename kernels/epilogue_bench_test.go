@@ -26,7 +26,8 @@ func benchLayer(b *testing.B, call func(m, k, n int, x, w, bias, y, z []float32)
 		x, w, bias, y, z := fill(m*k), fill(k*n), fill(n), make([]float32, m*n), make([]float32, m*n)
 		b.Run(fmt.Sprintf("%dx%dx%d", m, k, n), func(b *testing.B) {
 			b.SetBytes(int64(2 * m * k * n))
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if err := call(m, k, n, x, w, bias, y, z); err != nil {
 					b.Fatal(err)
 				}

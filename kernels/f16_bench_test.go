@@ -26,7 +26,8 @@ func BenchmarkF16Hgemm(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	A, B, C := randF16(n*n, rng), randF16(n*n, rng), make([]f16.F16, n*n)
 	run := func(b *testing.B) {
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if err := Hgemm(n, n, n, A, B, C); err != nil {
 				b.Fatal(err)
 			}
@@ -61,14 +62,16 @@ func BenchmarkF16Cvt(b *testing.B) {
 	for _, v := range Variants() {
 		b.Run("f32_f16/"+v, func(b *testing.B) {
 			Use(v)
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				CvtF32F16(n, f, h2)
 			}
 			b.ReportMetric(6*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})
 		b.Run("f16_f32/"+v, func(b *testing.B) {
 			Use(v)
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				CvtF16F32(n, h, f)
 			}
 			b.ReportMetric(6*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
@@ -89,7 +92,8 @@ func BenchmarkF16PackA(b *testing.B) {
 	for _, v := range Variants() {
 		b.Run("scalar/"+v, func(b *testing.B) {
 			Use(v)
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				for p0 := 0; p0 < rows; p0 += mr {
 					d := dst[p0*kc : (p0+mr)*kc]
 					for q := range mr {
@@ -103,7 +107,8 @@ func BenchmarkF16PackA(b *testing.B) {
 		})
 		b.Run("chunked/"+v, func(b *testing.B) {
 			Use(v)
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				for p0 := 0; p0 < rows; p0 += mr {
 					d := dst[p0*kc : (p0+mr)*kc]
 					for q := range mr {

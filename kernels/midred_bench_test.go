@@ -67,7 +67,8 @@ func BenchmarkStridedReduction(b *testing.B) {
 	for _, bc := range benches {
 		b.Run(bc.name, func(b *testing.B) {
 			spent := make([]time.Duration, len(vs))
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				for i, v := range vs {
 					if err := Use(v); err != nil {
 						b.Fatal(err)

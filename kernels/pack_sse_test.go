@@ -62,7 +62,8 @@ func BenchmarkPackPB(b *testing.B) {
 	for _, panel := range []int{8, 14, 16, 32} {
 		dst := make([]float32, ((n+panel-1)/panel)*panel*depth)
 		b.Run(fmt.Sprintf("panel%d", panel), func(b *testing.B) {
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				packPBf32AVX2(&dst[0], &src[0], n, n, panel, depth)
 			}
 		})

@@ -57,7 +57,8 @@ func BenchmarkVariantRatio(b *testing.B) {
 	} {
 		b.Run(k.name, func(b *testing.B) {
 			var mins [2]time.Duration
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				for i, v := range []string{best, next} {
 					if err := Use(v); err != nil {
 						b.Fatal(err)

@@ -27,7 +27,8 @@ func BenchmarkRowsRatio(b *testing.B) {
 				bb[i] = float32(i % 7)
 			}
 			var mins [2]time.Duration
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				for i, f := range []func(){
 					func() { sgemmRowsAVX512(kc, &a[0], kc, 1, &bb[0], n, &c[0], n, m, n) },
 					func() { sgemmRowsAVX2(kc, &a[0], kc, 1, &bb[0], n, &c[0], n, m, n) },

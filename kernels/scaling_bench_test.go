@@ -54,7 +54,8 @@ func BenchmarkParallelVersions(b *testing.B) {
 				for i := range wall {
 					wall[i], cpus[i] = 1<<62, 1<<62
 				}
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					for i, m := range modes {
 						runtime.GOMAXPROCS(m.procs)
 						*rb = m.rowBlocks
@@ -94,14 +95,16 @@ func BenchmarkSmallSquare(b *testing.B) {
 			a64[i], b64[i] = float64(a[i]), float64(bb[i])
 		}
 		b.Run(fmt.Sprintf("sgemm/%d", n), func(b *testing.B) {
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if err := Sgemm(n, n, n, a, bb, c, 1, 0); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run(fmt.Sprintf("dgemm/%d", n), func(b *testing.B) {
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if err := Dgemm(n, n, n, a64, b64, c64, 1, 0); err != nil {
 					b.Fatal(err)
 				}

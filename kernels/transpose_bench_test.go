@@ -21,7 +21,8 @@ func BenchmarkTranspose(b *testing.B) {
 		bytes := 8 * float64(m*n)
 		run := func(b *testing.B, f func()) {
 			b.SetBytes(int64(bytes))
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				f()
 			}
 			b.ReportMetric(float64(b.N)*bytes/b.Elapsed().Seconds()/1e9, "GB/s")

@@ -47,7 +47,8 @@ func BenchmarkTuned(b *testing.B) {
 			{"linear_gelu", func() error { return LinearGelu(m, k, n, a32, b32, bias, c32) }},
 		} {
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", kern.name, m, n, k), func(b *testing.B) {
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					if err := kern.call(); err != nil {
 						b.Fatal(err)
 					}

@@ -44,7 +44,8 @@ func BenchmarkVLoop(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.SetBytes(int64(k.bytes))
-					for b.Loop() {
+					b.ResetTimer()
+					for range b.N {
 						k.run()
 					}
 					s := b.Elapsed().Seconds()
