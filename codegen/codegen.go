@@ -174,22 +174,22 @@ type SlotPlan struct {
 	Tuned map[string]map[string]int
 }
 
-// Knobs are the thresholds of a GEMM slot's version choice (plan symbols <slot>.SmallWork, RowsMax,
-// RowsNB, RowBlocks: passes/pack.go and parallel.go), fields of the generated slot struct that the
-// loop nest reads.
+// Knobs are the thresholds of a GEMM slot's version choice (plan symbols <slot>.SmallWork, SmallDeep,
+// RowsMax, RowsNB, RowBlocks: passes/pack.go and parallel.go), fields of the generated slot struct that
+// the loop nest reads.
 type Knobs struct {
-	SmallWork, RowsMax, RowsNB, RowBlocks int
+	SmallWork, SmallDeep, RowsMax, RowsNB, RowBlocks int
 }
 
 // KnobsOf returns the knobs of slot in plan.
 func KnobsOf(plan map[string]int, slot string) Knobs {
 	get := func(f string) int { return plan[slot+"."+f] }
-	return Knobs{SmallWork: get("SmallWork"), RowsMax: get("RowsMax"), RowsNB: get("RowsNB"), RowBlocks: get("RowBlocks")}
+	return Knobs{SmallWork: get("SmallWork"), SmallDeep: get("SmallDeep"), RowsMax: get("RowsMax"), RowsNB: get("RowsNB"), RowBlocks: get("RowBlocks")}
 }
 
 // Fields is the knobs as fields of a composite literal of the generated slot struct.
 func (k Knobs) Fields() string {
-	return fmt.Sprintf("SmallWork: %d, RowsMax: %d, RowsNB: %d, RowBlocks: %d", k.SmallWork, k.RowsMax, k.RowsNB, k.RowBlocks)
+	return fmt.Sprintf("SmallWork: %d, SmallDeep: %d, RowsMax: %d, RowsNB: %d, RowBlocks: %d", k.SmallWork, k.SmallDeep, k.RowsMax, k.RowsNB, k.RowBlocks)
 }
 
 // VariantSlotPlan returns variant's plan of GEMM slot in p (compiled by the pipeline of the backend's

@@ -116,7 +116,7 @@ func fewTilesRule(t *testing.T, procs int) {
 		s0 := *sgemmSlot
 		var packedN, unpackedN atomic.Int64 // the workers call the kernels concurrently
 		micro, microU := s0.Micro, s0.MicroU
-		sgemmSlot.SmallWork, sgemmSlot.RowsMax = 1, 0
+		sgemmSlot.SmallWork, sgemmSlot.SmallDeep, sgemmSlot.RowsMax = 1, 1, 0
 		sgemmSlot.Micro = func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
 			packedN.Add(1)
 			micro(kc, a, b, c, ldc, m, n, alpha, beta, bias, ep)
@@ -259,5 +259,73 @@ func TestBmmBatched(t *testing.T) {
 			}
 		}
 		*bmmSlot = s
+	}
+}
+
+// TestDeepUnpacked checks the deep version's rule (passes.deepGemm) on sgemm under every variant, on one
+// and two workers: a product past SmallWork and the few-tiles limit runs the whole-K unpacked kernel
+// (one call per row tile and column tile) when M·N·K ≤ SmallDeep and M·N ≤ 1024·K, else only packed
+// kernels, with results within checkBatch's bound of the float64 product.
+func TestDeepUnpacked(t *testing.T) {
+	const deepWork = 1 << 22
+	defer Use("")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		for _, v := range Variants() {
+			if err := Use(v); err != nil {
+				t.Fatal(err)
+			}
+			s0 := *sgemmSlot
+			var packedN, unpackedN atomic.Int64
+			micro, microU := s0.Micro, s0.MicroU
+			sgemmSlot.SmallWork, sgemmSlot.SmallDeep, sgemmSlot.RowsMax = 1, deepWork, 0
+			sgemmSlot.Micro = func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+				packedN.Add(1)
+				micro(kc, a, b, c, ldc, m, n, alpha, beta, bias, ep)
+			}
+			sgemmSlot.MicroU = func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+				unpackedN.Add(1)
+				microU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+			}
+			rng := rand.New(rand.NewPCG(31, 37))
+			m0 := 6*s0.MR + 1 // past the few-tiles limit on any worker count
+			for _, c := range []struct {
+				m, k, n int
+				deep    bool
+			}{
+				{m0, 600, 24, true},                     // M·N ≤ 1024·K, work ≤ SmallDeep
+				{m0, 2*s0.KC + 3, s0.NR + 5, true},      // K past two K blocks: still one call per tile
+				{m0, 10, 1300 / m0 * 10, false},         // shallow: M·N > 1024·K
+				{m0, 300, deepWork/(m0*300) + 1, false}, // work > SmallDeep
+			} {
+				m, k, n := c.m, c.k, c.n
+				A, B, C := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+				for i := range A {
+					A[i] = rng.Float32()*2 - 1
+				}
+				for i := range B {
+					B[i] = rng.Float32()*2 - 1
+				}
+				packedN.Store(0)
+				unpackedN.Store(0)
+				if err := Sgemm(m, k, n, A, B, C, 1, 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := checkBatch(A, B, C, 1, m, k, n); err != nil {
+					t.Errorf("W = %d, %s, %d×%d×%d: %v", procs, v, m, k, n, err)
+				}
+				packed, unpacked := int(packedN.Load()), int(unpackedN.Load())
+				want := 0
+				if c.deep {
+					want = ((m + s0.MR - 1) / s0.MR) * ((n + s0.NR - 1) / s0.NR)
+				}
+				if unpacked != want || (packed > 0) == c.deep {
+					t.Errorf("W = %d, %s, %d×%d×%d (deep %v): %d packed and %d unpacked calls, want %d unpacked and %s packed",
+						procs, v, m, k, n, c.deep, packed, unpacked, want, map[bool]string{true: "no", false: "some"}[c.deep])
+				}
+			}
+			*sgemmSlot = s0
+		}
 	}
 }

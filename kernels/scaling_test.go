@@ -235,7 +235,7 @@ func TestRowBlocksHalfRule(t *testing.T) {
 			}
 			micro(kc, a, b, c, ldc, m, n, alpha, beta, bias, ep)
 		}
-		sgemmSlot.SmallWork, sgemmSlot.RowsMax, sgemmSlot.MC = 1, 0, 1000
+		sgemmSlot.SmallWork, sgemmSlot.SmallDeep, sgemmSlot.RowsMax, sgemmSlot.MC = 1, 1, 0, 1000
 		// above the few-tiles limit on any worker count (the packed nest), and work enough per worker
 		// that no parallel loop runs inline (rt.MinParallelWork)
 		tiles := max(6*s0.MR, 96)
@@ -379,7 +379,7 @@ func TestRowBlocksBalanced(t *testing.T) {
 			}
 			d0.Micro(kc, a, b, c, ldc, mm, nn, alpha, beta, bias, ep)
 		}
-		dgemmSlot.SmallWork, dgemmSlot.RowsMax, dgemmSlot.MC, dgemmSlot.RowBlocks = 1, 0, 224, 4
+		dgemmSlot.SmallWork, dgemmSlot.SmallDeep, dgemmSlot.RowsMax, dgemmSlot.MC, dgemmSlot.RowBlocks = 1, 1, 0, 224, 4
 		a, b, c := make([]float64, m*k), make([]float64, k*n), make([]float64, m*n)
 		for i := range a {
 			a[i] = float64(A[i])

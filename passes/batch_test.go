@@ -85,6 +85,8 @@ func batchPlans(f *ir.Func) []map[string]int {
 				p[key] = 2
 			case "SmallWork":
 				p[key] = 400
+			case "SmallDeep":
+				p[key] = 0 // the packed version past SmallWork, as these tests were written
 			case "Workers":
 				p[key] = w
 			}

@@ -35,9 +35,10 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 	}
 	walk(f.Body, nil)
 	for _, s := range sites {
-		var small, blocked, rows *ir.Loop
+		var small, deep, blocked, rows *ir.Loop
 		if unpackable(s.u) {
 			small = smallVersion(s.u, s.loops)
+			deep = smallVersion(s.u, s.loops)
 			blocked = fewTilesVersion(s.u, s.loops)
 			rows = rowsVersion(n, s.u, s.loops)
 		}
@@ -49,7 +50,8 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 			w := &ir.Var{Name: n.name("tiles_w")}
 			wsym := ir.ISym{Name: s.u.Slot + ".Workers", RunTime: true}
 			node = &ir.Loop{Var: w, Lo: wsym, Hi: ir.IAdd(wsym, ir.IConst{V: 1}), Step: ir.IConst{V: 1},
-				Body: []ir.Node{&ir.If{Cond: fewTiles(s.u.Slot, s.loops, w), Then: []ir.Node{blocked}, Else: []ir.Node{packed}}}}
+				Body: []ir.Node{&ir.If{Cond: fewTiles(s.u.Slot, s.loops, w), Then: []ir.Node{blocked},
+					Else: []ir.Node{&ir.If{Cond: deepGemm(s.u.Slot, s.loops), Then: []ir.Node{deep}, Else: []ir.Node{packed}}}}}}
 			node = &ir.If{Cond: smallGemm(s.u.Slot, s.loops), Then: []ir.Node{small}, Else: []ir.Node{node}}
 			node = &ir.If{Cond: fewRows(s.u.Slot, s.loops), Then: []ir.Node{rows}, Else: []ir.Node{node}}
 		}
@@ -67,6 +69,9 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 //     rows whose B fits the second-level TLB's reach (smallGemm). Skinny problems
 //     of more rows run packed: with B packed row by row (packPB) the packed nest is faster there
 //     (16×4096×4096 sgemm on Zen 3: 42 against 32 GFLOP/s; level on the Zen 5).
+//   - <slot>.SmallDeep: a larger problem whose C is small against its depth (M·N ≤ 1024·K) of at most
+//     this many multiply-adds runs the whole-K unpacked version too, unless it has few row tiles
+//     (fewTiles, which keeps its K blocks): deepGemm.
 //   - <slot>.RowsMax and <slot>.RowsNB: a GEMM with at most RowsMax rows of C runs as one "rows" Micro
 //     per RowsNB-wide block of columns, covering all rows and the whole reduction (docs/MICROKERNEL.md,
 //     "Rows"): such a product reads each element of B once for at most RowsMax multiply-adds, so the
@@ -204,6 +209,30 @@ func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 	work := &ir.Binary{Op: ir.Mul, X: &ir.Binary{Op: ir.Mul, X: m, Y: nn, T: ir.F64}, Y: k, T: ir.F64}
 	return &ir.Binary{Op: ir.Le, X: work, Y: planF64(slot, "SmallWork"), T: ir.Bool}
 }
+
+// deepGemm chooses the whole-K unpacked version (a copy of smallVersion) for a larger product whose C is
+// small against its depth: M·N·K ≤ <slot>.SmallDeep and M·N ≤ deepRatio·K, where neither smallGemm nor
+// fewTiles applies. Packing then copies A and B (M·K + K·N elements) to save re-reading them for a C of
+// few tiles, and the unpacked kernel's strips of B (K rows of NR columns) are reused from L1/L2 by every
+// row tile. On the Zen 5 (sgemm MR = 12; dgemm 14×16) unpacked against packed, one core / two:
+// sgemm 256³ 0.92 / 0.89, 384³ 0.93 / 0.89, 480³ 0.89 / 0.90, 256×256×2000 0.94 / 0.81, 128×128×8000
+// 0.81 / 0.77; dgemm 160³ 0.85 / 0.68, 256³ 0.90 / 0.81, 128×128×8000 0.76 / 0.72. A shallow product
+// loses (sgemm 1024×1024×32: 1.51 / 1.07, 1024×1024×64: 1.41 / 1.14, 2048×2048×30: 1.57 / 1.40; dgemm
+// 512×512×128: 1.15 / 1.03), which the depth test keeps packed, and so do large ones (dgemm 512³: 1.18 /
+// 1.30; sgemm 512³ level): docs/PERF.md, "Session 15". The default SmallDeep (target.Knobs, 256³) is the
+// largest cube measured faster for both element types; a lock can raise it per machine class.
+func deepGemm(slot string, loops []*ir.Loop) ir.Expr {
+	f64 := func(op ir.Op, x, y ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: x, Y: y, T: ir.F64} }
+	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
+	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
+	mn := f64(ir.Mul, m, nn)
+	test := f64(ir.Min, f64(ir.Sub, planF64(slot, "SmallDeep"), f64(ir.Mul, mn, k)),
+		f64(ir.Sub, f64(ir.Mul, &ir.Const{Val: deepRatio, T: ir.F64}, k), mn))
+	return &ir.Binary{Op: ir.Ge, X: test, Y: &ir.Const{Val: 0, T: ir.F64}, T: ir.Bool}
+}
+
+// deepRatio bounds the C of a product that deepGemm runs unpacked: M·N ≤ deepRatio·K.
+const deepRatio = 1024
 
 // fewTiles chooses the K-blocked unpacked version (fewTilesVersion) for a larger problem: M ≤
 // unpackedTiles·min(W, 2)·<slot>.MR, at most three row tiles on one worker (w, the worker count) and six on

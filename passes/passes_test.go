@@ -69,6 +69,8 @@ func oddPlan(f *ir.Func) map[string]int {
 			odd[key] = 3
 		case "SmallWork":
 			odd[key] = 1 // the packed version from M·N·K = 2 on
+		case "SmallDeep":
+			odd[key] = 60 // deep products up to 60 multiply-adds unpacked (deepGemm), larger ones packed
 		case "RowBlocks":
 			odd[key] = 18 // row blocks in parallel from M = 1 on (RowBlocks·M ≥ Workers·MC = 3·6)
 		case "RowsMax":

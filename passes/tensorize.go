@@ -361,7 +361,7 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 	// the thresholds that choose among the versions pack and parallel make (one set per slot)
 	kn := port.Knobs
 	f.Plan[slot+".SmallWork"], f.Plan[slot+".RowsMax"], f.Plan[slot+".RowsNB"] = kn.SmallGemmWork, kn.RowsMax, kn.RowsNB
-	f.Plan[slot+".RowBlocks"] = kn.RowBlocks
+	f.Plan[slot+".RowBlocks"], f.Plan[slot+".SmallDeep"] = kn.RowBlocks, kn.SmallDeepWork
 	// Workers is a run-time symbol: generated code reads the worker count at each call (rt.Workers());
 	// the plan's value is what the interpreter uses (tests set others).
 	f.Plan[slot+".Workers"] = 1
@@ -393,7 +393,7 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 // (the generated slot's fields that the loop nest reads at each call). The microkernel's own symbols
 // (ir.KernelFields: tile, unroll, prefetch) are tuned too, but they select generated kernels (a class's
 // kernel is generated beside the default one); tunedPlan carries both.
-var TunedSymbols = []string{"MC", "KC", "NC", "SmallWork", "RowsMax", "RowsNB", "RowBlocks"}
+var TunedSymbols = []string{"MC", "KC", "NC", "SmallWork", "SmallDeep", "RowsMax", "RowsNB", "RowBlocks"}
 
 // tunedPlan returns the values of slot's TunedSymbols in a variant's tuned plans (machine class →
 // symbol → value), nil when there are none.

@@ -87,6 +87,9 @@ func (v Variant) Tile(elem int) (mr, nr int) {
 type Knobs struct {
 	// SmallGemmWork: a GEMM of at most this many multiply-adds (M·N·K) runs unpacked (slot.SmallWork).
 	SmallGemmWork int
+	// SmallDeepWork: a GEMM of at most this many multiply-adds whose C is small against its depth
+	// (M·N ≤ 1024·K) also runs unpacked (slot.SmallDeep; passes/pack.go, deepGemm).
+	SmallDeepWork int
 	// RowsMax: a GEMM of at most this many rows runs as rows kernels (slot.RowsMax), RowsNB columns
 	// per call (slot.RowsNB).
 	RowsMax, RowsNB int
@@ -116,7 +119,7 @@ var (
 )
 
 // cpuKnobs are the thresholds measured on the CPU targets (docs/PERF.md).
-var cpuKnobs = Knobs{SmallGemmWork: 80 * 80 * 80, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, MinParallelWork: 1 << 16}
+var cpuKnobs = Knobs{SmallGemmWork: 80 * 80 * 80, SmallDeepWork: 1 << 24, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, MinParallelWork: 1 << 16}
 
 // Static defaults for cross-generation: the target table. amd64 is sized for AVX2 (the variant every
 // x86-64-v3 machine runs); the AVX-512 variant's register file is in its Variant.

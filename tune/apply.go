@@ -48,7 +48,7 @@ func (l *Lock) Check(f *ir.Func, hash, target string) error {
 		}
 		for k, v := range e.Values {
 			if got, ok := f.Variants[i].Tuned[e.Class][k]; !ok || got != v {
-				return fmt.Errorf("%s:%d: %s is not a tuned plan symbol of kernel %s (variant %s): want a GEMM slot's MC, KC, NC, SmallWork, RowsMax, RowsNB or RowBlocks, or a kernel field (%s)",
+				return fmt.Errorf("%s:%d: %s is not a tuned plan symbol of kernel %s (variant %s): want a GEMM slot's MC, KC, NC, SmallWork, SmallDeep, RowsMax, RowsNB or RowBlocks, or a kernel field (%s)",
 					l.Path, e.Line, k, e.Kernel, e.Variant, strings.Join(ir.KernelFields, ", "))
 			}
 		}

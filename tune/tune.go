@@ -656,7 +656,7 @@ func (s *search) reject(res *Result, cand map[string]int, err error) {
 // threshold only chooses among versions, and which one a ragged shape takes must not hide a block that
 // breaks another (the shapes of the check are small, the tuning shapes larger).
 func (s *search) check(cand map[string]int) error {
-	forced := []map[string]int{{}, {"SmallWork": 0, "RowsMax": 0}, {"SmallWork": 1 << 40, "RowsMax": 0}, {"RowsMax": 1 << 30}}
+	forced := []map[string]int{{}, {"SmallWork": 0, "SmallDeep": 0, "RowsMax": 0}, {"SmallWork": 1 << 40, "RowsMax": 0}, {"RowsMax": 1 << 30}}
 	for _, f := range forced {
 		c := maps.Clone(cand)
 		for _, slot := range s.slots {

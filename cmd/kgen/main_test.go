@@ -56,7 +56,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"gen", "-targets", "go,vax", okFile}, 2, `unknown target "vax"`},
 		{[]string{"gen", "-targets", "go,ptx:sm_75", okFile}, 2, `unknown sub-target "sm_75"`},
 		{[]string{"fmt"}, 2, "one or more .kdsl files"},
-		{[]string{"tune", "-symbols", "KC,Bogus", okFile}, 2, `-symbols: "Bogus" is not a tuned slot field; want some of MC,KC,NC,SmallWork,RowsMax,RowsNB,RowBlocks`},
+		{[]string{"tune", "-symbols", "KC,Bogus", okFile}, 2, `-symbols: "Bogus" is not a tuned slot field; want some of MC,KC,NC,SmallWork,SmallDeep,RowsMax,RowsNB,RowBlocks`},
 		{[]string{"tune", "-start", "sgemm.KC", okFile}, 2, `-start: "sgemm.KC": want slot.Field=value (sgemm.KC=1024)`},
 		{[]string{"tune", "-start", "sgemm.Bogus=3", okFile}, 2, `-start: "sgemm.Bogus=3": "Bogus" is not a tuned slot field`},
 		{[]string{"tune", "-start", "sgemm.KC=0", okFile}, 2, `-start: "sgemm.KC=0": the value must be a positive integer`},

@@ -39,8 +39,8 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 	for _, t := range []string{"32", "64"} {
 		w("// gemmSlot%s is one tensorized GEMM: its microkernel (docs/MICROKERNEL.md) and cache blocks.\n", t)
 		w("type gemmSlot%s struct {\n\tName string\n\tMR, NR, MC, KC, NC int\n", t)
-		w("\t// SmallWork, RowsMax, RowsNB and RowBlocks choose the unpacked, rows and parallel row-block versions.\n")
-		w("\tSmallWork, RowsMax, RowsNB, RowBlocks int\n")
+		w("\t// SmallWork, SmallDeep, RowsMax, RowsNB and RowBlocks choose the unpacked, rows and parallel row-block versions.\n")
+		w("\tSmallWork, SmallDeep, RowsMax, RowsNB, RowBlocks int\n")
 		w("\tMicro func(kc int, a, b, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n", t, t, t)
 		w("\t// MicroU reads A and B in place (docs/MICROKERNEL.md, unpacked operands), for small problems.\n")
 		w("\tMicroU func(kc int, a []float%s, ars, acs int, b []float%s, ldb int, c []float%s, ldc, m, n int, alpha, beta float%s, bias []float%s, ep int)\n", t, t, t, t, t)
@@ -61,7 +61,7 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 		plan := planOf(p, s.Name)
 		t := suffix(s.Elem)
 		mk := fmt.Sprintf("microGo%s_%dx%d", t, plan["MR"], plan["NR"])
-		kn := codegen.Knobs{SmallWork: plan["SmallWork"], RowsMax: plan["RowsMax"], RowsNB: plan["RowsNB"], RowBlocks: plan["RowBlocks"]}
+		kn := codegen.Knobs{SmallWork: plan["SmallWork"], SmallDeep: plan["SmallDeep"], RowsMax: plan["RowsMax"], RowsNB: plan["RowsNB"], RowBlocks: plan["RowBlocks"]}
 		w("var %s = &gemmSlot%s{Name: \"go\", MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, %s, Micro: %s, MicroU: microUGo%s, MicroB: microBGo%s, Rows: rowsGo%s}\n",
 			s.Var, t, plan["MR"], plan["NR"], plan["MC"], plan["KC"], plan["NC"], kn.Fields(), mk, t, t, t)
 		w("var %sGo = *%s\n\n", s.Var, s.Var)
