@@ -304,8 +304,14 @@ func DispatchFile(pkg string, imports []string, variants []Variant) ([]byte, err
 			if s.Knobs.RowsNB < 1 || s.Knobs.RowsMax < 0 || s.Knobs.RowBlocks < 1 {
 				return nil, fmt.Errorf("dispatch file: variant %s, slot %s: thresholds %+v not planned", v.Name, s.Slot.Name, s.Knobs)
 			}
+			kn := s.Knobs
+			if s.KernelU == "" {
+				// the unpacked kernel is the portable Go one: products past SmallWork stay packed
+				// (the deep version pays only with an assembly kernel: passes.deepGemm)
+				kn.SmallDeep = 0
+			}
 			w("%s\t*%s = %s{Name: %q, MR: %d, NR: %d, MC: %s, KC: %s, NC: %s, %s, Micro: %sSlice, MicroU: %s, MicroB: %s, Rows: %s}\n", ind, s.Slot.Var,
-				GemmSlotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, s.Knobs.Fields(), s.Kernel, microU, microB, rows)
+				GemmSlotType(s.Slot.Elem), v.Name, s.MR, s.NR, mc, kc, nc, kn.Fields(), s.Kernel, microU, microB, rows)
 			writeTuned(&b, ind+"\t", s)
 		}
 		for _, i := range v.VLoops {

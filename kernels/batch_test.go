@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -269,6 +271,16 @@ func TestBmmBatched(t *testing.T) {
 func TestDeepUnpacked(t *testing.T) {
 	const deepWork = 1 << 22
 	defer Use("")
+	// the deep version is on where the unpacked kernel is assembly, off where it is the portable Go one
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		native := !strings.Contains(runtime.FuncForPC(reflect.ValueOf(sgemmSlot.MicroU).Pointer()).Name(), "kernels.microUGo")
+		if on := sgemmSlot.SmallDeep > 0; on != native {
+			t.Errorf("%s: sgemm SmallDeep %d with an assembly unpacked kernel %v", v, sgemmSlot.SmallDeep, native)
+		}
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, procs := range []int{1, 2} {
 		runtime.GOMAXPROCS(procs)

@@ -123,7 +123,7 @@ func TestBackend(t *testing.T) {
 	if strings.Contains(disp, "x/sys/cpu") || strings.Contains(disp[strings.Index(disp, "func registerVariants()"):], "\tif ") {
 		t.Errorf("kgen_arm64.go: the neon variant should be registered without a feature check:\n%s", disp)
 	}
-	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\w+)Blocks\.MC, KC: (\w+)Blocks\.KC, NC: (\w+)Blocks\.NC, SmallWork: 512000, SmallDeep: 16777216, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: (\w+)Slice, MicroU: microUGo(32|64), MicroB: microBGo(?:32|64), Rows: (\w+)Slice\}`)
+	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\w+)Blocks\.MC, KC: (\w+)Blocks\.KC, NC: (\w+)Blocks\.NC, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: (\w+)Slice, MicroU: microUGo(32|64), MicroB: microBGo(?:32|64), Rows: (\w+)Slice\}`)
 	want := map[string]string{"sgemm": "sgemm8x12NEON", "sgemm_nt": "sgemm8x12NEON", "dgemm": "dgemm6x8NEON"}
 	seen := map[string]bool{}
 	for _, m := range install.FindAllStringSubmatch(disp, -1) {
