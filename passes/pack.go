@@ -219,8 +219,10 @@ func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 // 0.81 / 0.77; dgemm 160³ 0.85 / 0.68, 256³ 0.90 / 0.81, 128×128×8000 0.76 / 0.72. A shallow product
 // loses (sgemm 1024×1024×32: 1.51 / 1.07, 1024×1024×64: 1.41 / 1.14, 2048×2048×30: 1.57 / 1.40; dgemm
 // 512×512×128: 1.15 / 1.03), which the depth test keeps packed, and so do large ones (dgemm 512³: 1.18 /
-// 1.30; sgemm 512³ level): docs/PERF.md, "Session 15". The default SmallDeep (target.Knobs, 256³) is the
-// largest cube measured faster for both element types; a lock can raise it per machine class.
+// 1.30; sgemm 512³ level): docs/PERF.md, "Session 15". The AVX-512 variants' SmallDeep (their
+// target.Variant.SmallDeepWork, 256³) is the largest cube measured faster for both element types; other
+// variants have 0 (AVX2's 6×16 and 6×8 tiles ran sgemm 256³ 9% and dgemm 256³ 24% slower unpacked on the
+// same core), and a lock can set it per machine class.
 func deepGemm(slot string, loops []*ir.Loop) ir.Expr {
 	f64 := func(op ir.Op, x, y ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: x, Y: y, T: ir.F64} }
 	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }

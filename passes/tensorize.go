@@ -378,6 +378,9 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 			continue
 		}
 		pv := ir.PlanVariant{Name: v.Name, Plan: map[string]int{}}
+		if v.SmallDeepWork > 0 {
+			pv.Plan[slot+".SmallDeep"] = v.SmallDeepWork
+		}
 		fixed := set(pv.Plan, target.GemmBlocks(c.Machine.WithVariant(v), mr, nr, size), c.own())
 		for _, b := range []string{"MC", "KC", "NC"} {
 			if !fixed[b] {

@@ -56,6 +56,11 @@ type Variant struct {
 	// runs them on bf16 pair panels, codegen/bf16.go); its tile is the MMA shape for bf16 inputs
 	// (Tile(2)) and its blocks are sized for 2-byte elements.
 	Pairs bool
+	// SmallDeepWork, when positive, replaces the knob of that name for the variant's GEMM slots: the deep
+	// version (passes.deepGemm) pays with AVX-512's wide tiles (14×32, 14×16: sgemm 256³ 8% and dgemm
+	// 160³ 15% faster on one Zen 5 core) and loses with AVX2's (6×16, 6×8: sgemm 256³ 9%, dgemm 256³
+	// 24% slower on the same core), docs/PERF.md, session 15.
+	SmallDeepWork int
 }
 
 // Tile returns the register tile for elements of elem bytes (4 or 8), or 0, 0.
@@ -88,7 +93,8 @@ type Knobs struct {
 	// SmallGemmWork: a GEMM of at most this many multiply-adds (M·N·K) runs unpacked (slot.SmallWork).
 	SmallGemmWork int
 	// SmallDeepWork: a GEMM of at most this many multiply-adds whose C is small against its depth
-	// (M·N ≤ 1024·K) also runs unpacked (slot.SmallDeep; passes/pack.go, deepGemm).
+	// (M·N ≤ 1024·K) also runs unpacked (slot.SmallDeep; passes/pack.go, deepGemm); 0: never. A variant
+	// may set its own (Variant.SmallDeepWork).
 	SmallDeepWork int
 	// RowsMax: a GEMM of at most this many rows runs as rows kernels (slot.RowsMax), RowsNB columns
 	// per call (slot.RowsNB).
@@ -111,15 +117,15 @@ type Knobs struct {
 // f64.
 var (
 	portable = Variant{Name: "go", VecBytes: 16, VecRegs: 16, TileF32: [2]int{3, 2}, TileF64: [2]int{3, 2}}
-	avx512   = Variant{Name: "avx512", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512"}
+	avx512   = Variant{Name: "avx512", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512", SmallDeepWork: 256 * 256 * 256}
 	// avx512bf16: avx512 with VDPBF16PS (AVX512_BF16) for bf16 GEMMs, 14×32 on pair panels.
-	avx512bf16 = Variant{Name: "avx512bf16", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512", Pairs: true}
+	avx512bf16 = Variant{Name: "avx512bf16", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512", Pairs: true, SmallDeepWork: 256 * 256 * 256}
 	avx2       = Variant{Name: "avx2", VecBytes: 32, VecRegs: 16, MMA: "amd64:avx2"}
 	neon       = Variant{Name: "neon", VecBytes: 16, VecRegs: 32, MMA: "arm64:neon"}
 )
 
 // cpuKnobs are the thresholds measured on the CPU targets (docs/PERF.md).
-var cpuKnobs = Knobs{SmallGemmWork: 80 * 80 * 80, SmallDeepWork: 1 << 24, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, MinParallelWork: 1 << 16}
+var cpuKnobs = Knobs{SmallGemmWork: 80 * 80 * 80, SmallDeepWork: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, MinParallelWork: 1 << 16}
 
 // Static defaults for cross-generation: the target table. amd64 is sized for AVX2 (the variant every
 // x86-64-v3 machine runs); the AVX-512 variant's register file is in its Variant.

@@ -61,9 +61,7 @@ func support(p *codegen.Package, mod string) ([]byte, error) {
 		plan := planOf(p, s.Name)
 		t := suffix(s.Elem)
 		mk := fmt.Sprintf("microGo%s_%dx%d", t, plan["MR"], plan["NR"])
-		// SmallDeep 0: the portable slot's unpacked and packed kernels are both Go; the deep version
-		// (passes.deepGemm) was measured with assembly kernels only
-		kn := codegen.Knobs{SmallWork: plan["SmallWork"], RowsMax: plan["RowsMax"], RowsNB: plan["RowsNB"], RowBlocks: plan["RowBlocks"]}
+		kn := codegen.Knobs{SmallWork: plan["SmallWork"], SmallDeep: plan["SmallDeep"], RowsMax: plan["RowsMax"], RowsNB: plan["RowsNB"], RowBlocks: plan["RowBlocks"]}
 		w("var %s = &gemmSlot%s{Name: \"go\", MR: %d, NR: %d, MC: %d, KC: %d, NC: %d, %s, Micro: %s, MicroU: microUGo%s, MicroB: microBGo%s, Rows: rowsGo%s}\n",
 			s.Var, t, plan["MR"], plan["NR"], plan["MC"], plan["KC"], plan["NC"], kn.Fields(), mk, t, t, t)
 		w("var %sGo = *%s\n\n", s.Var, s.Var)
