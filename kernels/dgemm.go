@@ -72,7 +72,7 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(dgemmSlot.SmallWork) {
+		if min64(float64(M)*float64(N)*float64(K), float64(dgemmSlot.SmallWork)-min64(min64(float64(dgemmSlot.SmallDeep)-float64(M)*float64(N)*float64(K), float64(1024)*float64(K)-float64(M)*float64(N)), float64(M)-(float64(3)*float64(dgemmSlot.MR)+float64(1)))) <= float64(dgemmSlot.SmallWork) {
 			if cost_ := (M+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*K*8/32+1) + 1; rt.Inline(0, N, dgemmSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += dgemmSlot.NR {
 					for ir := 0; ir < M; ir += dgemmSlot.MR {
@@ -132,76 +132,83 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 						}
 					}
 				} else {
-					if min64(float64(dgemmSlot.SmallDeep)-float64(M)*float64(N)*float64(K), float64(1024)*float64(K)-float64(M)*float64(N)) >= float64(0) {
-						if cost_ := (M+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*K*8/32+1) + 1; rt.Inline(0, N, dgemmSlot.NR, cost_) {
-							for jr := 0; jr < N; jr += dgemmSlot.NR {
-								for ir := 0; ir < M; ir += dgemmSlot.MR {
-									{
-										aoff_, boff_ := ir*K, jr
-										ars_, acs_ := K, 1
-										ldb_ := N
-										dgemmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemmSlot.MR, M-ir), min(dgemmSlot.NR, N-jr), alpha, beta, nil, 0)
-									}
-								}
-							}
-						} else {
-							M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-							rt.ParallelFor(0, N, dgemmSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
-									for ir := 0; ir < M; ir += dgemmSlot.MR {
-										{
-											aoff_, boff_ := ir*K, jr
-											ars_, acs_ := K, 1
-											ldb_ := N
-											dgemmSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemmSlot.MR, M-ir), min(dgemmSlot.NR, N-jr), alpha, beta, nil, 0)
-										}
-									}
-								}
-							})
-						}
-					} else {
-						packB := rt.Scratch64(min(dgemmSlot.NC, (N+dgemmSlot.NR-1)/dgemmSlot.NR*dgemmSlot.NR) * min(dgemmSlot.KC, max(K, 1)))
-						{
-							pc_kb := min(dgemmSlot.KC, ((max(K, 1)+(max(K, 1)+dgemmSlot.KC-1)/dgemmSlot.KC-1)/((max(K, 1)+dgemmSlot.KC-1)/dgemmSlot.KC)+7)/8*8)
-							for jc := 0; jc < N; jc += dgemmSlot.NC {
-								for pc := 0; pc < max(K, 1); pc += pc_kb {
-									{
-										ic_w := rt.Workers()
-										if int32(ic_w) == int32(2) {
-											if maxI32(int32(dgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
+					packB := rt.Scratch64(min(dgemmSlot.NC, (N+dgemmSlot.NR-1)/dgemmSlot.NR*dgemmSlot.NR) * min(dgemmSlot.KC, max(K, 1)))
+					{
+						pc_kb := min(dgemmSlot.KC, ((max(K, 1)+(max(K, 1)+dgemmSlot.KC-1)/dgemmSlot.KC-1)/((max(K, 1)+dgemmSlot.KC-1)/dgemmSlot.KC)+7)/8*8)
+						for jc := 0; jc < N; jc += dgemmSlot.NC {
+							for pc := 0; pc < max(K, 1); pc += pc_kb {
+								{
+									ic_w := rt.Workers()
+									if int32(ic_w) == int32(2) {
+										if maxI32(int32(dgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
+											{
+												ic_rows := dgemmSlot.MR * (((M+dgemmSlot.MR-1)/dgemmSlot.MR + ic_w - 1) / ic_w)
 												{
-													ic_rows := dgemmSlot.MR * (((M+dgemmSlot.MR-1)/dgemmSlot.MR + ic_w - 1) / ic_w)
-													{
-														ic_mcb := min(dgemmSlot.MC, dgemmSlot.MR*(((ic_rows+(ic_rows+dgemmSlot.MC-1)/dgemmSlot.MC-1)/((ic_rows+dgemmSlot.MC-1)/dgemmSlot.MC)+dgemmSlot.MR-1)/dgemmSlot.MR))
-														if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(min(ic_mcb, M), ic_rows)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-															packBw := rt.Scratch64(min(dgemmSlot.NC, (N+dgemmSlot.NR-1)/dgemmSlot.NR*dgemmSlot.NR) * min(dgemmSlot.KC, max(K, 1)))
-															packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-															for ic_t := 0; ic_t < ic_w; ic_t++ {
-																K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
-																{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																	n_, depth_, panel_, off_ := min(dgemmSlot.NC, N-jc), min(pc_kb, K-pc), dgemmSlot.NR, 0
+													ic_mcb := min(dgemmSlot.MC, dgemmSlot.MR*(((ic_rows+(ic_rows+dgemmSlot.MC-1)/dgemmSlot.MC-1)/((ic_rows+dgemmSlot.MC-1)/dgemmSlot.MC)+dgemmSlot.MR-1)/dgemmSlot.MR))
+													if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(min(ic_mcb, M), ic_rows)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+														packBw := rt.Scratch64(min(dgemmSlot.NC, (N+dgemmSlot.NR-1)/dgemmSlot.NR*dgemmSlot.NR) * min(dgemmSlot.KC, max(K, 1)))
+														packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
+														for ic_t := 0; ic_t < ic_w; ic_t++ {
+															K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
+															{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																n_, depth_, panel_, off_ := min(dgemmSlot.NC, N-jc), min(pc_kb, K-pc), dgemmSlot.NR, 0
+																body_ := func(lo_, hi_ int) {
+																	for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB64(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
+																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+															}
+															for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
+																{ // pack: each panel row is a contiguous run of A (packD)
+																	n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), dgemmSlot.MR, 0
 																	body_ := func(lo_, hi_ int) {
-																		for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := pc*N + jc + pj
-																			packPB64(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																		for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+																			dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																			pi := p0_
+																			b_ := (ic+pi)*K + pc
+																			packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 																		}
 																	}
 																	rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																}
+																for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
+																	for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += dgemmSlot.MR {
+																		dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+																	}
+																}
+															}
+														}
+														rt.Release64(packBw)
+														rt.Release64(packA)
+													} else {
+														M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+														rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+															packBw := rt.Scratch64(min(dgemmSlot.NC, (N+dgemmSlot.NR-1)/dgemmSlot.NR*dgemmSlot.NR) * min(dgemmSlot.KC, max(K, 1)))
+															defer rt.Release64(packBw)
+															packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
+															defer rt.Release64(packA)
+															for ic_t := lo_; ic_t < hi_; ic_t++ {
+																{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																	n_, depth_, panel_, off_ := min(dgemmSlot.NC, N-jc), min(pc_kb, K-pc), dgemmSlot.NR, 0
+																	for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB64(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
 																for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
-																	M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 																	{ // pack: each panel row is a contiguous run of A (packD)
 																		n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), dgemmSlot.MR, 0
-																		body_ := func(lo_, hi_ int) {
-																			for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																				dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																				pi := p0_
-																				b_ := (ic+pi)*K + pc
-																				packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-																			}
+																		for p0_ := 0; p0_ < n_; p0_ += panel_ {
+																			dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																			pi := p0_
+																			b_ := (ic+pi)*K + pc
+																			packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 																		}
-																		rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																	}
 																	for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
 																		for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += dgemmSlot.MR {
@@ -210,93 +217,12 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 																	}
 																}
 															}
-															rt.Release64(packBw)
-															rt.Release64(packA)
-														} else {
-															M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
-															rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-																packBw := rt.Scratch64(min(dgemmSlot.NC, (N+dgemmSlot.NR-1)/dgemmSlot.NR*dgemmSlot.NR) * min(dgemmSlot.KC, max(K, 1)))
-																defer rt.Release64(packBw)
-																packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-																defer rt.Release64(packA)
-																for ic_t := lo_; ic_t < hi_; ic_t++ {
-																	{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																		n_, depth_, panel_, off_ := min(dgemmSlot.NC, N-jc), min(pc_kb, K-pc), dgemmSlot.NR, 0
-																		for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := pc*N + jc + pj
-																			packPB64(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-																		}
-																	}
-																	for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
-																		{ // pack: each panel row is a contiguous run of A (packD)
-																			n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), dgemmSlot.MR, 0
-																			for p0_ := 0; p0_ < n_; p0_ += panel_ {
-																				dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																				pi := p0_
-																				b_ := (ic+pi)*K + pc
-																				packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-																			}
-																		}
-																		for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
-																			for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += dgemmSlot.MR {
-																				dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-																			}
-																		}
-																	}
-																}
-															})
-														}
-													}
-												}
-											} else {
-												packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-												K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
-												{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-													n_, depth_, panel_, off_ := min(dgemmSlot.NC, N-jc), min(pc_kb, K-pc), dgemmSlot.NR, 0
-													body_ := func(lo_, hi_ int) {
-														for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-															pj := p0_
-															b_ := pc*N + jc + pj
-															packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-														}
-													}
-													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-												}
-												for ic := 0; ic < M; ic += dgemmSlot.MC {
-													M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
-													{ // pack: each panel row is a contiguous run of A (packD)
-														n_, depth_, panel_, off_ := min(dgemmSlot.MC, M-ic), min(pc_kb, K-pc), dgemmSlot.MR, 0
-														body_ := func(lo_, hi_ int) {
-															for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																pi := p0_
-																b_ := (ic+pi)*K + pc
-																packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-															}
-														}
-														rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-													}
-													if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
-														for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
-															for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-																dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-															}
-														}
-													} else {
-														M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
-														rt.ParallelFor(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
-															for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
-																for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-																	dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-																}
-															}
 														})
 													}
 												}
-												rt.Release64(packA)
 											}
 										} else {
+											packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
 											K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
 											{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 												n_, depth_, panel_, off_ := min(dgemmSlot.NC, N-jc), min(pc_kb, K-pc), dgemmSlot.NR, 0
@@ -309,24 +235,92 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 												}
 												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 											}
-											if maxI32(int32(dgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
-												{
-													ic_mcb := min(dgemmSlot.MC, dgemmSlot.MR*(((M+ic_w*((M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC))-1)/(ic_w*((M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC)))+dgemmSlot.MR-1)/dgemmSlot.MR))
-													if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(ic_mcb, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+											for ic := 0; ic < M; ic += dgemmSlot.MC {
+												M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
+												{ // pack: each panel row is a contiguous run of A (packD)
+													n_, depth_, panel_, off_ := min(dgemmSlot.MC, M-ic), min(pc_kb, K-pc), dgemmSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
+													}
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												}
+												if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
+													for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
+														for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
+															dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+														}
+													}
+												} else {
+													M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
+													rt.ParallelFor(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
+														for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
+															for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
+																dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+															}
+														}
+													})
+												}
+											}
+											rt.Release64(packA)
+										}
+									} else {
+										K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
+										{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+											n_, depth_, panel_, off_ := min(dgemmSlot.NC, N-jc), min(pc_kb, K-pc), dgemmSlot.NR, 0
+											body_ := func(lo_, hi_ int) {
+												for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+													pj := p0_
+													b_ := pc*N + jc + pj
+													packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+												}
+											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+										}
+										if maxI32(int32(dgemmSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemmSlot.RowBlocks)*int32(dgemmSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemmSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemmSlot.RowBlocks), int32(1)))) >= int32(0) {
+											{
+												ic_mcb := min(dgemmSlot.MC, dgemmSlot.MR*(((M+ic_w*((M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC))-1)/(ic_w*((M+ic_w*dgemmSlot.MC-1)/(ic_w*dgemmSlot.MC)))+dgemmSlot.MR-1)/dgemmSlot.MR))
+												if cost_ := (min(dgemmSlot.NC, N-jc)+dgemmSlot.NR-1)/dgemmSlot.NR*((min(ic_mcb, M)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+													packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
+													for ic := 0; ic < M; ic += ic_mcb {
+														M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
+														{ // pack: each panel row is a contiguous run of A (packD)
+															n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), dgemmSlot.MR, 0
+															body_ := func(lo_, hi_ int) {
+																for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+																	dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																	pi := p0_
+																	b_ := (ic+pi)*K + pc
+																	packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+																}
+															}
+															rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+														}
+														for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
+															for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemmSlot.MR {
+																dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(ic_mcb, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+															}
+														}
+													}
+													rt.Release64(packA)
+												} else {
+													M, K, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb
+													rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
 														packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-														for ic := 0; ic < M; ic += ic_mcb {
-															M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
+														defer rt.Release64(packA)
+														for ic := lo_; ic < hi_; ic += ic_mcb {
 															{ // pack: each panel row is a contiguous run of A (packD)
 																n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), dgemmSlot.MR, 0
-																body_ := func(lo_, hi_ int) {
-																	for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																		dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																		pi := p0_
-																		b_ := (ic+pi)*K + pc
-																		packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-																	}
+																for p0_ := 0; p0_ < n_; p0_ += panel_ {
+																	dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																	pi := p0_
+																	b_ := (ic+pi)*K + pc
+																	packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 																}
-																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 															}
 															for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
 																for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemmSlot.MR {
@@ -334,73 +328,50 @@ func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64
 																}
 															}
 														}
-														rt.Release64(packA)
-													} else {
-														M, K, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb
-														rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
-															packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-															defer rt.Release64(packA)
-															for ic := lo_; ic < hi_; ic += ic_mcb {
-																{ // pack: each panel row is a contiguous run of A (packD)
-																	n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), dgemmSlot.MR, 0
-																	for p0_ := 0; p0_ < n_; p0_ += panel_ {
-																		dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																		pi := p0_
-																		b_ := (ic+pi)*K + pc
-																		packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-																	}
-																}
-																for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
-																	for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemmSlot.MR {
-																		dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(ic_mcb, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-																	}
-																}
-															}
-														})
-													}
+													})
 												}
-											} else {
-												packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
-												for ic := 0; ic < M; ic += dgemmSlot.MC {
-													M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
-													{ // pack: each panel row is a contiguous run of A (packD)
-														n_, depth_, panel_, off_ := min(dgemmSlot.MC, M-ic), min(pc_kb, K-pc), dgemmSlot.MR, 0
-														body_ := func(lo_, hi_ int) {
-															for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																pi := p0_
-																b_ := (ic+pi)*K + pc
-																packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-															}
+											}
+										} else {
+											packA := rt.Scratch64(min(dgemmSlot.MC, (M+dgemmSlot.MR-1)/dgemmSlot.MR*dgemmSlot.MR) * min(dgemmSlot.KC, max(K, 1)))
+											for ic := 0; ic < M; ic += dgemmSlot.MC {
+												M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
+												{ // pack: each panel row is a contiguous run of A (packD)
+													n_, depth_, panel_, off_ := min(dgemmSlot.MC, M-ic), min(pc_kb, K-pc), dgemmSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packD64(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 														}
-														rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 													}
-													if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
-														for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												}
+												if cost_ := (min(dgemmSlot.MC, M-ic)+dgemmSlot.MR-1)/dgemmSlot.MR*(dgemmSlot.MR*dgemmSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_) {
+													for jr := 0; jr < min(dgemmSlot.NC, N-jc); jr += dgemmSlot.NR {
+														for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
+															dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+														}
+													}
+												} else {
+													M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
+													rt.ParallelFor(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
+														for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
 															for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
 																dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 															}
 														}
-													} else {
-														M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
-														rt.ParallelFor(0, min(dgemmSlot.NC, N-jc), dgemmSlot.NR, cost_, func(lo_, hi_ int) {
-															for jr := lo_; jr < hi_; jr += dgemmSlot.NR {
-																for ir := 0; ir < min(dgemmSlot.MC, M-ic); ir += dgemmSlot.MR {
-																	dgemmSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemmSlot.MR, min(dgemmSlot.MC, M-ic)-ir), min(dgemmSlot.NR, min(dgemmSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-																}
-															}
-														})
-													}
+													})
 												}
-												rt.Release64(packA)
 											}
+											rt.Release64(packA)
 										}
 									}
 								}
 							}
 						}
-						rt.Release64(packB)
 					}
+					rt.Release64(packB)
 				}
 			}
 		}

@@ -72,7 +72,7 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(dgemm_tnSlot.SmallWork) {
+		if min64(float64(M)*float64(N)*float64(K), float64(dgemm_tnSlot.SmallWork)-min64(min64(float64(dgemm_tnSlot.SmallDeep)-float64(M)*float64(N)*float64(K), float64(1024)*float64(K)-float64(M)*float64(N)), float64(M)-(float64(3)*float64(dgemm_tnSlot.MR)+float64(1)))) <= float64(dgemm_tnSlot.SmallWork) {
 			if cost_ := (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*K*8/32+1) + 1; rt.Inline(0, N, dgemm_tnSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += dgemm_tnSlot.NR {
 					for ir := 0; ir < M; ir += dgemm_tnSlot.MR {
@@ -132,75 +132,81 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 						}
 					}
 				} else {
-					if min64(float64(dgemm_tnSlot.SmallDeep)-float64(M)*float64(N)*float64(K), float64(1024)*float64(K)-float64(M)*float64(N)) >= float64(0) {
-						if cost_ := (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*K*8/32+1) + 1; rt.Inline(0, N, dgemm_tnSlot.NR, cost_) {
-							for jr := 0; jr < N; jr += dgemm_tnSlot.NR {
-								for ir := 0; ir < M; ir += dgemm_tnSlot.MR {
-									{
-										aoff_, boff_ := ir, jr
-										ars_, acs_ := 1, M
-										ldb_ := N
-										dgemm_tnSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemm_tnSlot.MR, M-ir), min(dgemm_tnSlot.NR, N-jr), alpha, beta, nil, 0)
-									}
-								}
-							}
-						} else {
-							K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
-							rt.ParallelFor(0, N, dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
-									for ir := 0; ir < M; ir += dgemm_tnSlot.MR {
-										{
-											aoff_, boff_ := ir, jr
-											ars_, acs_ := 1, M
-											ldb_ := N
-											dgemm_tnSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(dgemm_tnSlot.MR, M-ir), min(dgemm_tnSlot.NR, N-jr), alpha, beta, nil, 0)
-										}
-									}
-								}
-							})
-						}
-					} else {
-						packB := rt.Scratch64(min(dgemm_tnSlot.NC, (N+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, max(K, 1)))
-						{
-							pc_kb := min(dgemm_tnSlot.KC, ((max(K, 1)+(max(K, 1)+dgemm_tnSlot.KC-1)/dgemm_tnSlot.KC-1)/((max(K, 1)+dgemm_tnSlot.KC-1)/dgemm_tnSlot.KC)+7)/8*8)
-							for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
-								for pc := 0; pc < max(K, 1); pc += pc_kb {
-									{
-										ic_w := rt.Workers()
-										if int32(ic_w) == int32(2) {
-											if maxI32(int32(dgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
+					packB := rt.Scratch64(min(dgemm_tnSlot.NC, (N+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, max(K, 1)))
+					{
+						pc_kb := min(dgemm_tnSlot.KC, ((max(K, 1)+(max(K, 1)+dgemm_tnSlot.KC-1)/dgemm_tnSlot.KC-1)/((max(K, 1)+dgemm_tnSlot.KC-1)/dgemm_tnSlot.KC)+7)/8*8)
+						for jc := 0; jc < N; jc += dgemm_tnSlot.NC {
+							for pc := 0; pc < max(K, 1); pc += pc_kb {
+								{
+									ic_w := rt.Workers()
+									if int32(ic_w) == int32(2) {
+										if maxI32(int32(dgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
+											{
+												ic_rows := dgemm_tnSlot.MR * (((M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR + ic_w - 1) / ic_w)
 												{
-													ic_rows := dgemm_tnSlot.MR * (((M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR + ic_w - 1) / ic_w)
-													{
-														ic_mcb := min(dgemm_tnSlot.MC, dgemm_tnSlot.MR*(((ic_rows+(ic_rows+dgemm_tnSlot.MC-1)/dgemm_tnSlot.MC-1)/((ic_rows+dgemm_tnSlot.MC-1)/dgemm_tnSlot.MC)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR))
-														if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(min(ic_mcb, M), ic_rows)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-															packBw := rt.Scratch64(min(dgemm_tnSlot.NC, (N+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, max(K, 1)))
-															packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
-															for ic_t := 0; ic_t < ic_w; ic_t++ {
-																K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
-																{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																	n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_tnSlot.NR, 0
+													ic_mcb := min(dgemm_tnSlot.MC, dgemm_tnSlot.MR*(((ic_rows+(ic_rows+dgemm_tnSlot.MC-1)/dgemm_tnSlot.MC-1)/((ic_rows+dgemm_tnSlot.MC-1)/dgemm_tnSlot.MC)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR))
+													if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(min(ic_mcb, M), ic_rows)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+														packBw := rt.Scratch64(min(dgemm_tnSlot.NC, (N+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, max(K, 1)))
+														packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
+														for ic_t := 0; ic_t < ic_w; ic_t++ {
+															K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
+															{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_tnSlot.NR, 0
+																body_ := func(lo_, hi_ int) {
+																	for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB64(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
+																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+															}
+															for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																K, M, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := K, M, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
+																{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+																	n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), dgemm_tnSlot.MR, 0
 																	body_ := func(lo_, hi_ int) {
 																		for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := pc*N + jc + pj
-																			packPB64(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																			pi := p0_
+																			b_ := pc*M + ic + pi
+																			packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 																		}
 																	}
 																	rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																}
+																for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
+																	for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += dgemm_tnSlot.MR {
+																		dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+																	}
+																}
+															}
+														}
+														rt.Release64(packBw)
+														rt.Release64(packA)
+													} else {
+														K, M, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := K, M, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+														rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+															packBw := rt.Scratch64(min(dgemm_tnSlot.NC, (N+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, max(K, 1)))
+															defer rt.Release64(packBw)
+															packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
+															defer rt.Release64(packA)
+															for ic_t := lo_; ic_t < hi_; ic_t++ {
+																{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																	n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_tnSlot.NR, 0
+																	for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB64(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
 																for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
-																	K, M, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := K, M, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 																	{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 																		n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), dgemm_tnSlot.MR, 0
-																		body_ := func(lo_, hi_ int) {
-																			for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																				pi := p0_
-																				b_ := pc*M + ic + pi
-																				packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-																			}
+																		for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																			pi := p0_
+																			b_ := pc*M + ic + pi
+																			packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 																		}
-																		rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																	}
 																	for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
 																		for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += dgemm_tnSlot.MR {
@@ -209,91 +215,12 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 																	}
 																}
 															}
-															rt.Release64(packBw)
-															rt.Release64(packA)
-														} else {
-															K, M, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := K, M, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
-															rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-																packBw := rt.Scratch64(min(dgemm_tnSlot.NC, (N+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*dgemm_tnSlot.NR) * min(dgemm_tnSlot.KC, max(K, 1)))
-																defer rt.Release64(packBw)
-																packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
-																defer rt.Release64(packA)
-																for ic_t := lo_; ic_t < hi_; ic_t++ {
-																	{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																		n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_tnSlot.NR, 0
-																		for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := pc*N + jc + pj
-																			packPB64(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-																		}
-																	}
-																	for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
-																		{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-																			n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), dgemm_tnSlot.MR, 0
-																			for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																				pi := p0_
-																				b_ := pc*M + ic + pi
-																				packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-																			}
-																		}
-																		for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
-																			for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += dgemm_tnSlot.MR {
-																				dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-																			}
-																		}
-																	}
-																}
-															})
-														}
-													}
-												}
-											} else {
-												packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
-												K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
-												{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-													n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_tnSlot.NR, 0
-													body_ := func(lo_, hi_ int) {
-														for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-															pj := p0_
-															b_ := pc*N + jc + pj
-															packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-														}
-													}
-													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-												}
-												for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
-													K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
-													{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-														n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, M-ic), min(pc_kb, K-pc), dgemm_tnSlot.MR, 0
-														body_ := func(lo_, hi_ int) {
-															for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																pi := p0_
-																b_ := pc*M + ic + pi
-																packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-															}
-														}
-														rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-													}
-													if cost_ := (min(dgemm_tnSlot.MC, M-ic)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_) {
-														for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
-															for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
-																dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-															}
-														}
-													} else {
-														K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
-														rt.ParallelFor(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
-															for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
-																for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
-																	dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-																}
-															}
 														})
 													}
 												}
-												rt.Release64(packA)
 											}
 										} else {
+											packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
 											K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
 											{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 												n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_tnSlot.NR, 0
@@ -306,23 +233,89 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 												}
 												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 											}
-											if maxI32(int32(dgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
-												{
-													ic_mcb := min(dgemm_tnSlot.MC, dgemm_tnSlot.MR*(((M+ic_w*((M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC)))+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR))
-													if cost_ := (min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(ic_mcb, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+											for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
+												K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
+												{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+													n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, M-ic), min(pc_kb, K-pc), dgemm_tnSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+															pi := p0_
+															b_ := pc*M + ic + pi
+															packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+														}
+													}
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												}
+												if cost_ := (min(dgemm_tnSlot.MC, M-ic)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_) {
+													for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
+														for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
+															dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+														}
+													}
+												} else {
+													K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
+													rt.ParallelFor(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+														for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
+															for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
+																dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+															}
+														}
+													})
+												}
+											}
+											rt.Release64(packA)
+										}
+									} else {
+										K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
+										{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+											n_, depth_, panel_, off_ := min(dgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), dgemm_tnSlot.NR, 0
+											body_ := func(lo_, hi_ int) {
+												for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+													pj := p0_
+													b_ := pc*N + jc + pj
+													packPB64(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+												}
+											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+										}
+										if maxI32(int32(dgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(dgemm_tnSlot.RowBlocks)*int32(dgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(dgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(dgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
+											{
+												ic_mcb := min(dgemm_tnSlot.MC, dgemm_tnSlot.MR*(((M+ic_w*((M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC))-1)/(ic_w*((M+ic_w*dgemm_tnSlot.MC-1)/(ic_w*dgemm_tnSlot.MC)))+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR))
+												if cost_ := (min(dgemm_tnSlot.NC, N-jc)+dgemm_tnSlot.NR-1)/dgemm_tnSlot.NR*((min(ic_mcb, M)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+													packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
+													for ic := 0; ic < M; ic += ic_mcb {
+														K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
+														{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+															n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), dgemm_tnSlot.MR, 0
+															body_ := func(lo_, hi_ int) {
+																for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+																	pi := p0_
+																	b_ := pc*M + ic + pi
+																	packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+																}
+															}
+															rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+														}
+														for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
+															for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemm_tnSlot.MR {
+																dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(ic_mcb, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+															}
+														}
+													}
+													rt.Release64(packA)
+												} else {
+													K, M, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb
+													rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
 														packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
-														for ic := 0; ic < M; ic += ic_mcb {
-															K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
+														defer rt.Release64(packA)
+														for ic := lo_; ic < hi_; ic += ic_mcb {
 															{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 																n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), dgemm_tnSlot.MR, 0
-																body_ := func(lo_, hi_ int) {
-																	for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																		pi := p0_
-																		b_ := pc*M + ic + pi
-																		packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-																	}
+																for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																	pi := p0_
+																	b_ := pc*M + ic + pi
+																	packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 																}
-																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 															}
 															for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
 																for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemm_tnSlot.MR {
@@ -330,71 +323,49 @@ func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha floa
 																}
 															}
 														}
-														rt.Release64(packA)
-													} else {
-														K, M, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb
-														rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
-															packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
-															defer rt.Release64(packA)
-															for ic := lo_; ic < hi_; ic += ic_mcb {
-																{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-																	n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), dgemm_tnSlot.MR, 0
-																	for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																		pi := p0_
-																		b_ := pc*M + ic + pi
-																		packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-																	}
-																}
-																for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
-																	for ir := 0; ir < min(ic_mcb, M-ic); ir += dgemm_tnSlot.MR {
-																		dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(ic_mcb, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-																	}
-																}
-															}
-														})
-													}
+													})
 												}
-											} else {
-												packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
-												for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
-													K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
-													{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-														n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, M-ic), min(pc_kb, K-pc), dgemm_tnSlot.MR, 0
-														body_ := func(lo_, hi_ int) {
-															for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																pi := p0_
-																b_ := pc*M + ic + pi
-																packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-															}
+											}
+										} else {
+											packA := rt.Scratch64(min(dgemm_tnSlot.MC, (M+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*dgemm_tnSlot.MR) * min(dgemm_tnSlot.KC, max(K, 1)))
+											for ic := 0; ic < M; ic += dgemm_tnSlot.MC {
+												K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
+												{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+													n_, depth_, panel_, off_ := min(dgemm_tnSlot.MC, M-ic), min(pc_kb, K-pc), dgemm_tnSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+															pi := p0_
+															b_ := pc*M + ic + pi
+															packPB64(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 														}
-														rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 													}
-													if cost_ := (min(dgemm_tnSlot.MC, M-ic)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_) {
-														for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												}
+												if cost_ := (min(dgemm_tnSlot.MC, M-ic)+dgemm_tnSlot.MR-1)/dgemm_tnSlot.MR*(dgemm_tnSlot.MR*dgemm_tnSlot.NR*min(pc_kb, K-pc)*8/32+1) + 1; rt.Inline(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_) {
+													for jr := 0; jr < min(dgemm_tnSlot.NC, N-jc); jr += dgemm_tnSlot.NR {
+														for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
+															dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
+														}
+													}
+												} else {
+													K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
+													rt.ParallelFor(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+														for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
 															for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
 																dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
 															}
 														}
-													} else {
-														K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
-														rt.ParallelFor(0, min(dgemm_tnSlot.NC, N-jc), dgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
-															for jr := lo_; jr < hi_; jr += dgemm_tnSlot.NR {
-																for ir := 0; ir < min(dgemm_tnSlot.MC, M-ic); ir += dgemm_tnSlot.MR {
-																	dgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(dgemm_tnSlot.MR, min(dgemm_tnSlot.MC, M-ic)-ir), min(dgemm_tnSlot.NR, min(dgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float64(1)), nil, 0)
-																}
-															}
-														})
-													}
+													})
 												}
-												rt.Release64(packA)
 											}
+											rt.Release64(packA)
 										}
 									}
 								}
 							}
 						}
-						rt.Release64(packB)
 					}
+					rt.Release64(packB)
 				}
 			}
 		}

@@ -72,7 +72,7 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(gemm_sigmoidSlot.SmallWork) {
+		if min64(float64(M)*float64(N)*float64(K), float64(gemm_sigmoidSlot.SmallWork)-min64(min64(float64(gemm_sigmoidSlot.SmallDeep)-float64(M)*float64(N)*float64(K), float64(1024)*float64(K)-float64(M)*float64(N)), float64(M)-(float64(3)*float64(gemm_sigmoidSlot.MR)+float64(1)))) <= float64(gemm_sigmoidSlot.SmallWork) {
 			if cost_ := (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, gemm_sigmoidSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += gemm_sigmoidSlot.NR {
 					for ir := 0; ir < M; ir += gemm_sigmoidSlot.MR {
@@ -132,76 +132,83 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 						}
 					}
 				} else {
-					if min64(float64(gemm_sigmoidSlot.SmallDeep)-float64(M)*float64(N)*float64(K), float64(1024)*float64(K)-float64(M)*float64(N)) >= float64(0) {
-						if cost_ := (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, gemm_sigmoidSlot.NR, cost_) {
-							for jr := 0; jr < N; jr += gemm_sigmoidSlot.NR {
-								for ir := 0; ir < M; ir += gemm_sigmoidSlot.MR {
-									{
-										aoff_, boff_ := ir*K, jr
-										ars_, acs_ := K, 1
-										ldb_ := N
-										gemm_sigmoidSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_sigmoidSlot.MR, M-ir), min(gemm_sigmoidSlot.NR, N-jr), alpha, beta, nil, 0)
-									}
-								}
-							}
-						} else {
-							M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-							rt.ParallelFor(0, N, gemm_sigmoidSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += gemm_sigmoidSlot.NR {
-									for ir := 0; ir < M; ir += gemm_sigmoidSlot.MR {
-										{
-											aoff_, boff_ := ir*K, jr
-											ars_, acs_ := K, 1
-											ldb_ := N
-											gemm_sigmoidSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(gemm_sigmoidSlot.MR, M-ir), min(gemm_sigmoidSlot.NR, N-jr), alpha, beta, nil, 0)
-										}
-									}
-								}
-							})
-						}
-					} else {
-						packB := rt.Scratch32(min(gemm_sigmoidSlot.NC, (N+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*gemm_sigmoidSlot.NR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
-						{
-							pc_kb := min(gemm_sigmoidSlot.KC, ((max(K, 1)+(max(K, 1)+gemm_sigmoidSlot.KC-1)/gemm_sigmoidSlot.KC-1)/((max(K, 1)+gemm_sigmoidSlot.KC-1)/gemm_sigmoidSlot.KC)+7)/8*8)
-							for jc := 0; jc < N; jc += gemm_sigmoidSlot.NC {
-								for pc := 0; pc < max(K, 1); pc += pc_kb {
-									{
-										ic_w := rt.Workers()
-										if int32(ic_w) == int32(2) {
-											if maxI32(int32(gemm_sigmoidSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(gemm_sigmoidSlot.RowBlocks)*int32(gemm_sigmoidSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_sigmoidSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(gemm_sigmoidSlot.RowBlocks), int32(1)))) >= int32(0) {
+					packB := rt.Scratch32(min(gemm_sigmoidSlot.NC, (N+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*gemm_sigmoidSlot.NR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
+					{
+						pc_kb := min(gemm_sigmoidSlot.KC, ((max(K, 1)+(max(K, 1)+gemm_sigmoidSlot.KC-1)/gemm_sigmoidSlot.KC-1)/((max(K, 1)+gemm_sigmoidSlot.KC-1)/gemm_sigmoidSlot.KC)+7)/8*8)
+						for jc := 0; jc < N; jc += gemm_sigmoidSlot.NC {
+							for pc := 0; pc < max(K, 1); pc += pc_kb {
+								{
+									ic_w := rt.Workers()
+									if int32(ic_w) == int32(2) {
+										if maxI32(int32(gemm_sigmoidSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(gemm_sigmoidSlot.RowBlocks)*int32(gemm_sigmoidSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_sigmoidSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(gemm_sigmoidSlot.RowBlocks), int32(1)))) >= int32(0) {
+											{
+												ic_rows := gemm_sigmoidSlot.MR * (((M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR + ic_w - 1) / ic_w)
 												{
-													ic_rows := gemm_sigmoidSlot.MR * (((M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR + ic_w - 1) / ic_w)
-													{
-														ic_mcb := min(gemm_sigmoidSlot.MC, gemm_sigmoidSlot.MR*(((ic_rows+(ic_rows+gemm_sigmoidSlot.MC-1)/gemm_sigmoidSlot.MC-1)/((ic_rows+gemm_sigmoidSlot.MC-1)/gemm_sigmoidSlot.MC)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR))
-														if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(gemm_sigmoidSlot.NC, N-jc)+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*((min(min(ic_mcb, M), ic_rows)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-															packBw := rt.Scratch32(min(gemm_sigmoidSlot.NC, (N+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*gemm_sigmoidSlot.NR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
-															packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
-															for ic_t := 0; ic_t < ic_w; ic_t++ {
-																K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
-																{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																	n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.NC, N-jc), min(pc_kb, K-pc), gemm_sigmoidSlot.NR, 0
+													ic_mcb := min(gemm_sigmoidSlot.MC, gemm_sigmoidSlot.MR*(((ic_rows+(ic_rows+gemm_sigmoidSlot.MC-1)/gemm_sigmoidSlot.MC-1)/((ic_rows+gemm_sigmoidSlot.MC-1)/gemm_sigmoidSlot.MC)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR))
+													if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(gemm_sigmoidSlot.NC, N-jc)+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*((min(min(ic_mcb, M), ic_rows)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+														packBw := rt.Scratch32(min(gemm_sigmoidSlot.NC, (N+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*gemm_sigmoidSlot.NR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
+														packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
+														for ic_t := 0; ic_t < ic_w; ic_t++ {
+															K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
+															{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.NC, N-jc), min(pc_kb, K-pc), gemm_sigmoidSlot.NR, 0
+																body_ := func(lo_, hi_ int) {
+																	for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
+																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+															}
+															for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
+																{ // pack: each panel row is a contiguous run of A (packD)
+																	n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), gemm_sigmoidSlot.MR, 0
 																	body_ := func(lo_, hi_ int) {
-																		for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := pc*N + jc + pj
-																			packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																		for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+																			dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																			pi := p0_
+																			b_ := (ic+pi)*K + pc
+																			packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 																		}
 																	}
 																	rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																}
+																for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
+																	for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += gemm_sigmoidSlot.MR {
+																		gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+																	}
+																}
+															}
+														}
+														rt.Release32(packBw)
+														rt.Release32(packA)
+													} else {
+														M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+														rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+															packBw := rt.Scratch32(min(gemm_sigmoidSlot.NC, (N+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*gemm_sigmoidSlot.NR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
+															defer rt.Release32(packBw)
+															packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
+															defer rt.Release32(packA)
+															for ic_t := lo_; ic_t < hi_; ic_t++ {
+																{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																	n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.NC, N-jc), min(pc_kb, K-pc), gemm_sigmoidSlot.NR, 0
+																	for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
 																for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
-																	M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 																	{ // pack: each panel row is a contiguous run of A (packD)
 																		n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), gemm_sigmoidSlot.MR, 0
-																		body_ := func(lo_, hi_ int) {
-																			for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																				dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																				pi := p0_
-																				b_ := (ic+pi)*K + pc
-																				packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-																			}
+																		for p0_ := 0; p0_ < n_; p0_ += panel_ {
+																			dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																			pi := p0_
+																			b_ := (ic+pi)*K + pc
+																			packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 																		}
-																		rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																	}
 																	for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
 																		for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += gemm_sigmoidSlot.MR {
@@ -210,93 +217,12 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 																	}
 																}
 															}
-															rt.Release32(packBw)
-															rt.Release32(packA)
-														} else {
-															M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
-															rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-																packBw := rt.Scratch32(min(gemm_sigmoidSlot.NC, (N+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*gemm_sigmoidSlot.NR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
-																defer rt.Release32(packBw)
-																packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
-																defer rt.Release32(packA)
-																for ic_t := lo_; ic_t < hi_; ic_t++ {
-																	{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																		n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.NC, N-jc), min(pc_kb, K-pc), gemm_sigmoidSlot.NR, 0
-																		for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := pc*N + jc + pj
-																			packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-																		}
-																	}
-																	for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
-																		{ // pack: each panel row is a contiguous run of A (packD)
-																			n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), gemm_sigmoidSlot.MR, 0
-																			for p0_ := 0; p0_ < n_; p0_ += panel_ {
-																				dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																				pi := p0_
-																				b_ := (ic+pi)*K + pc
-																				packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-																			}
-																		}
-																		for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
-																			for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += gemm_sigmoidSlot.MR {
-																				gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-																			}
-																		}
-																	}
-																}
-															})
-														}
-													}
-												}
-											} else {
-												packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
-												K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
-												{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-													n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.NC, N-jc), min(pc_kb, K-pc), gemm_sigmoidSlot.NR, 0
-													body_ := func(lo_, hi_ int) {
-														for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-															pj := p0_
-															b_ := pc*N + jc + pj
-															packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-														}
-													}
-													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-												}
-												for ic := 0; ic < M; ic += gemm_sigmoidSlot.MC {
-													M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
-													{ // pack: each panel row is a contiguous run of A (packD)
-														n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.MC, M-ic), min(pc_kb, K-pc), gemm_sigmoidSlot.MR, 0
-														body_ := func(lo_, hi_ int) {
-															for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																pi := p0_
-																b_ := (ic+pi)*K + pc
-																packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-															}
-														}
-														rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-													}
-													if cost_ := (min(gemm_sigmoidSlot.MC, M-ic)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_) {
-														for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
-															for ir := 0; ir < min(gemm_sigmoidSlot.MC, M-ic); ir += gemm_sigmoidSlot.MR {
-																gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(gemm_sigmoidSlot.MC, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-															}
-														}
-													} else {
-														M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
-														rt.ParallelFor(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_, func(lo_, hi_ int) {
-															for jr := lo_; jr < hi_; jr += gemm_sigmoidSlot.NR {
-																for ir := 0; ir < min(gemm_sigmoidSlot.MC, M-ic); ir += gemm_sigmoidSlot.MR {
-																	gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(gemm_sigmoidSlot.MC, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-																}
-															}
 														})
 													}
 												}
-												rt.Release32(packA)
 											}
 										} else {
+											packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
 											K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
 											{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 												n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.NC, N-jc), min(pc_kb, K-pc), gemm_sigmoidSlot.NR, 0
@@ -309,24 +235,92 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 												}
 												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 											}
-											if maxI32(int32(gemm_sigmoidSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(gemm_sigmoidSlot.RowBlocks)*int32(gemm_sigmoidSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_sigmoidSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(gemm_sigmoidSlot.RowBlocks), int32(1)))) >= int32(0) {
-												{
-													ic_mcb := min(gemm_sigmoidSlot.MC, gemm_sigmoidSlot.MR*(((M+ic_w*((M+ic_w*gemm_sigmoidSlot.MC-1)/(ic_w*gemm_sigmoidSlot.MC))-1)/(ic_w*((M+ic_w*gemm_sigmoidSlot.MC-1)/(ic_w*gemm_sigmoidSlot.MC)))+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR))
-													if cost_ := (min(gemm_sigmoidSlot.NC, N-jc)+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*((min(ic_mcb, M)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+											for ic := 0; ic < M; ic += gemm_sigmoidSlot.MC {
+												M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
+												{ // pack: each panel row is a contiguous run of A (packD)
+													n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.MC, M-ic), min(pc_kb, K-pc), gemm_sigmoidSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
+													}
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												}
+												if cost_ := (min(gemm_sigmoidSlot.MC, M-ic)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_) {
+													for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
+														for ir := 0; ir < min(gemm_sigmoidSlot.MC, M-ic); ir += gemm_sigmoidSlot.MR {
+															gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(gemm_sigmoidSlot.MC, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+														}
+													}
+												} else {
+													M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
+													rt.ParallelFor(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_, func(lo_, hi_ int) {
+														for jr := lo_; jr < hi_; jr += gemm_sigmoidSlot.NR {
+															for ir := 0; ir < min(gemm_sigmoidSlot.MC, M-ic); ir += gemm_sigmoidSlot.MR {
+																gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(gemm_sigmoidSlot.MC, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+															}
+														}
+													})
+												}
+											}
+											rt.Release32(packA)
+										}
+									} else {
+										K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
+										{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+											n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.NC, N-jc), min(pc_kb, K-pc), gemm_sigmoidSlot.NR, 0
+											body_ := func(lo_, hi_ int) {
+												for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+													pj := p0_
+													b_ := pc*N + jc + pj
+													packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+												}
+											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+										}
+										if maxI32(int32(gemm_sigmoidSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(gemm_sigmoidSlot.RowBlocks)*int32(gemm_sigmoidSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(gemm_sigmoidSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(gemm_sigmoidSlot.RowBlocks), int32(1)))) >= int32(0) {
+											{
+												ic_mcb := min(gemm_sigmoidSlot.MC, gemm_sigmoidSlot.MR*(((M+ic_w*((M+ic_w*gemm_sigmoidSlot.MC-1)/(ic_w*gemm_sigmoidSlot.MC))-1)/(ic_w*((M+ic_w*gemm_sigmoidSlot.MC-1)/(ic_w*gemm_sigmoidSlot.MC)))+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR))
+												if cost_ := (min(gemm_sigmoidSlot.NC, N-jc)+gemm_sigmoidSlot.NR-1)/gemm_sigmoidSlot.NR*((min(ic_mcb, M)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+													packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
+													for ic := 0; ic < M; ic += ic_mcb {
+														M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
+														{ // pack: each panel row is a contiguous run of A (packD)
+															n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), gemm_sigmoidSlot.MR, 0
+															body_ := func(lo_, hi_ int) {
+																for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+																	dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																	pi := p0_
+																	b_ := (ic+pi)*K + pc
+																	packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
+																}
+															}
+															rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+														}
+														for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
+															for ir := 0; ir < min(ic_mcb, M-ic); ir += gemm_sigmoidSlot.MR {
+																gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(ic_mcb, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+															}
+														}
+													}
+													rt.Release32(packA)
+												} else {
+													M, K, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb
+													rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
 														packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
-														for ic := 0; ic < M; ic += ic_mcb {
-															M, K, A, pc_kb, pc, ic_mcb, packA, ic := M, K, A, pc_kb, pc, ic_mcb, packA, ic
+														defer rt.Release32(packA)
+														for ic := lo_; ic < hi_; ic += ic_mcb {
 															{ // pack: each panel row is a contiguous run of A (packD)
 																n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), gemm_sigmoidSlot.MR, 0
-																body_ := func(lo_, hi_ int) {
-																	for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																		dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																		pi := p0_
-																		b_ := (ic+pi)*K + pc
-																		packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-																	}
+																for p0_ := 0; p0_ < n_; p0_ += panel_ {
+																	dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																	pi := p0_
+																	b_ := (ic+pi)*K + pc
+																	packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 																}
-																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 															}
 															for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
 																for ir := 0; ir < min(ic_mcb, M-ic); ir += gemm_sigmoidSlot.MR {
@@ -334,73 +328,50 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 																}
 															}
 														}
-														rt.Release32(packA)
-													} else {
-														M, K, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb := M, K, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb
-														rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
-															packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
-															defer rt.Release32(packA)
-															for ic := lo_; ic < hi_; ic += ic_mcb {
-																{ // pack: each panel row is a contiguous run of A (packD)
-																	n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), gemm_sigmoidSlot.MR, 0
-																	for p0_ := 0; p0_ < n_; p0_ += panel_ {
-																		dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																		pi := p0_
-																		b_ := (ic+pi)*K + pc
-																		packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-																	}
-																}
-																for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
-																	for ir := 0; ir < min(ic_mcb, M-ic); ir += gemm_sigmoidSlot.MR {
-																		gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(ic_mcb, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-																	}
-																}
-															}
-														})
-													}
+													})
 												}
-											} else {
-												packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
-												for ic := 0; ic < M; ic += gemm_sigmoidSlot.MC {
-													M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
-													{ // pack: each panel row is a contiguous run of A (packD)
-														n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.MC, M-ic), min(pc_kb, K-pc), gemm_sigmoidSlot.MR, 0
-														body_ := func(lo_, hi_ int) {
-															for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																pi := p0_
-																b_ := (ic+pi)*K + pc
-																packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
-															}
+											}
+										} else {
+											packA := rt.Scratch32(min(gemm_sigmoidSlot.MC, (M+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*gemm_sigmoidSlot.MR) * min(gemm_sigmoidSlot.KC, max(K, 1)))
+											for ic := 0; ic < M; ic += gemm_sigmoidSlot.MC {
+												M, K, A, pc_kb, pc, packA, ic := M, K, A, pc_kb, pc, packA, ic
+												{ // pack: each panel row is a contiguous run of A (packD)
+													n_, depth_, panel_, off_ := min(gemm_sigmoidSlot.MC, M-ic), min(pc_kb, K-pc), gemm_sigmoidSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packD32(dst_, A[min(b_, len(A)):], K, min(panel_, n_-p0_), panel_, depth_)
 														}
-														rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 													}
-													if cost_ := (min(gemm_sigmoidSlot.MC, M-ic)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_) {
-														for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												}
+												if cost_ := (min(gemm_sigmoidSlot.MC, M-ic)+gemm_sigmoidSlot.MR-1)/gemm_sigmoidSlot.MR*(gemm_sigmoidSlot.MR*gemm_sigmoidSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_) {
+													for jr := 0; jr < min(gemm_sigmoidSlot.NC, N-jc); jr += gemm_sigmoidSlot.NR {
+														for ir := 0; ir < min(gemm_sigmoidSlot.MC, M-ic); ir += gemm_sigmoidSlot.MR {
+															gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(gemm_sigmoidSlot.MC, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+														}
+													}
+												} else {
+													M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
+													rt.ParallelFor(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_, func(lo_, hi_ int) {
+														for jr := lo_; jr < hi_; jr += gemm_sigmoidSlot.NR {
 															for ir := 0; ir < min(gemm_sigmoidSlot.MC, M-ic); ir += gemm_sigmoidSlot.MR {
 																gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(gemm_sigmoidSlot.MC, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 															}
 														}
-													} else {
-														M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := M, K, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
-														rt.ParallelFor(0, min(gemm_sigmoidSlot.NC, N-jc), gemm_sigmoidSlot.NR, cost_, func(lo_, hi_ int) {
-															for jr := lo_; jr < hi_; jr += gemm_sigmoidSlot.NR {
-																for ir := 0; ir < min(gemm_sigmoidSlot.MC, M-ic); ir += gemm_sigmoidSlot.MR {
-																	gemm_sigmoidSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(gemm_sigmoidSlot.MR, min(gemm_sigmoidSlot.MC, M-ic)-ir), min(gemm_sigmoidSlot.NR, min(gemm_sigmoidSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-																}
-															}
-														})
-													}
+													})
 												}
-												rt.Release32(packA)
 											}
+											rt.Release32(packA)
 										}
 									}
 								}
 							}
 						}
-						rt.Release32(packB)
 					}
+					rt.Release32(packB)
 				}
 			}
 		}
@@ -420,8 +391,8 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 					C[i*N+j+3] = sigmoid32(C[i*N+j+3])
 				}
 			}
-			for jr5 := N / 4 * 4; jr5 < N; jr5++ {
-				C[i*N+jr5] = sigmoid32(C[i*N+jr5])
+			for jr4 := N / 4 * 4; jr4 < N; jr4++ {
+				C[i*N+jr4] = sigmoid32(C[i*N+jr4])
 			}
 		}
 	} else {
@@ -440,8 +411,8 @@ func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha 
 						C[i*N+j+3] = sigmoid32(C[i*N+j+3])
 					}
 				}
-				for jr5 := N / 4 * 4; jr5 < N; jr5++ {
-					C[i*N+jr5] = sigmoid32(C[i*N+jr5])
+				for jr4 := N / 4 * 4; jr4 < N; jr4++ {
+					C[i*N+jr4] = sigmoid32(C[i*N+jr4])
 				}
 			}
 		})

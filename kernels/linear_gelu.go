@@ -77,7 +77,7 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(linear_geluSlot.SmallWork) {
+		if min64(float64(M)*float64(N)*float64(K), float64(linear_geluSlot.SmallWork)-min64(min64(float64(linear_geluSlot.SmallDeep)-float64(M)*float64(N)*float64(K), float64(1024)*float64(K)-float64(M)*float64(N)), float64(M)-(float64(3)*float64(linear_geluSlot.MR)+float64(1)))) <= float64(linear_geluSlot.SmallWork) {
 			if cost_ := (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, linear_geluSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += linear_geluSlot.NR {
 					for ir := 0; ir < M; ir += linear_geluSlot.MR {
@@ -137,76 +137,83 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 						}
 					}
 				} else {
-					if min64(float64(linear_geluSlot.SmallDeep)-float64(M)*float64(N)*float64(K), float64(1024)*float64(K)-float64(M)*float64(N)) >= float64(0) {
-						if cost_ := (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, linear_geluSlot.NR, cost_) {
-							for jr := 0; jr < N; jr += linear_geluSlot.NR {
-								for ir := 0; ir < M; ir += linear_geluSlot.MR {
-									{
-										aoff_, boff_ := ir*K, jr
-										ars_, acs_ := K, 1
-										ldb_ := N
-										linear_geluSlot.MicroU(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(ir*N+jr, len(Y)):], N, min(linear_geluSlot.MR, M-ir), min(linear_geluSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(linear_geluSlot.KC), int32(1), int32(0))))
-									}
-								}
-							}
-						} else {
-							M, K, N, X, W, bias, Y := M, K, N, X, W, bias, Y
-							rt.ParallelFor(0, N, linear_geluSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += linear_geluSlot.NR {
-									for ir := 0; ir < M; ir += linear_geluSlot.MR {
-										{
-											aoff_, boff_ := ir*K, jr
-											ars_, acs_ := K, 1
-											ldb_ := N
-											linear_geluSlot.MicroU(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(ir*N+jr, len(Y)):], N, min(linear_geluSlot.MR, M-ir), min(linear_geluSlot.NR, N-jr), float32(1), float32(0), bias[jr:], int(sel(int32(K) >= int32(K)-int32(linear_geluSlot.KC), int32(1), int32(0))))
-										}
-									}
-								}
-							})
-						}
-					} else {
-						packB := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
-						{
-							pc_kb := min(linear_geluSlot.KC, ((max(K, 1)+(max(K, 1)+linear_geluSlot.KC-1)/linear_geluSlot.KC-1)/((max(K, 1)+linear_geluSlot.KC-1)/linear_geluSlot.KC)+7)/8*8)
-							for jc := 0; jc < N; jc += linear_geluSlot.NC {
-								for pc := 0; pc < max(K, 1); pc += pc_kb {
-									{
-										ic_w := rt.Workers()
-										if int32(ic_w) == int32(2) {
-											if maxI32(int32(linear_geluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(linear_geluSlot.RowBlocks)*int32(linear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(linear_geluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(linear_geluSlot.RowBlocks), int32(1)))) >= int32(0) {
+					packB := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
+					{
+						pc_kb := min(linear_geluSlot.KC, ((max(K, 1)+(max(K, 1)+linear_geluSlot.KC-1)/linear_geluSlot.KC-1)/((max(K, 1)+linear_geluSlot.KC-1)/linear_geluSlot.KC)+7)/8*8)
+						for jc := 0; jc < N; jc += linear_geluSlot.NC {
+							for pc := 0; pc < max(K, 1); pc += pc_kb {
+								{
+									ic_w := rt.Workers()
+									if int32(ic_w) == int32(2) {
+										if maxI32(int32(linear_geluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(linear_geluSlot.RowBlocks)*int32(linear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(linear_geluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(linear_geluSlot.RowBlocks), int32(1)))) >= int32(0) {
+											{
+												ic_rows := linear_geluSlot.MR * (((M+linear_geluSlot.MR-1)/linear_geluSlot.MR + ic_w - 1) / ic_w)
 												{
-													ic_rows := linear_geluSlot.MR * (((M+linear_geluSlot.MR-1)/linear_geluSlot.MR + ic_w - 1) / ic_w)
-													{
-														ic_mcb := min(linear_geluSlot.MC, linear_geluSlot.MR*(((ic_rows+(ic_rows+linear_geluSlot.MC-1)/linear_geluSlot.MC-1)/((ic_rows+linear_geluSlot.MC-1)/linear_geluSlot.MC)+linear_geluSlot.MR-1)/linear_geluSlot.MR))
-														if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(linear_geluSlot.NC, N-jc)+linear_geluSlot.NR-1)/linear_geluSlot.NR*((min(min(ic_mcb, M), ic_rows)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-															packBw := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
-															packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
-															for ic_t := 0; ic_t < ic_w; ic_t++ {
-																K, N, W, pc_kb, jc, pc, packBw := K, N, W, pc_kb, jc, pc, packBw
-																{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
-																	n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
+													ic_mcb := min(linear_geluSlot.MC, linear_geluSlot.MR*(((ic_rows+(ic_rows+linear_geluSlot.MC-1)/linear_geluSlot.MC-1)/((ic_rows+linear_geluSlot.MC-1)/linear_geluSlot.MC)+linear_geluSlot.MR-1)/linear_geluSlot.MR))
+													if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(linear_geluSlot.NC, N-jc)+linear_geluSlot.NR-1)/linear_geluSlot.NR*((min(min(ic_mcb, M), ic_rows)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+														packBw := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
+														packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
+														for ic_t := 0; ic_t < ic_w; ic_t++ {
+															K, N, W, pc_kb, jc, pc, packBw := K, N, W, pc_kb, jc, pc, packBw
+															{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
+																n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
+																body_ := func(lo_, hi_ int) {
+																	for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB32(packBw[off_+p0_*depth_:], W[min(b_, len(W)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
+																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+															}
+															for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																M, K, X, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, X, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
+																{ // pack: each panel row is a contiguous run of X (packD)
+																	n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
 																	body_ := func(lo_, hi_ int) {
-																		for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := pc*N + jc + pj
-																			packPB32(packBw[off_+p0_*depth_:], W[min(b_, len(W)):], N, e_-p0_, panel_, depth_)
+																		for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+																			dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																			pi := p0_
+																			b_ := (ic+pi)*K + pc
+																			packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
 																		}
 																	}
 																	rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																}
+																for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
+																	for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += linear_geluSlot.MR {
+																		linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+																	}
+																}
+															}
+														}
+														rt.Release32(packBw)
+														rt.Release32(packA)
+													} else {
+														M, K, N, X, W, bias, Y, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, X, W, bias, Y, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+														rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+															packBw := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
+															defer rt.Release32(packBw)
+															packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
+															defer rt.Release32(packA)
+															for ic_t := lo_; ic_t < hi_; ic_t++ {
+																{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
+																	n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
+																	for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB32(packBw[off_+p0_*depth_:], W[min(b_, len(W)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
 																for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
-																	M, K, X, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := M, K, X, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 																	{ // pack: each panel row is a contiguous run of X (packD)
 																		n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
-																		body_ := func(lo_, hi_ int) {
-																			for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																				dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																				pi := p0_
-																				b_ := (ic+pi)*K + pc
-																				packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
-																			}
+																		for p0_ := 0; p0_ < n_; p0_ += panel_ {
+																			dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																			pi := p0_
+																			b_ := (ic+pi)*K + pc
+																			packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
 																		}
-																		rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																	}
 																	for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
 																		for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += linear_geluSlot.MR {
@@ -215,93 +222,12 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 																	}
 																}
 															}
-															rt.Release32(packBw)
-															rt.Release32(packA)
-														} else {
-															M, K, N, X, W, bias, Y, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := M, K, N, X, W, bias, Y, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
-															rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-																packBw := rt.Scratch32(min(linear_geluSlot.NC, (N+linear_geluSlot.NR-1)/linear_geluSlot.NR*linear_geluSlot.NR) * min(linear_geluSlot.KC, max(K, 1)))
-																defer rt.Release32(packBw)
-																packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
-																defer rt.Release32(packA)
-																for ic_t := lo_; ic_t < hi_; ic_t++ {
-																	{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
-																		n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
-																		for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := pc*N + jc + pj
-																			packPB32(packBw[off_+p0_*depth_:], W[min(b_, len(W)):], N, e_-p0_, panel_, depth_)
-																		}
-																	}
-																	for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
-																		{ // pack: each panel row is a contiguous run of X (packD)
-																			n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
-																			for p0_ := 0; p0_ < n_; p0_ += panel_ {
-																				dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																				pi := p0_
-																				b_ := (ic+pi)*K + pc
-																				packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
-																			}
-																		}
-																		for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
-																			for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += linear_geluSlot.MR {
-																				linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
-																			}
-																		}
-																	}
-																}
-															})
-														}
-													}
-												}
-											} else {
-												packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
-												K, N, W, packB, pc_kb, jc, pc := K, N, W, packB, pc_kb, jc, pc
-												{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
-													n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
-													body_ := func(lo_, hi_ int) {
-														for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-															pj := p0_
-															b_ := pc*N + jc + pj
-															packPB32(packB[off_+p0_*depth_:], W[min(b_, len(W)):], N, e_-p0_, panel_, depth_)
-														}
-													}
-													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-												}
-												for ic := 0; ic < M; ic += linear_geluSlot.MC {
-													M, K, X, pc_kb, pc, packA, ic := M, K, X, pc_kb, pc, packA, ic
-													{ // pack: each panel row is a contiguous run of X (packD)
-														n_, depth_, panel_, off_ := min(linear_geluSlot.MC, M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
-														body_ := func(lo_, hi_ int) {
-															for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																pi := p0_
-																b_ := (ic+pi)*K + pc
-																packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
-															}
-														}
-														rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-													}
-													if cost_ := (min(linear_geluSlot.MC, M-ic)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_) {
-														for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
-															for ir := 0; ir < min(linear_geluSlot.MC, M-ic); ir += linear_geluSlot.MR {
-																linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(linear_geluSlot.MC, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
-															}
-														}
-													} else {
-														M, K, N, bias, Y, packB, pc_kb, jc, pc, packA, ic := M, K, N, bias, Y, packB, pc_kb, jc, pc, packA, ic
-														rt.ParallelFor(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_, func(lo_, hi_ int) {
-															for jr := lo_; jr < hi_; jr += linear_geluSlot.NR {
-																for ir := 0; ir < min(linear_geluSlot.MC, M-ic); ir += linear_geluSlot.MR {
-																	linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(linear_geluSlot.MC, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
-																}
-															}
 														})
 													}
 												}
-												rt.Release32(packA)
 											}
 										} else {
+											packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
 											K, N, W, packB, pc_kb, jc, pc := K, N, W, packB, pc_kb, jc, pc
 											{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
 												n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
@@ -314,24 +240,92 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 												}
 												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 											}
-											if maxI32(int32(linear_geluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(linear_geluSlot.RowBlocks)*int32(linear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(linear_geluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(linear_geluSlot.RowBlocks), int32(1)))) >= int32(0) {
-												{
-													ic_mcb := min(linear_geluSlot.MC, linear_geluSlot.MR*(((M+ic_w*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC))-1)/(ic_w*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)))+linear_geluSlot.MR-1)/linear_geluSlot.MR))
-													if cost_ := (min(linear_geluSlot.NC, N-jc)+linear_geluSlot.NR-1)/linear_geluSlot.NR*((min(ic_mcb, M)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+											for ic := 0; ic < M; ic += linear_geluSlot.MC {
+												M, K, X, pc_kb, pc, packA, ic := M, K, X, pc_kb, pc, packA, ic
+												{ // pack: each panel row is a contiguous run of X (packD)
+													n_, depth_, panel_, off_ := min(linear_geluSlot.MC, M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
+														}
+													}
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												}
+												if cost_ := (min(linear_geluSlot.MC, M-ic)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_) {
+													for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
+														for ir := 0; ir < min(linear_geluSlot.MC, M-ic); ir += linear_geluSlot.MR {
+															linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(linear_geluSlot.MC, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+														}
+													}
+												} else {
+													M, K, N, bias, Y, packB, pc_kb, jc, pc, packA, ic := M, K, N, bias, Y, packB, pc_kb, jc, pc, packA, ic
+													rt.ParallelFor(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_, func(lo_, hi_ int) {
+														for jr := lo_; jr < hi_; jr += linear_geluSlot.NR {
+															for ir := 0; ir < min(linear_geluSlot.MC, M-ic); ir += linear_geluSlot.MR {
+																linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(linear_geluSlot.MC, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+															}
+														}
+													})
+												}
+											}
+											rt.Release32(packA)
+										}
+									} else {
+										K, N, W, packB, pc_kb, jc, pc := K, N, W, packB, pc_kb, jc, pc
+										{ // pack: rows of W are contiguous along the panel; all panels in one call (packPB)
+											n_, depth_, panel_, off_ := min(linear_geluSlot.NC, N-jc), min(pc_kb, K-pc), linear_geluSlot.NR, 0
+											body_ := func(lo_, hi_ int) {
+												for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+													pj := p0_
+													b_ := pc*N + jc + pj
+													packPB32(packB[off_+p0_*depth_:], W[min(b_, len(W)):], N, e_-p0_, panel_, depth_)
+												}
+											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+										}
+										if maxI32(int32(linear_geluSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(linear_geluSlot.RowBlocks)*int32(linear_geluSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(linear_geluSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(linear_geluSlot.RowBlocks), int32(1)))) >= int32(0) {
+											{
+												ic_mcb := min(linear_geluSlot.MC, linear_geluSlot.MR*(((M+ic_w*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC))-1)/(ic_w*((M+ic_w*linear_geluSlot.MC-1)/(ic_w*linear_geluSlot.MC)))+linear_geluSlot.MR-1)/linear_geluSlot.MR))
+												if cost_ := (min(linear_geluSlot.NC, N-jc)+linear_geluSlot.NR-1)/linear_geluSlot.NR*((min(ic_mcb, M)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+													packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
+													for ic := 0; ic < M; ic += ic_mcb {
+														M, K, X, pc_kb, pc, ic_mcb, packA, ic := M, K, X, pc_kb, pc, ic_mcb, packA, ic
+														{ // pack: each panel row is a contiguous run of X (packD)
+															n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
+															body_ := func(lo_, hi_ int) {
+																for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+																	dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																	pi := p0_
+																	b_ := (ic+pi)*K + pc
+																	packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
+																}
+															}
+															rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+														}
+														for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
+															for ir := 0; ir < min(ic_mcb, M-ic); ir += linear_geluSlot.MR {
+																linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(ic_mcb, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+															}
+														}
+													}
+													rt.Release32(packA)
+												} else {
+													M, K, N, X, bias, Y, packB, pc_kb, jc, pc, ic_mcb := M, K, N, X, bias, Y, packB, pc_kb, jc, pc, ic_mcb
+													rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
 														packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
-														for ic := 0; ic < M; ic += ic_mcb {
-															M, K, X, pc_kb, pc, ic_mcb, packA, ic := M, K, X, pc_kb, pc, ic_mcb, packA, ic
+														defer rt.Release32(packA)
+														for ic := lo_; ic < hi_; ic += ic_mcb {
 															{ // pack: each panel row is a contiguous run of X (packD)
 																n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
-																body_ := func(lo_, hi_ int) {
-																	for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																		dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																		pi := p0_
-																		b_ := (ic+pi)*K + pc
-																		packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
-																	}
+																for p0_ := 0; p0_ < n_; p0_ += panel_ {
+																	dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+																	pi := p0_
+																	b_ := (ic+pi)*K + pc
+																	packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
 																}
-																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 															}
 															for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
 																for ir := 0; ir < min(ic_mcb, M-ic); ir += linear_geluSlot.MR {
@@ -339,73 +333,50 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 																}
 															}
 														}
-														rt.Release32(packA)
-													} else {
-														M, K, N, X, bias, Y, packB, pc_kb, jc, pc, ic_mcb := M, K, N, X, bias, Y, packB, pc_kb, jc, pc, ic_mcb
-														rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
-															packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
-															defer rt.Release32(packA)
-															for ic := lo_; ic < hi_; ic += ic_mcb {
-																{ // pack: each panel row is a contiguous run of X (packD)
-																	n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
-																	for p0_ := 0; p0_ < n_; p0_ += panel_ {
-																		dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																		pi := p0_
-																		b_ := (ic+pi)*K + pc
-																		packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
-																	}
-																}
-																for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
-																	for ir := 0; ir < min(ic_mcb, M-ic); ir += linear_geluSlot.MR {
-																		linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(ic_mcb, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
-																	}
-																}
-															}
-														})
-													}
+													})
 												}
-											} else {
-												packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
-												for ic := 0; ic < M; ic += linear_geluSlot.MC {
-													M, K, X, pc_kb, pc, packA, ic := M, K, X, pc_kb, pc, packA, ic
-													{ // pack: each panel row is a contiguous run of X (packD)
-														n_, depth_, panel_, off_ := min(linear_geluSlot.MC, M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
-														body_ := func(lo_, hi_ int) {
-															for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
-																dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
-																pi := p0_
-																b_ := (ic+pi)*K + pc
-																packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
-															}
+											}
+										} else {
+											packA := rt.Scratch32(min(linear_geluSlot.MC, (M+linear_geluSlot.MR-1)/linear_geluSlot.MR*linear_geluSlot.MR) * min(linear_geluSlot.KC, max(K, 1)))
+											for ic := 0; ic < M; ic += linear_geluSlot.MC {
+												M, K, X, pc_kb, pc, packA, ic := M, K, X, pc_kb, pc, packA, ic
+												{ // pack: each panel row is a contiguous run of X (packD)
+													n_, depth_, panel_, off_ := min(linear_geluSlot.MC, M-ic), min(pc_kb, K-pc), linear_geluSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_ := lo_; p0_ < hi_; p0_ += panel_ {
+															dst_ := packA[off_+p0_*depth_ : off_+(p0_+panel_)*depth_]
+															pi := p0_
+															b_ := (ic+pi)*K + pc
+															packD32(dst_, X[min(b_, len(X)):], K, min(panel_, n_-p0_), panel_, depth_)
 														}
-														rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 													}
-													if cost_ := (min(linear_geluSlot.MC, M-ic)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_) {
-														for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												}
+												if cost_ := (min(linear_geluSlot.MC, M-ic)+linear_geluSlot.MR-1)/linear_geluSlot.MR*(linear_geluSlot.MR*linear_geluSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_) {
+													for jr := 0; jr < min(linear_geluSlot.NC, N-jc); jr += linear_geluSlot.NR {
+														for ir := 0; ir < min(linear_geluSlot.MC, M-ic); ir += linear_geluSlot.MR {
+															linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(linear_geluSlot.MC, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
+														}
+													}
+												} else {
+													M, K, N, bias, Y, packB, pc_kb, jc, pc, packA, ic := M, K, N, bias, Y, packB, pc_kb, jc, pc, packA, ic
+													rt.ParallelFor(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_, func(lo_, hi_ int) {
+														for jr := lo_; jr < hi_; jr += linear_geluSlot.NR {
 															for ir := 0; ir < min(linear_geluSlot.MC, M-ic); ir += linear_geluSlot.MR {
 																linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(linear_geluSlot.MC, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
 															}
 														}
-													} else {
-														M, K, N, bias, Y, packB, pc_kb, jc, pc, packA, ic := M, K, N, bias, Y, packB, pc_kb, jc, pc, packA, ic
-														rt.ParallelFor(0, min(linear_geluSlot.NC, N-jc), linear_geluSlot.NR, cost_, func(lo_, hi_ int) {
-															for jr := lo_; jr < hi_; jr += linear_geluSlot.NR {
-																for ir := 0; ir < min(linear_geluSlot.MC, M-ic); ir += linear_geluSlot.MR {
-																	linear_geluSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], Y[(ic+ir)*N+jc+jr:], N, min(linear_geluSlot.MR, min(linear_geluSlot.MC, M-ic)-ir), min(linear_geluSlot.NR, min(linear_geluSlot.NC, N-jc)-jr), float32(1), sel(int32(pc) == int32(0), float32(0), float32(1)), bias[jc+jr:], int(sel(int32(pc) >= int32(K)-int32(pc_kb), int32(1), int32(0))))
-																}
-															}
-														})
-													}
+													})
 												}
-												rt.Release32(packA)
 											}
+											rt.Release32(packA)
 										}
 									}
 								}
 							}
 						}
-						rt.Release32(packB)
 					}
+					rt.Release32(packB)
 				}
 			}
 		}
@@ -425,8 +396,8 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 					Y[i*N+j+3] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+3]+float32(0.044715)*Y[i*N+j+3]*Y[i*N+j+3]*Y[i*N+j+3]))))
 				}
 			}
-			for jr5 := N / 4 * 4; jr5 < N; jr5++ {
-				Y[i*N+jr5] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+jr5]+float32(0.044715)*Y[i*N+jr5]*Y[i*N+jr5]*Y[i*N+jr5]))))
+			for jr4 := N / 4 * 4; jr4 < N; jr4++ {
+				Y[i*N+jr4] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+jr4]+float32(0.044715)*Y[i*N+jr4]*Y[i*N+jr4]*Y[i*N+jr4]))))
 			}
 		}
 	} else {
@@ -445,8 +416,8 @@ func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []
 						Y[i*N+j+3] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+j+3]+float32(0.044715)*Y[i*N+j+3]*Y[i*N+j+3]*Y[i*N+j+3]))))
 					}
 				}
-				for jr5 := N / 4 * 4; jr5 < N; jr5++ {
-					Y[i*N+jr5] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+jr5]+float32(0.044715)*Y[i*N+jr5]*Y[i*N+jr5]*Y[i*N+jr5]))))
+				for jr4 := N / 4 * 4; jr4 < N; jr4++ {
+					Y[i*N+jr4] /= float32(1) + float32(math.Exp(float64(float32(-1.5957691216)*(Y[i*N+jr4]+float32(0.044715)*Y[i*N+jr4]*Y[i*N+jr4]*Y[i*N+jr4]))))
 				}
 			}
 		})

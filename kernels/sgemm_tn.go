@@ -72,7 +72,7 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 			})
 		}
 	} else {
-		if float64(M)*float64(N)*float64(K) <= float64(sgemm_tnSlot.SmallWork) {
+		if min64(float64(M)*float64(N)*float64(K), float64(sgemm_tnSlot.SmallWork)-min64(min64(float64(sgemm_tnSlot.SmallDeep)-float64(M)*float64(N)*float64(K), float64(1024)*float64(K)-float64(M)*float64(N)), float64(M)-(float64(3)*float64(sgemm_tnSlot.MR)+float64(1)))) <= float64(sgemm_tnSlot.SmallWork) {
 			if cost_ := (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, sgemm_tnSlot.NR, cost_) {
 				for jr := 0; jr < N; jr += sgemm_tnSlot.NR {
 					for ir := 0; ir < M; ir += sgemm_tnSlot.MR {
@@ -132,75 +132,81 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 						}
 					}
 				} else {
-					if min64(float64(sgemm_tnSlot.SmallDeep)-float64(M)*float64(N)*float64(K), float64(1024)*float64(K)-float64(M)*float64(N)) >= float64(0) {
-						if cost_ := (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*K*4/32+1) + 1; rt.Inline(0, N, sgemm_tnSlot.NR, cost_) {
-							for jr := 0; jr < N; jr += sgemm_tnSlot.NR {
-								for ir := 0; ir < M; ir += sgemm_tnSlot.MR {
-									{
-										aoff_, boff_ := ir, jr
-										ars_, acs_ := 1, M
-										ldb_ := N
-										sgemm_tnSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemm_tnSlot.MR, M-ir), min(sgemm_tnSlot.NR, N-jr), alpha, beta, nil, 0)
-									}
-								}
-							}
-						} else {
-							K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
-							rt.ParallelFor(0, N, sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
-								for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
-									for ir := 0; ir < M; ir += sgemm_tnSlot.MR {
-										{
-											aoff_, boff_ := ir, jr
-											ars_, acs_ := 1, M
-											ldb_ := N
-											sgemm_tnSlot.MicroU(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(ir*N+jr, len(C)):], N, min(sgemm_tnSlot.MR, M-ir), min(sgemm_tnSlot.NR, N-jr), alpha, beta, nil, 0)
-										}
-									}
-								}
-							})
-						}
-					} else {
-						packB := rt.Scratch32(min(sgemm_tnSlot.NC, (N+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, max(K, 1)))
-						{
-							pc_kb := min(sgemm_tnSlot.KC, ((max(K, 1)+(max(K, 1)+sgemm_tnSlot.KC-1)/sgemm_tnSlot.KC-1)/((max(K, 1)+sgemm_tnSlot.KC-1)/sgemm_tnSlot.KC)+7)/8*8)
-							for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
-								for pc := 0; pc < max(K, 1); pc += pc_kb {
-									{
-										ic_w := rt.Workers()
-										if int32(ic_w) == int32(2) {
-											if maxI32(int32(sgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
+					packB := rt.Scratch32(min(sgemm_tnSlot.NC, (N+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, max(K, 1)))
+					{
+						pc_kb := min(sgemm_tnSlot.KC, ((max(K, 1)+(max(K, 1)+sgemm_tnSlot.KC-1)/sgemm_tnSlot.KC-1)/((max(K, 1)+sgemm_tnSlot.KC-1)/sgemm_tnSlot.KC)+7)/8*8)
+						for jc := 0; jc < N; jc += sgemm_tnSlot.NC {
+							for pc := 0; pc < max(K, 1); pc += pc_kb {
+								{
+									ic_w := rt.Workers()
+									if int32(ic_w) == int32(2) {
+										if maxI32(int32(sgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
+											{
+												ic_rows := sgemm_tnSlot.MR * (((M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR + ic_w - 1) / ic_w)
 												{
-													ic_rows := sgemm_tnSlot.MR * (((M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR + ic_w - 1) / ic_w)
-													{
-														ic_mcb := min(sgemm_tnSlot.MC, sgemm_tnSlot.MR*(((ic_rows+(ic_rows+sgemm_tnSlot.MC-1)/sgemm_tnSlot.MC-1)/((ic_rows+sgemm_tnSlot.MC-1)/sgemm_tnSlot.MC)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR))
-														if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(min(ic_mcb, M), ic_rows)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
-															packBw := rt.Scratch32(min(sgemm_tnSlot.NC, (N+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, max(K, 1)))
-															packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
-															for ic_t := 0; ic_t < ic_w; ic_t++ {
-																K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
-																{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																	n_, depth_, panel_, off_ := min(sgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), sgemm_tnSlot.NR, 0
+													ic_mcb := min(sgemm_tnSlot.MC, sgemm_tnSlot.MR*(((ic_rows+(ic_rows+sgemm_tnSlot.MC-1)/sgemm_tnSlot.MC-1)/((ic_rows+sgemm_tnSlot.MC-1)/sgemm_tnSlot.MC)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR))
+													if cost_ := (min(M, ic_rows)+ic_mcb-1)/ic_mcb*((min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(min(ic_mcb, M), ic_rows)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1)+1)+2) + 2; rt.Inline(0, ic_w, 1, cost_) {
+														packBw := rt.Scratch32(min(sgemm_tnSlot.NC, (N+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, max(K, 1)))
+														packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
+														for ic_t := 0; ic_t < ic_w; ic_t++ {
+															K, N, B, pc_kb, jc, pc, packBw := K, N, B, pc_kb, jc, pc, packBw
+															{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																n_, depth_, panel_, off_ := min(sgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), sgemm_tnSlot.NR, 0
+																body_ := func(lo_, hi_ int) {
+																	for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
+																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+															}
+															for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
+																K, M, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := K, M, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
+																{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+																	n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), sgemm_tnSlot.MR, 0
 																	body_ := func(lo_, hi_ int) {
 																		for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := pc*N + jc + pj
-																			packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																			pi := p0_
+																			b_ := pc*M + ic + pi
+																			packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 																		}
 																	}
 																	rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																}
+																for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
+																	for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += sgemm_tnSlot.MR {
+																		sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+																	}
+																}
+															}
+														}
+														rt.Release32(packBw)
+														rt.Release32(packA)
+													} else {
+														K, M, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := K, M, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
+														rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
+															packBw := rt.Scratch32(min(sgemm_tnSlot.NC, (N+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, max(K, 1)))
+															defer rt.Release32(packBw)
+															packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
+															defer rt.Release32(packA)
+															for ic_t := lo_; ic_t < hi_; ic_t++ {
+																{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+																	n_, depth_, panel_, off_ := min(sgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), sgemm_tnSlot.NR, 0
+																	for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																		pj := p0_
+																		b_ := pc*N + jc + pj
+																		packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+																	}
+																}
 																for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
-																	K, M, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic := K, M, A, pc_kb, pc, ic_rows, ic_mcb, packA, ic_t, ic
 																	{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 																		n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), sgemm_tnSlot.MR, 0
-																		body_ := func(lo_, hi_ int) {
-																			for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																				pi := p0_
-																				b_ := pc*M + ic + pi
-																				packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-																			}
+																		for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																			pi := p0_
+																			b_ := pc*M + ic + pi
+																			packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 																		}
-																		rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 																	}
 																	for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
 																		for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += sgemm_tnSlot.MR {
@@ -209,91 +215,12 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 																	}
 																}
 															}
-															rt.Release32(packBw)
-															rt.Release32(packA)
-														} else {
-															K, M, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb := K, M, N, A, B, C, alpha, beta, pc_kb, jc, pc, ic_w, ic_rows, ic_mcb
-															rt.ParallelFor(0, ic_w, 1, cost_, func(lo_, hi_ int) {
-																packBw := rt.Scratch32(min(sgemm_tnSlot.NC, (N+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*sgemm_tnSlot.NR) * min(sgemm_tnSlot.KC, max(K, 1)))
-																defer rt.Release32(packBw)
-																packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
-																defer rt.Release32(packA)
-																for ic_t := lo_; ic_t < hi_; ic_t++ {
-																	{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-																		n_, depth_, panel_, off_ := min(sgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), sgemm_tnSlot.NR, 0
-																		for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																			pj := p0_
-																			b_ := pc*N + jc + pj
-																			packPB32(packBw[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-																		}
-																	}
-																	for ic := ic_t * ic_rows; ic < min(M, ic_t*ic_rows+ic_rows); ic += ic_mcb {
-																		{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-																			n_, depth_, panel_, off_ := min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic), min(pc_kb, K-pc), sgemm_tnSlot.MR, 0
-																			for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																				pi := p0_
-																				b_ := pc*M + ic + pi
-																				packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-																			}
-																		}
-																		for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
-																			for ir := 0; ir < min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic); ir += sgemm_tnSlot.MR {
-																				sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packBw[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(min(ic_mcb, min(M, ic_t*ic_rows+ic_rows)-ic), M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-																			}
-																		}
-																	}
-																}
-															})
-														}
-													}
-												}
-											} else {
-												packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
-												K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
-												{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
-													n_, depth_, panel_, off_ := min(sgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), sgemm_tnSlot.NR, 0
-													body_ := func(lo_, hi_ int) {
-														for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-															pj := p0_
-															b_ := pc*N + jc + pj
-															packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
-														}
-													}
-													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-												}
-												for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
-													K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
-													{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-														n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, M-ic), min(pc_kb, K-pc), sgemm_tnSlot.MR, 0
-														body_ := func(lo_, hi_ int) {
-															for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																pi := p0_
-																b_ := pc*M + ic + pi
-																packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-															}
-														}
-														rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
-													}
-													if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
-														for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
-															for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
-																sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-															}
-														}
-													} else {
-														K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
-														rt.ParallelFor(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
-															for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
-																for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
-																	sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-																}
-															}
 														})
 													}
 												}
-												rt.Release32(packA)
 											}
 										} else {
+											packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
 											K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
 											{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
 												n_, depth_, panel_, off_ := min(sgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), sgemm_tnSlot.NR, 0
@@ -306,23 +233,89 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 												}
 												rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 											}
-											if maxI32(int32(sgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
-												{
-													ic_mcb := min(sgemm_tnSlot.MC, sgemm_tnSlot.MR*(((M+ic_w*((M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC)))+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR))
-													if cost_ := (min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(ic_mcb, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+											for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
+												K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
+												{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+													n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, M-ic), min(pc_kb, K-pc), sgemm_tnSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+															pi := p0_
+															b_ := pc*M + ic + pi
+															packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+														}
+													}
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												}
+												if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
+													for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
+														for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
+															sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+														}
+													}
+												} else {
+													K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
+													rt.ParallelFor(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+														for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
+															for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
+																sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+															}
+														}
+													})
+												}
+											}
+											rt.Release32(packA)
+										}
+									} else {
+										K, N, B, packB, pc_kb, jc, pc := K, N, B, packB, pc_kb, jc, pc
+										{ // pack: rows of B are contiguous along the panel; all panels in one call (packPB)
+											n_, depth_, panel_, off_ := min(sgemm_tnSlot.NC, N-jc), min(pc_kb, K-pc), sgemm_tnSlot.NR, 0
+											body_ := func(lo_, hi_ int) {
+												for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+													pj := p0_
+													b_ := pc*N + jc + pj
+													packPB32(packB[off_+p0_*depth_:], B[min(b_, len(B)):], N, e_-p0_, panel_, depth_)
+												}
+											}
+											rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+										}
+										if maxI32(int32(sgemm_tnSlot.RowBlocks)*int32(M)-maxI32(int32(ic_w), int32(sgemm_tnSlot.RowBlocks)*int32(sgemm_tnSlot.RowBlocks)*(int32(2)-minI32(int32(ic_w), int32(2))))*int32(sgemm_tnSlot.MC), minI32(int32(M)-(int32(N)-int32(M)), int32(0))-minI32(maxI32(int32(ic_w)-int32(2), int32(2)-int32(ic_w)), int32(1))-(int32(1)-minI32(int32(sgemm_tnSlot.RowBlocks), int32(1)))) >= int32(0) {
+											{
+												ic_mcb := min(sgemm_tnSlot.MC, sgemm_tnSlot.MR*(((M+ic_w*((M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC))-1)/(ic_w*((M+ic_w*sgemm_tnSlot.MC-1)/(ic_w*sgemm_tnSlot.MC)))+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR))
+												if cost_ := (min(sgemm_tnSlot.NC, N-jc)+sgemm_tnSlot.NR-1)/sgemm_tnSlot.NR*((min(ic_mcb, M)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1)+1) + 2; rt.Inline(0, M, ic_mcb, cost_) {
+													packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
+													for ic := 0; ic < M; ic += ic_mcb {
+														K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
+														{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+															n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), sgemm_tnSlot.MR, 0
+															body_ := func(lo_, hi_ int) {
+																for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+																	pi := p0_
+																	b_ := pc*M + ic + pi
+																	packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
+																}
+															}
+															rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+														}
+														for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
+															for ir := 0; ir < min(ic_mcb, M-ic); ir += sgemm_tnSlot.MR {
+																sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(ic_mcb, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+															}
+														}
+													}
+													rt.Release32(packA)
+												} else {
+													K, M, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb
+													rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
 														packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
-														for ic := 0; ic < M; ic += ic_mcb {
-															K, M, A, pc_kb, pc, ic_mcb, packA, ic := K, M, A, pc_kb, pc, ic_mcb, packA, ic
+														defer rt.Release32(packA)
+														for ic := lo_; ic < hi_; ic += ic_mcb {
 															{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
 																n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), sgemm_tnSlot.MR, 0
-																body_ := func(lo_, hi_ int) {
-																	for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																		pi := p0_
-																		b_ := pc*M + ic + pi
-																		packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-																	}
+																for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
+																	pi := p0_
+																	b_ := pc*M + ic + pi
+																	packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 																}
-																rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 															}
 															for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
 																for ir := 0; ir < min(ic_mcb, M-ic); ir += sgemm_tnSlot.MR {
@@ -330,71 +323,49 @@ func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha floa
 																}
 															}
 														}
-														rt.Release32(packA)
-													} else {
-														K, M, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb := K, M, N, A, C, alpha, beta, packB, pc_kb, jc, pc, ic_mcb
-														rt.ParallelFor(0, M, ic_mcb, cost_, func(lo_, hi_ int) {
-															packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
-															defer rt.Release32(packA)
-															for ic := lo_; ic < hi_; ic += ic_mcb {
-																{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-																	n_, depth_, panel_, off_ := min(ic_mcb, M-ic), min(pc_kb, K-pc), sgemm_tnSlot.MR, 0
-																	for p0_, e_ := 0, n_; p0_ < e_; p0_ = e_ {
-																		pi := p0_
-																		b_ := pc*M + ic + pi
-																		packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-																	}
-																}
-																for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
-																	for ir := 0; ir < min(ic_mcb, M-ic); ir += sgemm_tnSlot.MR {
-																		sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(ic_mcb, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-																	}
-																}
-															}
-														})
-													}
+													})
 												}
-											} else {
-												packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
-												for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
-													K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
-													{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
-														n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, M-ic), min(pc_kb, K-pc), sgemm_tnSlot.MR, 0
-														body_ := func(lo_, hi_ int) {
-															for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
-																pi := p0_
-																b_ := pc*M + ic + pi
-																packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
-															}
+											}
+										} else {
+											packA := rt.Scratch32(min(sgemm_tnSlot.MC, (M+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*sgemm_tnSlot.MR) * min(sgemm_tnSlot.KC, max(K, 1)))
+											for ic := 0; ic < M; ic += sgemm_tnSlot.MC {
+												K, M, A, pc_kb, pc, packA, ic := K, M, A, pc_kb, pc, packA, ic
+												{ // pack: rows of A are contiguous along the panel; all panels in one call (packPB)
+													n_, depth_, panel_, off_ := min(sgemm_tnSlot.MC, M-ic), min(pc_kb, K-pc), sgemm_tnSlot.MR, 0
+													body_ := func(lo_, hi_ int) {
+														for p0_, e_ := lo_, hi_; p0_ < e_; p0_ = e_ {
+															pi := p0_
+															b_ := pc*M + ic + pi
+															packPB32(packA[off_+p0_*depth_:], A[min(b_, len(A)):], M, e_-p0_, panel_, depth_)
 														}
-														rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
 													}
-													if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
-														for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
+													rt.ParallelFor(0, n_, panel_, depth_*panel_, body_)
+												}
+												if cost_ := (min(sgemm_tnSlot.MC, M-ic)+sgemm_tnSlot.MR-1)/sgemm_tnSlot.MR*(sgemm_tnSlot.MR*sgemm_tnSlot.NR*min(pc_kb, K-pc)*4/32+1) + 1; rt.Inline(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_) {
+													for jr := 0; jr < min(sgemm_tnSlot.NC, N-jc); jr += sgemm_tnSlot.NR {
+														for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
+															sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
+														}
+													}
+												} else {
+													K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
+													rt.ParallelFor(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
+														for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
 															for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
 																sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
 															}
 														}
-													} else {
-														K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic := K, M, N, C, alpha, beta, packB, pc_kb, jc, pc, packA, ic
-														rt.ParallelFor(0, min(sgemm_tnSlot.NC, N-jc), sgemm_tnSlot.NR, cost_, func(lo_, hi_ int) {
-															for jr := lo_; jr < hi_; jr += sgemm_tnSlot.NR {
-																for ir := 0; ir < min(sgemm_tnSlot.MC, M-ic); ir += sgemm_tnSlot.MR {
-																	sgemm_tnSlot.Micro(min(pc_kb, K-pc), packA[ir*min(pc_kb, K-pc):], packB[jr*min(pc_kb, K-pc):], C[(ic+ir)*N+jc+jr:], N, min(sgemm_tnSlot.MR, min(sgemm_tnSlot.MC, M-ic)-ir), min(sgemm_tnSlot.NR, min(sgemm_tnSlot.NC, N-jc)-jr), alpha, sel(int32(pc) == int32(0), beta, float32(1)), nil, 0)
-																}
-															}
-														})
-													}
+													})
 												}
-												rt.Release32(packA)
 											}
+											rt.Release32(packA)
 										}
 									}
 								}
 							}
 						}
-						rt.Release32(packB)
 					}
+					rt.Release32(packB)
 				}
 			}
 		}

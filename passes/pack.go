@@ -35,10 +35,9 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 	}
 	walk(f.Body, nil)
 	for _, s := range sites {
-		var small, deep, blocked, rows *ir.Loop
+		var small, blocked, rows *ir.Loop
 		if unpackable(s.u) {
 			small = smallVersion(s.u, s.loops)
-			deep = smallVersion(s.u, s.loops)
 			blocked = fewTilesVersion(s.u, s.loops)
 			rows = rowsVersion(n, s.u, s.loops)
 		}
@@ -50,8 +49,7 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 			w := &ir.Var{Name: n.name("tiles_w")}
 			wsym := ir.ISym{Name: s.u.Slot + ".Workers", RunTime: true}
 			node = &ir.Loop{Var: w, Lo: wsym, Hi: ir.IAdd(wsym, ir.IConst{V: 1}), Step: ir.IConst{V: 1},
-				Body: []ir.Node{&ir.If{Cond: fewTiles(s.u.Slot, s.loops, w), Then: []ir.Node{blocked},
-					Else: []ir.Node{&ir.If{Cond: deepGemm(s.u.Slot, s.loops), Then: []ir.Node{deep}, Else: []ir.Node{packed}}}}}}
+				Body: []ir.Node{&ir.If{Cond: fewTiles(s.u.Slot, s.loops, w), Then: []ir.Node{blocked}, Else: []ir.Node{packed}}}}
 			node = &ir.If{Cond: smallGemm(s.u.Slot, s.loops), Then: []ir.Node{small}, Else: []ir.Node{node}}
 			node = &ir.If{Cond: fewRows(s.u.Slot, s.loops), Then: []ir.Node{rows}, Else: []ir.Node{node}}
 		}
@@ -70,8 +68,8 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 //     of more rows run packed: with B packed row by row (packPB) the packed nest is faster there
 //     (16×4096×4096 sgemm on Zen 3: 42 against 32 GFLOP/s; level on the Zen 5).
 //   - <slot>.SmallDeep: a larger problem whose C is small against its depth (M·N ≤ 1024·K) of at most
-//     this many multiply-adds runs the whole-K unpacked version too, unless it has few row tiles
-//     (fewTiles, which keeps its K blocks): deepGemm.
+//     this many multiply-adds runs the whole-K unpacked version too, if it has more rows than fewTiles
+//     keeps for its K blocks on one worker (deepGemm).
 //   - <slot>.RowsMax and <slot>.RowsNB: a GEMM with at most RowsMax rows of C runs as one "rows" Micro
 //     per RowsNB-wide block of columns, covering all rows and the whole reduction (docs/MICROKERNEL.md,
 //     "Rows"): such a product reads each element of B once for at most RowsMax multiply-adds, so the
@@ -201,20 +199,29 @@ func loopDim(l *ir.Loop) ir.IDim {
 	return e.(ir.IDim)
 }
 
-// smallGemm chooses the whole-K unpacked version (smallVersion): M·N·K ≤ <slot>.SmallWork, from the
-// dims of the blocked loops (a tiny product pays for every operation of the test: sgemm 16³ takes 85 ns).
+// smallGemm chooses the whole-K unpacked version (smallVersion): M·N·K ≤ <slot>.SmallWork, or a deep
+// product (deepGemm: its score D ≥ 0), from the dims of the blocked loops, as one comparison
+//
+//	min(M·N·K, SmallWork − D) ≤ SmallWork
+//
+// (a tiny product pays for every operation of the test: sgemm 16³ takes 85 ns; a second copy of the
+// version for the deep products, tested after the few-tiles one, made every sgemm 8³ call 20 ns slower
+// on the Zen 5, 37 against 58 ns: the Go function around it grew). Batch reads the SmallWork bound
+// from this form (planTest).
 func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
 	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
 	work := &ir.Binary{Op: ir.Mul, X: &ir.Binary{Op: ir.Mul, X: m, Y: nn, T: ir.F64}, Y: k, T: ir.F64}
-	return &ir.Binary{Op: ir.Le, X: work, Y: planF64(slot, "SmallWork"), T: ir.Bool}
+	sw := planF64(slot, "SmallWork")
+	x := &ir.Binary{Op: ir.Min, X: work, Y: &ir.Binary{Op: ir.Sub, X: sw, Y: deepGemm(slot, m, nn, k), T: ir.F64}, T: ir.F64}
+	return &ir.Binary{Op: ir.Le, X: x, Y: sw, T: ir.Bool}
 }
 
-// deepGemm chooses the whole-K unpacked version (a copy of smallVersion) for a larger product whose C is
-// small against its depth: M·N·K ≤ <slot>.SmallDeep and M·N ≤ deepRatio·K, where neither smallGemm nor
-// fewTiles applies. Packing then copies A and B (M·K + K·N elements) to save re-reading them for a C of
-// few tiles, and the unpacked kernel's strips of B (K rows of NR columns) are reused from L1/L2 by every
-// row tile. On the Zen 5 (sgemm MR = 12; dgemm 14×16) unpacked against packed, one core / two:
+// deepGemm is the score D of a larger product whose C is small against its depth, D ≥ 0 when M·N·K ≤
+// <slot>.SmallDeep, M·N ≤ deepRatio·K and M > unpackedTiles·MR (more rows than fewTiles leaves to its K
+// blocks on one worker): smallGemm then chooses the whole-K unpacked version for it. Packing would copy
+// A and B (M·K + K·N elements) to save re-reading them for a C of few tiles, and the unpacked kernel's
+// strips of B (K rows of NR columns) are reused from L1/L2 by every row tile. On the Zen 5 (sgemm MR = 12; dgemm 14×16) unpacked against packed, one core / two:
 // sgemm 256³ 0.92 / 0.89, 384³ 0.93 / 0.89, 480³ 0.89 / 0.90, 256×256×2000 0.94 / 0.81, 128×128×8000
 // 0.81 / 0.77; dgemm 160³ 0.85 / 0.68, 256³ 0.90 / 0.81, 128×128×8000 0.76 / 0.72. A shallow product
 // loses (sgemm 1024×1024×32: 1.51 / 1.07, 1024×1024×64: 1.41 / 1.14, 2048×2048×30: 1.57 / 1.40; dgemm
@@ -223,14 +230,13 @@ func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 // target.Variant.SmallDeepWork, 256³) is the largest cube measured faster for both element types; other
 // variants have 0 (AVX2's 6×16 and 6×8 tiles ran sgemm 256³ 9% and dgemm 256³ 24% slower unpacked on the
 // same core), and a lock can set it per machine class.
-func deepGemm(slot string, loops []*ir.Loop) ir.Expr {
+func deepGemm(slot string, m, nn, k ir.Expr) ir.Expr {
 	f64 := func(op ir.Op, x, y ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: x, Y: y, T: ir.F64} }
-	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
-	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
 	mn := f64(ir.Mul, m, nn)
-	test := f64(ir.Min, f64(ir.Sub, planF64(slot, "SmallDeep"), f64(ir.Mul, mn, k)),
-		f64(ir.Sub, f64(ir.Mul, &ir.Const{Val: deepRatio, T: ir.F64}, k), mn))
-	return &ir.Binary{Op: ir.Ge, X: test, Y: &ir.Const{Val: 0, T: ir.F64}, T: ir.Bool}
+	c := func(v float64) ir.Expr { return &ir.Const{Val: v, T: ir.F64} }
+	rows := f64(ir.Sub, m, f64(ir.Add, f64(ir.Mul, c(unpackedTiles), planF64(slot, "MR")), c(1)))
+	return f64(ir.Min, f64(ir.Min, f64(ir.Sub, planF64(slot, "SmallDeep"), f64(ir.Mul, mn, k)),
+		f64(ir.Sub, f64(ir.Mul, c(deepRatio), k), mn)), rows)
 }
 
 // deepRatio bounds the C of a product that deepGemm runs unpacked: M·N ≤ deepRatio·K.
