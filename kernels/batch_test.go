@@ -109,6 +109,22 @@ func TestFewRowTilesUnpacked(t *testing.T) {
 	}
 }
 
+// countMicros wraps the sgemm slot's packed and unpacked microkernels in counters of their calls (atomic:
+// the workers call them concurrently); the caller restores the slot.
+func countMicros() (packed, unpacked *atomic.Int64) {
+	packed, unpacked = new(atomic.Int64), new(atomic.Int64)
+	micro, microU := sgemmSlot.Micro, sgemmSlot.MicroU
+	sgemmSlot.Micro = func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+		packed.Add(1)
+		micro(kc, a, b, c, ldc, m, n, alpha, beta, bias, ep)
+	}
+	sgemmSlot.MicroU = func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
+		unpacked.Add(1)
+		microU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
+	}
+	return packed, unpacked
+}
+
 func fewTilesRule(t *testing.T, procs int) {
 	tiles := 3 * min(procs, 2)
 	for _, v := range Variants() {
@@ -116,17 +132,8 @@ func fewTilesRule(t *testing.T, procs int) {
 			t.Fatal(err)
 		}
 		s0 := *sgemmSlot
-		var packedN, unpackedN atomic.Int64 // the workers call the kernels concurrently
-		micro, microU := s0.Micro, s0.MicroU
+		packedN, unpackedN := countMicros()
 		sgemmSlot.SmallWork, sgemmSlot.SmallDeep, sgemmSlot.RowsMax = 1, 1, 0
-		sgemmSlot.Micro = func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-			packedN.Add(1)
-			micro(kc, a, b, c, ldc, m, n, alpha, beta, bias, ep)
-		}
-		sgemmSlot.MicroU = func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-			unpackedN.Add(1)
-			microU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
-		}
 		rng := rand.New(rand.NewPCG(23, 29))
 		for _, small := range []bool{false, true} {
 			sgemmSlot.SmallWork = map[bool]int{false: 1, true: 1 << 40}[small]
@@ -289,17 +296,8 @@ func TestDeepUnpacked(t *testing.T) {
 				t.Fatal(err)
 			}
 			s0 := *sgemmSlot
-			var packedN, unpackedN atomic.Int64
-			micro, microU := s0.Micro, s0.MicroU
+			packedN, unpackedN := countMicros()
 			sgemmSlot.SmallWork, sgemmSlot.SmallDeep, sgemmSlot.RowsMax = 1, deepWork, 0
-			sgemmSlot.Micro = func(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-				packedN.Add(1)
-				micro(kc, a, b, c, ldc, m, n, alpha, beta, bias, ep)
-			}
-			sgemmSlot.MicroU = func(kc int, a []float32, ars, acs int, b []float32, ldb int, c []float32, ldc, m, n int, alpha, beta float32, bias []float32, ep int) {
-				unpackedN.Add(1)
-				microU(kc, a, ars, acs, b, ldb, c, ldc, m, n, alpha, beta, bias, ep)
-			}
 			rng := rand.New(rand.NewPCG(31, 37))
 			m0 := 6*s0.MR + 1 // past the few-tiles limit on any worker count
 			for _, c := range []struct {

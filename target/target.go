@@ -57,8 +57,8 @@ type Variant struct {
 	// (Tile(2)) and its blocks are sized for 2-byte elements.
 	Pairs bool
 	// SmallDeepWork, when positive, replaces the knob of that name for the variant's GEMM slots: the deep
-	// version (passes.deepGemm) pays with AVX-512's wide tiles (14×32, 14×16: sgemm 256³ 8% and dgemm
-	// 160³ 15% faster on one Zen 5 core) and loses with AVX2's (6×16, 6×8: sgemm 256³ 9%, dgemm 256³
+	// version (passes.deepGemm) pays with AVX-512's wide tiles (14×32, 14×16: sgemm 256³ 10% and dgemm
+	// 160³ 14% faster on one Zen 5 core) and loses with AVX2's (6×16, 6×8: sgemm 256³ 9%, dgemm 256³
 	// 24% slower on the same core), docs/PERF.md, session 15.
 	SmallDeepWork int
 }
@@ -93,8 +93,8 @@ type Knobs struct {
 	// SmallGemmWork: a GEMM of at most this many multiply-adds (M·N·K) runs unpacked (slot.SmallWork).
 	SmallGemmWork int
 	// SmallDeepWork: a GEMM of at most this many multiply-adds whose C is small against its depth
-	// (M·N ≤ 1024·K) also runs unpacked (slot.SmallDeep; passes/pack.go, deepGemm); 0: never. A variant
-	// may set its own (Variant.SmallDeepWork).
+	// (M·N ≤ 1024·K, M > 3·MR) also runs unpacked (slot.SmallDeep; passes/pack.go, deepGemm); 0: never.
+	// A variant may set its own (Variant.SmallDeepWork).
 	SmallDeepWork int
 	// RowsMax: a GEMM of at most this many rows runs as rows kernels (slot.RowsMax), RowsNB columns
 	// per call (slot.RowsNB).
