@@ -211,9 +211,10 @@ func loopDim(l *ir.Loop) ir.IDim {
 func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 	dim := func(l *ir.Loop) ir.Expr { return &ir.DimVal{D: loopDim(l).D, T: ir.F64} }
 	m, nn, k := dim(loops[2]), dim(loops[0]), dim(loops[1])
-	work := &ir.Binary{Op: ir.Mul, X: &ir.Binary{Op: ir.Mul, X: m, Y: nn, T: ir.F64}, Y: k, T: ir.F64}
+	mn := &ir.Binary{Op: ir.Mul, X: m, Y: nn, T: ir.F64}
+	work := &ir.Binary{Op: ir.Mul, X: mn, Y: k, T: ir.F64}
 	sw := planF64(slot, "SmallWork")
-	x := &ir.Binary{Op: ir.Min, X: work, Y: &ir.Binary{Op: ir.Sub, X: sw, Y: deepGemm(slot, m, nn, k), T: ir.F64}, T: ir.F64}
+	x := &ir.Binary{Op: ir.Min, X: work, Y: &ir.Binary{Op: ir.Sub, X: sw, Y: deepGemm(slot, m, k, mn, work), T: ir.F64}, T: ir.F64}
 	return &ir.Binary{Op: ir.Le, X: x, Y: sw, T: ir.Bool}
 }
 
@@ -221,21 +222,21 @@ func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 // <slot>.SmallDeep, M·N ≤ deepRatio·K and M > unpackedTiles·MR (more rows than fewTiles leaves to its K
 // blocks on one worker): smallGemm then chooses the whole-K unpacked version for it. Packing would copy
 // A and B (M·K + K·N elements) to save re-reading them for a C of few tiles, and the unpacked kernel's
-// strips of B (K rows of NR columns) are reused from L1/L2 by every row tile. On the Zen 5 (sgemm MR = 12; dgemm 14×16) unpacked against packed, one core / two:
-// sgemm 256³ 0.92 / 0.89, 384³ 0.93 / 0.89, 480³ 0.89 / 0.90, 256×256×2000 0.94 / 0.81, 128×128×8000
-// 0.81 / 0.77; dgemm 160³ 0.85 / 0.68, 256³ 0.90 / 0.81, 128×128×8000 0.76 / 0.72. A shallow product
+// strips of B (K rows of NR columns) are reused from L1/L2 by every row tile. On the Zen 5 (sgemm MR =
+// 12; dgemm 14×16) unpacked against packed, one core / two: sgemm 256³ 0.92 / 0.89, 384³ 0.93 / 0.89,
+// 480³ 0.89 / 0.90, 256×256×2000 0.94 / 0.81, 128×128×8000 0.81 / 0.77; dgemm 160³ 0.85 / 0.68, 256³ 0.90 / 0.81, 128×128×8000 0.76 / 0.72. A shallow product
 // loses (sgemm 1024×1024×32: 1.51 / 1.07, 1024×1024×64: 1.41 / 1.14, 2048×2048×30: 1.57 / 1.40; dgemm
 // 512×512×128: 1.15 / 1.03), which the depth test keeps packed, and so do large ones (dgemm 512³: 1.18 /
 // 1.30; sgemm 512³ level): docs/PERF.md, "Session 15". The AVX-512 variants' SmallDeep (their
 // target.Variant.SmallDeepWork, 256³) is the largest cube measured faster for both element types; other
 // variants have 0 (AVX2's 6×16 and 6×8 tiles ran sgemm 256³ 9% and dgemm 256³ 24% slower unpacked on the
 // same core), and a lock can set it per machine class.
-func deepGemm(slot string, m, nn, k ir.Expr) ir.Expr {
+// m and k are M and K, mn M·N and work M·N·K (f64 expressions).
+func deepGemm(slot string, m, k, mn, work ir.Expr) ir.Expr {
 	f64 := func(op ir.Op, x, y ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: x, Y: y, T: ir.F64} }
-	mn := f64(ir.Mul, m, nn)
 	c := func(v float64) ir.Expr { return &ir.Const{Val: v, T: ir.F64} }
 	rows := f64(ir.Sub, m, f64(ir.Add, f64(ir.Mul, c(unpackedTiles), planF64(slot, "MR")), c(1)))
-	return f64(ir.Min, f64(ir.Min, f64(ir.Sub, planF64(slot, "SmallDeep"), f64(ir.Mul, mn, k)),
+	return f64(ir.Min, f64(ir.Min, f64(ir.Sub, planF64(slot, "SmallDeep"), work),
 		f64(ir.Sub, f64(ir.Mul, c(deepRatio), k), mn)), rows)
 }
 
