@@ -56065,15 +56065,15 @@ packDf32AVX2_done:
 	RET
 
 // func packPBf32AVX2(dst *float32, src *float32, ld int, n int, panel int, depth int)
-// Requires: AVX
-TEXT ·packPBf32AVX2(SB), NOSPLIT, $0-48
+// Requires: AVX, CMOV
+TEXT ·packPBf32AVX2(SB), NOSPLIT, $24-48
 	MOVQ  panel+32(FP), R8
 	MOVQ  n+24(FP), AX
 	XORQ  DX, DX
 	DIVQ  R8
-	MOVQ  AX, R11
-	MOVQ  DX, R12
-	SHLQ  $0x02, R12
+	MOVQ  AX, (SP)
+	SHLQ  $0x02, DX
+	MOVQ  DX, 8(SP)
 	SHLQ  $0x02, R8
 	MOVQ  depth+40(FP), R9
 	MOVQ  R8, R10
@@ -56082,66 +56082,125 @@ TEXT ·packPBf32AVX2(SB), NOSPLIT, $0-48
 	MOVQ  src+8(FP), SI
 	MOVQ  ld+16(FP), DX
 	SHLQ  $0x02, DX
-	XORQ  AX, AX
 
-packPBf32AVX2_row:
-	MOVQ  SI, R13
-	MOVQ  DI, R14
-	MOVQ  R11, BX
-	TESTQ BX, BX
-	JZ    packPBf32AVX2_part
+packPBf32AVX2_chunk:
+	MOVQ    $0x00000008, R15
+	CMPQ    R9, R15
+	CMOVQLT R9, R15
+	MOVQ    R15, 16(SP)
+	MOVQ    SI, R11
+	MOVQ    DI, R12
+	MOVQ    (SP), BX
+	TESTQ   BX, BX
+	JZ      packPBf32AVX2_part
 
 packPBf32AVX2_panel:
-	XORQ CX, CX
+	MOVQ R11, R13
+	MOVQ R12, R14
+	MOVQ 16(SP), CX
+	CMPQ R8, $0x80
+	JE   packPBf32AVX2_r128
+	CMPQ R8, $0x40
+	JE   packPBf32AVX2_r64
+
+packPBf32AVX2_rowg:
+	XORQ AX, AX
 
 packPBf32AVX2_vec:
-	LEAQ    32(CX), R15
+	LEAQ    32(AX), R15
 	CMPQ    R15, R8
 	JG      packPBf32AVX2_one
-	VMOVUPS (R13)(CX*1), Y1
-	VMOVUPS Y1, (R14)(CX*1)
-	MOVQ    R15, CX
+	VMOVUPS (R13)(AX*1), Y1
+	VMOVUPS Y1, (R14)(AX*1)
+	MOVQ    R15, AX
 	JMP     packPBf32AVX2_vec
 
 packPBf32AVX2_one:
-	CMPQ   CX, R8
-	JGE    packPBf32AVX2_pnext
-	VMOVSS (R13)(CX*1), X0
-	VMOVSS X0, (R14)(CX*1)
-	ADDQ   $0x04, CX
+	CMPQ   AX, R8
+	JGE    packPBf32AVX2_gnext
+	VMOVSS (R13)(AX*1), X0
+	VMOVSS X0, (R14)(AX*1)
+	ADDQ   $0x04, AX
 	JMP    packPBf32AVX2_one
 
+packPBf32AVX2_gnext:
+	ADDQ DX, R13
+	ADDQ R8, R14
+	DECQ CX
+	JNZ  packPBf32AVX2_rowg
+	JMP  packPBf32AVX2_pnext
+
+packPBf32AVX2_r128:
+	VMOVUPS (R13), Y1
+	VMOVUPS 32(R13), Y2
+	VMOVUPS 64(R13), Y3
+	VMOVUPS 96(R13), Y4
+	VMOVUPS Y1, (R14)
+	VMOVUPS Y2, 32(R14)
+	VMOVUPS Y3, 64(R14)
+	VMOVUPS Y4, 96(R14)
+	ADDQ    DX, R13
+	ADDQ    $0x80, R14
+	DECQ    CX
+	JNZ     packPBf32AVX2_r128
+	JMP     packPBf32AVX2_pnext
+
+packPBf32AVX2_r64:
+	VMOVUPS (R13), Y1
+	VMOVUPS 32(R13), Y2
+	VMOVUPS Y1, (R14)
+	VMOVUPS Y2, 32(R14)
+	ADDQ    DX, R13
+	ADDQ    $0x40, R14
+	DECQ    CX
+	JNZ     packPBf32AVX2_r64
+
 packPBf32AVX2_pnext:
-	ADDQ R8, R13
-	ADDQ R10, R14
+	ADDQ R8, R11
+	ADDQ R10, R12
 	DECQ BX
 	JNZ  packPBf32AVX2_panel
 
 packPBf32AVX2_part:
-	TESTQ R12, R12
-	JZ    packPBf32AVX2_next
-	XORQ  CX, CX
+	CMPQ 8(SP), $0x00
+	JE   packPBf32AVX2_next
+	MOVQ R11, R13
+	MOVQ R12, R14
+	MOVQ 16(SP), CX
+
+packPBf32AVX2_prow:
+	XORQ AX, AX
 
 packPBf32AVX2_pcopy:
-	CMPQ   CX, R12
+	CMPQ   AX, 8(SP)
 	JGE    packPBf32AVX2_pzero
-	VMOVSS (R13)(CX*1), X0
-	VMOVSS X0, (R14)(CX*1)
-	ADDQ   $0x04, CX
+	VMOVSS (R13)(AX*1), X0
+	VMOVSS X0, (R14)(AX*1)
+	ADDQ   $0x04, AX
 	JMP    packPBf32AVX2_pcopy
 
 packPBf32AVX2_pzero:
-	CMPQ CX, R8
-	JGE  packPBf32AVX2_next
-	MOVL AX, (R14)(CX*1)
-	ADDQ $0x04, CX
+	CMPQ AX, R8
+	JGE  packPBf32AVX2_pnrow
+	MOVL $0x00000000, (R14)(AX*1)
+	ADDQ $0x04, AX
 	JMP  packPBf32AVX2_pzero
 
+packPBf32AVX2_pnrow:
+	ADDQ DX, R13
+	ADDQ R8, R14
+	DECQ CX
+	JNZ  packPBf32AVX2_prow
+
 packPBf32AVX2_next:
-	ADDQ DX, SI
-	ADDQ R8, DI
-	DECQ R9
-	JNZ  packPBf32AVX2_row
+	MOVQ  16(SP), R15
+	IMULQ DX, R15
+	ADDQ  R15, SI
+	MOVQ  16(SP), R15
+	IMULQ R8, R15
+	ADDQ  R15, DI
+	SUBQ  16(SP), R9
+	JNZ   packPBf32AVX2_chunk
 	VZEROUPPER
 	RET
 
@@ -56274,15 +56333,15 @@ packDf64AVX2_done:
 	RET
 
 // func packPBf64AVX2(dst *float64, src *float64, ld int, n int, panel int, depth int)
-// Requires: AVX
-TEXT ·packPBf64AVX2(SB), NOSPLIT, $0-48
+// Requires: AVX, CMOV
+TEXT ·packPBf64AVX2(SB), NOSPLIT, $24-48
 	MOVQ  panel+32(FP), R8
 	MOVQ  n+24(FP), AX
 	XORQ  DX, DX
 	DIVQ  R8
-	MOVQ  AX, R11
-	MOVQ  DX, R12
-	SHLQ  $0x03, R12
+	MOVQ  AX, (SP)
+	SHLQ  $0x03, DX
+	MOVQ  DX, 8(SP)
 	SHLQ  $0x03, R8
 	MOVQ  depth+40(FP), R9
 	MOVQ  R8, R10
@@ -56291,66 +56350,125 @@ TEXT ·packPBf64AVX2(SB), NOSPLIT, $0-48
 	MOVQ  src+8(FP), SI
 	MOVQ  ld+16(FP), DX
 	SHLQ  $0x03, DX
-	XORQ  AX, AX
 
-packPBf64AVX2_row:
-	MOVQ  SI, R13
-	MOVQ  DI, R14
-	MOVQ  R11, BX
-	TESTQ BX, BX
-	JZ    packPBf64AVX2_part
+packPBf64AVX2_chunk:
+	MOVQ    $0x00000008, R15
+	CMPQ    R9, R15
+	CMOVQLT R9, R15
+	MOVQ    R15, 16(SP)
+	MOVQ    SI, R11
+	MOVQ    DI, R12
+	MOVQ    (SP), BX
+	TESTQ   BX, BX
+	JZ      packPBf64AVX2_part
 
 packPBf64AVX2_panel:
-	XORQ CX, CX
+	MOVQ R11, R13
+	MOVQ R12, R14
+	MOVQ 16(SP), CX
+	CMPQ R8, $0x80
+	JE   packPBf64AVX2_r128
+	CMPQ R8, $0x40
+	JE   packPBf64AVX2_r64
+
+packPBf64AVX2_rowg:
+	XORQ AX, AX
 
 packPBf64AVX2_vec:
-	LEAQ    32(CX), R15
+	LEAQ    32(AX), R15
 	CMPQ    R15, R8
 	JG      packPBf64AVX2_one
-	VMOVUPS (R13)(CX*1), Y1
-	VMOVUPS Y1, (R14)(CX*1)
-	MOVQ    R15, CX
+	VMOVUPS (R13)(AX*1), Y1
+	VMOVUPS Y1, (R14)(AX*1)
+	MOVQ    R15, AX
 	JMP     packPBf64AVX2_vec
 
 packPBf64AVX2_one:
-	CMPQ   CX, R8
-	JGE    packPBf64AVX2_pnext
-	VMOVSD (R13)(CX*1), X0
-	VMOVSD X0, (R14)(CX*1)
-	ADDQ   $0x08, CX
+	CMPQ   AX, R8
+	JGE    packPBf64AVX2_gnext
+	VMOVSD (R13)(AX*1), X0
+	VMOVSD X0, (R14)(AX*1)
+	ADDQ   $0x08, AX
 	JMP    packPBf64AVX2_one
 
+packPBf64AVX2_gnext:
+	ADDQ DX, R13
+	ADDQ R8, R14
+	DECQ CX
+	JNZ  packPBf64AVX2_rowg
+	JMP  packPBf64AVX2_pnext
+
+packPBf64AVX2_r128:
+	VMOVUPS (R13), Y1
+	VMOVUPS 32(R13), Y2
+	VMOVUPS 64(R13), Y3
+	VMOVUPS 96(R13), Y4
+	VMOVUPS Y1, (R14)
+	VMOVUPS Y2, 32(R14)
+	VMOVUPS Y3, 64(R14)
+	VMOVUPS Y4, 96(R14)
+	ADDQ    DX, R13
+	ADDQ    $0x80, R14
+	DECQ    CX
+	JNZ     packPBf64AVX2_r128
+	JMP     packPBf64AVX2_pnext
+
+packPBf64AVX2_r64:
+	VMOVUPS (R13), Y1
+	VMOVUPS 32(R13), Y2
+	VMOVUPS Y1, (R14)
+	VMOVUPS Y2, 32(R14)
+	ADDQ    DX, R13
+	ADDQ    $0x40, R14
+	DECQ    CX
+	JNZ     packPBf64AVX2_r64
+
 packPBf64AVX2_pnext:
-	ADDQ R8, R13
-	ADDQ R10, R14
+	ADDQ R8, R11
+	ADDQ R10, R12
 	DECQ BX
 	JNZ  packPBf64AVX2_panel
 
 packPBf64AVX2_part:
-	TESTQ R12, R12
-	JZ    packPBf64AVX2_next
-	XORQ  CX, CX
+	CMPQ 8(SP), $0x00
+	JE   packPBf64AVX2_next
+	MOVQ R11, R13
+	MOVQ R12, R14
+	MOVQ 16(SP), CX
+
+packPBf64AVX2_prow:
+	XORQ AX, AX
 
 packPBf64AVX2_pcopy:
-	CMPQ   CX, R12
+	CMPQ   AX, 8(SP)
 	JGE    packPBf64AVX2_pzero
-	VMOVSD (R13)(CX*1), X0
-	VMOVSD X0, (R14)(CX*1)
-	ADDQ   $0x08, CX
+	VMOVSD (R13)(AX*1), X0
+	VMOVSD X0, (R14)(AX*1)
+	ADDQ   $0x08, AX
 	JMP    packPBf64AVX2_pcopy
 
 packPBf64AVX2_pzero:
-	CMPQ CX, R8
-	JGE  packPBf64AVX2_next
-	MOVQ AX, (R14)(CX*1)
-	ADDQ $0x08, CX
+	CMPQ AX, R8
+	JGE  packPBf64AVX2_pnrow
+	MOVQ $0x00000000, (R14)(AX*1)
+	ADDQ $0x08, AX
 	JMP  packPBf64AVX2_pzero
 
+packPBf64AVX2_pnrow:
+	ADDQ DX, R13
+	ADDQ R8, R14
+	DECQ CX
+	JNZ  packPBf64AVX2_prow
+
 packPBf64AVX2_next:
-	ADDQ DX, SI
-	ADDQ R8, DI
-	DECQ R9
-	JNZ  packPBf64AVX2_row
+	MOVQ  16(SP), R15
+	IMULQ DX, R15
+	ADDQ  R15, SI
+	MOVQ  16(SP), R15
+	IMULQ R8, R15
+	ADDQ  R15, DI
+	SUBQ  16(SP), R9
+	JNZ   packPBf64AVX2_chunk
 	VZEROUPPER
 	RET
 

@@ -187,7 +187,7 @@ func bgemm14x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, m int
 //go:noescape
 func packDf32AVX2(dst *float32, src *float32, ld int, w int, panel int, depth int)
 
-// packPBf32AVX2 packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
+// packPBf32AVX2 packs the panels of a block: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
 // for q < n, d < depth; the last panel is zero-padded. The caller checks the bounds (codegen.PackImpl).
 //
 //go:noescape
@@ -199,7 +199,7 @@ func packPBf32AVX2(dst *float32, src *float32, ld int, n int, panel int, depth i
 //go:noescape
 func packDf64AVX2(dst *float64, src *float64, ld int, w int, panel int, depth int)
 
-// packPBf64AVX2 packs the panels of a block row by row: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
+// packPBf64AVX2 packs the panels of a block: dst[(q/panel)*panel*depth + d*panel + q%panel] = src[d*ld+q]
 // for q < n, d < depth; the last panel is zero-padded. The caller checks the bounds (codegen.PackImpl).
 //
 //go:noescape

@@ -68,4 +68,16 @@ func BenchmarkPackPB(b *testing.B) {
 			}
 		})
 	}
+	// dgemm's B̃ block on the AVX-512 variants (KC 512 × 1024 columns, 16-wide panels: 4 MiB, past the L2),
+	// from four sources in turn so that the source is not in the L2 either.
+	const bn, bdepth = 1024, 512
+	bsrc := make([]float64, 4*bn*bdepth)
+	bdst := make([]float64, bn*bdepth)
+	b.Run("f64-1024x512-panel16", func(b *testing.B) {
+		b.SetBytes(bn * bdepth * 8)
+		b.ResetTimer()
+		for i := range b.N {
+			packPBf64AVX2(&bdst[0], &bsrc[(i%4)*bn*bdepth], bn, bn, 16, bdepth)
+		}
+	})
 }

@@ -61,7 +61,7 @@ func checkPackPB[T float32 | float64](t *testing.T, v string, packPB func(dst, s
 				continue
 			}
 			np := (n + panel - 1) / panel
-			for _, depth := range []int{1, 2, 7, 33} {
+			for _, depth := range []int{1, 2, 7, 8, 9, 17, 33} { // packPB copies 8 rows at a time
 				for _, pad := range []int{0, 5} {
 					ld := n + pad
 					src, freeSrc := guarded[T](t, (depth-1)*ld+n)
