@@ -288,6 +288,11 @@ func TestDeepUnpacked(t *testing.T) {
 		if on, want := sgemmSlot.SmallDeep > 0, strings.HasPrefix(v, "avx512") && !goU; on != want {
 			t.Errorf("%s: sgemm SmallDeep %d (portable unpacked kernel %v), want it on: %v", v, sgemmSlot.SmallDeep, goU, want)
 		}
+		// f64 slots take the cube whose operands have the same bytes: (4/8)^1.5 of the f32 work
+		// (passes.deepWorkFor; sgemm 448³, dgemm about 317³)
+		if s, d := float64(sgemmSlot.SmallDeep), float64(dgemmSlot.SmallDeep); s > 0 && math.Abs(d*math.Sqrt(8)-s) > 4 {
+			t.Errorf("%s: dgemm SmallDeep %v, want sgemm's %v / √8", v, d, s)
+		}
 	}
 	for _, procs := range []int{1, 2} {
 		runtime.GOMAXPROCS(procs)

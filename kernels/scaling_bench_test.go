@@ -88,7 +88,7 @@ func BenchmarkParallelVersions(b *testing.B) {
 //	go test -run '^$' -bench SmallSquare -cpu 1,2 -count 6 ./kernels | tee out.txt
 func BenchmarkSmallSquare(b *testing.B) {
 	rng := rand.New(rand.NewPCG(15, 8))
-	for _, n := range []int{40, 56, 64, 72, 80, 96, 112, 160, 192, 224, 256, 320} {
+	for _, n := range []int{40, 56, 64, 72, 80, 96, 112, 160, 192, 224, 256, 320, 384, 448} {
 		a, bb, c := randSlice(n*n, rng), randSlice(n*n, rng), make([]float32, n*n)
 		a64, b64, c64 := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
 		for i := range a {

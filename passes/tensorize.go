@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/kgen-dev/kgen/ir"
@@ -379,7 +380,7 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 		}
 		pv := ir.PlanVariant{Name: v.Name, Plan: map[string]int{}}
 		if v.SmallDeepWork > 0 {
-			pv.Plan[slot+".SmallDeep"] = v.SmallDeepWork
+			pv.Plan[slot+".SmallDeep"] = deepWorkFor(v.SmallDeepWork, g.elem.Size())
 		}
 		fixed := set(pv.Plan, target.GemmBlocks(c.Machine.WithVariant(v), mr, nr, size), c.own())
 		for _, b := range []string{"MC", "KC", "NC"} {
@@ -390,6 +391,15 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 		pv.Tuned = tunedPlan(c.Tuned[v.Name], slot)
 		addVariantPlan(f, pv)
 	}
+}
+
+// deepWorkFor is a variant's SmallDeepWork, given for 4-byte elements, for a GEMM of elem-byte elements.
+// The unpacked version wins while A and B (2·n²·elem bytes at n³) stay near the L2, so the cube's side
+// scales as √(4/elem) and its work as (4/elem)^1.5: 448³ for f32, 317³ for f64. On the Zen 5 the
+// whole-K unpacked version ran sgemm 320–448³ 5–13% faster than the packed nest and 512³ level or worse,
+// dgemm 320³ 1–3% faster and 384³ 4–9% slower, one core and two (docs/PERF.md, session 16).
+func deepWorkFor(work, elem int) int {
+	return int(math.Round(float64(work) * math.Pow(4/float64(elem), 1.5)))
 }
 
 // TunedSymbols are the symbols of a GEMM slot that a lock may set per machine class: the run-time ones

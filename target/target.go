@@ -56,10 +56,11 @@ type Variant struct {
 	// runs them on bf16 pair panels, codegen/bf16.go); its tile is the MMA shape for bf16 inputs
 	// (Tile(2)) and its blocks are sized for 2-byte elements.
 	Pairs bool
-	// SmallDeepWork, when positive, replaces the knob of that name for the variant's GEMM slots: the deep
+	// SmallDeepWork, when positive, replaces the knob of that name for the variant's GEMM slots, given for
+	// 4-byte elements (passes.deepWorkFor scales it to the slot's: 448³ f32 is 317³ f64): the deep
 	// version (passes.deepGemm) pays with AVX-512's wide tiles (14×32, 14×16: sgemm 256³ 10% and dgemm
-	// 160³ 14% faster on one Zen 5 core) and loses with AVX2's (6×16, 6×8: sgemm 256³ 9%, dgemm 256³
-	// 24% slower on the same core), docs/PERF.md, session 15.
+	// 160³ 14% faster on one Zen 5 core, sgemm 320–448³ 5–13%) and loses with AVX2's (6×16, 6×8: sgemm
+	// 256³ 9%, dgemm 256³ 24% slower on the same core), docs/PERF.md, sessions 15 and 16.
 	SmallDeepWork int
 }
 
@@ -117,9 +118,9 @@ type Knobs struct {
 // f64.
 var (
 	portable = Variant{Name: "go", VecBytes: 16, VecRegs: 16, TileF32: [2]int{3, 2}, TileF64: [2]int{3, 2}}
-	avx512   = Variant{Name: "avx512", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512", SmallDeepWork: 256 * 256 * 256}
+	avx512   = Variant{Name: "avx512", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512", SmallDeepWork: 448 * 448 * 448}
 	// avx512bf16: avx512 with VDPBF16PS (AVX512_BF16) for bf16 GEMMs, 14×32 on pair panels.
-	avx512bf16 = Variant{Name: "avx512bf16", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512", Pairs: true, SmallDeepWork: 256 * 256 * 256}
+	avx512bf16 = Variant{Name: "avx512bf16", VecBytes: 64, VecRegs: 32, MMA: "amd64:avx512", Pairs: true, SmallDeepWork: 448 * 448 * 448}
 	avx2       = Variant{Name: "avx2", VecBytes: 32, VecRegs: 16, MMA: "amd64:avx2"}
 	neon       = Variant{Name: "neon", VecBytes: 16, VecRegs: 32, MMA: "arm64:neon"}
 )
