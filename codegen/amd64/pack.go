@@ -264,6 +264,19 @@ func emitPackPB(c *build.Context, k PackKernel) {
 	c.Load(c.Param("ld"), ld)
 	c.SHLQ(shift, ld)
 	x := reg.X0
+	// A run of the chunk's rows in one panel starts at the panel's first column (s) and row (d); each
+	// row steps the source by ld and the panel by its width.
+	startRun := func() {
+		c.MOVQ(s, ss)
+		c.MOVQ(d, dd)
+		c.MOVQ(rows, rcnt)
+	}
+	nextRow := func(label string) {
+		c.ADDQ(ld, ss)
+		c.ADDQ(panelB, dd)
+		c.DECQ(rcnt)
+		c.JNZ(lbl(L(label)))
+	}
 	c.Label(L("chunk"))
 	c.MOVQ(operand.U32(packPBRows), tmp)
 	c.CMPQ(depth, tmp)
@@ -275,9 +288,7 @@ func emitPackPB(c *build.Context, k PackKernel) {
 	c.TESTQ(pcnt, pcnt)
 	c.JZ(lbl(L("part")))
 	c.Label(L("panel"))
-	c.MOVQ(s, ss)
-	c.MOVQ(d, dd)
-	c.MOVQ(rows, rcnt)
+	startRun()
 	c.CMPQ(panelB, operand.Imm(128))
 	c.JE(lbl(L("r128")))
 	c.CMPQ(panelB, operand.Imm(64))
@@ -301,10 +312,7 @@ func emitPackPB(c *build.Context, k PackKernel) {
 	c.ADDQ(operand.Imm(uint64(esz)), off)
 	c.JMP(lbl(L("one")))
 	c.Label(L("gnext"))
-	c.ADDQ(ld, ss)
-	c.ADDQ(panelB, dd)
-	c.DECQ(rcnt)
-	c.JNZ(lbl(L("rowg")))
+	nextRow("rowg")
 	c.JMP(lbl(L("pnext")))
 	for _, w := range []int{128, 64} {
 		ys := []reg.VecPhysical{reg.Y1, reg.Y2, reg.Y3, reg.Y4}[:w/32]
@@ -332,9 +340,7 @@ func emitPackPB(c *build.Context, k PackKernel) {
 	c.Label(L("part"))
 	c.CMPQ(remB, operand.Imm(0))
 	c.JE(lbl(L("next")))
-	c.MOVQ(s, ss)
-	c.MOVQ(d, dd)
-	c.MOVQ(rows, rcnt)
+	startRun()
 	c.Label(L("prow"))
 	c.XORQ(off, off)
 	c.Label(L("pcopy"))
@@ -355,10 +361,7 @@ func emitPackPB(c *build.Context, k PackKernel) {
 	c.ADDQ(operand.Imm(uint64(esz)), off)
 	c.JMP(lbl(L("pzero")))
 	c.Label(L("pnrow"))
-	c.ADDQ(ld, ss)
-	c.ADDQ(panelB, dd)
-	c.DECQ(rcnt)
-	c.JNZ(lbl(L("prow")))
+	nextRow("prow")
 	// The next chunk: rows·ld further in the source, rows·panel in every panel.
 	c.Label(L("next"))
 	c.MOVQ(rows, tmp)
