@@ -54,7 +54,8 @@ type Options struct {
 	// Variant forces a variant (Use) instead of the one the machine selects.
 	Variant string
 	// Start replaces default plan values before the search (symbol → value): the incumbent the search
-	// starts from, for tests that plant a slow default.
+	// starts from, for tests that plant a slow default and for a search that starts from a lock entry
+	// (kernel fields choose the microkernel candidate that has exactly them; startFor).
 	Start map[string]int
 	// Extra, when not nil, proposes one extra candidate every few steps (tests plant a generator of
 	// broken candidates here); it may name any integer field of a slot.
@@ -203,7 +204,11 @@ func Run(opt Options) (*Report, error) {
 	// The interpreter's results on the check's ragged shapes, and a check of the defaults, before the
 	// clock starts.
 	for _, k := range ks {
-		if err := d.check(k.Name, startFor(opt.Start, slots[k.Name])); err != nil {
+		st, dropped := startFor(opt.Start, slots[k.Name], cands[k.Name])
+		if len(dropped) > 0 && opt.Log != nil {
+			fmt.Fprintf(opt.Log, "%s: the starting kernel fields %s are no microkernel candidate's: the search starts from the plan's kernel\n", k.Name, strings.Join(dropped, "; "))
+		}
+		if err := d.check(k.Name, st); err != nil {
 			return nil, fmt.Errorf("kernel %s: the starting values fail the interpreter check: %v", k.Name, err)
 		}
 	}
@@ -236,18 +241,42 @@ func Run(opt Options) (*Report, error) {
 
 // startFor is the part of the starting values that names one of slots (a -start list may hold values
 // for several kernels).
-func startFor(start map[string]int, slots []string) map[string]int {
-	out := map[string]int{}
+// Kernel fields among them (a lock entry's MR=12) become the slot's microkernel candidate with exactly
+// those fields (slot.Kernel = i+1); fields that are no candidate's are left out, and dropped says which.
+func startFor(start map[string]int, slots []string, cands map[string][]map[string]int) (out map[string]int, dropped []string) {
+	out = map[string]int{}
+	kf := map[string]map[string]int{} // slot → its kernel fields in start
 	for k, v := range start {
-		if slot, _, _ := strings.Cut(k, "."); slices.Contains(slots, slot) {
-			out[k] = v
+		slot, f, _ := strings.Cut(k, ".")
+		if !slices.Contains(slots, slot) {
+			continue
 		}
+		if ir.IsKernelField(f) {
+			if kf[slot] == nil {
+				kf[slot] = map[string]int{}
+			}
+			kf[slot][f] = v
+			continue
+		}
+		out[k] = v
 	}
-	return out
+	for _, slot := range slices.Sorted(maps.Keys(kf)) {
+		i := slices.IndexFunc(cands[slot], func(c map[string]int) bool { return maps.Equal(c, kf[slot]) })
+		if i < 0 {
+			dropped = append(dropped, fmt.Sprintf("%s: %s", slot, cfgString(kf[slot])))
+			continue
+		}
+		out[slot+"."+kernelField] = i + 1
+	}
+	return out, dropped
 }
 
 func (r Result) summary() string {
 	if len(r.Best) == 0 {
+		if r.Speedup > 0 { // measured against the defaults at the end, without a win (a seeded start, say)
+			return fmt.Sprintf("%s: %s does not beat the defaults on every shape (%.3f×, noise %.3f): no entry (%d candidates, %d rejected)",
+				r.Kernel, cfgString(r.Found), r.Speedup, r.Noise, r.Tried, len(r.Rejected))
+		}
 		return fmt.Sprintf("%s: default kept (%d candidates, %d rejected)", r.Kernel, r.Tried, len(r.Rejected))
 	}
 	return fmt.Sprintf("%s: %s: %.3f× (noise %.3f; faster on %s; %d candidates, %d rejected)", r.Kernel, cfgString(r.Best),
@@ -524,7 +553,7 @@ func (s *search) run() (*Result, error) {
 	for _, sym := range s.symbols() {
 		res.Default[sym] = s.field(nil, sym)
 	}
-	cur := startFor(s.opt.Start, s.slots)
+	cur, _ := startFor(s.opt.Start, s.slots, s.cands)
 	bestSpeed := 1.0
 	// The microkernel first (its tile and prefetch change what the blocks should be): every candidate
 	// checked, then timed against the plan's kernel; the fastest winner stays for the search below.
@@ -533,6 +562,9 @@ func (s *search) run() (*Result, error) {
 		for i := range s.cands[slot] {
 			if i > 0 && time.Now().After(s.until) {
 				break // out of this kernel's share of the budget
+			}
+			if cur[slot+"."+kernelField] == i+1 {
+				continue // the starting kernel itself
 			}
 			cand := maps.Clone(cur)
 			cand[slot+"."+kernelField] = i + 1

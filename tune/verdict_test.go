@@ -1,8 +1,10 @@
 package tune
 
 import (
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +48,20 @@ func TestVerdict(t *testing.T) {
 		if math.IsNaN(v.speedup) || v.speedup <= 0 || v.noise < 0 {
 			t.Errorf("%s: speedup %v noise %v", tc.name, v.speedup, v.noise)
 		}
+	}
+}
+
+// TestStartFor: starting values keep the slots' run-time fields, and their kernel fields become the
+// microkernel candidate with exactly those fields; a combination no candidate has is dropped.
+func TestStartFor(t *testing.T) {
+	cands := map[string][]map[string]int{"sgemm": {{"MR": 13}, {"MR": 12}, {"PFU": 16}}}
+	start := map[string]int{"sgemm.KC": 512, "sgemm.MR": 12, "other.KC": 64}
+	got, dropped := startFor(start, []string{"sgemm"}, cands)
+	if want := map[string]int{"sgemm.KC": 512, "sgemm.Kernel": 2}; !maps.Equal(got, want) || len(dropped) != 0 {
+		t.Errorf("startFor = %v, dropped %v; want %v, none", got, dropped, want)
+	}
+	got, dropped = startFor(map[string]int{"sgemm.MR": 12, "sgemm.PFU": 16}, []string{"sgemm"}, cands)
+	if len(got) != 0 || len(dropped) != 1 || !strings.Contains(dropped[0], "sgemm: MR=12 PFU=16") {
+		t.Errorf("two kernel fields: startFor = %v, dropped %v; want nothing, one dropped", got, dropped)
 	}
 }

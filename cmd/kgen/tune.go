@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kgen-dev/kgen/ir"
 	"github.com/kgen-dev/kgen/passes"
 	"github.com/kgen-dev/kgen/probe"
 	"github.com/kgen-dev/kgen/tune"
@@ -27,7 +29,7 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "lock to write (default: kgen.lock beside the .kdsl file)")
 	variant := fs.String("variant", "", "tune this variant instead of the one the machine selects")
 	verbose := fs.Bool("v", false, "print every timed comparison's paired ratios")
-	symbols := fs.String("symbols", "", "comma-separated slot fields to search (default: "+strings.Join(passes.TunedSymbols, ",")+"); the microkernel candidates are always tried")
+	symbols := fs.String("symbols", "", "comma-separated slot fields to search (default: "+strings.Join(passes.TunedSymbols, ",")+"); the microkernel candidates are always tried, and the other fields start from the lock's entry for the kernel on this class")
 	start := fs.String("start", "", "comma-separated slot.Field=value plan values the search starts from instead of the defaults (sgemm.KC=1024: a point a direct sweep found); the lock entry still needs a win over the defaults")
 	tgt := fs.String("target", "", "a GPU sub-target to tune (ptx:sm_90a: block tile, warpgroups, stages of its GEMMs) instead of this machine's CPU")
 	if err := parseFlags(fs, args); err != nil {
@@ -106,6 +108,16 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	hashes, err := tune.KernelHashes(path, opt.Src)
 	if err != nil {
 		return err
+	}
+	if len(opt.Symbols) > 0 {
+		// The new entry replaces the kernel's entry for this class: a search over some fields starts from
+		// that entry, so that the fields it leaves alone keep their tuned values (measured together with
+		// the new ones against the defaults at the end).
+		var notes []string
+		opt.Start, notes = seedFromLock(lock, hashes, opt.Start, opt.Kernels, runtime.GOARCH, opt.Variant, opt.Class)
+		for _, n := range notes {
+			fmt.Fprintln(stderr, "kgen tune:", n)
+		}
 	}
 	rep, err := tune.Run(opt)
 	if err != nil {
@@ -186,4 +198,60 @@ func tuneGenerate(kdsl, dir, pkg, lock string) error {
 		return fmt.Errorf("%v%s", err, errb.String())
 	}
 	return nil
+}
+
+// seedFromLock returns start with the values of the lock's entries for the kernels being tuned added,
+// where start does not name them: entries for this target and class whose hash matches the kernel's text
+// (a stale entry seeds nothing), of the given variant, or of any when it is "" and the kernel has one
+// entry for the class. Tuned slot fields (passes.TunedSymbols) start where the entry has them; its
+// microkernel fields (tile, prefetch: ir.KernelFields) choose the candidate kernel the search starts from
+// (tune.Options.Start). notes says what was seeded or skipped.
+func seedFromLock(lock *tune.Lock, hashes map[string]string, start map[string]int, kernels []string, target, variant, class string) (map[string]int, []string) {
+	byKernel := map[string][]tune.Entry{}
+	for _, e := range lock.Entries {
+		if e.Target != target || e.Class != class || (variant != "" && e.Variant != variant) {
+			continue
+		}
+		if len(kernels) > 0 && !slices.Contains(kernels, e.Kernel) {
+			continue
+		}
+		byKernel[e.Kernel] = append(byKernel[e.Kernel], e)
+	}
+	var notes []string
+	for _, k := range slices.Sorted(maps.Keys(byKernel)) {
+		es := byKernel[k]
+		if len(es) > 1 {
+			notes = append(notes, fmt.Sprintf("%s: %d entries for class %s (variants %s): none seeds the search; name one with -variant", k, len(es), class, entryVariants(es)))
+			continue
+		}
+		e := es[0]
+		if h, ok := hashes[k]; !ok || h != e.Hash {
+			notes = append(notes, fmt.Sprintf("%s: the lock's entry for class %s is stale (the kernel changed): the search starts from the defaults", k, class))
+			continue
+		}
+		var seeded []string
+		for _, sym := range slices.Sorted(maps.Keys(e.Values)) {
+			_, field, _ := strings.Cut(sym, ".")
+			if _, set := start[sym]; set || !slices.Contains(passes.TunedSymbols, field) && !ir.IsKernelField(field) {
+				continue
+			}
+			if start == nil {
+				start = map[string]int{}
+			}
+			start[sym] = e.Values[sym]
+			seeded = append(seeded, fmt.Sprintf("%s=%d", sym, e.Values[sym]))
+		}
+		if len(seeded) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: starting from the lock's entry for class %s (%s/%s): %s", k, class, e.Target, e.Variant, strings.Join(seeded, " ")))
+		}
+	}
+	return start, notes
+}
+
+func entryVariants(es []tune.Entry) string {
+	var vs []string
+	for _, e := range es {
+		vs = append(vs, e.Variant)
+	}
+	return strings.Join(vs, ", ")
 }

@@ -449,3 +449,45 @@ func TestTuneKernelCandidates(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedFromLock: a search over some fields starts from the kernel's lock entry for the class (its
+// tuned slot fields and microkernel fields, not over a value -start gives), and a stale entry, another
+// class's, or an ambiguous pair of variants seeds nothing.
+func TestSeedFromLock(t *testing.T) {
+	const class = "amd64-avx512bf16-c2-l1_48K-l2_1M"
+	e := func(kernel, hash, variant, class string, kv ...any) tune.Entry {
+		vals := map[string]int{}
+		for i := 0; i < len(kv); i += 2 {
+			vals[kv[i].(string)] = kv[i+1].(int)
+		}
+		return tune.Entry{Kernel: kernel, Hash: hash, Target: "amd64", Variant: variant, Class: class, Values: vals}
+	}
+	lock := &tune.Lock{Entries: []tune.Entry{
+		e("sgemm", "h-s", "avx512", class, "sgemm.KC", 512, "sgemm.MC", 420, "sgemm.MR", 12, "sgemm.SmallWork", 2343987),
+		e("sgemm", "h-s", "avx512", "amd64-avx2-c2-l1_32K-l2_512K", "sgemm.KC", 256),
+		e("dgemm", "old", "avx512", class, "dgemm.KC", 384),
+		e("bmm", "h-b", "avx512", class, "bmm.MC", 96),
+		e("bmm", "h-b", "avx2", class, "bmm.MC", 48),
+	}}
+	hashes := map[string]string{"sgemm": "h-s", "dgemm": "h-d", "bmm": "h-b"}
+	start, notes := seedFromLock(lock, hashes, map[string]int{"sgemm.SmallWork": 1}, nil, "amd64", "", class)
+	want := map[string]int{"sgemm.KC": 512, "sgemm.MC": 420, "sgemm.MR": 12, "sgemm.SmallWork": 1}
+	if !maps.Equal(start, want) {
+		t.Errorf("start %v, want %v", start, want)
+	}
+	joined := strings.Join(notes, "\n")
+	for _, w := range []string{"dgemm: the lock's entry for class " + class + " is stale", "bmm: 2 entries", "sgemm: starting from the lock's entry"} {
+		if !strings.Contains(joined, w) {
+			t.Errorf("notes %q lack %q", joined, w)
+		}
+	}
+	// -variant picks one of the two; -kernels leaves the others out
+	start, _ = seedFromLock(lock, hashes, nil, []string{"bmm"}, "amd64", "avx2", class)
+	if want := map[string]int{"bmm.MC": 48}; !maps.Equal(start, want) {
+		t.Errorf("bmm on avx2: start %v, want %v", start, want)
+	}
+	// nothing for another target or class
+	if start, notes := seedFromLock(lock, hashes, nil, nil, "arm64", "", class); len(start) != 0 || len(notes) != 0 {
+		t.Errorf("arm64: start %v, notes %v, want none", start, notes)
+	}
+}
