@@ -278,6 +278,7 @@ func TestBmmBatched(t *testing.T) {
 func TestDeepUnpacked(t *testing.T) {
 	const deepWork = 1 << 22
 	defer Use("")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	// the deep version is on for the AVX-512 variants (target.Variant.SmallDeepWork) and never where the
 	// unpacked kernel is the portable Go one
 	for _, v := range Variants() {

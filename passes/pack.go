@@ -228,11 +228,10 @@ func smallGemm(slot string, loops []*ir.Loop) ir.Expr {
 // loses (sgemm 1024×1024×32: 1.51 / 1.07, 1024×1024×64: 1.41 / 1.14, 2048×2048×30: 1.57 / 1.40; dgemm
 // 512×512×128: 1.15 / 1.03), which the depth test keeps packed, and so do large ones (dgemm 512³: 1.18 /
 // 1.30; sgemm 512³ level): docs/PERF.md, "Session 15". The AVX-512 variants' SmallDeep (their
-// target.Variant.SmallDeepWork, 448³ for f32 scaled to 317³ for f64 by deepWorkFor) is the largest cube
-// measured faster for each element type (session 16: sgemm 320–448³ 0.87–0.95, dgemm 320³ 0.97–0.99,
-// 384³ 1.04–1.09); other
-// variants have 0 (AVX2's 6×16 and 6×8 tiles ran sgemm 256³ 9% and dgemm 256³ 24% slower unpacked on the
-// same core), and a lock can set it per machine class.
+// target.Variant.SmallDeepWork, 448³ for f32, scaled to 317³ for f64 by deepWorkFor) sits at the
+// measured crossovers (session 16, unpacked ÷ packed: sgemm 320–448³ 0.87–0.95, 512³ 1.01–1.08; dgemm
+// 320³ 0.97–0.99, 384³ 1.04–1.09); other variants have 0 (AVX2's 6×16 and 6×8 tiles ran sgemm 256³ 9%
+// and dgemm 256³ 24% slower unpacked on the same core), and a lock can set it per machine class.
 // m and k are M and K, mn M·N and work M·N·K (f64 expressions).
 func deepGemm(slot string, m, k, mn, work ir.Expr) ir.Expr {
 	f64 := func(op ir.Op, x, y ir.Expr) ir.Expr { return &ir.Binary{Op: op, X: x, Y: y, T: ir.F64} }

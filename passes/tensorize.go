@@ -397,7 +397,8 @@ func defaultPlan(f *ir.Func, c *Context, g *gemm, slot string) {
 // The unpacked version wins while A and B (2·n²·elem bytes at n³) stay near the L2, so the cube's side
 // scales as √(4/elem) and its work as (4/elem)^1.5: 448³ for f32, 317³ for f64. On the Zen 5 the
 // whole-K unpacked version ran sgemm 320–448³ 5–13% faster than the packed nest and 512³ level or worse,
-// dgemm 320³ 1–3% faster and 384³ 4–9% slower, one core and two (docs/PERF.md, session 16).
+// dgemm 320³ 1–3% faster and 384³ 4–9% slower, one core and two: the f64 crossover lies between 320³
+// and 384³, and 317³ keeps on the safe side of it (docs/PERF.md, session 16).
 func deepWorkFor(work, elem int) int {
 	return int(math.Round(float64(work) * math.Pow(4/float64(elem), 1.5)))
 }
