@@ -78,11 +78,11 @@ func randSlice[T float32 | float64](r *rand.Rand, n int) []T {
 	return x
 }
 
-// runBreakdown profiles each path with kgen's best variant and writes the
-// attribution table.
+// runBreakdown profiles each path with kgen's best variant (or the one
+// -isa names) and writes the attribution table.
 func runBreakdown(c config, w io.Writer) error {
 	runtime.GOMAXPROCS(c.threads)
-	lib, err := run.Kgen("kgen", "")
+	lib, err := run.Kgen("kgen", c.isa)
 	if err != nil {
 		return err
 	}

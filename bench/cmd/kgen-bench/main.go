@@ -61,6 +61,7 @@ type config struct {
 	csv, plot  string
 	coretype   string
 	blisArch   string
+	isa        string
 	obPath     string
 	blisPath   string
 	peer       string
@@ -106,6 +107,7 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.plot, "plot", "", "write PNG and SVG plots into this directory")
 	fs.StringVar(&c.coretype, "openblas-coretype", "auto", `OPENBLAS_CORETYPE for the OpenBLAS process: "auto" forces the best core for the CPU's ISA when OpenBLAS detects a worse one (SkylakeX for AVX-512, Zen/Haswell for AVX2; package peercfg); "" leaves OpenBLAS to detect`)
 	fs.StringVar(&c.blisArch, "blis-arch", "auto", `BLIS_ARCH_TYPE (a number) for the BLIS process: "auto" forces the best configuration this BLIS has for the CPU's ISA when it detects a worse one (e.g. skx for "generic" on a Zen 5; package peercfg); "" leaves BLIS to detect`)
+	fs.StringVar(&c.isa, "isa", "", `hold every library to this vector ISA: "avx2" runs kgen's avx2 variant, the peers' best AVX2 kernels ("auto" above) and measures %peak against the AVX2 FMA peak, as on a CPU without AVX-512; "avx512" likewise; "" lets each run its best`)
 	fs.StringVar(&c.obPath, "openblas-lib", "", "OpenBLAS shared library (default: Debian's openblas-pthread)")
 	fs.StringVar(&c.blisPath, "blis-lib", "", "BLIS shared library (default: Debian's blis-openmp)")
 	fs.StringVar(&c.peer, "peer", "", "internal: run as the child process of peer NAME")
@@ -127,6 +129,11 @@ func parseConfig(args []string) (config, error) {
 	}
 	if c.threads < 1 || c.reps < 1 || c.rounds < 1 || c.bdN < 1 || c.skinnyNK < 1 || c.batchCount < 1 {
 		return c, errors.New("-threads, -reps, -rounds, -breakdown-n, -skinny-nk and -batch-count must be at least 1")
+	}
+	switch c.isa {
+	case "", "avx2", "avx512":
+	default:
+		return c, fmt.Errorf("-isa %q: want avx2, avx512 or nothing", c.isa)
 	}
 	for _, l := range strings.Split(*libs, ",") {
 		if l = strings.TrimSpace(l); l != "" {
@@ -238,7 +245,7 @@ func parent(c config) error {
 
 	// Machine.
 	prog.step("FMA peaks")
-	peaks := probe.Peaks(peakCores...)
+	peaks := heldPeaks(probe.Peaks(peakCores...), c.isa)
 	var bws []probe.Bandwidth
 	for _, w := range bwWorkers {
 		for _, s := range bwSizes {
@@ -278,7 +285,10 @@ func parent(c config) error {
 	}()
 	o := run.Options{Reps: c.reps, MinTime: c.minTime, Threads: c.threads}
 	var overhead, peerNotes []string
-	host := peercfg.Host()
+	host, err := peercfg.Host().Cap(c.isa)
+	if err != nil {
+		return fmt.Errorf("-isa %s: %v", c.isa, err)
+	}
 	for _, name := range c.libs {
 		switch name {
 		case "kgen", "kgen-go", "gonum":
@@ -286,7 +296,7 @@ func parent(c config) error {
 			var err error
 			switch name {
 			case "kgen":
-				lib, err = run.Kgen("kgen", "")
+				lib, err = run.Kgen("kgen", c.isa)
 			case "kgen-go":
 				lib, err = run.Kgen("kgen-go", "go")
 			case "gonum":
@@ -362,7 +372,7 @@ func parent(c config) error {
 	bt.Write(w)
 	fmt.Fprintln(w, "(plain Go, best of 5: sum = 8 scalar uint64 accumulators, reads only; copy = Go copy() over two halves, read+write bytes counted)")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Libraries (threads=%d):\n", c.threads)
+	fmt.Fprintf(w, "Libraries (threads=%d%s):\n", c.threads, isaNote(c.isa, host))
 	for _, l := range c.libs {
 		if k, ok := libKernel[l]; ok {
 			fmt.Fprintf(w, "  %-9s %s\n", l, k)
@@ -389,8 +399,8 @@ func parent(c config) error {
 	table.Write(w)
 	if c.md != "" {
 		md := func(f io.Writer) error {
-			fmt.Fprintf(f, "%s, %d cores (%s); %s; threads=%d; %d interleaved rounds × %d reps; host load %s → %s.\n\n",
-				cpuInfo.Model, cpuInfo.Cores, host.ISA(), runtime.Version(), c.threads, c.rounds, c.reps, loadStart, loadAvg())
+			fmt.Fprintf(f, "%s, %d cores (%s%s); %s; threads=%d; %d interleaved rounds × %d reps; host load %s → %s.\n\n",
+				cpuInfo.Model, cpuInfo.Cores, host.ISA(), isaNote(c.isa, host), runtime.Version(), c.threads, c.rounds, c.reps, loadStart, loadAvg())
 			for _, n := range peerNotes {
 				fmt.Fprintf(f, "- %s\n", n)
 			}
@@ -511,6 +521,32 @@ func interleave(ms []measurer, jobs []report.Job, rounds int, settle time.Durati
 		}
 	}
 	return out
+}
+
+// isaRank orders the ISAs -isa takes; heldPeaks keeps the peaks of
+// kernels at or below isa ("" keeps all).
+var isaRank = map[string]int{"avx2": 1, "avx512": 2}
+
+func heldPeaks(ps []probe.Peak, isa string) []probe.Peak {
+	if isa == "" {
+		return ps
+	}
+	var out []probe.Peak
+	for _, p := range ps {
+		if r, ok := isaRank[p.ISA]; ok && r <= isaRank[isa] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// isaNote says, after a thread count or an ISA, that -isa holds every
+// library to host's (capped) ISA.
+func isaNote(isa string, host peercfg.CPU) string {
+	if isa == "" {
+		return ""
+	}
+	return fmt.Sprintf("; every library held to %s by -isa %s", host.ISA(), isa)
 }
 
 // probeModel names the CPU: its model and vector ISA.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgen-dev/kgen/bench/internal/probe"
 	"github.com/kgen-dev/kgen/bench/internal/report"
 )
 
@@ -173,10 +174,27 @@ func TestParseConfig(t *testing.T) {
 		c.blisArch != "auto" || c.coretype != "auto" || c.reps != 3 {
 		t.Errorf("%+v %v", c, err)
 	}
-	for _, bad := range [][]string{{"-rounds", "0"}, {"-threads", "0"}, {"-sizes", "x"}, {"-nosuchflag"}, {"stray"}} {
+	if c, err := parseConfig([]string{"-isa", "avx2"}); err != nil || c.isa != "avx2" {
+		t.Errorf("-isa avx2: %+v %v", c, err)
+	}
+	for _, bad := range [][]string{{"-rounds", "0"}, {"-threads", "0"}, {"-sizes", "x"}, {"-nosuchflag"}, {"stray"}, {"-isa", "avx3"}} {
 		if _, err := parseConfig(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// -isa avx2 keeps the AVX2 peaks only; avx512 keeps both; none keeps all.
+func TestHeldPeaks(t *testing.T) {
+	ps := []probe.Peak{{ISA: "avx2", Elem: "f32", Cores: 1, GFLOPS: 100}, {ISA: "avx512", Elem: "f32", Cores: 1, GFLOPS: 200}}
+	if got := probe.Best(heldPeaks(ps, "avx2"), "f32", 1); got != 100 {
+		t.Errorf("avx2: best %v, want 100", got)
+	}
+	if got := probe.Best(heldPeaks(ps, "avx512"), "f32", 1); got != 200 {
+		t.Errorf("avx512: best %v, want 200", got)
+	}
+	if got := len(heldPeaks(ps, "")); got != 2 {
+		t.Errorf("no -isa kept %d peaks, want 2", got)
 	}
 }
 

@@ -9,6 +9,7 @@ package peercfg
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -48,6 +49,30 @@ func (c CPU) ISA() string {
 		return "SSE3"
 	}
 	return "baseline x86-64"
+}
+
+// Cap returns c held to vector ISA isa: "" leaves c as it is; "avx2" drops
+// the AVX-512 subsets (the choice then picks the libraries' AVX2 kernels, as
+// on a CPU without AVX-512); "avx512" drops only BF16. It fails when c lacks
+// isa or isa is none of these.
+func (c CPU) Cap(isa string) (CPU, error) {
+	switch isa {
+	case "":
+		return c, nil
+	case "avx2":
+		if !c.AVX2 || !c.FMA {
+			return c, fmt.Errorf("this CPU has no AVX2+FMA (it has %s)", c.ISA())
+		}
+		c.AVX512F, c.AVX512DQ, c.AVX512BW, c.AVX512VL, c.AVX512BF16 = false, false, false, false, false
+		return c, nil
+	case "avx512":
+		if !c.AVX512() {
+			return c, fmt.Errorf("this CPU has no AVX-512 F/DQ/BW/VL (it has %s)", c.ISA())
+		}
+		c.AVX512BF16 = false
+		return c, nil
+	}
+	return c, fmt.Errorf("unknown ISA %q (want avx2 or avx512)", isa)
 }
 
 // Host returns this machine's CPU (x/sys/cpu for the features,

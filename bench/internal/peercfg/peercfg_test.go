@@ -116,3 +116,39 @@ func TestParseCPUInfo(t *testing.T) {
 		t.Errorf("intel: %q", v)
 	}
 }
+
+// Held to AVX2 (kgen-bench -isa avx2), a Zen 5 gets the peers' AVX2 kernels
+// as a Zen 3 would, whatever they detect; held to AVX-512 it keeps skx.
+func TestCap(t *testing.T) {
+	c, err := zen5.Cap("avx2")
+	if err != nil || c.AVX512() || c.AVX512BF16 || !c.AVX2 || c.ISA() != "AVX2+FMA" {
+		t.Fatalf("zen5 held to avx2: %+v %v", c, err)
+	}
+	for _, detected := range []string{"Cooperlake", "SkylakeX", "Haswell"} {
+		if ch, ok := OpenBLAS(c, detected); !ok || ch.Name != "Zen" {
+			t.Errorf("openblas detected %s, held to avx2: %+v %v, want Zen", detected, ch, ok)
+		}
+	}
+	for _, detected := range []string{"generic", "skx"} {
+		if got := names(BLIS(c, detected, blis090)); got != "zen3,zen2,zen,haswell,sandybridge,penryn" {
+			t.Errorf("blis detected %s, held to avx2: %s", detected, got)
+		}
+	}
+	if got := names(BLIS(c, "zen3", blis090)); got != "" {
+		t.Errorf("blis detected zen3, held to avx2: %q, want nothing forced", got)
+	}
+	if c, err := spr.Cap("avx512"); err != nil || !c.AVX512() || c.AVX512BF16 {
+		t.Errorf("spr held to avx512: %+v %v", c, err)
+	}
+	if c, err := zen5.Cap(""); err != nil || c != zen5 {
+		t.Errorf("no cap changed the CPU: %+v %v", c, err)
+	}
+	for _, bad := range []struct {
+		cpu CPU
+		isa string
+	}{{zen3, "avx512"}, {old, "avx2"}, {zen5, "sse9"}} {
+		if _, err := bad.cpu.Cap(bad.isa); err == nil {
+			t.Errorf("%s on %s accepted", bad.isa, bad.cpu.ISA())
+		}
+	}
+}
