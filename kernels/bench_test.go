@@ -114,7 +114,7 @@ func BenchmarkSkinny(b *testing.B) {
 	const n = 4096
 	rng := rand.New(rand.NewPCG(5, 6))
 	A, B, C := randSlice(16*n, rng), randSlice(n*n, rng), make([]float32, 16*n)
-	for _, m := range []int{1, 4, 16} {
+	for _, m := range []int{1, 2, 3, 4, 16} {
 		for _, v := range Variants() {
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", v, m, n, n), func(b *testing.B) {
 				Use(v)

@@ -78,12 +78,12 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 						if cost_ := M*N*K + 1; rt.Inline(0, Bt, 1, cost_) {
 							for b := 0; b < Bt; b++ {
 								if float64(M) <= float64(bmmSlot.RowsMax) {
-									for jb := 0; jb < N; jb += bmmSlot.RowsNB {
+									for jb := 0; jb < N; jb += bmmSlot.RowsNB - min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0) {
 										{
 											aoff_, boff_ := b*M*K, b*K*N+jb
 											ars_, acs_ := K, 1
 											ldb_ := N
-											bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), float32(0), nil, 0)
+											bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), nil, 0)
 										}
 									}
 								} else {
@@ -168,12 +168,12 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 							rt.ParallelFor(0, Bt, 1, cost_, func(lo_, hi_ int) {
 								for b := lo_; b < hi_; b++ {
 									if float64(M) <= float64(bmmSlot.RowsMax) {
-										for jb := 0; jb < N; jb += bmmSlot.RowsNB {
+										for jb := 0; jb < N; jb += bmmSlot.RowsNB - min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0) {
 											{
 												aoff_, boff_ := b*M*K, b*K*N+jb
 												ars_, acs_ := K, 1
 												ldb_ := N
-												bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), float32(0), nil, 0)
+												bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), nil, 0)
 											}
 										}
 									} else {
@@ -261,24 +261,24 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 					} else {
 						for b := 0; b < Bt; b++ {
 							if float64(M) <= float64(bmmSlot.RowsMax) {
-								if cost_ := M*bmmSlot.RowsNB*K + 1; rt.Inline(0, N, bmmSlot.RowsNB, cost_) {
-									for jb := 0; jb < N; jb += bmmSlot.RowsNB {
+								if cost_ := M*(bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0))*K + 1; rt.Inline(0, N, bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0), cost_) {
+									for jb := 0; jb < N; jb += bmmSlot.RowsNB - min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0) {
 										{
 											aoff_, boff_ := b*M*K, b*K*N+jb
 											ars_, acs_ := K, 1
 											ldb_ := N
-											bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), float32(0), nil, 0)
+											bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), nil, 0)
 										}
 									}
 								} else {
 									M, K, N, A, B, C, b := M, K, N, A, B, C, b
-									rt.ParallelFor(0, N, bmmSlot.RowsNB, cost_, func(lo_, hi_ int) {
-										for jb := lo_; jb < hi_; jb += bmmSlot.RowsNB {
+									rt.ParallelFor(0, N, bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0), cost_, func(lo_, hi_ int) {
+										for jb := lo_; jb < hi_; jb += bmmSlot.RowsNB - min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0) {
 											{
 												aoff_, boff_ := b*M*K, b*K*N+jb
 												ars_, acs_ := K, 1
 												ldb_ := N
-												bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), float32(0), nil, 0)
+												bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), nil, 0)
 											}
 										}
 									})
@@ -606,24 +606,24 @@ func bmmImpl(Bt, M, K, N int, A []float32, B []float32, C []float32) {
 		} else {
 			for b := 0; b < Bt; b++ {
 				if float64(M) <= float64(bmmSlot.RowsMax) {
-					if cost_ := M*bmmSlot.RowsNB*K + 1; rt.Inline(0, N, bmmSlot.RowsNB, cost_) {
-						for jb := 0; jb < N; jb += bmmSlot.RowsNB {
+					if cost_ := M*(bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0))*K + 1; rt.Inline(0, N, bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0), cost_) {
+						for jb := 0; jb < N; jb += bmmSlot.RowsNB - min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0) {
 							{
 								aoff_, boff_ := b*M*K, b*K*N+jb
 								ars_, acs_ := K, 1
 								ldb_ := N
-								bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), float32(0), nil, 0)
+								bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), nil, 0)
 							}
 						}
 					} else {
 						M, K, N, A, B, C, b := M, K, N, A, B, C, b
-						rt.ParallelFor(0, N, bmmSlot.RowsNB, cost_, func(lo_, hi_ int) {
-							for jb := lo_; jb < hi_; jb += bmmSlot.RowsNB {
+						rt.ParallelFor(0, N, bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0), cost_, func(lo_, hi_ int) {
+							for jb := lo_; jb < hi_; jb += bmmSlot.RowsNB - min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0) {
 								{
 									aoff_, boff_ := b*M*K, b*K*N+jb
 									ars_, acs_ := K, 1
 									ldb_ := N
-									bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB, N-jb), float32(1), float32(0), nil, 0)
+									bmmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(b*M*N+jb, len(C)):], N, M, min(bmmSlot.RowsNB-min(max(M-2, 0), 1)*max(bmmSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), nil, 0)
 								}
 							}
 						})

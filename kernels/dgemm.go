@@ -49,24 +49,24 @@ func Dgemm(M, K, N int, A []float64, B []float64, C []float64, alpha float64, be
 func dgemmImpl(M, K, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
 	// C[i, j] = alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j]
 	if float64(M) <= float64(dgemmSlot.RowsMax) {
-		if cost_ := M*dgemmSlot.RowsNB*K + 1; rt.Inline(0, N, dgemmSlot.RowsNB, cost_) {
-			for jb := 0; jb < N; jb += dgemmSlot.RowsNB {
+		if cost_ := M*(dgemmSlot.RowsNB-min(max(M-2, 0), 1)*max(dgemmSlot.RowsNB-512, 0))*K + 1; rt.Inline(0, N, dgemmSlot.RowsNB-min(max(M-2, 0), 1)*max(dgemmSlot.RowsNB-512, 0), cost_) {
+			for jb := 0; jb < N; jb += dgemmSlot.RowsNB - min(max(M-2, 0), 1)*max(dgemmSlot.RowsNB-512, 0) {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := K, 1
 					ldb_ := N
-					dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemmSlot.RowsNB, N-jb), alpha, beta, nil, 0)
+					dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemmSlot.RowsNB-min(max(M-2, 0), 1)*max(dgemmSlot.RowsNB-512, 0), N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
 			M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-			rt.ParallelFor(0, N, dgemmSlot.RowsNB, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += dgemmSlot.RowsNB {
+			rt.ParallelFor(0, N, dgemmSlot.RowsNB-min(max(M-2, 0), 1)*max(dgemmSlot.RowsNB-512, 0), cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += dgemmSlot.RowsNB - min(max(M-2, 0), 1)*max(dgemmSlot.RowsNB-512, 0) {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemmSlot.RowsNB, N-jb), alpha, beta, nil, 0)
+						dgemmSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemmSlot.RowsNB-min(max(M-2, 0), 1)*max(dgemmSlot.RowsNB-512, 0), N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})

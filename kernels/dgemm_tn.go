@@ -49,24 +49,24 @@ func DgemmTn(K, M, N int, A []float64, B []float64, C []float64, alpha float64, 
 func dgemm_tnImpl(K, M, N int, A []float64, B []float64, C []float64, alpha float64, beta float64) {
 	// C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]
 	if float64(M) <= float64(dgemm_tnSlot.RowsMax) {
-		if cost_ := M*dgemm_tnSlot.RowsNB*K + 1; rt.Inline(0, N, dgemm_tnSlot.RowsNB, cost_) {
-			for jb := 0; jb < N; jb += dgemm_tnSlot.RowsNB {
+		if cost_ := M*(dgemm_tnSlot.RowsNB-min(max(M-2, 0), 1)*max(dgemm_tnSlot.RowsNB-512, 0))*K + 1; rt.Inline(0, N, dgemm_tnSlot.RowsNB-min(max(M-2, 0), 1)*max(dgemm_tnSlot.RowsNB-512, 0), cost_) {
+			for jb := 0; jb < N; jb += dgemm_tnSlot.RowsNB - min(max(M-2, 0), 1)*max(dgemm_tnSlot.RowsNB-512, 0) {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := 1, M
 					ldb_ := N
-					dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
+					dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemm_tnSlot.RowsNB-min(max(M-2, 0), 1)*max(dgemm_tnSlot.RowsNB-512, 0), N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
 			K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
-			rt.ParallelFor(0, N, dgemm_tnSlot.RowsNB, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += dgemm_tnSlot.RowsNB {
+			rt.ParallelFor(0, N, dgemm_tnSlot.RowsNB-min(max(M-2, 0), 1)*max(dgemm_tnSlot.RowsNB-512, 0), cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += dgemm_tnSlot.RowsNB - min(max(M-2, 0), 1)*max(dgemm_tnSlot.RowsNB-512, 0) {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := 1, M
 						ldb_ := N
-						dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
+						dgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(dgemm_tnSlot.RowsNB-min(max(M-2, 0), 1)*max(dgemm_tnSlot.RowsNB-512, 0), N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})

@@ -52,24 +52,24 @@ func GemmBiasRelu(M, K, N int, A []float32, B []float32, bias []float32, C []flo
 func gemm_bias_reluImpl(M, K, N int, A []float32, B []float32, bias []float32, C []float32) {
 	// C[i, j] = relu(sum(k: A[i, k] * B[k, j]) + bias[j])
 	if float64(M) <= float64(gemm_bias_reluSlot.RowsMax) {
-		if cost_ := M*gemm_bias_reluSlot.RowsNB*K + 1; rt.Inline(0, N, gemm_bias_reluSlot.RowsNB, cost_) {
-			for jb := 0; jb < N; jb += gemm_bias_reluSlot.RowsNB {
+		if cost_ := M*(gemm_bias_reluSlot.RowsNB-min(max(M-2, 0), 1)*max(gemm_bias_reluSlot.RowsNB-1024, 0))*K + 1; rt.Inline(0, N, gemm_bias_reluSlot.RowsNB-min(max(M-2, 0), 1)*max(gemm_bias_reluSlot.RowsNB-1024, 0), cost_) {
+			for jb := 0; jb < N; jb += gemm_bias_reluSlot.RowsNB - min(max(M-2, 0), 1)*max(gemm_bias_reluSlot.RowsNB-1024, 0) {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := K, 1
 					ldb_ := N
-					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_bias_reluSlot.RowsNB, N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+					gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_bias_reluSlot.RowsNB-min(max(M-2, 0), 1)*max(gemm_bias_reluSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 				}
 			}
 		} else {
 			M, K, N, A, B, bias, C := M, K, N, A, B, bias, C
-			rt.ParallelFor(0, N, gemm_bias_reluSlot.RowsNB, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += gemm_bias_reluSlot.RowsNB {
+			rt.ParallelFor(0, N, gemm_bias_reluSlot.RowsNB-min(max(M-2, 0), 1)*max(gemm_bias_reluSlot.RowsNB-1024, 0), cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += gemm_bias_reluSlot.RowsNB - min(max(M-2, 0), 1)*max(gemm_bias_reluSlot.RowsNB-1024, 0) {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_bias_reluSlot.RowsNB, N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
+						gemm_bias_reluSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_bias_reluSlot.RowsNB-min(max(M-2, 0), 1)*max(gemm_bias_reluSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(gemm_bias_reluSlot.KC), int32(3), int32(0))))
 					}
 				}
 			})

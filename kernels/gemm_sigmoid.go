@@ -49,24 +49,24 @@ func GemmSigmoid(M, K, N int, A []float32, B []float32, C []float32, alpha float
 func gemm_sigmoidImpl(M, K, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
 	// C[i, j] = sigmoid(alpha * sum(k: A[i, k] * B[k, j]) + beta * C[i, j])
 	if float64(M) <= float64(gemm_sigmoidSlot.RowsMax) {
-		if cost_ := M*gemm_sigmoidSlot.RowsNB*K + 1; rt.Inline(0, N, gemm_sigmoidSlot.RowsNB, cost_) {
-			for jb := 0; jb < N; jb += gemm_sigmoidSlot.RowsNB {
+		if cost_ := M*(gemm_sigmoidSlot.RowsNB-min(max(M-2, 0), 1)*max(gemm_sigmoidSlot.RowsNB-1024, 0))*K + 1; rt.Inline(0, N, gemm_sigmoidSlot.RowsNB-min(max(M-2, 0), 1)*max(gemm_sigmoidSlot.RowsNB-1024, 0), cost_) {
+			for jb := 0; jb < N; jb += gemm_sigmoidSlot.RowsNB - min(max(M-2, 0), 1)*max(gemm_sigmoidSlot.RowsNB-1024, 0) {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := K, 1
 					ldb_ := N
-					gemm_sigmoidSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_sigmoidSlot.RowsNB, N-jb), alpha, beta, nil, 0)
+					gemm_sigmoidSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_sigmoidSlot.RowsNB-min(max(M-2, 0), 1)*max(gemm_sigmoidSlot.RowsNB-1024, 0), N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
 			M, K, N, A, B, C, alpha, beta := M, K, N, A, B, C, alpha, beta
-			rt.ParallelFor(0, N, gemm_sigmoidSlot.RowsNB, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += gemm_sigmoidSlot.RowsNB {
+			rt.ParallelFor(0, N, gemm_sigmoidSlot.RowsNB-min(max(M-2, 0), 1)*max(gemm_sigmoidSlot.RowsNB-1024, 0), cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += gemm_sigmoidSlot.RowsNB - min(max(M-2, 0), 1)*max(gemm_sigmoidSlot.RowsNB-1024, 0) {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						gemm_sigmoidSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_sigmoidSlot.RowsNB, N-jb), alpha, beta, nil, 0)
+						gemm_sigmoidSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(gemm_sigmoidSlot.RowsNB-min(max(M-2, 0), 1)*max(gemm_sigmoidSlot.RowsNB-1024, 0), N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})

@@ -54,24 +54,24 @@ func LinearGelu(M, K, N int, X []float32, W []float32, bias []float32, Y []float
 func linear_geluImpl(M, K, N int, X []float32, W []float32, bias []float32, Y []float32) {
 	// Y[i, j] = (sum(k: X[i, k] * W[k, j]) + bias[j]) / (1 + exp(-1.5957691216 * ((sum(k: X[i, k] * W[k, j]) + bias[j]) + 0.044715 * (sum(k: X[i, k] * W[k, j]) + bias[j]) * (sum(k: X[i, k] * W[k, j]) + bias[j]) * (sum(k: X[i, k] * W[k, j]) + bias[j]))))
 	if float64(M) <= float64(linear_geluSlot.RowsMax) {
-		if cost_ := M*linear_geluSlot.RowsNB*K + 1; rt.Inline(0, N, linear_geluSlot.RowsNB, cost_) {
-			for jb := 0; jb < N; jb += linear_geluSlot.RowsNB {
+		if cost_ := M*(linear_geluSlot.RowsNB-min(max(M-2, 0), 1)*max(linear_geluSlot.RowsNB-1024, 0))*K + 1; rt.Inline(0, N, linear_geluSlot.RowsNB-min(max(M-2, 0), 1)*max(linear_geluSlot.RowsNB-1024, 0), cost_) {
+			for jb := 0; jb < N; jb += linear_geluSlot.RowsNB - min(max(M-2, 0), 1)*max(linear_geluSlot.RowsNB-1024, 0) {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := K, 1
 					ldb_ := N
-					linear_geluSlot.Rows(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(jb, len(Y)):], N, M, min(linear_geluSlot.RowsNB, N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(linear_geluSlot.KC), int32(1), int32(0))))
+					linear_geluSlot.Rows(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(jb, len(Y)):], N, M, min(linear_geluSlot.RowsNB-min(max(M-2, 0), 1)*max(linear_geluSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(linear_geluSlot.KC), int32(1), int32(0))))
 				}
 			}
 		} else {
 			M, K, N, X, W, bias, Y := M, K, N, X, W, bias, Y
-			rt.ParallelFor(0, N, linear_geluSlot.RowsNB, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += linear_geluSlot.RowsNB {
+			rt.ParallelFor(0, N, linear_geluSlot.RowsNB-min(max(M-2, 0), 1)*max(linear_geluSlot.RowsNB-1024, 0), cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += linear_geluSlot.RowsNB - min(max(M-2, 0), 1)*max(linear_geluSlot.RowsNB-1024, 0) {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						linear_geluSlot.Rows(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(jb, len(Y)):], N, M, min(linear_geluSlot.RowsNB, N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(linear_geluSlot.KC), int32(1), int32(0))))
+						linear_geluSlot.Rows(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(jb, len(Y)):], N, M, min(linear_geluSlot.RowsNB-min(max(M-2, 0), 1)*max(linear_geluSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(linear_geluSlot.KC), int32(1), int32(0))))
 					}
 				}
 			})

@@ -57,24 +57,24 @@ func LinearResidual(M, K, N int, X []float32, W []float32, bias []float32, R []f
 func linear_residualImpl(M, K, N int, X []float32, W []float32, bias []float32, R []float32, Y []float32) {
 	// Y[i, j] = sum(k: X[i, k] * W[k, j]) + bias[j] + R[i, j]
 	if float64(M) <= float64(linear_residualSlot.RowsMax) {
-		if cost_ := M*linear_residualSlot.RowsNB*K + 1; rt.Inline(0, N, linear_residualSlot.RowsNB, cost_) {
-			for jb := 0; jb < N; jb += linear_residualSlot.RowsNB {
+		if cost_ := M*(linear_residualSlot.RowsNB-min(max(M-2, 0), 1)*max(linear_residualSlot.RowsNB-1024, 0))*K + 1; rt.Inline(0, N, linear_residualSlot.RowsNB-min(max(M-2, 0), 1)*max(linear_residualSlot.RowsNB-1024, 0), cost_) {
+			for jb := 0; jb < N; jb += linear_residualSlot.RowsNB - min(max(M-2, 0), 1)*max(linear_residualSlot.RowsNB-1024, 0) {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := K, 1
 					ldb_ := N
-					linear_residualSlot.Rows(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(jb, len(Y)):], N, M, min(linear_residualSlot.RowsNB, N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(linear_residualSlot.KC), int32(1), int32(0))))
+					linear_residualSlot.Rows(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(jb, len(Y)):], N, M, min(linear_residualSlot.RowsNB-min(max(M-2, 0), 1)*max(linear_residualSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(linear_residualSlot.KC), int32(1), int32(0))))
 				}
 			}
 		} else {
 			M, K, N, X, W, bias, Y := M, K, N, X, W, bias, Y
-			rt.ParallelFor(0, N, linear_residualSlot.RowsNB, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += linear_residualSlot.RowsNB {
+			rt.ParallelFor(0, N, linear_residualSlot.RowsNB-min(max(M-2, 0), 1)*max(linear_residualSlot.RowsNB-1024, 0), cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += linear_residualSlot.RowsNB - min(max(M-2, 0), 1)*max(linear_residualSlot.RowsNB-1024, 0) {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						linear_residualSlot.Rows(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(jb, len(Y)):], N, M, min(linear_residualSlot.RowsNB, N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(linear_residualSlot.KC), int32(1), int32(0))))
+						linear_residualSlot.Rows(K, X[min(aoff_, len(X)):], ars_, acs_, W[min(boff_, len(W)):], ldb_, Y[min(jb, len(Y)):], N, M, min(linear_residualSlot.RowsNB-min(max(M-2, 0), 1)*max(linear_residualSlot.RowsNB-1024, 0), N-jb), float32(1), float32(0), bias[jb:], int(sel(int32(K) >= int32(K)-int32(linear_residualSlot.KC), int32(1), int32(0))))
 					}
 				}
 			})

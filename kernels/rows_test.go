@@ -79,3 +79,65 @@ func TestRowsKernels(t *testing.T) {
 		checkRows(t, v, dgemmSlot.Rows)
 	}
 }
+
+// The rows version splits N into blocks whose width depends on M (passes.rowsWidth: RowsNB for one
+// or two rows, a page of B for three and four): every variant's Sgemm and Dgemm of 1…4 rows against
+// the definition, at widths around one and several blocks (1024 f32 / 512 f64 columns, RowsNB 4096
+// or the lock's) with a partial last block, and alpha, beta applied once. Small integer values keep
+// the sums exact.
+func TestRowsBlockWidths(t *testing.T) {
+	defer Use("")
+	for _, v := range Variants() {
+		if err := Use(v); err != nil {
+			t.Fatal(err)
+		}
+		for m := 1; m <= 4; m++ {
+			for _, n := range []int{511, 513, 1023, 1025, 2500, 4097} {
+				for _, k := range []int{1, 7, 33} {
+					a, b := make([]float64, m*k), make([]float64, k*n)
+					for i := range a {
+						a[i] = float64((i*7)%5 - 2)
+					}
+					for i := range b {
+						b[i] = float64((i*3)%7 - 3)
+					}
+					want := make([]float64, m*n)
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							var s float64
+							for p := 0; p < k; p++ {
+								s += a[i*k+p] * b[p*n+j]
+							}
+							want[i*n+j] = 2*s - 3*float64(i+j%3)
+						}
+					}
+					c64 := make([]float64, m*n)
+					c32 := make([]float32, m*n)
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							c64[i*n+j], c32[i*n+j] = float64(i+j%3), float32(i+j%3)
+						}
+					}
+					a32, b32 := make([]float32, len(a)), make([]float32, len(b))
+					for i := range a {
+						a32[i] = float32(a[i])
+					}
+					for i := range b {
+						b32[i] = float32(b[i])
+					}
+					if err := Dgemm(m, k, n, a, b, c64, 2, -3); err != nil {
+						t.Fatal(err)
+					}
+					if err := Sgemm(m, k, n, a32, b32, c32, 2, -3); err != nil {
+						t.Fatal(err)
+					}
+					for i := range want {
+						if c64[i] != want[i] || float64(c32[i]) != want[i] {
+							t.Fatalf("%s m=%d n=%d k=%d: C[%d] = %v (f64), %v (f32), want %v", v, m, n, k, i, c64[i], c32[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -49,24 +49,24 @@ func SgemmAcc(M, K, N int, A []float32, B []float32, C []float32) error {
 func sgemm_accImpl(M, K, N int, A []float32, B []float32, C []float32) {
 	// C[i, j] += A[i, k] * B[k, j]
 	if float64(M) <= float64(sgemm_accSlot.RowsMax) {
-		if cost_ := M*sgemm_accSlot.RowsNB*K + 1; rt.Inline(0, N, sgemm_accSlot.RowsNB, cost_) {
-			for jb := 0; jb < N; jb += sgemm_accSlot.RowsNB {
+		if cost_ := M*(sgemm_accSlot.RowsNB-min(max(M-2, 0), 1)*max(sgemm_accSlot.RowsNB-1024, 0))*K + 1; rt.Inline(0, N, sgemm_accSlot.RowsNB-min(max(M-2, 0), 1)*max(sgemm_accSlot.RowsNB-1024, 0), cost_) {
+			for jb := 0; jb < N; jb += sgemm_accSlot.RowsNB - min(max(M-2, 0), 1)*max(sgemm_accSlot.RowsNB-1024, 0) {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := K, 1
 					ldb_ := N
-					sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_accSlot.RowsNB, N-jb), float32(1), float32(1), nil, 0)
+					sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_accSlot.RowsNB-min(max(M-2, 0), 1)*max(sgemm_accSlot.RowsNB-1024, 0), N-jb), float32(1), float32(1), nil, 0)
 				}
 			}
 		} else {
 			M, K, N, A, B, C := M, K, N, A, B, C
-			rt.ParallelFor(0, N, sgemm_accSlot.RowsNB, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += sgemm_accSlot.RowsNB {
+			rt.ParallelFor(0, N, sgemm_accSlot.RowsNB-min(max(M-2, 0), 1)*max(sgemm_accSlot.RowsNB-1024, 0), cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += sgemm_accSlot.RowsNB - min(max(M-2, 0), 1)*max(sgemm_accSlot.RowsNB-1024, 0) {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := K, 1
 						ldb_ := N
-						sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_accSlot.RowsNB, N-jb), float32(1), float32(1), nil, 0)
+						sgemm_accSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_accSlot.RowsNB-min(max(M-2, 0), 1)*max(sgemm_accSlot.RowsNB-1024, 0), N-jb), float32(1), float32(1), nil, 0)
 					}
 				}
 			})

@@ -49,24 +49,24 @@ func SgemmTn(K, M, N int, A []float32, B []float32, C []float32, alpha float32, 
 func sgemm_tnImpl(K, M, N int, A []float32, B []float32, C []float32, alpha float32, beta float32) {
 	// C[i, j] = alpha * sum(k: A[k, i] * B[k, j]) + beta * C[i, j]
 	if float64(M) <= float64(sgemm_tnSlot.RowsMax) {
-		if cost_ := M*sgemm_tnSlot.RowsNB*K + 1; rt.Inline(0, N, sgemm_tnSlot.RowsNB, cost_) {
-			for jb := 0; jb < N; jb += sgemm_tnSlot.RowsNB {
+		if cost_ := M*(sgemm_tnSlot.RowsNB-min(max(M-2, 0), 1)*max(sgemm_tnSlot.RowsNB-1024, 0))*K + 1; rt.Inline(0, N, sgemm_tnSlot.RowsNB-min(max(M-2, 0), 1)*max(sgemm_tnSlot.RowsNB-1024, 0), cost_) {
+			for jb := 0; jb < N; jb += sgemm_tnSlot.RowsNB - min(max(M-2, 0), 1)*max(sgemm_tnSlot.RowsNB-1024, 0) {
 				{
 					aoff_, boff_ := 0, jb
 					ars_, acs_ := 1, M
 					ldb_ := N
-					sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
+					sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_tnSlot.RowsNB-min(max(M-2, 0), 1)*max(sgemm_tnSlot.RowsNB-1024, 0), N-jb), alpha, beta, nil, 0)
 				}
 			}
 		} else {
 			K, M, N, A, B, C, alpha, beta := K, M, N, A, B, C, alpha, beta
-			rt.ParallelFor(0, N, sgemm_tnSlot.RowsNB, cost_, func(lo_, hi_ int) {
-				for jb := lo_; jb < hi_; jb += sgemm_tnSlot.RowsNB {
+			rt.ParallelFor(0, N, sgemm_tnSlot.RowsNB-min(max(M-2, 0), 1)*max(sgemm_tnSlot.RowsNB-1024, 0), cost_, func(lo_, hi_ int) {
+				for jb := lo_; jb < hi_; jb += sgemm_tnSlot.RowsNB - min(max(M-2, 0), 1)*max(sgemm_tnSlot.RowsNB-1024, 0) {
 					{
 						aoff_, boff_ := 0, jb
 						ars_, acs_ := 1, M
 						ldb_ := N
-						sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_tnSlot.RowsNB, N-jb), alpha, beta, nil, 0)
+						sgemm_tnSlot.Rows(K, A[min(aoff_, len(A)):], ars_, acs_, B[min(boff_, len(B)):], ldb_, C[min(jb, len(C)):], N, M, min(sgemm_tnSlot.RowsNB-min(max(M-2, 0), 1)*max(sgemm_tnSlot.RowsNB-1024, 0), N-jb), alpha, beta, nil, 0)
 					}
 				}
 			})

@@ -74,10 +74,11 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 //     per RowsNB-wide block of columns, covering all rows and the whole reduction (docs/MICROKERNEL.md,
 //     "Rows"): such a product reads each element of B once for at most RowsMax multiply-adds, so the
 //     backend streams B row by row instead of in register-tile strips. RowsNB is the width of one
-//     call's block of columns: each row of B is then read in 16 KiB (f32) runs, long enough for the
-//     hardware prefetchers, which stop at page boundaries (1 KiB-wide blocks ran at half the bandwidth
-//     on Zen 3), and the block of C stays in L1/L2 (4 rows × 4096 f32 = 64 KiB). Wider N is split
-//     across the workers.
+//     call's block of columns for one or two rows: each row of B is then read in 16 KiB (f32) runs,
+//     long enough for the hardware prefetchers, which stop at page boundaries (1 KiB-wide blocks ran
+//     at half the bandwidth on Zen 3). Three or four rows take at most one page of B's row per block
+//     (rowsWidth), so that the block of C they load and store per group of B's rows stays in L1.
+//     Wider N is split across the workers.
 
 // planF64 is the value of a plan symbol of slot as an f64 expression.
 func planF64(slot, name string) ir.Expr { return &ir.PlanVal{Name: slot + "." + name, T: ir.F64} }
@@ -90,7 +91,7 @@ func fewRows(slot string, loops []*ir.Loop) ir.Expr {
 
 // rowsVersion builds the rows version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir:
 //
-//	for jb = 0 .. N step <slot>.RowsNB { micro M×RowsNB tile, m = M, n = min(<slot>.RowsNB, N - jb), kc = K }
+//	for jb = 0 .. N step nb { micro M×nb tile, m = M, n = min(nb, N - jb), kc = K }, nb = rowsWidth(<slot>.RowsNB, M)
 //
 // u's index expressions with ic = ir = jc = 0 and jr = jb, its operands read in place (strided layouts);
 // Beta and EP are those of the first and of the last K block (the call does the whole reduction). The
@@ -101,10 +102,32 @@ func rowsVersion(n namer, u *ir.Micro, loops []*ir.Loop) *ir.Loop {
 	jb := &ir.Var{Name: n.name("jb")}
 	zero := ir.IConst{V: 0}
 	r := wholeK(u, pc, map[*ir.Var]ir.IExpr{jc.Var: zero, ic.Var: zero, irl.Var: zero, jr.Var: ir.IVar{V: jb}, pc.Var: zero})
-	nb := sym(u.Slot, "RowsNB")
+	// An expression of the dims and plan symbols, not a variable bound once: the accumulator the LLVM
+	// backend allocates for the rows form (M·nb elements) may not depend on a loop variable.
+	nb := rowsWidth(sym(u.Slot, "RowsNB"), ic.Hi, u.Elem.Size())
 	r.MR, r.NR = ic.Hi, nb
 	r.M, r.N = ic.Hi, ir.IMin(nb, ir.ISub(jc.Hi, ir.IVar{V: jb}))
 	return &ir.Loop{Var: jb, Lo: zero, Hi: jc.Hi, Step: nb, Body: []ir.Node{r}}
+}
+
+// rowsPage is the run of one row of B, in bytes, that a rows call of more than two rows reads: a page.
+const rowsPage = 4096
+
+// rowsWidth is the rows version's block of columns for m rows of esz-byte elements: nb (RowsNB) for
+// m ≤ 2, at most one page of a row of B (rowsPage/esz columns) for more. The amd64 rows kernel reads
+// G = 4 rows of B per pass over the m rows of C for m ≤ 2, and G = 2 for more (its broadcasts would
+// not fit the registers), so there C's block is loaded and stored 3·2/2 to 4·2/2 times per row of B
+// read: it has to stay in L1. On the Zen 5 (L1d 48 KiB), sgemm 3×4096×4096 read B at 20–21 GB/s with
+// 4096 columns (48 KiB of C), 30 with 2048 and 33–37 with 1024 (12 KiB of C, 4 KiB runs of B); 4 rows
+// 18–20 / 28–30 / 34–35; 1536 columns (not a whole page) ran at 20–31; dgemm 3 and 4 rows best at 512
+// columns; 1 and 2 rows best at 4096 (both variants, docs/PERF.md session 17). The arm64 rows kernel
+// reads G = 4 rows for every m (C's block 1.5–2 times per row of B for three and four rows) and takes
+// the same widths: a 12–16 KiB block of C fits any L1; not measured on arm64 hardware. Written without
+// a select: nb − min(max(m − 2, 0), 1)·max(nb − page/esz, 0).
+func rowsWidth(nb, m ir.IExpr, esz int) ir.IExpr {
+	zero, one := ir.IConst{V: 0}, ir.IConst{V: 1}
+	more := ir.IMin(ir.IMax(ir.ISub(m, ir.IConst{V: 2}), zero), one)
+	return ir.ISub(nb, ir.IMul(more, ir.IMax(ir.ISub(nb, ir.IConst{V: rowsPage / esz}), zero)))
 }
 
 // smallVersion builds the unpacked version of a view-form Micro u inside loops jc ⊃ pc ⊃ ic ⊃ jr ⊃ ir

@@ -52,3 +52,27 @@ func TestBalancedKBlocks(t *testing.T) {
 	}
 	runPlans(t, "gemm_bias_relu, KC = 40", k, f, shapes, []map[string]int{plan}, rng)
 }
+
+// rowsWidth keeps RowsNB for one and two rows and caps it at a page of B's row for three and four
+// (the rows kernel's G = 2 groups); a RowsNB under the page stays.
+func TestRowsWidth(t *testing.T) {
+	m := &ir.Dim{Name: "M"}
+	for _, c := range []struct {
+		nb, esz int
+		want    [4]int
+	}{
+		{4096, 4, [4]int{4096, 4096, 1024, 1024}},
+		{4096, 8, [4]int{4096, 4096, 512, 512}},
+		{1024, 4, [4]int{1024, 1024, 1024, 1024}},
+		{768, 8, [4]int{768, 768, 512, 512}},
+		{256, 4, [4]int{256, 256, 256, 256}},
+	} {
+		e := rowsWidth(ir.ISym{Name: "s.RowsNB"}, ir.IDim{D: m}, c.esz)
+		for rows := 1; rows <= 4; rows++ {
+			got, err := ir.EvalIndex(e, ir.IEnv{Dims: map[*ir.Dim]int{m: rows}, Plan: map[string]int{"s.RowsNB": c.nb}})
+			if err != nil || got != c.want[rows-1] {
+				t.Errorf("RowsNB %d, %d-byte elements, M = %d: %d %v, want %d", c.nb, c.esz, rows, got, err, c.want[rows-1])
+			}
+		}
+	}
+}
