@@ -56824,6 +56824,10 @@ sgemmRowsAVX512_m1_g:
 	LEAQ         (SI)(DI*1), R12
 	LEAQ         (R12)(DI*1), R13
 	LEAQ         (R13)(DI*1), R14
+	LEAQ         (SI)(DI*4), R9
+	LEAQ         (R12)(DI*4), R10
+	LEAQ         (R13)(DI*4), R11
+	LEAQ         (R14)(DI*4), R15
 	XORQ         AX, AX
 
 sgemmRowsAVX512_m1_g_v:
@@ -56833,6 +56837,10 @@ sgemmRowsAVX512_m1_g_v:
 	VMOVUPS     (R12)(AX*1), Z9
 	VMOVUPS     (R13)(AX*1), Z10
 	VMOVUPS     (R14)(AX*1), Z11
+	PREFETCHT0  (R9)(AX*1)
+	PREFETCHT0  (R10)(AX*1)
+	PREFETCHT0  (R11)(AX*1)
+	PREFETCHT0  (R15)(AX*1)
 	VMOVUPS     (R8)(AX*1), Z12
 	VFMADD231PS Z8, Z0, Z12
 	VFMADD231PS Z9, Z1, Z12
@@ -57460,6 +57468,10 @@ dgemmRowsAVX512_m1_g:
 	LEAQ         (SI)(DI*1), R12
 	LEAQ         (R12)(DI*1), R13
 	LEAQ         (R13)(DI*1), R14
+	LEAQ         (SI)(DI*4), R9
+	LEAQ         (R12)(DI*4), R10
+	LEAQ         (R13)(DI*4), R11
+	LEAQ         (R14)(DI*4), R15
 	XORQ         AX, AX
 
 dgemmRowsAVX512_m1_g_v:
@@ -57469,6 +57481,10 @@ dgemmRowsAVX512_m1_g_v:
 	VMOVUPS     (R12)(AX*1), Z9
 	VMOVUPS     (R13)(AX*1), Z10
 	VMOVUPS     (R14)(AX*1), Z11
+	PREFETCHT0  (R9)(AX*1)
+	PREFETCHT0  (R10)(AX*1)
+	PREFETCHT0  (R11)(AX*1)
+	PREFETCHT0  (R15)(AX*1)
 	VMOVUPS     (R8)(AX*1), Z12
 	VFMADD231PD Z8, Z0, Z12
 	VFMADD231PD Z9, Z1, Z12
@@ -58092,6 +58108,10 @@ sgemmRowsAVX2_m1_g:
 	LEAQ         (SI)(DI*1), R12
 	LEAQ         (R12)(DI*1), R13
 	LEAQ         (R13)(DI*1), R14
+	LEAQ         (SI)(DI*4), R9
+	LEAQ         (R12)(DI*4), R10
+	LEAQ         (R13)(DI*4), R11
+	LEAQ         (R14)(DI*4), R15
 	XORQ         AX, AX
 
 sgemmRowsAVX2_m1_g_v:
@@ -58101,6 +58121,10 @@ sgemmRowsAVX2_m1_g_v:
 	VMOVUPS     (R12)(AX*1), Y9
 	VMOVUPS     (R13)(AX*1), Y10
 	VMOVUPS     (R14)(AX*1), Y11
+	PREFETCHT0  (R9)(AX*1)
+	PREFETCHT0  (R10)(AX*1)
+	PREFETCHT0  (R11)(AX*1)
+	PREFETCHT0  (R15)(AX*1)
 	VMOVUPS     (R8)(AX*1), Y12
 	VFMADD231PS Y8, Y0, Y12
 	VFMADD231PS Y9, Y1, Y12
@@ -58746,6 +58770,10 @@ dgemmRowsAVX2_m1_g:
 	LEAQ         (SI)(DI*1), R12
 	LEAQ         (R12)(DI*1), R13
 	LEAQ         (R13)(DI*1), R14
+	LEAQ         (SI)(DI*4), R9
+	LEAQ         (R12)(DI*4), R10
+	LEAQ         (R13)(DI*4), R11
+	LEAQ         (R14)(DI*4), R15
 	XORQ         AX, AX
 
 dgemmRowsAVX2_m1_g_v:
@@ -58755,6 +58783,10 @@ dgemmRowsAVX2_m1_g_v:
 	VMOVUPS     (R12)(AX*1), Y9
 	VMOVUPS     (R13)(AX*1), Y10
 	VMOVUPS     (R14)(AX*1), Y11
+	PREFETCHT0  (R9)(AX*1)
+	PREFETCHT0  (R10)(AX*1)
+	PREFETCHT0  (R11)(AX*1)
+	PREFETCHT0  (R15)(AX*1)
 	VMOVUPS     (R8)(AX*1), Y12
 	VFMADD231PD Y8, Y0, Y12
 	VFMADD231PD Y9, Y1, Y12

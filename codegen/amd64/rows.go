@@ -192,6 +192,15 @@ func emitRows(c *build.Context, k RowsKernel) {
 				c.LEAQ(operand.Mem{Base: bg[0], Index: ldb, Scale: 2}, bg[2])
 				c.LEAQ(operand.Mem{Base: bg[1], Index: ldb, Scale: 2}, bg[3])
 			}
+			// m = 1: the C rows past the first and tmp are free in the vector loop; they point at the
+			// next group's four rows, prefetched at the column read.
+			pf4 := []reg.GPPhysical{reg.R9, reg.R10, reg.R11, tmp}
+			pfn := G == 4 && m == 1
+			if pfn {
+				for g := 0; g < G; g++ {
+					c.LEAQ(operand.Mem{Base: bg[g], Index: ldb, Scale: 4}, pf4[g])
+				}
+			}
 			c.XORQ(j, j)
 			c.Label(L(name+"_v", m))
 			c.CMPQ(j, n8)
@@ -202,6 +211,11 @@ func emitRows(c *build.Context, k RowsKernel) {
 			if pf {
 				c.PREFETCHT0(operand.Mem{Base: bg[2], Index: j, Scale: 1})
 				c.PREFETCHT0(operand.Mem{Base: bg[3], Index: j, Scale: 1})
+			}
+			if pfn {
+				for g := 0; g < G; g++ {
+					c.PREFETCHT0(operand.Mem{Base: pf4[g], Index: j, Scale: 1})
+				}
 			}
 			for i := 0; i < m; i++ {
 				at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
