@@ -56789,7 +56789,7 @@ TEXT ·sgemmRowsAVX512(SB), NOSPLIT, $40-80
 	JMP   sgemmRowsAVX512_m4_start
 
 sgemmRowsAVX512_m1_start:
-	// m = 1: zero the C rows, then groups of 4 rows of B.
+	// m = 1: zero the C rows, then groups of 8 rows of B.
 	VPXORD Z12, Z12, Z12
 	XORQ   AX, AX
 
@@ -56809,7 +56809,7 @@ sgemmRowsAVX512_m1_zd:
 	MOVQ kc+0(FP), CX
 
 sgemmRowsAVX512_m1_g:
-	CMPQ         CX, $0x04
+	CMPQ         CX, $0x08
 	JL           sgemmRowsAVX512_m1_g_end
 	MOVQ         (SP), R15
 	VBROADCASTSS (R15), Z0
@@ -56820,32 +56820,36 @@ sgemmRowsAVX512_m1_g:
 	ADDQ         BX, R15
 	VBROADCASTSS (R15), Z3
 	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z5
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z6
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Z7
+	ADDQ         BX, R15
 	MOVQ         R15, (SP)
 	LEAQ         (SI)(DI*1), R12
 	LEAQ         (R12)(DI*1), R13
 	LEAQ         (R13)(DI*1), R14
-	LEAQ         (SI)(DI*4), R9
-	LEAQ         (R12)(DI*4), R10
-	LEAQ         (R13)(DI*4), R11
-	LEAQ         (R14)(DI*4), R15
+	LEAQ         (R14)(DI*1), R9
+	LEAQ         (R9)(DI*1), R10
+	LEAQ         (R10)(DI*1), R11
+	LEAQ         (R11)(DI*1), R15
 	XORQ         AX, AX
 
 sgemmRowsAVX512_m1_g_v:
 	CMPQ        AX, DX
 	JGE         sgemmRowsAVX512_m1_g_s
-	VMOVUPS     (SI)(AX*1), Z8
-	VMOVUPS     (R12)(AX*1), Z9
-	VMOVUPS     (R13)(AX*1), Z10
-	VMOVUPS     (R14)(AX*1), Z11
-	PREFETCHT0  (R9)(AX*1)
-	PREFETCHT0  (R10)(AX*1)
-	PREFETCHT0  (R11)(AX*1)
-	PREFETCHT0  (R15)(AX*1)
 	VMOVUPS     (R8)(AX*1), Z12
-	VFMADD231PS Z8, Z0, Z12
-	VFMADD231PS Z9, Z1, Z12
-	VFMADD231PS Z10, Z2, Z12
-	VFMADD231PS Z11, Z3, Z12
+	VFMADD231PS (SI)(AX*1), Z0, Z12
+	VFMADD231PS (R12)(AX*1), Z1, Z12
+	VFMADD231PS (R13)(AX*1), Z2, Z12
+	VFMADD231PS (R14)(AX*1), Z3, Z12
+	VFMADD231PS (R9)(AX*1), Z4, Z12
+	VFMADD231PS (R10)(AX*1), Z5, Z12
+	VFMADD231PS (R11)(AX*1), Z6, Z12
+	VFMADD231PS (R15)(AX*1), Z7, Z12
 	VMOVUPS     Z12, (R8)(AX*1)
 	ADDQ        $0x40, AX
 	JMP         sgemmRowsAVX512_m1_g_v
@@ -56853,15 +56857,23 @@ sgemmRowsAVX512_m1_g_v:
 sgemmRowsAVX512_m1_g_s:
 	CMPQ        AX, 32(SP)
 	JGE         sgemmRowsAVX512_m1_g_next
-	VMOVUPS.Z   (SI)(AX*1), K1, Z8
-	VMOVUPS.Z   (R12)(AX*1), K1, Z9
-	VMOVUPS.Z   (R13)(AX*1), K1, Z10
-	VMOVUPS.Z   (R14)(AX*1), K1, Z11
 	VMOVUPS.Z   (R8)(AX*1), K1, Z12
+	VMOVUPS.Z   (SI)(AX*1), K1, Z8
 	VFMADD231PS Z8, Z0, Z12
+	VMOVUPS.Z   (R12)(AX*1), K1, Z9
 	VFMADD231PS Z9, Z1, Z12
+	VMOVUPS.Z   (R13)(AX*1), K1, Z10
 	VFMADD231PS Z10, Z2, Z12
+	VMOVUPS.Z   (R14)(AX*1), K1, Z11
 	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS.Z   (R9)(AX*1), K1, Z8
+	VFMADD231PS Z8, Z4, Z12
+	VMOVUPS.Z   (R10)(AX*1), K1, Z9
+	VFMADD231PS Z9, Z5, Z12
+	VMOVUPS.Z   (R11)(AX*1), K1, Z10
+	VFMADD231PS Z10, Z6, Z12
+	VMOVUPS.Z   (R15)(AX*1), K1, Z11
+	VFMADD231PS Z11, Z7, Z12
 	VMOVUPS     Z12, K1, (R8)(AX*1)
 
 sgemmRowsAVX512_m1_g_next:
@@ -56869,7 +56881,11 @@ sgemmRowsAVX512_m1_g_next:
 	ADDQ DI, SI
 	ADDQ DI, SI
 	ADDQ DI, SI
-	SUBQ $0x04, CX
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x08, CX
 	JMP  sgemmRowsAVX512_m1_g
 
 sgemmRowsAVX512_m1_g_end:
@@ -57433,7 +57449,7 @@ TEXT ·dgemmRowsAVX512(SB), NOSPLIT, $40-80
 	JMP   dgemmRowsAVX512_m4_start
 
 dgemmRowsAVX512_m1_start:
-	// m = 1: zero the C rows, then groups of 4 rows of B.
+	// m = 1: zero the C rows, then groups of 8 rows of B.
 	VPXORD Z12, Z12, Z12
 	XORQ   AX, AX
 
@@ -57453,7 +57469,7 @@ dgemmRowsAVX512_m1_zd:
 	MOVQ kc+0(FP), CX
 
 dgemmRowsAVX512_m1_g:
-	CMPQ         CX, $0x04
+	CMPQ         CX, $0x08
 	JL           dgemmRowsAVX512_m1_g_end
 	MOVQ         (SP), R15
 	VBROADCASTSD (R15), Z0
@@ -57464,32 +57480,36 @@ dgemmRowsAVX512_m1_g:
 	ADDQ         BX, R15
 	VBROADCASTSD (R15), Z3
 	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z5
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z6
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Z7
+	ADDQ         BX, R15
 	MOVQ         R15, (SP)
 	LEAQ         (SI)(DI*1), R12
 	LEAQ         (R12)(DI*1), R13
 	LEAQ         (R13)(DI*1), R14
-	LEAQ         (SI)(DI*4), R9
-	LEAQ         (R12)(DI*4), R10
-	LEAQ         (R13)(DI*4), R11
-	LEAQ         (R14)(DI*4), R15
+	LEAQ         (R14)(DI*1), R9
+	LEAQ         (R9)(DI*1), R10
+	LEAQ         (R10)(DI*1), R11
+	LEAQ         (R11)(DI*1), R15
 	XORQ         AX, AX
 
 dgemmRowsAVX512_m1_g_v:
 	CMPQ        AX, DX
 	JGE         dgemmRowsAVX512_m1_g_s
-	VMOVUPS     (SI)(AX*1), Z8
-	VMOVUPS     (R12)(AX*1), Z9
-	VMOVUPS     (R13)(AX*1), Z10
-	VMOVUPS     (R14)(AX*1), Z11
-	PREFETCHT0  (R9)(AX*1)
-	PREFETCHT0  (R10)(AX*1)
-	PREFETCHT0  (R11)(AX*1)
-	PREFETCHT0  (R15)(AX*1)
 	VMOVUPS     (R8)(AX*1), Z12
-	VFMADD231PD Z8, Z0, Z12
-	VFMADD231PD Z9, Z1, Z12
-	VFMADD231PD Z10, Z2, Z12
-	VFMADD231PD Z11, Z3, Z12
+	VFMADD231PD (SI)(AX*1), Z0, Z12
+	VFMADD231PD (R12)(AX*1), Z1, Z12
+	VFMADD231PD (R13)(AX*1), Z2, Z12
+	VFMADD231PD (R14)(AX*1), Z3, Z12
+	VFMADD231PD (R9)(AX*1), Z4, Z12
+	VFMADD231PD (R10)(AX*1), Z5, Z12
+	VFMADD231PD (R11)(AX*1), Z6, Z12
+	VFMADD231PD (R15)(AX*1), Z7, Z12
 	VMOVUPS     Z12, (R8)(AX*1)
 	ADDQ        $0x40, AX
 	JMP         dgemmRowsAVX512_m1_g_v
@@ -57497,15 +57517,23 @@ dgemmRowsAVX512_m1_g_v:
 dgemmRowsAVX512_m1_g_s:
 	CMPQ        AX, 32(SP)
 	JGE         dgemmRowsAVX512_m1_g_next
-	VMOVUPD.Z   (SI)(AX*1), K1, Z8
-	VMOVUPD.Z   (R12)(AX*1), K1, Z9
-	VMOVUPD.Z   (R13)(AX*1), K1, Z10
-	VMOVUPD.Z   (R14)(AX*1), K1, Z11
 	VMOVUPD.Z   (R8)(AX*1), K1, Z12
+	VMOVUPD.Z   (SI)(AX*1), K1, Z8
 	VFMADD231PD Z8, Z0, Z12
+	VMOVUPD.Z   (R12)(AX*1), K1, Z9
 	VFMADD231PD Z9, Z1, Z12
+	VMOVUPD.Z   (R13)(AX*1), K1, Z10
 	VFMADD231PD Z10, Z2, Z12
+	VMOVUPD.Z   (R14)(AX*1), K1, Z11
 	VFMADD231PD Z11, Z3, Z12
+	VMOVUPD.Z   (R9)(AX*1), K1, Z8
+	VFMADD231PD Z8, Z4, Z12
+	VMOVUPD.Z   (R10)(AX*1), K1, Z9
+	VFMADD231PD Z9, Z5, Z12
+	VMOVUPD.Z   (R11)(AX*1), K1, Z10
+	VFMADD231PD Z10, Z6, Z12
+	VMOVUPD.Z   (R15)(AX*1), K1, Z11
+	VFMADD231PD Z11, Z7, Z12
 	VMOVUPD     Z12, K1, (R8)(AX*1)
 
 dgemmRowsAVX512_m1_g_next:
@@ -57513,7 +57541,11 @@ dgemmRowsAVX512_m1_g_next:
 	ADDQ DI, SI
 	ADDQ DI, SI
 	ADDQ DI, SI
-	SUBQ $0x04, CX
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x08, CX
 	JMP  dgemmRowsAVX512_m1_g
 
 dgemmRowsAVX512_m1_g_end:
@@ -58071,7 +58103,7 @@ TEXT ·sgemmRowsAVX2(SB), NOSPLIT, $40-80
 	JMP  sgemmRowsAVX2_m4_start
 
 sgemmRowsAVX2_m1_start:
-	// m = 1: zero the C rows, then groups of 4 rows of B.
+	// m = 1: zero the C rows, then groups of 8 rows of B.
 	VXORPS Y12, Y12, Y12
 	XORQ   AX, AX
 
@@ -58093,7 +58125,7 @@ sgemmRowsAVX2_m1_zd:
 	MOVQ kc+0(FP), CX
 
 sgemmRowsAVX2_m1_g:
-	CMPQ         CX, $0x04
+	CMPQ         CX, $0x08
 	JL           sgemmRowsAVX2_m1_g_end
 	MOVQ         (SP), R15
 	VBROADCASTSS (R15), Y0
@@ -58104,32 +58136,36 @@ sgemmRowsAVX2_m1_g:
 	ADDQ         BX, R15
 	VBROADCASTSS (R15), Y3
 	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y4
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y5
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y6
+	ADDQ         BX, R15
+	VBROADCASTSS (R15), Y7
+	ADDQ         BX, R15
 	MOVQ         R15, (SP)
 	LEAQ         (SI)(DI*1), R12
 	LEAQ         (R12)(DI*1), R13
 	LEAQ         (R13)(DI*1), R14
-	LEAQ         (SI)(DI*4), R9
-	LEAQ         (R12)(DI*4), R10
-	LEAQ         (R13)(DI*4), R11
-	LEAQ         (R14)(DI*4), R15
+	LEAQ         (R14)(DI*1), R9
+	LEAQ         (R9)(DI*1), R10
+	LEAQ         (R10)(DI*1), R11
+	LEAQ         (R11)(DI*1), R15
 	XORQ         AX, AX
 
 sgemmRowsAVX2_m1_g_v:
 	CMPQ        AX, DX
 	JGE         sgemmRowsAVX2_m1_g_s
-	VMOVUPS     (SI)(AX*1), Y8
-	VMOVUPS     (R12)(AX*1), Y9
-	VMOVUPS     (R13)(AX*1), Y10
-	VMOVUPS     (R14)(AX*1), Y11
-	PREFETCHT0  (R9)(AX*1)
-	PREFETCHT0  (R10)(AX*1)
-	PREFETCHT0  (R11)(AX*1)
-	PREFETCHT0  (R15)(AX*1)
 	VMOVUPS     (R8)(AX*1), Y12
-	VFMADD231PS Y8, Y0, Y12
-	VFMADD231PS Y9, Y1, Y12
-	VFMADD231PS Y10, Y2, Y12
-	VFMADD231PS Y11, Y3, Y12
+	VFMADD231PS (SI)(AX*1), Y0, Y12
+	VFMADD231PS (R12)(AX*1), Y1, Y12
+	VFMADD231PS (R13)(AX*1), Y2, Y12
+	VFMADD231PS (R14)(AX*1), Y3, Y12
+	VFMADD231PS (R9)(AX*1), Y4, Y12
+	VFMADD231PS (R10)(AX*1), Y5, Y12
+	VFMADD231PS (R11)(AX*1), Y6, Y12
+	VFMADD231PS (R15)(AX*1), Y7, Y12
 	VMOVUPS     Y12, (R8)(AX*1)
 	ADDQ        $0x20, AX
 	JMP         sgemmRowsAVX2_m1_g_v
@@ -58137,15 +58173,23 @@ sgemmRowsAVX2_m1_g_v:
 sgemmRowsAVX2_m1_g_s:
 	CMPQ        AX, 32(SP)
 	JGE         sgemmRowsAVX2_m1_g_next
-	VMOVSS      (SI)(AX*1), X8
-	VMOVSS      (R12)(AX*1), X9
-	VMOVSS      (R13)(AX*1), X10
-	VMOVSS      (R14)(AX*1), X11
 	VMOVSS      (R8)(AX*1), X12
+	VMOVSS      (SI)(AX*1), X8
 	VFMADD231SS X8, X0, X12
+	VMOVSS      (R12)(AX*1), X9
 	VFMADD231SS X9, X1, X12
+	VMOVSS      (R13)(AX*1), X10
 	VFMADD231SS X10, X2, X12
+	VMOVSS      (R14)(AX*1), X11
 	VFMADD231SS X11, X3, X12
+	VMOVSS      (R9)(AX*1), X8
+	VFMADD231SS X8, X4, X12
+	VMOVSS      (R10)(AX*1), X9
+	VFMADD231SS X9, X5, X12
+	VMOVSS      (R11)(AX*1), X10
+	VFMADD231SS X10, X6, X12
+	VMOVSS      (R15)(AX*1), X11
+	VFMADD231SS X11, X7, X12
 	VMOVSS      X12, (R8)(AX*1)
 	ADDQ        $0x04, AX
 	JMP         sgemmRowsAVX2_m1_g_s
@@ -58155,7 +58199,11 @@ sgemmRowsAVX2_m1_g_next:
 	ADDQ DI, SI
 	ADDQ DI, SI
 	ADDQ DI, SI
-	SUBQ $0x04, CX
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x08, CX
 	JMP  sgemmRowsAVX2_m1_g
 
 sgemmRowsAVX2_m1_g_end:
@@ -58733,7 +58781,7 @@ TEXT ·dgemmRowsAVX2(SB), NOSPLIT, $40-80
 	JMP  dgemmRowsAVX2_m4_start
 
 dgemmRowsAVX2_m1_start:
-	// m = 1: zero the C rows, then groups of 4 rows of B.
+	// m = 1: zero the C rows, then groups of 8 rows of B.
 	VXORPS Y12, Y12, Y12
 	XORQ   AX, AX
 
@@ -58755,7 +58803,7 @@ dgemmRowsAVX2_m1_zd:
 	MOVQ kc+0(FP), CX
 
 dgemmRowsAVX2_m1_g:
-	CMPQ         CX, $0x04
+	CMPQ         CX, $0x08
 	JL           dgemmRowsAVX2_m1_g_end
 	MOVQ         (SP), R15
 	VBROADCASTSD (R15), Y0
@@ -58766,32 +58814,36 @@ dgemmRowsAVX2_m1_g:
 	ADDQ         BX, R15
 	VBROADCASTSD (R15), Y3
 	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y4
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y5
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y6
+	ADDQ         BX, R15
+	VBROADCASTSD (R15), Y7
+	ADDQ         BX, R15
 	MOVQ         R15, (SP)
 	LEAQ         (SI)(DI*1), R12
 	LEAQ         (R12)(DI*1), R13
 	LEAQ         (R13)(DI*1), R14
-	LEAQ         (SI)(DI*4), R9
-	LEAQ         (R12)(DI*4), R10
-	LEAQ         (R13)(DI*4), R11
-	LEAQ         (R14)(DI*4), R15
+	LEAQ         (R14)(DI*1), R9
+	LEAQ         (R9)(DI*1), R10
+	LEAQ         (R10)(DI*1), R11
+	LEAQ         (R11)(DI*1), R15
 	XORQ         AX, AX
 
 dgemmRowsAVX2_m1_g_v:
 	CMPQ        AX, DX
 	JGE         dgemmRowsAVX2_m1_g_s
-	VMOVUPS     (SI)(AX*1), Y8
-	VMOVUPS     (R12)(AX*1), Y9
-	VMOVUPS     (R13)(AX*1), Y10
-	VMOVUPS     (R14)(AX*1), Y11
-	PREFETCHT0  (R9)(AX*1)
-	PREFETCHT0  (R10)(AX*1)
-	PREFETCHT0  (R11)(AX*1)
-	PREFETCHT0  (R15)(AX*1)
 	VMOVUPS     (R8)(AX*1), Y12
-	VFMADD231PD Y8, Y0, Y12
-	VFMADD231PD Y9, Y1, Y12
-	VFMADD231PD Y10, Y2, Y12
-	VFMADD231PD Y11, Y3, Y12
+	VFMADD231PD (SI)(AX*1), Y0, Y12
+	VFMADD231PD (R12)(AX*1), Y1, Y12
+	VFMADD231PD (R13)(AX*1), Y2, Y12
+	VFMADD231PD (R14)(AX*1), Y3, Y12
+	VFMADD231PD (R9)(AX*1), Y4, Y12
+	VFMADD231PD (R10)(AX*1), Y5, Y12
+	VFMADD231PD (R11)(AX*1), Y6, Y12
+	VFMADD231PD (R15)(AX*1), Y7, Y12
 	VMOVUPS     Y12, (R8)(AX*1)
 	ADDQ        $0x20, AX
 	JMP         dgemmRowsAVX2_m1_g_v
@@ -58799,15 +58851,23 @@ dgemmRowsAVX2_m1_g_v:
 dgemmRowsAVX2_m1_g_s:
 	CMPQ        AX, 32(SP)
 	JGE         dgemmRowsAVX2_m1_g_next
-	VMOVSD      (SI)(AX*1), X8
-	VMOVSD      (R12)(AX*1), X9
-	VMOVSD      (R13)(AX*1), X10
-	VMOVSD      (R14)(AX*1), X11
 	VMOVSD      (R8)(AX*1), X12
+	VMOVSD      (SI)(AX*1), X8
 	VFMADD231SD X8, X0, X12
+	VMOVSD      (R12)(AX*1), X9
 	VFMADD231SD X9, X1, X12
+	VMOVSD      (R13)(AX*1), X10
 	VFMADD231SD X10, X2, X12
+	VMOVSD      (R14)(AX*1), X11
 	VFMADD231SD X11, X3, X12
+	VMOVSD      (R9)(AX*1), X8
+	VFMADD231SD X8, X4, X12
+	VMOVSD      (R10)(AX*1), X9
+	VFMADD231SD X9, X5, X12
+	VMOVSD      (R11)(AX*1), X10
+	VFMADD231SD X10, X6, X12
+	VMOVSD      (R15)(AX*1), X11
+	VFMADD231SD X11, X7, X12
 	VMOVSD      X12, (R8)(AX*1)
 	ADDQ        $0x08, AX
 	JMP         dgemmRowsAVX2_m1_g_s
@@ -58817,7 +58877,11 @@ dgemmRowsAVX2_m1_g_next:
 	ADDQ DI, SI
 	ADDQ DI, SI
 	ADDQ DI, SI
-	SUBQ $0x04, CX
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	ADDQ DI, SI
+	SUBQ $0x08, CX
 	JMP  dgemmRowsAVX2_m1_g
 
 dgemmRowsAVX2_m1_g_end:

@@ -14,8 +14,9 @@ import (
 // and does only m multiply-adds with it, so it is bound by memory bandwidth, and the register-tile
 // microkernels read B in NR-wide strips KC rows deep: one cache line per row, a page apart, which the
 // hardware prefetchers do not follow. Here each group of G rows of B is read from left to right (G
-// sequential streams), the broadcasts of the m·G elements of A stay in registers, and the m rows of C
-// (an L1/L2-resident block, the caller chunks n) are loaded, updated and stored once per group.
+// sequential streams: 8 for one row, 4 for two, 2 for three and four), the broadcasts of the m·G
+// elements of A stay in registers, and the m rows of C (an L1-resident block, the caller chunks n:
+// passes.rowsWidth) are loaded, updated and stored once per group.
 //
 //	C[i*ldc+j] = Σ_{p<kc} a[i*ars+p*acs] · b[p*ldb+j]     for i < m, j < n (C overwritten; kc == 0 zeroes it)
 //
@@ -86,7 +87,8 @@ func emitRows(c *build.Context, k RowsKernel) {
 		bg                        = []reg.GPPhysical{reg.RSI, reg.R12, reg.R13, reg.R14}
 		tmp                       = reg.R15
 	)
-	// Vector registers: broadcasts of A in Y0…Y7 (m·G ≤ 8), B rows in Y8…Y11, the C accumulator in Y12.
+	// Vector registers: broadcasts of A in Y0…Y7 (m·G ≤ 8), B rows in Y8…Y11 (groups of at most four),
+	// the C accumulator in Y12.
 	// AVX-512: the same in Z0…Z12, and the mask of the last n%lanes columns in K1.
 	bc := func(i, g, G int) reg.VecPhysical { return vecReg(z, i*G+g) }
 	bv := []reg.VecPhysical{vecReg(z, 8), vecReg(z, 9), vecReg(z, 10), vecReg(z, 11)}
@@ -135,8 +137,15 @@ func emitRows(c *build.Context, k RowsKernel) {
 	c.JMP(lbl(L("start", RowsMax)))
 
 	for m := 1; m <= RowsMax; m++ {
-		G := 4 // rows of B per group: m·G broadcasts in Y0…Y7
-		if m > 2 {
+		// Rows of B per group: m·G broadcasts in Y0…Y7. One row takes eight, read by the FMAs from
+		// memory (there is one row of C to update: nothing to reuse a loaded row of B for), through the
+		// registers of C's other rows and tmp: eight streams keep more lines in flight than four, and C's
+		// row is loaded and stored half as often.
+		G := 4
+		switch {
+		case m == 1:
+			G = 8
+		case m > 2:
 			G = 2
 		}
 		c.Label(L("start", m))
@@ -181,8 +190,12 @@ func emitRows(c *build.Context, k RowsKernel) {
 				}
 				c.MOVQ(tmp, aRows.Offset(8*i))
 			}
+			rb := bg // the group's row pointers
+			if G > len(bg) {
+				rb = []reg.GPPhysical{bg[0], bg[1], bg[2], bg[3], cr[1], cr[2], cr[3], tmp}
+			}
 			for g := 1; g < G; g++ {
-				c.LEAQ(operand.Mem{Base: bg[g-1], Index: ldb, Scale: 1}, bg[g])
+				c.LEAQ(operand.Mem{Base: rb[g-1], Index: ldb, Scale: 1}, rb[g])
 			}
 			// Groups of two rows leave bg[2], bg[3] free: they point at the next group's rows, which
 			// the vector loop prefetches at the column it reads. Two sequential streams alone keep too
@@ -192,32 +205,26 @@ func emitRows(c *build.Context, k RowsKernel) {
 				c.LEAQ(operand.Mem{Base: bg[0], Index: ldb, Scale: 2}, bg[2])
 				c.LEAQ(operand.Mem{Base: bg[1], Index: ldb, Scale: 2}, bg[3])
 			}
-			// m = 1: the C rows past the first and tmp are free in the vector loop; they point at the
-			// next group's four rows, prefetched at the column read.
-			pf4 := []reg.GPPhysical{reg.R9, reg.R10, reg.R11, tmp}
-			pfn := G == 4 && m == 1
-			if pfn {
-				for g := 0; g < G; g++ {
-					c.LEAQ(operand.Mem{Base: bg[g], Index: ldb, Scale: 4}, pf4[g])
-				}
-			}
 			c.XORQ(j, j)
 			c.Label(L(name+"_v", m))
 			c.CMPQ(j, n8)
 			c.JGE(lbl(L(name+"_s", m)))
-			for g := 0; g < G; g++ {
+			if G > len(bv) { // one row: FMAs read B from memory
+				at := operand.Mem{Base: cr[0], Index: j, Scale: 1}
+				c.VMOVUPS(at, acc)
+				for g := 0; g < G; g++ {
+					vfma(operand.Mem{Base: rb[g], Index: j, Scale: 1}, bc(0, g, G), acc)
+				}
+				c.VMOVUPS(acc, at)
+			}
+			for g := 0; g < G && G <= len(bv); g++ {
 				c.VMOVUPS(operand.Mem{Base: bg[g], Index: j, Scale: 1}, bv[g])
 			}
 			if pf {
 				c.PREFETCHT0(operand.Mem{Base: bg[2], Index: j, Scale: 1})
 				c.PREFETCHT0(operand.Mem{Base: bg[3], Index: j, Scale: 1})
 			}
-			if pfn {
-				for g := 0; g < G; g++ {
-					c.PREFETCHT0(operand.Mem{Base: pf4[g], Index: j, Scale: 1})
-				}
-			}
-			for i := 0; i < m; i++ {
+			for i := 0; i < m && G <= len(bv); i++ {
 				at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
 				c.VMOVUPS(at, acc)
 				for g := 0; g < G; g++ {
@@ -231,10 +238,19 @@ func emitRows(c *build.Context, k RowsKernel) {
 			c.CMPQ(j, nBytes)
 			c.JGE(lbl(L(name+"_next", m)))
 			if z {
-				for g := 0; g < G; g++ {
+				if G > len(bv) {
+					at := operand.Mem{Base: cr[0], Index: j, Scale: 1}
+					vloadZ(at, reg.K1, acc)
+					for g := 0; g < G; g++ {
+						vloadZ(operand.Mem{Base: rb[g], Index: j, Scale: 1}, reg.K1, bv[g%len(bv)])
+						vfma(bv[g%len(bv)], bc(0, g, G), acc)
+					}
+					vload(acc, reg.K1, at)
+				}
+				for g := 0; g < G && G <= len(bv); g++ {
 					vloadZ(operand.Mem{Base: bg[g], Index: j, Scale: 1}, reg.K1, bv[g])
 				}
-				for i := 0; i < m; i++ {
+				for i := 0; i < m && G <= len(bv); i++ {
 					at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
 					vloadZ(at, reg.K1, acc)
 					for g := 0; g < G; g++ {
@@ -243,10 +259,19 @@ func emitRows(c *build.Context, k RowsKernel) {
 					vload(acc, reg.K1, at)
 				}
 			} else {
-				for g := 0; g < G; g++ {
+				if G > len(bv) {
+					at := operand.Mem{Base: cr[0], Index: j, Scale: 1}
+					sload(at, x(acc))
+					for g := 0; g < G; g++ {
+						sload(operand.Mem{Base: rb[g], Index: j, Scale: 1}, x(bv[g%len(bv)]))
+						sfma(x(bv[g%len(bv)]), x(bc(0, g, G)), x(acc))
+					}
+					sstore(x(acc), at)
+				}
+				for g := 0; g < G && G <= len(bv); g++ {
 					sload(operand.Mem{Base: bg[g], Index: j, Scale: 1}, x(bv[g]))
 				}
-				for i := 0; i < m; i++ {
+				for i := 0; i < m && G <= len(bv); i++ {
 					at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
 					sload(at, x(acc))
 					for g := 0; g < G; g++ {

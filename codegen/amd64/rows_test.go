@@ -34,15 +34,16 @@ func TestRowsAsmAVX512(t *testing.T) {
 
 // TestRowsPrefetch: the m = 3 and m = 4 paths read B in groups of two rows, and their vector loops
 // prefetch the next group's two rows at the column they read (R13, R14 = the group's rows + 2·ldb,
-// AX the column's byte offset); the m = 1 path prefetches the next group's four rows (through the
-// registers of C's unused rows and tmp); the m = 2 path (groups of four, no register left) does not.
+// AX the column's byte offset); the m = 2 path (groups of four, no register left) does not prefetch,
+// nor does m = 1, whose loop reads eight rows of B, by FMAs from memory.
 func TestRowsPrefetch(t *testing.T) {
 	ks := []RowsKernel{NewRowsKernelISA(F32, AVX2), NewRowsKernelISA(F64, AVX2), NewRowsKernelISA(F32, AVX512), NewRowsKernelISA(F64, AVX512)}
 	asm, _, err := GenerateAll("p", nil, nil, []TransposeKernel{NewTransposeKernel(F32)}, ks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf := regexp.MustCompile(`(?m)^\s*PREFETCHT0\s+\(\w+\)\(AX\*1\)$`)
+	pf := regexp.MustCompile(`(?m)^\s*PREFETCHT0\s+\((R13|R14)\)\(AX\*1\)$`)
+	fmaMem := regexp.MustCompile(`(?m)^\s*VFMADD231P[SD]\s+\(\w+\)\(AX\*1\), [XYZ]\d+, [XYZ]12$`)
 	for _, k := range ks {
 		body := funcText(t, string(asm), k.Name)
 		for m := 1; m <= RowsMax; m++ {
@@ -50,9 +51,15 @@ func TestRowsPrefetch(t *testing.T) {
 			if !strings.Contains(loop, "FMADD231") {
 				t.Fatalf("%s, m = %d: no vector loop %s_m%d_g_v with FMAs", k.Name, m, k.Name, m)
 			}
-			want := map[int]int{1: 4, 2: 0, 3: 2, 4: 2}[m] // m = 1: the next group's four rows; 3, 4: two
+			want := 0
+			if m > 2 {
+				want = 2
+			}
 			if got := len(pf.FindAllString(loop, -1)); got != want {
 				t.Errorf("%s, m = %d: %d prefetches of the next rows of B in the vector loop, want %d", k.Name, m, got, want)
+			}
+			if got, want := len(fmaMem.FindAllString(loop, -1)), map[bool]int{true: 8, false: 0}[m == 1]; got != want {
+				t.Errorf("%s, m = %d: %d FMAs reading B from memory in the vector loop, want %d", k.Name, m, got, want)
 			}
 		}
 	}
