@@ -556,8 +556,14 @@ func (s *search) run() (*Result, error) {
 	cur, _ := startFor(s.opt.Start, s.slots, s.cands)
 	bestSpeed := 1.0
 	// The microkernel first (its tile and prefetch change what the blocks should be): every candidate
-	// checked, then timed against the plan's kernel; the fastest winner stays for the search below.
+	// checked, then timed against the plan's kernel; the fastest winner stays for the search below. A
+	// search over some fields (Symbols) that starts from a microkernel (a lock entry's, kgen tune
+	// -symbols) keeps it: those fields were tuned with it, and shapes chosen for them may never run it
+	// (a -symbols RowsNB search over 1…4-row products once took an 8×48 tile on noise).
 	for _, slot := range slices.Sorted(maps.Keys(s.cands)) {
+		if len(s.opt.Symbols) > 0 && cur[slot+"."+kernelField] > 0 {
+			continue
+		}
 		bestI := 0
 		for i := range s.cands[slot] {
 			if i > 0 && time.Now().After(s.until) {

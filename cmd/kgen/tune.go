@@ -29,7 +29,7 @@ func cmdTune(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "lock to write (default: kgen.lock beside the .kdsl file)")
 	variant := fs.String("variant", "", "tune this variant instead of the one the machine selects")
 	verbose := fs.Bool("v", false, "print every timed comparison's paired ratios")
-	symbols := fs.String("symbols", "", "comma-separated slot fields to search (default: "+strings.Join(passes.TunedSymbols, ",")+"); the microkernel candidates are always tried, and the other fields start from the lock's entry for the kernel on this class")
+	symbols := fs.String("symbols", "", "comma-separated slot fields to search (default: "+strings.Join(passes.TunedSymbols, ",")+"); the other fields and the microkernel start from the lock's entry for the kernel on this class, and a microkernel from it is kept (without an entry, the microkernel candidates are tried first)")
 	start := fs.String("start", "", "comma-separated slot.Field=value plan values the search starts from instead of the defaults (sgemm.KC=1024: a point a direct sweep found); the lock entry still needs a win over the defaults")
 	tgt := fs.String("target", "", "a GPU sub-target to tune (ptx:sm_90a: block tile, warpgroups, stages of its GEMMs) instead of this machine's CPU")
 	if err := parseFlags(fs, args); err != nil {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -489,5 +491,54 @@ func TestSeedFromLock(t *testing.T) {
 	// nothing for another target or class
 	if start, notes := seedFromLock(lock, hashes, nil, nil, "arm64", "", class); len(start) != 0 || len(notes) != 0 {
 		t.Errorf("arm64: start %v, notes %v, want none", start, notes)
+	}
+}
+
+// TestTuneKeepsSeededKernel: a search over some fields that starts from a microkernel (the kernel
+// fields of a lock entry, as kgen tune -symbols seeds them) times no other microkernel: the trace has no
+// microkernel line and the result keeps the seeded fields.
+func TestTuneKeepsSeededKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a tuning driver")
+	}
+	class := probe.Static().Class()
+	isa := ""
+	switch {
+	case runtime.GOARCH != "amd64":
+	case strings.HasPrefix(class, "amd64-avx512"):
+		isa = "avx512"
+	case strings.HasPrefix(class, "amd64-avx2"):
+		isa = "avx2"
+	}
+	if isa == "" {
+		t.Skipf("machine class %s: microkernel candidates are amd64 AVX2/AVX-512 kernels", class)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kdsl := write(t, "mm.kdsl", mmKdsl)
+	src, _ := os.ReadFile(kdsl)
+	cands := amd64.KernelCandidates(amd64.F32, isa)
+	seed := cands[len(cands)-1]
+	start := map[string]int{}
+	for f, v := range seed {
+		start["mm."+f] = v
+	}
+	var log bytes.Buffer
+	rep, err := tune.Run(tune.Options{Path: kdsl, Src: src, Budget: 3 * time.Second, Target: "amd64", Root: root, Class: class,
+		Generate: tuneGenerate, Shapes: []tune.Shape{{M: 24, N: 40, K: 64}}, Symbols: []string{"KC"}, Start: start, Pairs: 4,
+		Batch: time.Millisecond, Log: &log, Trace: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	if strings.Contains(log.String(), "microkernel") {
+		t.Errorf("microkernel candidates timed although the start names one:\n%s", log.String())
+	}
+	for f, v := range seed {
+		if got, ok := r.Found["mm."+f]; ok && got != v {
+			t.Errorf("found mm.%s = %d, seeded %d (found %v)", f, got, v, r.Found)
+		}
 	}
 }
