@@ -115,13 +115,14 @@ const rowsPage = 4096
 
 // rowsWidth is the rows version's block of columns for m rows of esz-byte elements: nb (RowsNB) for
 // m ≤ 2, at most one page of a row of B (rowsPage/esz columns) for more. The amd64 rows kernel reads
-// G = 4 rows of B per pass over the m rows of C for m ≤ 2, and G = 2 for more (its broadcasts would
-// not fit the registers), so there C's block is loaded and stored 3·2/2 to 4·2/2 times per row of B
-// read: it has to stay in L1. On the Zen 5 (L1d 48 KiB), sgemm 3×4096×4096 read B at 20–21 GB/s with
+// G = 8 or 4 rows of B per pass over the m rows of C for m = 1, 2, and G = 2 for more (its broadcasts
+// would not fit the registers), so there it loads and stores 1.5–2 rows of C's block per row of B read
+// (m/G, against 1/8–1/2 for one and two rows): the block has to stay in L1. On the Zen 5 (L1d 48 KiB,
+// G = 4 for one row then), sgemm 3×4096×4096 read B at 20–21 GB/s with
 // 4096 columns (48 KiB of C), 30 with 2048 and 33–37 with 1024 (12 KiB of C, 4 KiB runs of B); 4 rows
 // 18–20 / 28–30 / 34–35; 1536 columns (not a whole page) ran at 20–31; dgemm 3 and 4 rows best at 512
 // columns; 1 and 2 rows best at 4096 (both variants, docs/PERF.md session 17). The arm64 rows kernel
-// reads G = 4 rows for every m (C's block 1.5–2 times per row of B for three and four rows) and takes
+// reads G = 4 rows for every m (0.75–1 rows of C's block per row of B for three and four rows) and takes
 // the same widths: a 12–16 KiB block of C fits any L1; not measured on arm64 hardware. Written without
 // a select: nb − min(max(m − 2, 0), 1)·max(nb − page/esz, 0).
 func rowsWidth(nb, m ir.IExpr, esz int) ir.IExpr {

@@ -415,24 +415,7 @@ func TestTuneKernelCandidates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a tuning driver")
 	}
-	class := probe.Static().Class()
-	isa := ""
-	switch {
-	case runtime.GOARCH != "amd64":
-	case strings.HasPrefix(class, "amd64-avx512"):
-		isa = "avx512"
-	case strings.HasPrefix(class, "amd64-avx2"):
-		isa = "avx2"
-	}
-	if isa == "" {
-		t.Skipf("machine class %s: microkernel candidates are amd64 AVX2/AVX-512 kernels", class)
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kdsl := write(t, "mm.kdsl", mmKdsl)
-	src, _ := os.ReadFile(kdsl)
+	class, isa, root, kdsl, src := candidateSetup(t)
 	rep, err := tune.Run(tune.Options{Path: kdsl, Src: src, Budget: 4 * time.Second, Target: "amd64", Root: root, Class: class,
 		Generate: tuneGenerate, Shapes: []tune.Shape{{M: 24, N: 40, K: 64}}, Symbols: []string{"KC"}, Pairs: 4,
 		Batch: time.Millisecond})
@@ -501,24 +484,7 @@ func TestTuneKeepsSeededKernel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a tuning driver")
 	}
-	class := probe.Static().Class()
-	isa := ""
-	switch {
-	case runtime.GOARCH != "amd64":
-	case strings.HasPrefix(class, "amd64-avx512"):
-		isa = "avx512"
-	case strings.HasPrefix(class, "amd64-avx2"):
-		isa = "avx2"
-	}
-	if isa == "" {
-		t.Skipf("machine class %s: microkernel candidates are amd64 AVX2/AVX-512 kernels", class)
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kdsl := write(t, "mm.kdsl", mmKdsl)
-	src, _ := os.ReadFile(kdsl)
+	class, isa, root, kdsl, src := candidateSetup(t)
 	cands := amd64.KernelCandidates(amd64.F32, isa)
 	seed := cands[len(cands)-1]
 	start := map[string]int{}
@@ -541,4 +507,28 @@ func TestTuneKeepsSeededKernel(t *testing.T) {
 			t.Errorf("found mm.%s = %d, seeded %d (found %v)", f, got, v, r.Found)
 		}
 	}
+}
+
+// candidateSetup is what the microkernel-candidate tests need: this machine's class and its amd64
+// vector level (the test skips elsewhere), the module root, and the mm kernel's kdsl file and source.
+func candidateSetup(t *testing.T) (class, isa, root, kdsl string, src []byte) {
+	t.Helper()
+	class = probe.Static().Class()
+	switch {
+	case runtime.GOARCH != "amd64":
+	case strings.HasPrefix(class, "amd64-avx512"):
+		isa = "avx512"
+	case strings.HasPrefix(class, "amd64-avx2"):
+		isa = "avx2"
+	}
+	if isa == "" {
+		t.Skipf("machine class %s: microkernel candidates are amd64 AVX2/AVX-512 kernels", class)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kdsl = write(t, "mm.kdsl", mmKdsl)
+	src, _ = os.ReadFile(kdsl)
+	return class, isa, root, kdsl, src
 }
