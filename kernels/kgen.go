@@ -544,7 +544,7 @@ func words(f []float32) []uint32 {
 // pairs in a variant whose microkernels take them (codegen/bf16.go).
 var packDBF16, packPBBF16 = packDGoBF16, packPBGoBF16
 
-var sgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var sgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var sgemmSlotGo = *sgemmSlot
 
 // microGo32_3x2 is the portable 3x2 microkernel (docs/MICROKERNEL.md), emitted from the contract's MMA form.
@@ -609,7 +609,7 @@ func microGo32_3x2(kc int, a, b, c []float32, ldc, m, n int, alpha, beta float32
 	}
 }
 
-var dgemmSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo64_3x2, MicroU: microUGo64, MicroB: microBGo64, Rows: rowsGo64}
+var dgemmSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo64_3x2, MicroU: microUGo64, MicroB: microBGo64, Rows: rowsGo64}
 var dgemmSlotGo = *dgemmSlot
 
 // microGo64_3x2 is the portable 3x2 microkernel (docs/MICROKERNEL.md), emitted from the contract's MMA form.
@@ -674,55 +674,55 @@ func microGo64_3x2(kc int, a, b, c []float64, ldc, m, n int, alpha, beta float64
 	}
 }
 
-var sgemm_tnSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var sgemm_tnSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var sgemm_tnSlotGo = *sgemm_tnSlot
 
-var sgemm_ntSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var sgemm_ntSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var sgemm_ntSlotGo = *sgemm_ntSlot
 
-var sgemm_ttSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var sgemm_ttSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var sgemm_ttSlotGo = *sgemm_ttSlot
 
-var dgemm_tnSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo64_3x2, MicroU: microUGo64, MicroB: microBGo64, Rows: rowsGo64}
+var dgemm_tnSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo64_3x2, MicroU: microUGo64, MicroB: microBGo64, Rows: rowsGo64}
 var dgemm_tnSlotGo = *dgemm_tnSlot
 
-var dgemm_ntSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo64_3x2, MicroU: microUGo64, MicroB: microBGo64, Rows: rowsGo64}
+var dgemm_ntSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo64_3x2, MicroU: microUGo64, MicroB: microBGo64, Rows: rowsGo64}
 var dgemm_ntSlotGo = *dgemm_ntSlot
 
-var dgemm_ttSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo64_3x2, MicroU: microUGo64, MicroB: microBGo64, Rows: rowsGo64}
+var dgemm_ttSlot = &gemmSlot64{Name: "go", MR: 3, NR: 2, MC: 111, KC: 512, NC: 2048, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo64_3x2, MicroU: microUGo64, MicroB: microBGo64, Rows: rowsGo64}
 var dgemm_ttSlotGo = *dgemm_ttSlot
 
-var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var gemm_bias_reluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var gemm_bias_reluSlotGo = *gemm_bias_reluSlot
 
-var sgemm_accSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var sgemm_accSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var sgemm_accSlotGo = *sgemm_accSlot
 
-var bmmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var bmmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var bmmSlotGo = *bmmSlot
 
-var hgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var hgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var hgemmSlotGo = *hgemmSlot
 
-var bgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var bgemmSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var bgemmSlotGo = *bgemmSlot
 
-var bgemm_bf16Slot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var bgemm_bf16Slot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var bgemm_bf16SlotGo = *bgemm_bf16Slot
 
-var bgemm_ttSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var bgemm_ttSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var bgemm_ttSlotGo = *bgemm_ttSlot
 
-var linear_geluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var linear_geluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var linear_geluSlotGo = *linear_geluSlot
 
-var hlinear_geluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var hlinear_geluSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var hlinear_geluSlotGo = *hlinear_geluSlot
 
-var linear_residualSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var linear_residualSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var linear_residualSlotGo = *linear_residualSlot
 
-var gemm_sigmoidSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
+var gemm_sigmoidSlot = &gemmSlot32{Name: "go", MR: 3, NR: 2, MC: 222, KC: 512, NC: 4096, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, Micro: microGo32_3x2, MicroU: microUGo32, MicroB: microBGo32, Rows: rowsGo32}
 var gemm_sigmoidSlotGo = *gemm_sigmoidSlot
 
 // transposeSlot32 is one tensorized transpose (ir.Transpose, codegen.TransposeSlot): the block sizes

@@ -74,9 +74,11 @@ func Pack(f *ir.Func, c *Context) (bool, error) {
 //     per RowsNB-wide block of columns, covering all rows and the whole reduction (docs/MICROKERNEL.md,
 //     "Rows"): such a product reads each element of B once for at most RowsMax multiply-adds, so the
 //     backend streams B row by row instead of in register-tile strips. RowsNB is the width of one
-//     call's block of columns for one or two rows: each row of B is then read in 16 KiB (f32) runs,
-//     long enough for the hardware prefetchers, which stop at page boundaries (1 KiB-wide blocks ran
-//     at half the bandwidth on Zen 3). Three or four rows take at most one page of B's row per block
+//     call's block of columns for one or two rows: each row of B is then read in 8 KiB (f32, RowsNB
+//     2048) runs, long enough for the hardware prefetchers, which stop at page boundaries (1 KiB-wide
+//     blocks ran at half the bandwidth on Zen 3), while N = 4096 still makes two blocks for two workers
+//     (4096-wide blocks left them one: Skinny/avx2/1×4096² took 1.62 ms on two cores against 0.79 with
+//     2048, one core level; session 17). Three or four rows take at most one page of B's row per block
 //     (rowsWidth), so that the block of C they load and store per group of B's rows stays in L1.
 //     Wider N is split across the workers.
 

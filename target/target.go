@@ -125,8 +125,10 @@ var (
 	neon       = Variant{Name: "neon", VecBytes: 16, VecRegs: 32, MMA: "arm64:neon"}
 )
 
-// cpuKnobs are the thresholds measured on the CPU targets (docs/PERF.md).
-var cpuKnobs = Knobs{SmallGemmWork: 80 * 80 * 80, SmallDeepWork: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, MinParallelWork: 1 << 16}
+// cpuKnobs are the thresholds measured on the CPU targets (docs/PERF.md). RowsNB 2048 (was 4096): one
+// core reads B as fast with either once a one-row product reads eight rows of B at a time, and a
+// 4096-wide product makes two blocks, one per worker of two (session 17).
+var cpuKnobs = Knobs{SmallGemmWork: 80 * 80 * 80, SmallDeepWork: 0, RowsMax: 4, RowsNB: 2048, RowBlocks: 4, MinParallelWork: 1 << 16}
 
 // Static defaults for cross-generation: the target table. amd64 is sized for AVX2 (the variant every
 // x86-64-v3 machine runs); the AVX-512 variant's register file is in its Variant.
