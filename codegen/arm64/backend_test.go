@@ -3,11 +3,13 @@ package arm64
 import (
 	"bytes"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kgen-dev/kgen/codegen"
 	"github.com/kgen-dev/kgen/codegen/frontend"
+	"github.com/kgen-dev/kgen/target"
 )
 
 const backendSrc = `
@@ -123,7 +125,12 @@ func TestBackend(t *testing.T) {
 	if strings.Contains(disp, "x/sys/cpu") || strings.Contains(disp[strings.Index(disp, "func registerVariants()"):], "\tif ") {
 		t.Errorf("kgen_arm64.go: the neon variant should be registered without a feature check:\n%s", disp)
 	}
-	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\w+)Blocks\.MC, KC: (\w+)Blocks\.KC, NC: (\w+)Blocks\.NC, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: 4096, RowBlocks: 4, Micro: (\w+)Slice, MicroU: microUGo(32|64), MicroB: microBGo(?:32|64), Rows: (\w+)Slice\}`)
+	arm, err := target.Lookup("arm64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := regexp.MustCompile(`\*(\w+)Slot = (gemmSlot\d\d)\{Name: "neon", MR: (\d+), NR: (\d+), MC: (\w+)Blocks\.MC, KC: (\w+)Blocks\.KC, NC: (\w+)Blocks\.NC, SmallWork: 512000, SmallDeep: 0, RowsMax: 4, RowsNB: ` +
+		strconv.Itoa(arm.Knobs.RowsNB) + `, RowBlocks: 4, Micro: (\w+)Slice, MicroU: microUGo(32|64), MicroB: microBGo(?:32|64), Rows: (\w+)Slice\}`)
 	want := map[string]string{"sgemm": "sgemm8x12NEON", "sgemm_nt": "sgemm8x12NEON", "dgemm": "dgemm6x8NEON"}
 	seen := map[string]bool{}
 	for _, m := range install.FindAllStringSubmatch(disp, -1) {
