@@ -82,7 +82,7 @@ func TestRowsKernels(t *testing.T) {
 
 // The rows version splits N into blocks whose width depends on M (passes.rowsWidth: RowsNB for one
 // or two rows, a page of B for three and four): every variant's Sgemm and Dgemm of 1…4 rows against
-// the definition, at widths around one and several blocks (1024 f32 / 512 f64 columns, RowsNB 4096
+// the definition, at widths around one and several blocks (1024 f32 / 512 f64 columns, RowsNB 2048
 // or the lock's) with a partial last block, and alpha, beta applied once. Small integer values keep
 // the sums exact.
 func TestRowsBlockWidths(t *testing.T) {
