@@ -190,8 +190,9 @@ func emitRows(c *build.Context, k RowsKernel) {
 				}
 				c.MOVQ(tmp, aRows.Offset(8*i))
 			}
-			rb := bg // the group's row pointers
-			if G > len(bg) {
+			rb := bg            // the group's row pointers
+			memB := G > len(bv) // more rows than B registers: only for one row (m·G ≤ 8)
+			if memB {
 				rb = []reg.GPPhysical{bg[0], bg[1], bg[2], bg[3], cr[1], cr[2], cr[3], tmp}
 			}
 			for g := 1; g < G; g++ {
@@ -209,28 +210,29 @@ func emitRows(c *build.Context, k RowsKernel) {
 			c.Label(L(name+"_v", m))
 			c.CMPQ(j, n8)
 			c.JGE(lbl(L(name+"_s", m)))
-			if G > len(bv) { // one row: FMAs read B from memory
+			if memB { // one row: the FMAs read B from memory
 				at := operand.Mem{Base: cr[0], Index: j, Scale: 1}
 				c.VMOVUPS(at, acc)
 				for g := 0; g < G; g++ {
 					vfma(operand.Mem{Base: rb[g], Index: j, Scale: 1}, bc(0, g, G), acc)
 				}
 				c.VMOVUPS(acc, at)
-			}
-			for g := 0; g < G && G <= len(bv); g++ {
-				c.VMOVUPS(operand.Mem{Base: bg[g], Index: j, Scale: 1}, bv[g])
-			}
-			if pf {
-				c.PREFETCHT0(operand.Mem{Base: bg[2], Index: j, Scale: 1})
-				c.PREFETCHT0(operand.Mem{Base: bg[3], Index: j, Scale: 1})
-			}
-			for i := 0; i < m && G <= len(bv); i++ {
-				at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
-				c.VMOVUPS(at, acc)
+			} else {
 				for g := 0; g < G; g++ {
-					vfma(bv[g], bc(i, g, G), acc)
+					c.VMOVUPS(operand.Mem{Base: rb[g], Index: j, Scale: 1}, bv[g])
 				}
-				c.VMOVUPS(acc, at)
+				if pf {
+					c.PREFETCHT0(operand.Mem{Base: bg[2], Index: j, Scale: 1})
+					c.PREFETCHT0(operand.Mem{Base: bg[3], Index: j, Scale: 1})
+				}
+				for i := 0; i < m; i++ {
+					at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
+					c.VMOVUPS(at, acc)
+					for g := 0; g < G; g++ {
+						vfma(bv[g], bc(i, g, G), acc)
+					}
+					c.VMOVUPS(acc, at)
+				}
 			}
 			c.ADDQ(operand.Imm(uint64(vec)), j)
 			c.JMP(lbl(L(name+"_v", m)))
@@ -238,7 +240,7 @@ func emitRows(c *build.Context, k RowsKernel) {
 			c.CMPQ(j, nBytes)
 			c.JGE(lbl(L(name+"_next", m)))
 			if z {
-				if G > len(bv) {
+				if memB { // one row: each row of B loaded (masked) just before its FMA
 					at := operand.Mem{Base: cr[0], Index: j, Scale: 1}
 					vloadZ(at, reg.K1, acc)
 					for g := 0; g < G; g++ {
@@ -246,20 +248,21 @@ func emitRows(c *build.Context, k RowsKernel) {
 						vfma(bv[g%len(bv)], bc(0, g, G), acc)
 					}
 					vload(acc, reg.K1, at)
-				}
-				for g := 0; g < G && G <= len(bv); g++ {
-					vloadZ(operand.Mem{Base: bg[g], Index: j, Scale: 1}, reg.K1, bv[g])
-				}
-				for i := 0; i < m && G <= len(bv); i++ {
-					at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
-					vloadZ(at, reg.K1, acc)
+				} else {
 					for g := 0; g < G; g++ {
-						vfma(bv[g], bc(i, g, G), acc)
+						vloadZ(operand.Mem{Base: rb[g], Index: j, Scale: 1}, reg.K1, bv[g])
 					}
-					vload(acc, reg.K1, at)
+					for i := 0; i < m; i++ {
+						at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
+						vloadZ(at, reg.K1, acc)
+						for g := 0; g < G; g++ {
+							vfma(bv[g], bc(i, g, G), acc)
+						}
+						vload(acc, reg.K1, at)
+					}
 				}
 			} else {
-				if G > len(bv) {
+				if memB { // one row: each element of B loaded just before its FMA
 					at := operand.Mem{Base: cr[0], Index: j, Scale: 1}
 					sload(at, x(acc))
 					for g := 0; g < G; g++ {
@@ -267,17 +270,18 @@ func emitRows(c *build.Context, k RowsKernel) {
 						sfma(x(bv[g%len(bv)]), x(bc(0, g, G)), x(acc))
 					}
 					sstore(x(acc), at)
-				}
-				for g := 0; g < G && G <= len(bv); g++ {
-					sload(operand.Mem{Base: bg[g], Index: j, Scale: 1}, x(bv[g]))
-				}
-				for i := 0; i < m && G <= len(bv); i++ {
-					at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
-					sload(at, x(acc))
+				} else {
 					for g := 0; g < G; g++ {
-						sfma(x(bv[g]), x(bc(i, g, G)), x(acc))
+						sload(operand.Mem{Base: rb[g], Index: j, Scale: 1}, x(bv[g]))
 					}
-					sstore(x(acc), at)
+					for i := 0; i < m; i++ {
+						at := operand.Mem{Base: cr[i], Index: j, Scale: 1}
+						sload(at, x(acc))
+						for g := 0; g < G; g++ {
+							sfma(x(bv[g]), x(bc(i, g, G)), x(acc))
+						}
+						sstore(x(acc), at)
+					}
 				}
 				c.ADDQ(operand.Imm(uint64(esz)), j)
 				c.JMP(lbl(L(name+"_s", m)))
